@@ -1,0 +1,112 @@
+# Kubeloop developer entry points. Two commands matter:
+#   make serve   install what's missing, build, serve the playground on http://127.0.0.1:8080
+#   make test    install what's missing, then every check CI runs (CI runs exactly this)
+# `make` alone lists all targets. Tool installs are in scripts/install-tools.sh: each is skipped
+# when already present, so a warm run costs about a second.
+
+SHELL := bash
+# Fail on any error, unset variable, or failure inside a pipe.
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-builtin-rules --no-print-directory
+
+WASM_TARGET := wasm32-unknown-unknown
+# Site root the app is deployed under, e.g. `make build PUBLIC_URL=/kubeloop/` for a subpath.
+PUBLIC_URL ?= /
+# `make serve TRUNK_PROFILE=` serves a debug build (faster rebuilds, much bigger wasm).
+TRUNK_PROFILE ?= --release
+
+# Colour for people at a terminal, plain text in CI and in logs (stderr is inherited by $(shell),
+# so `test -t 2` tells whether make runs on a terminal). rustfmt ignores CARGO_TERM_COLOR and
+# colours even when piped, so it gets --color explicitly.
+COLOR := $(if $(CI),never,$(if $(shell test -t 2 && echo tty),auto,never))
+export CARGO_TERM_COLOR ?= $(COLOR)
+# npm-installed tools first: node_modules/.bin/wasm-opt (binaryen 132) must shadow any system
+# wasm-opt (Debian's 108 can't parse rustc 1.95 output); ~/.cargo/bin has trunk + wasm-bindgen.
+export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+# Playwright must use Debian's chromium; its own browser download fails on this network.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+# wasm tests: cargo runs the wasm test binaries through wasm-bindgen-test-runner, which drives
+# headless chromium via chromedriver (chrome flags: webdriver.json in the crate root).
+WASM_TEST_ENV := CHROMEDRIVER=/usr/bin/chromedriver \
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+	WASM_BINDGEN_TEST_TIMEOUT=120
+
+# trunk reports errors through anyhow, which appends a useless 15-line stack backtrace whenever
+# RUST_BACKTRACE is set (it is on this machine); keep panics' backtraces, drop those.
+TRUNK := RUST_LIB_BACKTRACE=0 trunk
+
+# Prints a banner so each stage of a long log is easy to find.
+banner = @printf '\n==> %s\n' "$(1)"
+
+.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e bench clean
+
+help: ## List the targets
+	@echo "Kubeloop: make <target>"
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-12s %s\n", $$1, $$2 }'
+
+tools: ## Install missing tools (wasm target, trunk, wasm-bindgen-cli, chromium, npm deps)
+	$(call banner,tools)
+	@scripts/install-tools.sh
+
+build: tools ## Release build of the web app into dist/ and print its download size
+	$(call banner,build (trunk, release))
+	@# trunk runs cargo --offline (Trunk.toml), so make sure every crate is downloaded first.
+	cargo fetch --target $(WASM_TARGET) --quiet
+	$(TRUNK) build --offline --release --public-url '$(PUBLIC_URL)'
+	@node scripts/size-report.js dist
+
+serve: tools ## Build and serve the app on http://127.0.0.1:8080, rebuilding on changes
+	$(call banner,serve)
+	cargo fetch --target $(WASM_TARGET) --quiet
+	@echo "Kubeloop will be served at http://127.0.0.1:8080$(PUBLIC_URL) once the first build finishes (Ctrl-C stops)."
+	$(TRUNK) serve --offline $(TRUNK_PROFILE) --address 127.0.0.1 --port 8080 --public-url '$(PUBLIC_URL)'
+
+# The full CI pipeline, cheapest checks first, stopping at the first failure.
+test: tools ## Everything CI runs: fmt, clippy (native+wasm), native tests, wasm tests, build, e2e
+	@t0=$$SECONDS; \
+	for step in fmt-check clippy clippy-wasm test-native test-wasm build e2e; do \
+	  s=$$SECONDS; $(MAKE) $$step; echo "[test] $$step took $$((SECONDS - s))s"; \
+	done; \
+	echo "[test] all checks passed in $$((SECONDS - t0))s"
+
+fmt: ## Format the Rust code
+	cargo fmt --all
+
+fmt-check:
+	$(call banner,cargo fmt --check)
+	cargo fmt --all -- --check --color $(CARGO_TERM_COLOR)
+
+lint: clippy clippy-wasm ## Clippy for both targets, warnings are errors
+
+clippy:
+	$(call banner,clippy (native))
+	cargo clippy --all-targets -- -D warnings
+
+# --lib --bins: the test targets are native-only apart from tests/wasm*.rs, and the ui module
+# only exists on wasm32, so this is the only place it gets linted.
+clippy-wasm:
+	$(call banner,clippy (wasm32))
+	cargo clippy --target $(WASM_TARGET) --lib --bins -- -D warnings
+
+test-native:
+	$(call banner,cargo test (native))
+	cargo test
+
+# The library's #[wasm_bindgen_test] tests plus tests/wasm*.rs, in headless chromium.
+test-wasm:
+	$(call banner,cargo test (wasm32 in headless chromium))
+	$(WASM_TEST_ENV) cargo test --target $(WASM_TARGET) --lib --test 'wasm*'
+
+e2e: ## Browser tests (Playwright) against dist/; assumes `make tools build` ran
+	$(call banner,e2e (playwright against dist/))
+	@test -f dist/index.html || { echo "dist/ is missing: run 'make build' first"; exit 1; }
+	E2E_PORT=$$(node scripts/free-port.js) playwright test
+
+bench: ## Run the benchmarks (cargo bench)
+	cargo bench
+
+clean: ## Remove build output (target/, dist/, test results)
+	cargo clean
+	rm -rf dist test-results playwright-report

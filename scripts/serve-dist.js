@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Minimal static file server for the built site, used by the Playwright e2e suite (and handy to
+// check a release build as deployed). Serves DIR on 127.0.0.1:PORT with the right MIME types
+// (application/wasm matters for streaming compilation) and no caching.
+// Usage: node scripts/serve-dist.js [dir=dist] [port=8080]
+'use strict';
+const http = require('http');
+const fs = require('fs');
+const path = require('path');
+
+const root = path.resolve(process.argv[2] || 'dist');
+const port = Number(process.argv[3] || 8080);
+const types = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm', '.css': 'text/css; charset=utf-8', '.json': 'application/json',
+  '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.txt': 'text/plain; charset=utf-8',
+  '.yaml': 'text/yaml; charset=utf-8', '.yml': 'text/yaml; charset=utf-8',
+};
+
+http.createServer((req, res) => {
+  let rel;
+  try { rel = decodeURIComponent(new URL(req.url, 'http://x').pathname); } catch { rel = '/'; }
+  let file = path.join(root, path.normalize(rel));
+  if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+  fs.readFile(file, (err, body) => {
+    if (err) { res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n'); return; }
+    res.writeHead(200, {
+      'Content-Type': types[path.extname(file)] || 'application/octet-stream',
+      'Cache-Control': 'no-store',
+    }).end(body);
+  });
+}).listen(port, '127.0.0.1', () => console.log(`serving ${root} on http://127.0.0.1:${port}/`));

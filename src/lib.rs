@@ -1,0 +1,8 @@
+//! Kubeloop: a Kubernetes reconciliation playground. `sim` is the deterministic core; `ui` the browser app.
+
+pub mod sim;
+/// Pure view logic for the playground (native too, so it is unit-tested without a browser).
+pub mod viewmodel;
+
+#[cfg(target_arch = "wasm32")]
+pub mod ui;

@@ -1,0 +1,224 @@
+//! API requests, responses and watch events as plain data: what components send and receive.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::types::{Kind, Object, ObjectKey};
+
+/// `kubectl delete --cascade=…`: what happens to an object's dependents.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum PropagationPolicy {
+    /// The owner goes at once; the garbage collector deletes dependents afterwards.
+    #[default]
+    Background,
+    /// The owner stays (with the `foregroundDeletion` finalizer) until blocking dependents are gone.
+    Foreground,
+    /// Dependents lose their owner reference and survive.
+    Orphan,
+}
+
+impl PropagationPolicy {
+    /// Parses kubectl's `--cascade` values and the API's `propagationPolicy` values.
+    pub fn parse(s: &str) -> Option<PropagationPolicy> {
+        match s {
+            "background" | "Background" | "true" => Some(PropagationPolicy::Background),
+            "foreground" | "Foreground" => Some(PropagationPolicy::Foreground),
+            "orphan" | "Orphan" | "false" => Some(PropagationPolicy::Orphan),
+            _ => None,
+        }
+    }
+}
+
+/// Options of a DELETE.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeleteOptions {
+    /// Overrides the pod's `terminationGracePeriodSeconds`; 0 with `force` removes at once.
+    pub grace_period_seconds: Option<i64>,
+    /// Defaults to Background, as `kubectl delete` does.
+    pub propagation_policy: Option<PropagationPolicy>,
+    /// Only delete if the object still has this uid (what the GC and controllers use).
+    pub precondition_uid: Option<String>,
+    /// Only delete if the object still has this resourceVersion.
+    pub precondition_resource_version: Option<String>,
+}
+
+/// One request to the API server. Components emit these as data; the world executes them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ApiRequest {
+    /// POST: `metadata.generateName` is honoured; uid, resourceVersion and timestamps are set by the server.
+    Create(Object),
+    /// PUT: replaces spec and metadata; a non-empty resourceVersion is a precondition (409 on mismatch).
+    Update(Object),
+    /// PUT on the status subresource: only status changes.
+    UpdateStatus(Object),
+    /// PATCH with a JSON merge patch (RFC 7386), as `kubectl patch --type=merge`, `label`, `scale` do.
+    Patch {
+        key: ObjectKey,
+        patch: Json,
+        /// Patch the status subresource instead of the main resource.
+        status: bool,
+    },
+    /// DELETE.
+    Delete { key: ObjectKey, options: DeleteOptions },
+    /// POST pods/binding: sets `spec.nodeName` (the scheduler's only write to a pod's spec).
+    Bind { key: ObjectKey, node: String },
+    /// POST pods/eviction: a delete that asks the PodDisruptionBudgets first.
+    Evict { key: ObjectKey, options: DeleteOptions },
+}
+
+impl ApiRequest {
+    /// The HTTP-ish verb, as the trace and the sequence diagram label it.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            ApiRequest::Create(_) => "create",
+            ApiRequest::Update(_) => "update",
+            ApiRequest::UpdateStatus(_) => "update/status",
+            ApiRequest::Patch { status: false, .. } => "patch",
+            ApiRequest::Patch { status: true, .. } => "patch/status",
+            ApiRequest::Delete { .. } => "delete",
+            ApiRequest::Bind { .. } => "create/binding",
+            ApiRequest::Evict { .. } => "create/eviction",
+        }
+    }
+
+    /// The object the request is about (for a create with generateName, the name is still empty).
+    pub fn key(&self) -> ObjectKey {
+        match self {
+            ApiRequest::Create(o) | ApiRequest::Update(o) | ApiRequest::UpdateStatus(o) => o.key(),
+            ApiRequest::Patch { key, .. }
+            | ApiRequest::Delete { key, .. }
+            | ApiRequest::Bind { key, .. }
+            | ApiRequest::Evict { key, .. } => key.clone(),
+        }
+    }
+}
+
+/// Kubernetes `metav1.StatusReason`s the simulation can return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum StatusReason {
+    NotFound,
+    AlreadyExists,
+    Conflict,
+    Invalid,
+    BadRequest,
+    TooManyRequests,
+    Gone,
+    Expired,
+    InternalError,
+    ServiceUnavailable,
+    Forbidden,
+}
+
+impl StatusReason {
+    /// The HTTP status code that goes with the reason.
+    pub fn code(self) -> u16 {
+        match self {
+            StatusReason::NotFound => 404,
+            StatusReason::AlreadyExists | StatusReason::Conflict => 409,
+            StatusReason::Invalid => 422,
+            StatusReason::BadRequest => 400,
+            StatusReason::TooManyRequests => 429,
+            StatusReason::Gone | StatusReason::Expired => 410,
+            StatusReason::InternalError => 500,
+            StatusReason::ServiceUnavailable => 503,
+            StatusReason::Forbidden => 403,
+        }
+    }
+}
+
+/// A failed request, worded exactly as the Kubernetes API server words it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ApiError {
+    pub reason: StatusReason,
+    pub message: String,
+}
+
+impl ApiError {
+    /// 404: `deployments.apps "web" not found`.
+    pub fn not_found(kind: Kind, name: &str) -> ApiError {
+        ApiError { reason: StatusReason::NotFound, message: format!("{} \"{name}\" not found", kind.resource()) }
+    }
+
+    /// 409: `deployments.apps "web" already exists`.
+    pub fn already_exists(kind: Kind, name: &str) -> ApiError {
+        ApiError { reason: StatusReason::AlreadyExists, message: format!("{} \"{name}\" already exists", kind.resource()) }
+    }
+
+    /// 409: the optimistic-concurrency failure every controller must handle by re-reading.
+    pub fn conflict(kind: Kind, name: &str) -> ApiError {
+        ApiError {
+            reason: StatusReason::Conflict,
+            message: format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+                kind.resource()
+            ),
+        }
+    }
+
+    /// 409 for a failed uid precondition.
+    pub fn uid_precondition(kind: Kind, name: &str, want: &str, got: &str) -> ApiError {
+        ApiError {
+            reason: StatusReason::Conflict,
+            message: format!(
+                "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: UID in precondition: {want}, UID in object meta: {got}",
+                kind.resource()
+            ),
+        }
+    }
+
+    /// 503 while a component's route to the API server is cut (stopped server, partition).
+    pub fn unavailable() -> ApiError {
+        ApiError { reason: StatusReason::ServiceUnavailable, message: "the server is currently unable to handle the request".into() }
+    }
+
+    /// The HTTP status code.
+    pub fn code(&self) -> u16 {
+        self.reason.code()
+    }
+
+    /// As kubectl prints it: `Error from server (NotFound): deployments.apps "web" not found`.
+    pub fn kubectl_message(&self) -> String {
+        format!("Error from server ({:?}): {}", self.reason, self.message)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What the API server answers: the stored object after the write, or a Kubernetes error.
+pub type ApiResult = Result<Arc<Object>, ApiError>;
+
+/// Watch event types as the API streams them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum WatchEventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl WatchEventType {
+    /// `ADDED`, `MODIFIED`, `DELETED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WatchEventType::Added => "ADDED",
+            WatchEventType::Modified => "MODIFIED",
+            WatchEventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change in the store. DELETED carries the object's last state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchEvent {
+    pub type_: WatchEventType,
+    pub object: Arc<Object>,
+    /// The store's resourceVersion after this change (the object's own RV, or the delete's RV).
+    pub resource_version: u64,
+    /// The trace entry of the API write that produced the change, for cause → effect chains.
+    pub cause: u64,
+}

@@ -1,0 +1,558 @@
+//! The simulated API server: one store, one resourceVersion counter, admission, and watch history.
+//!
+//! Every write in the simulation passes through [`ApiServer::handle`], which returns the response
+//! and the watch events the write produced. Fan-out of those events to informers (with latency,
+//! drops and delays) is the world's job, not the store's.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use super::api::{ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent, WatchEventType};
+use super::rng::Rng;
+use super::types::*;
+use super::{admission, validation};
+
+/// How long watch history is kept: `DefaultEventFreshDuration` (bookmark frequency 1 min + 15 s).
+pub const WATCH_HISTORY_WINDOW: Millis = 75_000;
+
+/// The finalizer that holds an owner until its blocking dependents are deleted.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+/// The finalizer that holds an owner until its dependents are orphaned.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+
+/// A resume point the watch history no longer covers: the client must re-list (410 Gone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooOldResourceVersion {
+    pub requested: u64,
+    pub oldest: u64,
+}
+
+impl TooOldResourceVersion {
+    /// The 410 Expired status a real server streams as an ERROR watch event.
+    pub fn to_error(&self) -> ApiError {
+        ApiError {
+            reason: StatusReason::Expired,
+            message: format!("too old resource version: {} ({})", self.requested, self.oldest),
+        }
+    }
+}
+
+/// The outcome of one request: the response and the changes it committed.
+#[derive(Debug)]
+pub struct Handled {
+    pub result: ApiResult,
+    pub events: Vec<WatchEvent>,
+}
+
+/// The store and its rules.
+#[derive(Clone, Debug)]
+pub struct ApiServer {
+    objects: BTreeMap<ObjectKey, Arc<Object>>,
+    resource_version: u64,
+    history: VecDeque<(Millis, WatchEvent)>,
+    /// The oldest resourceVersion a watch can still resume from.
+    compacted_rv: u64,
+    rng: Rng,
+}
+
+impl ApiServer {
+    /// An empty cluster; `seed` feeds uids and generated names.
+    pub fn new(seed: u64) -> ApiServer {
+        ApiServer {
+            objects: BTreeMap::new(),
+            resource_version: 1,
+            history: VecDeque::new(),
+            compacted_rv: 1,
+            rng: Rng::stream(seed, "apiserver"),
+        }
+    }
+
+    /// The current cluster-wide resourceVersion (what a LIST returns).
+    pub fn resource_version(&self) -> u64 {
+        self.resource_version
+    }
+
+    /// GET.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
+        self.objects.get(key)
+    }
+
+    /// LIST of one kind, in name order.
+    pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+        let lo = ObjectKey { kind, namespace: String::new(), name: String::new() };
+        self.objects.range(lo..).take_while(move |(k, _)| k.kind == kind).map(|(_, o)| o)
+    }
+
+    /// Every object, in key order.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<Object>> {
+        self.objects.values()
+    }
+
+    /// Number of stored objects.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// Watch events after `rv`, or 410 when history was compacted past it.
+    pub fn events_since(&self, rv: u64) -> Result<Vec<WatchEvent>, TooOldResourceVersion> {
+        if rv < self.compacted_rv {
+            return Err(TooOldResourceVersion { requested: rv, oldest: self.compacted_rv });
+        }
+        Ok(self.history.iter().filter(|(_, e)| e.resource_version > rv).map(|(_, e)| e.clone()).collect())
+    }
+
+    /// Drops history older than the window, as the watch cache does.
+    pub fn compact(&mut self, now: Millis) {
+        while let Some((t, e)) = self.history.front() {
+            if t + WATCH_HISTORY_WINDOW < now || self.history.len() > 200_000 {
+                self.compacted_rv = e.resource_version;
+                self.history.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn next_rv(&mut self) -> u64 {
+        self.resource_version += 1;
+        self.resource_version
+    }
+
+    fn new_uid(&mut self) -> String {
+        let a = self.rng.next_u64();
+        let b = self.rng.next_u64();
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xffff,
+            a & 0xfff,
+            ((b >> 48) & 0x3fff) | 0x8000,
+            b & 0xffff_ffff_ffff
+        )
+    }
+
+    fn commit(&mut self, now: Millis, type_: WatchEventType, obj: Arc<Object>, rv: u64, cause: u64) -> WatchEvent {
+        let ev = WatchEvent { type_, object: obj, resource_version: rv, cause };
+        self.history.push_back((now, ev.clone()));
+        ev
+    }
+
+    fn store(&mut self, now: Millis, mut obj: Object, type_: WatchEventType, cause: u64) -> (Arc<Object>, WatchEvent) {
+        let rv = self.next_rv();
+        obj.meta_mut().resource_version = rv.to_string();
+        let obj = Arc::new(obj);
+        self.objects.insert(obj.key(), obj.clone());
+        let ev = self.commit(now, type_, obj.clone(), rv, cause);
+        (obj, ev)
+    }
+
+    fn remove(&mut self, now: Millis, key: &ObjectKey, cause: u64) -> Option<(Arc<Object>, WatchEvent)> {
+        let old = self.objects.remove(key)?;
+        let rv = self.next_rv();
+        let mut last = (*old).clone();
+        last.meta_mut().resource_version = rv.to_string();
+        let last = Arc::new(last);
+        let ev = self.commit(now, WatchEventType::Deleted, last.clone(), rv, cause);
+        Some((last, ev))
+    }
+
+    /// Executes one request at simulated time `now`. `cause` is the trace entry of the request.
+    pub fn handle(&mut self, now: Millis, req: ApiRequest, cause: u64) -> Handled {
+        let mut events = Vec::new();
+        let result = match req {
+            ApiRequest::Create(obj) => self.create(now, obj, cause, &mut events),
+            ApiRequest::Update(obj) => self.update(now, obj, false, cause, &mut events),
+            ApiRequest::UpdateStatus(obj) => self.update(now, obj, true, cause, &mut events),
+            ApiRequest::Patch { key, patch, status } => self.patch(now, &key, &patch, status, cause, &mut events),
+            ApiRequest::Delete { key, options } => self.delete(now, &key, &options, cause, &mut events),
+            ApiRequest::Bind { key, node } => self.bind(now, &key, &node, cause, &mut events),
+            ApiRequest::Evict { key, options } => self.evict(now, &key, &options, cause, &mut events),
+        };
+        Handled { result, events }
+    }
+
+    fn validate(obj: &Object, old: Option<&Object>) -> Result<(), ApiError> {
+        let errs = validation::validate(obj, old);
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError {
+                reason: StatusReason::Invalid,
+                message: validation::invalid_status_message(obj.kind(), &obj.meta().name, &errs),
+            })
+        }
+    }
+
+    fn create(&mut self, now: Millis, mut obj: Object, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+        let kind = obj.kind();
+        if obj.meta().name.is_empty() && !obj.meta().generate_name.is_empty() {
+            // Retry on collision, as the registry does for generateName.
+            for _ in 0..8 {
+                let candidate = format!("{}{}", obj.meta().generate_name, self.rng.safe_string(5));
+                if !self.objects.contains_key(&ObjectKey::new(kind, &obj.meta().namespace, &candidate)) {
+                    obj.meta_mut().name = candidate;
+                    break;
+                }
+            }
+        }
+        admission::apply_defaults(&mut obj);
+        Self::validate(&obj, None)?;
+        if self.objects.contains_key(&obj.key()) {
+            return Err(ApiError::already_exists(kind, &obj.meta().name));
+        }
+        let uid = self.new_uid();
+        let m = obj.meta_mut();
+        m.uid = uid;
+        m.creation_timestamp = Some(Time(now));
+        m.deletion_timestamp = None;
+        m.deletion_grace_period_seconds = None;
+        if has_generation(kind) {
+            m.generation = 1;
+        }
+        let (stored, ev) = self.store(now, obj, WatchEventType::Added, cause);
+        events.push(ev);
+        Ok(stored)
+    }
+
+    fn update(&mut self, now: Millis, mut obj: Object, status: bool, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+        let key = obj.key();
+        let Some(old) = self.objects.get(&key).cloned() else {
+            return Err(ApiError::not_found(key.kind, &key.name));
+        };
+        let rv = &obj.meta().resource_version;
+        if !rv.is_empty() && *rv != old.meta().resource_version {
+            return Err(ApiError::conflict(key.kind, &key.name));
+        }
+        if status {
+            obj = merge_status_only(&old, &obj);
+        } else {
+            obj = keep_system_fields(&old, obj);
+            admission::apply_defaults(&mut obj);
+            Self::validate(&obj, Some(&old))?;
+            if has_generation(key.kind) && old.spec_json() != obj.spec_json() {
+                obj.meta_mut().generation = old.meta().generation + 1;
+            }
+        }
+        if obj == *old {
+            // A no-op write does not bump the resourceVersion, as etcd's guaranteed update skips it.
+            return Ok(old);
+        }
+        // Clearing the last finalizer of an object being deleted completes the deletion.
+        if obj.meta().deletion_timestamp.is_some() && obj.meta().finalizers.is_empty() && !is_graceful_pod(&obj) {
+            let (last, ev) = self.remove(now, &key, cause).expect("object exists: checked above");
+            events.push(ev);
+            return Ok(last);
+        }
+        let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
+        events.push(ev);
+        Ok(stored)
+    }
+
+    fn patch(&mut self, now: Millis, key: &ObjectKey, patch: &Json, status: bool, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+        let Some(old) = self.objects.get(key).cloned() else {
+            return Err(ApiError::not_found(key.kind, &key.name));
+        };
+        let mut doc = old.to_json();
+        merge_patch(&mut doc, patch);
+        let obj = Object::from_json(key.kind, doc).map_err(|e| ApiError {
+            reason: StatusReason::BadRequest,
+            message: format!("{} in version \"{}\" cannot be handled as a {}: {e}", key.kind, key.kind.api_version(), key.kind),
+        })?;
+        if obj.key() != *key {
+            return Err(ApiError {
+                reason: StatusReason::BadRequest,
+                message: "the name of the object does not match the name on the URL".into(),
+            });
+        }
+        self.update(now, obj, status, cause, events)
+    }
+
+    fn delete(&mut self, now: Millis, key: &ObjectKey, opts: &DeleteOptions, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+        let Some(old) = self.objects.get(key).cloned() else {
+            return Err(ApiError::not_found(key.kind, &key.name));
+        };
+        if let Some(uid) = &opts.precondition_uid {
+            if *uid != old.meta().uid {
+                return Err(ApiError::uid_precondition(key.kind, &key.name, uid, &old.meta().uid));
+            }
+        }
+        if let Some(rv) = &opts.precondition_resource_version {
+            if *rv != old.meta().resource_version {
+                return Err(ApiError::conflict(key.kind, &key.name));
+            }
+        }
+        let mut obj = (*old).clone();
+        let policy = opts.propagation_policy.unwrap_or_default();
+        let m = obj.meta_mut();
+        let mut changed = false;
+        match policy {
+            PropagationPolicy::Foreground if !m.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) && m.deletion_timestamp.is_none() => {
+                m.finalizers.push(FOREGROUND_FINALIZER.into());
+                changed = true;
+            }
+            PropagationPolicy::Orphan if !m.finalizers.iter().any(|f| f == ORPHAN_FINALIZER) && m.deletion_timestamp.is_none() => {
+                m.finalizers.push(ORPHAN_FINALIZER.into());
+                changed = true;
+            }
+            _ => {}
+        }
+        // Pods bound to a node terminate gracefully: the kubelet confirms with a grace-0 delete.
+        if let Object::Pod(pod) = &mut obj {
+            let grace = opts
+                .grace_period_seconds
+                .or(pod.metadata.deletion_grace_period_seconds)
+                .or(pod.spec.termination_grace_period_seconds)
+                .unwrap_or(30)
+                .max(0);
+            let bound = !pod.spec.node_name.is_empty();
+            let terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+            if bound && grace > 0 && !terminal {
+                let deadline = now + grace as u64 * 1000;
+                let shorter = pod.metadata.deletion_timestamp.is_none_or(|t| deadline < t.0);
+                if shorter {
+                    pod.metadata.deletion_timestamp = Some(Time(deadline));
+                    pod.metadata.deletion_grace_period_seconds = Some(grace);
+                    changed = true;
+                }
+                if changed {
+                    let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
+                    events.push(ev);
+                    return Ok(stored);
+                }
+                return Ok(old);
+            }
+        }
+        let m = obj.meta_mut();
+        if !m.finalizers.is_empty() {
+            if m.deletion_timestamp.is_none() {
+                m.deletion_timestamp = Some(Time(now));
+                m.deletion_grace_period_seconds = Some(0);
+                changed = true;
+            }
+            if changed {
+                let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
+                events.push(ev);
+                return Ok(stored);
+            }
+            return Ok(old);
+        }
+        let (last, ev) = self.remove(now, key, cause).expect("object exists: checked above");
+        events.push(ev);
+        Ok(last)
+    }
+
+    fn bind(&mut self, now: Millis, key: &ObjectKey, node: &str, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+        let Some(old) = self.objects.get(key).cloned() else {
+            return Err(ApiError::not_found(Kind::Pod, &key.name));
+        };
+        let mut obj = (*old).clone();
+        let Object::Pod(pod) = &mut obj else {
+            return Err(ApiError::not_found(Kind::Pod, &key.name));
+        };
+        if !pod.spec.node_name.is_empty() {
+            return Err(ApiError {
+                reason: StatusReason::Conflict,
+                message: format!("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is already assigned to node \"{}\"", key.name, key.name, pod.spec.node_name),
+            });
+        }
+        if pod.metadata.deletion_timestamp.is_some() {
+            return Err(ApiError {
+                reason: StatusReason::Conflict,
+                message: format!("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is being deleted, cannot be assigned to a host", key.name, key.name),
+            });
+        }
+        pod.spec.node_name = node.to_string();
+        set_condition(
+            &mut pod.status.conditions,
+            Condition {
+                type_: "PodScheduled".into(),
+                status: "True".into(),
+                last_transition_time: Some(Time(now)),
+                ..Default::default()
+            },
+        );
+        let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
+        events.push(ev);
+        Ok(stored)
+    }
+
+    fn evict(&mut self, now: Millis, key: &ObjectKey, opts: &DeleteOptions, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+        let Some(pod_obj) = self.objects.get(key).cloned() else {
+            return Err(ApiError::not_found(Kind::Pod, &key.name));
+        };
+        let Some(pod) = pod_obj.as_pod() else {
+            return Err(ApiError::not_found(Kind::Pod, &key.name));
+        };
+        let exempt = pod.metadata.deletion_timestamp.is_some()
+            || matches!(pod.status.phase.as_str(), "Pending" | "Succeeded" | "Failed" | "");
+        if !exempt {
+            let pdbs: Vec<Arc<Object>> = self
+                .list(Kind::PodDisruptionBudget)
+                .filter(|o| {
+                    o.meta().namespace == key.namespace
+                        && o.as_pdb().and_then(|p| p.spec.selector.as_ref()).is_some_and(|s| !s.is_empty() && s.matches(&pod.metadata.labels))
+                })
+                .cloned()
+                .collect();
+            if pdbs.len() > 1 {
+                return Err(ApiError {
+                    reason: StatusReason::InternalError,
+                    message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into(),
+                });
+            }
+            if let Some(pdb_obj) = pdbs.into_iter().next() {
+                let pdb = pdb_obj.as_pdb().expect("listed as PDB");
+                let unready_allowed = !pod.is_ready()
+                    && (pdb.spec.unhealthy_pod_eviction_policy.as_deref() == Some("AlwaysAllow")
+                        || (pdb.status.current_healthy >= pdb.status.desired_healthy && pdb.status.desired_healthy > 0));
+                if !unready_allowed {
+                    if pdb.status.observed_generation < pdb.metadata.generation {
+                        return Err(ApiError {
+                            reason: StatusReason::TooManyRequests,
+                            message: format!("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {} is still being processed by the server.", pdb.metadata.name),
+                        });
+                    }
+                    if pdb.status.disruptions_allowed <= 0 {
+                        return Err(ApiError {
+                            reason: StatusReason::TooManyRequests,
+                            message: "Cannot evict pod as it would violate the pod's disruption budget.".into(),
+                        });
+                    }
+                    let mut updated = pdb.clone();
+                    updated.status.disruptions_allowed -= 1;
+                    updated.status.disrupted_pods.insert(key.name.clone(), Time(now));
+                    let (_, ev) = self.store(now, Object::PodDisruptionBudget(updated), WatchEventType::Modified, cause);
+                    events.push(ev);
+                }
+            }
+        }
+        // The pod is marked as a disruption target, then deleted gracefully.
+        let mut marked = (*pod_obj).clone();
+        if let Object::Pod(p) = &mut marked {
+            if p.metadata.deletion_timestamp.is_none() {
+                set_condition(
+                    &mut p.status.conditions,
+                    Condition {
+                        type_: "DisruptionTarget".into(),
+                        status: "True".into(),
+                        reason: Some("EvictionByEvictionAPI".into()),
+                        message: Some("Eviction API: evicting".into()),
+                        last_transition_time: Some(Time(now)),
+                        ..Default::default()
+                    },
+                );
+                let (_, ev) = self.store(now, marked, WatchEventType::Modified, cause);
+                events.push(ev);
+            }
+        }
+        self.delete(now, key, opts, cause, events)
+    }
+
+    /// Writes an object directly, bypassing admission: for Events, which the recorder aggregates.
+    pub fn put_event(&mut self, now: Millis, mut obj: Object, cause: u64) -> Arc<Object> {
+        if obj.meta().uid.is_empty() {
+            obj.meta_mut().uid = self.new_uid();
+            obj.meta_mut().creation_timestamp = Some(Time(now));
+        }
+        let type_ = if self.objects.contains_key(&obj.key()) { WatchEventType::Modified } else { WatchEventType::Added };
+        self.store(now, obj, type_, cause).0
+    }
+
+    /// Removes an Event directly (TTL expiry), without a watch event anyone needs.
+    pub fn expire_event(&mut self, key: &ObjectKey) {
+        if key.kind == Kind::Event {
+            self.objects.remove(key);
+        }
+    }
+}
+
+fn has_generation(kind: Kind) -> bool {
+    matches!(kind, Kind::Deployment | Kind::ReplicaSet | Kind::PodDisruptionBudget)
+}
+
+fn is_graceful_pod(obj: &Object) -> bool {
+    obj.as_pod().is_some_and(|p| p.metadata.deletion_grace_period_seconds.unwrap_or(0) > 0 && !p.spec.node_name.is_empty())
+}
+
+/// Main-resource writes cannot change what the server owns: uid, timestamps, and status where a
+/// status subresource exists.
+fn keep_system_fields(old: &Object, mut new: Object) -> Object {
+    let om = old.meta();
+    let nm = new.meta_mut();
+    nm.uid = om.uid.clone();
+    nm.creation_timestamp = om.creation_timestamp;
+    nm.deletion_timestamp = om.deletion_timestamp;
+    nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
+    nm.generation = om.generation;
+    nm.resource_version = om.resource_version.clone();
+    nm.generate_name = if nm.generate_name.is_empty() { om.generate_name.clone() } else { nm.generate_name.clone() };
+    if old.kind().has_status_subresource() {
+        let status = old.status_json();
+        let mut doc = new.to_json();
+        if let Json::Object(m) = &mut doc {
+            if status.is_null() {
+                m.remove("status");
+            } else {
+                m.insert("status".into(), status);
+            }
+        }
+        if let Ok(o) = Object::from_json(old.kind(), doc) {
+            return o;
+        }
+    }
+    new
+}
+
+/// A status write changes only status (and the resourceVersion the server assigns).
+fn merge_status_only(old: &Object, new: &Object) -> Object {
+    if !old.kind().has_status_subresource() {
+        let mut o = new.clone();
+        *o.meta_mut() = old.meta().clone();
+        return o;
+    }
+    let mut doc = old.to_json();
+    if let Json::Object(m) = &mut doc {
+        m.insert("status".into(), new.status_json());
+    }
+    Object::from_json(old.kind(), doc).unwrap_or_else(|_| old.clone())
+}
+
+/// RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, anything else replaces.
+pub fn merge_patch(target: &mut Json, patch: &Json) {
+    match patch {
+        Json::Object(p) => {
+            if !target.is_object() {
+                *target = Json::Object(Default::default());
+            }
+            let t = target.as_object_mut().expect("made an object above");
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(Json::Null), v);
+                }
+            }
+        }
+        other => *target = other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merge_patch_deletes_nulls_and_merges_maps() {
+        let mut t = json!({"a": {"b": 1, "c": 2}, "d": [1]});
+        merge_patch(&mut t, &json!({"a": {"b": null, "e": 3}, "d": [2]}));
+        assert_eq!(t, json!({"a": {"c": 2, "e": 3}, "d": [2]}));
+    }
+}

@@ -1,0 +1,260 @@
+//! The native command line: `kubeloop run`, `kubeloop validate`. Headless runs for course authors.
+//!
+//! Exit codes are a contract scripts rely on: 0 success (every check passed), 1 a check failed,
+//! 2 invalid input. Diagnostics go to stderr as `FILE:LINE:COL: message`.
+
+use std::io::{Read, Write};
+
+use super::decode::{self, Severity};
+use super::kubectl::printers::print_table;
+use super::session::Session;
+use super::time::{format_duration, parse_duration, HOUR, SECOND};
+use super::types::Kind;
+
+/// How long `run` goes on without `--until` when nothing settles: one simulated hour.
+pub const DEFAULT_MAX_RUN: u64 = HOUR;
+/// The cluster counts as settled after this long without a change to any watched object.
+pub const SETTLE_WINDOW: u64 = 60 * SECOND;
+
+const USAGE: &str = "kubeloop — a Kubernetes reconciliation playground
+
+Usage:
+  kubeloop run FILE|- [--seed N] [--until DURATION] [--trace OUT.jsonl] [--final OUT.yaml]
+  kubeloop validate FILE...
+  kubeloop help
+
+Exit codes: 0 success (every check passed), 1 a check failed, 2 invalid input.
+";
+
+/// Runs the CLI with `args` (without the program name). Returns the exit code.
+pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    match args.first().map(String::as_str) {
+        Some("run") => run(&args[1..], out, err),
+        Some("validate") => validate(&args[1..], out, err),
+        Some("help") | Some("--help") | Some("-h") | None => {
+            let _ = write!(out, "{USAGE}");
+            0
+        }
+        Some("version") | Some("--version") => {
+            let _ = writeln!(out, "kubeloop {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Some(other) => {
+            let _ = write!(err, "error: unknown command \"{other}\"\n\n{USAGE}");
+            2
+        }
+    }
+}
+
+fn read_input(path: &str) -> Result<String, String> {
+    if path == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("error: reading stdin: {e}"))?;
+        return Ok(s);
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("error: the path \"{path}\" does not exist or cannot be read: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let upto = e.utf8_error().valid_up_to();
+        format!("{path}: invalid UTF-8 at byte {upto}")
+    })
+}
+
+struct RunOpts {
+    file: String,
+    seed: Option<u64>,
+    until: Option<u64>,
+    trace: Option<String>,
+    final_: Option<String>,
+}
+
+fn parse_run(args: &[String]) -> Result<RunOpts, String> {
+    let mut opts = RunOpts { file: String::new(), seed: None, until: None, trace: None, final_: None };
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            i += 1;
+            args.get(i).cloned().ok_or_else(|| format!("error: flag needs an argument: {name}"))
+        };
+        match flag.as_str() {
+            "--seed" => {
+                let v = value("--seed")?;
+                opts.seed = Some(v.parse().map_err(|_| format!("error: invalid argument \"{v}\" for \"--seed\" flag"))?);
+            }
+            "--until" => opts.until = Some(parse_duration(&value("--until")?)?),
+            "--trace" => opts.trace = Some(value("--trace")?),
+            "--final" => opts.final_ = Some(value("--final")?),
+            f if f.starts_with('-') && f != "-" => return Err(format!("error: unknown flag: {f}")),
+            _ if opts.file.is_empty() => opts.file = a.clone(),
+            _ => return Err(format!("error: unexpected argument \"{a}\"")),
+        }
+        i += 1;
+    }
+    if opts.file.is_empty() {
+        return Err("error: kubeloop run needs a scenario file (or - for stdin)".into());
+    }
+    Ok(opts)
+}
+
+/// The RV of the newest change to anything but heartbeats and Events: what "settled" watches.
+fn activity_mark(session: &Session) -> u64 {
+    session
+        .sim
+        .api
+        .all()
+        .filter(|o| !matches!(o.kind(), Kind::Lease | Kind::Event))
+        .map(|o| o.meta().rv())
+        .max()
+        .unwrap_or(0)
+}
+
+fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let opts = match parse_run(args) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = writeln!(err, "{e}");
+            return 2;
+        }
+    };
+    let text = match read_input(&opts.file) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(err, "{e}");
+            return 2;
+        }
+    };
+    let name = if opts.file == "-" { "<stdin>" } else { opts.file.as_str() };
+    let mut session = match Session::load(name, &text, opts.seed) {
+        Ok(s) => s,
+        Err(diags) => {
+            for d in diags.iter().filter(|d| d.severity == Severity::Error) {
+                let _ = writeln!(err, "{d}");
+            }
+            return 2;
+        }
+    };
+    let mut trace_file = match &opts.trace {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some(std::io::BufWriter::new(f)),
+            Err(e) => {
+                let _ = writeln!(err, "error: cannot write {p}: {e}");
+                return 2;
+            }
+        },
+        None => None,
+    };
+    let mut written = 0u64;
+    let mut last_mark = activity_mark(&session);
+    let mut last_change = 0u64;
+    let limit = opts.until.unwrap_or(DEFAULT_MAX_RUN);
+    let mut t = 0u64;
+    loop {
+        let settled = opts.until.is_none()
+            && session.pending_steps().is_empty()
+            && session.checks_decided()
+            && t >= last_change + SETTLE_WINDOW;
+        if t >= limit || settled {
+            break;
+        }
+        t = (t + SECOND).min(limit);
+        session.advance_to(t, usize::MAX);
+        let mark = activity_mark(&session);
+        if mark != last_mark {
+            last_mark = mark;
+            last_change = t;
+        }
+        if let Some(f) = trace_file.as_mut() {
+            for e in session.sim.trace().since(written) {
+                let _ = writeln!(f, "{}", e.to_json());
+                written = e.seq;
+            }
+        }
+    }
+    if let Some(mut f) = trace_file {
+        let _ = f.flush();
+    }
+    if let Some(p) = &opts.final_ {
+        let mut doc = session.state_json();
+        let events: Vec<serde_json::Value> = session.sim.api.list(Kind::Event).map(|o| o.to_json()).collect();
+        if let Some(items) = doc.get_mut("items").and_then(|i| i.as_array_mut()) {
+            items.extend(events);
+        }
+        if let Err(e) = std::fs::write(p, super::yaml::to_yaml(&doc)) {
+            let _ = writeln!(err, "error: cannot write {p}: {e}");
+            return 2;
+        }
+    }
+    let now = session.sim.now();
+    let _ = writeln!(out, "Simulated {} (seed {}).\n", format_duration(now), session.sim.config().seed);
+    for kind in [Kind::Node, Kind::Deployment, Kind::ReplicaSet, Kind::Pod, Kind::Service, Kind::PodDisruptionBudget] {
+        let objs: Vec<_> = session.sim.api.list(kind).cloned().collect();
+        if !objs.is_empty() {
+            let _ = writeln!(out, "{}", print_table(now, kind, &objs, false, true));
+        }
+    }
+    let checks = session.checks();
+    let mut failed = false;
+    if !checks.is_empty() {
+        let _ = writeln!(out, "CHECKS");
+        for c in &checks {
+            let (mark, ok) = match c.passed {
+                Some(true) => ("PASS", true),
+                Some(false) => ("FAIL", false),
+                None => ("UNDECIDED", false),
+            };
+            failed |= !ok;
+            let _ = writeln!(out, "{mark:<9} {} — {}", c.name, c.message);
+        }
+    }
+    if failed {
+        1
+    } else {
+        0
+    }
+}
+
+fn validate(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    if args.is_empty() {
+        let _ = writeln!(err, "error: kubeloop validate needs at least one file");
+        return 2;
+    }
+    let mut code = 0;
+    for path in args {
+        let text = match read_input(path) {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = writeln!(err, "{e}");
+                code = 2;
+                continue;
+            }
+        };
+        let decoded = decode::decode_manifests(path, &text);
+        let mut errors = 0;
+        for d in &decoded.diagnostics {
+            if d.severity == Severity::Error {
+                errors += 1;
+            }
+            let _ = writeln!(err, "{d}");
+        }
+        if let Some((doc, ydoc)) = &decoded.scenario {
+            if let Err(e) = super::scenario::decode_scenario(doc) {
+                let span = ydoc.span_of(&e.field);
+                let _ = writeln!(err, "{path}:{}:{}: {}", span.line, span.col, e.message);
+                errors += 1;
+            }
+        }
+        if errors > 0 {
+            code = 2;
+        } else {
+            let _ = writeln!(out, "{path}: valid ({} objects{})", decoded.objects.len(), if decoded.scenario.is_some() { " and a Scenario" } else { "" });
+        }
+    }
+    code
+}

@@ -1,0 +1,239 @@
+//! The contract every simulated component implements: sans-IO reconcile over a cache.
+//!
+//! A component never performs IO. The world feeds it watch events (through its informer cache),
+//! asks it to reconcile one key at a time, and executes the API requests it returns as data.
+//! Like controller-runtime, `reconcile` receives only a key — never the event that woke it.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::api::{ApiRequest, ApiResult, WatchEvent};
+use super::cache::Cache;
+use super::rng::Rng;
+use super::runtime::NodeRuntime;
+use super::types::{Kind, Millis, Object, ObjectKey};
+
+/// Every actor in the simulation. Ordered so iteration over components is deterministic.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ComponentId {
+    /// The learner (kubectl, Apply, direct edits) and scenario steps.
+    User,
+    Deployment,
+    ReplicaSet,
+    GarbageCollector,
+    NodeLifecycle,
+    TaintEviction,
+    Disruption,
+    EndpointSlice,
+    Scheduler,
+    /// The kubelet of one node.
+    Kubelet(String),
+}
+
+impl ComponentId {
+    /// The controllers that live in kube-controller-manager and restart together with it.
+    pub const CONTROLLER_MANAGER: [ComponentId; 7] = [
+        ComponentId::Deployment,
+        ComponentId::ReplicaSet,
+        ComponentId::GarbageCollector,
+        ComponentId::NodeLifecycle,
+        ComponentId::TaintEviction,
+        ComponentId::Disruption,
+        ComponentId::EndpointSlice,
+    ];
+
+    /// The name the component reports as (Event `source.component`, trace `actor`).
+    pub fn name(&self) -> String {
+        match self {
+            ComponentId::User => "user".into(),
+            ComponentId::Deployment => "deployment-controller".into(),
+            ComponentId::ReplicaSet => "replicaset-controller".into(),
+            ComponentId::GarbageCollector => "garbage-collector-controller".into(),
+            ComponentId::NodeLifecycle => "node-controller".into(),
+            ComponentId::TaintEviction => "taint-eviction-controller".into(),
+            ComponentId::Disruption => "disruption-controller".into(),
+            ComponentId::EndpointSlice => "endpointslice-controller".into(),
+            ComponentId::Scheduler => "default-scheduler".into(),
+            ComponentId::Kubelet(node) => format!("kubelet/{node}"),
+        }
+    }
+
+    /// Parses [`ComponentId::name`] back (also accepts `scheduler`, `kubelet-<node>`).
+    pub fn parse(s: &str) -> Option<ComponentId> {
+        Some(match s {
+            "user" => ComponentId::User,
+            "deployment-controller" | "deployment" => ComponentId::Deployment,
+            "replicaset-controller" | "replicaset" => ComponentId::ReplicaSet,
+            "garbage-collector-controller" | "garbage-collector" | "gc" => ComponentId::GarbageCollector,
+            "node-controller" | "node-lifecycle-controller" | "nodelifecycle" => ComponentId::NodeLifecycle,
+            "taint-eviction-controller" | "taint-eviction" => ComponentId::TaintEviction,
+            "disruption-controller" | "disruption" => ComponentId::Disruption,
+            "endpointslice-controller" | "endpointslice" => ComponentId::EndpointSlice,
+            "default-scheduler" | "scheduler" => ComponentId::Scheduler,
+            _ => {
+                let node = s.strip_prefix("kubelet/").or_else(|| s.strip_prefix("kubelet-"))?;
+                ComponentId::Kubelet(node.to_string())
+            }
+        })
+    }
+}
+
+impl std::fmt::Display for ComponentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// A Kubernetes Event a component wants recorded (the recorder aggregates repeats).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EventRecord {
+    /// `Normal` or `Warning`.
+    pub type_: &'static str,
+    pub reason: String,
+    pub message: String,
+    /// The object the event is about.
+    pub object: ObjectKey,
+    /// Its uid, when known (Events point at one incarnation of an object).
+    pub uid: String,
+    /// `spec.containers{app}` style field path, for container events.
+    pub field_path: String,
+}
+
+impl EventRecord {
+    /// A Normal event about `obj`.
+    pub fn normal(obj: &Object, reason: &str, message: impl Into<String>) -> EventRecord {
+        EventRecord::new("Normal", obj, reason, message)
+    }
+
+    /// A Warning event about `obj`.
+    pub fn warning(obj: &Object, reason: &str, message: impl Into<String>) -> EventRecord {
+        EventRecord::new("Warning", obj, reason, message)
+    }
+
+    fn new(type_: &'static str, obj: &Object, reason: &str, message: impl Into<String>) -> EventRecord {
+        EventRecord {
+            type_,
+            reason: reason.into(),
+            message: message.into(),
+            object: obj.key(),
+            uid: obj.meta().uid.clone(),
+            field_path: String::new(),
+        }
+    }
+
+    /// Sets the field path (container events).
+    pub fn at_field(mut self, path: impl Into<String>) -> EventRecord {
+        self.field_path = path.into();
+        self
+    }
+}
+
+/// What one reconcile pass saw and decided, for the UI's loop panel and the trace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReconcileRecord {
+    /// What the cache showed (e.g. "3 active pods (2 ready)").
+    pub observed: String,
+    /// What the spec asks for (e.g. "replicas: 5").
+    pub desired: String,
+    /// The gap, in words ("2 missing"); empty when there is none.
+    pub diff: String,
+}
+
+/// The result of one reconcile: requests to send, when to look again, events to record.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Requests in batches: batches run in order and a failing batch cancels the rest
+    /// (the ReplicaSet controller's slow start). Most controllers use one batch.
+    pub batches: Vec<Vec<ApiRequest>>,
+    /// Look at this key again after this long, whatever happens (controller-runtime's RequeueAfter).
+    pub requeue_after: Option<Millis>,
+    /// Events to record.
+    pub events: Vec<EventRecord>,
+    /// The observe → diff → act summary.
+    pub record: Option<ReconcileRecord>,
+    /// A failure before any request (e.g. a stale read); the key is retried with back-off.
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    /// Nothing to do.
+    pub fn done() -> Outcome {
+        Outcome::default()
+    }
+
+    /// Adds one request in its own batch.
+    pub fn request(&mut self, req: ApiRequest) {
+        self.batches.push(vec![req]);
+    }
+
+    /// Adds requests that run together in one batch.
+    pub fn batch(&mut self, reqs: Vec<ApiRequest>) {
+        if !reqs.is_empty() {
+            self.batches.push(reqs);
+        }
+    }
+
+    /// Asks to be reconciled again after `ms` (keeps the earliest if asked twice).
+    pub fn requeue(&mut self, ms: Millis) {
+        self.requeue_after = Some(self.requeue_after.map_or(ms, |m| m.min(ms)));
+    }
+
+    /// Records an event.
+    pub fn event(&mut self, e: EventRecord) {
+        self.events.push(e);
+    }
+
+    /// All requests, flattened.
+    pub fn requests(&self) -> impl Iterator<Item = &ApiRequest> {
+        self.batches.iter().flatten()
+    }
+}
+
+/// What a reconcile may read: the clock, its own cache, its own random stream, and — for a
+/// kubelet only — the node's container runtime (the "world" a kubelet acts on).
+pub struct Ctx<'a> {
+    pub now: Millis,
+    pub cache: &'a Cache,
+    pub rng: &'a mut Rng,
+    pub runtime: Option<&'a mut NodeRuntime>,
+}
+
+/// A simulated component: a controller, the scheduler, or a kubelet.
+pub trait Controller {
+    /// Which component this is.
+    fn id(&self) -> ComponentId;
+
+    /// The kinds its informers cache.
+    fn watched_kinds(&self) -> &'static [Kind];
+
+    /// A field-selector-like filter on watched objects (the kubelet sees only its node's pods).
+    fn accepts(&self, _obj: &Object) -> bool {
+        true
+    }
+
+    /// The event handler: which keys a change should wake. `old` is the previously cached version.
+    /// Runs after the cache was updated. May update in-memory bookkeeping (expectations).
+    fn keys_for_event(&mut self, ev: &WatchEvent, old: Option<&Arc<Object>>, cache: &Cache) -> Vec<ObjectKey>;
+
+    /// Keys to queue after a (re)list or a resync: usually every primary object in the cache.
+    fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey>;
+
+    /// Reconciles one key against the cache.
+    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome;
+
+    /// Sees the response to each request this component sent (expectations bookkeeping).
+    fn on_response(&mut self, _req: &ApiRequest, _result: &ApiResult, _now: Millis) {}
+
+    /// Sees each request cancelled because an earlier batch failed.
+    fn on_skipped(&mut self, _req: &ApiRequest) {}
+
+    /// Forgets all in-memory state, as a restarted process would.
+    fn reset(&mut self);
+
+    /// Periodic work independent of any object (heartbeats, monitors): returns keys to queue and
+    /// when to tick again. Called first when the component starts.
+    fn tick(&mut self, _now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {
+        (Vec::new(), None)
+    }
+}

@@ -1,0 +1,38 @@
+//! SKELETON: replaced by the real DisruptionController (being written now).
+
+use std::sync::Arc;
+
+use crate::sim::api::WatchEvent;
+use crate::sim::cache::Cache;
+use crate::sim::controller::{ComponentId, Controller, Ctx, Outcome};
+use crate::sim::types::{Kind, Object, ObjectKey};
+
+/// Placeholder while the real controller is written.
+#[derive(Debug, Default)]
+pub struct DisruptionController {}
+
+impl DisruptionController {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        Self {}
+    }
+}
+
+impl Controller for DisruptionController {
+    fn id(&self) -> ComponentId {
+        ComponentId::Disruption
+    }
+    fn watched_kinds(&self) -> &'static [Kind] {
+        &[Kind::PodDisruptionBudget, Kind::Pod]
+    }
+    fn keys_for_event(&mut self, _ev: &WatchEvent, _old: Option<&Arc<Object>>, _cache: &Cache) -> Vec<ObjectKey> {
+        Vec::new()
+    }
+    fn keys_for_resync(&self, _cache: &Cache) -> Vec<ObjectKey> {
+        Vec::new()
+    }
+    fn reconcile(&mut self, _key: &ObjectKey, _ctx: &mut Ctx<'_>) -> Outcome {
+        Outcome::done()
+    }
+    fn reset(&mut self) {}
+}

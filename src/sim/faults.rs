@@ -1,0 +1,212 @@
+//! Faults: the closed set of things a learner (or a scenario, or the JS API) can break.
+//!
+//! Faults are plain data with a serde form (`{type: NodeDown, node: node-2}`) so that the UI's
+//! buttons, scenario steps, share links, the CLI and the embed SDK all speak the same language.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use super::types::Millis;
+
+fn default_namespace() -> String {
+    "default".into()
+}
+
+fn is_default_namespace(ns: &String) -> bool {
+    ns == "default"
+}
+
+fn default_exit_code() -> i32 {
+    1
+}
+
+fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Millis>, D::Error> {
+    let v = Option::<Json>::deserialize(d)?;
+    match v {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(s)) => super::time::parse_duration(&s).map(Some).map_err(serde::de::Error::custom),
+        Some(Json::Number(n)) => Ok(n.as_u64().map(|s| s * 1000)),
+        Some(other) => Err(serde::de::Error::custom(format!("invalid duration {other}"))),
+    }
+}
+
+fn de_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Millis, D::Error> {
+    de_duration_opt(d)?.ok_or_else(|| serde::de::Error::custom("missing duration"))
+}
+
+fn ser_duration_opt<S: serde::Serializer>(v: &Option<Millis>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(ms) => s.serialize_str(&super::time::format_duration(*ms)),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_duration<S: serde::Serializer>(v: &Millis, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&super::time::format_duration(*v))
+}
+
+/// Which pods a pod or container fault hits: one by name, or all matching a label selector.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodTarget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    /// A label selector such as `app=web`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    #[serde(default = "default_namespace", skip_serializing_if = "is_default_namespace")]
+    pub namespace: String,
+    /// A container name; the pod's first container when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+}
+
+/// Every fault the playground can inject. Imperative names, as in the code-style guide.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub enum Fault {
+    /// Deletes pods (as `kubectl delete pod`): the ReplicaSet replaces them.
+    DeletePod {
+        #[serde(flatten)]
+        target: PodTarget,
+    },
+    /// The container exits once with `exitCode`; the kubelet restarts it per restartPolicy.
+    CrashContainer {
+        #[serde(flatten)]
+        target: PodTarget,
+        #[serde(default = "default_exit_code", rename = "exitCode")]
+        exit_code: i32,
+    },
+    /// The container keeps exiting shortly after each start → CrashLoopBackOff.
+    CrashLoop {
+        #[serde(flatten)]
+        target: PodTarget,
+        #[serde(default = "default_exit_code", rename = "exitCode")]
+        exit_code: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        duration: Option<Millis>,
+    },
+    /// The container is killed for exceeding its memory limit (exit 137, reason OOMKilled).
+    OomKill {
+        #[serde(flatten)]
+        target: PodTarget,
+    },
+    /// The readiness probe fails for a while: the pod leaves Ready and its Service's endpoints.
+    FailReadiness {
+        #[serde(flatten)]
+        target: PodTarget,
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        duration: Option<Millis>,
+    },
+    /// The liveness probe fails for a while: the kubelet restarts the container.
+    FailLiveness {
+        #[serde(flatten)]
+        target: PodTarget,
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        duration: Option<Millis>,
+    },
+    /// The registry stops serving an image: pulls fail with ErrImagePull → ImagePullBackOff.
+    BreakImage { image: String },
+    /// The registry serves a broken image again.
+    FixImage { image: String },
+    /// The machine dies: kubelet and containers gone, heartbeats stop.
+    NodeDown { node: String },
+    /// The machine boots again: the kubelet starts, relists and reconciles its pods.
+    NodeUp { node: String },
+    /// The kubelet is cut off from the API server: containers run on, status goes stale.
+    PartitionNode { node: String },
+    /// Ends a partition: the kubelet resumes its watch (or relists after 410) and reconciles.
+    HealNode { node: String },
+    /// A component misses watch events: the next `count`, or each with `probability`.
+    DropWatchEvents {
+        component: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        probability: Option<f64>,
+        /// Only events about objects of this kind (e.g. `Pod`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        duration: Option<Millis>,
+    },
+    /// A component's watch lags by `delay`: it acts on a stale view.
+    DelayWatchEvents {
+        component: String,
+        #[serde(deserialize_with = "de_duration", serialize_with = "ser_duration")]
+        delay: Millis,
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        duration: Option<Millis>,
+    },
+    /// The process restarts: caches, work queues and in-memory state (expectations) are lost;
+    /// it relists and reconciles everything. `controller-manager` restarts all its controllers.
+    RestartController { component: String },
+    /// Stops a component (or `kube-apiserver`: every client then gets 503 and retries).
+    StopComponent { component: String },
+    /// Starts a stopped component.
+    StartComponent { component: String },
+    /// A second writer races the owner of `object` (`Kind/namespace/name`), causing 409s.
+    ConflictingWriter {
+        object: String,
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        duration: Option<Millis>,
+    },
+    /// A merge patch applied directly to a live object, outside its owner (`Kind/namespace/name`).
+    EditObject { object: String, patch: Json },
+}
+
+impl Fault {
+    /// The variant name, for the trace and the UI.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fault::DeletePod { .. } => "DeletePod",
+            Fault::CrashContainer { .. } => "CrashContainer",
+            Fault::CrashLoop { .. } => "CrashLoop",
+            Fault::OomKill { .. } => "OomKill",
+            Fault::FailReadiness { .. } => "FailReadiness",
+            Fault::FailLiveness { .. } => "FailLiveness",
+            Fault::BreakImage { .. } => "BreakImage",
+            Fault::FixImage { .. } => "FixImage",
+            Fault::NodeDown { .. } => "NodeDown",
+            Fault::NodeUp { .. } => "NodeUp",
+            Fault::PartitionNode { .. } => "PartitionNode",
+            Fault::HealNode { .. } => "HealNode",
+            Fault::DropWatchEvents { .. } => "DropWatchEvents",
+            Fault::DelayWatchEvents { .. } => "DelayWatchEvents",
+            Fault::RestartController { .. } => "RestartController",
+            Fault::StopComponent { .. } => "StopComponent",
+            Fault::StartComponent { .. } => "StartComponent",
+            Fault::ConflictingWriter { .. } => "ConflictingWriter",
+            Fault::EditObject { .. } => "EditObject",
+        }
+    }
+
+    /// One line for the trace and the timeline.
+    pub fn describe(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| self.name().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_read_from_their_scenario_form() {
+        let f: Fault = serde_json::from_str(r#"{"type":"NodeDown","node":"node-2"}"#).unwrap();
+        assert_eq!(f, Fault::NodeDown { node: "node-2".into() });
+        let f: Fault = serde_json::from_str(r#"{"type":"FailReadiness","pod":"web-1","duration":"30s"}"#).unwrap();
+        assert_eq!(
+            f,
+            Fault::FailReadiness {
+                target: PodTarget { pod: Some("web-1".into()), namespace: "default".into(), ..Default::default() },
+                duration: Some(30_000)
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_fault_fields_are_refused() {
+        assert!(serde_json::from_str::<Fault>(r#"{"type":"NodeDown","nod":"x"}"#).is_err());
+    }
+}

@@ -1,0 +1,29 @@
+//! The reconcile core: a deterministic simulation of a Kubernetes control plane, with no web dependencies.
+//!
+//! Nothing here names web-sys, wasm-bindgen, gloo or yew; all time comes from the simulated clock
+//! and all randomness from the seeded [`rng::Rng`].
+
+pub mod admission;
+pub mod api;
+pub mod apiserver;
+pub mod cache;
+pub mod cli;
+pub mod controller;
+pub mod controllers;
+pub mod decode;
+pub mod events;
+pub mod examples;
+pub mod faults;
+pub mod kubectl;
+pub mod quantity;
+pub mod rng;
+pub mod runtime;
+pub mod scenario;
+pub mod session;
+pub mod time;
+pub mod trace;
+pub mod types;
+pub mod validation;
+pub mod workqueue;
+pub mod world;
+pub mod yaml;

@@ -1,0 +1,459 @@
+//! The playground's own document: `kind: Scenario` (seed, node shorthand, timeline, checks).
+//!
+//! A scenario file is ordinary Kubernetes manifests plus at most one Scenario document. It is the
+//! unit of sharing: the editor, built-in lessons, share links, the embed SDK and the CLI all load it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use super::faults::Fault;
+use super::time::parse_duration;
+use super::types::Millis;
+
+/// `apiVersion` of the Scenario document.
+pub const SCENARIO_API_VERSION: &str = "kubeloop.dev/v1alpha1";
+
+/// A parsed Scenario document.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scenario {
+    #[serde(default)]
+    pub metadata: ScenarioMeta,
+    #[serde(default)]
+    pub spec: ScenarioSpec,
+}
+
+/// Scenario metadata: a name and free-form annotations.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioMeta {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// Scenario spec: every field optional, so a file without one still runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// The seed of the one RNG; the same seed and inputs replay the same run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Shorthand for identical Nodes `node-1..node-N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<NodeShorthand>,
+    /// A short explanation shown with a lesson.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The timeline, in simulated time since the start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
+    /// The course author's assertions, with `kubectl wait` semantics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+    /// One-click actions a lesson offers ("try this").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub try_this: Vec<TryThis>,
+}
+
+/// `nodes: {count: 3, cpu: "4", memory: 8Gi}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeShorthand {
+    pub count: u32,
+    #[serde(default = "default_cpu")]
+    pub cpu: String,
+    #[serde(default = "default_memory")]
+    pub memory: String,
+    #[serde(default = "default_pods")]
+    pub pods: String,
+    /// Labels every generated Node carries.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+fn default_cpu() -> String {
+    "4".into()
+}
+fn default_memory() -> String {
+    "8Gi".into()
+}
+fn default_pods() -> String {
+    "110".into()
+}
+
+impl Default for NodeShorthand {
+    fn default() -> Self {
+        NodeShorthand { count: 3, cpu: default_cpu(), memory: default_memory(), pods: default_pods(), labels: BTreeMap::new() }
+    }
+}
+
+/// What a step does: exactly one of a fault, a kubectl command, or manifests to apply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Step {
+    /// When, as a Go duration since the start (`40s`, `2m`).
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubectl: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<String>,
+}
+
+/// A check: `wait: deployment/web --for=condition=Available --timeout=10m`, optionally starting later.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Check {
+    pub name: String,
+    pub wait: String,
+    /// When the wait starts (default: at the start of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+/// A lesson's one-click action.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TryThis {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubectl: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<String>,
+    /// Scripted time for headless runs of the lesson (`kubeloop run` does it at this time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+}
+
+/// A step resolved to simulated time and a typed action.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedAction {
+    pub at: Millis,
+    pub action: StepAction,
+}
+
+/// The typed form of a step.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepAction {
+    Fault(Fault),
+    Kubectl(String),
+    Apply(String),
+}
+
+/// A decode problem in the Scenario document, with the field path it concerns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub field: String,
+    pub message: String,
+}
+
+/// Decodes the Scenario document (already converted from YAML to JSON) strictly.
+pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
+    let mut body = doc.clone();
+    if let Json::Object(m) = &mut body {
+        m.remove("apiVersion");
+        m.remove("kind");
+    }
+    let mut unknown = Vec::new();
+    let de = serde_json::Value::deserialize(body).map_err(|e| ScenarioError { field: String::new(), message: e.to_string() })?;
+    let result: Result<Scenario, _> = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(de, &mut |p: serde_ignored::Path<'_>| unknown.push(p.to_string())));
+    if let Some(path) = unknown.first() {
+        return Err(ScenarioError {
+            field: path.clone(),
+            message: format!("Scenario in version \"v1alpha1\" cannot be handled as a Scenario: strict decoding error: unknown field \"{path}\""),
+        });
+    }
+    let scenario = result.map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let inner = match inner.split_once(", expected one of") {
+            Some((head, _)) => head.to_string(),
+            None => inner,
+        };
+        let inner = inner.strip_prefix("unknown field `").map_or(inner.clone(), |rest| {
+            let name = rest.split('`').next().unwrap_or(rest);
+            let full = if path == name || path.ends_with(&format!(".{name}")) { path.clone() } else { join_path(&path, name) };
+            format!("strict decoding error: unknown field \"{full}\"")
+        });
+        ScenarioError { field: path, message: format!("Scenario in version \"v1alpha1\" cannot be handled as a Scenario: {inner}") }
+    })?;
+    scenario.timeline()?;
+    for (i, c) in scenario.spec.checks.iter().enumerate() {
+        parse_wait(&c.wait).map_err(|m| ScenarioError { field: format!("spec.checks[{i}].wait"), message: m })?;
+        if let Some(a) = &c.after {
+            parse_duration(a).map_err(|m| ScenarioError { field: format!("spec.checks[{i}].after"), message: m })?;
+        }
+    }
+    for (i, t) in scenario.spec.try_this.iter().enumerate() {
+        let field = format!("spec.tryThis[{i}]");
+        let n = t.fault.is_some() as u8 + t.kubectl.is_some() as u8 + t.apply.is_some() as u8;
+        if n != 1 {
+            return Err(ScenarioError { field, message: "exactly one of fault, kubectl or apply is required".into() });
+        }
+        if let Some(f) = &t.fault {
+            serde_json::from_value::<Fault>(f.clone()).map_err(|e| ScenarioError { field: format!("{field}.fault"), message: e.to_string() })?;
+        }
+        if let Some(a) = &t.at {
+            parse_duration(a).map_err(|m| ScenarioError { field: format!("{field}.at"), message: m })?;
+        }
+    }
+    Ok(scenario)
+}
+
+fn join_path(parent: &str, name: &str) -> String {
+    if parent.is_empty() || parent == "." {
+        name.to_string()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+impl Scenario {
+    /// The steps as typed actions ordered by time (stable for equal times).
+    pub fn timeline(&self) -> Result<Vec<TimedAction>, ScenarioError> {
+        let mut out = Vec::new();
+        for (i, s) in self.spec.steps.iter().enumerate() {
+            let field = format!("spec.steps[{i}]");
+            let at = parse_duration(&s.at).map_err(|m| ScenarioError { field: format!("{field}.at"), message: m })?;
+            let action = match (&s.fault, &s.kubectl, &s.apply) {
+                (Some(f), None, None) => StepAction::Fault(
+                    serde_json::from_value(f.clone()).map_err(|e| ScenarioError { field: format!("{field}.fault"), message: e.to_string() })?,
+                ),
+                (None, Some(k), None) => StepAction::Kubectl(k.clone()),
+                (None, None, Some(a)) => StepAction::Apply(a.clone()),
+                _ => return Err(ScenarioError { field, message: "exactly one of fault, kubectl or apply is required".into() }),
+            };
+            out.push(TimedAction { at, action });
+        }
+        out.sort_by_key(|a| a.at);
+        Ok(out)
+    }
+}
+
+/// What a check waits for, as `kubectl wait --for=…` spells it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WaitFor {
+    /// `--for=condition=Available` (status defaults to True).
+    Condition { type_: String, status: String },
+    /// `--for=jsonpath='{.status.readyReplicas}'=3` (value optional: then the path must exist).
+    JsonPath { path: String, value: Option<String> },
+    /// `--for=delete`.
+    Delete,
+    /// `--for=create`.
+    Create,
+}
+
+/// A parsed `kubectl wait` expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wait {
+    /// `deployment/web`, `pod/x`, or `pods` with a selector.
+    pub resource: String,
+    pub selector: Option<String>,
+    pub namespace: String,
+    pub all: bool,
+    pub for_: WaitFor,
+    pub timeout: Millis,
+}
+
+/// Parses `RESOURCE[/NAME] --for=… [--timeout=…] [-l sel] [-n ns] [--all]` (leading `kubectl wait` optional).
+pub fn parse_wait(s: &str) -> Result<Wait, String> {
+    let words = split_words(s)?;
+    let mut words: Vec<&str> = words.iter().map(|w| w.as_str()).collect();
+    if words.first() == Some(&"kubectl") {
+        words.remove(0);
+    }
+    if words.first() == Some(&"wait") {
+        words.remove(0);
+    }
+    let mut resource = None;
+    let mut for_ = None;
+    let mut timeout = 30_000;
+    let mut selector = None;
+    let mut namespace = "default".to_string();
+    let mut all = false;
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        let (flag, inline) = match w.split_once('=') {
+            Some((f, v)) if f.starts_with('-') => (f, Some(v.to_string())),
+            _ => (w, None),
+        };
+        let mut value = || -> Result<String, String> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            i += 1;
+            words.get(i).map(|v| v.to_string()).ok_or_else(|| format!("error: flag needs an argument: {flag}"))
+        };
+        match flag {
+            "--for" => {
+                let v = value()?;
+                for_ = Some(parse_for(&v)?);
+            }
+            "--timeout" => timeout = parse_duration(&value()?)?,
+            "-l" | "--selector" => selector = Some(value()?),
+            "-n" | "--namespace" => namespace = value()?,
+            "--all" => all = true,
+            f if f.starts_with('-') => return Err(format!("error: unknown flag: {f}")),
+            _ => {
+                if resource.is_some() {
+                    return Err(format!("error: unexpected argument {w:?}"));
+                }
+                resource = Some(w.to_string());
+            }
+        }
+        i += 1;
+    }
+    let resource = resource.ok_or("error: resource(s) were provided, but no name was specified")?;
+    let for_ = for_.ok_or("error: --for must be specified")?;
+    Ok(Wait { resource, selector, namespace, all, for_, timeout })
+}
+
+fn parse_for(v: &str) -> Result<WaitFor, String> {
+    if v == "delete" {
+        return Ok(WaitFor::Delete);
+    }
+    if v == "create" {
+        return Ok(WaitFor::Create);
+    }
+    if let Some(c) = v.strip_prefix("condition=") {
+        let (type_, status) = match c.split_once('=') {
+            Some((t, s)) => (t.to_string(), s.to_string()),
+            None => (c.to_string(), "True".to_string()),
+        };
+        return Ok(WaitFor::Condition { type_, status });
+    }
+    if let Some(j) = v.strip_prefix("jsonpath=") {
+        let (path, value) = match j.rfind("}=") {
+            Some(i) => (&j[..=i], Some(j[i + 2..].trim_matches(['\'', '"']).to_string())),
+            None => (j, None),
+        };
+        let path = path.trim_matches(['\'', '"']);
+        let inner = path.strip_prefix('{').and_then(|p| p.strip_suffix('}')).ok_or_else(|| format!("unrecognized jsonpath expression {path:?}"))?;
+        return Ok(WaitFor::JsonPath { path: inner.to_string(), value });
+    }
+    Err(format!("error: unrecognized condition: {v:?}"))
+}
+
+/// Splits a command line into words, honouring single and double quotes (as a shell would).
+pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut has = false;
+    for ch in s.chars() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => cur.push(ch),
+            None if ch == '\'' || ch == '"' => {
+                quote = Some(ch);
+                has = true;
+            }
+            None if ch.is_whitespace() => {
+                if has || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            None => cur.push(ch),
+        }
+    }
+    if quote.is_some() {
+        return Err("unterminated quote".into());
+    }
+    if has || !cur.is_empty() {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// Evaluates a simple JSONPath (`.status.conditions[0].type`, `.status.readyReplicas`) on JSON.
+pub fn json_path<'a>(root: &'a Json, path: &str) -> Option<&'a Json> {
+    let mut cur = root;
+    let path = path.strip_prefix('.').unwrap_or(path);
+    if path.is_empty() {
+        return Some(root);
+    }
+    for part in path.split('.') {
+        let (name, idx) = match part.split_once('[') {
+            Some((n, rest)) => (n, Some(rest.trim_end_matches(']'))),
+            None => (part, None),
+        };
+        if !name.is_empty() {
+            cur = cur.get(name)?;
+        }
+        if let Some(i) = idx {
+            cur = cur.get(i.parse::<usize>().ok()?)?;
+        }
+    }
+    Some(cur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_full_scenario_document_decodes() {
+        let doc = json!({
+            "apiVersion": "kubeloop.dev/v1alpha1", "kind": "Scenario",
+            "metadata": {"name": "node-failure"},
+            "spec": {
+                "seed": 7,
+                "nodes": {"count": 3, "cpu": "4", "memory": "8Gi"},
+                "steps": [
+                    {"at": "2m", "kubectl": "scale deployment/web --replicas=5"},
+                    {"at": "40s", "fault": {"type": "NodeDown", "node": "node-2"}}
+                ],
+                "checks": [{"name": "web is available again", "wait": "deployment/web --for=condition=Available --timeout=10m"}]
+            }
+        });
+        let s = decode_scenario(&doc).unwrap();
+        assert_eq!(s.spec.seed, Some(7));
+        let t = s.timeline().unwrap();
+        assert_eq!(t[0].at, 40_000);
+        assert_eq!(t[0].action, StepAction::Fault(Fault::NodeDown { node: "node-2".into() }));
+        assert_eq!(t[1].action, StepAction::Kubectl("scale deployment/web --replicas=5".into()));
+    }
+
+    #[test]
+    fn unknown_scenario_fields_are_strict_decoding_errors() {
+        let err = decode_scenario(&json!({"spec": {"stepz": []}})).unwrap_err();
+        assert_eq!(err.field, "spec.stepz");
+        assert!(err.message.ends_with("strict decoding error: unknown field \"spec.stepz\""), "{}", err.message);
+    }
+
+    #[test]
+    fn a_step_with_a_bad_duration_names_its_field() {
+        let err = decode_scenario(&json!({"spec": {"steps": [{"at": "soon", "kubectl": "get pods"}]}})).unwrap_err();
+        assert_eq!(err.field, "spec.steps[0].at");
+        assert_eq!(err.message, "time: invalid duration \"soon\"");
+    }
+
+    #[test]
+    fn kubectl_wait_expressions_parse() {
+        let w = parse_wait("deployment/web --for=condition=Available --timeout=10m").unwrap();
+        assert_eq!(w.for_, WaitFor::Condition { type_: "Available".into(), status: "True".into() });
+        assert_eq!(w.timeout, 600_000);
+        let w = parse_wait("kubectl wait deployment/web --for=jsonpath='{.status.readyReplicas}'=3").unwrap();
+        assert_eq!(w.for_, WaitFor::JsonPath { path: ".status.readyReplicas".into(), value: Some("3".into()) });
+        assert!(parse_wait("deployment/web").is_err());
+    }
+
+    #[test]
+    fn json_paths_walk_maps_and_lists() {
+        let v = json!({"status": {"conditions": [{"type": "Available"}]}});
+        assert_eq!(json_path(&v, ".status.conditions[0].type"), Some(&json!("Available")));
+        assert_eq!(json_path(&v, ".status.missing"), None);
+    }
+}

@@ -1,0 +1,647 @@
+//! A playground session: the simulation plus the loaded scenario (timeline and checks), and the
+//! learner's actions — apply, delete, kubectl, faults. The UI, the CLI, the embed API and the tests
+//! all act through this one type, so they cannot disagree about what an action means.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use super::api::{ApiError, ApiRequest, DeleteOptions, StatusReason};
+use super::apiserver::merge_patch;
+use super::decode::{self, Diagnostic, Severity};
+use super::faults::Fault;
+use super::scenario::{self, json_path, Scenario, StepAction, TimedAction, Wait, WaitFor};
+use super::time::parse_duration;
+use super::trace::TraceKind;
+use super::types::{Kind, Millis, Node, NodeStatus, Object, ObjectKey, ObjectMeta, StringMap};
+use super::world::{Sim, SimConfig};
+
+/// The annotation `kubectl apply` keeps the last applied manifest in (for its 3-way merge).
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The seed used when neither the scenario nor the caller names one.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// What an apply did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ApplyReport {
+    /// Problems found, each with file:line:col.
+    pub diagnostics: Vec<Diagnostic>,
+    /// kubectl's output lines (`deployment.apps/web created`).
+    pub lines: Vec<String>,
+    /// True when every document was applied.
+    pub ok: bool,
+}
+
+/// The output of a command, split as a terminal would show it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub ok: bool,
+}
+
+impl CommandOutput {
+    /// A successful output.
+    pub fn ok(stdout: impl Into<String>) -> CommandOutput {
+        CommandOutput { stdout: stdout.into(), stderr: String::new(), ok: true }
+    }
+
+    /// A failed output.
+    pub fn err(stderr: impl Into<String>) -> CommandOutput {
+        CommandOutput { stdout: String::new(), stderr: stderr.into(), ok: false }
+    }
+}
+
+/// A scenario check's state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckStatus {
+    pub name: String,
+    /// None while undecided.
+    pub passed: Option<bool>,
+    pub message: String,
+    /// When it was decided.
+    pub decided_at: Option<Millis>,
+}
+
+#[derive(Clone, Debug)]
+struct CheckState {
+    name: String,
+    wait: Wait,
+    start: Millis,
+    status: CheckStatus,
+}
+
+/// The simulation and everything loaded into it.
+pub struct Session {
+    /// The simulation (read it freely; change it only through the session's methods).
+    pub sim: Sim,
+    /// The scenario document (defaults when the text had none).
+    pub scenario: Scenario,
+    /// Where the scenario came from, for diagnostics.
+    pub file: String,
+    steps: Vec<TimedAction>,
+    next_step: usize,
+    checks: Vec<CheckState>,
+}
+
+impl Session {
+    /// An empty cluster of three default nodes, as the playground opens.
+    pub fn new(seed: u64) -> Session {
+        let mut s = Session::bare(seed, Scenario::default(), "playground.yaml");
+        s.create_default_nodes(&scenario::NodeShorthand::default());
+        s
+    }
+
+    fn bare(seed: u64, scenario: Scenario, file: &str) -> Session {
+        Session {
+            sim: Sim::new(SimConfig { seed, ..SimConfig::default() }),
+            scenario,
+            file: file.to_string(),
+            steps: Vec::new(),
+            next_step: 0,
+            checks: Vec::new(),
+        }
+    }
+
+    /// Loads a scenario file: its objects are applied at t=0, its steps scheduled, its checks armed.
+    /// Any error diagnostic refuses the whole file (nothing half-applied).
+    pub fn load(file: &str, text: &str, seed_override: Option<u64>) -> Result<Session, Vec<Diagnostic>> {
+        let decoded = decode::decode_manifests(file, text);
+        let mut diags = decoded.diagnostics.clone();
+        let mut scenario = Scenario::default();
+        if let Some((doc, ydoc)) = &decoded.scenario {
+            match scenario::decode_scenario(doc) {
+                Ok(s) => scenario = s,
+                Err(e) => {
+                    let span = ydoc.span_of(&e.field);
+                    diags.push(Diagnostic {
+                        file: file.to_string(),
+                        line: span.line,
+                        col: span.col,
+                        severity: Severity::Error,
+                        message: e.message,
+                        field: Some(e.field),
+                    });
+                }
+            }
+        }
+        if diags.iter().any(|d| d.severity == Severity::Error) {
+            return Err(diags);
+        }
+        let seed = seed_override.or(scenario.spec.seed).unwrap_or(DEFAULT_SEED);
+        let mut s = Session::bare(seed, scenario.clone(), file);
+        let has_nodes = decoded.objects.iter().any(|o| o.object.kind() == Kind::Node);
+        match (&scenario.spec.nodes, has_nodes) {
+            (Some(n), _) => s.create_default_nodes(n),
+            (None, false) => s.create_default_nodes(&scenario::NodeShorthand::default()),
+            (None, true) => {}
+        }
+        let report = s.apply_decoded(file, decoded);
+        if !report.ok {
+            return Err(report.diagnostics);
+        }
+        s.steps = scenario.timeline().map_err(|e| {
+            vec![Diagnostic { file: file.to_string(), line: 1, col: 1, severity: Severity::Error, message: e.message, field: Some(e.field) }]
+        })?;
+        for c in &scenario.spec.checks {
+            let wait = scenario::parse_wait(&c.wait).map_err(|m| {
+                vec![Diagnostic { file: file.to_string(), line: 1, col: 1, severity: Severity::Error, message: m, field: None }]
+            })?;
+            let start = c.after.as_deref().map(parse_duration).transpose().ok().flatten().unwrap_or(0);
+            s.checks.push(CheckState {
+                name: c.name.clone(),
+                wait,
+                start,
+                status: CheckStatus { name: c.name.clone(), passed: None, message: "waiting".into(), decided_at: None },
+            });
+        }
+        s.evaluate_checks();
+        Ok(s)
+    }
+
+    fn create_default_nodes(&mut self, n: &scenario::NodeShorthand) {
+        for i in 1..=n.count {
+            let name = format!("node-{i}");
+            let mut labels: StringMap = n.labels.clone();
+            labels.insert("kubernetes.io/hostname".into(), name.clone());
+            labels.insert("kubernetes.io/os".into(), "linux".into());
+            let resources: StringMap =
+                [("cpu".to_string(), n.cpu.clone()), ("memory".to_string(), n.memory.clone()), ("pods".to_string(), n.pods.clone())].into();
+            let node = Node {
+                metadata: ObjectMeta { name, labels, ..Default::default() },
+                status: NodeStatus { capacity: resources.clone(), allocatable: resources, ..Default::default() },
+                ..Default::default()
+            };
+            let _ = self.sim.submit(ApiRequest::Create(Object::Node(node)));
+        }
+    }
+
+    /// `kubectl apply -f` of the editor's text. The whole text is checked first and then applied
+    /// against a dry run of the store, so a rejected document changes nothing.
+    pub fn apply_text(&mut self, file: &str, text: &str) -> ApplyReport {
+        let decoded = decode::decode_manifests(file, text);
+        let mut report = ApplyReport { diagnostics: decoded.diagnostics.clone(), ..Default::default() };
+        if decoded.scenario.is_some() {
+            report.diagnostics.push(Diagnostic {
+                file: file.into(),
+                line: decoded.scenario.as_ref().map_or(1, |(_, y)| y.start.line),
+                col: 1,
+                severity: Severity::Info,
+                message: "the Scenario document is read when a scenario is loaded (Reset); Apply ignores it".into(),
+                field: None,
+            });
+        }
+        if report.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            self.log_command("apply -f", &report);
+            return report;
+        }
+        let applied = self.apply_decoded(file, decoded);
+        report.diagnostics.extend(applied.diagnostics);
+        report.lines = applied.lines;
+        report.ok = applied.ok;
+        self.log_command("apply -f", &report);
+        report
+    }
+
+    fn log_command(&mut self, cmd: &str, report: &ApplyReport) {
+        let mut output = report.lines.join("\n");
+        for d in report.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
+            output.push_str(&format!("\n{d}"));
+        }
+        let _ = self.sim.record_command(cmd, output.trim(), report.ok);
+    }
+
+    fn apply_decoded(&mut self, file: &str, decoded: decode::Decoded) -> ApplyReport {
+        let mut report = ApplyReport { ok: true, ..Default::default() };
+        // Dry run against a copy of the store: all or nothing.
+        let mut dry = self.sim.api.clone();
+        let mut plan = Vec::new();
+        for d in &decoded.objects {
+            let req = match self.apply_request(&d.object, |k| dry.get(k).cloned()) {
+                Ok(Some(req)) => req,
+                Ok(None) => {
+                    plan.push((None, d));
+                    continue;
+                }
+                Err(e) => {
+                    report.ok = false;
+                    report.diagnostics.push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
+                    continue;
+                }
+            };
+            let handled = dry.handle(self.sim.now(), req.clone(), 0);
+            if let Err(e) = handled.result {
+                report.ok = false;
+                report.diagnostics.push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
+            } else {
+                plan.push((Some(req), d));
+            }
+        }
+        if !report.ok {
+            return report;
+        }
+        for (req, d) in plan {
+            let what = kubectl_name(&d.object);
+            match req {
+                None => report.lines.push(format!("{what} unchanged")),
+                Some(req) => {
+                    let verb = if matches!(req, ApiRequest::Create(_)) { "created" } else { "configured" };
+                    match self.sim.submit(req) {
+                        Ok(_) => report.lines.push(format!("{what} {verb}")),
+                        Err(e) => {
+                            report.ok = false;
+                            report.diagnostics.push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
+                        }
+                    }
+                }
+            }
+        }
+        report
+    }
+
+    /// The request `kubectl apply` would send: a create, or a 3-way-merged update, or nothing.
+    fn apply_request(&self, obj: &Object, live: impl Fn(&ObjectKey) -> Option<Arc<Object>>) -> Result<Option<ApiRequest>, ApiError> {
+        let mut manifest = obj.to_json();
+        strip_defaults_for_last_applied(&mut manifest);
+        let last_applied = serde_json::to_string(&manifest).unwrap_or_default();
+        match live(&obj.key()) {
+            None => {
+                let mut o = obj.clone();
+                o.meta_mut().annotations.insert(LAST_APPLIED.into(), last_applied);
+                Ok(Some(ApiRequest::Create(o)))
+            }
+            Some(current) => {
+                let previous: Json = current
+                    .meta()
+                    .annotations
+                    .get(LAST_APPLIED)
+                    .and_then(|s| serde_json::from_str(s).ok())
+                    .unwrap_or(Json::Null);
+                let live_json = current.to_json();
+                let mut patch = three_way_patch(&previous, &manifest, &live_json);
+                if let Json::Object(m) = &mut patch {
+                    m.remove("status");
+                }
+                let mut merged = live_json.clone();
+                merge_patch(&mut merged, &patch);
+                if let Some(ann) = merged.pointer_mut("/metadata/annotations").and_then(|a| a.as_object_mut()) {
+                    ann.insert(LAST_APPLIED.into(), Json::String(last_applied.clone()));
+                } else if let Some(meta) = merged.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                    meta.insert("annotations".into(), serde_json::json!({ LAST_APPLIED: last_applied }));
+                }
+                if merged == live_json {
+                    return Ok(None);
+                }
+                let updated = Object::from_json(obj.kind(), merged)
+                    .map_err(|e| ApiError { reason: StatusReason::BadRequest, message: e.to_string() })?;
+                Ok(Some(ApiRequest::Update(updated)))
+            }
+        }
+    }
+
+    /// `kubectl delete -f` of the editor's text.
+    pub fn delete_text(&mut self, file: &str, text: &str) -> ApplyReport {
+        let decoded = decode::decode_manifests(file, text);
+        let mut report = ApplyReport { diagnostics: decoded.diagnostics.clone(), ok: true, ..Default::default() };
+        if report.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            report.ok = false;
+            return report;
+        }
+        for d in &decoded.objects {
+            let what = kubectl_name(&d.object);
+            match self.sim.submit(ApiRequest::Delete { key: d.object.key(), options: DeleteOptions::default() }) {
+                Ok(_) => report.lines.push(format!("{what} deleted")),
+                Err(e) => {
+                    report.ok = false;
+                    report.lines.push(e.kubectl_message());
+                }
+            }
+        }
+        self.log_command("delete -f", &report);
+        report
+    }
+
+    /// Injects a fault now.
+    pub fn inject(&mut self, fault: Fault) -> Result<String, String> {
+        self.sim.inject(fault)
+    }
+
+    /// Runs a kubectl command line (the playground's subset).
+    pub fn kubectl(&mut self, cmd: &str) -> CommandOutput {
+        let out = super::kubectl::execute(self, cmd);
+        let text = if out.ok { out.stdout.clone() } else { out.stderr.clone() };
+        let _ = self.sim.record_command(&format!("kubectl {}", cmd.trim().trim_start_matches("kubectl ").trim()), text.trim_end(), out.ok);
+        out
+    }
+
+    /// Advances simulated time to `t`, running scenario steps on the way and deciding checks.
+    pub fn advance_to(&mut self, t: Millis, max_events: usize) -> super::world::Advanced {
+        let mut total = super::world::Advanced::default();
+        loop {
+            let next_step = self.steps.get(self.next_step).map(|s| s.at).filter(|&at| at <= t);
+            let target = next_step.unwrap_or(t);
+            let budget = max_events.saturating_sub(total.events);
+            let adv = self.sim.advance_to(target, budget);
+            total.events += adv.events;
+            self.evaluate_checks();
+            if adv.capped {
+                total.capped = true;
+                return total;
+            }
+            match next_step {
+                Some(_) => {
+                    let step = self.steps[self.next_step].clone();
+                    self.next_step += 1;
+                    self.run_step(step.action);
+                }
+                None => return total,
+            }
+        }
+    }
+
+    /// Processes one simulation event (the UI's Step).
+    pub fn step(&mut self) -> bool {
+        let next = self.sim.next_event_time();
+        let step_due = self.steps.get(self.next_step).map(|s| s.at);
+        if let (Some(due), Some(n)) = (step_due, next) {
+            if due <= n {
+                self.advance_to(due, usize::MAX);
+                return true;
+            }
+        }
+        let stepped = self.sim.step();
+        self.evaluate_checks();
+        stepped
+    }
+
+    fn run_step(&mut self, action: StepAction) {
+        match action {
+            StepAction::Fault(f) => {
+                let _ = self.inject(f);
+            }
+            StepAction::Kubectl(cmd) => {
+                let _ = self.kubectl(&cmd);
+            }
+            StepAction::Apply(text) => {
+                let file = format!("{} (step)", self.file);
+                let _ = self.apply_text(&file, &text);
+            }
+        }
+    }
+
+    /// Steps not yet run.
+    pub fn pending_steps(&self) -> &[TimedAction] {
+        &self.steps[self.next_step.min(self.steps.len())..]
+    }
+
+    /// The checks and their states.
+    pub fn checks(&self) -> Vec<CheckStatus> {
+        self.checks.iter().map(|c| c.status.clone()).collect()
+    }
+
+    /// True when every check has been decided.
+    pub fn checks_decided(&self) -> bool {
+        self.checks.iter().all(|c| c.status.passed.is_some())
+    }
+
+    fn evaluate_checks(&mut self) {
+        let now = self.sim.now();
+        let mut decided = Vec::new();
+        for c in &mut self.checks {
+            if c.status.passed.is_some() || now < c.start {
+                continue;
+            }
+            match evaluate_wait(&self.sim, &c.wait) {
+                Ok(()) => {
+                    c.status.passed = Some(true);
+                    c.status.message = format!("condition met at {}", super::time::clock(now));
+                    c.status.decided_at = Some(now);
+                    decided.push((c.name.clone(), true, c.status.message.clone()));
+                }
+                Err(why) => {
+                    if now >= c.start + c.wait.timeout {
+                        c.status.passed = Some(false);
+                        c.status.message = format!("timed out after {}: {why}", super::time::format_duration(c.wait.timeout));
+                        c.status.decided_at = Some(now);
+                        decided.push((c.name.clone(), false, c.status.message.clone()));
+                    } else {
+                        c.status.message = why;
+                    }
+                }
+            }
+        }
+        for (name, passed, message) in decided {
+            self.sim.record_check(&name, passed, &message);
+        }
+    }
+
+    /// The time of the earliest undecided check's deadline (the CLI runs at least until then).
+    pub fn check_deadline(&self) -> Option<Millis> {
+        self.checks.iter().filter(|c| c.status.passed.is_none()).map(|c| c.start + c.wait.timeout).max()
+    }
+
+    /// Every object as a Kubernetes `List`, as `kubectl get all -o yaml` shows it (Events excluded).
+    pub fn state_json(&self) -> Json {
+        let items: Vec<Json> = self.sim.api.all().filter(|o| !matches!(o.kind(), Kind::Event)).map(|o| o.to_json()).collect();
+        serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}})
+    }
+
+    /// [`Session::state_json`] as YAML.
+    pub fn state_yaml(&self) -> String {
+        super::yaml::to_yaml(&self.state_json())
+    }
+}
+
+/// `deployment.apps/web`: how kubectl names an object in its output.
+pub fn kubectl_name(obj: &Object) -> String {
+    let kind = obj.kind();
+    let resource = kind.resource();
+    let (plural, group) = resource.split_once('.').map_or((resource, ""), |(p, g)| (p, g));
+    let singular = kind.as_str().to_ascii_lowercase();
+    let _ = plural;
+    if group.is_empty() {
+        format!("{singular}/{}", obj.meta().name)
+    } else {
+        format!("{singular}.{group}/{}", obj.meta().name)
+    }
+}
+
+fn diag_at(file: &str, line: u32, col: u32, obj: &Object, e: &ApiError) -> Diagnostic {
+    let message = match e.reason {
+        StatusReason::Invalid => format!("The {} {:?} is invalid: {}", obj.kind(), obj.meta().name, e.message.split_once(" is invalid: ").map_or(e.message.as_str(), |(_, r)| r)),
+        _ => format!("Error from server ({:?}): error when applying \"{file}\": {}", e.reason, e.message),
+    };
+    Diagnostic { file: file.into(), line, col, severity: Severity::Error, message, field: None }
+}
+
+/// The last-applied annotation records what the user wrote, not server-side fields.
+fn strip_defaults_for_last_applied(manifest: &mut Json) {
+    if let Some(m) = manifest.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        for k in ["uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"] {
+            m.remove(k);
+        }
+        if let Some(a) = m.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+            a.remove(LAST_APPLIED);
+        }
+    }
+    if let Some(m) = manifest.as_object_mut() {
+        m.remove("status");
+    }
+}
+
+/// kubectl apply's 3-way merge, as a JSON merge patch: fields the user removed since the last
+/// apply are deleted; fields the user sets now win over the live object; everything else (e.g.
+/// a replica count changed by `kubectl scale` and not in the manifest) is left alone.
+pub fn three_way_patch(last: &Json, new: &Json, live: &Json) -> Json {
+    let mut patch = serde_json::Map::new();
+    if let (Some(last_m), Some(new_m)) = (last.as_object(), new.as_object()) {
+        for k in last_m.keys() {
+            if !new_m.contains_key(k) {
+                patch.insert(k.clone(), Json::Null);
+            }
+        }
+    }
+    if let Some(new_m) = new.as_object() {
+        for (k, v) in new_m {
+            let live_v = live.get(k).unwrap_or(&Json::Null);
+            let last_v = last.get(k).unwrap_or(&Json::Null);
+            if v.is_object() && live_v.is_object() {
+                let sub = three_way_patch(last_v, v, live_v);
+                if sub.as_object().is_some_and(|m| !m.is_empty()) {
+                    patch.insert(k.clone(), sub);
+                }
+            } else if v != live_v {
+                patch.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Json::Object(patch)
+}
+
+/// Whether a `kubectl wait` condition holds now; the error says what it is still waiting for.
+pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
+    let (kind_s, name) = match wait.resource.split_once('/') {
+        Some((k, n)) => (k, Some(n)),
+        None => (wait.resource.as_str(), None),
+    };
+    let kind = Kind::from_resource_name(kind_s).ok_or_else(|| format!("the server doesn't have a resource type {kind_s:?}"))?;
+    let objects: Vec<&Arc<Object>> = match name {
+        Some(n) => sim.api.get(&ObjectKey::new(kind, &wait.namespace, n)).into_iter().collect(),
+        None => {
+            let sel = wait.selector.as_deref().map(super::world::parse_label_selector).transpose()?;
+            sim.api
+                .list(kind)
+                .filter(|o| !kind.namespaced() || o.meta().namespace == wait.namespace)
+                .filter(|o| sel.as_ref().is_none_or(|s| s.matches(&o.meta().labels)))
+                .collect()
+        }
+    };
+    match &wait.for_ {
+        WaitFor::Delete => {
+            if objects.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{} still exists", wait.resource))
+            }
+        }
+        WaitFor::Create => {
+            if objects.is_empty() {
+                Err(format!("{} does not exist yet", wait.resource))
+            } else {
+                Ok(())
+            }
+        }
+        WaitFor::Condition { type_, status } => {
+            if objects.is_empty() {
+                return Err(format!("{} not found", wait.resource));
+            }
+            for o in objects {
+                let doc = o.to_json();
+                let conds = doc.pointer("/status/conditions").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+                let found = conds.iter().find(|c| c.get("type").and_then(|t| t.as_str()).is_some_and(|t| t.eq_ignore_ascii_case(type_)));
+                let actual = found.and_then(|c| c.get("status")).and_then(|s| s.as_str()).unwrap_or("");
+                if !actual.eq_ignore_ascii_case(status) {
+                    let reason = found.and_then(|c| c.get("reason")).and_then(|r| r.as_str()).unwrap_or("");
+                    return Err(format!(
+                        "{}/{}: condition {type_} is {}{}",
+                        o.kind().as_str().to_ascii_lowercase(),
+                        o.meta().name,
+                        if actual.is_empty() { "absent" } else { actual },
+                        if reason.is_empty() { String::new() } else { format!(" ({reason})") }
+                    ));
+                }
+            }
+            Ok(())
+        }
+        WaitFor::JsonPath { path, value } => {
+            if objects.is_empty() {
+                return Err(format!("{} not found", wait.resource));
+            }
+            for o in objects {
+                let doc = o.to_json();
+                let got = json_path(&doc, path);
+                let ok = match (got, value) {
+                    (Some(v), Some(want)) => json_scalar(v) == *want,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if !ok {
+                    return Err(format!(
+                        "{}/{}: {{{path}}} is {}",
+                        o.kind().as_str().to_ascii_lowercase(),
+                        o.meta().name,
+                        got.map_or("absent".to_string(), json_scalar)
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn json_scalar(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Sim {
+    /// Records a learner command in the trace.
+    pub fn record_command(&mut self, command: &str, output: &str, ok: bool) -> u64 {
+        let now = self.now();
+        self.trace_push(now, None, TraceKind::Command { command: command.into(), output: output.into(), ok })
+    }
+
+    /// Records a decided check in the trace.
+    pub fn record_check(&mut self, name: &str, passed: bool, message: &str) -> u64 {
+        let now = self.now();
+        self.trace_push(now, None, TraceKind::Check { name: name.into(), passed, message: message.into() })
+    }
+}
+
+/// Objects grouped by kind, in store order: what summaries print.
+pub fn objects_by_kind(sim: &Sim) -> BTreeMap<Kind, Vec<Arc<Object>>> {
+    let mut out: BTreeMap<Kind, Vec<Arc<Object>>> = BTreeMap::new();
+    for o in sim.api.all() {
+        out.entry(o.kind()).or_default().push(o.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reapplying_resets_fields_the_manifest_sets_and_keeps_the_rest() {
+        let last = json!({"spec": {"replicas": 3, "paused": true}});
+        let new = json!({"spec": {"replicas": 3}});
+        let live = json!({"spec": {"replicas": 5, "paused": true, "revisionHistoryLimit": 10}});
+        let patch = three_way_patch(&last, &new, &live);
+        assert_eq!(patch, json!({"spec": {"replicas": 3, "paused": null}}));
+    }
+}

@@ -1,0 +1,1512 @@
+//! The Kubernetes object types the simulation stores, serde-shaped exactly as the API serves them.
+//!
+//! Field names follow the Kubernetes API verbatim (camelCase on the wire, snake_case in Rust).
+//! Fields Kubernetes defines but the simulation does not act on are kept as opaque JSON so that
+//! real manifests load, round-trip through `-o yaml`, and can be reported as "not simulated".
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+/// Simulated time in milliseconds since the simulation started.
+pub type Millis = u64;
+
+/// Labels and annotations: ordered so that everything observable is deterministic.
+pub type StringMap = BTreeMap<String, String>;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
+}
+
+fn is_zero_i32(v: &i32) -> bool {
+    *v == 0
+}
+
+/// A timestamp on an object: simulated milliseconds, printed as RFC 3339 from a fixed epoch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub Millis);
+
+/// The wall-clock instant simulated time zero maps to, so timestamps look like a real cluster's.
+pub const EPOCH_UNIX_SECONDS: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+impl Time {
+    /// RFC 3339 with second precision, as Kubernetes serialises `metav1.Time`.
+    pub fn to_rfc3339(self) -> String {
+        let secs = EPOCH_UNIX_SECONDS + (self.0 / 1000) as i64;
+        let days = secs.div_euclid(86_400);
+        let rem = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            rem / 3600,
+            (rem % 3600) / 60,
+            rem % 60
+        )
+    }
+
+    /// Parses the RFC 3339 form written by [`Time::to_rfc3339`] (and fractional seconds).
+    pub fn parse_rfc3339(s: &str) -> Option<Time> {
+        let b = s.as_bytes();
+        if b.len() < 20 {
+            return None;
+        }
+        let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+        let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        let mut millis = 0i64;
+        if b.get(19) == Some(&b'.') {
+            let frac: String = s[20..].chars().take_while(|c| c.is_ascii_digit()).collect();
+            let padded = format!("{frac:0<3}");
+            millis = padded.get(0..3)?.parse().ok()?;
+        }
+        let days = days_from_civil(y, mo, d);
+        let unix = days * 86_400 + h * 3600 + mi * 60 + se;
+        let ms = (unix - EPOCH_UNIX_SECONDS) * 1000 + millis;
+        if ms < 0 {
+            Some(Time(0))
+        } else {
+            Some(Time(ms as u64))
+        }
+    }
+}
+
+// Howard Hinnant's civil-from-days algorithm; avoids a date-time dependency for one conversion.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+impl Serialize for Time {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Time::parse_rfc3339(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "parsing time {s:?} as \"2006-01-02T15:04:05Z07:00\": cannot parse"
+            ))
+        })
+    }
+}
+
+/// An int or a percentage string, as used by maxSurge, maxUnavailable and minAvailable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum IntOrString {
+    Int(i64),
+    String(String),
+}
+
+impl Default for IntOrString {
+    fn default() -> Self {
+        IntOrString::Int(0)
+    }
+}
+
+impl IntOrString {
+    /// Resolves against a total the way `intstr.GetScaledValueFromIntOrPercent` does.
+    pub fn scaled_value(&self, total: i64, round_up: bool) -> Result<i64, String> {
+        match self {
+            IntOrString::Int(i) => Ok(*i),
+            IntOrString::String(s) => {
+                let pct = s
+                    .strip_suffix('%')
+                    .and_then(|p| p.parse::<i64>().ok())
+                    .ok_or_else(|| format!("invalid value for IntOrString: invalid type: string is not a percentage: {s:?}"))?;
+                let v = pct * total;
+                Ok(if round_up { (v + 99).div_euclid(100) } else { v.div_euclid(100) })
+            }
+        }
+    }
+}
+
+/// Identifies the owner of an object; the garbage collector and ControllerRef logic follow these.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_owner_deletion: Option<bool>,
+}
+
+/// Metadata every object carries; the API server owns uid, resourceVersion, generation and timestamps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub generate_name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub generation: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_timestamp: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_grace_period_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: StringMap,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: StringMap,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owner_references: Vec<OwnerReference>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
+    /// Accepted for compatibility with real manifests; not simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_fields: Option<Json>,
+}
+
+impl ObjectMeta {
+    /// The owner reference with `controller: true`, if any (at most one is allowed).
+    pub fn controller_ref(&self) -> Option<&OwnerReference> {
+        self.owner_references.iter().find(|r| r.controller == Some(true))
+    }
+
+    /// The resourceVersion as the integer the simulated store counts in.
+    pub fn rv(&self) -> u64 {
+        self.resource_version.parse().unwrap_or(0)
+    }
+}
+
+/// A label selector; `matchExpressions` supports In, NotIn, Exists and DoesNotExist.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub match_labels: StringMap,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+/// One requirement of a [`LabelSelector`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+impl LabelSelector {
+    /// True when the selector has no requirements, which selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.match_labels.is_empty() && self.match_expressions.is_empty()
+    }
+
+    /// Whether a label set satisfies every requirement, as `metav1.LabelSelectorAsSelector` does.
+    pub fn matches(&self, labels: &StringMap) -> bool {
+        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && self.match_expressions.iter().all(|e| {
+                let got = labels.get(&e.key);
+                match e.operator.as_str() {
+                    "In" => got.is_some_and(|g| e.values.contains(g)),
+                    "NotIn" => got.is_none_or(|g| !e.values.contains(g)),
+                    "Exists" => got.is_some(),
+                    "DoesNotExist" => got.is_none(),
+                    _ => false,
+                }
+            })
+    }
+
+    /// The selector as `kubectl` prints it, e.g. `app=web,tier in (a,b)`.
+    pub fn to_selector_string(&self) -> String {
+        let mut parts: Vec<String> = self.match_labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        for e in &self.match_expressions {
+            parts.push(match e.operator.as_str() {
+                "In" => format!("{} in ({})", e.key, e.values.join(",")),
+                "NotIn" => format!("{} notin ({})", e.key, e.values.join(",")),
+                "Exists" => e.key.clone(),
+                _ => format!("!{}", e.key),
+            });
+        }
+        parts.join(",")
+    }
+}
+
+/// Whether a plain map selector (Services, nodeSelector) matches a label set.
+pub fn map_selector_matches(selector: &StringMap, labels: &StringMap) -> bool {
+    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
+// ---------------------------------------------------------------- Pods
+
+/// Resource requests and limits; quantities stay strings as in the API and are parsed on use.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRequirements {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: StringMap,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: StringMap,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<Json>,
+}
+
+/// An HTTP GET probe action; the simulated app answers it according to its behaviour.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpGetAction {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub port: IntOrString,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_headers: Option<Json>,
+}
+
+/// A readiness, liveness or startup probe with Kubernetes' timing fields.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Probe {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_get: Option<HttpGetAction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_socket: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_delay_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_threshold: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_threshold: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
+}
+
+/// A container port; hostPort takes part in scheduling (NodePorts).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerPort {
+    pub container_port: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_port: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ip: Option<String>,
+}
+
+/// A container in a pod template; fields the simulation ignores are kept opaque.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Container {
+    pub name: String,
+    #[serde(default)]
+    pub image: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<ContainerPort>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness_probe: Option<Probe>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness_probe: Option<Probe>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_probe: Option<Probe>,
+    /// Only meaningful on init containers: `Always` makes a sidecar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+    // Accepted but not simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_from: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_mounts: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_devices: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_context: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_message_path: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_message_policy: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin_once: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resize_policy: Option<Json>,
+}
+
+/// A toleration; matches taints as `v1.Toleration.ToleratesTaint` does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Toleration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<i64>,
+}
+
+impl Toleration {
+    /// Whether this toleration tolerates the taint (empty key with Exists tolerates everything).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if let Some(effect) = self.effect.as_deref() {
+            if !effect.is_empty() && effect != taint.effect {
+                return false;
+            }
+        }
+        let key = self.key.as_deref().unwrap_or("");
+        let op = self.operator.as_deref().unwrap_or("Equal");
+        if key.is_empty() {
+            return op == "Exists";
+        }
+        if key != taint.key {
+            return false;
+        }
+        match op {
+            "Exists" => true,
+            _ => self.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or(""),
+        }
+    }
+}
+
+/// Node affinity, of which the scheduler simulates `requiredDuringScheduling…` and `preferred…`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Affinity {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_affinity: Option<NodeAffinity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_affinity: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_anti_affinity: Option<Json>,
+}
+
+/// See [`Affinity`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeAffinity {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preferred_during_scheduling_ignored_during_execution: Vec<PreferredSchedulingTerm>,
+}
+
+/// A required node selector: terms are ORed, expressions within a term are ANDed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSelector {
+    #[serde(default)]
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+/// See [`NodeSelector`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSelectorTerm {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_expressions: Vec<NodeSelectorRequirement>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_fields: Vec<NodeSelectorRequirement>,
+}
+
+/// One node-selector requirement (In, NotIn, Exists, DoesNotExist, Gt, Lt).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+/// A weighted preferred node-affinity term.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreferredSchedulingTerm {
+    pub weight: i64,
+    pub preference: NodeSelectorTerm,
+}
+
+/// The pod spec; the simulated subset drives scheduling, the kubelet and termination.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    #[serde(default)]
+    pub containers: Vec<Container>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub init_containers: Vec<Container>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node_name: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: StringMap,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+    // Accepted but not simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volumes: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_context: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_secrets: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_network: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_spread_constraints: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub automount_service_account_token: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdomain: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_service_links: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_policy: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness_gates: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_class_name: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_process_namespace: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_pid: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ipc: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_config: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_aliases: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_deadline_seconds: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<Json>,
+}
+
+/// A pod template: metadata plus spec, as in Deployments and ReplicaSets.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodTemplateSpec {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: PodSpec,
+}
+
+/// A condition on any object's status; the transition time moves only when `status` flips.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_heartbeat_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_probe_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// Finds a condition by type in a condition list.
+pub fn find_condition<'a>(conds: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+    conds.iter().find(|c| c.type_ == type_)
+}
+
+/// Sets a condition, keeping `lastTransitionTime` unless the status flips (as Kubernetes does).
+pub fn set_condition(conds: &mut Vec<Condition>, mut new: Condition) {
+    if let Some(existing) = conds.iter_mut().find(|c| c.type_ == new.type_) {
+        if existing.status == new.status {
+            new.last_transition_time = existing.last_transition_time.or(new.last_transition_time);
+        }
+        *existing = new;
+    } else {
+        conds.push(new);
+    }
+}
+
+/// `waiting`, `running` or `terminated`: exactly one is set on a real container status.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<ContainerStateWaiting>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<ContainerStateRunning>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminated: Option<ContainerStateTerminated>,
+}
+
+/// See [`ContainerState`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateWaiting {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// See [`ContainerState`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateRunning {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+}
+
+/// See [`ContainerState`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateTerminated {
+    pub exit_code: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+}
+
+/// The kubelet's report of one container.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStatus {
+    pub name: String,
+    #[serde(default)]
+    pub image: String,
+    #[serde(default)]
+    pub ready: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<bool>,
+    #[serde(default)]
+    pub restart_count: i32,
+    #[serde(default)]
+    pub state: ContainerState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_state: Option<ContainerState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_id: Option<String>,
+}
+
+/// Pod status as the scheduler and kubelet write it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub phase: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominated_node_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_statuses: Vec<ContainerStatus>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub init_container_statuses: Vec<ContainerStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos_class: Option<String>,
+}
+
+/// A Pod.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pod {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: PodSpec,
+    #[serde(default)]
+    pub status: PodStatus,
+}
+
+impl Pod {
+    /// Ready condition True: the pod receives traffic and counts as ready for its owners.
+    pub fn is_ready(&self) -> bool {
+        find_condition(&self.status.conditions, "Ready").is_some_and(|c| c.status == "True")
+    }
+
+    /// The time the Ready condition last became True, for availability (minReadySeconds).
+    pub fn ready_since(&self) -> Option<Time> {
+        find_condition(&self.status.conditions, "Ready")
+            .filter(|c| c.status == "True")
+            .and_then(|c| c.last_transition_time)
+    }
+
+    /// Ready for at least `min_ready_seconds` at `now`, as `podutil.IsPodAvailable`.
+    pub fn is_available(&self, min_ready_seconds: i64, now: Millis) -> bool {
+        if !self.is_ready() {
+            return false;
+        }
+        if min_ready_seconds == 0 {
+            return true;
+        }
+        self.ready_since()
+            .is_some_and(|t| t.0 + (min_ready_seconds as u64) * 1000 <= now)
+    }
+
+    /// Not Succeeded/Failed and not being deleted: what ReplicaSets count.
+    pub fn is_active(&self) -> bool {
+        self.status.phase != "Succeeded"
+            && self.status.phase != "Failed"
+            && self.metadata.deletion_timestamp.is_none()
+    }
+
+    /// The highest restart count of any container.
+    pub fn max_restarts(&self) -> i32 {
+        self.status.container_statuses.iter().map(|c| c.restart_count).max().unwrap_or(0)
+    }
+}
+
+// ---------------------------------------------------------------- ReplicaSets
+
+/// ReplicaSet spec.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaSetSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub min_ready_seconds: i32,
+    #[serde(default)]
+    pub selector: LabelSelector,
+    #[serde(default)]
+    pub template: PodTemplateSpec,
+}
+
+/// ReplicaSet status as the ReplicaSet controller computes it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaSetStatus {
+    #[serde(default)]
+    pub replicas: i32,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub fully_labeled_replicas: i32,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub ready_replicas: i32,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub available_replicas: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminating_replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub observed_generation: i64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// A ReplicaSet.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaSet {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ReplicaSetSpec,
+    #[serde(default)]
+    pub status: ReplicaSetStatus,
+}
+
+// ---------------------------------------------------------------- Deployments
+
+/// Rolling-update parameters; both default to 25%.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RollingUpdateDeployment {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<IntOrString>,
+}
+
+/// `RollingUpdate` (default) or `Recreate`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentStrategy {
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolling_update: Option<RollingUpdateDeployment>,
+}
+
+/// Deployment spec; defaulted by admission exactly as apps/v1 defaults it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    #[serde(default)]
+    pub selector: LabelSelector,
+    #[serde(default)]
+    pub template: PodTemplateSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<DeploymentStrategy>,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub min_ready_seconds: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_history_limit: Option<i32>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub paused: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_deadline_seconds: Option<i32>,
+}
+
+/// Deployment status as the Deployment controller computes it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentStatus {
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub observed_generation: i64,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub replicas: i32,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub updated_replicas: i32,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub ready_replicas: i32,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub available_replicas: i32,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub unavailable_replicas: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminating_replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collision_count: Option<i32>,
+}
+
+/// A Deployment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deployment {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: DeploymentSpec,
+    #[serde(default)]
+    pub status: DeploymentStatus,
+}
+
+// ---------------------------------------------------------------- Nodes
+
+/// A node taint; `effect` is NoSchedule, PreferNoSchedule or NoExecute.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Taint {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub effect: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_added: Option<Time>,
+}
+
+/// Node spec.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSpec {
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unschedulable: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_cidr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
+}
+
+/// Node status: capacity and allocatable size the machine; conditions carry its health.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capacity: StringMap,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub allocatable: StringMap,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addresses: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_info: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Json>,
+}
+
+/// A Node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Node {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: NodeSpec,
+    #[serde(default)]
+    pub status: NodeStatus,
+}
+
+impl Node {
+    /// The Ready condition's status: "True", "False" or "Unknown" (absent reads as Unknown).
+    pub fn ready_status(&self) -> &str {
+        find_condition(&self.status.conditions, "Ready").map_or("Unknown", |c| c.status.as_str())
+    }
+}
+
+/// A node Lease in `kube-node-lease`, renewed by the kubelet as its heartbeat.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: LeaseSpec,
+}
+
+/// See [`Lease`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_identity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_duration_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renew_time: Option<Time>,
+}
+
+// ---------------------------------------------------------------- Services
+
+/// A Service port.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServicePort {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub port: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_port: Option<IntOrString>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_port: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_protocol: Option<String>,
+}
+
+/// Service spec; the selector decides which pods become endpoints.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSpec {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub selector: StringMap,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<ServicePort>,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub publish_not_ready_addresses: bool,
+    // Accepted but not simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ips: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_affinity: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_traffic_policy: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_traffic_policy: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_families: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_family_policy: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_ip: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_ips: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_name: Option<Json>,
+}
+
+/// A Service.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Service {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: ServiceSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Json>,
+}
+
+/// One endpoint of an EndpointSlice with its ready/serving/terminating conditions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    #[serde(default)]
+    pub addresses: Vec<String>,
+    #[serde(default)]
+    pub conditions: EndpointConditions,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ref: Option<ObjectReference>,
+}
+
+/// See [`Endpoint`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointConditions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminating: Option<bool>,
+}
+
+/// The slice of a Service's endpoints, maintained by the EndpointSlice controller.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSlice {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub address_type: String,
+    #[serde(default)]
+    pub endpoints: Vec<Endpoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Json>,
+}
+
+// ---------------------------------------------------------------- PodDisruptionBudgets
+
+/// PDB spec: exactly one of minAvailable and maxUnavailable.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodDisruptionBudgetSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_available: Option<IntOrString>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unhealthy_pod_eviction_policy: Option<String>,
+}
+
+/// PDB status as the disruption controller computes it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodDisruptionBudgetStatus {
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub observed_generation: i64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub disrupted_pods: BTreeMap<String, Time>,
+    #[serde(default)]
+    pub disruptions_allowed: i32,
+    #[serde(default)]
+    pub current_healthy: i32,
+    #[serde(default)]
+    pub desired_healthy: i32,
+    #[serde(default)]
+    pub expected_pods: i32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// A PodDisruptionBudget (policy/v1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodDisruptionBudget {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: PodDisruptionBudgetSpec,
+    #[serde(default)]
+    pub status: PodDisruptionBudgetStatus,
+}
+
+// ---------------------------------------------------------------- Events
+
+/// Points at the object an Event is about.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectReference {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field_path: String,
+}
+
+/// Which component reported an Event.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventSource {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub component: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
+}
+
+/// A core/v1 Event, aggregated the way client-go's EventCorrelator does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub involved_object: ObjectReference,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub source: EventSource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_timestamp: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_timestamp: Option<Time>,
+    #[serde(default)]
+    pub count: i32,
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reporting_component: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reporting_instance: Option<String>,
+}
+
+// ---------------------------------------------------------------- The closed set of kinds
+
+/// Every kind the simulation stores. Ordered so that stores iterate deterministically.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Kind {
+    Node,
+    Lease,
+    Deployment,
+    ReplicaSet,
+    Pod,
+    Service,
+    EndpointSlice,
+    PodDisruptionBudget,
+    Event,
+}
+
+impl Kind {
+    /// All kinds, in store order.
+    pub const ALL: [Kind; 9] = [
+        Kind::Node,
+        Kind::Lease,
+        Kind::Deployment,
+        Kind::ReplicaSet,
+        Kind::Pod,
+        Kind::Service,
+        Kind::EndpointSlice,
+        Kind::PodDisruptionBudget,
+        Kind::Event,
+    ];
+
+    /// The `kind` field value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Node => "Node",
+            Kind::Lease => "Lease",
+            Kind::Deployment => "Deployment",
+            Kind::ReplicaSet => "ReplicaSet",
+            Kind::Pod => "Pod",
+            Kind::Service => "Service",
+            Kind::EndpointSlice => "EndpointSlice",
+            Kind::PodDisruptionBudget => "PodDisruptionBudget",
+            Kind::Event => "Event",
+        }
+    }
+
+    /// The `apiVersion` the API serves this kind at.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Kind::Node | Kind::Pod | Kind::Service | Kind::Event => "v1",
+            Kind::Lease => "coordination.k8s.io/v1",
+            Kind::Deployment | Kind::ReplicaSet => "apps/v1",
+            Kind::EndpointSlice => "discovery.k8s.io/v1",
+            Kind::PodDisruptionBudget => "policy/v1",
+        }
+    }
+
+    /// The resource name with group, as API error messages print it (`deployments.apps`).
+    pub fn resource(self) -> &'static str {
+        match self {
+            Kind::Node => "nodes",
+            Kind::Lease => "leases.coordination.k8s.io",
+            Kind::Deployment => "deployments.apps",
+            Kind::ReplicaSet => "replicasets.apps",
+            Kind::Pod => "pods",
+            Kind::Service => "services",
+            Kind::EndpointSlice => "endpointslices.discovery.k8s.io",
+            Kind::PodDisruptionBudget => "poddisruptionbudgets.policy",
+            Kind::Event => "events",
+        }
+    }
+
+    /// Whether objects of this kind live in a namespace.
+    pub fn namespaced(self) -> bool {
+        !matches!(self, Kind::Node)
+    }
+
+    /// Whether the kind has a status subresource (main-resource writes then ignore status).
+    pub fn has_status_subresource(self) -> bool {
+        matches!(
+            self,
+            Kind::Node | Kind::Deployment | Kind::ReplicaSet | Kind::Pod | Kind::Service | Kind::PodDisruptionBudget
+        )
+    }
+
+    /// Parses a `kind` field value.
+    pub fn from_kind_str(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Resolves what a kubectl user types (`deploy`, `pods`, `rs`, `Deployment`, `deployments.apps`).
+    pub fn from_resource_name(s: &str) -> Option<Kind> {
+        let s = s.to_ascii_lowercase();
+        let s = s.split('.').next().unwrap_or(&s).to_string();
+        Some(match s.as_str() {
+            "node" | "nodes" | "no" => Kind::Node,
+            "lease" | "leases" => Kind::Lease,
+            "deployment" | "deployments" | "deploy" => Kind::Deployment,
+            "replicaset" | "replicasets" | "rs" => Kind::ReplicaSet,
+            "pod" | "pods" | "po" => Kind::Pod,
+            "service" | "services" | "svc" => Kind::Service,
+            "endpointslice" | "endpointslices" => Kind::EndpointSlice,
+            "poddisruptionbudget" | "poddisruptionbudgets" | "pdb" => Kind::PodDisruptionBudget,
+            "event" | "events" | "ev" => Kind::Event,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Any stored object. One variant per kind keeps every match exhaustive.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Object {
+    Node(Node),
+    Lease(Lease),
+    Deployment(Deployment),
+    ReplicaSet(ReplicaSet),
+    Pod(Pod),
+    Service(Service),
+    EndpointSlice(EndpointSlice),
+    PodDisruptionBudget(PodDisruptionBudget),
+    Event(Event),
+}
+
+macro_rules! each_variant {
+    ($obj:expr, $o:ident => $body:expr) => {
+        match $obj {
+            Object::Node($o) => $body,
+            Object::Lease($o) => $body,
+            Object::Deployment($o) => $body,
+            Object::ReplicaSet($o) => $body,
+            Object::Pod($o) => $body,
+            Object::Service($o) => $body,
+            Object::EndpointSlice($o) => $body,
+            Object::PodDisruptionBudget($o) => $body,
+            Object::Event($o) => $body,
+        }
+    };
+}
+
+impl Object {
+    /// The object's kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Object::Node(_) => Kind::Node,
+            Object::Lease(_) => Kind::Lease,
+            Object::Deployment(_) => Kind::Deployment,
+            Object::ReplicaSet(_) => Kind::ReplicaSet,
+            Object::Pod(_) => Kind::Pod,
+            Object::Service(_) => Kind::Service,
+            Object::EndpointSlice(_) => Kind::EndpointSlice,
+            Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
+            Object::Event(_) => Kind::Event,
+        }
+    }
+
+    /// The object's metadata.
+    pub fn meta(&self) -> &ObjectMeta {
+        each_variant!(self, o => &o.metadata)
+    }
+
+    /// The object's metadata, mutably (only the API server and admission should write it).
+    pub fn meta_mut(&mut self) -> &mut ObjectMeta {
+        each_variant!(self, o => &mut o.metadata)
+    }
+
+    /// The key the store files this object under.
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(self.kind(), &self.meta().namespace, &self.meta().name)
+    }
+
+    /// The object as the API serves it: JSON with apiVersion and kind first.
+    pub fn to_json(&self) -> Json {
+        let body = each_variant!(self, o => serde_json::to_value(o));
+        let mut map = serde_json::Map::new();
+        map.insert("apiVersion".into(), Json::String(self.kind().api_version().into()));
+        map.insert("kind".into(), Json::String(self.kind().as_str().into()));
+        if let Ok(Json::Object(fields)) = body {
+            map.extend(fields);
+        }
+        Json::Object(map)
+    }
+
+    /// Builds an object of a known kind from JSON (apiVersion and kind are ignored here).
+    pub fn from_json(kind: Kind, mut value: Json) -> Result<Object, serde_json::Error> {
+        if let Json::Object(m) = &mut value {
+            m.remove("apiVersion");
+            m.remove("kind");
+        }
+        Ok(match kind {
+            Kind::Node => Object::Node(serde_json::from_value(value)?),
+            Kind::Lease => Object::Lease(serde_json::from_value(value)?),
+            Kind::Deployment => Object::Deployment(serde_json::from_value(value)?),
+            Kind::ReplicaSet => Object::ReplicaSet(serde_json::from_value(value)?),
+            Kind::Pod => Object::Pod(serde_json::from_value(value)?),
+            Kind::Service => Object::Service(serde_json::from_value(value)?),
+            Kind::EndpointSlice => Object::EndpointSlice(serde_json::from_value(value)?),
+            Kind::PodDisruptionBudget => Object::PodDisruptionBudget(serde_json::from_value(value)?),
+            Kind::Event => Object::Event(serde_json::from_value(value)?),
+        })
+    }
+
+    /// The object's `spec` as JSON, for generation bumps and spec/status gap displays.
+    pub fn spec_json(&self) -> Json {
+        self.to_json().get("spec").cloned().unwrap_or(Json::Null)
+    }
+
+    /// The object's `status` as JSON.
+    pub fn status_json(&self) -> Json {
+        self.to_json().get("status").cloned().unwrap_or(Json::Null)
+    }
+}
+
+macro_rules! accessors {
+    ($($as_ref:ident, $as_mut:ident, $variant:ident, $ty:ty);* $(;)?) => {
+        impl Object {
+            $(
+                /// The object as this kind, if it is one.
+                pub fn $as_ref(&self) -> Option<&$ty> {
+                    if let Object::$variant(o) = self { Some(o) } else { None }
+                }
+                /// The object as this kind, mutably, if it is one.
+                pub fn $as_mut(&mut self) -> Option<&mut $ty> {
+                    if let Object::$variant(o) = self { Some(o) } else { None }
+                }
+            )*
+        }
+    };
+}
+
+accessors! {
+    as_node, as_node_mut, Node, Node;
+    as_lease, as_lease_mut, Lease, Lease;
+    as_deployment, as_deployment_mut, Deployment, Deployment;
+    as_replica_set, as_replica_set_mut, ReplicaSet, ReplicaSet;
+    as_pod, as_pod_mut, Pod, Pod;
+    as_service, as_service_mut, Service, Service;
+    as_endpoint_slice, as_endpoint_slice_mut, EndpointSlice, EndpointSlice;
+    as_pdb, as_pdb_mut, PodDisruptionBudget, PodDisruptionBudget;
+    as_event, as_event_mut, Event, Event;
+}
+
+/// Kind, namespace and name: how the store, caches and work queues address an object.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ObjectKey {
+    pub kind: Kind,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// Builds a key; cluster-scoped kinds drop the namespace.
+    pub fn new(kind: Kind, namespace: &str, name: &str) -> ObjectKey {
+        ObjectKey {
+            kind,
+            namespace: if kind.namespaced() { namespace.to_string() } else { String::new() },
+            name: name.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    /// `Kind/namespace/name`, or `Kind/name` when cluster-scoped: the trace's object notation.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{}/{}", self.kind, self.name)
+        } else {
+            write!(f, "{}/{}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_round_trips_through_rfc3339() {
+        let t = Time(90_061_000);
+        assert_eq!(t.to_rfc3339(), "2026-01-02T01:01:01Z");
+        assert_eq!(Time::parse_rfc3339(&t.to_rfc3339()), Some(t));
+    }
+
+    #[test]
+    fn percentages_round_up_or_down_as_asked() {
+        let p = IntOrString::String("25%".into());
+        assert_eq!(p.scaled_value(10, true), Ok(3));
+        assert_eq!(p.scaled_value(10, false), Ok(2));
+        assert!(IntOrString::String("x".into()).scaled_value(10, true).is_err());
+    }
+
+    #[test]
+    fn empty_key_exists_toleration_tolerates_every_taint() {
+        let t = Toleration { operator: Some("Exists".into()), ..Default::default() };
+        let taint = Taint { key: "a".into(), value: None, effect: "NoExecute".into(), time_added: None };
+        assert!(t.tolerates(&taint));
+    }
+
+    #[test]
+    fn selector_expressions_are_anded_with_match_labels() {
+        let sel = LabelSelector {
+            match_labels: [("app".to_string(), "web".to_string())].into(),
+            match_expressions: vec![LabelSelectorRequirement {
+                key: "tier".into(),
+                operator: "In".into(),
+                values: vec!["a".into()],
+            }],
+        };
+        let mut labels: StringMap = [("app".to_string(), "web".to_string())].into();
+        assert!(!sel.matches(&labels));
+        labels.insert("tier".into(), "a".into());
+        assert!(sel.matches(&labels));
+        assert_eq!(sel.to_selector_string(), "app=web,tier in (a)");
+    }
+}

@@ -1,0 +1,111 @@
+//! A client-go style work queue: de-duplicated keys and per-key exponential back-off on failure.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::types::{Millis, ObjectKey};
+
+/// Base delay of the per-item rate limiter (client-go's 5 ms).
+pub const BACKOFF_BASE: Millis = 5;
+/// Cap of the per-item rate limiter (client-go's 1000 s).
+pub const BACKOFF_MAX: Millis = 1_000_000;
+
+/// Keys waiting to be reconciled. A key queued twice is reconciled once.
+#[derive(Clone, Debug, Default)]
+pub struct WorkQueue {
+    order: VecDeque<ObjectKey>,
+    queued: BTreeSet<ObjectKey>,
+    failures: BTreeMap<ObjectKey, u32>,
+}
+
+impl WorkQueue {
+    /// An empty queue.
+    pub fn new() -> WorkQueue {
+        WorkQueue::default()
+    }
+
+    /// Queues a key unless it is already waiting. Returns whether it was newly queued.
+    pub fn add(&mut self, key: ObjectKey) -> bool {
+        if self.queued.insert(key.clone()) {
+            self.order.push_back(key);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The next key to reconcile.
+    pub fn pop(&mut self) -> Option<ObjectKey> {
+        let key = self.order.pop_front()?;
+        self.queued.remove(&key);
+        Some(key)
+    }
+
+    /// Number of waiting keys.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// True when nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Whether `key` is waiting.
+    pub fn contains(&self, key: &ObjectKey) -> bool {
+        self.queued.contains(key)
+    }
+
+    /// Records a failure and returns how long to wait before retrying (5 ms doubling to 1000 s).
+    pub fn backoff(&mut self, key: &ObjectKey) -> Millis {
+        let n = self.failures.entry(key.clone()).or_insert(0);
+        let delay = BACKOFF_BASE.saturating_mul(1u64 << (*n).min(40)).min(BACKOFF_MAX);
+        *n += 1;
+        delay
+    }
+
+    /// Clears a key's failure count after a clean reconcile.
+    pub fn forget(&mut self, key: &ObjectKey) {
+        self.failures.remove(key);
+    }
+
+    /// How many times in a row `key` has failed.
+    pub fn failures(&self, key: &ObjectKey) -> u32 {
+        self.failures.get(key).copied().unwrap_or(0)
+    }
+
+    /// Drops everything (a restarted process starts with an empty queue).
+    pub fn clear(&mut self) {
+        *self = WorkQueue::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::types::Kind;
+
+    fn key(n: &str) -> ObjectKey {
+        ObjectKey::new(Kind::Pod, "default", n)
+    }
+
+    #[test]
+    fn a_key_queued_twice_is_popped_once() {
+        let mut q = WorkQueue::new();
+        assert!(q.add(key("a")));
+        assert!(!q.add(key("a")));
+        q.add(key("b"));
+        assert_eq!(q.pop(), Some(key("a")));
+        assert_eq!(q.pop(), Some(key("b")));
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn backoff_doubles_until_forgotten() {
+        let mut q = WorkQueue::new();
+        assert_eq!(q.backoff(&key("a")), 5);
+        assert_eq!(q.backoff(&key("a")), 10);
+        assert_eq!(q.backoff(&key("a")), 20);
+        q.forget(&key("a"));
+        assert_eq!(q.backoff(&key("a")), 5);
+    }
+}

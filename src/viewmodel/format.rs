@@ -1,0 +1,193 @@
+//! Small formatting helpers the views share: quantities, object names, percentages.
+//!
+//! Quantities are parsed here only to draw bars. The scheduler decides fit with its own arithmetic;
+//! a bar that rounds differently from the scheduler would be a cosmetic bug, never a wrong verdict.
+
+/// Millicores in a CPU quantity (`100m`, `0.5`, `2`), or `None` when it is not a CPU quantity.
+pub fn parse_cpu_millis(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Some(m) = s.strip_suffix('m') {
+        return m.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| v.ceil() as u64);
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| (v * 1000.0).ceil() as u64)
+}
+
+/// Bytes in a memory quantity (`128Mi`, `1G`, `512k`, `1e3`, plain bytes).
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    const SUFFIXES: [(&str, f64); 13] = [
+        ("Ki", 1024.0),
+        ("Mi", 1_048_576.0),
+        ("Gi", 1_073_741_824.0),
+        ("Ti", 1_099_511_627_776.0),
+        ("Pi", 1_125_899_906_842_624.0),
+        ("Ei", 1_152_921_504_606_846_976.0),
+        ("k", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+        ("T", 1e12),
+        ("P", 1e15),
+        ("E", 1e18),
+        ("m", 1e-3),
+    ];
+    for (suffix, scale) in SUFFIXES {
+        if let Some(n) = s.strip_suffix(suffix) {
+            return n.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| (v * scale).ceil() as u64);
+        }
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| v.ceil() as u64)
+}
+
+/// A CPU amount the way a person reads it: `250m`, `2`, `1.5`.
+pub fn format_cpu(millis: u64) -> String {
+    if millis % 1000 == 0 {
+        format!("{}", millis / 1000)
+    } else if millis >= 1000 {
+        let s = format!("{:.2}", millis as f64 / 1000.0);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{millis}m")
+    }
+}
+
+/// A memory amount in the largest binary unit that keeps it readable: `128Mi`, `7.5Gi`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)];
+    for (unit, size) in UNITS {
+        if bytes >= size {
+            let v = bytes as f64 / size as f64;
+            let s = if (v - v.round()).abs() < 0.05 { format!("{}", v.round() as u64) } else { format!("{v:.1}") };
+            return format!("{s}{unit}");
+        }
+    }
+    format!("{bytes}")
+}
+
+/// Percentage of `used` in `total`, rounded, capped at 100 (a bar cannot overflow its track).
+pub fn percent(used: u64, total: u64) -> u32 {
+    if total == 0 {
+        return if used == 0 { 0 } else { 100 };
+    }
+    let p = (used as f64 * 100.0 / total as f64).round();
+    p.min(100.0) as u32
+}
+
+/// `Pod/default/web-abc` (the trace's notation) → `pod/web-abc` (kubectl's), keeping a
+/// non-default namespace as a prefix (`kube-system/pod/x`).
+pub fn short_object(key: &str) -> String {
+    let parts: Vec<&str> = key.split('/').collect();
+    match parts.as_slice() {
+        [kind, name] => format!("{}/{}", kind.to_ascii_lowercase(), name),
+        [kind, ns, name] if *ns == "default" || ns.is_empty() => format!("{}/{}", kind.to_ascii_lowercase(), name),
+        [kind, ns, name] => format!("{ns}/{}/{}", kind.to_ascii_lowercase(), name),
+        _ => key.to_string(),
+    }
+}
+
+/// The kind part of a trace object key (`Pod/default/x` → `Pod`).
+pub fn object_kind(key: &str) -> &str {
+    key.split('/').next().unwrap_or("")
+}
+
+/// The name part of a trace object key (`Pod/default/x` → `x`).
+pub fn object_name(key: &str) -> &str {
+    key.rsplit('/').next().unwrap_or(key)
+}
+
+/// The short suffix a generated pod name ends with (`web-7d4b9c8f6-x2k9q` → `x2k9q`), which is
+/// what a person uses to tell replicas apart on a small chip.
+pub fn pod_suffix(name: &str) -> &str {
+    match name.rsplit_once('-') {
+        Some((_, tail)) if !tail.is_empty() => tail,
+        _ => name,
+    }
+}
+
+/// Shortens text to at most `max` characters with an ellipsis.
+pub fn ellipsize(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// A speed factor for the toolbar: `0.25×`, `1×`, `100×`.
+pub fn format_speed(speed: f64) -> String {
+    if (speed - speed.round()).abs() < 1e-9 {
+        format!("{}×", speed.round() as i64)
+    } else {
+        let s = format!("{speed:.2}");
+        format!("{}×", s.trim_end_matches('0').trim_end_matches('.'))
+    }
+}
+
+/// The speeds the toolbar offers, slowest first.
+pub const SPEEDS: [f64; 8] = [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_quantities_become_millicores() {
+        assert_eq!(parse_cpu_millis("100m"), Some(100));
+        assert_eq!(parse_cpu_millis("0.5"), Some(500));
+        assert_eq!(parse_cpu_millis("2"), Some(2000));
+        assert_eq!(parse_cpu_millis("lots"), None);
+        assert_eq!(parse_cpu_millis("-1"), None);
+    }
+
+    #[test]
+    fn memory_quantities_become_bytes() {
+        assert_eq!(parse_bytes("128Mi"), Some(128 * 1024 * 1024));
+        assert_eq!(parse_bytes("1G"), Some(1_000_000_000));
+        assert_eq!(parse_bytes("8Gi"), Some(8 << 30));
+        assert_eq!(parse_bytes("1000"), Some(1000));
+        assert_eq!(parse_bytes("1e3"), Some(1000));
+        assert_eq!(parse_bytes("x"), None);
+    }
+
+    #[test]
+    fn amounts_format_for_people() {
+        assert_eq!(format_cpu(250), "250m");
+        assert_eq!(format_cpu(2000), "2");
+        assert_eq!(format_cpu(1500), "1.5");
+        assert_eq!(format_bytes(128 << 20), "128Mi");
+        assert_eq!(format_bytes(8 << 30), "8Gi");
+        assert_eq!(format_bytes((15 << 30) / 2), "7.5Gi");
+        assert_eq!(format_bytes(512), "512");
+    }
+
+    #[test]
+    fn percentages_round_and_never_overflow_the_bar() {
+        assert_eq!(percent(100, 4000), 3);
+        assert_eq!(percent(5000, 4000), 100);
+        assert_eq!(percent(0, 0), 0);
+        assert_eq!(percent(1, 0), 100);
+    }
+
+    #[test]
+    fn trace_keys_read_like_kubectl_names() {
+        assert_eq!(short_object("Pod/default/web-abc"), "pod/web-abc");
+        assert_eq!(short_object("Node/node-1"), "node/node-1");
+        assert_eq!(short_object("Lease/kube-node-lease/node-1"), "kube-node-lease/lease/node-1");
+        assert_eq!(object_name("Pod/default/web-abc"), "web-abc");
+        assert_eq!(object_kind("Pod/default/web-abc"), "Pod");
+    }
+
+    #[test]
+    fn pod_suffixes_tell_replicas_apart() {
+        assert_eq!(pod_suffix("web-7d4b9c8f6-x2k9q"), "x2k9q");
+        assert_eq!(pod_suffix("solo"), "solo");
+    }
+
+    #[test]
+    fn speeds_print_without_trailing_zeros() {
+        assert_eq!(format_speed(0.25), "0.25×");
+        assert_eq!(format_speed(1.0), "1×");
+        assert_eq!(format_speed(100.0), "100×");
+        assert_eq!(ellipsize("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,326 @@
+//! The inspector and ownership views: spec beside status with the gap between them spelled out,
+//! conditions with their reasons, and the Deployment → ReplicaSet → Pod chain.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::cluster::PodView;
+use crate::sim::time::human_age;
+use crate::sim::types::{Condition, Millis, Object, Pod};
+
+/// One line of "what the spec asks for" against "what the status reports".
+#[derive(Clone, Debug, PartialEq)]
+pub struct GapRow {
+    pub field: String,
+    pub desired: String,
+    pub observed: String,
+    /// The status matches the spec on this line.
+    pub ok: bool,
+}
+
+fn row(field: &str, desired: impl ToString, observed: impl ToString, ok: bool) -> GapRow {
+    GapRow { field: field.into(), desired: desired.to_string(), observed: observed.to_string(), ok }
+}
+
+fn count_row(field: &str, want: i32, have: i32) -> GapRow {
+    row(field, want, have, want == have)
+}
+
+/// The gap rows of an object, for kinds that have a meaningful spec/status pair.
+pub fn gap_rows(obj: &Object, now: Millis) -> Vec<GapRow> {
+    match obj {
+        Object::Deployment(d) => {
+            let want = d.spec.replicas.unwrap_or(1);
+            let s = &d.status;
+            vec![
+                count_row("replicas", want, s.replicas),
+                count_row("updatedReplicas", want, s.updated_replicas),
+                count_row("readyReplicas", want, s.ready_replicas),
+                count_row("availableReplicas", want, s.available_replicas),
+                row(
+                    "observedGeneration",
+                    d.metadata.generation,
+                    s.observed_generation,
+                    s.observed_generation >= d.metadata.generation,
+                ),
+            ]
+        }
+        Object::ReplicaSet(rs) => {
+            let want = rs.spec.replicas.unwrap_or(1);
+            let s = &rs.status;
+            vec![
+                count_row("replicas", want, s.replicas),
+                count_row("readyReplicas", want, s.ready_replicas),
+                count_row("availableReplicas", want, s.available_replicas),
+                row(
+                    "observedGeneration",
+                    rs.metadata.generation,
+                    s.observed_generation,
+                    s.observed_generation >= rs.metadata.generation,
+                ),
+            ]
+        }
+        Object::Pod(p) => pod_gap(p, now),
+        Object::Node(n) => {
+            let ready = n.ready_status();
+            vec![
+                row("Ready", "True", ready, ready == "True"),
+                row(
+                    "schedulable",
+                    if n.spec.unschedulable { "no (cordoned)" } else { "yes" },
+                    if n.spec.unschedulable { "no new pods" } else { "accepting pods" },
+                    true,
+                ),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn pod_gap(p: &Pod, _now: Millis) -> Vec<GapRow> {
+    let mut rows = vec![row(
+        "nodeName",
+        "a node that fits",
+        if p.spec.node_name.is_empty() { "not scheduled yet".to_string() } else { p.spec.node_name.clone() },
+        !p.spec.node_name.is_empty(),
+    )];
+    for c in &p.spec.containers {
+        let status = p.status.container_statuses.iter().find(|s| s.name == c.name);
+        let (observed, ok) = match status {
+            None => ("no status yet".to_string(), false),
+            Some(s) => {
+                let state = if let Some(w) = &s.state.waiting {
+                    format!("waiting: {}", w.reason.clone().unwrap_or_default())
+                } else if let Some(t) = &s.state.terminated {
+                    format!("terminated: {} (exit {})", t.reason.clone().unwrap_or_default(), t.exit_code)
+                } else if s.state.running.is_some() {
+                    if s.ready { "running, ready".to_string() } else { "running, not ready".to_string() }
+                } else {
+                    "unknown".to_string()
+                };
+                let image = if s.image.is_empty() || s.image == c.image { String::new() } else { format!(" [{}]", s.image) };
+                (format!("{state}{image}"), s.ready && s.state.running.is_some())
+            }
+        };
+        rows.push(row(&format!("container {}", c.name), format!("{} running, ready", c.image), observed, ok));
+    }
+    let ready = if p.is_ready() { "True" } else { "False" };
+    rows.push(row("Ready", "True", ready, p.is_ready()));
+    rows
+}
+
+/// One condition, with how long ago it last changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConditionRow {
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    pub since: String,
+}
+
+/// The object's `status.conditions`, read generically.
+pub fn condition_rows(obj: &Object, now: Millis) -> Vec<ConditionRow> {
+    let status = obj.status_json();
+    let Some(list) = status.get("conditions").cloned() else { return Vec::new() };
+    let conds: Vec<Condition> = serde_json::from_value(list).unwrap_or_default();
+    conds
+        .into_iter()
+        .map(|c| ConditionRow {
+            since: c.last_transition_time.map(|t| human_age(now.saturating_sub(t.0))).unwrap_or_default(),
+            type_: c.type_,
+            status: c.status,
+            reason: c.reason.unwrap_or_default(),
+            message: c.message.unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// A ReplicaSet with its pods.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RsBranch {
+    pub name: String,
+    pub namespace: String,
+    /// `deployment.kubernetes.io/revision`.
+    pub revision: String,
+    pub desired: i32,
+    pub current: i32,
+    pub ready: i32,
+    /// The pod template's first image, which tells revisions apart at a glance.
+    pub image: String,
+    pub pods: Vec<PodView>,
+}
+
+/// A Deployment with its ReplicaSets, newest revision first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeploymentBranch {
+    pub name: String,
+    pub namespace: String,
+    pub desired: i32,
+    pub updated: i32,
+    pub ready: i32,
+    pub available: i32,
+    pub replica_sets: Vec<RsBranch>,
+}
+
+/// The ownership forest.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OwnershipView {
+    pub deployments: Vec<DeploymentBranch>,
+    /// ReplicaSets no Deployment controls.
+    pub replica_sets: Vec<RsBranch>,
+    /// Pods no ReplicaSet controls.
+    pub pods: Vec<PodView>,
+}
+
+impl OwnershipView {
+    /// Builds the forest from every object (matching owners by uid, as the garbage collector does).
+    pub fn build<'a>(objects: impl IntoIterator<Item = &'a Arc<Object>>, now: Millis) -> OwnershipView {
+        let mut deps = Vec::new();
+        let mut rss = Vec::new();
+        let mut pods = Vec::new();
+        for o in objects {
+            match &**o {
+                Object::Deployment(d) => deps.push(d),
+                Object::ReplicaSet(r) => rss.push(r),
+                Object::Pod(p) => pods.push(p),
+                _ => {}
+            }
+        }
+        let mut pods_by_owner: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+        let mut view = OwnershipView::default();
+        let rs_uids: Vec<&str> = rss.iter().map(|r| r.metadata.uid.as_str()).collect();
+        for p in pods {
+            match p.metadata.controller_ref() {
+                Some(o) if rs_uids.contains(&o.uid.as_str()) => pods_by_owner.entry(o.uid.clone()).or_default().push(p),
+                _ => view.pods.push(PodView::of(p, now)),
+            }
+        }
+        let branch = |r: &crate::sim::types::ReplicaSet, pods_by_owner: &mut BTreeMap<String, Vec<&Pod>>| {
+            let mut ps = pods_by_owner.remove(&r.metadata.uid).unwrap_or_default();
+            ps.sort_by(|a, b| (a.metadata.creation_timestamp, &a.metadata.name).cmp(&(b.metadata.creation_timestamp, &b.metadata.name)));
+            RsBranch {
+                name: r.metadata.name.clone(),
+                namespace: r.metadata.namespace.clone(),
+                revision: r.metadata.annotations.get("deployment.kubernetes.io/revision").cloned().unwrap_or_default(),
+                desired: r.spec.replicas.unwrap_or(1),
+                current: r.status.replicas,
+                ready: r.status.ready_replicas,
+                image: r.spec.template.spec.containers.first().map(|c| c.image.clone()).unwrap_or_default(),
+                pods: ps.into_iter().map(|p| PodView::of(p, now)).collect(),
+            }
+        };
+        let dep_uids: Vec<&str> = deps.iter().map(|d| d.metadata.uid.as_str()).collect();
+        let mut rs_by_dep: BTreeMap<String, Vec<RsBranch>> = BTreeMap::new();
+        for r in &rss {
+            let b = branch(r, &mut pods_by_owner);
+            match r.metadata.controller_ref() {
+                Some(o) if dep_uids.contains(&o.uid.as_str()) => rs_by_dep.entry(o.uid.clone()).or_default().push(b),
+                _ => view.replica_sets.push(b),
+            }
+        }
+        for d in deps {
+            let mut replica_sets = rs_by_dep.remove(&d.metadata.uid).unwrap_or_default();
+            replica_sets.sort_by(|a, b| {
+                let ra = a.revision.parse::<i64>().unwrap_or(0);
+                let rb = b.revision.parse::<i64>().unwrap_or(0);
+                rb.cmp(&ra).then_with(|| a.name.cmp(&b.name))
+            });
+            view.deployments.push(DeploymentBranch {
+                name: d.metadata.name.clone(),
+                namespace: d.metadata.namespace.clone(),
+                desired: d.spec.replicas.unwrap_or(1),
+                updated: d.status.updated_replicas,
+                ready: d.status.ready_replicas,
+                available: d.status.available_replicas,
+                replica_sets,
+            });
+        }
+        view
+    }
+
+    /// True when there is nothing to show.
+    pub fn is_empty(&self) -> bool {
+        self.deployments.is_empty() && self.replica_sets.is_empty() && self.pods.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::types::{
+        Deployment, DeploymentSpec, DeploymentStatus, ObjectMeta, OwnerReference, ReplicaSet, ReplicaSetSpec, Time,
+    };
+
+    fn meta(name: &str, uid: &str, owner: Option<(&str, &str, &str)>) -> ObjectMeta {
+        ObjectMeta {
+            name: name.into(),
+            namespace: "default".into(),
+            uid: uid.into(),
+            creation_timestamp: Some(Time(0)),
+            generation: 2,
+            owner_references: owner
+                .map(|(kind, n, u)| {
+                    vec![OwnerReference {
+                        api_version: "apps/v1".into(),
+                        kind: kind.into(),
+                        name: n.into(),
+                        uid: u.into(),
+                        controller: Some(true),
+                        block_owner_deletion: Some(true),
+                    }]
+                })
+                .unwrap_or_default(),
+            ..Default::default()
+        }
+    }
+
+    fn deployment() -> Object {
+        Object::Deployment(Deployment {
+            metadata: meta("web", "d1", None),
+            spec: DeploymentSpec { replicas: Some(3), ..Default::default() },
+            status: DeploymentStatus { replicas: 3, updated_replicas: 3, ready_replicas: 2, available_replicas: 2, observed_generation: 1, ..Default::default() },
+        })
+    }
+
+    #[test]
+    fn a_deployment_gap_names_what_is_missing_and_stale() {
+        let rows = gap_rows(&deployment(), 0);
+        let ready = rows.iter().find(|r| r.field == "readyReplicas").expect("row");
+        assert_eq!((ready.desired.as_str(), ready.observed.as_str(), ready.ok), ("3", "2", false));
+        let replicas = rows.iter().find(|r| r.field == "replicas").expect("row");
+        assert!(replicas.ok);
+        let gen = rows.iter().find(|r| r.field == "observedGeneration").expect("row");
+        assert!(!gen.ok, "status still describes generation 1 of 2");
+    }
+
+    #[test]
+    fn an_unscheduled_pod_shows_its_first_gap_at_node_name() {
+        let pod = Object::Pod(Pod { metadata: meta("p", "p1", None), ..Default::default() });
+        let rows = gap_rows(&pod, 0);
+        assert_eq!(rows[0].field, "nodeName");
+        assert!(!rows[0].ok);
+    }
+
+    #[test]
+    fn ownership_follows_controller_uids() {
+        let mut rs_meta = meta("web-abc", "r1", Some(("Deployment", "web", "d1")));
+        rs_meta.annotations.insert("deployment.kubernetes.io/revision".into(), "1".into());
+        let rs = Object::ReplicaSet(ReplicaSet {
+            metadata: rs_meta,
+            spec: ReplicaSetSpec { replicas: Some(3), ..Default::default() },
+            ..Default::default()
+        });
+        let owned = Object::Pod(Pod { metadata: meta("web-abc-1", "p1", Some(("ReplicaSet", "web-abc", "r1"))), ..Default::default() });
+        // Same owner name, different uid: a previous incarnation's pod is not this ReplicaSet's.
+        let stale = Object::Pod(Pod { metadata: meta("web-abc-2", "p2", Some(("ReplicaSet", "web-abc", "old"))), ..Default::default() });
+        let objs: Vec<Arc<Object>> = vec![Arc::new(deployment()), Arc::new(rs), Arc::new(owned), Arc::new(stale)];
+        let view = OwnershipView::build(&objs, 0);
+        assert_eq!(view.deployments.len(), 1);
+        let rs = &view.deployments[0].replica_sets[0];
+        assert_eq!(rs.revision, "1");
+        assert_eq!(rs.pods.len(), 1);
+        assert_eq!(view.pods.len(), 1);
+        assert_eq!(view.pods[0].name, "web-abc-2");
+    }
+}

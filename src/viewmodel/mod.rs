@@ -1,0 +1,17 @@
+//! View logic for the playground, with no web dependency, so it is unit-tested natively.
+//!
+//! Everything the page shows is computed here from the session: pod STATUS text as kubectl prints
+//! it, node capacity bars, the events list, the loop cards, the sequence diagram's rows, the
+//! inspector's spec-vs-status gap and the chart. `src/ui` only turns these into HTML.
+
+pub mod cluster;
+pub mod events;
+pub mod format;
+pub mod history;
+pub mod inspect;
+pub mod playground;
+pub mod trace_views;
+
+pub use cluster::{ClusterView, NodeView, PodView, Tone, Usage};
+pub use events::EventRow;
+pub use playground::{Playground, DEFAULT_MANIFEST};

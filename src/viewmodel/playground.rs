@@ -1,0 +1,464 @@
+//! The playground's model: the session plus what the page adds around it (play/pause, speed,
+//! notices, the trackers behind the loop panel, sequence diagram and chart).
+//!
+//! It knows nothing of Yew or the DOM, like `examples/game_of_life`'s model: the component owns
+//! the animation frame and maps it to [`Playground::frame`]; buttons map to the other methods.
+//! That keeps the whole behaviour testable natively.
+
+use std::collections::VecDeque;
+
+use super::cluster::ClusterView;
+use super::events::{event_rows, EventRow};
+use super::history::{History, Sample};
+use super::inspect::OwnershipView;
+use super::trace_views::{is_heartbeat, LoopTracker, SequenceLog};
+use crate::sim::decode::{Diagnostic, Severity};
+use crate::sim::faults::{Fault, PodTarget};
+use crate::sim::session::{ApplyReport, CommandOutput, Session};
+use crate::sim::types::{Kind, Millis, ObjectKey};
+use crate::sim::world::Advanced;
+
+/// Most simulation events processed in one animation frame, so the tab never freezes: a frame
+/// that hits it leaves the clock behind, and the page says the simulation is lagging.
+pub const FRAME_EVENT_BUDGET: usize = 20_000;
+/// A frame longer than this (a background tab, a debugger pause) counts as this long, so the
+/// simulation never leaps ahead after the page was hidden.
+pub const MAX_FRAME_MS: f64 = 100.0;
+/// How long a notice stays on screen, in real milliseconds.
+pub const NOTICE_MS: f64 = 6_000.0;
+/// The file name diagnostics of the editor's text carry.
+pub const EDITOR_FILE: &str = "playground.yaml";
+
+/// The manifest the editor opens with: a small Deployment, ready to apply.
+pub const DEFAULT_MANIFEST: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        resources:
+          requests:
+            cpu: 100m
+            memory: 128Mi
+";
+
+/// How a notice is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Error,
+}
+
+/// A short message about what the learner's action did ("pod "web-…" deleted").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notice {
+    pub id: u64,
+    pub text: String,
+    pub kind: NoticeKind,
+    /// Real time it was raised (the model's real clock), for expiry.
+    born: f64,
+}
+
+/// One command and its output in the console.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsoleEntry {
+    pub id: u64,
+    pub command: String,
+    pub output: CommandOutput,
+}
+
+/// The whole page's state.
+pub struct Playground {
+    /// The simulation and everything applied to it.
+    pub session: Session,
+    seed: u64,
+    pub playing: bool,
+    /// Simulated milliseconds per real millisecond.
+    pub speed: f64,
+    /// The result of the last Apply (the diagnostics under the editor).
+    pub last_apply: Option<ApplyReport>,
+    notices: VecDeque<Notice>,
+    next_id: u64,
+    pub loops: LoopTracker,
+    pub sequence: SequenceLog,
+    pub history: History,
+    /// The object the inspector shows.
+    pub selected: Option<ObjectKey>,
+    pub console: Vec<ConsoleEntry>,
+    /// The last trace entry already fed to the trackers.
+    trace_seq: u64,
+    /// Fractional simulated milliseconds not yet advanced (slow speeds move < 1 ms per frame).
+    carry: f64,
+    /// The last frame hit [`FRAME_EVENT_BUDGET`].
+    pub lagging: bool,
+    /// Real milliseconds seen by [`Playground::frame`] (drives notice expiry).
+    real_clock: f64,
+    /// Bumped on every change a view might show.
+    pub version: u64,
+}
+
+impl Playground {
+    /// A fresh three-node cluster.
+    pub fn new(seed: u64) -> Playground {
+        let mut p = Playground {
+            session: Session::new(seed),
+            seed,
+            playing: false,
+            speed: 1.0,
+            last_apply: None,
+            notices: VecDeque::new(),
+            next_id: 1,
+            loops: LoopTracker::default(),
+            sequence: SequenceLog::default(),
+            history: History::default(),
+            selected: None,
+            console: Vec::new(),
+            trace_seq: 0,
+            carry: 0.0,
+            lagging: false,
+            real_clock: 0.0,
+            version: 0,
+        };
+        p.sync();
+        p
+    }
+
+    /// The seed the cluster was built with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The simulated clock.
+    pub fn now(&self) -> Millis {
+        self.session.sim.now()
+    }
+
+    /// Throws the cluster away and starts again from three empty nodes (same seed, same speed).
+    pub fn reset(&mut self) {
+        self.session = Session::new(self.seed);
+        self.last_apply = None;
+        self.selected = None;
+        self.loops.clear();
+        self.sequence.clear();
+        self.history.clear();
+        self.trace_seq = 0;
+        self.carry = 0.0;
+        self.lagging = false;
+        self.notify("Cluster reset: three empty nodes", NoticeKind::Info);
+        self.sync();
+    }
+
+    /// One animation frame of `real_ms` real milliseconds: advances the clock by `real_ms × speed`
+    /// when playing, within the event budget. Returns true when anything changed.
+    pub fn frame(&mut self, real_ms: f64) -> bool {
+        let real_ms = if real_ms.is_finite() { real_ms.clamp(0.0, MAX_FRAME_MS) } else { 0.0 };
+        self.real_clock += real_ms;
+        let expired = self.expire_notices();
+        if !self.playing {
+            return expired;
+        }
+        self.carry += real_ms * self.speed;
+        let whole = self.carry.floor();
+        if whole < 1.0 {
+            return expired;
+        }
+        self.carry -= whole;
+        let target = self.now() + whole as Millis;
+        let adv = self.session.advance_to(target, FRAME_EVENT_BUDGET);
+        self.lagging = adv.capped;
+        if adv.capped {
+            // Don't let the debt grow without bound while the simulation catches up.
+            self.carry = 0.0;
+        }
+        self.sync();
+        true
+    }
+
+    /// Deterministic fast-forward by `ms` of simulated time (the JS API's `advance`), in
+    /// quarter-second slices so the chart gets its samples on the way.
+    pub fn advance_by(&mut self, ms: Millis) -> Advanced {
+        let end = self.now().saturating_add(ms);
+        let mut total = Advanced::default();
+        while self.now() < end {
+            let slice = (self.now() + 250).min(end);
+            let adv = self.session.advance_to(slice, usize::MAX);
+            total.events += adv.events;
+            self.sync();
+        }
+        total
+    }
+
+    /// Runs until the next thing worth seeing happens (a request, a watch delivery, a reconcile
+    /// pass: one row of the sequence diagram), so each click of Step shows one move of the loop.
+    pub fn step(&mut self) -> bool {
+        let start = self.session.sim.trace().next_seq();
+        let mut stepped = false;
+        for _ in 0..10_000 {
+            if !self.session.step() {
+                break;
+            }
+            stepped = true;
+            let visible = self.session.sim.trace().since(start.saturating_sub(1)).any(|e| !is_heartbeat(e));
+            if visible {
+                break;
+            }
+        }
+        self.sync();
+        stepped
+    }
+
+    /// `kubectl apply -f` of the editor's text.
+    pub fn apply(&mut self, text: &str) -> ApplyReport {
+        let report = self.session.apply_text(EDITOR_FILE, text);
+        let errors = report.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+        if report.ok && errors == 0 {
+            let summary = if report.lines.is_empty() { "nothing to apply".to_string() } else { report.lines.join(", ") };
+            self.notify(&summary, NoticeKind::Info);
+        } else {
+            self.notify(&format!("Apply refused: {errors} error(s), nothing was changed"), NoticeKind::Error);
+        }
+        self.last_apply = Some(report.clone());
+        self.sync();
+        report
+    }
+
+    /// `kubectl delete -f` of the editor's text.
+    pub fn delete(&mut self, text: &str) -> ApplyReport {
+        let report = self.session.delete_text(EDITOR_FILE, text);
+        let summary = if report.lines.is_empty() { "nothing to delete".to_string() } else { report.lines.join(", ") };
+        self.notify(&summary, if report.ok { NoticeKind::Info } else { NoticeKind::Error });
+        self.last_apply = Some(report.clone());
+        self.sync();
+        report
+    }
+
+    /// Injects a fault and says what it did.
+    pub fn inject(&mut self, fault: Fault) -> Result<String, String> {
+        let result = self.session.inject(fault);
+        match &result {
+            Ok(m) => self.notify(m, NoticeKind::Info),
+            Err(e) => self.notify(e, NoticeKind::Error),
+        }
+        self.sync();
+        result
+    }
+
+    /// The per-pod "Delete pod" action: a `DeletePod` fault, as `kubectl delete pod` would do.
+    pub fn delete_pod(&mut self, namespace: &str, name: &str) -> Result<String, String> {
+        self.inject(Fault::DeletePod {
+            target: PodTarget { pod: Some(name.to_string()), namespace: namespace.to_string(), ..Default::default() },
+        })
+    }
+
+    /// Runs a kubectl command line and keeps it in the console.
+    pub fn kubectl(&mut self, cmd: &str) -> CommandOutput {
+        let out = self.session.kubectl(cmd);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.console.push(ConsoleEntry { id, command: cmd.trim().to_string(), output: out.clone() });
+        if self.console.len() > 200 {
+            self.console.remove(0);
+        }
+        self.sync();
+        out
+    }
+
+    /// Shows a notice.
+    pub fn notify(&mut self, text: &str, kind: NoticeKind) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.notices.push_back(Notice { id, text: text.to_string(), kind, born: self.real_clock });
+        while self.notices.len() > 4 {
+            self.notices.pop_front();
+        }
+        self.version += 1;
+    }
+
+    /// Dismisses a notice.
+    pub fn dismiss(&mut self, id: u64) {
+        self.notices.retain(|n| n.id != id);
+        self.version += 1;
+    }
+
+    /// The notices on screen, oldest first.
+    pub fn notices(&self) -> impl Iterator<Item = &Notice> {
+        self.notices.iter()
+    }
+
+    fn expire_notices(&mut self) -> bool {
+        let before = self.notices.len();
+        let now = self.real_clock;
+        self.notices.retain(|n| n.born + NOTICE_MS > now);
+        let changed = self.notices.len() != before;
+        if changed {
+            self.version += 1;
+        }
+        changed
+    }
+
+    /// Shows or hides heartbeats in the sequence diagram (rebuilt from the recent trace).
+    pub fn set_show_heartbeats(&mut self, show: bool) {
+        self.sequence.show_heartbeats = show;
+        self.rebuild_sequence();
+    }
+
+    /// Shows or hides reconcile passes that found no gap.
+    pub fn set_show_idle(&mut self, show: bool) {
+        self.sequence.show_idle_reconciles = show;
+        self.rebuild_sequence();
+    }
+
+    fn rebuild_sequence(&mut self) {
+        self.sequence.clear();
+        let trace = self.session.sim.trace();
+        let recent: Vec<_> = trace.entries().rev().take(4_000).collect();
+        self.sequence.ingest(recent.into_iter().rev());
+        self.version += 1;
+    }
+
+    /// Feeds new trace entries to the trackers and samples the chart.
+    fn sync(&mut self) {
+        let trace = self.session.sim.trace();
+        self.loops.ingest(trace.since(self.trace_seq));
+        self.sequence.ingest(trace.since(self.trace_seq));
+        self.trace_seq = trace.next_seq().saturating_sub(1);
+        let mut s = Sample { t: self.now(), ..Default::default() };
+        for o in self.session.sim.api.list(Kind::Deployment) {
+            if let Some(d) = o.as_deployment() {
+                s.desired += d.spec.replicas.unwrap_or(1).max(0) as u32;
+                s.ready += d.status.ready_replicas.max(0) as u32;
+                s.available += d.status.available_replicas.max(0) as u32;
+            }
+        }
+        self.history.record(s);
+        if let Some(k) = &self.selected {
+            if self.session.sim.api.get(k).is_none() && k.kind != Kind::Pod {
+                // Keep a deleted pod selected (its card says it is gone); other kinds just close.
+                self.selected = None;
+            }
+        }
+        self.version += 1;
+    }
+
+    /// The cluster view's model.
+    pub fn cluster(&self) -> ClusterView {
+        let sim = &self.session.sim;
+        let nodes: Vec<_> = sim.api.list(Kind::Node).filter_map(|o| o.as_node()).collect();
+        let pods: Vec<_> = sim.api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
+        let up = sim.machines().iter().map(|(k, m)| (k.clone(), m.up)).collect();
+        ClusterView::build(nodes, pods, &up, self.now())
+    }
+
+    /// The events list, newest first.
+    pub fn events(&self) -> Vec<EventRow> {
+        event_rows(self.session.sim.api.list(Kind::Event).filter_map(|o| o.as_event()), self.now())
+    }
+
+    /// The ownership forest.
+    pub fn ownership(&self) -> OwnershipView {
+        OwnershipView::build(self.session.sim.api.all(), self.now())
+    }
+
+    /// The last apply's error and warning diagnostics.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        self.last_apply.as_ref().map_or(&[], |r| r.diagnostics.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready_pods(p: &Playground) -> Vec<String> {
+        p.cluster().all_pods().filter(|v| v.phase == "Running" && v.ready).map(|v| v.name.clone()).collect()
+    }
+
+    #[test]
+    fn the_playground_opens_on_three_nodes_and_a_stopped_clock() {
+        let mut p = Playground::new(1);
+        assert_eq!(p.cluster().nodes.len(), 3);
+        assert!(!p.frame(16.0), "paused: nothing moves");
+        assert_eq!(p.now(), 0);
+    }
+
+    #[test]
+    fn playing_advances_by_real_time_times_speed_and_caps_long_frames() {
+        let mut p = Playground::new(1);
+        p.playing = true;
+        p.speed = 10.0;
+        p.frame(16.0);
+        assert_eq!(p.now(), 160);
+        p.frame(5_000.0);
+        assert_eq!(p.now(), 160 + (MAX_FRAME_MS * 10.0) as Millis);
+    }
+
+    #[test]
+    fn slow_speeds_carry_fractions_of_a_millisecond() {
+        let mut p = Playground::new(1);
+        p.playing = true;
+        p.speed = 0.25;
+        for _ in 0..8 {
+            p.frame(1.0);
+        }
+        assert_eq!(p.now(), 2);
+    }
+
+    #[test]
+    fn the_default_manifest_applies_cleanly() {
+        let mut p = Playground::new(1);
+        let report = p.apply(DEFAULT_MANIFEST);
+        assert!(report.ok, "{:?}", report.diagnostics);
+        assert_eq!(report.lines, ["deployment.apps/web created"]);
+    }
+
+    #[test]
+    fn a_broken_manifest_reports_a_positioned_diagnostic_and_changes_nothing() {
+        let mut p = Playground::new(1);
+        let report = p.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: three\n");
+        assert!(!report.ok);
+        assert!(report.diagnostics.iter().any(|d| d.line > 0), "{:?}", report.diagnostics);
+        assert_eq!(p.session.sim.api.list(Kind::Deployment).count(), 0);
+        assert_eq!(p.notices().last().map(|n| n.kind), Some(NoticeKind::Error));
+    }
+
+    #[test]
+    fn notices_expire_after_a_few_real_seconds() {
+        let mut p = Playground::new(1);
+        p.notify("hello", NoticeKind::Info);
+        assert_eq!(p.notices().count(), 1);
+        for _ in 0..70 {
+            p.frame(MAX_FRAME_MS);
+        }
+        assert_eq!(p.notices().count(), 0);
+    }
+
+    #[test]
+    fn applying_the_default_deployment_converges_to_three_ready_pods_and_a_deleted_pod_is_replaced() {
+        let mut p = Playground::new(1);
+        p.apply(DEFAULT_MANIFEST);
+        p.advance_by(60_000);
+        let before = ready_pods(&p);
+        assert_eq!(before.len(), 3, "{:#?}", p.cluster());
+        let victim = before[0].clone();
+        assert!(p.delete_pod("default", &victim).is_ok());
+        p.advance_by(60_000);
+        let after = ready_pods(&p);
+        assert_eq!(after.len(), 3);
+        assert!(!after.contains(&victim));
+        assert!(p.loops.card("replicaset-controller").is_some());
+        assert!(p.sequence.messages().len() > 0);
+        assert_eq!(p.history.last().map(|s| (s.desired, s.ready)), Some((3, 3)));
+    }
+}

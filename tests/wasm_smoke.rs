@@ -1,0 +1,16 @@
+//! Runs in headless Chromium via wasm-bindgen-test-runner (`make test-wasm`), so the wasm build of
+//! the library is exercised, not just the native one. Integration tests named `tests/wasm*.rs`
+//! are the ones `make test-wasm` runs; everything else in tests/ is native-only.
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+fn time_formats_as_rfc3339_in_the_browser() {
+    assert_eq!(
+        kubeloop::sim::types::Time(90_061_000).to_rfc3339(),
+        "2026-01-02T01:01:01Z"
+    );
+}
