@@ -50,14 +50,17 @@ tools: ## Install missing tools (wasm target, trunk, wasm-bindgen-cli, chromium,
 	$(call banner,tools)
 	@scripts/install-tools.sh
 
-build: tools ## Release build of the web app into dist/ and print its download size
+# `make test` checks the tools once and then runs each stage with TOOLS_OK=1.
+TOOLS_DEP := $(if $(TOOLS_OK),,tools)
+
+build: $(TOOLS_DEP) ## Release build of the web app into dist/ and print its download size
 	$(call banner,build (trunk, release))
 	@# trunk runs cargo --offline (Trunk.toml), so make sure every crate is downloaded first.
 	cargo fetch --target $(WASM_TARGET) --quiet
 	$(TRUNK) build --offline --release --public-url '$(PUBLIC_URL)'
 	@node scripts/size-report.js dist
 
-serve: tools ## Build and serve the app on http://127.0.0.1:8080, rebuilding on changes
+serve: $(TOOLS_DEP) ## Build and serve the app on http://127.0.0.1:8080, rebuilding on changes
 	$(call banner,serve)
 	cargo fetch --target $(WASM_TARGET) --quiet
 	@echo "Kubeloop will be served at http://127.0.0.1:8080$(PUBLIC_URL) once the first build finishes (Ctrl-C stops)."
@@ -67,7 +70,7 @@ serve: tools ## Build and serve the app on http://127.0.0.1:8080, rebuilding on 
 test: tools ## Everything CI runs: fmt, clippy (native+wasm), native tests, wasm tests, build, e2e
 	@t0=$$SECONDS; \
 	for step in fmt-check clippy clippy-wasm test-native test-wasm build e2e; do \
-	  s=$$SECONDS; $(MAKE) $$step; echo "[test] $$step took $$((SECONDS - s))s"; \
+	  s=$$SECONDS; $(MAKE) $$step TOOLS_OK=1; echo "[test] $$step took $$((SECONDS - s))s"; \
 	done; \
 	echo "[test] all checks passed in $$((SECONDS - t0))s"
 
@@ -104,8 +107,11 @@ e2e: ## Browser tests (Playwright) against dist/; assumes `make tools build` ran
 	@test -f dist/index.html || { echo "dist/ is missing: run 'make build' first"; exit 1; }
 	E2E_PORT=$$(node scripts/free-port.js) playwright test
 
-bench: ## Run the benchmarks (cargo bench)
-	cargo bench
+# Wall-clock benchmarks live in the CLI (`kubeloop bench`), not in tests: the machines are shared
+# and noisy. `make bench BENCH_ARGS=--quick` for a short run.
+BENCH_ARGS ?=
+bench: ## Run the wall-clock benchmarks (kubeloop bench, release build)
+	cargo run --release --quiet -- bench $(BENCH_ARGS)
 
 clean: ## Remove build output (target/, dist/, test results)
 	cargo clean

@@ -1,6 +1,9 @@
 //! Kubeloop: a Kubernetes reconciliation playground. `sim` is the deterministic core; `ui` the browser app.
 
 pub mod sim;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
 /// Pure view logic for the playground (native too, so it is unit-tested without a browser).
 pub mod viewmodel;
 

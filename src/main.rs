@@ -8,6 +8,6 @@ fn main() {
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let code = kubeloop::sim::cli::main(&args, &mut std::io::stdout(), &mut std::io::stderr());
+    let code = kubeloop::cli::main(&args, &mut std::io::stdout(), &mut std::io::stderr());
     std::process::exit(code);
 }

@@ -37,15 +37,21 @@ pub fn apply_defaults(obj: &mut Object) {
         Object::Deployment(d) => {
             let spec = &mut d.spec;
             spec.replicas.get_or_insert(1);
-            let strategy = spec.strategy.get_or_insert_with(DeploymentStrategy::default);
+            let strategy = spec
+                .strategy
+                .get_or_insert_with(DeploymentStrategy::default);
             let ty = strategy.type_.get_or_insert_with(|| "RollingUpdate".into());
             if ty.is_empty() {
                 *ty = "RollingUpdate".into();
             }
             if ty == "RollingUpdate" {
-                let ru = strategy.rolling_update.get_or_insert_with(RollingUpdateDeployment::default);
-                ru.max_unavailable.get_or_insert_with(|| IntOrString::String("25%".into()));
-                ru.max_surge.get_or_insert_with(|| IntOrString::String("25%".into()));
+                let ru = strategy
+                    .rolling_update
+                    .get_or_insert_with(RollingUpdateDeployment::default);
+                ru.max_unavailable
+                    .get_or_insert_with(|| IntOrString::String("25%".into()));
+                ru.max_surge
+                    .get_or_insert_with(|| IntOrString::String("25%".into()));
             }
             spec.revision_history_limit.get_or_insert(10);
             spec.progress_deadline_seconds.get_or_insert(600);
@@ -105,7 +111,11 @@ pub fn default_pod_spec(spec: &mut PodSpec) {
     default_string(&mut spec.restart_policy, "Always");
     default_string(&mut spec.scheduler_name, "default-scheduler");
     spec.termination_grace_period_seconds.get_or_insert(30);
-    for c in spec.init_containers.iter_mut().chain(spec.containers.iter_mut()) {
+    for c in spec
+        .init_containers
+        .iter_mut()
+        .chain(spec.containers.iter_mut())
+    {
         default_container(c);
     }
 }
@@ -117,7 +127,14 @@ fn default_container(c: &mut Container) {
     for port in &mut c.ports {
         default_string(&mut port.protocol, "TCP");
     }
-    for probe in [&mut c.readiness_probe, &mut c.liveness_probe, &mut c.startup_probe].into_iter().flatten() {
+    for probe in [
+        &mut c.readiness_probe,
+        &mut c.liveness_probe,
+        &mut c.startup_probe,
+    ]
+    .into_iter()
+    .flatten()
+    {
         default_probe(probe);
     }
 }
@@ -156,8 +173,10 @@ pub fn add_default_tolerations(tolerations: &mut Vec<Toleration>) {
             (key == taint || key.is_empty()) && (effect == "NoExecute" || effect.is_empty())
         })
     };
-    let missing: Vec<&str> =
-        [TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE].into_iter().filter(|t| !tolerates(t)).collect();
+    let missing: Vec<&str> = [TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE]
+        .into_iter()
+        .filter(|t| !tolerates(t))
+        .collect();
     for taint in missing {
         tolerations.push(Toleration {
             key: Some(taint.to_string()),
@@ -208,10 +227,22 @@ mod tests {
     #[test]
     fn recreate_deployments_get_no_rolling_update_block() {
         let mut d = Deployment::default();
-        d.spec.strategy = Some(DeploymentStrategy { type_: Some("Recreate".into()), rolling_update: None });
+        d.spec.strategy = Some(DeploymentStrategy {
+            type_: Some("Recreate".into()),
+            rolling_update: None,
+        });
         let mut obj = Object::Deployment(d);
         apply_defaults(&mut obj);
-        assert_eq!(obj.as_deployment().unwrap().spec.strategy.as_ref().unwrap().rolling_update, None);
+        assert_eq!(
+            obj.as_deployment()
+                .unwrap()
+                .spec
+                .strategy
+                .as_ref()
+                .unwrap()
+                .rolling_update,
+            None
+        );
     }
 
     #[test]
@@ -235,9 +266,15 @@ mod tests {
         p.spec.containers.push(Container {
             name: "app".into(),
             image: "app:v1".into(),
-            ports: vec![ContainerPort { container_port: 80, ..Default::default() }],
+            ports: vec![ContainerPort {
+                container_port: 80,
+                ..Default::default()
+            }],
             readiness_probe: Some(Probe {
-                http_get: Some(HttpGetAction { port: IntOrString::Int(80), ..Default::default() }),
+                http_get: Some(HttpGetAction {
+                    port: IntOrString::Int(80),
+                    ..Default::default()
+                }),
                 period_seconds: Some(0),
                 ..Default::default()
             }),
@@ -284,9 +321,16 @@ mod tests {
 
     #[test]
     fn pods_that_already_tolerate_keep_their_own_tolerations() {
-        let mut tolerations = vec![Toleration { operator: Some("Exists".into()), ..Default::default() }];
+        let mut tolerations = vec![Toleration {
+            operator: Some("Exists".into()),
+            ..Default::default()
+        }];
         add_default_tolerations(&mut tolerations);
-        assert_eq!(tolerations.len(), 1, "an empty key with Exists tolerates everything");
+        assert_eq!(
+            tolerations.len(),
+            1,
+            "an empty key with Exists tolerates everything"
+        );
 
         let mut tolerations = vec![Toleration {
             key: Some(TAINT_NODE_UNREACHABLE.into()),
@@ -304,7 +348,10 @@ mod tests {
     #[test]
     fn services_default_type_protocol_and_target_port() {
         let mut s = Service::default();
-        s.spec.ports.push(ServicePort { port: 80, ..Default::default() });
+        s.spec.ports.push(ServicePort {
+            port: 80,
+            ..Default::default()
+        });
         let mut obj = Object::Service(s);
         apply_defaults(&mut obj);
         let s = obj.as_service().unwrap();

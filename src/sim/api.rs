@@ -61,11 +61,17 @@ pub enum ApiRequest {
         status: bool,
     },
     /// DELETE.
-    Delete { key: ObjectKey, options: DeleteOptions },
+    Delete {
+        key: ObjectKey,
+        options: DeleteOptions,
+    },
     /// POST pods/binding: sets `spec.nodeName` (the scheduler's only write to a pod's spec).
     Bind { key: ObjectKey, node: String },
     /// POST pods/eviction: a delete that asks the PodDisruptionBudgets first.
-    Evict { key: ObjectKey, options: DeleteOptions },
+    Evict {
+        key: ObjectKey,
+        options: DeleteOptions,
+    },
 }
 
 impl ApiRequest {
@@ -138,12 +144,18 @@ pub struct ApiError {
 impl ApiError {
     /// 404: `deployments.apps "web" not found`.
     pub fn not_found(kind: Kind, name: &str) -> ApiError {
-        ApiError { reason: StatusReason::NotFound, message: format!("{} \"{name}\" not found", kind.resource()) }
+        ApiError {
+            reason: StatusReason::NotFound,
+            message: format!("{} \"{name}\" not found", kind.resource()),
+        }
     }
 
     /// 409: `deployments.apps "web" already exists`.
     pub fn already_exists(kind: Kind, name: &str) -> ApiError {
-        ApiError { reason: StatusReason::AlreadyExists, message: format!("{} \"{name}\" already exists", kind.resource()) }
+        ApiError {
+            reason: StatusReason::AlreadyExists,
+            message: format!("{} \"{name}\" already exists", kind.resource()),
+        }
     }
 
     /// 409: the optimistic-concurrency failure every controller must handle by re-reading.
@@ -170,7 +182,10 @@ impl ApiError {
 
     /// 503 while a component's route to the API server is cut (stopped server, partition).
     pub fn unavailable() -> ApiError {
-        ApiError { reason: StatusReason::ServiceUnavailable, message: "the server is currently unable to handle the request".into() }
+        ApiError {
+            reason: StatusReason::ServiceUnavailable,
+            message: "the server is currently unable to handle the request".into(),
+        }
     }
 
     /// The HTTP status code.

@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::api::{ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent, WatchEventType};
+use super::api::{
+    ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent,
+    WatchEventType,
+};
 use super::rng::Rng;
 use super::types::*;
 use super::{admission, validation};
@@ -34,7 +37,10 @@ impl TooOldResourceVersion {
     pub fn to_error(&self) -> ApiError {
         ApiError {
             reason: StatusReason::Expired,
-            message: format!("too old resource version: {} ({})", self.requested, self.oldest),
+            message: format!(
+                "too old resource version: {} ({})",
+                self.requested, self.oldest
+            ),
         }
     }
 }
@@ -81,8 +87,15 @@ impl ApiServer {
 
     /// LIST of one kind, in name order.
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
-        let lo = ObjectKey { kind, namespace: String::new(), name: String::new() };
-        self.objects.range(lo..).take_while(move |(k, _)| k.kind == kind).map(|(_, o)| o)
+        let lo = ObjectKey {
+            kind,
+            namespace: String::new(),
+            name: String::new(),
+        };
+        self.objects
+            .range(lo..)
+            .take_while(move |(k, _)| k.kind == kind)
+            .map(|(_, o)| o)
     }
 
     /// Every object, in key order.
@@ -103,9 +116,17 @@ impl ApiServer {
     /// Watch events after `rv`, or 410 when history was compacted past it.
     pub fn events_since(&self, rv: u64) -> Result<Vec<WatchEvent>, TooOldResourceVersion> {
         if rv < self.compacted_rv {
-            return Err(TooOldResourceVersion { requested: rv, oldest: self.compacted_rv });
+            return Err(TooOldResourceVersion {
+                requested: rv,
+                oldest: self.compacted_rv,
+            });
         }
-        Ok(self.history.iter().filter(|(_, e)| e.resource_version > rv).map(|(_, e)| e.clone()).collect())
+        Ok(self
+            .history
+            .iter()
+            .filter(|(_, e)| e.resource_version > rv)
+            .map(|(_, e)| e.clone())
+            .collect())
     }
 
     /// Drops history older than the window, as the watch cache does.
@@ -138,13 +159,31 @@ impl ApiServer {
         )
     }
 
-    fn commit(&mut self, now: Millis, type_: WatchEventType, obj: Arc<Object>, rv: u64, cause: u64) -> WatchEvent {
-        let ev = WatchEvent { type_, object: obj, resource_version: rv, cause };
+    fn commit(
+        &mut self,
+        now: Millis,
+        type_: WatchEventType,
+        obj: Arc<Object>,
+        rv: u64,
+        cause: u64,
+    ) -> WatchEvent {
+        let ev = WatchEvent {
+            type_,
+            object: obj,
+            resource_version: rv,
+            cause,
+        };
         self.history.push_back((now, ev.clone()));
         ev
     }
 
-    fn store(&mut self, now: Millis, mut obj: Object, type_: WatchEventType, cause: u64) -> (Arc<Object>, WatchEvent) {
+    fn store(
+        &mut self,
+        now: Millis,
+        mut obj: Object,
+        type_: WatchEventType,
+        cause: u64,
+    ) -> (Arc<Object>, WatchEvent) {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = rv.to_string();
         let obj = Arc::new(obj);
@@ -153,7 +192,12 @@ impl ApiServer {
         (obj, ev)
     }
 
-    fn remove(&mut self, now: Millis, key: &ObjectKey, cause: u64) -> Option<(Arc<Object>, WatchEvent)> {
+    fn remove(
+        &mut self,
+        now: Millis,
+        key: &ObjectKey,
+        cause: u64,
+    ) -> Option<(Arc<Object>, WatchEvent)> {
         let old = self.objects.remove(key)?;
         let rv = self.next_rv();
         let mut last = (*old).clone();
@@ -170,10 +214,16 @@ impl ApiServer {
             ApiRequest::Create(obj) => self.create(now, obj, cause, &mut events),
             ApiRequest::Update(obj) => self.update(now, obj, false, cause, &mut events),
             ApiRequest::UpdateStatus(obj) => self.update(now, obj, true, cause, &mut events),
-            ApiRequest::Patch { key, patch, status } => self.patch(now, &key, &patch, status, cause, &mut events),
-            ApiRequest::Delete { key, options } => self.delete(now, &key, &options, cause, &mut events),
+            ApiRequest::Patch { key, patch, status } => {
+                self.patch(now, &key, &patch, status, cause, &mut events)
+            }
+            ApiRequest::Delete { key, options } => {
+                self.delete(now, &key, &options, cause, &mut events)
+            }
             ApiRequest::Bind { key, node } => self.bind(now, &key, &node, cause, &mut events),
-            ApiRequest::Evict { key, options } => self.evict(now, &key, &options, cause, &mut events),
+            ApiRequest::Evict { key, options } => {
+                self.evict(now, &key, &options, cause, &mut events)
+            }
         };
         Handled { result, events }
     }
@@ -190,13 +240,23 @@ impl ApiServer {
         }
     }
 
-    fn create(&mut self, now: Millis, mut obj: Object, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+    fn create(
+        &mut self,
+        now: Millis,
+        mut obj: Object,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
         let kind = obj.kind();
         if obj.meta().name.is_empty() && !obj.meta().generate_name.is_empty() {
             // Retry on collision, as the registry does for generateName.
             for _ in 0..8 {
                 let candidate = format!("{}{}", obj.meta().generate_name, self.rng.safe_string(5));
-                if !self.objects.contains_key(&ObjectKey::new(kind, &obj.meta().namespace, &candidate)) {
+                if !self.objects.contains_key(&ObjectKey::new(
+                    kind,
+                    &obj.meta().namespace,
+                    &candidate,
+                )) {
                     obj.meta_mut().name = candidate;
                     break;
                 }
@@ -221,7 +281,14 @@ impl ApiServer {
         Ok(stored)
     }
 
-    fn update(&mut self, now: Millis, mut obj: Object, status: bool, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+    fn update(
+        &mut self,
+        now: Millis,
+        mut obj: Object,
+        status: bool,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
         let key = obj.key();
         let Some(old) = self.objects.get(&key).cloned() else {
             return Err(ApiError::not_found(key.kind, &key.name));
@@ -245,8 +312,13 @@ impl ApiServer {
             return Ok(old);
         }
         // Clearing the last finalizer of an object being deleted completes the deletion.
-        if obj.meta().deletion_timestamp.is_some() && obj.meta().finalizers.is_empty() && !is_graceful_pod(&obj) {
-            let (last, ev) = self.remove(now, &key, cause).expect("object exists: checked above");
+        if obj.meta().deletion_timestamp.is_some()
+            && obj.meta().finalizers.is_empty()
+            && !is_graceful_pod(&obj)
+        {
+            let (last, ev) = self
+                .remove(now, &key, cause)
+                .expect("object exists: checked above");
             events.push(ev);
             return Ok(last);
         }
@@ -255,7 +327,15 @@ impl ApiServer {
         Ok(stored)
     }
 
-    fn patch(&mut self, now: Millis, key: &ObjectKey, patch: &Json, status: bool, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+    fn patch(
+        &mut self,
+        now: Millis,
+        key: &ObjectKey,
+        patch: &Json,
+        status: bool,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
         let Some(old) = self.objects.get(key).cloned() else {
             return Err(ApiError::not_found(key.kind, &key.name));
         };
@@ -263,7 +343,12 @@ impl ApiServer {
         merge_patch(&mut doc, patch);
         let obj = Object::from_json(key.kind, doc).map_err(|e| ApiError {
             reason: StatusReason::BadRequest,
-            message: format!("{} in version \"{}\" cannot be handled as a {}: {e}", key.kind, key.kind.api_version(), key.kind),
+            message: format!(
+                "{} in version \"{}\" cannot be handled as a {}: {e}",
+                key.kind,
+                key.kind.api_version(),
+                key.kind
+            ),
         })?;
         if obj.key() != *key {
             return Err(ApiError {
@@ -274,13 +359,25 @@ impl ApiServer {
         self.update(now, obj, status, cause, events)
     }
 
-    fn delete(&mut self, now: Millis, key: &ObjectKey, opts: &DeleteOptions, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+    fn delete(
+        &mut self,
+        now: Millis,
+        key: &ObjectKey,
+        opts: &DeleteOptions,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
         let Some(old) = self.objects.get(key).cloned() else {
             return Err(ApiError::not_found(key.kind, &key.name));
         };
         if let Some(uid) = &opts.precondition_uid {
             if *uid != old.meta().uid {
-                return Err(ApiError::uid_precondition(key.kind, &key.name, uid, &old.meta().uid));
+                return Err(ApiError::uid_precondition(
+                    key.kind,
+                    &key.name,
+                    uid,
+                    &old.meta().uid,
+                ));
             }
         }
         if let Some(rv) = &opts.precondition_resource_version {
@@ -293,11 +390,17 @@ impl ApiServer {
         let m = obj.meta_mut();
         let mut changed = false;
         match policy {
-            PropagationPolicy::Foreground if !m.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) && m.deletion_timestamp.is_none() => {
+            PropagationPolicy::Foreground
+                if !m.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER)
+                    && m.deletion_timestamp.is_none() =>
+            {
                 m.finalizers.push(FOREGROUND_FINALIZER.into());
                 changed = true;
             }
-            PropagationPolicy::Orphan if !m.finalizers.iter().any(|f| f == ORPHAN_FINALIZER) && m.deletion_timestamp.is_none() => {
+            PropagationPolicy::Orphan
+                if !m.finalizers.iter().any(|f| f == ORPHAN_FINALIZER)
+                    && m.deletion_timestamp.is_none() =>
+            {
                 m.finalizers.push(ORPHAN_FINALIZER.into());
                 changed = true;
             }
@@ -315,7 +418,10 @@ impl ApiServer {
             let terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
             if bound && grace > 0 && !terminal {
                 let deadline = now + grace as u64 * 1000;
-                let shorter = pod.metadata.deletion_timestamp.is_none_or(|t| deadline < t.0);
+                let shorter = pod
+                    .metadata
+                    .deletion_timestamp
+                    .is_none_or(|t| deadline < t.0);
                 if shorter {
                     pod.metadata.deletion_timestamp = Some(Time(deadline));
                     pod.metadata.deletion_grace_period_seconds = Some(grace);
@@ -343,12 +449,21 @@ impl ApiServer {
             }
             return Ok(old);
         }
-        let (last, ev) = self.remove(now, key, cause).expect("object exists: checked above");
+        let (last, ev) = self
+            .remove(now, key, cause)
+            .expect("object exists: checked above");
         events.push(ev);
         Ok(last)
     }
 
-    fn bind(&mut self, now: Millis, key: &ObjectKey, node: &str, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+    fn bind(
+        &mut self,
+        now: Millis,
+        key: &ObjectKey,
+        node: &str,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
         let Some(old) = self.objects.get(key).cloned() else {
             return Err(ApiError::not_found(Kind::Pod, &key.name));
         };
@@ -383,21 +498,36 @@ impl ApiServer {
         Ok(stored)
     }
 
-    fn evict(&mut self, now: Millis, key: &ObjectKey, opts: &DeleteOptions, cause: u64, events: &mut Vec<WatchEvent>) -> ApiResult {
+    /// POST pods/eviction, as `pkg/registry/core/pod/storage/eviction.go` (policy/v1) answers it.
+    fn evict(
+        &mut self,
+        now: Millis,
+        key: &ObjectKey,
+        opts: &DeleteOptions,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
         let Some(pod_obj) = self.objects.get(key).cloned() else {
             return Err(ApiError::not_found(Kind::Pod, &key.name));
         };
         let Some(pod) = pod_obj.as_pod() else {
             return Err(ApiError::not_found(Kind::Pod, &key.name));
         };
-        let exempt = pod.metadata.deletion_timestamp.is_some()
-            || matches!(pod.status.phase.as_str(), "Pending" | "Succeeded" | "Failed" | "");
-        if !exempt {
+        // canIgnorePDB: a pod that is not running, or already terminating, disrupts nothing more.
+        let can_ignore_pdb = pod.metadata.deletion_timestamp.is_some()
+            || matches!(
+                pod.status.phase.as_str(),
+                "Pending" | "Succeeded" | "Failed" | ""
+            );
+        if !can_ignore_pdb {
+            // In policy/v1 a nil selector matches nothing and an empty one matches every pod.
             let pdbs: Vec<Arc<Object>> = self
                 .list(Kind::PodDisruptionBudget)
                 .filter(|o| {
                     o.meta().namespace == key.namespace
-                        && o.as_pdb().and_then(|p| p.spec.selector.as_ref()).is_some_and(|s| !s.is_empty() && s.matches(&pod.metadata.labels))
+                        && o.as_pdb()
+                            .and_then(|p| p.spec.selector.as_ref())
+                            .is_some_and(|s| s.matches(&pod.metadata.labels))
                 })
                 .cloned()
                 .collect();
@@ -409,50 +539,101 @@ impl ApiServer {
             }
             if let Some(pdb_obj) = pdbs.into_iter().next() {
                 let pdb = pdb_obj.as_pdb().expect("listed as PDB");
+                // An unready pod does not count as healthy: evicting it costs no budget when allowed.
                 let unready_allowed = !pod.is_ready()
                     && (pdb.spec.unhealthy_pod_eviction_policy.as_deref() == Some("AlwaysAllow")
-                        || (pdb.status.current_healthy >= pdb.status.desired_healthy && pdb.status.desired_healthy > 0));
+                        || (pdb.status.current_healthy >= pdb.status.desired_healthy
+                            && pdb.status.desired_healthy > 0));
                 if !unready_allowed {
+                    // checkAndDecrement. The 429 message is what clients print; Kubernetes adds the
+                    // detail ("The disruption budget web-pdb needs 3 healthy pods and has 2
+                    // currently" / "... is still being processed by the server.") as a status cause.
+                    let too_many = || ApiError {
+                        reason: StatusReason::TooManyRequests,
+                        message:
+                            "Cannot evict pod as it would violate the pod's disruption budget."
+                                .into(),
+                    };
+                    let forbidden = |why: &str| ApiError {
+                        reason: StatusReason::Forbidden,
+                        message: format!(
+                            "poddisruptionbudget.policy \"{}\" is forbidden: {why}",
+                            pdb.metadata.name
+                        ),
+                    };
                     if pdb.status.observed_generation < pdb.metadata.generation {
-                        return Err(ApiError {
-                            reason: StatusReason::TooManyRequests,
-                            message: format!("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {} is still being processed by the server.", pdb.metadata.name),
-                        });
+                        return Err(too_many());
                     }
-                    if pdb.status.disruptions_allowed <= 0 {
-                        return Err(ApiError {
-                            reason: StatusReason::TooManyRequests,
-                            message: "Cannot evict pod as it would violate the pod's disruption budget.".into(),
-                        });
+                    if pdb.status.disruptions_allowed < 0 {
+                        return Err(forbidden("pdb disruptions allowed is negative"));
+                    }
+                    if pdb.status.disrupted_pods.len() > 2000 {
+                        return Err(forbidden("DisruptedPods map too big - too many evictions not confirmed by PDB controller"));
+                    }
+                    if pdb.status.disruptions_allowed == 0 {
+                        return Err(too_many());
                     }
                     let mut updated = pdb.clone();
                     updated.status.disruptions_allowed -= 1;
-                    updated.status.disrupted_pods.insert(key.name.clone(), Time(now));
-                    let (_, ev) = self.store(now, Object::PodDisruptionBudget(updated), WatchEventType::Modified, cause);
+                    if updated.status.disruptions_allowed == 0 {
+                        let observed_generation = updated.status.observed_generation;
+                        set_condition(
+                            &mut updated.status.conditions,
+                            Condition {
+                                type_: "DisruptionAllowed".into(),
+                                status: "False".into(),
+                                reason: Some("InsufficientPods".into()),
+                                message: Some(String::new()),
+                                last_transition_time: Some(Time(now)),
+                                observed_generation: Some(observed_generation),
+                                ..Default::default()
+                            },
+                        );
+                    }
+                    updated
+                        .status
+                        .disrupted_pods
+                        .insert(key.name.clone(), Time(now));
+                    let (_, ev) = self.store(
+                        now,
+                        Object::PodDisruptionBudget(updated),
+                        WatchEventType::Modified,
+                        cause,
+                    );
                     events.push(ev);
                 }
             }
         }
-        // The pod is marked as a disruption target, then deleted gracefully.
+        // addConditionAndDeletePod: mark the pod as a disruption target, then delete it gracefully.
         let mut marked = (*pod_obj).clone();
+        let mut opts = opts.clone();
         if let Object::Pod(p) = &mut marked {
-            if p.metadata.deletion_timestamp.is_none() {
-                set_condition(
-                    &mut p.status.conditions,
-                    Condition {
-                        type_: "DisruptionTarget".into(),
-                        status: "True".into(),
-                        reason: Some("EvictionByEvictionAPI".into()),
-                        message: Some("Eviction API: evicting".into()),
-                        last_transition_time: Some(Time(now)),
-                        ..Default::default()
-                    },
-                );
-                let (_, ev) = self.store(now, marked, WatchEventType::Modified, cause);
-                events.push(ev);
+            set_condition(
+                &mut p.status.conditions,
+                Condition {
+                    type_: "DisruptionTarget".into(),
+                    status: "True".into(),
+                    reason: Some("EvictionByEvictionAPI".into()),
+                    message: Some("Eviction API: evicting".into()),
+                    last_transition_time: Some(Time(now)),
+                    ..Default::default()
+                },
+            );
+        }
+        if marked != *pod_obj {
+            if let Some(rv) = &opts.precondition_resource_version {
+                if *rv != pod_obj.meta().resource_version {
+                    return Err(ApiError::conflict(Kind::Pod, &key.name));
+                }
+            }
+            let (stored, ev) = self.store(now, marked, WatchEventType::Modified, cause);
+            events.push(ev);
+            // The server itself bumped the version the caller's precondition named.
+            if opts.precondition_resource_version.is_some() {
+                opts.precondition_resource_version = Some(stored.meta().resource_version.clone());
             }
         }
-        self.delete(now, key, opts, cause, events)
+        self.delete(now, key, &opts, cause, events)
     }
 
     /// Writes an object directly, bypassing admission: for Events, which the recorder aggregates.
@@ -461,7 +642,11 @@ impl ApiServer {
             obj.meta_mut().uid = self.new_uid();
             obj.meta_mut().creation_timestamp = Some(Time(now));
         }
-        let type_ = if self.objects.contains_key(&obj.key()) { WatchEventType::Modified } else { WatchEventType::Added };
+        let type_ = if self.objects.contains_key(&obj.key()) {
+            WatchEventType::Modified
+        } else {
+            WatchEventType::Added
+        };
         self.store(now, obj, type_, cause).0
     }
 
@@ -474,11 +659,16 @@ impl ApiServer {
 }
 
 fn has_generation(kind: Kind) -> bool {
-    matches!(kind, Kind::Deployment | Kind::ReplicaSet | Kind::PodDisruptionBudget)
+    matches!(
+        kind,
+        Kind::Deployment | Kind::ReplicaSet | Kind::PodDisruptionBudget
+    )
 }
 
 fn is_graceful_pod(obj: &Object) -> bool {
-    obj.as_pod().is_some_and(|p| p.metadata.deletion_grace_period_seconds.unwrap_or(0) > 0 && !p.spec.node_name.is_empty())
+    obj.as_pod().is_some_and(|p| {
+        p.metadata.deletion_grace_period_seconds.unwrap_or(0) > 0 && !p.spec.node_name.is_empty()
+    })
 }
 
 /// Main-resource writes cannot change what the server owns: uid, timestamps, and status where a
@@ -492,7 +682,11 @@ fn keep_system_fields(old: &Object, mut new: Object) -> Object {
     nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
     nm.generation = om.generation;
     nm.resource_version = om.resource_version.clone();
-    nm.generate_name = if nm.generate_name.is_empty() { om.generate_name.clone() } else { nm.generate_name.clone() };
+    nm.generate_name = if nm.generate_name.is_empty() {
+        om.generate_name.clone()
+    } else {
+        nm.generate_name.clone()
+    };
     if old.kind().has_status_subresource() {
         let status = old.status_json();
         let mut doc = new.to_json();
@@ -521,7 +715,13 @@ fn merge_status_only(old: &Object, new: &Object) -> Object {
     if let Json::Object(m) = &mut doc {
         m.insert("status".into(), new.status_json());
     }
-    Object::from_json(old.kind(), doc).unwrap_or_else(|_| old.clone())
+    let mut merged = Object::from_json(old.kind(), doc).unwrap_or_else(|_| old.clone());
+    // deploymentStatusStrategy resets only spec and labels: the Deployment controller records
+    // `deployment.kubernetes.io/revision` through the status subresource.
+    if let (Object::Deployment(m), Object::Deployment(n)) = (&mut merged, new) {
+        m.metadata.annotations = n.metadata.annotations.clone();
+    }
+    merged
 }
 
 /// RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, anything else replaces.

@@ -32,13 +32,28 @@ impl Cache {
 
     /// Every cached object of `kind`, in namespace/name order.
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
-        let lo = ObjectKey { kind, namespace: String::new(), name: String::new() };
-        self.objects.range(lo..).take_while(move |(k, _)| k.kind == kind).map(|(_, o)| o)
+        let lo = ObjectKey {
+            kind,
+            namespace: String::new(),
+            name: String::new(),
+        };
+        self.objects
+            .range(lo..)
+            .take_while(move |(k, _)| k.kind == kind)
+            .map(|(_, o)| o)
     }
 
     /// Every cached object of `kind` in `namespace`.
-    pub fn list_ns<'a>(&'a self, kind: Kind, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let lo = ObjectKey { kind, namespace: namespace.to_string(), name: String::new() };
+    pub fn list_ns<'a>(
+        &'a self,
+        kind: Kind,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        let lo = ObjectKey {
+            kind,
+            namespace: namespace.to_string(),
+            name: String::new(),
+        };
         self.objects
             .range(lo..)
             .take_while(move |(k, _)| k.kind == kind && k.namespace == namespace)
@@ -47,12 +62,20 @@ impl Cache {
 
     /// Objects whose controller ownerReference points at `owner_uid` (any kind).
     pub fn controlled_by(&self, owner_uid: &str) -> impl Iterator<Item = &Arc<Object>> {
-        self.by_controller.get(owner_uid).into_iter().flatten().filter_map(|k| self.objects.get(k))
+        self.by_controller
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.objects.get(k))
     }
 
     /// Pods bound to `node`.
     pub fn pods_on_node(&self, node: &str) -> impl Iterator<Item = &Arc<Object>> {
-        self.pods_by_node.get(node).into_iter().flatten().filter_map(|k| self.objects.get(k))
+        self.pods_by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.objects.get(k))
     }
 
     /// Number of cached objects.
@@ -93,11 +116,17 @@ impl Cache {
     fn index(&mut self, obj: &Object) {
         let key = obj.key();
         if let Some(r) = obj.meta().controller_ref() {
-            self.by_controller.entry(r.uid.clone()).or_default().insert(key.clone());
+            self.by_controller
+                .entry(r.uid.clone())
+                .or_default()
+                .insert(key.clone());
         }
         if let Some(p) = obj.as_pod() {
             if !p.spec.node_name.is_empty() {
-                self.pods_by_node.entry(p.spec.node_name.clone()).or_default().insert(key);
+                self.pods_by_node
+                    .entry(p.spec.node_name.clone())
+                    .or_default()
+                    .insert(key);
             }
         }
     }

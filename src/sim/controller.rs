@@ -65,14 +65,20 @@ impl ComponentId {
             "user" => ComponentId::User,
             "deployment-controller" | "deployment" => ComponentId::Deployment,
             "replicaset-controller" | "replicaset" => ComponentId::ReplicaSet,
-            "garbage-collector-controller" | "garbage-collector" | "gc" => ComponentId::GarbageCollector,
-            "node-controller" | "node-lifecycle-controller" | "nodelifecycle" => ComponentId::NodeLifecycle,
+            "garbage-collector-controller" | "garbage-collector" | "gc" => {
+                ComponentId::GarbageCollector
+            }
+            "node-controller" | "node-lifecycle-controller" | "nodelifecycle" => {
+                ComponentId::NodeLifecycle
+            }
             "taint-eviction-controller" | "taint-eviction" => ComponentId::TaintEviction,
             "disruption-controller" | "disruption" => ComponentId::Disruption,
             "endpointslice-controller" | "endpointslice" => ComponentId::EndpointSlice,
             "default-scheduler" | "scheduler" => ComponentId::Scheduler,
             _ => {
-                let node = s.strip_prefix("kubelet/").or_else(|| s.strip_prefix("kubelet-"))?;
+                let node = s
+                    .strip_prefix("kubelet/")
+                    .or_else(|| s.strip_prefix("kubelet-"))?;
                 ComponentId::Kubelet(node.to_string())
             }
         })
@@ -111,7 +117,12 @@ impl EventRecord {
         EventRecord::new("Warning", obj, reason, message)
     }
 
-    fn new(type_: &'static str, obj: &Object, reason: &str, message: impl Into<String>) -> EventRecord {
+    fn new(
+        type_: &'static str,
+        obj: &Object,
+        reason: &str,
+        message: impl Into<String>,
+    ) -> EventRecord {
         EventRecord {
             type_,
             reason: reason.into(),
@@ -214,7 +225,12 @@ pub trait Controller {
 
     /// The event handler: which keys a change should wake. `old` is the previously cached version.
     /// Runs after the cache was updated. May update in-memory bookkeeping (expectations).
-    fn keys_for_event(&mut self, ev: &WatchEvent, old: Option<&Arc<Object>>, cache: &Cache) -> Vec<ObjectKey>;
+    fn keys_for_event(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Object>>,
+        cache: &Cache,
+    ) -> Vec<ObjectKey>;
 
     /// Keys to queue after a (re)list or a resync: usually every primary object in the cache.
     fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey>;
@@ -224,6 +240,13 @@ pub trait Controller {
 
     /// Sees the response to each request this component sent (expectations bookkeeping).
     fn on_response(&mut self, _req: &ApiRequest, _result: &ApiResult, _now: Millis) {}
+
+    /// Events that need the server's answer, e.g. `Created pod: <name>` when the name came from
+    /// `generateName`. Called right after [`Controller::on_response`]; the world records them
+    /// with the request's trace entry as their cause.
+    fn events_for_response(&mut self, _req: &ApiRequest, _result: &ApiResult) -> Vec<EventRecord> {
+        Vec::new()
+    }
 
     /// Sees each request cancelled because an earlier batch failed.
     fn on_skipped(&mut self, _req: &ApiRequest) {}

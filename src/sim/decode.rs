@@ -1,6 +1,30 @@
 //! From manifest text to validated, defaulted objects, with diagnostics that say what and where.
+//!
+//! The pipeline per document, each step reporting in kubectl's words:
+//! 1. YAML → JSON with positions ([`yaml::parse_documents`]); a syntax error stops the file.
+//! 2. `apiVersion` and `kind` are checked against the simulated kinds; Kubernetes kinds the
+//!    simulation does not model are skipped with a warning, unknown kinds are errors.
+//! 3. Strict decoding into the typed structs of `types.rs`: unknown fields and type mismatches
+//!    are errors positioned at the field; fields kept as opaque JSON are reported once as
+//!    "accepted but not simulated".
+//! 4. Defaulting ([`admission::apply_defaults`]) then validation ([`validation::validate`]).
+//!
+//! A document with any error is dropped; the others still load. Nothing here panics on any
+//! input (a property test feeds it random and mutated manifests).
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
+
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::Value as Json;
+
+use super::admission::apply_defaults;
+use super::types::{Kind, Object, ObjectKey};
+use super::validation::{invalid_status_message, validate, BadValue, FieldError};
+use super::yaml::{self, push_index, push_key, Span, YamlDoc};
 
 /// How serious a [`Diagnostic`] is: errors drop the document, warnings and infos keep it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -8,6 +32,16 @@ pub enum Severity {
     Error,
     Warning,
     Info,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        })
+    }
 }
 
 /// One finding about the input, positioned at the line and column it concerns.
@@ -18,66 +52,1200 @@ pub struct Diagnostic {
     pub col: u32,
     pub severity: Severity,
     pub message: String,
+    /// The field path the finding is about (`spec.replicas`), when there is one.
     pub field: Option<String>,
 }
 
 impl fmt::Display for Diagnostic {
     /// `FILE:LINE:COL: message`, the shape editors and compilers use.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.message)
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.col, self.message
+        )
     }
 }
 
-// ---- TEMPORARY stand-in below (the input-layer engineer replaces it; keep these names) ----
-
-use super::types::{Kind, Object};
-use super::yaml::{self, Span, YamlDoc};
-
-/// One decoded object and where its document starts.
-#[derive(Clone, Debug)]
+/// An object that decoded, defaulted and validated cleanly.
+#[derive(Clone, Debug, PartialEq)]
 pub struct DecodedObject {
     pub object: Object,
+    /// Where its document starts (for "jump to definition" in the editor).
     pub span: Span,
+    /// Which non-empty document of the file it came from, counting from 0.
     pub doc_index: usize,
 }
 
-/// Everything decoded from one file.
-#[derive(Clone, Debug, Default)]
+/// Everything a manifest file yielded: objects, the playground scenario if any, and findings.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Decoded {
     pub objects: Vec<DecodedObject>,
-    pub scenario: Option<(serde_json::Value, YamlDoc)>,
+    /// The raw `kubeloop.dev/v1alpha1` `Scenario` document, for the scenario module to decode.
+    pub scenario: Option<(Json, YamlDoc)>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Decodes every document of a manifest file.
+impl Decoded {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+}
+
+/// The `apiVersion` of the playground's own documents.
+pub const SCENARIO_API_VERSION: &str = "kubeloop.dev/v1alpha1";
+/// The `kind` of the playground's scenario document.
+pub const SCENARIO_KIND: &str = "Scenario";
+
+/// Kubernetes kinds that exist but are not simulated: skipped with a warning, not an error.
+pub const NOT_SIMULATED_KINDS: &[&str] = &[
+    "APIService",
+    "CertificateSigningRequest",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "ControllerRevision",
+    "CronJob",
+    "CSIDriver",
+    "CustomResourceDefinition",
+    "DaemonSet",
+    "Endpoints",
+    "HorizontalPodAutoscaler",
+    "Ingress",
+    "IngressClass",
+    "Job",
+    "LimitRange",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "NetworkPolicy",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PodTemplate",
+    "PriorityClass",
+    "ReplicationController",
+    "ResourceQuota",
+    "Role",
+    "RoleBinding",
+    "RuntimeClass",
+    "Secret",
+    "ServiceAccount",
+    "StatefulSet",
+    "StorageClass",
+    "ValidatingWebhookConfiguration",
+    "VerticalPodAutoscaler",
+    "VolumeAttachment",
+];
+
+/// Decodes every document of a manifest file. Never fails: problems are diagnostics.
 pub fn decode_manifests(file: &str, text: &str) -> Decoded {
     let mut out = Decoded::default();
     let docs = match yaml::parse_documents(text) {
-        Ok(d) => d,
+        Ok(docs) => docs,
         Err(mut d) => {
             d.file = file.to_string();
             out.diagnostics.push(d);
             return out;
         }
     };
-    for (i, doc) in docs.into_iter().enumerate() {
-        let kind_s = doc.value.get("kind").and_then(|k| k.as_str()).unwrap_or("").to_string();
-        if kind_s == "Scenario" {
-            out.scenario = Some((doc.value.clone(), doc));
-            continue;
-        }
-        let err = |m: String| Diagnostic { file: file.into(), line: doc.start.line, col: doc.start.col, severity: Severity::Error, message: m, field: None };
-        let Some(kind) = Kind::from_kind_str(&kind_s) else {
-            out.diagnostics.push(err(format!("no matches for kind \"{kind_s}\"")));
-            continue;
+    let mut seen: BTreeMap<ObjectKey, u32> = BTreeMap::new();
+    for (index, doc) in docs.into_iter().enumerate() {
+        let mut ctx = DocContext {
+            file,
+            index,
+            out: &mut out,
+            seen: &mut seen,
         };
-        match Object::from_json(kind, doc.value.clone()) {
-            Ok(mut o) => {
-                super::admission::apply_defaults(&mut o);
-                out.objects.push(DecodedObject { object: o, span: doc.start, doc_index: i });
-            }
-            Err(e) => out.diagnostics.push(err(e.to_string())),
-        }
+        ctx.decode_document(doc);
     }
     out
+}
+
+/// Like [`decode_manifests`] for raw bytes: invalid UTF-8 is reported at its line and column.
+pub fn decode_manifest_bytes(file: &str, bytes: &[u8]) -> Decoded {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => decode_manifests(file, text),
+        Err(e) => {
+            let valid = String::from_utf8_lossy(&bytes[..e.valid_up_to()]);
+            let line = valid.matches('\n').count() + 1;
+            let col = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            let reason = match e.error_len() {
+                Some(_) => format!(
+                    "invalid leading UTF-8 octet 0x{:02X}",
+                    bytes[e.valid_up_to()]
+                ),
+                None => "incomplete UTF-8 octet sequence".to_string(),
+            };
+            let line = u32::try_from(line).unwrap_or(u32::MAX);
+            Decoded {
+                diagnostics: vec![Diagnostic {
+                    file: file.to_string(),
+                    line,
+                    col: u32::try_from(col).unwrap_or(u32::MAX),
+                    severity: Severity::Error,
+                    message: format!("error converting YAML to JSON: yaml: line {line}: {reason}"),
+                    field: None,
+                }],
+                ..Decoded::default()
+            }
+        }
+    }
+}
+
+struct DocContext<'a> {
+    file: &'a str,
+    index: usize,
+    out: &'a mut Decoded,
+    seen: &'a mut BTreeMap<ObjectKey, u32>,
+}
+
+impl DocContext<'_> {
+    fn push(&mut self, severity: Severity, span: Span, message: String, field: Option<String>) {
+        self.out.diagnostics.push(Diagnostic {
+            file: self.file.to_string(),
+            line: span.line,
+            col: span.col,
+            severity,
+            message,
+            field,
+        });
+    }
+
+    fn decode_document(&mut self, doc: YamlDoc) {
+        let kind = doc
+            .value
+            .get("kind")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        let api_version = doc
+            .value
+            .get("apiVersion")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        if !doc.value.is_object() || kind.is_empty() {
+            let msg = format!("Object 'Kind' is missing in '{}'", compact_json(&doc.value));
+            self.push(Severity::Error, doc.start, msg, None);
+            return;
+        }
+        if api_version.is_empty() {
+            let msg = format!(
+                "Object 'apiVersion' is missing in '{}'",
+                compact_json(&doc.value)
+            );
+            self.push(Severity::Error, doc.start, msg, None);
+            return;
+        }
+        let kind_span = doc.span_of("kind");
+        if kind == "List" && api_version == "v1" {
+            self.decode_list(&doc);
+            return;
+        }
+        if kind == SCENARIO_KIND && api_version == SCENARIO_API_VERSION {
+            if self.out.scenario.is_some() {
+                let msg = "only one Scenario document is allowed per file; this one was ignored"
+                    .to_string();
+                self.push(Severity::Error, kind_span, msg, None);
+            } else {
+                self.out.scenario = Some((doc.value.clone(), doc));
+            }
+            return;
+        }
+        let Some(k) = Kind::from_kind_str(&kind) else {
+            if NOT_SIMULATED_KINDS.contains(&kind.as_str()) {
+                let msg = format!("{kind} is not simulated yet; the document was skipped");
+                self.push(Severity::Warning, kind_span, msg, None);
+            } else {
+                let msg = format!("no matches for kind {kind:?} in version {api_version:?}");
+                self.push(Severity::Error, kind_span, msg, Some("kind".into()));
+            }
+            return;
+        };
+        if api_version != k.api_version() {
+            let msg = format!("no matches for kind {kind:?} in version {api_version:?}");
+            self.push(
+                Severity::Error,
+                doc.span_of("apiVersion"),
+                msg,
+                Some("apiVersion".into()),
+            );
+            return;
+        }
+        self.decode_typed(k, &api_version, &doc);
+    }
+
+    /// `kind: List` (what `kubectl get -o yaml` prints for several objects): decode each item.
+    fn decode_list(&mut self, doc: &YamlDoc) {
+        let items = doc
+            .value
+            .get("items")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (i, item) in items.into_iter().enumerate() {
+            let prefix = push_index("items", i);
+            let spans = doc
+                .spans
+                .iter()
+                .filter_map(|(p, s)| {
+                    let rest = p.strip_prefix(&prefix)?;
+                    let rest = rest
+                        .strip_prefix('.')
+                        .or_else(|| rest.is_empty().then_some(rest))?;
+                    Some((rest.to_string(), *s))
+                })
+                .collect();
+            let start = doc.span_of(&prefix);
+            self.decode_document(YamlDoc {
+                value: item,
+                spans,
+                start,
+            });
+        }
+    }
+
+    fn decode_typed(&mut self, kind: Kind, api_version: &str, doc: &YamlDoc) {
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        let cannot = |msg: &str| {
+            format!("{kind} in version {version:?} cannot be handled as a {kind}: {msg}")
+        };
+        let (object, findings) = match decode_object(kind, &doc.value) {
+            Ok(ok) => ok,
+            Err(e) => {
+                let span = locate(doc, &e.path, None);
+                let (message, field) = match &e.kind {
+                    DecodeErrorKind::Required => {
+                        let name = doc
+                            .value
+                            .pointer("/metadata/name")
+                            .and_then(Json::as_str)
+                            .unwrap_or("");
+                        let fe = FieldError::required(e.path.clone(), "");
+                        (invalid_status_message(kind, name, &[fe]), e.path.clone())
+                    }
+                    DecodeErrorKind::Type | DecodeErrorKind::Other => {
+                        (cannot(&e.message), e.path.clone())
+                    }
+                };
+                self.push(Severity::Error, span, message, Some(field));
+                return;
+            }
+        };
+        // Findings come in decoding order (fields sorted by name); report them in text order.
+        let in_text_order = |paths: &[String]| {
+            let mut located: Vec<(Span, String)> = paths
+                .iter()
+                .map(|p| (locate(doc, p, None), p.clone()))
+                .collect();
+            located.sort();
+            located
+        };
+        for (span, path) in in_text_order(&findings.opaque) {
+            let msg = format!("{path} is accepted but not simulated");
+            self.push(Severity::Info, span, msg, Some(path));
+        }
+        if !findings.unknown.is_empty() {
+            for (span, path) in in_text_order(&findings.unknown) {
+                let msg = format!("strict decoding error: unknown field {path:?}");
+                self.push(Severity::Error, span, msg, Some(path));
+            }
+            return;
+        }
+        let mut object = object;
+        apply_defaults(&mut object);
+        let errs = validate(&object, None);
+        if !errs.is_empty() {
+            let name = object.meta().name.clone();
+            for e in &errs {
+                let span = locate(doc, &e.field, e.value());
+                let msg = invalid_status_message(kind, &name, std::slice::from_ref(e));
+                self.push(Severity::Error, span, msg, Some(e.field.clone()));
+            }
+            return;
+        }
+        let key = object.key();
+        if let Some(first_line) = self.seen.get(&key) {
+            let msg =
+                format!("{key} is also defined at line {first_line}; the later definition wins");
+            self.push(Severity::Warning, doc.start, msg, None);
+        }
+        self.seen.insert(key, doc.start.line);
+        self.out.objects.push(DecodedObject {
+            object,
+            span: doc.start,
+            doc_index: self.index,
+        });
+    }
+}
+
+/// The JSON as Kubernetes quotes it in "missing" errors, cut short for huge documents.
+fn compact_json(v: &Json) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 200 {
+        let cut: String = s.chars().take(200).collect();
+        format!("{cut}…")
+    } else {
+        s
+    }
+}
+
+/// Where to point for a field path from validation (`limits[cpu]`) or decoding.
+///
+/// Tries the value as a map key under the field first (label-key errors name the labels map
+/// and carry the key as value), then the path with Kubernetes' `[key]` segments rewritten to
+/// the YAML layer's notation, then its parents, then the document start.
+fn locate(doc: &YamlDoc, field: &str, value: Option<&BadValue>) -> Span {
+    let field = normalize_path(field);
+    if let Some(BadValue::Str(s)) = value {
+        if let Some(span) = doc.spans.get(&push_key(&field, s)) {
+            return *span;
+        }
+    }
+    doc.span_of(&field)
+}
+
+fn normalize_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find(']') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let seg = &after[..close];
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(seg);
+            out.push(']');
+        } else {
+            out = push_key(&out, seg);
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+// ---------------------------------------------------------------- strict decoding
+
+/// What strict decoding noticed besides the object itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DecodeFindings {
+    /// Fields the typed structs do not have (`spec.replicass`), in document order.
+    pub unknown: Vec<String>,
+    /// Fields accepted as opaque JSON: present in the object but not simulated.
+    pub opaque: Vec<String>,
+}
+
+/// Why strict decoding failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DecodeErrorKind {
+    /// A JSON type the field cannot hold (`replicas: "three"`); Go's wording.
+    Type,
+    /// A field without a default is absent (a container without `name`).
+    Required,
+    /// Anything else a field's own parser rejected (a malformed timestamp).
+    Other,
+}
+
+/// A strict-decoding failure at a field path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    pub kind: DecodeErrorKind,
+    pub path: String,
+    pub message: String,
+}
+
+/// Decodes JSON into a typed object strictly: collects unknown and opaque fields, and fails on
+/// the first type mismatch with Go's `json: cannot unmarshal …` message.
+///
+/// `apiVersion` and `kind` at the top level are accepted and ignored. Like Go, `null` means
+/// "unset" for every field.
+pub fn decode_object(kind: Kind, value: &Json) -> Result<(Object, DecodeFindings), DecodeError> {
+    let findings = RefCell::new(DecodeFindings::default());
+    let object = match kind {
+        Kind::Node => Object::Node(decode_as(value, &findings)?),
+        Kind::Lease => Object::Lease(decode_as(value, &findings)?),
+        Kind::Deployment => Object::Deployment(decode_as(value, &findings)?),
+        Kind::ReplicaSet => Object::ReplicaSet(decode_as(value, &findings)?),
+        Kind::Pod => Object::Pod(decode_as(value, &findings)?),
+        Kind::Service => Object::Service(decode_as(value, &findings)?),
+        Kind::EndpointSlice => Object::EndpointSlice(decode_as(value, &findings)?),
+        Kind::PodDisruptionBudget => Object::PodDisruptionBudget(decode_as(value, &findings)?),
+        Kind::Event => Object::Event(decode_as(value, &findings)?),
+    };
+    Ok((object, findings.into_inner()))
+}
+
+fn decode_as<T: DeserializeOwned>(
+    value: &Json,
+    findings: &RefCell<DecodeFindings>,
+) -> Result<T, DecodeError> {
+    let de = StrictDe {
+        value,
+        path: String::new(),
+        go_path: String::new(),
+        parent: "",
+        findings,
+    };
+    T::deserialize(de).map_err(|e| DecodeError {
+        kind: e.kind,
+        path: e.path.unwrap_or_default(),
+        message: e.message,
+    })
+}
+
+#[derive(Debug)]
+struct DeError {
+    kind: DecodeErrorKind,
+    message: String,
+    path: Option<String>,
+    missing: Option<&'static str>,
+}
+
+impl fmt::Display for DeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DeError {}
+
+impl de::Error for DeError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        DeError {
+            kind: DecodeErrorKind::Other,
+            message: msg.to_string(),
+            path: None,
+            missing: None,
+        }
+    }
+
+    fn missing_field(field: &'static str) -> Self {
+        DeError {
+            kind: DecodeErrorKind::Required,
+            message: "Required value".into(),
+            path: None,
+            missing: Some(field),
+        }
+    }
+}
+
+/// A deserializer over `&serde_json::Value` that knows where it is, so errors and findings
+/// carry Kubernetes field paths and Go struct names.
+struct StrictDe<'v, 'f> {
+    value: &'v Json,
+    /// Kubernetes path with indices: `spec.template.spec.containers[0].image`.
+    path: String,
+    /// Go's error path, struct fields only: `spec.template.spec.containers.image`.
+    go_path: String,
+    /// The Go name of the innermost struct being filled.
+    parent: &'static str,
+    findings: &'f RefCell<DecodeFindings>,
+}
+
+/// Fields whose type is `IntOrString` (an untagged enum, which serde reads through
+/// `deserialize_any`): not opaque even though they look like it.
+const INT_OR_STRING_FIELDS: [&str; 5] = [
+    "maxSurge",
+    "maxUnavailable",
+    "minAvailable",
+    "port",
+    "targetPort",
+];
+
+fn go_struct_name(rust: &'static str) -> &'static str {
+    match rust {
+        "HttpGetAction" => "HTTPGetAction",
+        other => other,
+    }
+}
+
+fn json_type_for_go(v: &Json) -> String {
+    match v {
+        Json::Null => "null".into(),
+        Json::Bool(_) => "bool".into(),
+        Json::Number(n) if n.is_f64() => format!("number {n}"),
+        Json::Number(_) => "number".into(),
+        Json::String(_) => "string".into(),
+        Json::Array(_) => "array".into(),
+        Json::Object(_) => "object".into(),
+    }
+}
+
+fn last_segment(go_path: &str) -> &str {
+    go_path.rsplit('.').next().unwrap_or(go_path)
+}
+
+impl<'v, 'f> StrictDe<'v, 'f> {
+    fn mismatch_with(&self, json_type: &str, go_type: &str) -> DeError {
+        let message = if self.go_path.is_empty() {
+            format!("json: cannot unmarshal {json_type} into Go value of type {go_type}")
+        } else {
+            format!(
+                "json: cannot unmarshal {json_type} into Go struct field {}.{} of type {go_type}",
+                self.parent, self.go_path
+            )
+        };
+        DeError {
+            kind: DecodeErrorKind::Type,
+            message,
+            path: Some(self.path.clone()),
+            missing: None,
+        }
+    }
+
+    fn mismatch(&self, go_type: &str) -> DeError {
+        self.mismatch_with(&json_type_for_go(self.value), go_type)
+    }
+
+    fn slice_type(&self) -> &'static str {
+        match (self.parent, last_segment(&self.go_path)) {
+            (_, "containers" | "initContainers") => "[]v1.Container",
+            (_, "tolerations") => "[]v1.Toleration",
+            ("Container", "ports") => "[]v1.ContainerPort",
+            ("ServiceSpec", "ports") => "[]v1.ServicePort",
+            (_, "taints") => "[]v1.Taint",
+            (_, "ownerReferences") => "[]v1.OwnerReference",
+            ("LabelSelector", "matchExpressions") => "[]v1.LabelSelectorRequirement",
+            (_, "matchExpressions" | "matchFields") => "[]v1.NodeSelectorRequirement",
+            (_, "nodeSelectorTerms") => "[]v1.NodeSelectorTerm",
+            (_, "preferredDuringSchedulingIgnoredDuringExecution") => {
+                "[]v1.PreferredSchedulingTerm"
+            }
+            (_, "conditions") => "[]v1.Condition",
+            (_, "containerStatuses" | "initContainerStatuses") => "[]v1.ContainerStatus",
+            (_, "endpoints") => "[]v1.Endpoint",
+            _ => "[]string",
+        }
+    }
+
+    fn child(
+        &self,
+        value: &'v Json,
+        path: String,
+        go_path: String,
+        parent: &'static str,
+    ) -> StrictDe<'v, 'f> {
+        StrictDe {
+            value,
+            path,
+            go_path,
+            parent,
+            findings: self.findings,
+        }
+    }
+
+    fn integer(&self, go_type: &str, min: i128, max: i128) -> Result<i128, DeError> {
+        let Json::Number(n) = self.value else {
+            return Err(self.mismatch(go_type));
+        };
+        let v = n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from));
+        match v {
+            Some(v) if (min..=max).contains(&v) => Ok(v),
+            _ => Err(self.mismatch_with(&format!("number {n}"), go_type)),
+        }
+    }
+}
+
+macro_rules! int_methods {
+    ($($method:ident, $visit:ident, $ty:ty, $go:literal);* $(;)?) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+            let v = self.integer($go, i128::from(<$ty>::MIN), i128::from(<$ty>::MAX))?;
+            visitor.$visit(v as $ty)
+        }
+    )*};
+}
+
+impl<'de, 'v: 'de, 'f> de::Deserializer<'de> for StrictDe<'v, 'f> {
+    type Error = DeError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        // Only opaque `Json` fields and `IntOrString` ask for "anything".
+        let scalar = matches!(self.value, Json::String(_) | Json::Number(_));
+        let int_or_string = scalar && INT_OR_STRING_FIELDS.contains(&last_segment(&self.path));
+        if !int_or_string && !self.path.is_empty() {
+            self.findings.borrow_mut().opaque.push(self.path.clone());
+        }
+        de::Deserializer::deserialize_any(self.value, visitor).map_err(|e| DeError {
+            kind: DecodeErrorKind::Other,
+            message: e.to_string(),
+            path: Some(self.path.clone()),
+            missing: None,
+        })
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        match self.value {
+            Json::Bool(b) => visitor.visit_bool(*b),
+            _ => Err(self.mismatch("bool")),
+        }
+    }
+
+    int_methods! {
+        deserialize_i8, visit_i8, i8, "int8";
+        deserialize_i16, visit_i16, i16, "int16";
+        deserialize_i32, visit_i32, i32, "int32";
+        deserialize_i64, visit_i64, i64, "int64";
+        deserialize_u8, visit_u8, u8, "uint8";
+        deserialize_u16, visit_u16, u16, "uint16";
+        deserialize_u32, visit_u32, u32, "uint32";
+        deserialize_u64, visit_u64, u64, "uint64";
+    }
+
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_f64(visitor)
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        match self.value {
+            Json::Number(n) => visitor.visit_f64(n.as_f64().unwrap_or(0.0)),
+            _ => Err(self.mismatch("float64")),
+        }
+    }
+
+    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        match self.value {
+            Json::String(s) => visitor.visit_str(s),
+            _ => Err(self.mismatch("string")),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        match self.value {
+            Json::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        static EMPTY: Vec<Json> = Vec::new();
+        let items = match self.value {
+            Json::Array(items) => items,
+            Json::Null => &EMPTY,
+            _ => return Err(self.mismatch(self.slice_type())),
+        };
+        visitor.visit_seq(StrictSeq {
+            de: &self,
+            items: items.iter().enumerate(),
+        })
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        let entries: Vec<(&String, &Json)> = match self.value {
+            Json::Object(m) => m.iter().filter(|(_, v)| !v.is_null()).collect(),
+            Json::Null => Vec::new(),
+            _ => {
+                let go = if last_segment(&self.go_path) == "disruptedPods" {
+                    "map[string]v1.Time"
+                } else {
+                    "map[string]string"
+                };
+                return Err(self.mismatch(go));
+            }
+        };
+        visitor.visit_map(StrictMap {
+            de: &self,
+            entries: entries.into_iter(),
+            pending: None,
+            parent: None,
+        })
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        let go_name = go_struct_name(name);
+        let map = match self.value {
+            Json::Object(m) => Some(m),
+            Json::Null => None,
+            _ => return Err(self.mismatch(&format!("v1.{go_name}"))),
+        };
+        let mut entries = Vec::new();
+        for (k, v) in map.into_iter().flatten() {
+            let root_type_field = self.path.is_empty() && (k == "apiVersion" || k == "kind");
+            if fields.contains(&k.as_str()) {
+                if !v.is_null() {
+                    entries.push((k, v));
+                }
+            } else if !root_type_field {
+                self.findings
+                    .borrow_mut()
+                    .unknown
+                    .push(push_key(&self.path, k));
+            }
+        }
+        let path = self.path.clone();
+        visitor
+            .visit_map(StrictMap {
+                de: &self,
+                entries: entries.into_iter(),
+                pending: None,
+                parent: Some(go_name),
+            })
+            .map_err(|mut e| {
+                if let (None, Some(field)) = (&e.path, e.missing) {
+                    e.path = Some(push_key(&path, field));
+                }
+                e
+            })
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        de::Deserializer::deserialize_enum(self.value, name, variants, visitor).map_err(|e| {
+            DeError {
+                kind: DecodeErrorKind::Other,
+                message: e.to_string(),
+                path: Some(self.path.clone()),
+                missing: None,
+            }
+        })
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+        visitor.visit_unit()
+    }
+}
+
+struct StrictSeq<'a, 'v, 'f> {
+    de: &'a StrictDe<'v, 'f>,
+    items: std::iter::Enumerate<std::slice::Iter<'v, Json>>,
+}
+
+impl<'de, 'v: 'de> SeqAccess<'de> for StrictSeq<'_, 'v, '_> {
+    type Error = DeError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, DeError> {
+        let Some((i, item)) = self.items.next() else {
+            return Ok(None);
+        };
+        let path = push_index(&self.de.path, i);
+        let child = self
+            .de
+            .child(item, path.clone(), self.de.go_path.clone(), self.de.parent);
+        let ctx = self
+            .de
+            .child(item, path.clone(), self.de.go_path.clone(), self.de.parent);
+        seed.deserialize(child)
+            .map(Some)
+            .map_err(|e| attach(e, &path, &ctx))
+    }
+}
+
+/// Serves a JSON object as a Go struct (`parent: Some(name)`) or a Go map (`parent: None`).
+struct StrictMap<'a, 'v, 'f> {
+    de: &'a StrictDe<'v, 'f>,
+    entries: std::vec::IntoIter<(&'v String, &'v Json)>,
+    pending: Option<(&'v String, &'v Json)>,
+    parent: Option<&'static str>,
+}
+
+impl<'de, 'v: 'de> MapAccess<'de> for StrictMap<'_, 'v, '_> {
+    type Error = DeError;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, DeError> {
+        let Some((k, v)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.pending = Some((k, v));
+        seed.deserialize(k.as_str().into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, DeError> {
+        let Some((k, v)) = self.pending.take() else {
+            return Err(de::Error::custom("value requested before key"));
+        };
+        let path = push_key(&self.de.path, k);
+        // Struct fields extend Go's error path and become the parent; map values do neither.
+        let (go_path, parent) = match self.parent {
+            Some(parent) if self.de.go_path.is_empty() => (k.clone(), parent),
+            Some(parent) => (format!("{}.{k}", self.de.go_path), parent),
+            None => (self.de.go_path.clone(), self.de.parent),
+        };
+        let child = self.de.child(v, path.clone(), go_path, parent);
+        let ctx = self
+            .de
+            .child(v, path.clone(), child.go_path.clone(), parent);
+        seed.deserialize(child).map_err(|e| attach(e, &path, &ctx))
+    }
+}
+
+/// Gives an error from a field's own deserializer the field's path, and rewords serde's
+/// untagged-enum failure as Go's type error.
+fn attach(mut e: DeError, path: &str, ctx: &StrictDe<'_, '_>) -> DeError {
+    if e.path.is_some() {
+        return e;
+    }
+    if e.message.contains("untagged enum IntOrString") {
+        return ctx.mismatch("intstr.IntOrString");
+    }
+    e.path = Some(match e.missing {
+        Some(field) => push_key(path, field),
+        None => path.to_string(),
+    });
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn fixture(name: &str) -> String {
+        let path = format!(
+            "{}/tests/fixtures/manifests/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Every diagnostic rendered `FILE:LINE:COL: [severity] message`, one per line.
+    fn render(d: &Decoded) -> String {
+        d.diagnostics
+            .iter()
+            .map(|d| format!("{d} [{}]\n", d.severity))
+            .collect()
+    }
+
+    fn decode(text: &str) -> Decoded {
+        decode_manifests("web.yaml", text)
+    }
+
+    #[test]
+    fn real_manifests_from_the_docs_load_cleanly() {
+        let cases = [
+            ("nginx-deployment.yaml", 1),
+            ("service.yaml", 1),
+            ("pdb.yaml", 1),
+            ("pod-full.yaml", 1),
+            ("multi-doc.yaml", 3),
+            ("nodes-and-replicaset.yaml", 2),
+        ];
+        for (name, objects) in cases {
+            let d = decode_manifests(name, &fixture(name));
+            assert!(!d.has_errors(), "{name}:\n{}", render(&d));
+            assert_eq!(d.objects.len(), objects, "{name}");
+        }
+    }
+
+    #[test]
+    fn opaque_fields_are_accepted_but_reported_as_not_simulated() {
+        let d = decode_manifests("pod-full.yaml", &fixture("pod-full.yaml"));
+        insta::assert_snapshot!(render(&d), @r###"
+        pod-full.yaml:16:3: spec.securityContext is accepted but not simulated [info]
+        pod-full.yaml:19:3: spec.volumes is accepted but not simulated [info]
+        pod-full.yaml:44:5: spec.initContainers[0].command is accepted but not simulated [info]
+        pod-full.yaml:48:5: spec.containers[0].args is accepted but not simulated [info]
+        pod-full.yaml:51:5: spec.containers[0].env is accepted but not simulated [info]
+        pod-full.yaml:81:7: spec.containers[0].startupProbe.tcpSocket is accepted but not simulated [info]
+        pod-full.yaml:85:5: spec.containers[0].securityContext is accepted but not simulated [info]
+        pod-full.yaml:88:5: spec.containers[0].volumeMounts is accepted but not simulated [info]
+        "###);
+    }
+
+    #[test]
+    fn the_multi_document_file_skips_the_config_map_with_a_warning() {
+        let d = decode_manifests("multi-doc.yaml", &fixture("multi-doc.yaml"));
+        insta::assert_snapshot!(render(&d), @"multi-doc.yaml:4:1: ConfigMap is not simulated yet; the document was skipped [warning]");
+        let kinds: Vec<String> = d
+            .objects
+            .iter()
+            .map(|o| format!("{} doc {}", o.object.key(), o.doc_index))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "Deployment/default/web doc 1",
+                "Service/default/web doc 2",
+                "PodDisruptionBudget/default/web doc 3"
+            ]
+        );
+        assert_eq!(d.objects[0].span, Span { line: 10, col: 1 });
+    }
+
+    #[test]
+    fn decoded_objects_are_defaulted() {
+        let d = decode_manifests("nginx-deployment.yaml", &fixture("nginx-deployment.yaml"));
+        let dep = d.objects[0].object.as_deployment().expect("a Deployment");
+        assert_eq!(dep.metadata.namespace, "default");
+        assert_eq!(dep.spec.progress_deadline_seconds, Some(600));
+        let c = &dep.spec.template.spec.containers[0];
+        assert_eq!(c.image_pull_policy.as_deref(), Some("IfNotPresent"));
+        assert_eq!(c.ports[0].protocol.as_deref(), Some("TCP"));
+    }
+
+    #[test]
+    fn unknown_field_is_reported_at_its_line_and_column() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicass: 3\n  template:\n    spec:\n      containers:\n      - name: a\n        image: b\n        imagee: c\n";
+        let d = decode(text);
+        assert!(d.objects.is_empty());
+        insta::assert_snapshot!(render(&d), @r###"
+        web.yaml:6:3: strict decoding error: unknown field "spec.replicass" [error]
+        web.yaml:12:9: strict decoding error: unknown field "spec.template.spec.containers[0].imagee" [error]
+        "###);
+        assert_eq!(d.diagnostics[0].field.as_deref(), Some("spec.replicass"));
+    }
+
+    #[test]
+    fn type_errors_read_like_the_api_server() {
+        let cases = [
+            (
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: three\n",
+                "web.yaml:6:3: Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    version: 2\nspec:\n  containers: []\n",
+                "web.yaml:6:5: Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string",
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: b\n    ports:\n    - containerPort: 1.5\n",
+                "web.yaml:10:7: Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number 1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int64",
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: {name: a}\n",
+                "web.yaml:6:3: Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal object into Go struct field PodSpec.spec.containers of type []v1.Container",
+            ),
+            (
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  strategy:\n    rollingUpdate:\n      maxSurge: true\n",
+                "web.yaml:8:7: Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal bool into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type intstr.IntOrString",
+            ),
+            (
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: web\n",
+                "web.yaml:3:1: Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field Deployment.metadata of type v1.ObjectMeta",
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - image: b\n",
+                "web.yaml:7:5: Pod \"p\" is invalid: spec.containers[0].name: Required value",
+            ),
+        ];
+        for (text, want) in cases {
+            let d = decode(text);
+            assert_eq!(
+                render(&d).trim_end(),
+                format!("{want} [error]"),
+                "for:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn kinds_and_versions_are_checked_like_kubectl() {
+        let cases = [
+            ("kind: Deployment\nmetadata: {name: x}\n", "web.yaml:1:1: Object 'apiVersion' is missing in '{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"x\"}}' [error]"),
+            ("apiVersion: v1\nmetadata: {name: x}\n", "web.yaml:1:1: Object 'Kind' is missing in '{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\"}}' [error]"),
+            ("- a\n- b\n", "web.yaml:1:1: Object 'Kind' is missing in '[\"a\",\"b\"]' [error]"),
+            ("apiVersion: v1\nkind: Deployment\n", "web.yaml:1:1: no matches for kind \"Deployment\" in version \"v1\" [error]"),
+            ("apiVersion: extensions/v1beta1\nkind: Deployment\n", "web.yaml:1:1: no matches for kind \"Deployment\" in version \"extensions/v1beta1\" [error]"),
+            ("apiVersion: v1\nkind: Foo\n", "web.yaml:2:1: no matches for kind \"Foo\" in version \"v1\" [error]"),
+            ("apiVersion: apps/v1\nkind: StatefulSet\nspec: {anything: goes}\n", "web.yaml:2:1: StatefulSet is not simulated yet; the document was skipped [warning]"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(render(&decode(text)).trim_end(), want, "for:\n{text}");
+        }
+    }
+
+    #[test]
+    fn validation_errors_point_at_the_offending_field() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    \"bad key!\": x\nspec:\n  replicas: -1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: other}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n        resources:\n          limits: {cpu: 500m}\n          requests: {cpu: \"1\"}\n";
+        insta::assert_snapshot!(render(&decode(text)), @r###"
+        web.yaml:6:5: Deployment.apps "web" is invalid: metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') [error]
+        web.yaml:8:3: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0 [error]
+        web.yaml:13:7: Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels` [error]
+        web.yaml:20:11: Deployment.apps "web" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 500m [error]
+        "###);
+    }
+
+    #[test]
+    fn yaml_syntax_errors_stop_the_file_with_kubectl_wording() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: b: c\n";
+        insta::assert_snapshot!(render(&decode(text)), @"web.yaml:8:13: error converting YAML to JSON: yaml: line 8: mapping values are not allowed in this context [error]");
+    }
+
+    #[test]
+    fn one_scenario_document_per_file_is_returned_raw() {
+        let text = "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nsteps: [{at: 5s}]\n---\napiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\n";
+        let d = decode(text);
+        let (value, doc) = d.scenario.as_ref().expect("scenario");
+        assert_eq!(value["steps"][0]["at"], "5s");
+        assert_eq!(doc.span_of("steps[0].at").line, 4);
+        assert_eq!(render(&d).trim_end(), "web.yaml:7:1: only one Scenario document is allowed per file; this one was ignored [error]");
+    }
+
+    #[test]
+    fn the_same_object_twice_is_a_warning_and_the_later_wins() {
+        let doc =
+            "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports: [{port: 80}]\n";
+        let d = decode(&format!("{doc}---\n{doc}"));
+        assert_eq!(d.objects.len(), 2);
+        assert_eq!(render(&d).trim_end(), "web.yaml:7:1: Service/default/s is also defined at line 1; the later definition wins [warning]");
+    }
+
+    #[test]
+    fn nulls_mean_unset_as_in_go() {
+        let d = decode("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: ~\nspec:\n  replicas: null\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: nginx}]\n");
+        assert!(!d.has_errors(), "{}", render(&d));
+        assert_eq!(
+            d.objects[0].object.as_deployment().unwrap().spec.replicas,
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_where_it_starts() {
+        let d = decode_manifest_bytes(
+            "bad.yaml",
+            b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: caf\xe9\n",
+        );
+        assert_eq!(render(&d).trim_end(), "bad.yaml:4:12: error converting YAML to JSON: yaml: line 4: invalid leading UTF-8 octet 0xE9 [error]");
+    }
+
+    #[test]
+    fn field_paths_with_map_keys_find_their_spans() {
+        assert_eq!(
+            normalize_path("spec.containers[0].resources.limits[cpu]"),
+            "spec.containers[0].resources.limits.cpu"
+        );
+        assert_eq!(
+            normalize_path("metadata.labels[app.kubernetes.io/name]"),
+            "metadata.labels[app.kubernetes.io/name]"
+        );
+        assert_eq!(normalize_path("status.capacity[cpu"), "status.capacity[cpu");
+    }
+
+    fn mutated_fixture() -> impl Strategy<Value = String> {
+        let names = [
+            "nginx-deployment.yaml",
+            "service.yaml",
+            "pdb.yaml",
+            "pod-full.yaml",
+            "multi-doc.yaml",
+            "nodes-and-replicaset.yaml",
+        ];
+        let texts: Vec<String> = names.iter().map(|n| fixture(n)).collect();
+        (
+            prop::sample::select(texts),
+            prop::collection::vec((any::<prop::sample::Index>(), 0u8..4, "[ -~\n]{0,3}"), 1..6),
+        )
+            .prop_map(|(text, edits)| {
+                let mut chars: Vec<char> = text.chars().collect();
+                for (at, op, s) in edits {
+                    if chars.is_empty() {
+                        break;
+                    }
+                    let i = at.index(chars.len());
+                    match op {
+                        0 => {
+                            chars.remove(i);
+                        }
+                        1 => chars.splice(i..i, s.chars()).for_each(drop),
+                        2 => chars[i] = s.chars().next().unwrap_or(' '),
+                        _ => {
+                            let j = (i + 40).min(chars.len());
+                            let copy: Vec<char> = chars[i..j].to_vec();
+                            chars.splice(i..i, copy).for_each(drop);
+                        }
+                    }
+                }
+                chars.into_iter().collect()
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn mutated_manifests_never_panic(text in mutated_fixture()) {
+            let d = decode_manifests("m.yaml", &text);
+            for diag in &d.diagnostics {
+                prop_assert!(diag.line >= 1 && diag.col >= 1, "{diag}");
+            }
+        }
+
+        #[test]
+        fn random_text_never_panics(text in "[ -~\n\t-]{0,300}") {
+            let _ = decode_manifests("r.yaml", &text);
+        }
+
+        #[test]
+        fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+            let _ = decode_manifest_bytes("b.yaml", &bytes);
+        }
+    }
 }

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::controller::EventRecord;
-use super::types::{Event, EventSource, Millis, ObjectKey, ObjectMeta, ObjectReference, Time, EPOCH_UNIX_SECONDS};
+use super::types::{
+    Event, EventSource, Millis, ObjectKey, ObjectMeta, ObjectReference, Time, EPOCH_UNIX_SECONDS,
+};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
@@ -40,7 +42,12 @@ impl Recorder {
         existing: impl Fn(&str) -> Option<Event>,
     ) -> Recorded {
         let mut message = rec.message.clone();
-        let sim_key = (source.to_string(), rec.object.clone(), rec.type_.to_string(), rec.reason.clone());
+        let sim_key = (
+            source.to_string(),
+            rec.object.clone(),
+            rec.type_.to_string(),
+            rec.reason.clone(),
+        );
         let times = self.similar.entry(sim_key).or_default();
         times.retain(|t| t + AGGREGATE_INTERVAL >= now);
         let ident = (
@@ -62,7 +69,10 @@ impl Recorder {
             if let Some(mut ev) = existing(name) {
                 ev.count += 1;
                 ev.last_timestamp = Some(Time(now));
-                return Recorded { event: ev, is_new: false };
+                return Recorded {
+                    event: ev,
+                    is_new: false,
+                };
             }
         }
         let nanos = ((EPOCH_UNIX_SECONDS as u64) * 1000 + now) * 1_000_000;
@@ -73,9 +83,17 @@ impl Recorder {
             bump += 1;
         }
         self.by_identity.insert(ident, name.clone());
-        let namespace = if rec.object.namespace.is_empty() { "default".to_string() } else { rec.object.namespace.clone() };
+        let namespace = if rec.object.namespace.is_empty() {
+            "default".to_string()
+        } else {
+            rec.object.namespace.clone()
+        };
         let event = Event {
-            metadata: ObjectMeta { name, namespace, ..Default::default() },
+            metadata: ObjectMeta {
+                name,
+                namespace,
+                ..Default::default()
+            },
             involved_object: ObjectReference {
                 kind: rec.object.kind.as_str().into(),
                 namespace: rec.object.namespace.clone(),
@@ -87,15 +105,25 @@ impl Recorder {
             },
             reason: rec.reason.clone(),
             message,
-            source: EventSource { component: source.into(), host: host.into() },
+            source: EventSource {
+                component: source.into(),
+                host: host.into(),
+            },
             first_timestamp: Some(Time(now)),
             last_timestamp: Some(Time(now)),
             count: 1,
             type_: rec.type_.into(),
             reporting_component: Some(source.into()),
-            reporting_instance: Some(if host.is_empty() { source.to_string() } else { format!("{source}-{host}") }),
+            reporting_instance: Some(if host.is_empty() {
+                source.to_string()
+            } else {
+                format!("{source}-{host}")
+            }),
         };
-        Recorded { event, is_new: true }
+        Recorded {
+            event,
+            is_new: true,
+        }
     }
 
     /// Forgets identities of events that expired, so a later repeat makes a fresh Event.
@@ -131,7 +159,9 @@ mod tests {
         let first = r.record(0, "kubelet", "node-1", &rec("x"), |_| None);
         assert!(first.is_new);
         let stored = first.event.clone();
-        let second = r.record(5_000, "kubelet", "node-1", &rec("x"), |_| Some(stored.clone()));
+        let second = r.record(5_000, "kubelet", "node-1", &rec("x"), |_| {
+            Some(stored.clone())
+        });
         assert!(!second.is_new);
         assert_eq!(second.event.count, 2);
         assert_eq!(second.event.last_timestamp, Some(Time(5_000)));
@@ -142,7 +172,10 @@ mod tests {
         let mut r = Recorder::default();
         let mut last = String::new();
         for i in 0..11 {
-            last = r.record(i, "kubelet", "", &rec(&format!("m{i}")), |_| None).event.message;
+            last = r
+                .record(i, "kubelet", "", &rec(&format!("m{i}")), |_| None)
+                .event
+                .message;
         }
         assert_eq!(last, "(combined from similar events): m10");
     }

@@ -24,9 +24,13 @@ fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mill
     let v = Option::<Json>::deserialize(d)?;
     match v {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::String(s)) => super::time::parse_duration(&s).map(Some).map_err(serde::de::Error::custom),
+        Some(Json::String(s)) => super::time::parse_duration(&s)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
         Some(Json::Number(n)) => Ok(n.as_u64().map(|s| s * 1000)),
-        Some(other) => Err(serde::de::Error::custom(format!("invalid duration {other}"))),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "invalid duration {other}"
+        ))),
     }
 }
 
@@ -54,7 +58,10 @@ pub struct PodTarget {
     /// A label selector such as `app=web`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    #[serde(default = "default_namespace", skip_serializing_if = "is_default_namespace")]
+    #[serde(
+        default = "default_namespace",
+        skip_serializing_if = "is_default_namespace"
+    )]
     pub namespace: String,
     /// A container name; the pod's first container when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,7 +90,12 @@ pub enum Fault {
         target: PodTarget,
         #[serde(default = "default_exit_code", rename = "exitCode")]
         exit_code: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_duration_opt",
+            serialize_with = "ser_duration_opt"
+        )]
         duration: Option<Millis>,
     },
     /// The container is killed for exceeding its memory limit (exit 137, reason OOMKilled).
@@ -95,14 +107,24 @@ pub enum Fault {
     FailReadiness {
         #[serde(flatten)]
         target: PodTarget,
-        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_duration_opt",
+            serialize_with = "ser_duration_opt"
+        )]
         duration: Option<Millis>,
     },
     /// The liveness probe fails for a while: the kubelet restarts the container.
     FailLiveness {
         #[serde(flatten)]
         target: PodTarget,
-        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_duration_opt",
+            serialize_with = "ser_duration_opt"
+        )]
         duration: Option<Millis>,
     },
     /// The registry stops serving an image: pulls fail with ErrImagePull → ImagePullBackOff.
@@ -127,7 +149,12 @@ pub enum Fault {
         /// Only events about objects of this kind (e.g. `Pod`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_duration_opt",
+            serialize_with = "ser_duration_opt"
+        )]
         duration: Option<Millis>,
     },
     /// A component's watch lags by `delay`: it acts on a stale view.
@@ -135,7 +162,12 @@ pub enum Fault {
         component: String,
         #[serde(deserialize_with = "de_duration", serialize_with = "ser_duration")]
         delay: Millis,
-        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_duration_opt",
+            serialize_with = "ser_duration_opt"
+        )]
         duration: Option<Millis>,
     },
     /// The process restarts: caches, work queues and in-memory state (expectations) are lost;
@@ -148,7 +180,12 @@ pub enum Fault {
     /// A second writer races the owner of `object` (`Kind/namespace/name`), causing 409s.
     ConflictingWriter {
         object: String,
-        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de_duration_opt", serialize_with = "ser_duration_opt")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_duration_opt",
+            serialize_with = "ser_duration_opt"
+        )]
         duration: Option<Millis>,
     },
     /// A merge patch applied directly to a live object, outside its owner (`Kind/namespace/name`).
@@ -194,12 +231,23 @@ mod tests {
     #[test]
     fn faults_read_from_their_scenario_form() {
         let f: Fault = serde_json::from_str(r#"{"type":"NodeDown","node":"node-2"}"#).unwrap();
-        assert_eq!(f, Fault::NodeDown { node: "node-2".into() });
-        let f: Fault = serde_json::from_str(r#"{"type":"FailReadiness","pod":"web-1","duration":"30s"}"#).unwrap();
+        assert_eq!(
+            f,
+            Fault::NodeDown {
+                node: "node-2".into()
+            }
+        );
+        let f: Fault =
+            serde_json::from_str(r#"{"type":"FailReadiness","pod":"web-1","duration":"30s"}"#)
+                .unwrap();
         assert_eq!(
             f,
             Fault::FailReadiness {
-                target: PodTarget { pod: Some("web-1".into()), namespace: "default".into(), ..Default::default() },
+                target: PodTarget {
+                    pod: Some("web-1".into()),
+                    namespace: "default".into(),
+                    ..Default::default()
+                },
                 duration: Some(30_000)
             }
         );

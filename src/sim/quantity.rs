@@ -45,7 +45,9 @@ impl PartialOrd for Quantity {
 impl Ord for Quantity {
     /// Orders by value only: `1Gi` and `1073741824` are equal in value and order.
     fn cmp(&self, other: &Self) -> Ordering {
-        self.nanos.cmp(&other.nanos).then_with(|| fmt_rank(self.format).cmp(&fmt_rank(other.format)))
+        self.nanos
+            .cmp(&other.nanos)
+            .then_with(|| fmt_rank(self.format).cmp(&fmt_rank(other.format)))
     }
 }
 
@@ -60,12 +62,18 @@ fn fmt_rank(f: QuantityFormat) -> u8 {
 impl Quantity {
     /// A quantity of whole units (bytes, cores, pods) in decimal form.
     pub fn from_units(units: i64) -> Quantity {
-        Quantity { nanos: i128::from(units) * NANOS_PER_UNIT, format: QuantityFormat::DecimalSI }
+        Quantity {
+            nanos: i128::from(units) * NANOS_PER_UNIT,
+            format: QuantityFormat::DecimalSI,
+        }
     }
 
     /// A quantity of thousandths (CPU millicores), in decimal form.
     pub fn from_millis(millis: i64) -> Quantity {
-        Quantity { nanos: i128::from(millis) * 1_000_000, format: QuantityFormat::DecimalSI }
+        Quantity {
+            nanos: i128::from(millis) * 1_000_000,
+            format: QuantityFormat::DecimalSI,
+        }
     }
 
     /// The exact value in nano-units.
@@ -173,7 +181,11 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, String> {
     if digits.len() > 30 {
         return Err(ERR_NUMERIC.to_string());
     }
-    let mantissa: i128 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| ERR_NUMERIC.to_string())? };
+    let mantissa: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().map_err(|_| ERR_NUMERIC.to_string())?
+    };
 
     let (format, pow10, pow2) = match suffix {
         "" => (QuantityFormat::DecimalSI, 0, 0),
@@ -202,18 +214,25 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, String> {
     // value = mantissa × 2^pow2 × 10^(pow10 − frac digits), in nanos: × 10^9.
     let too_large = || "quantity is too large".to_string();
     let scaled = mantissa.checked_mul(1i128 << pow2).ok_or_else(too_large)?;
-    let exp10 = pow10.saturating_sub(frac_part.len() as i64).saturating_add(9);
+    let exp10 = pow10
+        .saturating_sub(frac_part.len() as i64)
+        .saturating_add(9);
     let nanos = if mantissa == 0 {
         0
     } else if exp10 >= 0 {
-        let factor = 10i128.checked_pow(u32::try_from(exp10).map_err(|_| too_large())?).ok_or_else(too_large)?;
+        let factor = 10i128
+            .checked_pow(u32::try_from(exp10).map_err(|_| too_large())?)
+            .ok_or_else(too_large)?;
         scaled.checked_mul(factor).ok_or_else(too_large)?
     } else if -exp10 > 38 {
         1 // far below a nano-unit: rounds up to the smallest representable value
     } else {
         div_ceil(scaled, 10i128.pow((-exp10) as u32))
     };
-    Ok(Quantity { nanos: if negative { -nanos } else { nanos }, format })
+    Ok(Quantity {
+        nanos: if negative { -nanos } else { nanos },
+        format,
+    })
 }
 
 fn canonical(nanos: i128, format: QuantityFormat) -> String {
@@ -241,7 +260,11 @@ fn canonical(nanos: i128, format: QuantityFormat) -> String {
             let v = nanos / div;
             let unit_exp = exp - 9;
             let suffix = if format == QuantityFormat::DecimalExponent {
-                if unit_exp == 0 { String::new() } else { format!("e{unit_exp}") }
+                if unit_exp == 0 {
+                    String::new()
+                } else {
+                    format!("e{unit_exp}")
+                }
             } else {
                 match unit_exp {
                     -9 => "n",

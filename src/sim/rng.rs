@@ -10,7 +10,9 @@ pub struct Rng {
 impl Rng {
     /// A generator seeded directly.
     pub fn new(seed: u64) -> Rng {
-        Rng { state: seed ^ 0x9E37_79B9_7F4A_7C15 }
+        Rng {
+            state: seed ^ 0x9E37_79B9_7F4A_7C15,
+        }
     }
 
     /// An independent stream derived from a root seed and a stable name (FNV-1a of the name).
@@ -56,7 +58,9 @@ impl Rng {
     /// `generateName` suffixes and pod-template hashes use.
     pub fn safe_string(&mut self, n: usize) -> String {
         const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-        (0..n).map(|_| ALPHABET[(self.next_u64() % ALPHABET.len() as u64) as usize] as char).collect()
+        (0..n)
+            .map(|_| ALPHABET[(self.next_u64() % ALPHABET.len() as u64) as usize] as char)
+            .collect()
     }
 }
 
@@ -66,14 +70,27 @@ mod tests {
 
     #[test]
     fn same_seed_and_name_give_the_same_stream() {
-        let a: Vec<u64> = (0..5).map({ let mut r = Rng::stream(7, "scheduler"); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..5).map({ let mut r = Rng::stream(7, "scheduler"); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::stream(7, "scheduler");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::stream(7, "scheduler");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
     }
 
     #[test]
     fn different_names_give_different_streams() {
-        assert_ne!(Rng::stream(7, "a").next_u64(), Rng::stream(7, "b").next_u64());
+        assert_ne!(
+            Rng::stream(7, "a").next_u64(),
+            Rng::stream(7, "b").next_u64()
+        );
     }
 
     #[test]

@@ -2,29 +2,844 @@
 //!
 //! It belongs to the world, not to the kubelet: a restarted kubelet finds its containers still
 //! running, while a node that goes down loses them. Faults act here; the kubelet notices.
+//!
+//! The simulated application inside every container is trivial: it runs until something stops
+//! it and answers every probe, unless a fault says otherwise. Time-driven behaviour (a crash a
+//! few seconds after start, a graceful stop) is stored as a scheduled exit and applied by
+//! [`NodeRuntime::settle`], so the runtime never needs a clock of its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::types::Millis;
+use super::faults::Fault;
+use super::rng::Rng;
+use super::types::{Container, Millis};
+
+/// `ContainerStatusUnknown`: the reason Kubernetes gives a container it can no longer find.
+pub const REASON_STATUS_UNKNOWN: &str = "ContainerStatusUnknown";
 
 /// One simulated machine's runtime.
 #[derive(Clone, Debug, Default)]
 pub struct NodeRuntime {
-    /// Images already pulled on this node.
+    /// Images already pulled on this node (normalised references, e.g. `docker.io/library/nginx:1.27`).
+    /// They live on disk and survive a reboot.
     pub images: BTreeSet<String>,
     /// Sandboxes by pod uid.
     pub pods: BTreeMap<String, PodSandbox>,
+    /// Images the registry refuses to serve, as this machine sees the registry (normalised).
+    /// Mirrored from the world's `broken_images` by the BreakImage / FixImage faults.
+    pub broken_images: BTreeSet<String>,
+    /// The host part of the last pod IP handed out (host-local IPAM allocates sequentially).
+    pub last_ip: u8,
 }
 
-/// The containers of one pod on this node.
+/// The sandbox (network namespace, pod IP) and containers of one pod on this node.
 #[derive(Clone, Debug, Default)]
 pub struct PodSandbox {
+    pub uid: String,
+    pub namespace: String,
+    pub name: String,
+    /// The pod IP the CNI plugin assigned.
+    pub ip: String,
+    pub created_at: Millis,
+    /// The newest instance of each container, by container name.
     pub containers: BTreeMap<String, ContainerRuntimeState>,
+    /// How the application in each container misbehaves (faults), by container name.
+    pub faults: BTreeMap<String, AppFaults>,
 }
 
-/// One container as the runtime sees it.
+/// One container instance as the runtime sees it. A restart replaces it with a new instance
+/// (new id, attempt + 1) and keeps the old one's termination as `last_termination`.
 #[derive(Clone, Debug, Default)]
 pub struct ContainerRuntimeState {
+    /// The 64-hex container id (`containerd://<id>` in the API).
+    pub id: String,
+    /// The image as the pod spec names it.
+    pub image: String,
+    /// The normalised reference (`docker.io/library/nginx:1.27`), as the runtime reports it.
+    pub image_ref: String,
+    /// `docker.io/library/nginx@sha256:…`.
+    pub image_id: String,
+    /// The CRI attempt number: what the API calls restartCount.
+    pub attempt: i32,
+    pub created_at: Millis,
     pub started_at: Option<Millis>,
     pub running: bool,
+    /// Set once the container exited.
+    pub termination: Option<Termination>,
+    /// An exit that will happen on its own (a crash-looping app, a graceful stop in progress).
+    pub scheduled_exit: Option<ScheduledExit>,
+    /// The kubelet has sent the stop signal.
+    pub stopping: bool,
+    /// How the previous instance ended (the API's `lastState.terminated`).
+    pub last_termination: Option<Termination>,
+}
+
+/// How a container ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Termination {
+    pub exit_code: i32,
+    /// `Completed`, `Error`, `OOMKilled`, or `ContainerStatusUnknown`.
+    pub reason: String,
+    pub message: Option<String>,
+    pub started_at: Option<Millis>,
+    pub finished_at: Option<Millis>,
+    /// Empty when the runtime lost the container (after a reboot).
+    pub container_id: String,
+}
+
+/// An exit that is already decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScheduledExit {
+    pub at: Millis,
+    pub exit_code: i32,
+    pub reason: String,
+}
+
+/// Misbehaviour injected into one container's application.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AppFaults {
+    /// Every start before `until` crashes shortly afterwards with this exit code.
+    pub crash_loop: Option<CrashLoop>,
+    /// Readiness probes fail (HTTP 503) in this window.
+    pub readiness: Option<FaultWindow>,
+    /// Liveness and startup probes fail (HTTP 500) in this window.
+    pub liveness: Option<FaultWindow>,
+}
+
+/// See [`AppFaults::crash_loop`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrashLoop {
+    pub exit_code: i32,
+    pub until: Option<Millis>,
+}
+
+/// A span of simulated time in which an app misbehaves, optionally only in one container instance
+/// (a hung process that a restart cures).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FaultWindow {
+    pub from: Millis,
+    pub until: Option<Millis>,
+    /// Only this container id misbehaves; `None`: every instance in the window.
+    pub instance: Option<String>,
+}
+
+impl FaultWindow {
+    fn covers(&self, container_id: &str, t: Millis) -> bool {
+        t >= self.from
+            && self.until.is_none_or(|u| t < u)
+            && self.instance.as_deref().is_none_or(|i| i == container_id)
+    }
+
+    fn overlaps(&self, container_id: &str, from: Millis, to: Millis) -> bool {
+        self.instance.as_deref().is_none_or(|i| i == container_id)
+            && self.from <= to
+            && self.until.is_none_or(|u| u > from)
+    }
+}
+
+/// Which probe is asking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProbeKind {
+    Startup,
+    Readiness,
+    Liveness,
+}
+
+impl ProbeKind {
+    /// As the kubelet names it in events (`Readiness probe failed: …`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeKind::Startup => "Startup",
+            ProbeKind::Readiness => "Readiness",
+            ProbeKind::Liveness => "Liveness",
+        }
+    }
+
+    /// The HTTP status the simulated app answers a failing probe with.
+    pub fn failing_status_code(self) -> u16 {
+        match self {
+            ProbeKind::Readiness => 503,
+            ProbeKind::Liveness | ProbeKind::Startup => 500,
+        }
+    }
+}
+
+/// The first whole second strictly after `t`: when the PLEG's 1 s relist notices a change at `t`.
+pub fn next_relist(t: Millis) -> Millis {
+    (t / 1000 + 1) * 1000
+}
+
+/// A parsed image reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageRef {
+    /// `docker.io/library/nginx`.
+    pub repository: String,
+    /// `1.27`, defaulting to `latest` when neither tag nor digest is given.
+    pub tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    /// The normalised reference the runtime reports (`docker.io/library/nginx:1.27`).
+    pub fn normalized(&self) -> String {
+        match (&self.tag, &self.digest) {
+            (_, Some(d)) => format!("{}@{d}", self.repository),
+            (Some(t), None) => format!("{}:{t}", self.repository),
+            (None, None) => format!("{}:latest", self.repository),
+        }
+    }
+
+    /// True when the reference names `latest` explicitly or implicitly (imagePullPolicy defaults to Always).
+    pub fn is_latest(&self) -> bool {
+        self.digest.is_none() && self.tag.as_deref().is_none_or(|t| t == "latest")
+    }
+}
+
+fn is_path_component(s: &str) -> bool {
+    // [a-z0-9]+(?:(?:[._]|__|[-]*)[a-z0-9]+)*
+    let b = s.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_lowercase() && !b[0].is_ascii_digit() {
+        return false;
+    }
+    if !b[b.len() - 1].is_ascii_lowercase() && !b[b.len() - 1].is_ascii_digit() {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && matches!(b[i], b'.' | b'_' | b'-') {
+            i += 1;
+        }
+        let sep = &s[start..i];
+        let ok = sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|c| c == b'-');
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+fn is_domain(s: &str) -> bool {
+    let (host, port) = match s.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (s, None),
+    };
+    if port.is_some_and(|p| p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit())) {
+        return false;
+    }
+    !host.is_empty()
+        && host.split('.').all(|part| {
+            !part.is_empty()
+                && part.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
+}
+
+/// Parses an image reference as `docker/distribution/reference.ParseNormalizedNamed` does,
+/// returning its error wording on failure.
+pub fn parse_image(image: &str) -> Result<ImageRef, String> {
+    const INVALID: &str = "invalid reference format";
+    if image.is_empty() || image.len() > 4096 || image.chars().any(|c| c.is_whitespace()) {
+        return Err(INVALID.into());
+    }
+    let (rest, digest) = match image.split_once('@') {
+        Some((r, d)) => {
+            let (algo, hex) = d.split_once(':').ok_or_else(|| INVALID.to_string())?;
+            let algo_ok = !algo.is_empty()
+                && algo
+                    .bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"+._-".contains(&c));
+            let hex_ok = hex.len() >= 32 && hex.bytes().all(|c| c.is_ascii_hexdigit());
+            if !algo_ok || !hex_ok {
+                return Err("invalid checksum digest format".into());
+            }
+            (r, Some(d.to_string()))
+        }
+        None => (image, None),
+    };
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match rest[last_slash..].rfind(':') {
+        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
+        None => (rest, None),
+    };
+    if let Some(t) = tag {
+        let b = t.as_bytes();
+        let ok = !b.is_empty()
+            && b.len() <= 128
+            && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"_.-".contains(c));
+        if !ok {
+            return Err(INVALID.into());
+        }
+    }
+    let parts: Vec<&str> = name.split('/').collect();
+    let (domain, path): (&str, Vec<&str>) = if parts.len() > 1
+        && (parts[0].contains('.')
+            || parts[0].contains(':')
+            || parts[0] == "localhost"
+            || parts[0].bytes().any(|c| c.is_ascii_uppercase()))
+    {
+        (parts[0], parts[1..].to_vec())
+    } else {
+        ("docker.io", parts.clone())
+    };
+    if !is_domain(domain) {
+        return Err(INVALID.into());
+    }
+    let mut path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    if domain == "docker.io" && path.len() == 1 {
+        path.insert(0, "library".into());
+    }
+    let joined = path.join("/");
+    if joined.bytes().any(|c| c.is_ascii_uppercase()) {
+        return Err(format!(
+            "{INVALID}: repository name ({joined}) must be lowercase"
+        ));
+    }
+    if path.is_empty() || !path.iter().all(|p| is_path_component(p)) {
+        return Err(INVALID.into());
+    }
+    Ok(ImageRef {
+        repository: format!("{domain}/{joined}"),
+        tag: tag.map(str::to_string),
+        digest,
+    })
+}
+
+/// The normalised form of an image name, or the name itself when it does not parse.
+pub fn normalize_image(image: &str) -> String {
+    parse_image(image).map_or_else(|_| image.to_string(), |r| r.normalized())
+}
+
+fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// 64 deterministic hex digits derived from `seed` (container ids, image digests).
+pub fn hex64(seed: &str) -> String {
+    let mut r = Rng::new(fnv(seed));
+    (0..4).map(|_| format!("{:016x}", r.next_u64())).collect()
+}
+
+/// A plausible, stable compressed size for an image (what "Image size: N bytes." reports).
+pub fn image_size(image_ref: &str) -> u64 {
+    20_000_000 + fnv(image_ref) % 100_000_000
+}
+
+/// `docker.io/library/nginx@sha256:…`: the image id a running container reports.
+pub fn image_id(image_ref: &str) -> String {
+    let repo = parse_image(image_ref).map_or_else(|_| image_ref.to_string(), |r| r.repository);
+    format!("{repo}@sha256:{}", hex64(&format!("image:{image_ref}")))
+}
+
+impl NodeRuntime {
+    /// A freshly booted machine that sees the registry as the world describes it.
+    pub fn booted(broken_images: &BTreeSet<String>) -> NodeRuntime {
+        NodeRuntime {
+            broken_images: broken_images.iter().map(|i| normalize_image(i)).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The machine lost power: sandboxes, containers and app faults are gone; the image store on
+    /// disk and the registry stay as they were.
+    pub fn power_off(&mut self) {
+        self.pods.clear();
+        self.last_ip = 0;
+    }
+
+    /// Marks an image as refused (or served again) by the registry.
+    pub fn set_image_broken(&mut self, image: &str, broken: bool) {
+        let r = normalize_image(image);
+        if broken {
+            self.broken_images.insert(r);
+        } else {
+            self.broken_images.remove(&r);
+        }
+    }
+
+    /// Whether the image is in the node's image store.
+    pub fn has_image(&self, image_ref: &str) -> bool {
+        self.images.contains(image_ref)
+    }
+
+    /// The registry's answer to a pull: the containerd error text when it refuses.
+    pub fn pull_error(&self, image_ref: &str) -> Option<String> {
+        self.broken_images.contains(image_ref).then(|| {
+            format!(
+                "rpc error: code = NotFound desc = failed to pull and unpack image \"{image_ref}\": failed to resolve reference \"{image_ref}\": {image_ref}: not found"
+            )
+        })
+    }
+
+    /// Hands out the next free pod IP on this node's /24 (`prefix` is e.g. `10.244.1`).
+    pub fn allocate_ip(&mut self, prefix: &str) -> String {
+        let used: BTreeSet<String> = self.pods.values().map(|p| p.ip.clone()).collect();
+        let base = self.last_ip.max(1) as u16;
+        for step in 1..=253u16 {
+            let mut host = base + step;
+            if host > 254 {
+                host -= 253;
+            }
+            let host = host as u8;
+            let ip = format!("{prefix}.{host}");
+            if !used.contains(&ip) {
+                self.last_ip = host;
+                return ip;
+            }
+        }
+        format!("{prefix}.254")
+    }
+
+    /// Creates the pod's sandbox if it has none.
+    pub fn ensure_sandbox(
+        &mut self,
+        uid: &str,
+        namespace: &str,
+        name: &str,
+        ip_prefix: &str,
+        now: Millis,
+    ) -> &mut PodSandbox {
+        if !self.pods.contains_key(uid) {
+            let ip = self.allocate_ip(ip_prefix);
+            self.pods.insert(
+                uid.to_string(),
+                PodSandbox {
+                    uid: uid.to_string(),
+                    namespace: namespace.to_string(),
+                    name: name.to_string(),
+                    ip,
+                    created_at: now,
+                    ..Default::default()
+                },
+            );
+        }
+        self.pods.get_mut(uid).expect("inserted above")
+    }
+
+    /// Removes a pod's sandbox and everything in it (the pod is gone from the node).
+    pub fn remove_sandbox(&mut self, uid: &str) -> Option<PodSandbox> {
+        self.pods.remove(uid)
+    }
+
+    /// Applies every exit that is due by `now` (crashes and graceful stops that already happened).
+    pub fn settle(&mut self, now: Millis) {
+        for sandbox in self.pods.values_mut() {
+            for c in sandbox.containers.values_mut() {
+                if let Some(exit) = c.scheduled_exit.clone() {
+                    if c.running && exit.at <= now {
+                        c.exit(exit.at, exit.exit_code, &exit.reason);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The newest instance of a container.
+    pub fn container(&self, uid: &str, name: &str) -> Option<&ContainerRuntimeState> {
+        self.pods.get(uid)?.containers.get(name)
+    }
+
+    /// Creates and starts a new instance of a container. `crash_after` is how long a
+    /// crash-looping app survives. Returns the new container id.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_container(
+        &mut self,
+        uid: &str,
+        name: &str,
+        image: &str,
+        attempt: i32,
+        seed_last: Option<Termination>,
+        crash_after: Millis,
+        now: Millis,
+    ) -> Option<String> {
+        let sandbox = self.pods.get_mut(uid)?;
+        let image_ref = normalize_image(image);
+        let last_termination = match sandbox.containers.get(name) {
+            Some(old) => old
+                .termination
+                .clone()
+                .or_else(|| old.last_termination.clone()),
+            None => seed_last,
+        };
+        let id = hex64(&format!("{uid}/{name}/{attempt}/{now}"));
+        let scheduled_exit = sandbox
+            .faults
+            .get(name)
+            .and_then(|f| f.crash_loop.as_ref())
+            .filter(|cl| cl.until.is_none_or(|u| now < u))
+            .map(|cl| ScheduledExit {
+                at: now + crash_after,
+                exit_code: cl.exit_code,
+                reason: exit_reason(cl.exit_code).into(),
+            });
+        sandbox.containers.insert(
+            name.to_string(),
+            ContainerRuntimeState {
+                id: id.clone(),
+                image: image.to_string(),
+                image_id: image_id(&image_ref),
+                image_ref,
+                attempt,
+                created_at: now,
+                started_at: Some(now),
+                running: true,
+                termination: None,
+                scheduled_exit,
+                stopping: false,
+                last_termination,
+            },
+        );
+        Some(id)
+    }
+
+    /// Sends the stop signal: the app exits `after` ms later with `exit_code`.
+    pub fn stop_container(&mut self, uid: &str, name: &str, at: Millis, exit_code: i32) {
+        if let Some(c) = self
+            .pods
+            .get_mut(uid)
+            .and_then(|s| s.containers.get_mut(name))
+        {
+            if c.running && !c.stopping {
+                c.stopping = true;
+                let earlier = c.scheduled_exit.as_ref().is_some_and(|e| e.at <= at);
+                if !earlier {
+                    c.scheduled_exit = Some(ScheduledExit {
+                        at,
+                        exit_code,
+                        reason: exit_reason(exit_code).into(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Kills a container at once (SIGKILL after a failed liveness probe, OOM, a crash).
+    pub fn kill_container(
+        &mut self,
+        uid: &str,
+        name: &str,
+        now: Millis,
+        exit_code: i32,
+        reason: &str,
+    ) {
+        if let Some(c) = self
+            .pods
+            .get_mut(uid)
+            .and_then(|s| s.containers.get_mut(name))
+        {
+            if c.running {
+                c.exit(now, exit_code, reason);
+            }
+        }
+    }
+
+    /// Whether the app in a container answers a probe of `kind` at time `t` (faults aside, always).
+    pub fn app_answers(
+        &self,
+        uid: &str,
+        name: &str,
+        kind: ProbeKind,
+        container_id: &str,
+        t: Millis,
+    ) -> bool {
+        let Some(f) = self.pods.get(uid).and_then(|s| s.faults.get(name)) else {
+            return true;
+        };
+        let window = match kind {
+            ProbeKind::Readiness => &f.readiness,
+            ProbeKind::Liveness | ProbeKind::Startup => &f.liveness,
+        };
+        !window.as_ref().is_some_and(|w| w.covers(container_id, t))
+    }
+
+    /// Whether no fault of `kind` touches `[from, to]` for this container instance.
+    pub fn fault_free(
+        &self,
+        uid: &str,
+        name: &str,
+        kind: ProbeKind,
+        container_id: &str,
+        from: Millis,
+        to: Millis,
+    ) -> bool {
+        let Some(f) = self.pods.get(uid).and_then(|s| s.faults.get(name)) else {
+            return true;
+        };
+        let window = match kind {
+            ProbeKind::Readiness => &f.readiness,
+            ProbeKind::Liveness | ProbeKind::Startup => &f.liveness,
+        };
+        !window
+            .as_ref()
+            .is_some_and(|w| w.overlaps(container_id, from, to))
+    }
+
+    /// Applies a container fault to one pod's container and says what happened, for the learner.
+    /// The caller wakes the kubelet (its PLEG would notice at the next relist).
+    pub fn inject(
+        &mut self,
+        fault: &Fault,
+        uid: &str,
+        pod: &str,
+        container: &Container,
+        now: Millis,
+    ) -> Result<String, String> {
+        let name = container.name.as_str();
+        let Some(sandbox) = self.pods.get_mut(uid) else {
+            return Err(format!("pod \"{pod}\" has no sandbox on this node yet"));
+        };
+        let running_id = sandbox
+            .containers
+            .get(name)
+            .filter(|c| c.running)
+            .map(|c| c.id.clone());
+        let not_running = || format!("container {name} in pod \"{pod}\" is not running");
+        let for_how_long = |d: &Option<Millis>| match d {
+            Some(d) => format!("for {}", super::time::format_duration(*d)),
+            None => "until the container restarts".to_string(),
+        };
+        let msg = match fault {
+            Fault::CrashContainer { exit_code, .. } => {
+                running_id.ok_or_else(not_running)?;
+                let c = sandbox.containers.get_mut(name).expect("running above");
+                c.exit(now, *exit_code, exit_reason(*exit_code));
+                format!("container {name} in pod \"{pod}\" exited with code {exit_code}; the kubelet restarts it per restartPolicy")
+            }
+            Fault::CrashLoop {
+                exit_code,
+                duration,
+                ..
+            } => {
+                sandbox
+                    .faults
+                    .entry(name.to_string())
+                    .or_default()
+                    .crash_loop = Some(CrashLoop {
+                    exit_code: *exit_code,
+                    until: duration.map(|d| now + d),
+                });
+                if let Some(c) = sandbox.containers.get_mut(name).filter(|c| c.running) {
+                    c.exit(now, *exit_code, exit_reason(*exit_code));
+                }
+                let span = match duration {
+                    Some(d) => format!(" for {}", super::time::format_duration(*d)),
+                    None => String::new(),
+                };
+                format!("container {name} in pod \"{pod}\" now exits with code {exit_code} shortly after every start{span}")
+            }
+            Fault::OomKill { .. } => {
+                running_id.ok_or_else(not_running)?;
+                let c = sandbox.containers.get_mut(name).expect("running above");
+                c.exit(now, 137, "OOMKilled");
+                format!("container {name} in pod \"{pod}\" was killed for exceeding its memory limit (OOMKilled, exit code 137)")
+            }
+            Fault::FailReadiness { duration, .. } => {
+                let window = FaultWindow {
+                    from: now,
+                    until: duration.map(|d| now + d),
+                    instance: if duration.is_none() { running_id } else { None },
+                };
+                sandbox
+                    .faults
+                    .entry(name.to_string())
+                    .or_default()
+                    .readiness = Some(window);
+                let note = if container.readiness_probe.is_none() {
+                    " (it has no readinessProbe, so the kubelet will not notice)"
+                } else {
+                    ""
+                };
+                format!(
+                    "the app in {name} of pod \"{pod}\" answers readiness probes with 503 {}{note}",
+                    for_how_long(duration)
+                )
+            }
+            Fault::FailLiveness { duration, .. } => {
+                let window = FaultWindow {
+                    from: now,
+                    until: duration.map(|d| now + d),
+                    instance: if duration.is_none() { running_id } else { None },
+                };
+                sandbox.faults.entry(name.to_string()).or_default().liveness = Some(window);
+                let note =
+                    if container.liveness_probe.is_none() && container.startup_probe.is_none() {
+                        " (it has no livenessProbe, so the kubelet will not notice)"
+                    } else {
+                        ""
+                    };
+                format!(
+                    "the app in {name} of pod \"{pod}\" answers liveness probes with 500 {}{note}",
+                    for_how_long(duration)
+                )
+            }
+            other => return Err(format!("{} is not a container fault", other.name())),
+        };
+        Ok(msg)
+    }
+}
+
+/// The terminated reason the runtime reports for an exit code.
+pub fn exit_reason(exit_code: i32) -> &'static str {
+    if exit_code == 0 {
+        "Completed"
+    } else {
+        "Error"
+    }
+}
+
+impl ContainerRuntimeState {
+    fn exit(&mut self, at: Millis, exit_code: i32, reason: &str) {
+        self.running = false;
+        self.stopping = false;
+        self.scheduled_exit = None;
+        self.termination = Some(Termination {
+            exit_code,
+            reason: reason.to_string(),
+            message: None,
+            started_at: self.started_at,
+            finished_at: Some(at),
+            container_id: self.id.clone(),
+        });
+    }
+
+    /// When the container exited, if it did.
+    pub fn finished_at(&self) -> Option<Millis> {
+        self.termination.as_ref().and_then(|t| t.finished_at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_image_names_normalise_to_docker_hub_library() {
+        assert_eq!(
+            normalize_image("nginx:1.27"),
+            "docker.io/library/nginx:1.27"
+        );
+        assert_eq!(
+            normalize_image("bitnami/redis"),
+            "docker.io/bitnami/redis:latest"
+        );
+        assert_eq!(
+            normalize_image("registry.k8s.io/pause:3.9"),
+            "registry.k8s.io/pause:3.9"
+        );
+        assert_eq!(
+            normalize_image("localhost:5000/app"),
+            "localhost:5000/app:latest"
+        );
+        assert!(parse_image("nginx").unwrap().is_latest());
+        assert!(!parse_image("nginx:1.27").unwrap().is_latest());
+    }
+
+    #[test]
+    fn malformed_image_names_are_refused_with_the_reference_parser_wording() {
+        assert_eq!(
+            parse_image("NGINX"),
+            Err(
+                "invalid reference format: repository name (library/NGINX) must be lowercase"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse_image("nginx:"),
+            Err("invalid reference format".into())
+        );
+        assert_eq!(
+            parse_image("ngi nx"),
+            Err("invalid reference format".into())
+        );
+        assert_eq!(
+            parse_image("nginx::1"),
+            Err("invalid reference format".into())
+        );
+        assert!(parse_image("-nginx").is_err());
+    }
+
+    #[test]
+    fn pod_ips_are_handed_out_sequentially_and_never_twice() {
+        let mut rt = NodeRuntime::default();
+        rt.ensure_sandbox("a", "default", "a", "10.244.1", 0);
+        rt.ensure_sandbox("b", "default", "b", "10.244.1", 0);
+        assert_eq!(rt.pods["a"].ip, "10.244.1.2");
+        assert_eq!(rt.pods["b"].ip, "10.244.1.3");
+        rt.remove_sandbox("a");
+        rt.ensure_sandbox("c", "default", "c", "10.244.1", 0);
+        assert_eq!(rt.pods["c"].ip, "10.244.1.4");
+    }
+
+    #[test]
+    fn a_crash_loop_makes_every_new_instance_exit_after_its_run_time() {
+        let mut rt = NodeRuntime::default();
+        rt.ensure_sandbox("u", "default", "p", "10.244.1", 0);
+        rt.start_container("u", "app", "nginx:1.27", 0, None, 0, 0);
+        let c = Container {
+            name: "app".into(),
+            image: "nginx:1.27".into(),
+            ..Default::default()
+        };
+        let f = Fault::CrashLoop {
+            target: Default::default(),
+            exit_code: 2,
+            duration: None,
+        };
+        rt.inject(&f, "u", "p", &c, 1_000).unwrap();
+        assert!(!rt.container("u", "app").unwrap().running);
+        rt.start_container("u", "app", "nginx:1.27", 1, None, 1_500, 2_000);
+        rt.settle(3_000);
+        assert!(rt.container("u", "app").unwrap().running);
+        rt.settle(3_500);
+        let c = rt.container("u", "app").unwrap();
+        assert!(!c.running);
+        assert_eq!(c.termination.as_ref().unwrap().exit_code, 2);
+        assert_eq!(
+            c.last_termination.as_ref().unwrap().finished_at,
+            Some(1_000)
+        );
+    }
+
+    #[test]
+    fn a_liveness_fault_without_duration_only_hangs_the_current_instance() {
+        let mut rt = NodeRuntime::default();
+        rt.ensure_sandbox("u", "default", "p", "10.244.1", 0);
+        let first = rt
+            .start_container("u", "app", "nginx", 0, None, 0, 0)
+            .unwrap();
+        let c = Container {
+            name: "app".into(),
+            ..Default::default()
+        };
+        rt.inject(
+            &Fault::FailLiveness {
+                target: Default::default(),
+                duration: None,
+            },
+            "u",
+            "p",
+            &c,
+            10,
+        )
+        .unwrap();
+        assert!(!rt.app_answers("u", "app", ProbeKind::Liveness, &first, 20));
+        assert!(rt.app_answers("u", "app", ProbeKind::Readiness, &first, 20));
+        let second = rt
+            .start_container("u", "app", "nginx", 1, None, 0, 30)
+            .unwrap();
+        assert!(rt.app_answers("u", "app", ProbeKind::Liveness, &second, 40));
+    }
 }

@@ -89,7 +89,13 @@ fn default_pods() -> String {
 
 impl Default for NodeShorthand {
     fn default() -> Self {
-        NodeShorthand { count: 3, cpu: default_cpu(), memory: default_memory(), pods: default_pods(), labels: BTreeMap::new() }
+        NodeShorthand {
+            count: 3,
+            cpu: default_cpu(),
+            memory: default_memory(),
+            pods: default_pods(),
+            labels: BTreeMap::new(),
+        }
     }
 }
 
@@ -164,8 +170,15 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
         m.remove("kind");
     }
     let mut unknown = Vec::new();
-    let de = serde_json::Value::deserialize(body).map_err(|e| ScenarioError { field: String::new(), message: e.to_string() })?;
-    let result: Result<Scenario, _> = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(de, &mut |p: serde_ignored::Path<'_>| unknown.push(p.to_string())));
+    let de = serde_json::Value::deserialize(body).map_err(|e| ScenarioError {
+        field: String::new(),
+        message: e.to_string(),
+    })?;
+    let result: Result<Scenario, _> = serde_path_to_error::deserialize(
+        serde_ignored::Deserializer::new(de, &mut |p: serde_ignored::Path<'_>| {
+            unknown.push(p.to_string())
+        }),
+    );
     if let Some(path) = unknown.first() {
         return Err(ScenarioError {
             field: path.clone(),
@@ -179,31 +192,57 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
             Some((head, _)) => head.to_string(),
             None => inner,
         };
-        let inner = inner.strip_prefix("unknown field `").map_or(inner.clone(), |rest| {
-            let name = rest.split('`').next().unwrap_or(rest);
-            let full = if path == name || path.ends_with(&format!(".{name}")) { path.clone() } else { join_path(&path, name) };
-            format!("strict decoding error: unknown field \"{full}\"")
-        });
-        ScenarioError { field: path, message: format!("Scenario in version \"v1alpha1\" cannot be handled as a Scenario: {inner}") }
+        let inner = inner
+            .strip_prefix("unknown field `")
+            .map_or(inner.clone(), |rest| {
+                let name = rest.split('`').next().unwrap_or(rest);
+                let full = if path == name || path.ends_with(&format!(".{name}")) {
+                    path.clone()
+                } else {
+                    join_path(&path, name)
+                };
+                format!("strict decoding error: unknown field \"{full}\"")
+            });
+        ScenarioError {
+            field: path,
+            message: format!(
+                "Scenario in version \"v1alpha1\" cannot be handled as a Scenario: {inner}"
+            ),
+        }
     })?;
     scenario.timeline()?;
     for (i, c) in scenario.spec.checks.iter().enumerate() {
-        parse_wait(&c.wait).map_err(|m| ScenarioError { field: format!("spec.checks[{i}].wait"), message: m })?;
+        parse_wait(&c.wait).map_err(|m| ScenarioError {
+            field: format!("spec.checks[{i}].wait"),
+            message: m,
+        })?;
         if let Some(a) = &c.after {
-            parse_duration(a).map_err(|m| ScenarioError { field: format!("spec.checks[{i}].after"), message: m })?;
+            parse_duration(a).map_err(|m| ScenarioError {
+                field: format!("spec.checks[{i}].after"),
+                message: m,
+            })?;
         }
     }
     for (i, t) in scenario.spec.try_this.iter().enumerate() {
         let field = format!("spec.tryThis[{i}]");
         let n = t.fault.is_some() as u8 + t.kubectl.is_some() as u8 + t.apply.is_some() as u8;
         if n != 1 {
-            return Err(ScenarioError { field, message: "exactly one of fault, kubectl or apply is required".into() });
+            return Err(ScenarioError {
+                field,
+                message: "exactly one of fault, kubectl or apply is required".into(),
+            });
         }
         if let Some(f) = &t.fault {
-            serde_json::from_value::<Fault>(f.clone()).map_err(|e| ScenarioError { field: format!("{field}.fault"), message: e.to_string() })?;
+            serde_json::from_value::<Fault>(f.clone()).map_err(|e| ScenarioError {
+                field: format!("{field}.fault"),
+                message: e.to_string(),
+            })?;
         }
         if let Some(a) = &t.at {
-            parse_duration(a).map_err(|m| ScenarioError { field: format!("{field}.at"), message: m })?;
+            parse_duration(a).map_err(|m| ScenarioError {
+                field: format!("{field}.at"),
+                message: m,
+            })?;
         }
     }
     Ok(scenario)
@@ -223,14 +262,27 @@ impl Scenario {
         let mut out = Vec::new();
         for (i, s) in self.spec.steps.iter().enumerate() {
             let field = format!("spec.steps[{i}]");
-            let at = parse_duration(&s.at).map_err(|m| ScenarioError { field: format!("{field}.at"), message: m })?;
+            let at = parse_duration(&s.at).map_err(|m| ScenarioError {
+                field: format!("{field}.at"),
+                message: m,
+            })?;
             let action = match (&s.fault, &s.kubectl, &s.apply) {
-                (Some(f), None, None) => StepAction::Fault(
-                    serde_json::from_value(f.clone()).map_err(|e| ScenarioError { field: format!("{field}.fault"), message: e.to_string() })?,
-                ),
+                (Some(f), None, None) => {
+                    StepAction::Fault(serde_json::from_value(f.clone()).map_err(|e| {
+                        ScenarioError {
+                            field: format!("{field}.fault"),
+                            message: e.to_string(),
+                        }
+                    })?)
+                }
                 (None, Some(k), None) => StepAction::Kubectl(k.clone()),
                 (None, None, Some(a)) => StepAction::Apply(a.clone()),
-                _ => return Err(ScenarioError { field, message: "exactly one of fault, kubectl or apply is required".into() }),
+                _ => {
+                    return Err(ScenarioError {
+                        field,
+                        message: "exactly one of fault, kubectl or apply is required".into(),
+                    })
+                }
             };
             out.push(TimedAction { at, action });
         }
@@ -292,7 +344,10 @@ pub fn parse_wait(s: &str) -> Result<Wait, String> {
                 return Ok(v.clone());
             }
             i += 1;
-            words.get(i).map(|v| v.to_string()).ok_or_else(|| format!("error: flag needs an argument: {flag}"))
+            words
+                .get(i)
+                .map(|v| v.to_string())
+                .ok_or_else(|| format!("error: flag needs an argument: {flag}"))
         };
         match flag {
             "--for" => {
@@ -315,7 +370,14 @@ pub fn parse_wait(s: &str) -> Result<Wait, String> {
     }
     let resource = resource.ok_or("error: resource(s) were provided, but no name was specified")?;
     let for_ = for_.ok_or("error: --for must be specified")?;
-    Ok(Wait { resource, selector, namespace, all, for_, timeout })
+    Ok(Wait {
+        resource,
+        selector,
+        namespace,
+        all,
+        for_,
+        timeout,
+    })
 }
 
 fn parse_for(v: &str) -> Result<WaitFor, String> {
@@ -334,12 +396,21 @@ fn parse_for(v: &str) -> Result<WaitFor, String> {
     }
     if let Some(j) = v.strip_prefix("jsonpath=") {
         let (path, value) = match j.rfind("}=") {
-            Some(i) => (&j[..=i], Some(j[i + 2..].trim_matches(['\'', '"']).to_string())),
+            Some(i) => (
+                &j[..=i],
+                Some(j[i + 2..].trim_matches(['\'', '"']).to_string()),
+            ),
             None => (j, None),
         };
         let path = path.trim_matches(['\'', '"']);
-        let inner = path.strip_prefix('{').and_then(|p| p.strip_suffix('}')).ok_or_else(|| format!("unrecognized jsonpath expression {path:?}"))?;
-        return Ok(WaitFor::JsonPath { path: inner.to_string(), value });
+        let inner = path
+            .strip_prefix('{')
+            .and_then(|p| p.strip_suffix('}'))
+            .ok_or_else(|| format!("unrecognized jsonpath expression {path:?}"))?;
+        return Ok(WaitFor::JsonPath {
+            path: inner.to_string(),
+            value,
+        });
     }
     Err(format!("error: unrecognized condition: {v:?}"))
 }
@@ -422,20 +493,35 @@ mod tests {
         assert_eq!(s.spec.seed, Some(7));
         let t = s.timeline().unwrap();
         assert_eq!(t[0].at, 40_000);
-        assert_eq!(t[0].action, StepAction::Fault(Fault::NodeDown { node: "node-2".into() }));
-        assert_eq!(t[1].action, StepAction::Kubectl("scale deployment/web --replicas=5".into()));
+        assert_eq!(
+            t[0].action,
+            StepAction::Fault(Fault::NodeDown {
+                node: "node-2".into()
+            })
+        );
+        assert_eq!(
+            t[1].action,
+            StepAction::Kubectl("scale deployment/web --replicas=5".into())
+        );
     }
 
     #[test]
     fn unknown_scenario_fields_are_strict_decoding_errors() {
         let err = decode_scenario(&json!({"spec": {"stepz": []}})).unwrap_err();
         assert_eq!(err.field, "spec.stepz");
-        assert!(err.message.ends_with("strict decoding error: unknown field \"spec.stepz\""), "{}", err.message);
+        assert!(
+            err.message
+                .ends_with("strict decoding error: unknown field \"spec.stepz\""),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn a_step_with_a_bad_duration_names_its_field() {
-        let err = decode_scenario(&json!({"spec": {"steps": [{"at": "soon", "kubectl": "get pods"}]}})).unwrap_err();
+        let err =
+            decode_scenario(&json!({"spec": {"steps": [{"at": "soon", "kubectl": "get pods"}]}}))
+                .unwrap_err();
         assert_eq!(err.field, "spec.steps[0].at");
         assert_eq!(err.message, "time: invalid duration \"soon\"");
     }
@@ -443,17 +529,34 @@ mod tests {
     #[test]
     fn kubectl_wait_expressions_parse() {
         let w = parse_wait("deployment/web --for=condition=Available --timeout=10m").unwrap();
-        assert_eq!(w.for_, WaitFor::Condition { type_: "Available".into(), status: "True".into() });
+        assert_eq!(
+            w.for_,
+            WaitFor::Condition {
+                type_: "Available".into(),
+                status: "True".into()
+            }
+        );
         assert_eq!(w.timeout, 600_000);
-        let w = parse_wait("kubectl wait deployment/web --for=jsonpath='{.status.readyReplicas}'=3").unwrap();
-        assert_eq!(w.for_, WaitFor::JsonPath { path: ".status.readyReplicas".into(), value: Some("3".into()) });
+        let w =
+            parse_wait("kubectl wait deployment/web --for=jsonpath='{.status.readyReplicas}'=3")
+                .unwrap();
+        assert_eq!(
+            w.for_,
+            WaitFor::JsonPath {
+                path: ".status.readyReplicas".into(),
+                value: Some("3".into())
+            }
+        );
         assert!(parse_wait("deployment/web").is_err());
     }
 
     #[test]
     fn json_paths_walk_maps_and_lists() {
         let v = json!({"status": {"conditions": [{"type": "Available"}]}});
-        assert_eq!(json_path(&v, ".status.conditions[0].type"), Some(&json!("Available")));
+        assert_eq!(
+            json_path(&v, ".status.conditions[0].type"),
+            Some(&json!("Available"))
+        );
         assert_eq!(json_path(&v, ".status.missing"), None);
     }
 }

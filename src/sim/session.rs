@@ -45,12 +45,20 @@ pub struct CommandOutput {
 impl CommandOutput {
     /// A successful output.
     pub fn ok(stdout: impl Into<String>) -> CommandOutput {
-        CommandOutput { stdout: stdout.into(), stderr: String::new(), ok: true }
+        CommandOutput {
+            stdout: stdout.into(),
+            stderr: String::new(),
+            ok: true,
+        }
     }
 
     /// A failed output.
     pub fn err(stderr: impl Into<String>) -> CommandOutput {
-        CommandOutput { stdout: String::new(), stderr: stderr.into(), ok: false }
+        CommandOutput {
+            stdout: String::new(),
+            stderr: stderr.into(),
+            ok: false,
+        }
     }
 }
 
@@ -96,7 +104,10 @@ impl Session {
 
     fn bare(seed: u64, scenario: Scenario, file: &str) -> Session {
         Session {
-            sim: Sim::new(SimConfig { seed, ..SimConfig::default() }),
+            sim: Sim::new(SimConfig {
+                seed,
+                ..SimConfig::default()
+            }),
             scenario,
             file: file.to_string(),
             steps: Vec::new(),
@@ -107,7 +118,11 @@ impl Session {
 
     /// Loads a scenario file: its objects are applied at t=0, its steps scheduled, its checks armed.
     /// Any error diagnostic refuses the whole file (nothing half-applied).
-    pub fn load(file: &str, text: &str, seed_override: Option<u64>) -> Result<Session, Vec<Diagnostic>> {
+    pub fn load(
+        file: &str,
+        text: &str,
+        seed_override: Option<u64>,
+    ) -> Result<Session, Vec<Diagnostic>> {
         let decoded = decode::decode_manifests(file, text);
         let mut diags = decoded.diagnostics.clone();
         let mut scenario = Scenario::default();
@@ -132,7 +147,10 @@ impl Session {
         }
         let seed = seed_override.or(scenario.spec.seed).unwrap_or(DEFAULT_SEED);
         let mut s = Session::bare(seed, scenario.clone(), file);
-        let has_nodes = decoded.objects.iter().any(|o| o.object.kind() == Kind::Node);
+        let has_nodes = decoded
+            .objects
+            .iter()
+            .any(|o| o.object.kind() == Kind::Node);
         match (&scenario.spec.nodes, has_nodes) {
             (Some(n), _) => s.create_default_nodes(n),
             (None, false) => s.create_default_nodes(&scenario::NodeShorthand::default()),
@@ -143,18 +161,44 @@ impl Session {
             return Err(report.diagnostics);
         }
         s.steps = scenario.timeline().map_err(|e| {
-            vec![Diagnostic { file: file.to_string(), line: 1, col: 1, severity: Severity::Error, message: e.message, field: Some(e.field) }]
+            vec![Diagnostic {
+                file: file.to_string(),
+                line: 1,
+                col: 1,
+                severity: Severity::Error,
+                message: e.message,
+                field: Some(e.field),
+            }]
         })?;
         for c in &scenario.spec.checks {
             let wait = scenario::parse_wait(&c.wait).map_err(|m| {
-                vec![Diagnostic { file: file.to_string(), line: 1, col: 1, severity: Severity::Error, message: m, field: None }]
+                vec![Diagnostic {
+                    file: file.to_string(),
+                    line: 1,
+                    col: 1,
+                    severity: Severity::Error,
+                    message: m,
+                    field: None,
+                }]
             })?;
-            let start = c.after.as_deref().map(parse_duration).transpose().ok().flatten().unwrap_or(0);
+            let start = c
+                .after
+                .as_deref()
+                .map(parse_duration)
+                .transpose()
+                .ok()
+                .flatten()
+                .unwrap_or(0);
             s.checks.push(CheckState {
                 name: c.name.clone(),
                 wait,
                 start,
-                status: CheckStatus { name: c.name.clone(), passed: None, message: "waiting".into(), decided_at: None },
+                status: CheckStatus {
+                    name: c.name.clone(),
+                    passed: None,
+                    message: "waiting".into(),
+                    decided_at: None,
+                },
             });
         }
         s.evaluate_checks();
@@ -167,11 +211,23 @@ impl Session {
             let mut labels: StringMap = n.labels.clone();
             labels.insert("kubernetes.io/hostname".into(), name.clone());
             labels.insert("kubernetes.io/os".into(), "linux".into());
-            let resources: StringMap =
-                [("cpu".to_string(), n.cpu.clone()), ("memory".to_string(), n.memory.clone()), ("pods".to_string(), n.pods.clone())].into();
+            let resources: StringMap = [
+                ("cpu".to_string(), n.cpu.clone()),
+                ("memory".to_string(), n.memory.clone()),
+                ("pods".to_string(), n.pods.clone()),
+            ]
+            .into();
             let node = Node {
-                metadata: ObjectMeta { name, labels, ..Default::default() },
-                status: NodeStatus { capacity: resources.clone(), allocatable: resources, ..Default::default() },
+                metadata: ObjectMeta {
+                    name,
+                    labels,
+                    ..Default::default()
+                },
+                status: NodeStatus {
+                    capacity: resources.clone(),
+                    allocatable: resources,
+                    ..Default::default()
+                },
                 ..Default::default()
             };
             let _ = self.sim.submit(ApiRequest::Create(Object::Node(node)));
@@ -182,7 +238,10 @@ impl Session {
     /// against a dry run of the store, so a rejected document changes nothing.
     pub fn apply_text(&mut self, file: &str, text: &str) -> ApplyReport {
         let decoded = decode::decode_manifests(file, text);
-        let mut report = ApplyReport { diagnostics: decoded.diagnostics.clone(), ..Default::default() };
+        let mut report = ApplyReport {
+            diagnostics: decoded.diagnostics.clone(),
+            ..Default::default()
+        };
         if decoded.scenario.is_some() {
             report.diagnostics.push(Diagnostic {
                 file: file.into(),
@@ -193,7 +252,11 @@ impl Session {
                 field: None,
             });
         }
-        if report.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        if report
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+        {
             self.log_command("apply -f", &report);
             return report;
         }
@@ -207,14 +270,21 @@ impl Session {
 
     fn log_command(&mut self, cmd: &str, report: &ApplyReport) {
         let mut output = report.lines.join("\n");
-        for d in report.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
+        for d in report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+        {
             output.push_str(&format!("\n{d}"));
         }
         let _ = self.sim.record_command(cmd, output.trim(), report.ok);
     }
 
     fn apply_decoded(&mut self, file: &str, decoded: decode::Decoded) -> ApplyReport {
-        let mut report = ApplyReport { ok: true, ..Default::default() };
+        let mut report = ApplyReport {
+            ok: true,
+            ..Default::default()
+        };
         // Dry run against a copy of the store: all or nothing.
         let mut dry = self.sim.api.clone();
         let mut plan = Vec::new();
@@ -227,14 +297,18 @@ impl Session {
                 }
                 Err(e) => {
                     report.ok = false;
-                    report.diagnostics.push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
+                    report
+                        .diagnostics
+                        .push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
                     continue;
                 }
             };
             let handled = dry.handle(self.sim.now(), req.clone(), 0);
             if let Err(e) = handled.result {
                 report.ok = false;
-                report.diagnostics.push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
+                report
+                    .diagnostics
+                    .push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
             } else {
                 plan.push((Some(req), d));
             }
@@ -247,12 +321,22 @@ impl Session {
             match req {
                 None => report.lines.push(format!("{what} unchanged")),
                 Some(req) => {
-                    let verb = if matches!(req, ApiRequest::Create(_)) { "created" } else { "configured" };
+                    let verb = if matches!(req, ApiRequest::Create(_)) {
+                        "created"
+                    } else {
+                        "configured"
+                    };
                     match self.sim.submit(req) {
                         Ok(_) => report.lines.push(format!("{what} {verb}")),
                         Err(e) => {
                             report.ok = false;
-                            report.diagnostics.push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
+                            report.diagnostics.push(diag_at(
+                                file,
+                                d.span.line,
+                                d.span.col,
+                                &d.object,
+                                &e,
+                            ));
                         }
                     }
                 }
@@ -262,14 +346,20 @@ impl Session {
     }
 
     /// The request `kubectl apply` would send: a create, or a 3-way-merged update, or nothing.
-    fn apply_request(&self, obj: &Object, live: impl Fn(&ObjectKey) -> Option<Arc<Object>>) -> Result<Option<ApiRequest>, ApiError> {
+    fn apply_request(
+        &self,
+        obj: &Object,
+        live: impl Fn(&ObjectKey) -> Option<Arc<Object>>,
+    ) -> Result<Option<ApiRequest>, ApiError> {
         let mut manifest = obj.to_json();
         strip_defaults_for_last_applied(&mut manifest);
         let last_applied = serde_json::to_string(&manifest).unwrap_or_default();
         match live(&obj.key()) {
             None => {
                 let mut o = obj.clone();
-                o.meta_mut().annotations.insert(LAST_APPLIED.into(), last_applied);
+                o.meta_mut()
+                    .annotations
+                    .insert(LAST_APPLIED.into(), last_applied);
                 Ok(Some(ApiRequest::Create(o)))
             }
             Some(current) => {
@@ -286,16 +376,26 @@ impl Session {
                 }
                 let mut merged = live_json.clone();
                 merge_patch(&mut merged, &patch);
-                if let Some(ann) = merged.pointer_mut("/metadata/annotations").and_then(|a| a.as_object_mut()) {
+                if let Some(ann) = merged
+                    .pointer_mut("/metadata/annotations")
+                    .and_then(|a| a.as_object_mut())
+                {
                     ann.insert(LAST_APPLIED.into(), Json::String(last_applied.clone()));
-                } else if let Some(meta) = merged.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-                    meta.insert("annotations".into(), serde_json::json!({ LAST_APPLIED: last_applied }));
+                } else if let Some(meta) =
+                    merged.get_mut("metadata").and_then(|m| m.as_object_mut())
+                {
+                    meta.insert(
+                        "annotations".into(),
+                        serde_json::json!({ LAST_APPLIED: last_applied }),
+                    );
                 }
                 if merged == live_json {
                     return Ok(None);
                 }
-                let updated = Object::from_json(obj.kind(), merged)
-                    .map_err(|e| ApiError { reason: StatusReason::BadRequest, message: e.to_string() })?;
+                let updated = Object::from_json(obj.kind(), merged).map_err(|e| ApiError {
+                    reason: StatusReason::BadRequest,
+                    message: e.to_string(),
+                })?;
                 Ok(Some(ApiRequest::Update(updated)))
             }
         }
@@ -304,14 +404,25 @@ impl Session {
     /// `kubectl delete -f` of the editor's text.
     pub fn delete_text(&mut self, file: &str, text: &str) -> ApplyReport {
         let decoded = decode::decode_manifests(file, text);
-        let mut report = ApplyReport { diagnostics: decoded.diagnostics.clone(), ok: true, ..Default::default() };
-        if report.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        let mut report = ApplyReport {
+            diagnostics: decoded.diagnostics.clone(),
+            ok: true,
+            ..Default::default()
+        };
+        if report
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+        {
             report.ok = false;
             return report;
         }
         for d in &decoded.objects {
             let what = kubectl_name(&d.object);
-            match self.sim.submit(ApiRequest::Delete { key: d.object.key(), options: DeleteOptions::default() }) {
+            match self.sim.submit(ApiRequest::Delete {
+                key: d.object.key(),
+                options: DeleteOptions::default(),
+            }) {
                 Ok(_) => report.lines.push(format!("{what} deleted")),
                 Err(e) => {
                     report.ok = false;
@@ -331,8 +442,19 @@ impl Session {
     /// Runs a kubectl command line (the playground's subset).
     pub fn kubectl(&mut self, cmd: &str) -> CommandOutput {
         let out = super::kubectl::execute(self, cmd);
-        let text = if out.ok { out.stdout.clone() } else { out.stderr.clone() };
-        let _ = self.sim.record_command(&format!("kubectl {}", cmd.trim().trim_start_matches("kubectl ").trim()), text.trim_end(), out.ok);
+        let text = if out.ok {
+            out.stdout.clone()
+        } else {
+            out.stderr.clone()
+        };
+        let _ = self.sim.record_command(
+            &format!(
+                "kubectl {}",
+                cmd.trim().trim_start_matches("kubectl ").trim()
+            ),
+            text.trim_end(),
+            out.ok,
+        );
         out
     }
 
@@ -340,7 +462,11 @@ impl Session {
     pub fn advance_to(&mut self, t: Millis, max_events: usize) -> super::world::Advanced {
         let mut total = super::world::Advanced::default();
         loop {
-            let next_step = self.steps.get(self.next_step).map(|s| s.at).filter(|&at| at <= t);
+            let next_step = self
+                .steps
+                .get(self.next_step)
+                .map(|s| s.at)
+                .filter(|&at| at <= t);
             let target = next_step.unwrap_or(t);
             let budget = max_events.saturating_sub(total.events);
             let adv = self.sim.advance_to(target, budget);
@@ -423,7 +549,10 @@ impl Session {
                 Err(why) => {
                     if now >= c.start + c.wait.timeout {
                         c.status.passed = Some(false);
-                        c.status.message = format!("timed out after {}: {why}", super::time::format_duration(c.wait.timeout));
+                        c.status.message = format!(
+                            "timed out after {}: {why}",
+                            super::time::format_duration(c.wait.timeout)
+                        );
                         c.status.decided_at = Some(now);
                         decided.push((c.name.clone(), false, c.status.message.clone()));
                     } else {
@@ -439,12 +568,22 @@ impl Session {
 
     /// The time of the earliest undecided check's deadline (the CLI runs at least until then).
     pub fn check_deadline(&self) -> Option<Millis> {
-        self.checks.iter().filter(|c| c.status.passed.is_none()).map(|c| c.start + c.wait.timeout).max()
+        self.checks
+            .iter()
+            .filter(|c| c.status.passed.is_none())
+            .map(|c| c.start + c.wait.timeout)
+            .max()
     }
 
     /// Every object as a Kubernetes `List`, as `kubectl get all -o yaml` shows it (Events excluded).
     pub fn state_json(&self) -> Json {
-        let items: Vec<Json> = self.sim.api.all().filter(|o| !matches!(o.kind(), Kind::Event)).map(|o| o.to_json()).collect();
+        let items: Vec<Json> = self
+            .sim
+            .api
+            .all()
+            .filter(|o| !matches!(o.kind(), Kind::Event))
+            .map(|o| o.to_json())
+            .collect();
         serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}})
     }
 
@@ -458,7 +597,9 @@ impl Session {
 pub fn kubectl_name(obj: &Object) -> String {
     let kind = obj.kind();
     let resource = kind.resource();
-    let (plural, group) = resource.split_once('.').map_or((resource, ""), |(p, g)| (p, g));
+    let (plural, group) = resource
+        .split_once('.')
+        .map_or((resource, ""), |(p, g)| (p, g));
     let singular = kind.as_str().to_ascii_lowercase();
     let _ = plural;
     if group.is_empty() {
@@ -470,16 +611,39 @@ pub fn kubectl_name(obj: &Object) -> String {
 
 fn diag_at(file: &str, line: u32, col: u32, obj: &Object, e: &ApiError) -> Diagnostic {
     let message = match e.reason {
-        StatusReason::Invalid => format!("The {} {:?} is invalid: {}", obj.kind(), obj.meta().name, e.message.split_once(" is invalid: ").map_or(e.message.as_str(), |(_, r)| r)),
-        _ => format!("Error from server ({:?}): error when applying \"{file}\": {}", e.reason, e.message),
+        StatusReason::Invalid => format!(
+            "The {} {:?} is invalid: {}",
+            obj.kind(),
+            obj.meta().name,
+            e.message
+                .split_once(" is invalid: ")
+                .map_or(e.message.as_str(), |(_, r)| r)
+        ),
+        _ => format!(
+            "Error from server ({:?}): error when applying \"{file}\": {}",
+            e.reason, e.message
+        ),
     };
-    Diagnostic { file: file.into(), line, col, severity: Severity::Error, message, field: None }
+    Diagnostic {
+        file: file.into(),
+        line,
+        col,
+        severity: Severity::Error,
+        message,
+        field: None,
+    }
 }
 
 /// The last-applied annotation records what the user wrote, not server-side fields.
 fn strip_defaults_for_last_applied(manifest: &mut Json) {
     if let Some(m) = manifest.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-        for k in ["uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"] {
+        for k in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "managedFields",
+        ] {
             m.remove(k);
         }
         if let Some(a) = m.get_mut("annotations").and_then(|a| a.as_object_mut()) {
@@ -526,11 +690,20 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
         Some((k, n)) => (k, Some(n)),
         None => (wait.resource.as_str(), None),
     };
-    let kind = Kind::from_resource_name(kind_s).ok_or_else(|| format!("the server doesn't have a resource type {kind_s:?}"))?;
+    let kind = Kind::from_resource_name(kind_s)
+        .ok_or_else(|| format!("the server doesn't have a resource type {kind_s:?}"))?;
     let objects: Vec<&Arc<Object>> = match name {
-        Some(n) => sim.api.get(&ObjectKey::new(kind, &wait.namespace, n)).into_iter().collect(),
+        Some(n) => sim
+            .api
+            .get(&ObjectKey::new(kind, &wait.namespace, n))
+            .into_iter()
+            .collect(),
         None => {
-            let sel = wait.selector.as_deref().map(super::world::parse_label_selector).transpose()?;
+            let sel = wait
+                .selector
+                .as_deref()
+                .map(super::world::parse_label_selector)
+                .transpose()?;
             sim.api
                 .list(kind)
                 .filter(|o| !kind.namespaced() || o.meta().namespace == wait.namespace)
@@ -559,17 +732,35 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
             }
             for o in objects {
                 let doc = o.to_json();
-                let conds = doc.pointer("/status/conditions").and_then(|c| c.as_array()).cloned().unwrap_or_default();
-                let found = conds.iter().find(|c| c.get("type").and_then(|t| t.as_str()).is_some_and(|t| t.eq_ignore_ascii_case(type_)));
-                let actual = found.and_then(|c| c.get("status")).and_then(|s| s.as_str()).unwrap_or("");
+                let conds = doc
+                    .pointer("/status/conditions")
+                    .and_then(|c| c.as_array())
+                    .cloned()
+                    .unwrap_or_default();
+                let found = conds.iter().find(|c| {
+                    c.get("type")
+                        .and_then(|t| t.as_str())
+                        .is_some_and(|t| t.eq_ignore_ascii_case(type_))
+                });
+                let actual = found
+                    .and_then(|c| c.get("status"))
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("");
                 if !actual.eq_ignore_ascii_case(status) {
-                    let reason = found.and_then(|c| c.get("reason")).and_then(|r| r.as_str()).unwrap_or("");
+                    let reason = found
+                        .and_then(|c| c.get("reason"))
+                        .and_then(|r| r.as_str())
+                        .unwrap_or("");
                     return Err(format!(
                         "{}/{}: condition {type_} is {}{}",
                         o.kind().as_str().to_ascii_lowercase(),
                         o.meta().name,
                         if actual.is_empty() { "absent" } else { actual },
-                        if reason.is_empty() { String::new() } else { format!(" ({reason})") }
+                        if reason.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({reason})")
+                        }
                     ));
                 }
             }
@@ -612,13 +803,29 @@ impl Sim {
     /// Records a learner command in the trace.
     pub fn record_command(&mut self, command: &str, output: &str, ok: bool) -> u64 {
         let now = self.now();
-        self.trace_push(now, None, TraceKind::Command { command: command.into(), output: output.into(), ok })
+        self.trace_push(
+            now,
+            None,
+            TraceKind::Command {
+                command: command.into(),
+                output: output.into(),
+                ok,
+            },
+        )
     }
 
     /// Records a decided check in the trace.
     pub fn record_check(&mut self, name: &str, passed: bool, message: &str) -> u64 {
         let now = self.now();
-        self.trace_push(now, None, TraceKind::Check { name: name.into(), passed, message: message.into() })
+        self.trace_push(
+            now,
+            None,
+            TraceKind::Check {
+                name: name.into(),
+                passed,
+                message: message.into(),
+            },
+        )
     }
 }
 

@@ -25,13 +25,17 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
     let mut total: f64 = 0.0;
     let mut rest = t;
     while !rest.is_empty() {
-        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         if num_len == 0 {
             return Err(err());
         }
         let value: f64 = rest[..num_len].parse().map_err(|_| err())?;
         rest = &rest[num_len..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let unit = &rest[..unit_len];
         rest = &rest[unit_len..];
         let scale = match unit {
@@ -85,7 +89,11 @@ pub fn human_age(ms: Millis) -> String {
     let mins = secs / 60;
     if mins < 10 {
         let s = secs % 60;
-        return if s == 0 { format!("{mins}m") } else { format!("{mins}m{s}s") };
+        return if s == 0 {
+            format!("{mins}m")
+        } else {
+            format!("{mins}m{s}s")
+        };
     }
     if mins < 60 * 3 {
         return format!("{mins}m");
@@ -93,7 +101,11 @@ pub fn human_age(ms: Millis) -> String {
     let hours = mins / 60;
     if hours < 8 {
         let m = mins % 60;
-        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
     }
     if hours < 48 {
         return format!("{hours}h");
@@ -119,15 +131,28 @@ mod tests {
 
     #[test]
     fn go_durations_parse_to_milliseconds() {
-        for (s, ms) in [("90s", 90_000), ("5m", 300_000), ("1h30m", 5_400_000), ("300ms", 300), ("1.5m", 90_000), ("0", 0)] {
+        for (s, ms) in [
+            ("90s", 90_000),
+            ("5m", 300_000),
+            ("1h30m", 5_400_000),
+            ("300ms", 300),
+            ("1.5m", 90_000),
+            ("0", 0),
+        ] {
             assert_eq!(parse_duration(s), Ok(ms), "{s}");
         }
     }
 
     #[test]
     fn malformed_durations_are_refused_with_go_wording() {
-        assert_eq!(parse_duration("10"), Err("time: missing unit in duration \"10\"".into()));
-        assert_eq!(parse_duration("3d"), Err("time: unknown unit \"d\" in duration \"3d\"".into()));
+        assert_eq!(
+            parse_duration("10"),
+            Err("time: missing unit in duration \"10\"".into())
+        );
+        assert_eq!(
+            parse_duration("3d"),
+            Err("time: unknown unit \"d\" in duration \"3d\"".into())
+        );
         assert!(parse_duration("-5s").is_err());
         assert!(parse_duration("").is_err());
     }

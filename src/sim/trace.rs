@@ -52,7 +52,11 @@ pub enum TraceKind {
     },
     /// An informer (re)listed: at start, after a restart, or after 410 Gone.
     #[serde(rename = "list")]
-    List { component: String, reason: String, objects: usize },
+    List {
+        component: String,
+        reason: String,
+        objects: usize,
+    },
     /// A reconcile pass.
     #[serde(rename = "reconcile")]
     Reconcile {
@@ -78,10 +82,18 @@ pub enum TraceKind {
     Fault { fault: String, description: String },
     /// A user command (Apply, kubectl) ran.
     #[serde(rename = "command")]
-    Command { command: String, output: String, ok: bool },
+    Command {
+        command: String,
+        output: String,
+        ok: bool,
+    },
     /// A scenario check was decided.
     #[serde(rename = "check")]
-    Check { name: String, passed: bool, message: String },
+    Check {
+        name: String,
+        passed: bool,
+        message: String,
+    },
 }
 
 /// One trace line.
@@ -134,14 +146,24 @@ impl Default for Trace {
 impl Trace {
     /// A trace keeping at most `capacity` entries.
     pub fn with_capacity(capacity: usize) -> Trace {
-        Trace { entries: VecDeque::new(), next_seq: 1, capacity: capacity.max(1), dropped: 0 }
+        Trace {
+            entries: VecDeque::new(),
+            next_seq: 1,
+            capacity: capacity.max(1),
+            dropped: 0,
+        }
     }
 
     /// Appends an entry and returns its sequence number.
     pub fn push(&mut self, t: Millis, cause: Option<u64>, kind: TraceKind) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.entries.push_back(TraceEntry { seq, t, cause, kind });
+        self.entries.push_back(TraceEntry {
+            seq,
+            t,
+            cause,
+            kind,
+        });
         while self.entries.len() > self.capacity {
             self.entries.pop_front();
             self.dropped += 1;

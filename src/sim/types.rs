@@ -141,7 +141,11 @@ impl IntOrString {
                     .and_then(|p| p.parse::<i64>().ok())
                     .ok_or_else(|| format!("invalid value for IntOrString: invalid type: string is not a percentage: {s:?}"))?;
                 let v = pct * total;
-                Ok(if round_up { (v + 99).div_euclid(100) } else { v.div_euclid(100) })
+                Ok(if round_up {
+                    (v + 99).div_euclid(100)
+                } else {
+                    v.div_euclid(100)
+                })
             }
         }
     }
@@ -199,7 +203,9 @@ pub struct ObjectMeta {
 impl ObjectMeta {
     /// The owner reference with `controller: true`, if any (at most one is allowed).
     pub fn controller_ref(&self) -> Option<&OwnerReference> {
-        self.owner_references.iter().find(|r| r.controller == Some(true))
+        self.owner_references
+            .iter()
+            .find(|r| r.controller == Some(true))
     }
 
     /// The resourceVersion as the integer the simulated store counts in.
@@ -236,7 +242,9 @@ impl LabelSelector {
 
     /// Whether a label set satisfies every requirement, as `metav1.LabelSelectorAsSelector` does.
     pub fn matches(&self, labels: &StringMap) -> bool {
-        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
             && self.match_expressions.iter().all(|e| {
                 let got = labels.get(&e.key);
                 match e.operator.as_str() {
@@ -251,7 +259,11 @@ impl LabelSelector {
 
     /// The selector as `kubectl` prints it, e.g. `app=web,tier in (a,b)`.
     pub fn to_selector_string(&self) -> String {
-        let mut parts: Vec<String> = self.match_labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut parts: Vec<String> = self
+            .match_labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         for e in &self.match_expressions {
             parts.push(match e.operator.as_str() {
                 "In" => format!("{} in ({})", e.key, e.values.join(",")),
@@ -758,7 +770,12 @@ impl Pod {
 
     /// The highest restart count of any container.
     pub fn max_restarts(&self) -> i32 {
-        self.status.container_statuses.iter().map(|c| c.restart_count).max().unwrap_or(0)
+        self.status
+            .container_statuses
+            .iter()
+            .map(|c| c.restart_count)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -1271,7 +1288,12 @@ impl Kind {
     pub fn has_status_subresource(self) -> bool {
         matches!(
             self,
-            Kind::Node | Kind::Deployment | Kind::ReplicaSet | Kind::Pod | Kind::Service | Kind::PodDisruptionBudget
+            Kind::Node
+                | Kind::Deployment
+                | Kind::ReplicaSet
+                | Kind::Pod
+                | Kind::Service
+                | Kind::PodDisruptionBudget
         )
     }
 
@@ -1370,7 +1392,10 @@ impl Object {
     pub fn to_json(&self) -> Json {
         let body = each_variant!(self, o => serde_json::to_value(o));
         let mut map = serde_json::Map::new();
-        map.insert("apiVersion".into(), Json::String(self.kind().api_version().into()));
+        map.insert(
+            "apiVersion".into(),
+            Json::String(self.kind().api_version().into()),
+        );
         map.insert("kind".into(), Json::String(self.kind().as_str().into()));
         if let Ok(Json::Object(fields)) = body {
             map.extend(fields);
@@ -1392,7 +1417,9 @@ impl Object {
             Kind::Pod => Object::Pod(serde_json::from_value(value)?),
             Kind::Service => Object::Service(serde_json::from_value(value)?),
             Kind::EndpointSlice => Object::EndpointSlice(serde_json::from_value(value)?),
-            Kind::PodDisruptionBudget => Object::PodDisruptionBudget(serde_json::from_value(value)?),
+            Kind::PodDisruptionBudget => {
+                Object::PodDisruptionBudget(serde_json::from_value(value)?)
+            }
             Kind::Event => Object::Event(serde_json::from_value(value)?),
         })
     }
@@ -1450,7 +1477,11 @@ impl ObjectKey {
     pub fn new(kind: Kind, namespace: &str, name: &str) -> ObjectKey {
         ObjectKey {
             kind,
-            namespace: if kind.namespaced() { namespace.to_string() } else { String::new() },
+            namespace: if kind.namespaced() {
+                namespace.to_string()
+            } else {
+                String::new()
+            },
             name: name.to_string(),
         }
     }
@@ -1483,13 +1514,23 @@ mod tests {
         let p = IntOrString::String("25%".into());
         assert_eq!(p.scaled_value(10, true), Ok(3));
         assert_eq!(p.scaled_value(10, false), Ok(2));
-        assert!(IntOrString::String("x".into()).scaled_value(10, true).is_err());
+        assert!(IntOrString::String("x".into())
+            .scaled_value(10, true)
+            .is_err());
     }
 
     #[test]
     fn empty_key_exists_toleration_tolerates_every_taint() {
-        let t = Toleration { operator: Some("Exists".into()), ..Default::default() };
-        let taint = Taint { key: "a".into(), value: None, effect: "NoExecute".into(), time_added: None };
+        let t = Toleration {
+            operator: Some("Exists".into()),
+            ..Default::default()
+        };
+        let taint = Taint {
+            key: "a".into(),
+            value: None,
+            effect: "NoExecute".into(),
+            time_added: None,
+        };
         assert!(t.tolerates(&taint));
     }
 

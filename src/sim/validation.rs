@@ -81,12 +81,21 @@ impl From<&IntOrString> for BadValue {
 /// What is wrong with a field; mirrors `field.ErrorType`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FieldErrorKind {
-    Invalid { value: BadValue },
+    Invalid {
+        value: BadValue,
+    },
     Required,
-    Unsupported { value: BadValue, supported: Vec<String> },
+    Unsupported {
+        value: BadValue,
+        supported: Vec<String>,
+    },
     Forbidden,
-    Duplicate { value: BadValue },
-    NotFound { value: BadValue },
+    Duplicate {
+        value: BadValue,
+    },
+    NotFound {
+        value: BadValue,
+    },
     TooLong,
 }
 
@@ -100,21 +109,35 @@ pub struct FieldError {
 
 impl FieldError {
     /// `field: Invalid value: value: detail`.
-    pub fn invalid(field: impl Into<String>, value: impl Into<BadValue>, detail: impl Into<String>) -> Self {
+    pub fn invalid(
+        field: impl Into<String>,
+        value: impl Into<BadValue>,
+        detail: impl Into<String>,
+    ) -> Self {
         FieldError {
             field: field.into(),
-            kind: FieldErrorKind::Invalid { value: value.into() },
+            kind: FieldErrorKind::Invalid {
+                value: value.into(),
+            },
             detail: detail.into(),
         }
     }
 
     /// `field: Required value` (with `: detail` when detail is not empty).
     pub fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
-        FieldError { field: field.into(), kind: FieldErrorKind::Required, detail: detail.into() }
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::Required,
+            detail: detail.into(),
+        }
     }
 
     /// `field: Unsupported value: "x": supported values: "A", "B"`.
-    pub fn not_supported(field: impl Into<String>, value: impl Into<BadValue>, supported: &[&str]) -> Self {
+    pub fn not_supported(
+        field: impl Into<String>,
+        value: impl Into<BadValue>,
+        supported: &[&str],
+    ) -> Self {
         let quoted: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
         FieldError {
             field: field.into(),
@@ -128,14 +151,20 @@ impl FieldError {
 
     /// `field: Forbidden: detail`.
     pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
-        FieldError { field: field.into(), kind: FieldErrorKind::Forbidden, detail: detail.into() }
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::Forbidden,
+            detail: detail.into(),
+        }
     }
 
     /// `field: Duplicate value: value`.
     pub fn duplicate(field: impl Into<String>, value: impl Into<BadValue>) -> Self {
         FieldError {
             field: field.into(),
-            kind: FieldErrorKind::Duplicate { value: value.into() },
+            kind: FieldErrorKind::Duplicate {
+                value: value.into(),
+            },
             detail: String::new(),
         }
     }
@@ -144,7 +173,9 @@ impl FieldError {
     pub fn not_found(field: impl Into<String>, value: impl Into<BadValue>) -> Self {
         FieldError {
             field: field.into(),
-            kind: FieldErrorKind::NotFound { value: value.into() },
+            kind: FieldErrorKind::NotFound {
+                value: value.into(),
+            },
             detail: String::new(),
         }
     }
@@ -218,13 +249,21 @@ pub fn qualified_kind(kind: Kind) -> String {
 /// duplicate messages dropped.
 pub fn invalid_status_message(kind: Kind, name: &str, errs: &[FieldError]) -> String {
     let mut seen = BTreeSet::new();
-    let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).filter(|m| seen.insert(m.clone())).collect();
+    let msgs: Vec<String> = errs
+        .iter()
+        .map(|e| e.to_string())
+        .filter(|m| seen.insert(m.clone()))
+        .collect();
     let body = match msgs.len() {
         0 => "<nil>".to_string(),
         1 => msgs[0].clone(),
         _ => format!("[{}]", msgs.join(", ")),
     };
-    format!("{} {} is invalid: {body}", qualified_kind(kind), go_quote(name))
+    format!(
+        "{} {} is invalid: {body}",
+        qualified_kind(kind),
+        go_quote(name)
+    )
 }
 
 /// Go's `%q`: double quotes with backslash escapes, so hostile names print harmlessly.
@@ -257,7 +296,10 @@ fn go_string_map(m: &StringMap) -> String {
     if m.is_empty() {
         return "map[string]string(nil)".into();
     }
-    let entries: Vec<String> = m.iter().map(|(k, v)| format!("{}:{}", go_quote(k), go_quote(v))).collect();
+    let entries: Vec<String> = m
+        .iter()
+        .map(|(k, v)| format!("{}:{}", go_quote(k), go_quote(v)))
+        .collect();
     format!("map[string]string{{{}}}", entries.join(", "))
 }
 
@@ -284,14 +326,18 @@ fn go_label_selector(s: &LabelSelector) -> String {
             .collect();
         format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
     };
-    format!("v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{exprs}}}", go_string_map(&s.match_labels))
+    format!(
+        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{exprs}}}",
+        go_string_map(&s.match_labels)
+    )
 }
 
 // ---------------------------------------------------------------- names and labels
 
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
@@ -299,7 +345,8 @@ const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const PERCENT_MSG: &str = "a valid percent string must be a numeric string followed by an ending '%'";
+const PERCENT_MSG: &str =
+    "a valid percent string must be a numeric string followed by an ending '%'";
 
 /// Total bytes of all annotation keys and values an object may carry (256 KiB).
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
@@ -352,7 +399,11 @@ pub fn is_dns1123_label(s: &str) -> Vec<String> {
         if matches_dns1123_subdomain(s) {
             errs.push("must not contain dots".into());
         } else {
-            errs.push(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, &["my-name", "123-abc"]));
+            errs.push(regex_error(
+                DNS1123_LABEL_MSG,
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
         }
     }
     errs
@@ -365,7 +416,11 @@ pub fn is_dns1123_subdomain(s: &str) -> Vec<String> {
         errs.push("must be no more than 253 characters".into());
     }
     if !matches_dns1123_subdomain(s) {
-        errs.push(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, &["example.com"]));
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
     }
     errs
 }
@@ -382,7 +437,11 @@ pub fn is_dns1035_label(s: &str) -> Vec<String> {
         && is_lower_alnum(b[b.len() - 1])
         && b.iter().all(|&c| is_lower_alnum(c) || c == b'-');
     if !ok {
-        errs.push(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, &["my-name", "abc-123"]));
+        errs.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
     }
     errs
 }
@@ -392,7 +451,8 @@ fn matches_qualified_name_part(s: &str) -> bool {
     !b.is_empty()
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.')
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.')
 }
 
 /// A label or annotation key, optionally prefixed (`app.kubernetes.io/name`): `IsQualifiedName`.
@@ -427,7 +487,11 @@ pub fn is_qualified_name(s: &str) -> Vec<String> {
     if !name.is_empty() && !matches_qualified_name_part(name) {
         errs.push(format!(
             "name part {}",
-            regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"])
+            regex_error(
+                QUALIFIED_NAME_MSG,
+                QUALIFIED_NAME_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
         ));
     }
     errs
@@ -440,7 +504,11 @@ pub fn is_valid_label_value(s: &str) -> Vec<String> {
         errs.push(max_len_error(63));
     }
     if !s.is_empty() && !matches_qualified_name_part(s) {
-        errs.push(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, &["MyValue", "my_value", "12345"]));
+        errs.push(regex_error(
+            LABEL_VALUE_MSG,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
     }
     errs
 }
@@ -527,22 +595,31 @@ pub fn validate_label_selector(sel: &LabelSelector, field: &str) -> Vec<FieldErr
                     ));
                 }
             }
-            other => errs.push(FieldError::invalid(format!("{p}.operator"), other, "not a valid selector operator")),
+            other => errs.push(FieldError::invalid(
+                format!("{p}.operator"),
+                other,
+                "not a valid selector operator",
+            )),
         }
         for msg in is_qualified_name(&e.key) {
             errs.push(FieldError::invalid(format!("{p}.key"), e.key.as_str(), msg));
         }
     }
-    errs.extend(validate_labels(&sel.match_labels, &format!("{field}.matchLabels")));
+    errs.extend(validate_labels(
+        &sel.match_labels,
+        &format!("{field}.matchLabels"),
+    ));
     errs
 }
 
 fn selector_is_parseable(sel: &LabelSelector) -> bool {
-    sel.match_expressions.iter().all(|e| match e.operator.as_str() {
-        "In" | "NotIn" => !e.values.is_empty(),
-        "Exists" | "DoesNotExist" => e.values.is_empty(),
-        _ => false,
-    })
+    sel.match_expressions
+        .iter()
+        .all(|e| match e.operator.as_str() {
+            "In" | "NotIn" => !e.values.is_empty(),
+            "Exists" | "DoesNotExist" => e.values.is_empty(),
+            _ => false,
+        })
 }
 
 fn nonnegative(v: i64, field: &str) -> Option<FieldError> {
@@ -555,11 +632,21 @@ fn validate_int_or_percent(v: &IntOrString, field: &str, at_most_100: bool) -> V
     match v {
         IntOrString::Int(i) => errs.extend(nonnegative(*i, field)),
         IntOrString::String(s) => {
-            let ok = s.strip_suffix('%').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+            let ok = s
+                .strip_suffix('%')
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
             if !ok {
-                errs.push(FieldError::invalid(field, v, regex_error(PERCENT_MSG, "[0-9]+%", &["1%", "93%"])));
+                errs.push(FieldError::invalid(
+                    field,
+                    v,
+                    regex_error(PERCENT_MSG, "[0-9]+%", &["1%", "93%"]),
+                ));
             } else if at_most_100 && percent_value(v).is_some_and(|p| p > 100) {
-                errs.push(FieldError::invalid(field, v, "must not be greater than 100%"));
+                errs.push(FieldError::invalid(
+                    field,
+                    v,
+                    "must not be greater than 100%",
+                ));
             }
         }
     }
@@ -639,16 +726,27 @@ pub fn validate_object_meta(meta: &ObjectMeta, kind: Kind) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if !meta.generate_name.is_empty() {
         for msg in name_errors(kind, &meta.generate_name, true) {
-            errs.push(FieldError::invalid("metadata.generateName", meta.generate_name.as_str(), msg));
+            errs.push(FieldError::invalid(
+                "metadata.generateName",
+                meta.generate_name.as_str(),
+                msg,
+            ));
         }
     }
     if meta.name.is_empty() {
         if meta.generate_name.is_empty() {
-            errs.push(FieldError::required("metadata.name", "name or generateName is required"));
+            errs.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
         }
     } else {
         for msg in name_errors(kind, &meta.name, false) {
-            errs.push(FieldError::invalid("metadata.name", meta.name.as_str(), msg));
+            errs.push(FieldError::invalid(
+                "metadata.name",
+                meta.name.as_str(),
+                msg,
+            ));
         }
     }
     if kind.namespaced() {
@@ -656,27 +754,49 @@ pub fn validate_object_meta(meta: &ObjectMeta, kind: Kind) -> Vec<FieldError> {
             errs.push(FieldError::required("metadata.namespace", ""));
         } else {
             for msg in is_dns1123_label(&meta.namespace) {
-                errs.push(FieldError::invalid("metadata.namespace", meta.namespace.as_str(), msg));
+                errs.push(FieldError::invalid(
+                    "metadata.namespace",
+                    meta.namespace.as_str(),
+                    msg,
+                ));
             }
         }
     } else if !meta.namespace.is_empty() {
-        errs.push(FieldError::forbidden("metadata.namespace", "not allowed on this type"));
+        errs.push(FieldError::forbidden(
+            "metadata.namespace",
+            "not allowed on this type",
+        ));
     }
     errs.extend(validate_labels(&meta.labels, "metadata.labels"));
-    errs.extend(validate_annotations(&meta.annotations, "metadata.annotations"));
+    errs.extend(validate_annotations(
+        &meta.annotations,
+        "metadata.annotations",
+    ));
     errs
 }
 
 fn validate_meta_update(new: &ObjectMeta, old: &ObjectMeta, _kind: Kind) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if new.name != old.name {
-        errs.push(FieldError::invalid("metadata.name", new.name.as_str(), "field is immutable"));
+        errs.push(FieldError::invalid(
+            "metadata.name",
+            new.name.as_str(),
+            "field is immutable",
+        ));
     }
     if new.namespace != old.namespace {
-        errs.push(FieldError::invalid("metadata.namespace", new.namespace.as_str(), "field is immutable"));
+        errs.push(FieldError::invalid(
+            "metadata.namespace",
+            new.namespace.as_str(),
+            "field is immutable",
+        ));
     }
     if !old.uid.is_empty() && !new.uid.is_empty() && new.uid != old.uid {
-        errs.push(FieldError::invalid("metadata.uid", new.uid.as_str(), "field is immutable"));
+        errs.push(FieldError::invalid(
+            "metadata.uid",
+            new.uid.as_str(),
+            "field is immutable",
+        ));
     }
     errs
 }
@@ -709,7 +829,11 @@ fn validate_selector_and_template(
     errs.extend(validate_pod_template(template, "spec.template"));
     let policy = template.spec.restart_policy.as_deref().unwrap_or("");
     if policy != "Always" {
-        errs.push(FieldError::not_supported("spec.template.spec.restartPolicy", policy, &["Always"]));
+        errs.push(FieldError::not_supported(
+            "spec.template.spec.restartPolicy",
+            policy,
+            &["Always"],
+        ));
     }
     if template.spec.active_deadline_seconds.is_some() {
         errs.push(FieldError::forbidden(
@@ -722,7 +846,10 @@ fn validate_selector_and_template(
 fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
     let spec = &d.spec;
     let mut errs = Vec::new();
-    errs.extend(nonnegative(i64::from(spec.replicas.unwrap_or(1)), "spec.replicas"));
+    errs.extend(nonnegative(
+        i64::from(spec.replicas.unwrap_or(1)),
+        "spec.replicas",
+    ));
     validate_selector_and_template(&spec.selector, &spec.template, &mut errs);
 
     let strategy = spec.strategy.clone().unwrap_or_default();
@@ -743,8 +870,16 @@ fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
             Some(ru) => {
                 let mu = ru.max_unavailable.clone().unwrap_or(IntOrString::Int(0));
                 let ms = ru.max_surge.clone().unwrap_or(IntOrString::Int(0));
-                errs.extend(validate_int_or_percent(&mu, "spec.strategy.rollingUpdate.maxUnavailable", false));
-                errs.extend(validate_int_or_percent(&ms, "spec.strategy.rollingUpdate.maxSurge", false));
+                errs.extend(validate_int_or_percent(
+                    &mu,
+                    "spec.strategy.rollingUpdate.maxUnavailable",
+                    false,
+                ));
+                errs.extend(validate_int_or_percent(
+                    &ms,
+                    "spec.strategy.rollingUpdate.maxSurge",
+                    false,
+                ));
                 if percent_value(&mu) == Some(0) && percent_value(&ms) == Some(0) {
                     errs.push(FieldError::invalid(
                         "spec.strategy.rollingUpdate.maxUnavailable",
@@ -752,7 +887,9 @@ fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
                         "may not be 0 when `maxSurge` is 0",
                     ));
                 }
-                if matches!(mu, IntOrString::String(_)) && percent_value(&mu).is_some_and(|p| p > 100) {
+                if matches!(mu, IntOrString::String(_))
+                    && percent_value(&mu).is_some_and(|p| p > 100)
+                {
                     errs.push(FieldError::invalid(
                         "spec.strategy.rollingUpdate.maxUnavailable",
                         &mu,
@@ -767,12 +904,18 @@ fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
             &["Recreate", "RollingUpdate"],
         )),
     }
-    errs.extend(nonnegative(i64::from(spec.min_ready_seconds), "spec.minReadySeconds"));
+    errs.extend(nonnegative(
+        i64::from(spec.min_ready_seconds),
+        "spec.minReadySeconds",
+    ));
     if let Some(limit) = spec.revision_history_limit {
         errs.extend(nonnegative(i64::from(limit), "spec.revisionHistoryLimit"));
     }
     if let Some(deadline) = spec.progress_deadline_seconds {
-        errs.extend(nonnegative(i64::from(deadline), "spec.progressDeadlineSeconds"));
+        errs.extend(nonnegative(
+            i64::from(deadline),
+            "spec.progressDeadlineSeconds",
+        ));
         if deadline <= spec.min_ready_seconds {
             errs.push(FieldError::invalid(
                 "spec.progressDeadlineSeconds",
@@ -787,8 +930,14 @@ fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
 fn validate_replica_set(rs: &ReplicaSet) -> Vec<FieldError> {
     let spec = &rs.spec;
     let mut errs = Vec::new();
-    errs.extend(nonnegative(i64::from(spec.replicas.unwrap_or(1)), "spec.replicas"));
-    errs.extend(nonnegative(i64::from(spec.min_ready_seconds), "spec.minReadySeconds"));
+    errs.extend(nonnegative(
+        i64::from(spec.replicas.unwrap_or(1)),
+        "spec.replicas",
+    ));
+    errs.extend(nonnegative(
+        i64::from(spec.min_ready_seconds),
+        "spec.minReadySeconds",
+    ));
     validate_selector_and_template(&spec.selector, &spec.template, &mut errs);
     errs
 }
@@ -796,7 +945,10 @@ fn validate_replica_set(rs: &ReplicaSet) -> Vec<FieldError> {
 /// A pod template's labels, annotations and pod spec (`ValidatePodTemplateSpec`).
 fn validate_pod_template(t: &PodTemplateSpec, field: &str) -> Vec<FieldError> {
     let mut errs = validate_labels(&t.metadata.labels, &format!("{field}.metadata.labels"));
-    errs.extend(validate_annotations(&t.metadata.annotations, &format!("{field}.metadata.annotations")));
+    errs.extend(validate_annotations(
+        &t.metadata.annotations,
+        &format!("{field}.metadata.annotations"),
+    ));
     errs.extend(validate_pod_spec(&t.spec, &format!("{field}.spec")));
     errs
 }
@@ -809,13 +961,23 @@ fn validate_pod_spec(spec: &PodSpec, field: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut names = BTreeSet::new();
     for (i, c) in spec.init_containers.iter().enumerate() {
-        errs.extend(validate_container(c, &format!("{field}.initContainers[{i}]"), true, &mut names));
+        errs.extend(validate_container(
+            c,
+            &format!("{field}.initContainers[{i}]"),
+            true,
+            &mut names,
+        ));
     }
     if spec.containers.is_empty() {
         errs.push(FieldError::required(format!("{field}.containers"), ""));
     }
     for (i, c) in spec.containers.iter().enumerate() {
-        errs.extend(validate_container(c, &format!("{field}.containers[{i}]"), false, &mut names));
+        errs.extend(validate_container(
+            c,
+            &format!("{field}.containers[{i}]"),
+            false,
+            &mut names,
+        ));
     }
     match spec.restart_policy.as_deref() {
         Some("Always" | "OnFailure" | "Never") => {}
@@ -835,32 +997,60 @@ fn validate_pod_spec(spec: &PodSpec, field: &str) -> Vec<FieldError> {
         )),
     }
     if let Some(g) = spec.termination_grace_period_seconds {
-        errs.extend(nonnegative(g, &format!("{field}.terminationGracePeriodSeconds")));
+        errs.extend(nonnegative(
+            g,
+            &format!("{field}.terminationGracePeriodSeconds"),
+        ));
     }
-    errs.extend(validate_labels(&spec.node_selector, &format!("{field}.nodeSelector")));
+    errs.extend(validate_labels(
+        &spec.node_selector,
+        &format!("{field}.nodeSelector"),
+    ));
     for (i, t) in spec.tolerations.iter().enumerate() {
         errs.extend(validate_toleration(t, &format!("{field}.tolerations[{i}]")));
     }
-    if let Some(na) = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()) {
+    if let Some(na) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+    {
         let base = format!("{field}.affinity.nodeAffinity");
         if let Some(req) = &na.required_during_scheduling_ignored_during_execution {
-            let p = format!("{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+            let p =
+                format!("{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
             if req.node_selector_terms.is_empty() {
-                errs.push(FieldError::required(p.clone(), "must have at least one node selector term"));
+                errs.push(FieldError::required(
+                    p.clone(),
+                    "must have at least one node selector term",
+                ));
             }
             for (i, term) in req.node_selector_terms.iter().enumerate() {
                 for (j, r) in term.match_expressions.iter().enumerate() {
-                    errs.extend(validate_node_selector_requirement(r, &format!("{p}[{i}].matchExpressions[{j}]")));
+                    errs.extend(validate_node_selector_requirement(
+                        r,
+                        &format!("{p}[{i}].matchExpressions[{j}]"),
+                    ));
                 }
             }
         }
-        for (i, pref) in na.preferred_during_scheduling_ignored_during_execution.iter().enumerate() {
+        for (i, pref) in na
+            .preferred_during_scheduling_ignored_during_execution
+            .iter()
+            .enumerate()
+        {
             let p = format!("{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
             if !(1..=100).contains(&pref.weight) {
-                errs.push(FieldError::invalid(format!("{p}.weight"), pref.weight, "must be in the range 1-100"));
+                errs.push(FieldError::invalid(
+                    format!("{p}.weight"),
+                    pref.weight,
+                    "must be in the range 1-100",
+                ));
             }
             for (j, r) in pref.preference.match_expressions.iter().enumerate() {
-                errs.extend(validate_node_selector_requirement(r, &format!("{p}.preference.matchExpressions[{j}]")));
+                errs.extend(validate_node_selector_requirement(
+                    r,
+                    &format!("{p}.preference.matchExpressions[{j}]"),
+                ));
             }
         }
     }
@@ -894,7 +1084,11 @@ fn validate_node_selector_requirement(r: &NodeSelectorRequirement, p: &str) -> V
                 ));
             }
         }
-        other => errs.push(FieldError::invalid(format!("{p}.operator"), other, "not a valid selector operator")),
+        other => errs.push(FieldError::invalid(
+            format!("{p}.operator"),
+            other,
+            "not a valid selector operator",
+        )),
     }
     for msg in is_qualified_name(&r.key) {
         errs.push(FieldError::invalid(format!("{p}.key"), r.key.as_str(), msg));
@@ -902,14 +1096,23 @@ fn validate_node_selector_requirement(r: &NodeSelectorRequirement, p: &str) -> V
     errs
 }
 
-fn validate_container(c: &Container, p: &str, init: bool, names: &mut BTreeSet<String>) -> Vec<FieldError> {
+fn validate_container(
+    c: &Container,
+    p: &str,
+    init: bool,
+    names: &mut BTreeSet<String>,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if c.name.is_empty() {
         errs.push(FieldError::required(format!("{p}.name"), ""));
     } else {
         let msgs = is_dns1123_label(&c.name);
         for msg in &msgs {
-            errs.push(FieldError::invalid(format!("{p}.name"), c.name.as_str(), msg.clone()));
+            errs.push(FieldError::invalid(
+                format!("{p}.name"),
+                c.name.as_str(),
+                msg.clone(),
+            ));
         }
         if msgs.is_empty() && !names.insert(c.name.clone()) {
             errs.push(FieldError::duplicate(format!("{p}.name"), c.name.as_str()));
@@ -935,9 +1138,16 @@ fn validate_container(c: &Container, p: &str, init: bool, names: &mut BTreeSet<S
     }
     if let Some(rp) = c.restart_policy.as_deref() {
         if !init {
-            errs.push(FieldError::forbidden(format!("{p}.restartPolicy"), "may not be set for non-init containers"));
+            errs.push(FieldError::forbidden(
+                format!("{p}.restartPolicy"),
+                "may not be set for non-init containers",
+            ));
         } else if rp != "Always" {
-            errs.push(FieldError::not_supported(format!("{p}.restartPolicy"), rp, &["Always"]));
+            errs.push(FieldError::not_supported(
+                format!("{p}.restartPolicy"),
+                rp,
+                &["Always"],
+            ));
         }
     }
     let mut port_names = BTreeSet::new();
@@ -956,7 +1166,11 @@ fn validate_container(c: &Container, p: &str, init: bool, names: &mut BTreeSet<S
             errs.push(FieldError::required(format!("{pp}.containerPort"), ""));
         } else {
             for msg in is_valid_port_num(port.container_port) {
-                errs.push(FieldError::invalid(format!("{pp}.containerPort"), port.container_port, msg));
+                errs.push(FieldError::invalid(
+                    format!("{pp}.containerPort"),
+                    port.container_port,
+                    msg,
+                ));
             }
         }
         if let Some(hp) = port.host_port.filter(|&h| h != 0) {
@@ -967,11 +1181,19 @@ fn validate_container(c: &Container, p: &str, init: bool, names: &mut BTreeSet<S
         match port.protocol.as_deref() {
             Some("TCP" | "UDP" | "SCTP") => {}
             None | Some("") => errs.push(FieldError::required(format!("{pp}.protocol"), "")),
-            Some(other) => errs.push(FieldError::not_supported(format!("{pp}.protocol"), other, &["SCTP", "TCP", "UDP"])),
+            Some(other) => errs.push(FieldError::not_supported(
+                format!("{pp}.protocol"),
+                other,
+                &["SCTP", "TCP", "UDP"],
+            )),
         }
     }
     if let Some(res) = &c.resources {
-        errs.extend(validate_resources(&res.requests, &res.limits, &format!("{p}.resources")));
+        errs.extend(validate_resources(
+            &res.requests,
+            &res.limits,
+            &format!("{p}.resources"),
+        ));
     }
     let probes = [
         (&c.readiness_probe, "readinessProbe"),
@@ -987,14 +1209,20 @@ fn validate_container(c: &Container, p: &str, init: bool, names: &mut BTreeSet<S
 }
 
 fn validate_resource_name(name: &str, field: &str) -> Vec<FieldError> {
-    let mut errs: Vec<FieldError> =
-        is_qualified_name(name).into_iter().map(|m| FieldError::invalid(field, name, m)).collect();
+    let mut errs: Vec<FieldError> = is_qualified_name(name)
+        .into_iter()
+        .map(|m| FieldError::invalid(field, name, m))
+        .collect();
     if errs.is_empty()
         && !name.contains('/')
         && !matches!(name, "cpu" | "memory" | "ephemeral-storage")
         && !name.starts_with("hugepages-")
     {
-        errs.push(FieldError::invalid(field, name, "must be a standard resource for containers"));
+        errs.push(FieldError::invalid(
+            field,
+            name,
+            "must be a standard resource for containers",
+        ));
     }
     errs
 }
@@ -1008,9 +1236,11 @@ fn validate_resources(requests: &StringMap, limits: &StringMap, p: &str) -> Vec<
         errs.extend(validate_resource_name(name, &f));
         match parse_quantity(value) {
             Err(msg) => errs.push(FieldError::invalid(f, value.as_str(), msg)),
-            Ok(q) if q.is_negative() => {
-                errs.push(FieldError::invalid(f, q.to_string(), "must be greater than or equal to 0"))
-            }
+            Ok(q) if q.is_negative() => errs.push(FieldError::invalid(
+                f,
+                q.to_string(),
+                "must be greater than or equal to 0",
+            )),
             Ok(q) => {
                 parsed_limits.insert(name.as_str(), q);
             }
@@ -1021,9 +1251,11 @@ fn validate_resources(requests: &StringMap, limits: &StringMap, p: &str) -> Vec<
         errs.extend(validate_resource_name(name, &f));
         match parse_quantity(value) {
             Err(msg) => errs.push(FieldError::invalid(f, value.as_str(), msg)),
-            Ok(q) if q.is_negative() => {
-                errs.push(FieldError::invalid(f, q.to_string(), "must be greater than or equal to 0"))
-            }
+            Ok(q) if q.is_negative() => errs.push(FieldError::invalid(
+                f,
+                q.to_string(),
+                "must be greater than or equal to 0",
+            )),
             Ok(q) => {
                 if let Some(limit) = parsed_limits.get(name.as_str()) {
                     let overcommit = !name.starts_with("hugepages-");
@@ -1080,7 +1312,11 @@ fn validate_probe(probe: &Probe, p: &str, which: &str) -> Vec<FieldError> {
         }
         if let Some(scheme) = h.scheme.as_deref() {
             if !matches!(scheme, "HTTP" | "HTTPS") {
-                errs.push(FieldError::not_supported(format!("{p}.httpGet.scheme"), scheme, &["HTTP", "HTTPS"]));
+                errs.push(FieldError::not_supported(
+                    format!("{p}.httpGet.scheme"),
+                    scheme,
+                    &["HTTP", "HTTPS"],
+                ));
             }
         }
     }
@@ -1098,7 +1334,11 @@ fn validate_probe(probe: &Probe, p: &str, which: &str) -> Vec<FieldError> {
     }
     if which != "readinessProbe" {
         if let Some(s) = probe.success_threshold.filter(|&s| s != 1 && s >= 0) {
-            errs.push(FieldError::invalid(format!("{p}.successThreshold"), s, "must be 1"));
+            errs.push(FieldError::invalid(
+                format!("{p}.successThreshold"),
+                s,
+                "must be 1",
+            ));
         }
     }
     if let Some(g) = probe.termination_grace_period_seconds {
@@ -1109,7 +1349,11 @@ fn validate_probe(probe: &Probe, p: &str, which: &str) -> Vec<FieldError> {
                 "must not be set for readinessProbes",
             ));
         } else if g <= 0 {
-            errs.push(FieldError::invalid(format!("{p}.terminationGracePeriodSeconds"), g, "must be greater than 0"));
+            errs.push(FieldError::invalid(
+                format!("{p}.terminationGracePeriodSeconds"),
+                g,
+                "must be greater than 0",
+            ));
         }
     }
     errs
@@ -1146,22 +1390,38 @@ fn validate_toleration(t: &Toleration, p: &str) -> Vec<FieldError> {
         "Equal" | "" => {
             let msgs = is_valid_label_value(value);
             if !msgs.is_empty() {
-                errs.push(FieldError::invalid(format!("{p}.operator"), value, msgs.join(";")));
+                errs.push(FieldError::invalid(
+                    format!("{p}.operator"),
+                    value,
+                    msgs.join(";"),
+                ));
             }
         }
         "Exists" => {
             if !value.is_empty() {
                 errs.push(FieldError::invalid(
                     format!("{p}.operator"),
-                    BadValue::Go(format!("core.Toleration{{Key:{}, Operator:\"Exists\", Value:{}}}", go_quote(key), go_quote(value))),
+                    BadValue::Go(format!(
+                        "core.Toleration{{Key:{}, Operator:\"Exists\", Value:{}}}",
+                        go_quote(key),
+                        go_quote(value)
+                    )),
                     "value must be empty when `operator` is 'Exists'",
                 ));
             }
         }
-        other => errs.push(FieldError::not_supported(format!("{p}.operator"), other, &["Equal", "Exists"])),
+        other => errs.push(FieldError::not_supported(
+            format!("{p}.operator"),
+            other,
+            &["Equal", "Exists"],
+        )),
     }
     if !effect.is_empty() && !TAINT_EFFECTS.contains(&effect) {
-        errs.push(FieldError::not_supported(format!("{p}.effect"), effect, &TAINT_EFFECTS));
+        errs.push(FieldError::not_supported(
+            format!("{p}.effect"),
+            effect,
+            &TAINT_EFFECTS,
+        ));
     }
     errs
 }
@@ -1182,23 +1442,36 @@ fn validate_node(n: &Node) -> Vec<FieldError> {
         if t.effect.is_empty() {
             errs.push(FieldError::required(format!("{p}.effect"), ""));
         } else if !TAINT_EFFECTS.contains(&t.effect.as_str()) {
-            errs.push(FieldError::not_supported(format!("{p}.effect"), t.effect.as_str(), &TAINT_EFFECTS));
+            errs.push(FieldError::not_supported(
+                format!("{p}.effect"),
+                t.effect.as_str(),
+                &TAINT_EFFECTS,
+            ));
         }
         if !seen.insert((t.key.clone(), t.effect.clone())) {
             errs.push(FieldError::duplicate(
                 p,
-                BadValue::Go(format!("core.Taint{{Key:{}, Effect:{}}}", go_quote(&t.key), go_quote(&t.effect))),
+                BadValue::Go(format!(
+                    "core.Taint{{Key:{}, Effect:{}}}",
+                    go_quote(&t.key),
+                    go_quote(&t.effect)
+                )),
             ));
         }
     }
-    for (which, list) in [("capacity", &n.status.capacity), ("allocatable", &n.status.allocatable)] {
+    for (which, list) in [
+        ("capacity", &n.status.capacity),
+        ("allocatable", &n.status.allocatable),
+    ] {
         for (name, value) in list {
             let f = format!("status.{which}[{name}]");
             match parse_quantity(value) {
                 Err(msg) => errs.push(FieldError::invalid(f, value.as_str(), msg)),
-                Ok(q) if q.is_negative() => {
-                    errs.push(FieldError::invalid(f, q.to_string(), "must be greater than or equal to 0"))
-                }
+                Ok(q) if q.is_negative() => errs.push(FieldError::invalid(
+                    f,
+                    q.to_string(),
+                    "must be greater than or equal to 0",
+                )),
                 Ok(_) => {}
             }
         }
@@ -1210,7 +1483,10 @@ fn validate_service(s: &Service) -> Vec<FieldError> {
     let spec = &s.spec;
     let mut errs = Vec::new();
     let ty = spec.type_.as_deref().unwrap_or("ClusterIP");
-    if !matches!(ty, "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName") {
+    if !matches!(
+        ty,
+        "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
+    ) {
         errs.push(FieldError::not_supported(
             "spec.type",
             ty,
@@ -1242,9 +1518,11 @@ fn validate_service(s: &Service) -> Vec<FieldError> {
         match port.protocol.as_deref() {
             Some("TCP" | "UDP" | "SCTP") => {}
             None | Some("") => errs.push(FieldError::required(format!("{p}.protocol"), "")),
-            Some(other) => {
-                errs.push(FieldError::not_supported(format!("{p}.protocol"), other, &["SCTP", "TCP", "UDP"]))
-            }
+            Some(other) => errs.push(FieldError::not_supported(
+                format!("{p}.protocol"),
+                other,
+                &["SCTP", "TCP", "UDP"],
+            )),
         }
         match &port.target_port {
             Some(IntOrString::Int(n)) => {
@@ -1254,14 +1532,21 @@ fn validate_service(s: &Service) -> Vec<FieldError> {
             }
             Some(IntOrString::String(t)) => {
                 for msg in is_valid_port_name(t) {
-                    errs.push(FieldError::invalid(format!("{p}.targetPort"), t.as_str(), msg));
+                    errs.push(FieldError::invalid(
+                        format!("{p}.targetPort"),
+                        t.as_str(),
+                        msg,
+                    ));
                 }
             }
             None => {}
         }
         if let Some(np) = port.node_port.filter(|&n| n != 0) {
             if ty == "ClusterIP" {
-                errs.push(FieldError::forbidden(format!("{p}.nodePort"), "may not be used when `type` is 'ClusterIP'"));
+                errs.push(FieldError::forbidden(
+                    format!("{p}.nodePort"),
+                    "may not be used when `type` is 'ClusterIP'",
+                ));
             } else {
                 for msg in is_valid_port_num(np) {
                     errs.push(FieldError::invalid(format!("{p}.nodePort"), np, msg));
@@ -1283,7 +1568,11 @@ fn validate_pdb(pdb: &PodDisruptionBudget) -> Vec<FieldError> {
         };
         errs.push(FieldError::invalid(
             "spec",
-            BadValue::Go(format!("policy.PodDisruptionBudgetSpec{{MinAvailable:{}, MaxUnavailable:{}}}", show(min), show(max))),
+            BadValue::Go(format!(
+                "policy.PodDisruptionBudgetSpec{{MinAvailable:{}, MaxUnavailable:{}}}",
+                show(min),
+                show(max)
+            )),
             "minAvailable and maxUnavailable cannot be both set",
         ));
     }
@@ -1314,11 +1603,18 @@ mod tests {
     use crate::sim::types::*;
 
     fn labels(pairs: &[(&str, &str)]) -> StringMap {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn container(name: &str, image: &str) -> Container {
-        Container { name: name.into(), image: image.into(), ..Default::default() }
+        Container {
+            name: name.into(),
+            image: image.into(),
+            ..Default::default()
+        }
     }
 
     /// A valid, already-defaulted Deployment to break one field at a time.
@@ -1349,7 +1645,10 @@ mod tests {
 
     #[test]
     fn a_valid_deployment_has_no_errors() {
-        assert_eq!(messages(&Object::Deployment(deployment())), Vec::<String>::new());
+        assert_eq!(
+            messages(&Object::Deployment(deployment())),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
@@ -1435,7 +1734,10 @@ mod tests {
         insta::assert_snapshot!(invalid_status_message(Kind::Deployment, "web", &errs[..1]), @r###"Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"###);
         insta::assert_snapshot!(invalid_status_message(Kind::Deployment, "web", &errs), @r###"Deployment.apps "web" is invalid: [spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0]"###);
         assert_eq!(qualified_kind(Kind::Pod), "Pod");
-        assert_eq!(qualified_kind(Kind::PodDisruptionBudget), "PodDisruptionBudget.policy");
+        assert_eq!(
+            qualified_kind(Kind::PodDisruptionBudget),
+            "PodDisruptionBudget.policy"
+        );
     }
 
     #[test]
@@ -1446,7 +1748,10 @@ mod tests {
             is_dns1123_label("Web"),
             vec!["a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]
         );
-        assert_eq!(is_dns1123_label(&"a".repeat(64)), vec!["must be no more than 63 characters"]);
+        assert_eq!(
+            is_dns1123_label(&"a".repeat(64)),
+            vec!["must be no more than 63 characters"]
+        );
         assert!(is_dns1123_subdomain("example.com").is_empty());
         assert_eq!(is_dns1123_subdomain(&"a".repeat(254)).len(), 1);
         assert!(is_dns1035_label("web").is_empty());
@@ -1455,7 +1760,10 @@ mod tests {
             vec!["a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]
         );
         assert!(is_qualified_name("app.kubernetes.io/name").is_empty());
-        assert_eq!(is_qualified_name("/x"), vec!["prefix part must be non-empty"]);
+        assert_eq!(
+            is_qualified_name("/x"),
+            vec!["prefix part must be non-empty"]
+        );
         assert_eq!(is_qualified_name("a/"), vec!["name part must be non-empty"]);
         assert_eq!(is_qualified_name("a/b/c").len(), 1);
         assert_eq!(
@@ -1465,8 +1773,14 @@ mod tests {
         assert!(is_valid_label_value("").is_empty());
         assert_eq!(is_valid_label_value("a b").len(), 1);
         assert_eq!(is_valid_port_name("http").len(), 0);
-        assert_eq!(is_valid_port_name("a--b"), vec!["must not contain consecutive hyphens"]);
-        assert_eq!(is_valid_port_name("80"), vec!["must contain at least one letter (a-z)"]);
+        assert_eq!(
+            is_valid_port_name("a--b"),
+            vec!["must not contain consecutive hyphens"]
+        );
+        assert_eq!(
+            is_valid_port_name("80"),
+            vec!["must contain at least one letter (a-z)"]
+        );
     }
 
     #[test]
@@ -1558,11 +1872,18 @@ mod tests {
         let mut s = Service::default();
         s.metadata.name = "my.svc".into();
         s.metadata.namespace = "default".into();
-        s.spec.ports = vec![ServicePort { port: 0, protocol: Some("TCP".into()), ..Default::default() }];
+        s.spec.ports = vec![ServicePort {
+            port: 0,
+            protocol: Some("TCP".into()),
+            ..Default::default()
+        }];
         let got = messages(&Object::Service(s));
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[0].starts_with("metadata.name: Invalid value: \"my.svc\": a DNS-1035 label"));
-        assert_eq!(got[1], "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive");
+        assert_eq!(
+            got[1],
+            "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"
+        );
 
         let mut pdb = PodDisruptionBudget::default();
         pdb.metadata.name = "web".into();
@@ -1576,17 +1897,26 @@ mod tests {
 
         let mut n = Node::default();
         n.metadata.name = "node-1".into();
-        n.spec.taints.push(Taint { key: "k".into(), value: None, effect: "Sometimes".into(), time_added: None });
+        n.spec.taints.push(Taint {
+            key: "k".into(),
+            value: None,
+            effect: "Sometimes".into(),
+            time_added: None,
+        });
         n.status.capacity = labels(&[("cpu", "four")]);
         let got = messages(&Object::Node(n));
         assert_eq!(got[0], "spec.taints[0].effect: Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
-        assert!(got[1].starts_with("status.capacity[cpu]: Invalid value: \"four\": quantities must match"));
+        assert!(got[1]
+            .starts_with("status.capacity[cpu]: Invalid value: \"four\": quantities must match"));
     }
 
     #[test]
     fn annotations_over_256_kib_are_too_long() {
         let mut d = deployment();
         d.metadata.annotations = labels(&[("big", &"x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT))]);
-        assert_eq!(messages(&Object::Deployment(d)), vec!["metadata.annotations: Too long: may not be more than 262144 bytes"]);
+        assert_eq!(
+            messages(&Object::Deployment(d)),
+            vec!["metadata.annotations: Too long: may not be more than 262144 bytes"]
+        );
     }
 }

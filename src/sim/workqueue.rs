@@ -58,7 +58,9 @@ impl WorkQueue {
     /// Records a failure and returns how long to wait before retrying (5 ms doubling to 1000 s).
     pub fn backoff(&mut self, key: &ObjectKey) -> Millis {
         let n = self.failures.entry(key.clone()).or_insert(0);
-        let delay = BACKOFF_BASE.saturating_mul(1u64 << (*n).min(40)).min(BACKOFF_MAX);
+        let delay = BACKOFF_BASE
+            .saturating_mul(1u64 << (*n).min(40))
+            .min(BACKOFF_MAX);
         *n += 1;
         delay
     }

@@ -102,12 +102,35 @@ impl Component {
 /// Things waiting in the event queue.
 #[derive(Debug)]
 enum SimEvent {
-    Deliver { to: ComponentId, gen: u64, event: WatchEvent },
-    Pump { to: ComponentId, gen: u64 },
-    Requeue { to: ComponentId, gen: u64, key: ObjectKey },
-    Tick { to: ComponentId, gen: u64 },
-    Resync { to: ComponentId, gen: u64 },
-    Api { from: ComponentId, gen: u64, key: ObjectKey, batches: Vec<Vec<ApiRequest>>, cause: u64 },
+    Deliver {
+        to: ComponentId,
+        gen: u64,
+        event: WatchEvent,
+    },
+    Pump {
+        to: ComponentId,
+        gen: u64,
+    },
+    Requeue {
+        to: ComponentId,
+        gen: u64,
+        key: ObjectKey,
+    },
+    Tick {
+        to: ComponentId,
+        gen: u64,
+    },
+    Resync {
+        to: ComponentId,
+        gen: u64,
+    },
+    Api {
+        from: ComponentId,
+        gen: u64,
+        key: ObjectKey,
+        batches: Vec<Vec<ApiRequest>>,
+        cause: u64,
+    },
     Fault(Fault),
     Housekeeping,
 }
@@ -169,7 +192,8 @@ impl Sim {
         };
         for ctrl in controllers::control_plane() {
             let id = ctrl.id();
-            sim.components.insert(id.clone(), Component::new(ctrl, seed));
+            sim.components
+                .insert(id.clone(), Component::new(ctrl, seed));
             sim.start_component(&id, "start");
         }
         sim.schedule(10_000, SimEvent::Housekeeping);
@@ -266,9 +290,13 @@ impl Sim {
     }
 
     fn step_one(&mut self) {
-        let Some(Reverse((at, seq))) = self.queue.pop() else { return };
+        let Some(Reverse((at, seq))) = self.queue.pop() else {
+            return;
+        };
         self.now = self.now.max(at);
-        let Some(ev) = self.pending.remove(&seq) else { return };
+        let Some(ev) = self.pending.remove(&seq) else {
+            return;
+        };
         match ev {
             SimEvent::Deliver { to, gen, event } => self.deliver(&to, gen, event),
             SimEvent::Pump { to, gen } => self.pump(&to, gen),
@@ -282,7 +310,13 @@ impl Sim {
             }
             SimEvent::Tick { to, gen } => self.tick(&to, gen),
             SimEvent::Resync { to, gen } => self.resync(&to, gen),
-            SimEvent::Api { from, gen, key, batches, cause } => self.execute(&from, gen, &key, batches, cause),
+            SimEvent::Api {
+                from,
+                gen,
+                key,
+                batches,
+                cause,
+            } => self.execute(&from, gen, &key, batches, cause),
             SimEvent::Fault(f) => {
                 let _ = self.inject(f);
             }
@@ -293,7 +327,9 @@ impl Sim {
     // ------------------------------------------------------------------ components
 
     fn start_component(&mut self, id: &ComponentId, reason: &str) {
-        let Some(c) = self.components.get_mut(id) else { return };
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
         c.running = true;
         c.generation += 1;
         c.ctrl.reset();
@@ -305,7 +341,13 @@ impl Sim {
         let gen = self.components[id].generation;
         self.tick(id, gen);
         if let Some(&period) = self.config.resync.get(id) {
-            self.schedule(self.now + period, SimEvent::Resync { to: id.clone(), gen });
+            self.schedule(
+                self.now + period,
+                SimEvent::Resync {
+                    to: id.clone(),
+                    gen,
+                },
+            );
         }
     }
 
@@ -318,7 +360,9 @@ impl Sim {
     }
 
     fn relist(&mut self, id: &ComponentId, reason: &str) {
-        let Some(c) = self.components.get_mut(id) else { return };
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
         c.cache.clear();
         for kind in c.ctrl.watched_kinds() {
             for obj in self.api.list(*kind) {
@@ -331,16 +375,33 @@ impl Sim {
         let keys = c.ctrl.keys_for_resync(&c.cache);
         let n = c.cache.len();
         let gen = c.generation;
-        let seq = self.trace.push(self.now, None, TraceKind::List { component: id.name(), reason: reason.into(), objects: n });
+        let seq = self.trace.push(
+            self.now,
+            None,
+            TraceKind::List {
+                component: id.name(),
+                reason: reason.into(),
+                objects: n,
+            },
+        );
         for k in keys {
             self.enqueue(id, gen, k, "relist", Some(seq));
         }
     }
 
-    fn enqueue(&mut self, id: &ComponentId, gen: u64, key: ObjectKey, trigger: &str, cause: Option<u64>) {
+    fn enqueue(
+        &mut self,
+        id: &ComponentId,
+        gen: u64,
+        key: ObjectKey,
+        trigger: &str,
+        cause: Option<u64>,
+    ) {
         let cost = self.config.reconcile_cost;
         let now = self.now;
-        let Some(c) = self.components.get_mut(id) else { return };
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
         if !c.running || c.generation != gen {
             return;
         }
@@ -349,7 +410,13 @@ impl Sim {
         }
         if !c.pump_scheduled {
             c.pump_scheduled = true;
-            self.schedule(now + cost, SimEvent::Pump { to: id.clone(), gen });
+            self.schedule(
+                now + cost,
+                SimEvent::Pump {
+                    to: id.clone(),
+                    gen,
+                },
+            );
         }
     }
 
@@ -360,7 +427,9 @@ impl Sim {
             let ids: Vec<ComponentId> = self
                 .components
                 .iter()
-                .filter(|(_, c)| c.running && !c.partitioned && c.ctrl.watched_kinds().contains(&kind))
+                .filter(|(_, c)| {
+                    c.running && !c.partitioned && c.ctrl.watched_kinds().contains(&kind)
+                })
                 .map(|(id, _)| id.clone())
                 .collect();
             for id in ids {
@@ -412,14 +481,23 @@ impl Sim {
                 let at = (now + latency + extra).max(c.last_delivery);
                 c.last_delivery = at;
                 let gen = c.generation;
-                self.schedule(at, SimEvent::Deliver { to: id, gen, event: ev.clone() });
+                self.schedule(
+                    at,
+                    SimEvent::Deliver {
+                        to: id,
+                        gen,
+                        event: ev.clone(),
+                    },
+                );
             }
         }
     }
 
     fn deliver(&mut self, id: &ComponentId, gen: u64, ev: WatchEvent) {
         let now = self.now;
-        let Some(c) = self.components.get_mut(id) else { return };
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
         if !c.running || c.generation != gen {
             return;
         }
@@ -458,18 +536,28 @@ impl Sim {
         let now = self.now;
         let cost = self.config.reconcile_cost;
         let api_latency = self.jitter(self.config.api_latency);
-        let Some(c) = self.components.get_mut(id) else { return };
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
         if !c.running || c.generation != gen {
             return;
         }
         c.pump_scheduled = false;
         let Some(key) = c.queue.pop() else { return };
-        let (trigger, cause) = c.triggers.remove(&key).unwrap_or_else(|| ("requeue".into(), None));
+        let (trigger, cause) = c
+            .triggers
+            .remove(&key)
+            .unwrap_or_else(|| ("requeue".into(), None));
         let runtime = match id {
             ComponentId::Kubelet(node) => self.machines.get_mut(node).map(|m| &mut m.runtime),
             _ => None,
         };
-        let mut ctx = Ctx { now, cache: &c.cache, rng: &mut c.rng, runtime };
+        let mut ctx = Ctx {
+            now,
+            cache: &c.cache,
+            rng: &mut c.rng,
+            runtime,
+        };
         let outcome: Outcome = c.ctrl.reconcile(&key, &mut ctx);
         if !c.queue.is_empty() {
             c.pump_scheduled = true;
@@ -500,31 +588,57 @@ impl Sim {
             self.requeue_at(id, gen, key.clone(), now + delay);
         }
         if n_requests > 0 {
-            self.schedule(now + api_latency, SimEvent::Api { from: id.clone(), gen, key, batches: outcome.batches, cause: seq });
+            self.schedule(
+                now + api_latency,
+                SimEvent::Api {
+                    from: id.clone(),
+                    gen,
+                    key,
+                    batches: outcome.batches,
+                    cause: seq,
+                },
+            );
         } else if outcome.error.is_none() {
             if let Some(c) = self.components.get_mut(id) {
                 c.queue.forget(&key);
             }
         }
         if more {
-            self.schedule(now + cost, SimEvent::Pump { to: id.clone(), gen });
+            self.schedule(
+                now + cost,
+                SimEvent::Pump {
+                    to: id.clone(),
+                    gen,
+                },
+            );
         }
     }
 
     fn requeue_at(&mut self, id: &ComponentId, gen: u64, key: ObjectKey, at: Millis) {
-        let Some(c) = self.components.get_mut(id) else { return };
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
         if let Some(&existing) = c.requeues.get(&key) {
             if existing <= at {
                 return;
             }
         }
         c.requeues.insert(key.clone(), at);
-        self.schedule(at, SimEvent::Requeue { to: id.clone(), gen, key });
+        self.schedule(
+            at,
+            SimEvent::Requeue {
+                to: id.clone(),
+                gen,
+                key,
+            },
+        );
     }
 
     fn tick(&mut self, id: &ComponentId, gen: u64) {
         let now = self.now;
-        let Some(c) = self.components.get_mut(id) else { return };
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
         if !c.running || c.generation != gen {
             return;
         }
@@ -533,12 +647,20 @@ impl Sim {
             self.enqueue(id, gen, k, "timer", None);
         }
         if let Some(next) = next {
-            self.schedule(now + next.max(1), SimEvent::Tick { to: id.clone(), gen });
+            self.schedule(
+                now + next.max(1),
+                SimEvent::Tick {
+                    to: id.clone(),
+                    gen,
+                },
+            );
         }
     }
 
     fn resync(&mut self, id: &ComponentId, gen: u64) {
-        let Some(c) = self.components.get(id) else { return };
+        let Some(c) = self.components.get(id) else {
+            return;
+        };
         if !c.running || c.generation != gen {
             return;
         }
@@ -547,7 +669,13 @@ impl Sim {
             self.enqueue(id, gen, k, "resync", None);
         }
         if let Some(&period) = self.config.resync.get(id) {
-            self.schedule(self.now + period, SimEvent::Resync { to: id.clone(), gen });
+            self.schedule(
+                self.now + period,
+                SimEvent::Resync {
+                    to: id.clone(),
+                    gen,
+                },
+            );
         }
     }
 
@@ -565,17 +693,32 @@ impl Sim {
             // Re-arm under a new generation-independent timer: old timers check the period again.
             let gen = c.generation;
             if let Some(p) = period {
-                self.schedule(self.now + p.max(1000), SimEvent::Resync { to: id.clone(), gen });
+                self.schedule(
+                    self.now + p.max(1000),
+                    SimEvent::Resync {
+                        to: id.clone(),
+                        gen,
+                    },
+                );
             }
         }
     }
 
-    fn execute(&mut self, from: &ComponentId, gen: u64, key: &ObjectKey, batches: Vec<Vec<ApiRequest>>, cause: u64) {
+    fn execute(
+        &mut self,
+        from: &ComponentId,
+        gen: u64,
+        key: &ObjectKey,
+        batches: Vec<Vec<ApiRequest>>,
+        cause: u64,
+    ) {
         let mut failed = false;
         let mut iter = batches.into_iter();
         for batch in iter.by_ref() {
             let mut batch_failed = false;
             for req in batch {
+                // `send` traces the request as the next entry: the cause of events about its answer.
+                let api_seq = self.trace.next_seq();
                 let result = self.send(from, req.clone(), Some(cause));
                 if let Err(e) = &result {
                     // A delete of something already gone is what the controller wanted.
@@ -584,10 +727,15 @@ impl Sim {
                         batch_failed = true;
                     }
                 }
+                let mut answer_events = Vec::new();
                 if let Some(c) = self.components.get_mut(from) {
                     if c.generation == gen {
                         c.ctrl.on_response(&req, &result, self.now);
+                        answer_events = c.ctrl.events_for_response(&req, &result);
                     }
+                }
+                for e in &answer_events {
+                    self.record_event(from, e, Some(api_seq));
                 }
             }
             if batch_failed {
@@ -642,13 +790,25 @@ impl Sim {
         let seq = self.trace.next_seq();
         let handled = self.api.handle(self.now, req, seq);
         let (code, message, rv, object) = match &handled.result {
-            Ok(o) => (if verb.starts_with("create") { 201 } else { 200 }, None, Some(o.meta().rv()), o.key().to_string()),
+            Ok(o) => (
+                if verb.starts_with("create") { 201 } else { 200 },
+                None,
+                Some(o.meta().rv()),
+                o.key().to_string(),
+            ),
             Err(e) => (e.code(), Some(e.message.clone()), None, key.to_string()),
         };
         self.trace.push(
             self.now,
             cause,
-            TraceKind::Api { actor: from.name(), verb: verb.into(), object, code, message, resource_version: rv },
+            TraceKind::Api {
+                actor: from.name(),
+                verb: verb.into(),
+                object,
+                code,
+                message,
+                resource_version: rv,
+            },
         );
         self.fan_out(&handled.events);
         handled.result
@@ -667,8 +827,16 @@ impl Sim {
         };
         let api = &self.api;
         let recorded = self.recorder.record(self.now, &source, &host, rec, |name| {
-            api.get(&ObjectKey::new(Kind::Event, if rec.object.namespace.is_empty() { "default" } else { &rec.object.namespace }, name))
-                .and_then(|o| o.as_event().cloned())
+            api.get(&ObjectKey::new(
+                Kind::Event,
+                if rec.object.namespace.is_empty() {
+                    "default"
+                } else {
+                    &rec.object.namespace
+                },
+                name,
+            ))
+            .and_then(|o| o.as_event().cloned())
         });
         let ev = recorded.event;
         self.trace.push(
@@ -682,20 +850,30 @@ impl Sim {
                 source,
             },
         );
-        self.api.put_event(self.now, Object::Event(ev), cause.unwrap_or(0));
+        self.api
+            .put_event(self.now, Object::Event(ev), cause.unwrap_or(0));
     }
 
     // ------------------------------------------------------------------ machines
 
     fn maybe_boot_machine(&mut self, ev: &WatchEvent) {
-        let Object::Node(node) = &*ev.object else { return };
+        let Object::Node(node) = &*ev.object else {
+            return;
+        };
         let name = node.metadata.name.clone();
         match ev.type_ {
             WatchEventType::Added if !self.machines.contains_key(&name) => {
-                self.machines.insert(name.clone(), Machine { up: true, runtime: NodeRuntime::default() });
+                self.machines.insert(
+                    name.clone(),
+                    Machine {
+                        up: true,
+                        runtime: NodeRuntime::booted(&self.broken_images),
+                    },
+                );
                 let id = ComponentId::Kubelet(name.clone());
                 let kubelet = controllers::kubelet_for(&name);
-                self.components.insert(id.clone(), Component::new(kubelet, self.config.seed));
+                self.components
+                    .insert(id.clone(), Component::new(kubelet, self.config.seed));
                 self.start_component(&id, "start");
             }
             WatchEventType::Deleted => {
@@ -723,7 +901,14 @@ impl Sim {
             Ok(s) => s.clone(),
             Err(e) => format!("refused: {e}"),
         };
-        self.trace.push(self.now, None, TraceKind::Fault { fault: fault.name().into(), description: format!("{description} — {text}") });
+        self.trace.push(
+            self.now,
+            None,
+            TraceKind::Fault {
+                fault: fault.name().into(),
+                description: format!("{description} — {text}"),
+            },
+        );
         result
     }
 
@@ -744,7 +929,10 @@ impl Sim {
                 let pods = self.select_pods(target)?;
                 let mut out = Vec::new();
                 for key in pods {
-                    match self.submit(ApiRequest::Delete { key: key.clone(), options: DeleteOptions::default() }) {
+                    match self.submit(ApiRequest::Delete {
+                        key: key.clone(),
+                        options: DeleteOptions::default(),
+                    }) {
                         Ok(_) => out.push(format!("pod \"{}\" deleted", key.name)),
                         Err(e) => out.push(e.kubectl_message()),
                     }
@@ -752,14 +940,22 @@ impl Sim {
                 Ok(out.join("\n"))
             }
             Fault::NodeDown { node } => {
-                let m = self.machines.get_mut(node).ok_or_else(|| format!("node {node:?} not found"))?;
+                let m = self
+                    .machines
+                    .get_mut(node)
+                    .ok_or_else(|| format!("node {node:?} not found"))?;
                 m.up = false;
-                m.runtime = NodeRuntime { images: std::mem::take(&mut m.runtime.images), ..Default::default() };
+                m.runtime.power_off();
                 self.stop_component(&ComponentId::Kubelet(node.clone()));
-                Ok(format!("node {node} is down: its kubelet and containers are gone"))
+                Ok(format!(
+                    "node {node} is down: its kubelet and containers are gone"
+                ))
             }
             Fault::NodeUp { node } => {
-                let m = self.machines.get_mut(node).ok_or_else(|| format!("node {node:?} not found"))?;
+                let m = self
+                    .machines
+                    .get_mut(node)
+                    .ok_or_else(|| format!("node {node:?} not found"))?;
                 if m.up {
                     return Err(format!("node {node} is already up"));
                 }
@@ -769,17 +965,27 @@ impl Sim {
                     c.partitioned = false;
                 }
                 self.start_component(&id, "node booted");
-                Ok(format!("node {node} booted: the kubelet relists and reconciles its pods"))
+                Ok(format!(
+                    "node {node} booted: the kubelet relists and reconciles its pods"
+                ))
             }
             Fault::PartitionNode { node } => {
                 let id = ComponentId::Kubelet(node.clone());
-                let c = self.components.get_mut(&id).ok_or_else(|| format!("node {node:?} not found"))?;
+                let c = self
+                    .components
+                    .get_mut(&id)
+                    .ok_or_else(|| format!("node {node:?} not found"))?;
                 c.partitioned = true;
-                Ok(format!("node {node} is cut off from the API server; its containers keep running"))
+                Ok(format!(
+                    "node {node} is cut off from the API server; its containers keep running"
+                ))
             }
             Fault::HealNode { node } => {
                 let id = ComponentId::Kubelet(node.clone());
-                let c = self.components.get_mut(&id).ok_or_else(|| format!("node {node:?} not found"))?;
+                let c = self
+                    .components
+                    .get_mut(&id)
+                    .ok_or_else(|| format!("node {node:?} not found"))?;
                 if !c.partitioned {
                     return Err(format!("node {node} is not partitioned"));
                 }
@@ -787,34 +993,63 @@ impl Sim {
                 self.resume_watch(&id);
                 Ok(format!("node {node} reconnected"))
             }
-            Fault::DropWatchEvents { component, count, probability, kind, duration } => {
+            Fault::DropWatchEvents {
+                component,
+                count,
+                probability,
+                kind,
+                duration,
+            } => {
                 let kind = match kind {
-                    Some(k) => Some(Kind::from_kind_str(k).ok_or_else(|| format!("unknown kind {k:?}"))?),
+                    Some(k) => {
+                        Some(Kind::from_kind_str(k).ok_or_else(|| format!("unknown kind {k:?}"))?)
+                    }
                     None => None,
                 };
                 let until = duration.map(|d| self.now + d);
-                let rule = DropRule { remaining: if probability.is_some() { None } else { Some(count.unwrap_or(1)) }, probability: *probability, kind, until };
+                let rule = DropRule {
+                    remaining: if probability.is_some() {
+                        None
+                    } else {
+                        Some(count.unwrap_or(1))
+                    },
+                    probability: *probability,
+                    kind,
+                    until,
+                };
                 for id in self.component_arg(component)? {
                     self.components.get_mut(&id).expect("checked").drop = Some(rule.clone());
                 }
                 Ok(format!("{component} will miss watch events"))
             }
-            Fault::DelayWatchEvents { component, delay, duration } => {
+            Fault::DelayWatchEvents {
+                component,
+                delay,
+                duration,
+            } => {
                 let until = duration.map(|d| self.now + d);
                 for id in self.component_arg(component)? {
                     self.components.get_mut(&id).expect("checked").delay = Some((*delay, until));
                 }
-                Ok(format!("{component}'s watch lags by {}", super::time::format_duration(*delay)))
+                Ok(format!(
+                    "{component}'s watch lags by {}",
+                    super::time::format_duration(*delay)
+                ))
             }
             Fault::RestartController { component } => {
                 for id in self.component_arg(component)? {
                     self.stop_component(&id);
                     self.start_component(&id, "restarted");
                 }
-                Ok(format!("{component} restarted: caches, queues and expectations are gone; it relists"))
+                Ok(format!(
+                    "{component} restarted: caches, queues and expectations are gone; it relists"
+                ))
             }
             Fault::StopComponent { component } => {
-                if component == "kube-apiserver" || component == "api-server" || component == "apiserver" {
+                if component == "kube-apiserver"
+                    || component == "api-server"
+                    || component == "apiserver"
+                {
                     self.api_server_up = false;
                     return Ok("the API server is down: every request gets 503".into());
                 }
@@ -824,9 +1059,17 @@ impl Sim {
                 Ok(format!("{component} stopped"))
             }
             Fault::StartComponent { component } => {
-                if component == "kube-apiserver" || component == "api-server" || component == "apiserver" {
+                if component == "kube-apiserver"
+                    || component == "api-server"
+                    || component == "apiserver"
+                {
                     self.api_server_up = true;
-                    let ids: Vec<ComponentId> = self.components.iter().filter(|(_, c)| c.running).map(|(id, _)| id.clone()).collect();
+                    let ids: Vec<ComponentId> = self
+                        .components
+                        .iter()
+                        .filter(|(_, c)| c.running)
+                        .map(|(id, _)| id.clone())
+                        .collect();
                     for id in ids {
                         self.resume_watch(&id);
                     }
@@ -841,30 +1084,99 @@ impl Sim {
             }
             Fault::EditObject { object, patch } => {
                 let key = parse_object_ref(object)?;
-                match self.submit(ApiRequest::Patch { key, patch: patch.clone(), status: false }) {
+                match self.submit(ApiRequest::Patch {
+                    key,
+                    patch: patch.clone(),
+                    status: false,
+                }) {
                     Ok(o) => Ok(format!("{} edited", o.key())),
                     Err(e) => Err(e.kubectl_message()),
                 }
             }
             Fault::BreakImage { image } => {
                 self.broken_images.insert(image.clone());
+                for m in self.machines.values_mut() {
+                    m.runtime.set_image_broken(image, true);
+                }
                 Ok(format!("the registry no longer serves {image}"))
             }
             Fault::FixImage { image } => {
                 self.broken_images.remove(image);
+                for m in self.machines.values_mut() {
+                    m.runtime.set_image_broken(image, false);
+                }
                 Ok(format!("the registry serves {image} again"))
             }
-            Fault::CrashContainer { .. }
-            | Fault::CrashLoop { .. }
-            | Fault::OomKill { .. }
-            | Fault::FailReadiness { .. }
-            | Fault::FailLiveness { .. }
-            | Fault::ConflictingWriter { .. } => Err(format!("{} is not simulated yet", fault.name())),
+            Fault::CrashContainer { target, .. }
+            | Fault::CrashLoop { target, .. }
+            | Fault::OomKill { target }
+            | Fault::FailReadiness { target, .. }
+            | Fault::FailLiveness { target, .. } => self.inject_container_fault(fault, target),
+            Fault::ConflictingWriter { .. } => {
+                Err(format!("{} is not simulated yet", fault.name()))
+            }
         }
     }
 
+    /// Container faults change the machine's runtime; the kubelet notices at its next PLEG relist.
+    fn inject_container_fault(
+        &mut self,
+        fault: &Fault,
+        target: &super::faults::PodTarget,
+    ) -> Result<String, String> {
+        let now = self.now;
+        let (mut done, mut refused) = (Vec::new(), Vec::new());
+        for key in self.select_pods(target)? {
+            let Some(pod) = self.api.get(&key).and_then(|o| o.as_pod()).cloned() else {
+                continue;
+            };
+            let container = match &target.container {
+                Some(name) => pod.spec.containers.iter().find(|c| &c.name == name),
+                None => pod.spec.containers.first(),
+            };
+            let Some(container) = container else {
+                refused.push(format!(
+                    "pod \"{}\" has no container {:?}",
+                    key.name,
+                    target.container.as_deref().unwrap_or("")
+                ));
+                continue;
+            };
+            let node = pod.spec.node_name.clone();
+            let Some(machine) = self.machines.get_mut(&node).filter(|m| m.up) else {
+                refused.push(format!("pod \"{}\" is not running on any node", key.name));
+                continue;
+            };
+            match machine
+                .runtime
+                .inject(fault, &pod.metadata.uid, &key.name, container, now)
+            {
+                Ok(msg) => {
+                    done.push(msg);
+                    let id = ComponentId::Kubelet(node);
+                    if let Some(gen) = self
+                        .components
+                        .get(&id)
+                        .filter(|c| c.running)
+                        .map(|c| c.generation)
+                    {
+                        self.requeue_at(&id, gen, key, super::runtime::next_relist(now));
+                    }
+                }
+                Err(e) => refused.push(e),
+            }
+        }
+        if done.is_empty() {
+            return Err(refused.join("\n"));
+        }
+        done.extend(refused);
+        Ok(done.join("\n"))
+    }
+
     fn resume_watch(&mut self, id: &ComponentId) {
-        let Some(c) = self.components.get(id) else { return };
+        let Some(c) = self.components.get(id) else {
+            return;
+        };
         let from = c.cache.last_rv;
         let gen = c.generation;
         match self.api.events_since(from) {
@@ -873,7 +1185,14 @@ impl Sim {
                 for ev in events {
                     let kind = ev.object.kind();
                     if self.components[id].ctrl.watched_kinds().contains(&kind) {
-                        self.schedule(self.now + latency, SimEvent::Deliver { to: id.clone(), gen, event: ev });
+                        self.schedule(
+                            self.now + latency,
+                            SimEvent::Deliver {
+                                to: id.clone(),
+                                gen,
+                                event: ev,
+                            },
+                        );
                     }
                 }
             }
@@ -899,7 +1218,11 @@ impl Sim {
     pub fn select_pods(&self, target: &super::faults::PodTarget) -> Result<Vec<ObjectKey>, String> {
         if let Some(name) = &target.pod {
             let key = ObjectKey::new(Kind::Pod, &target.namespace, name);
-            return if self.api.get(&key).is_some() { Ok(vec![key]) } else { Err(format!("pods \"{name}\" not found")) };
+            return if self.api.get(&key).is_some() {
+                Ok(vec![key])
+            } else {
+                Err(format!("pods \"{name}\" not found"))
+            };
         }
         let Some(sel) = &target.selector else {
             return Err("name a pod or a selector".into());
@@ -908,7 +1231,9 @@ impl Sim {
         let keys: Vec<ObjectKey> = self
             .api
             .list(Kind::Pod)
-            .filter(|o| o.meta().namespace == target.namespace && selector.matches(&o.meta().labels))
+            .filter(|o| {
+                o.meta().namespace == target.namespace && selector.matches(&o.meta().labels)
+            })
             .map(|o| o.key())
             .collect();
         if keys.is_empty() {
@@ -922,7 +1247,11 @@ impl Sim {
         let expired: Vec<ObjectKey> = self
             .api
             .list(Kind::Event)
-            .filter(|o| o.as_event().and_then(|e| e.last_timestamp).is_some_and(|t| t.0 + EVENT_TTL < self.now))
+            .filter(|o| {
+                o.as_event()
+                    .and_then(|e| e.last_timestamp)
+                    .is_some_and(|t| t.0 + EVENT_TTL < self.now)
+            })
             .map(|o| o.key())
             .collect();
         for k in expired {
@@ -935,7 +1264,15 @@ impl Sim {
     /// True when nothing but periodic timers remains: no watch deliveries, API calls or queued keys.
     pub fn is_quiescent(&self) -> bool {
         self.components.values().all(|c| c.queue.is_empty())
-            && self.pending.values().all(|e| matches!(e, SimEvent::Tick { .. } | SimEvent::Resync { .. } | SimEvent::Housekeeping | SimEvent::Requeue { .. }))
+            && self.pending.values().all(|e| {
+                matches!(
+                    e,
+                    SimEvent::Tick { .. }
+                        | SimEvent::Resync { .. }
+                        | SimEvent::Housekeeping
+                        | SimEvent::Requeue { .. }
+                )
+            })
     }
 }
 
@@ -948,7 +1285,11 @@ pub fn parse_object_ref(s: &str) -> Result<ObjectKey, String> {
         _ => return Err(format!("expected Kind/namespace/name, got {s:?}")),
     };
     let kind = Kind::from_kind_str(kind)
-        .or_else(|| Kind::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(kind)))
+        .or_else(|| {
+            Kind::ALL
+                .into_iter()
+                .find(|k| k.as_str().eq_ignore_ascii_case(kind))
+        })
         .ok_or_else(|| format!("unknown kind {kind:?}"))?;
     Ok(ObjectKey::new(kind, ns, name))
 }
@@ -979,20 +1320,50 @@ pub fn parse_label_selector(s: &str) -> Result<super::types::LabelSelector, Stri
             let key = p[..idx].trim().to_string();
             let rest = p[idx + op.len() + 2..].trim();
             let inner = rest.strip_prefix('(')?.strip_suffix(')')?;
-            Some((key, inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect()))
+            Some((
+                key,
+                inner
+                    .split(',')
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| !v.is_empty())
+                    .collect(),
+            ))
         };
         if let Some((key, values)) = set_op("notin") {
-            sel.match_expressions.push(LabelSelectorRequirement { key, operator: "NotIn".into(), values });
+            sel.match_expressions.push(LabelSelectorRequirement {
+                key,
+                operator: "NotIn".into(),
+                values,
+            });
         } else if let Some((key, values)) = set_op("in") {
-            sel.match_expressions.push(LabelSelectorRequirement { key, operator: "In".into(), values });
+            sel.match_expressions.push(LabelSelectorRequirement {
+                key,
+                operator: "In".into(),
+                values,
+            });
         } else if let Some((k, v)) = p.split_once("!=") {
-            sel.match_expressions.push(LabelSelectorRequirement { key: k.trim().into(), operator: "NotIn".into(), values: vec![v.trim().into()] });
+            sel.match_expressions.push(LabelSelectorRequirement {
+                key: k.trim().into(),
+                operator: "NotIn".into(),
+                values: vec![v.trim().into()],
+            });
         } else if let Some((k, v)) = p.split_once("==").or_else(|| p.split_once('=')) {
             sel.match_labels.insert(k.trim().into(), v.trim().into());
         } else if let Some(k) = p.strip_prefix('!') {
-            sel.match_expressions.push(LabelSelectorRequirement { key: k.trim().into(), operator: "DoesNotExist".into(), values: vec![] });
-        } else if p.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) {
-            sel.match_expressions.push(LabelSelectorRequirement { key: p.into(), operator: "Exists".into(), values: vec![] });
+            sel.match_expressions.push(LabelSelectorRequirement {
+                key: k.trim().into(),
+                operator: "DoesNotExist".into(),
+                values: vec![],
+            });
+        } else if p
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+        {
+            sel.match_expressions.push(LabelSelectorRequirement {
+                key: p.into(),
+                operator: "Exists".into(),
+                values: vec![],
+            });
         } else {
             return Err(format!("unable to parse requirement: {p:?}"));
         }

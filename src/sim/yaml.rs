@@ -20,10 +20,16 @@ use super::decode::{Diagnostic, Severity};
 
 /// Largest input accepted, in bytes (1 MiB): far above any hand-written manifest.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
-/// Deepest nesting of mappings and sequences accepted (a Deployment needs about 12).
-pub const MAX_DEPTH: usize = 64;
+/// Deepest nesting of mappings and sequences accepted (the deepest Pod field needs about 14).
+///
+/// Kept low because parsing recurses once per level: about 6 KiB of stack per level in release
+/// builds and 40 KiB in debug builds, and wasm gets a 1 MiB stack.
+pub const MAX_DEPTH: usize = 32;
 /// Most YAML nodes (scalars, mappings, sequences, alias expansions included) in one input.
-pub const MAX_NODES: usize = 50_000;
+///
+/// About 800 Deployments' worth; parsing costs roughly 1 µs per node, so this bounds the time
+/// spent on a hostile file to a few tens of milliseconds.
+pub const MAX_NODES: usize = 25_000;
 /// Most events replayed by alias expansion in one input: stops "billion laughs" bombs early.
 pub const MAX_ALIAS_REPLAY: usize = 10_000;
 /// Most `*alias` references in one input.
@@ -252,7 +258,11 @@ pub fn parse_documents(text: &str) -> Result<Vec<YamlDoc>, Diagnostic> {
         if value.is_null() {
             continue;
         }
-        docs.push(YamlDoc { value, spans, start });
+        docs.push(YamlDoc {
+            value,
+            spans,
+            start,
+        });
     }
     Ok(docs)
 }
@@ -269,7 +279,10 @@ fn to_json(node: Node, path: &str, spans: &mut BTreeMap<String, Span>) -> Result
                 let span = spans.get(path).copied().unwrap_or_default();
                 return Err(yaml_error(
                     span,
-                    format!("yaml: line {}: {f} cannot be represented in JSON", span.line),
+                    format!(
+                        "yaml: line {}: {f} cannot be represented in JSON",
+                        span.line
+                    ),
                 ));
             }
         },
@@ -314,7 +327,10 @@ fn convert_error(err: &YamlError) -> Diagnostic {
     while let YamlError::AliasError { error, .. } | YamlError::WithSnippet { error, .. } = err {
         err = error;
     }
-    let span = err.location().map(|l| span_from(&l)).unwrap_or(Span { line: 1, col: 1 });
+    let span = err
+        .location()
+        .map(|l| span_from(&l))
+        .unwrap_or(Span { line: 1, col: 1 });
     let line = span.line;
     let reason = match err {
         YamlError::Budget { breach, .. } => budget_reason(breach),
@@ -325,7 +341,9 @@ fn convert_error(err: &YamlError) -> Diagnostic {
             "document contains excessive aliasing".to_string()
         }
         YamlError::DuplicateMappingKey { .. } => {
-            let raw = serde_saphyr::DefaultMessageFormatter.format_message(err).into_owned();
+            let raw = serde_saphyr::DefaultMessageFormatter
+                .format_message(err)
+                .into_owned();
             let key = raw
                 .strip_prefix("duplicate mapping key: ")
                 .and_then(|r| r.split(", set DuplicateKeyPolicy").next())
@@ -337,7 +355,9 @@ fn convert_error(err: &YamlError) -> Diagnostic {
             );
         }
         other => {
-            let raw = serde_saphyr::DefaultMessageFormatter.format_message(other).into_owned();
+            let raw = serde_saphyr::DefaultMessageFormatter
+                .format_message(other)
+                .into_owned();
             reword(&raw)
         }
     };
@@ -540,7 +560,10 @@ fn plain_is_safe(s: &str) -> bool {
 }
 
 fn is_special_unicode(c: char) -> bool {
-    matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}')
+    matches!(
+        c,
+        '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+    )
 }
 
 fn double_quoted(s: &str) -> String {
@@ -617,8 +640,13 @@ mod tests {
     #[test]
     fn keys_that_are_not_identifiers_are_bracketed() {
         let doc = parse_one("metadata:\n  labels:\n    app.kubernetes.io/name: web\n");
-        assert!(doc.spans.contains_key("metadata.labels[app.kubernetes.io/name]"));
-        assert_eq!(parent_path("metadata.labels[app.kubernetes.io/name]"), Some("metadata.labels"));
+        assert!(doc
+            .spans
+            .contains_key("metadata.labels[app.kubernetes.io/name]"));
+        assert_eq!(
+            parent_path("metadata.labels[app.kubernetes.io/name]"),
+            Some("metadata.labels")
+        );
         assert_eq!(parent_path("a.b[0]"), Some("a.b"));
         assert_eq!(parent_path("a"), Some(""));
         assert_eq!(parent_path(""), None);
@@ -662,14 +690,27 @@ mod tests {
     #[test]
     fn deep_nesting_and_alias_bombs_are_refused() {
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(err(&deep).contains("exceeded max depth of 64"), "{}", err(&deep));
-        let mut bomb = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        assert!(
+            err(&deep).contains("exceeded max depth of 32"),
+            "{}",
+            err(&deep)
+        );
+        let mut bomb = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
         let mut prev = 'a';
         for c in "bcdefghi".chars() {
-            bomb.push_str(&format!("{c}: &{c} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+            bomb.push_str(&format!(
+                "{c}: &{c} [{}]\n",
+                vec![format!("*{prev}"); 9].join(",")
+            ));
             prev = c;
         }
-        assert!(err(&bomb).contains("document contains excessive aliasing"), "{}", err(&bomb));
+        assert!(
+            err(&bomb).contains("document contains excessive aliasing"),
+            "{}",
+            err(&bomb)
+        );
     }
 
     #[test]
@@ -727,10 +768,21 @@ mod tests {
 
     #[test]
     fn strings_that_look_typed_are_quoted() {
-        for s in ["1", "1.5", "true", "yes", "Y", "on", "off", "null", "~", "0x1F", "010", "1e3", ".inf", "-1", "+1", "1_000", ""] {
+        for s in [
+            "1", "1.5", "true", "yes", "Y", "on", "off", "null", "~", "0x1F", "010", "1e3", ".inf",
+            "-1", "+1", "1_000", "",
+        ] {
             assert_eq!(quote_if_needed(s), format!("{s:?}"), "{s}");
         }
-        for s in ["web", "nginx:1.14.2", "1.14.2", "v1", "--port=80", "app.kubernetes.io/name", "日本"] {
+        for s in [
+            "web",
+            "nginx:1.14.2",
+            "1.14.2",
+            "v1",
+            "--port=80",
+            "app.kubernetes.io/name",
+            "日本",
+        ] {
             assert_eq!(quote_if_needed(s), s, "{s}");
         }
     }
@@ -749,11 +801,16 @@ mod tests {
             any::<i64>().prop_map(Json::from),
             any::<u64>().prop_map(Json::from),
             (-1e12f64..1e12).prop_map(Json::from),
-            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Json::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Json::from),
             "[ -~]{0,20}".prop_map(Json::String),
             any::<String>().prop_map(Json::String),
-            prop::sample::select(vec!["true", "no", "null", "~", "1.0", "0o17", "- a", "a: b", "#x", "", " ", "\n", "'", "\"", "-", "?", ":"])
-                .prop_map(|s| Json::String(s.to_string())),
+            prop::sample::select(vec![
+                "true", "no", "null", "~", "1.0", "0o17", "- a", "a: b", "#x", "", " ", "\n", "'",
+                "\"", "-", "?", ":"
+            ])
+            .prop_map(|s| Json::String(s.to_string())),
         ];
         leaf.prop_recursive(6, 64, 6, move |inner| {
             prop_oneof![

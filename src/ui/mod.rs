@@ -1,15 +1,325 @@
 //! The Yew playground app (wasm32 only). It renders the simulation and dispatches actions; it never mutates it directly.
+//!
+//! The model and every piece of view logic live in [`crate::viewmodel`] (native, unit-tested);
+//! this module only maps them to HTML, and clicks, keys and animation frames to [`state::Action`]s.
 
+mod chart;
+mod cluster;
+mod console;
+mod editor;
+mod events;
+mod faults;
+mod hooks;
+mod icons;
+mod inspector;
+mod js_api;
+mod loop_panel;
+mod ownership;
+mod sequence;
+mod state;
+mod storage;
+mod toolbar;
+
+use std::rc::Rc;
+
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
+
+use crate::sim::types::{Kind, Object};
+use crate::sim::yaml::to_yaml;
+use crate::viewmodel::inspect::{condition_rows, gap_rows};
+use crate::viewmodel::playground::NoticeKind;
+use crate::viewmodel::Playground;
+use inspector::InspectorData;
+use state::{reply, Action, AppState};
+
+/// The bottom panel's tabs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tab {
+    Events,
+    Sequence,
+    Ownership,
+    Chart,
+    Console,
+}
+
+impl Tab {
+    const ALL: [Tab; 5] = [
+        Tab::Events,
+        Tab::Sequence,
+        Tab::Ownership,
+        Tab::Chart,
+        Tab::Console,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Tab::Events => "Events",
+            Tab::Sequence => "API conversation",
+            Tab::Ownership => "Ownership",
+            Tab::Chart => "Desired vs ready",
+            Tab::Console => "kubectl",
+        }
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Tab::Events => "events",
+            Tab::Sequence => "sequence",
+            Tab::Ownership => "ownership",
+            Tab::Chart => "chart",
+            Tab::Console => "console",
+        }
+    }
+}
+
+fn inspector_data(m: &Playground) -> Option<InspectorData> {
+    let key = m.selected.clone()?;
+    let now = m.now();
+    let obj = m.session.sim.api.get(&key).cloned();
+    let exists = obj.is_some();
+    let events = m
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e.object_kind == key.kind.as_str()
+                && e.object_name == key.name
+                && (e.object_namespace == key.namespace || key.namespace.is_empty())
+        })
+        .collect();
+    let Some(obj) = obj else {
+        return Some(InspectorData {
+            key,
+            exists,
+            gap: Vec::new(),
+            conditions: Vec::new(),
+            events,
+            spec_yaml: String::new(),
+            status_yaml: String::new(),
+            yaml: String::new(),
+            generation: None,
+        });
+    };
+    let generation = match &*obj {
+        Object::Deployment(d) => Some((d.metadata.generation, d.status.observed_generation)),
+        Object::ReplicaSet(r) => Some((r.metadata.generation, r.status.observed_generation)),
+        _ => None,
+    };
+    Some(InspectorData {
+        exists,
+        gap: gap_rows(&obj, now),
+        conditions: condition_rows(&obj, now),
+        events,
+        spec_yaml: to_yaml(&obj.spec_json()),
+        status_yaml: to_yaml(&obj.status_json()),
+        yaml: to_yaml(&obj.to_json()),
+        generation,
+        key,
+    })
+}
+
+fn is_typing_target(e: &KeyboardEvent) -> bool {
+    let Some(t) = e
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return false;
+    };
+    let tag = t.tag_name().to_ascii_lowercase();
+    matches!(tag.as_str(), "input" | "textarea" | "select")
+        || t.closest("[contenteditable]").ok().flatten().is_some()
+}
 
 /// The root component.
 #[component]
 fn App() -> Html {
-    html! { <main data-testid="app"><h1>{ "Kubeloop" }</h1></main> }
+    let state = use_reducer(|| AppState::new(Playground::new(storage::seed())));
+    let dispatch: Callback<Action> = state.dispatcher().to_callback();
+    let tab = use_state(|| Tab::Events);
+    let faults_open = use_state(|| false);
+    let embed = use_memo((), |_| storage::is_embed());
+
+    {
+        let d = dispatch.clone();
+        hooks::use_animation_frame(Callback::from(move |dt: f64| d.emit(Action::Frame(dt))));
+    }
+    {
+        let d = dispatch.clone();
+        let model = state.model.clone();
+        use_effect_with((), move |_| {
+            let api = js_api::install(d, model);
+            move || drop(api)
+        });
+    }
+    {
+        // Keyboard shortcuts, page-wide but never while typing: Space plays/pauses, S steps.
+        let d = dispatch.clone();
+        let model = state.model.clone();
+        use_effect_with((), move |_| {
+            let handler = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
+                if is_typing_target(&e) || e.ctrl_key() || e.meta_key() || e.alt_key() {
+                    return;
+                }
+                match e.key().as_str() {
+                    " " => {
+                        // Buttons handle Space themselves; only act when nothing focusable has focus.
+                        let on_control = e
+                            .target()
+                            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                            .is_some_and(|t| {
+                                matches!(
+                                    t.tag_name().to_ascii_lowercase().as_str(),
+                                    "button" | "summary" | "a"
+                                )
+                            });
+                        if on_control {
+                            return;
+                        }
+                        e.prevent_default();
+                        let playing = model.try_borrow().map(|m| m.playing).unwrap_or(false);
+                        d.emit(if playing { Action::Pause } else { Action::Play });
+                    }
+                    "s" | "S" => d.emit(Action::Step(reply())),
+                    _ => {}
+                }
+            });
+            let window = web_sys::window();
+            if let Some(w) = &window {
+                let _ =
+                    w.add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(w) = window {
+                    let _ = w.remove_event_listener_with_callback(
+                        "keydown",
+                        handler.as_ref().unchecked_ref(),
+                    );
+                }
+                drop(handler);
+            }
+        });
+    }
+
+    let Ok(m) = state.model.try_borrow() else {
+        return html! { <div class="app" data-testid="app" /> };
+    };
+    let cluster_view = m.cluster();
+    let event_rows = m.events();
+    let cards = m.loops.cards();
+    let insp = inspector_data(&m);
+    let (diags, lines, ok) = match &m.last_apply {
+        Some(r) => (r.diagnostics.clone(), r.lines.clone(), Some(r.ok)),
+        None => (Vec::new(), Vec::new(), None),
+    };
+    let notices: Vec<(u64, String, NoticeKind)> = m
+        .notices()
+        .map(|n| (n.id, n.text.clone(), n.kind))
+        .collect();
+    let toggle_faults = {
+        let f = faults_open.clone();
+        Callback::from(move |_: ()| f.set(!*f))
+    };
+    let close_faults = {
+        let f = faults_open.clone();
+        Callback::from(move |_: ()| f.set(false))
+    };
+
+    let bottom = match *tab {
+        Tab::Events => {
+            html! { <events::Events rows={event_rows.clone()} dispatch={dispatch.clone()} /> }
+        }
+        Tab::Sequence => html! {
+            <sequence::Sequence msgs={m.sequence.last(80)} show_heartbeats={m.sequence.show_heartbeats}
+                show_idle={m.sequence.show_idle_reconciles} dispatch={dispatch.clone()} />
+        },
+        Tab::Ownership => {
+            html! { <ownership::Ownership view={m.ownership()} selected={m.selected.clone()} dispatch={dispatch.clone()} /> }
+        }
+        Tab::Chart => {
+            html! { <chart::Chart samples={m.history.samples().copied().collect::<Vec<_>>()} now={m.now()} window={m.history.window} /> }
+        }
+        Tab::Console => {
+            html! { <console::Console entries={m.console.clone()} dispatch={dispatch.clone()} /> }
+        }
+    };
+    let warnings = event_rows.iter().filter(|r| r.is_warning()).count();
+    let pods: Vec<String> = cluster_view.all_pods().map(|p| p.name.clone()).collect();
+    let nodes: Vec<String> = cluster_view.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut components: Vec<String> = m
+        .session
+        .sim
+        .component_ids()
+        .iter()
+        .map(|c| c.name())
+        .filter(|n| n != "user")
+        .collect();
+    components.extend([
+        "controller-manager".to_string(),
+        "kube-apiserver".to_string(),
+    ]);
+    let n_deploy = m.session.sim.api.list(Kind::Deployment).count();
+
+    html! {
+        <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
+            <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging}
+                faults_open={*faults_open} on_toggle_faults={toggle_faults} dispatch={dispatch.clone()} />
+            if *faults_open {
+                <faults::FaultPanel {pods} {nodes} {components} dispatch={dispatch.clone()} on_close={close_faults} />
+            }
+            <main class="layout">
+                <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} {lines} {ok} />
+                <cluster::Cluster view={cluster_view} dispatch={dispatch.clone()} selected={m.selected.clone()} />
+                <loop_panel::LoopPanel {cards} />
+                <section class="panel bottom-panel" aria-label="Activity">
+                    <div class="tabs" role="tablist">
+                        { for Tab::ALL.iter().map(|t| {
+                            let tab_h = tab.clone();
+                            let t = *t;
+                            let badge = match t {
+                                Tab::Events if warnings > 0 => Some(warnings.to_string()),
+                                Tab::Ownership if n_deploy > 0 => Some(n_deploy.to_string()),
+                                _ => None,
+                            };
+                            html! {
+                                <button role="tab" class={classes!("tab", (*tab == t).then_some("is-active"))}
+                                    aria-selected={(*tab == t).to_string()} data-testid={format!("tab-{}", t.id())}
+                                    onclick={Callback::from(move |_: MouseEvent| tab_h.set(t))}>
+                                    { t.label() }
+                                    if let Some(b) = badge {
+                                        <span class={classes!("tab-badge", (t == Tab::Events).then_some("is-warning"))}>{ b }</span>
+                                    }
+                                </button>
+                            }
+                        }) }
+                    </div>
+                    <div class="tab-body" role="tabpanel">{ bottom }</div>
+                </section>
+            </main>
+            if let Some(data) = insp {
+                <inspector::Inspector {data} dispatch={dispatch.clone()} />
+            }
+            <div class="notices" aria-live="polite">
+                { for notices.into_iter().map(|(id, text, kind)| {
+                    let d = dispatch.clone();
+                    html! {
+                        <div class={classes!("notice", if kind == NoticeKind::Error { "notice-error" } else { "notice-info" })} key={id.to_string()}
+                            role={if kind == NoticeKind::Error { "alert" } else { "status" }}>
+                            <span class="notice-text">{ text }</span>
+                            <button class="icon-btn" aria-label="Dismiss" onclick={Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss(id)))}>
+                                { icons::close() }
+                            </button>
+                        </div>
+                    }
+                }) }
+            </div>
+        </div>
+    }
 }
 
 /// Mounts the app on the page.
 pub fn start() {
     console_error_panic_hook::set_once();
+    let _ = Rc::new(());
     yew::Renderer::<App>::new().render();
 }

@@ -65,8 +65,8 @@ impl Tone {
         match self {
             Tone::Unscheduled => "Unscheduled",
             Tone::Starting => "Starting",
-            Tone::NotReady => "Running, not ready",
-            Tone::Ready => "Running & ready",
+            Tone::NotReady => "Not ready",
+            Tone::Ready => "Ready",
             Tone::Failing => "Failing",
             Tone::Completed => "Completed",
             Tone::Terminating => "Terminating",
@@ -89,7 +89,11 @@ impl Tone {
 
 /// `kubectl get pods`' STATUS column for one pod.
 pub fn pod_status(pod: &Pod) -> String {
-    let mut reason = if pod.status.phase.is_empty() { "Pending".to_string() } else { pod.status.phase.clone() };
+    let mut reason = if pod.status.phase.is_empty() {
+        "Pending".to_string()
+    } else {
+        pod.status.phase.clone()
+    };
     if let Some(r) = pod.status.reason.as_deref().filter(|r| !r.is_empty()) {
         reason = r.to_string();
     }
@@ -105,7 +109,11 @@ pub fn pod_status(pod: &Pod) -> String {
                 };
                 initializing = true;
             }
-            (None, Some(w)) if w.reason.as_deref().is_some_and(|r| !r.is_empty() && r != "PodInitializing") => {
+            (None, Some(w))
+                if w.reason
+                    .as_deref()
+                    .is_some_and(|r| !r.is_empty() && r != "PodInitializing") =>
+            {
                 reason = format!("Init:{}", w.reason.as_deref().unwrap_or_default());
                 initializing = true;
             }
@@ -116,11 +124,18 @@ pub fn pod_status(pod: &Pod) -> String {
         }
         break;
     }
-    let initialized = find_condition(&pod.status.conditions, "Initialized").is_some_and(|c| c.status == "True");
+    let initialized =
+        find_condition(&pod.status.conditions, "Initialized").is_some_and(|c| c.status == "True");
     if !initializing || initialized {
         let mut has_running = false;
         for c in pod.status.container_statuses.iter().rev() {
-            if let Some(w) = c.state.waiting.as_ref().and_then(|w| w.reason.as_deref()).filter(|r| !r.is_empty()) {
+            if let Some(w) = c
+                .state
+                .waiting
+                .as_ref()
+                .and_then(|w| w.reason.as_deref())
+                .filter(|r| !r.is_empty())
+            {
                 reason = w.to_string();
             } else if let Some(t) = &c.state.terminated {
                 reason = match t.reason.as_deref().filter(|r| !r.is_empty()) {
@@ -132,11 +147,16 @@ pub fn pod_status(pod: &Pod) -> String {
             }
         }
         if reason == "Completed" && has_running {
-            reason = if find_condition(&pod.status.conditions, "Ready").is_some() { "Running".into() } else { "NotReady".into() };
+            reason = if find_condition(&pod.status.conditions, "Ready").is_some() {
+                "Running".into()
+            } else {
+                "NotReady".into()
+            };
         }
     }
     let terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
-    if pod.metadata.deletion_timestamp.is_some() && pod.status.reason.as_deref() == Some("NodeLost") {
+    if pod.metadata.deletion_timestamp.is_some() && pod.status.reason.as_deref() == Some("NodeLost")
+    {
         reason = "Unknown".into();
     } else if pod.metadata.deletion_timestamp.is_some() && !terminal {
         reason = "Terminating".into();
@@ -146,13 +166,23 @@ pub fn pod_status(pod: &Pod) -> String {
 
 /// `kubectl get pods`' READY column (`1/1`).
 pub fn pod_ready_text(pod: &Pod) -> String {
-    let ready = pod.status.container_statuses.iter().filter(|c| c.ready && c.state.running.is_some()).count();
+    let ready = pod
+        .status
+        .container_statuses
+        .iter()
+        .filter(|c| c.ready && c.state.running.is_some())
+        .count();
     format!("{ready}/{}", pod.spec.containers.len())
 }
 
 /// The restart count and, as kubectl prints it, how long ago the last one was (`2 (15s ago)`).
 pub fn pod_restarts_text(pod: &Pod, now: Millis) -> String {
-    let restarts: i32 = pod.status.container_statuses.iter().map(|c| c.restart_count).sum();
+    let restarts: i32 = pod
+        .status
+        .container_statuses
+        .iter()
+        .map(|c| c.restart_count)
+        .sum();
     let last = pod
         .status
         .container_statuses
@@ -160,7 +190,9 @@ pub fn pod_restarts_text(pod: &Pod, now: Millis) -> String {
         .filter_map(|c| c.last_state.as_ref()?.terminated.as_ref()?.finished_at)
         .max();
     match last {
-        Some(t) if restarts > 0 => format!("{restarts} ({} ago)", human_age(now.saturating_sub(t.0))),
+        Some(t) if restarts > 0 => {
+            format!("{restarts} ({} ago)", human_age(now.saturating_sub(t.0)))
+        }
         _ => restarts.to_string(),
     }
 }
@@ -168,7 +200,11 @@ pub fn pod_restarts_text(pod: &Pod, now: Millis) -> String {
 /// Which visual family a pod's state belongs to.
 pub fn pod_tone(pod: &Pod, status: &str) -> Tone {
     if pod.metadata.deletion_timestamp.is_some() {
-        return if status == "Unknown" { Tone::Unknown } else { Tone::Terminating };
+        return if status == "Unknown" {
+            Tone::Unknown
+        } else {
+            Tone::Terminating
+        };
     }
     if pod.status.phase == "Unknown" || status == "Unknown" {
         return Tone::Unknown;
@@ -202,7 +238,11 @@ pub fn pod_tone(pod: &Pod, status: &str) -> Tone {
         return Tone::Unscheduled;
     }
     if pod.status.phase == "Running" {
-        return if pod.is_ready() { Tone::Ready } else { Tone::NotReady };
+        return if pod.is_ready() {
+            Tone::Ready
+        } else {
+            Tone::NotReady
+        };
     }
     Tone::Starting
 }
@@ -243,19 +283,40 @@ impl PodView {
         let tone = pod_tone(pod, &status);
         let unschedulable = find_condition(&pod.status.conditions, "PodScheduled")
             .filter(|c| c.status == "False")
-            .map(|c| c.message.clone().or_else(|| c.reason.clone()).unwrap_or_default());
+            .map(|c| {
+                c.message
+                    .clone()
+                    .or_else(|| c.reason.clone())
+                    .unwrap_or_default()
+            });
         PodView {
             name: pod.metadata.name.clone(),
             namespace: pod.metadata.namespace.clone(),
             node: pod.spec.node_name.clone(),
-            phase: if pod.status.phase.is_empty() { "Pending".into() } else { pod.status.phase.clone() },
+            phase: if pod.status.phase.is_empty() {
+                "Pending".into()
+            } else {
+                pod.status.phase.clone()
+            },
             ready: pod.is_ready(),
             ready_text: pod_ready_text(pod),
-            restarts: pod.status.container_statuses.iter().map(|c| c.restart_count).sum(),
+            restarts: pod
+                .status
+                .container_statuses
+                .iter()
+                .map(|c| c.restart_count)
+                .sum(),
             restarts_text: pod_restarts_text(pod, now),
             tone,
-            owner: pod.metadata.controller_ref().map(|o| format!("{}/{}", o.kind, o.name)),
-            age: pod.metadata.creation_timestamp.map(|t| human_age(now.saturating_sub(t.0))).unwrap_or_else(|| "<unknown>".into()),
+            owner: pod
+                .metadata
+                .controller_ref()
+                .map(|o| format!("{}/{}", o.kind, o.name)),
+            age: pod
+                .metadata
+                .creation_timestamp
+                .map(|t| human_age(now.saturating_sub(t.0)))
+                .unwrap_or_else(|| "<unknown>".into()),
             unschedulable,
             uid: pod.metadata.uid.clone(),
             status,
@@ -264,7 +325,13 @@ impl PodView {
 
     /// A one-line description for tooltips and screen readers.
     pub fn describe(&self) -> String {
-        let mut s = format!("Pod {}: {} ({}), ready {}", self.name, self.status, self.tone.label(), self.ready_text);
+        let mut s = format!(
+            "Pod {}: {} ({}), ready {}",
+            self.name,
+            self.status,
+            self.tone.label(),
+            self.ready_text
+        );
         if self.restarts > 0 {
             s.push_str(&format!(", {} restarts", self.restarts));
         }
@@ -290,7 +357,13 @@ pub struct Usage {
 
 impl Usage {
     fn new(used: u64, total: u64, fmt: fn(u64) -> String) -> Usage {
-        Usage { used, total, pct: percent(used, total), text: format!("{} / {}", fmt(used), fmt(total)), over: used > total }
+        Usage {
+            used,
+            total,
+            pct: percent(used, total),
+            text: format!("{} / {}", fmt(used), fmt(total)),
+            over: used > total,
+        }
     }
 }
 
@@ -300,8 +373,14 @@ pub fn pod_requests(pod: &Pod) -> (u64, u64) {
     let sum = |cs: &[crate::sim::types::Container]| -> (u64, u64) {
         cs.iter().fold((0, 0), |(c, m), ct| {
             let req = ct.resources.as_ref().map(|r| &r.requests);
-            let cpu = req.and_then(|r| r.get("cpu")).and_then(|q| parse_cpu_millis(q)).unwrap_or(0);
-            let mem = req.and_then(|r| r.get("memory")).and_then(|q| parse_bytes(q)).unwrap_or(0);
+            let cpu = req
+                .and_then(|r| r.get("cpu"))
+                .and_then(|q| parse_cpu_millis(q))
+                .unwrap_or(0);
+            let mem = req
+                .and_then(|r| r.get("memory"))
+                .and_then(|q| parse_bytes(q))
+                .unwrap_or(0);
             (c + cpu, m + mem)
         })
     };
@@ -365,36 +444,65 @@ impl ClusterView {
         let mut unscheduled: Vec<&Pod> = Vec::new();
         let node_list: Vec<&Node> = nodes.into_iter().collect();
         for pod in pods {
-            if pod.spec.node_name.is_empty() || !node_list.iter().any(|n| n.metadata.name == pod.spec.node_name) {
+            if pod.spec.node_name.is_empty()
+                || !node_list
+                    .iter()
+                    .any(|n| n.metadata.name == pod.spec.node_name)
+            {
                 unscheduled.push(pod);
             } else {
-                by_node.entry(pod.spec.node_name.clone()).or_default().push(pod);
+                by_node
+                    .entry(pod.spec.node_name.clone())
+                    .or_default()
+                    .push(pod);
             }
         }
         let order = |a: &&Pod, b: &&Pod| {
-            (a.metadata.creation_timestamp, &a.metadata.namespace, &a.metadata.name).cmp(&(
-                b.metadata.creation_timestamp,
-                &b.metadata.namespace,
-                &b.metadata.name,
-            ))
+            (
+                a.metadata.creation_timestamp,
+                &a.metadata.namespace,
+                &a.metadata.name,
+            )
+                .cmp(&(
+                    b.metadata.creation_timestamp,
+                    &b.metadata.namespace,
+                    &b.metadata.name,
+                ))
         };
         unscheduled.sort_by(order);
-        view.unscheduled = unscheduled.into_iter().map(|p| PodView::of(p, now)).collect();
+        view.unscheduled = unscheduled
+            .into_iter()
+            .map(|p| PodView::of(p, now))
+            .collect();
         for node in node_list {
             let name = node.metadata.name.clone();
             let mut pods = by_node.remove(&name).unwrap_or_default();
             pods.sort_by(order);
             // Allocated resources count pods that still hold them: not Succeeded/Failed.
-            let holding = pods.iter().filter(|p| p.status.phase != "Succeeded" && p.status.phase != "Failed");
-            let (cpu_used, mem_used, n_pods) =
-                holding.fold((0, 0, 0), |(c, m, n), p| {
-                    let (pc, pm) = pod_requests(p);
-                    (c + pc, m + pm, n + 1)
-                });
-            let alloc = if node.status.allocatable.is_empty() { &node.status.capacity } else { &node.status.allocatable };
-            let cpu_total = alloc.get("cpu").and_then(|q| parse_cpu_millis(q)).unwrap_or(0);
-            let mem_total = alloc.get("memory").and_then(|q| parse_bytes(q)).unwrap_or(0);
-            let pods_total = alloc.get("pods").and_then(|q| q.parse::<u64>().ok()).unwrap_or(110);
+            let holding = pods
+                .iter()
+                .filter(|p| p.status.phase != "Succeeded" && p.status.phase != "Failed");
+            let (cpu_used, mem_used, n_pods) = holding.fold((0, 0, 0), |(c, m, n), p| {
+                let (pc, pm) = pod_requests(p);
+                (c + pc, m + pm, n + 1)
+            });
+            let alloc = if node.status.allocatable.is_empty() {
+                &node.status.capacity
+            } else {
+                &node.status.allocatable
+            };
+            let cpu_total = alloc
+                .get("cpu")
+                .and_then(|q| parse_cpu_millis(q))
+                .unwrap_or(0);
+            let mem_total = alloc
+                .get("memory")
+                .and_then(|q| parse_bytes(q))
+                .unwrap_or(0);
+            let pods_total = alloc
+                .get("pods")
+                .and_then(|q| q.parse::<u64>().ok())
+                .unwrap_or(110);
             let ready_cond = find_condition(&node.status.conditions, "Ready");
             let ready = node.ready_status().to_string();
             let mut status = match ready.as_str() {
@@ -440,7 +548,10 @@ impl ClusterView {
 
     /// Every pod in the view, on nodes and unscheduled.
     pub fn all_pods(&self) -> impl Iterator<Item = &PodView> {
-        self.nodes.iter().flat_map(|n| n.pods.iter()).chain(self.unscheduled.iter())
+        self.nodes
+            .iter()
+            .flat_map(|n| n.pods.iter())
+            .chain(self.unscheduled.iter())
     }
 
     /// Counts per tone, for the legend.
@@ -457,8 +568,9 @@ impl ClusterView {
 mod tests {
     use super::*;
     use crate::sim::types::{
-        Condition, Container, ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting,
-        ContainerStatus, NodeSpec, NodeStatus, ObjectMeta, PodSpec, PodStatus, ResourceRequirements, Time,
+        Condition, Container, ContainerState, ContainerStateRunning, ContainerStateTerminated,
+        ContainerStateWaiting, ContainerStatus, NodeSpec, NodeStatus, ObjectMeta, PodSpec,
+        PodStatus, ResourceRequirements, Time,
     };
 
     fn pod(name: &str) -> Pod {
@@ -474,14 +586,21 @@ mod tests {
                     name: "nginx".into(),
                     image: "nginx:1.27".into(),
                     resources: Some(ResourceRequirements {
-                        requests: [("cpu".to_string(), "100m".to_string()), ("memory".to_string(), "128Mi".to_string())].into(),
+                        requests: [
+                            ("cpu".to_string(), "100m".to_string()),
+                            ("memory".to_string(), "128Mi".to_string()),
+                        ]
+                        .into(),
                         ..Default::default()
                     }),
                     ..Default::default()
                 }],
                 ..Default::default()
             },
-            status: PodStatus { phase: "Pending".into(), ..Default::default() },
+            status: PodStatus {
+                phase: "Pending".into(),
+                ..Default::default()
+            },
         }
     }
 
@@ -492,12 +611,20 @@ mod tests {
 
     fn running(mut p: Pod, ready: bool) -> Pod {
         p.status.phase = "Running".into();
-        p.status.conditions =
-            vec![Condition { type_: "Ready".into(), status: if ready { "True" } else { "False" }.into(), ..Default::default() }];
+        p.status.conditions = vec![Condition {
+            type_: "Ready".into(),
+            status: if ready { "True" } else { "False" }.into(),
+            ..Default::default()
+        }];
         p.status.container_statuses = vec![ContainerStatus {
             name: "nginx".into(),
             ready,
-            state: ContainerState { running: Some(ContainerStateRunning { started_at: Some(Time(0)) }), ..Default::default() },
+            state: ContainerState {
+                running: Some(ContainerStateRunning {
+                    started_at: Some(Time(0)),
+                }),
+                ..Default::default()
+            },
             ..Default::default()
         }];
         p
@@ -508,7 +635,10 @@ mod tests {
             name: "nginx".into(),
             restart_count: restarts,
             state: ContainerState {
-                waiting: Some(ContainerStateWaiting { reason: Some(reason.into()), message: None }),
+                waiting: Some(ContainerStateWaiting {
+                    reason: Some(reason.into()),
+                    message: None,
+                }),
                 ..Default::default()
             },
             last_state: Some(ContainerState {
@@ -526,16 +656,26 @@ mod tests {
     }
 
     fn node(name: &str, ready: &str) -> Node {
-        let res: crate::sim::types::StringMap =
-            [("cpu".to_string(), "4".to_string()), ("memory".to_string(), "8Gi".to_string()), ("pods".to_string(), "110".to_string())]
-                .into();
+        let res: crate::sim::types::StringMap = [
+            ("cpu".to_string(), "4".to_string()),
+            ("memory".to_string(), "8Gi".to_string()),
+            ("pods".to_string(), "110".to_string()),
+        ]
+        .into();
         Node {
-            metadata: ObjectMeta { name: name.into(), ..Default::default() },
+            metadata: ObjectMeta {
+                name: name.into(),
+                ..Default::default()
+            },
             spec: NodeSpec::default(),
             status: NodeStatus {
                 capacity: res.clone(),
                 allocatable: res,
-                conditions: vec![Condition { type_: "Ready".into(), status: ready.into(), ..Default::default() }],
+                conditions: vec![Condition {
+                    type_: "Ready".into(),
+                    status: ready.into(),
+                    ..Default::default()
+                }],
                 ..Default::default()
             },
         }
@@ -594,7 +734,10 @@ mod tests {
         p.status.container_statuses = vec![ContainerStatus {
             name: "nginx".into(),
             state: ContainerState {
-                terminated: Some(ContainerStateTerminated { exit_code: 2, ..Default::default() }),
+                terminated: Some(ContainerStateTerminated {
+                    exit_code: 2,
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
             ..Default::default()
@@ -618,7 +761,11 @@ mod tests {
         assert_eq!(nv.cpu.pct, 5);
         assert_eq!(nv.memory.text, "256Mi / 8Gi");
         assert_eq!(nv.pods_usage.used, 2);
-        assert_eq!(nv.pods.len(), 3, "the completed pod is still shown on its node");
+        assert_eq!(
+            nv.pods.len(),
+            3,
+            "the completed pod is still shown on its node"
+        );
         assert_eq!(view.unscheduled.len(), 1);
         assert_eq!(view.unscheduled[0].name, "d");
     }
@@ -627,12 +774,26 @@ mod tests {
     fn node_status_reads_like_kubectl_get_nodes() {
         let mut n = node("node-2", "Unknown");
         n.spec.unschedulable = true;
-        let view = ClusterView::build([&n], [], &BTreeMap::from([("node-2".to_string(), false)]), 0);
+        let view = ClusterView::build(
+            [&n],
+            [],
+            &BTreeMap::from([("node-2".to_string(), false)]),
+            0,
+        );
         assert_eq!(view.nodes[0].status, "Unknown,SchedulingDisabled");
         assert_eq!(view.nodes[0].ready_attr(), "unknown");
         assert_eq!(view.nodes[0].machine_up, Some(false));
-        let fresh = Node { metadata: ObjectMeta { name: "n".into(), ..Default::default() }, ..Default::default() };
-        assert_eq!(ClusterView::build([&fresh], [], &BTreeMap::new(), 0).nodes[0].status, "Unknown");
+        let fresh = Node {
+            metadata: ObjectMeta {
+                name: "n".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(
+            ClusterView::build([&fresh], [], &BTreeMap::new(), 0).nodes[0].status,
+            "Unknown"
+        );
     }
 
     #[test]

@@ -34,7 +34,11 @@ impl EventRow {
         let first = ev.first_timestamp.map_or(last, |t| t.0);
         let since_last = human_age(now.saturating_sub(last));
         let last_seen = if ev.count > 1 {
-            format!("{since_last} (x{} over {})", ev.count, human_age(now.saturating_sub(first)))
+            format!(
+                "{since_last} (x{} over {})",
+                ev.count,
+                human_age(now.saturating_sub(first))
+            )
         } else {
             since_last
         };
@@ -75,8 +79,16 @@ mod tests {
 
     fn ev(name: &str, reason: &str, first: Millis, last: Millis, count: i32) -> Event {
         Event {
-            metadata: ObjectMeta { name: name.into(), namespace: "default".into(), ..Default::default() },
-            involved_object: ObjectReference { kind: "Pod".into(), name: "web-abc".into(), ..Default::default() },
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: "default".into(),
+                ..Default::default()
+            },
+            involved_object: ObjectReference {
+                kind: "Pod".into(),
+                name: "web-abc".into(),
+                ..Default::default()
+            },
             reason: reason.into(),
             message: "msg".into(),
             first_timestamp: Some(Time(first)),
@@ -103,7 +115,10 @@ mod tests {
 
     #[test]
     fn newest_events_come_first() {
-        let rows = event_rows([&ev("old", "A", 0, 0, 1), &ev("new", "B", 5_000, 5_000, 1)], 6_000);
+        let rows = event_rows(
+            [&ev("old", "A", 0, 0, 1), &ev("new", "B", 5_000, 5_000, 1)],
+            6_000,
+        );
         assert_eq!(rows[0].name, "new");
         assert_eq!(rows[1].name, "old");
     }

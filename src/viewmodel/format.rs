@@ -7,9 +7,16 @@
 pub fn parse_cpu_millis(s: &str) -> Option<u64> {
     let s = s.trim();
     if let Some(m) = s.strip_suffix('m') {
-        return m.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| v.ceil() as u64);
+        return m
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| v.ceil() as u64);
     }
-    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| (v * 1000.0).ceil() as u64)
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| (v * 1000.0).ceil() as u64)
 }
 
 /// Bytes in a memory quantity (`128Mi`, `1G`, `512k`, `1e3`, plain bytes).
@@ -32,10 +39,17 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
     ];
     for (suffix, scale) in SUFFIXES {
         if let Some(n) = s.strip_suffix(suffix) {
-            return n.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| (v * scale).ceil() as u64);
+            return n
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .map(|v| (v * scale).ceil() as u64);
         }
     }
-    s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| v.ceil() as u64)
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v.ceil() as u64)
 }
 
 /// A CPU amount the way a person reads it: `250m`, `2`, `1.5`.
@@ -52,11 +66,20 @@ pub fn format_cpu(millis: u64) -> String {
 
 /// A memory amount in the largest binary unit that keeps it readable: `128Mi`, `7.5Gi`.
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)];
+    const UNITS: [(&str, u64); 4] = [
+        ("Ti", 1 << 40),
+        ("Gi", 1 << 30),
+        ("Mi", 1 << 20),
+        ("Ki", 1 << 10),
+    ];
     for (unit, size) in UNITS {
         if bytes >= size {
             let v = bytes as f64 / size as f64;
-            let s = if (v - v.round()).abs() < 0.05 { format!("{}", v.round() as u64) } else { format!("{v:.1}") };
+            let s = if (v - v.round()).abs() < 0.05 {
+                format!("{}", v.round() as u64)
+            } else {
+                format!("{v:.1}")
+            };
             return format!("{s}{unit}");
         }
     }
@@ -78,7 +101,9 @@ pub fn short_object(key: &str) -> String {
     let parts: Vec<&str> = key.split('/').collect();
     match parts.as_slice() {
         [kind, name] => format!("{}/{}", kind.to_ascii_lowercase(), name),
-        [kind, ns, name] if *ns == "default" || ns.is_empty() => format!("{}/{}", kind.to_ascii_lowercase(), name),
+        [kind, ns, name] if *ns == "default" || ns.is_empty() => {
+            format!("{}/{}", kind.to_ascii_lowercase(), name)
+        }
         [kind, ns, name] => format!("{ns}/{}/{}", kind.to_ascii_lowercase(), name),
         _ => key.to_string(),
     }
@@ -121,6 +146,24 @@ pub fn format_speed(speed: f64) -> String {
         let s = format!("{speed:.2}");
         format!("{}×", s.trim_end_matches('0').trim_end_matches('.'))
     }
+}
+
+/// The offset of `line:col` (both from 1) in `text`, in UTF-16 code units as the DOM counts them
+/// (for putting the editor's cursor where a diagnostic points).
+pub fn utf16_offset(text: &str, line: u32, col: u32) -> u32 {
+    let mut units = 0u32;
+    for (i, l) in text.split('\n').enumerate() {
+        if i + 1 == line as usize {
+            let col_units: u32 = l
+                .chars()
+                .take(col.saturating_sub(1) as usize)
+                .map(|c| c.len_utf16() as u32)
+                .sum();
+            return units + col_units;
+        }
+        units += l.chars().map(|c| c.len_utf16() as u32).sum::<u32>() + 1;
+    }
+    units
 }
 
 /// The speeds the toolbar offers, slowest first.
@@ -172,7 +215,10 @@ mod tests {
     fn trace_keys_read_like_kubectl_names() {
         assert_eq!(short_object("Pod/default/web-abc"), "pod/web-abc");
         assert_eq!(short_object("Node/node-1"), "node/node-1");
-        assert_eq!(short_object("Lease/kube-node-lease/node-1"), "kube-node-lease/lease/node-1");
+        assert_eq!(
+            short_object("Lease/kube-node-lease/node-1"),
+            "kube-node-lease/lease/node-1"
+        );
         assert_eq!(object_name("Pod/default/web-abc"), "web-abc");
         assert_eq!(object_kind("Pod/default/web-abc"), "Pod");
     }
@@ -181,6 +227,14 @@ mod tests {
     fn pod_suffixes_tell_replicas_apart() {
         assert_eq!(pod_suffix("web-7d4b9c8f6-x2k9q"), "x2k9q");
         assert_eq!(pod_suffix("solo"), "solo");
+    }
+
+    #[test]
+    fn line_and_column_map_to_dom_offsets() {
+        assert_eq!(utf16_offset("ab\ncd", 2, 2), 4);
+        assert_eq!(utf16_offset("ab\ncd", 1, 1), 0);
+        assert_eq!(utf16_offset("é\nx", 2, 1), 2);
+        assert_eq!(utf16_offset("ab", 9, 1), 3, "past the end: the end");
     }
 
     #[test]

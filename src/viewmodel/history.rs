@@ -28,7 +28,11 @@ pub struct History {
 
 impl Default for History {
     fn default() -> Self {
-        History { samples: VecDeque::new(), window: 120_000, version: 0 }
+        History {
+            samples: VecDeque::new(),
+            window: 120_000,
+            version: 0,
+        }
     }
 }
 
@@ -45,7 +49,8 @@ impl History {
         let n = self.samples.len();
         if n >= 2 {
             let (a, b) = (self.samples[n - 2], self.samples[n - 1]);
-            let same = |x: &Sample| (x.desired, x.ready, x.available) == (s.desired, s.ready, s.available);
+            let same =
+                |x: &Sample| (x.desired, x.ready, x.available) == (s.desired, s.ready, s.available);
             if same(&a) && same(&b) {
                 self.samples[n - 1].t = s.t;
                 self.version += 1;
@@ -73,7 +78,12 @@ impl History {
 
     /// The largest value any series reached (at least 1, so the chart has a scale).
     pub fn max_value(&self) -> u32 {
-        self.samples.iter().map(|s| s.desired.max(s.ready).max(s.available)).max().unwrap_or(0).max(1)
+        self.samples
+            .iter()
+            .map(|s| s.desired.max(s.ready).max(s.available))
+            .max()
+            .unwrap_or(0)
+            .max(1)
     }
 
     /// The latest sample.
@@ -84,7 +94,14 @@ impl History {
 
 /// An SVG path drawing one series as a step line over `[t0, t1]`, scaled into `w × h`
 /// (value `max` at the top). Steps, not slopes: replica counts change in jumps.
-pub fn step_path(points: &[(Millis, u32)], t0: Millis, t1: Millis, max: u32, w: f64, h: f64) -> String {
+pub fn step_path(
+    points: &[(Millis, u32)],
+    t0: Millis,
+    t1: Millis,
+    max: u32,
+    w: f64,
+    h: f64,
+) -> String {
     if points.is_empty() || t1 <= t0 {
         return String::new();
     }
@@ -116,7 +133,12 @@ mod tests {
     use super::*;
 
     fn s(t: Millis, desired: u32, ready: u32) -> Sample {
-        Sample { t, desired, ready, available: ready }
+        Sample {
+            t,
+            desired,
+            ready,
+            available: ready,
+        }
     }
 
     #[test]
@@ -131,7 +153,10 @@ mod tests {
 
     #[test]
     fn samples_older_than_the_window_are_dropped() {
-        let mut h = History { window: 1_000, ..Default::default() };
+        let mut h = History {
+            window: 1_000,
+            ..Default::default()
+        };
         for t in 0..50u64 {
             h.record(s(t * 100, 3, (t % 2) as u32));
         }

@@ -19,7 +19,12 @@ pub struct GapRow {
 }
 
 fn row(field: &str, desired: impl ToString, observed: impl ToString, ok: bool) -> GapRow {
-    GapRow { field: field.into(), desired: desired.to_string(), observed: observed.to_string(), ok }
+    GapRow {
+        field: field.into(),
+        desired: desired.to_string(),
+        observed: observed.to_string(),
+        ok,
+    }
 }
 
 fn count_row(field: &str, want: i32, have: i32) -> GapRow {
@@ -67,8 +72,16 @@ pub fn gap_rows(obj: &Object, now: Millis) -> Vec<GapRow> {
                 row("Ready", "True", ready, ready == "True"),
                 row(
                     "schedulable",
-                    if n.spec.unschedulable { "no (cordoned)" } else { "yes" },
-                    if n.spec.unschedulable { "no new pods" } else { "accepting pods" },
+                    if n.spec.unschedulable {
+                        "no (cordoned)"
+                    } else {
+                        "yes"
+                    },
+                    if n.spec.unschedulable {
+                        "no new pods"
+                    } else {
+                        "accepting pods"
+                    },
                     true,
                 ),
             ]
@@ -81,28 +94,56 @@ fn pod_gap(p: &Pod, _now: Millis) -> Vec<GapRow> {
     let mut rows = vec![row(
         "nodeName",
         "a node that fits",
-        if p.spec.node_name.is_empty() { "not scheduled yet".to_string() } else { p.spec.node_name.clone() },
+        if p.spec.node_name.is_empty() {
+            "not scheduled yet".to_string()
+        } else {
+            p.spec.node_name.clone()
+        },
         !p.spec.node_name.is_empty(),
     )];
     for c in &p.spec.containers {
-        let status = p.status.container_statuses.iter().find(|s| s.name == c.name);
+        let status = p
+            .status
+            .container_statuses
+            .iter()
+            .find(|s| s.name == c.name);
         let (observed, ok) = match status {
             None => ("no status yet".to_string(), false),
             Some(s) => {
                 let state = if let Some(w) = &s.state.waiting {
                     format!("waiting: {}", w.reason.clone().unwrap_or_default())
                 } else if let Some(t) = &s.state.terminated {
-                    format!("terminated: {} (exit {})", t.reason.clone().unwrap_or_default(), t.exit_code)
+                    format!(
+                        "terminated: {} (exit {})",
+                        t.reason.clone().unwrap_or_default(),
+                        t.exit_code
+                    )
                 } else if s.state.running.is_some() {
-                    if s.ready { "running, ready".to_string() } else { "running, not ready".to_string() }
+                    if s.ready {
+                        "running, ready".to_string()
+                    } else {
+                        "running, not ready".to_string()
+                    }
                 } else {
                     "unknown".to_string()
                 };
-                let image = if s.image.is_empty() || s.image == c.image { String::new() } else { format!(" [{}]", s.image) };
-                (format!("{state}{image}"), s.ready && s.state.running.is_some())
+                let image = if s.image.is_empty() || s.image == c.image {
+                    String::new()
+                } else {
+                    format!(" [{}]", s.image)
+                };
+                (
+                    format!("{state}{image}"),
+                    s.ready && s.state.running.is_some(),
+                )
             }
         };
-        rows.push(row(&format!("container {}", c.name), format!("{} running, ready", c.image), observed, ok));
+        rows.push(row(
+            &format!("container {}", c.name),
+            format!("{} running, ready", c.image),
+            observed,
+            ok,
+        ));
     }
     let ready = if p.is_ready() { "True" } else { "False" };
     rows.push(row("Ready", "True", ready, p.is_ready()));
@@ -122,12 +163,17 @@ pub struct ConditionRow {
 /// The object's `status.conditions`, read generically.
 pub fn condition_rows(obj: &Object, now: Millis) -> Vec<ConditionRow> {
     let status = obj.status_json();
-    let Some(list) = status.get("conditions").cloned() else { return Vec::new() };
+    let Some(list) = status.get("conditions").cloned() else {
+        return Vec::new();
+    };
     let conds: Vec<Condition> = serde_json::from_value(list).unwrap_or_default();
     conds
         .into_iter()
         .map(|c| ConditionRow {
-            since: c.last_transition_time.map(|t| human_age(now.saturating_sub(t.0))).unwrap_or_default(),
+            since: c
+                .last_transition_time
+                .map(|t| human_age(now.saturating_sub(t.0)))
+                .unwrap_or_default(),
             type_: c.type_,
             status: c.status,
             reason: c.reason.unwrap_or_default(),
@@ -175,7 +221,10 @@ pub struct OwnershipView {
 
 impl OwnershipView {
     /// Builds the forest from every object (matching owners by uid, as the garbage collector does).
-    pub fn build<'a>(objects: impl IntoIterator<Item = &'a Arc<Object>>, now: Millis) -> OwnershipView {
+    pub fn build<'a>(
+        objects: impl IntoIterator<Item = &'a Arc<Object>>,
+        now: Millis,
+    ) -> OwnershipView {
         let mut deps = Vec::new();
         let mut rss = Vec::new();
         let mut pods = Vec::new();
@@ -192,21 +241,39 @@ impl OwnershipView {
         let rs_uids: Vec<&str> = rss.iter().map(|r| r.metadata.uid.as_str()).collect();
         for p in pods {
             match p.metadata.controller_ref() {
-                Some(o) if rs_uids.contains(&o.uid.as_str()) => pods_by_owner.entry(o.uid.clone()).or_default().push(p),
+                Some(o) if rs_uids.contains(&o.uid.as_str()) => {
+                    pods_by_owner.entry(o.uid.clone()).or_default().push(p)
+                }
                 _ => view.pods.push(PodView::of(p, now)),
             }
         }
-        let branch = |r: &crate::sim::types::ReplicaSet, pods_by_owner: &mut BTreeMap<String, Vec<&Pod>>| {
+        let branch = |r: &crate::sim::types::ReplicaSet,
+                      pods_by_owner: &mut BTreeMap<String, Vec<&Pod>>| {
             let mut ps = pods_by_owner.remove(&r.metadata.uid).unwrap_or_default();
-            ps.sort_by(|a, b| (a.metadata.creation_timestamp, &a.metadata.name).cmp(&(b.metadata.creation_timestamp, &b.metadata.name)));
+            ps.sort_by(|a, b| {
+                (a.metadata.creation_timestamp, &a.metadata.name)
+                    .cmp(&(b.metadata.creation_timestamp, &b.metadata.name))
+            });
             RsBranch {
                 name: r.metadata.name.clone(),
                 namespace: r.metadata.namespace.clone(),
-                revision: r.metadata.annotations.get("deployment.kubernetes.io/revision").cloned().unwrap_or_default(),
+                revision: r
+                    .metadata
+                    .annotations
+                    .get("deployment.kubernetes.io/revision")
+                    .cloned()
+                    .unwrap_or_default(),
                 desired: r.spec.replicas.unwrap_or(1),
                 current: r.status.replicas,
                 ready: r.status.ready_replicas,
-                image: r.spec.template.spec.containers.first().map(|c| c.image.clone()).unwrap_or_default(),
+                image: r
+                    .spec
+                    .template
+                    .spec
+                    .containers
+                    .first()
+                    .map(|c| c.image.clone())
+                    .unwrap_or_default(),
                 pods: ps.into_iter().map(|p| PodView::of(p, now)).collect(),
             }
         };
@@ -215,7 +282,9 @@ impl OwnershipView {
         for r in &rss {
             let b = branch(r, &mut pods_by_owner);
             match r.metadata.controller_ref() {
-                Some(o) if dep_uids.contains(&o.uid.as_str()) => rs_by_dep.entry(o.uid.clone()).or_default().push(b),
+                Some(o) if dep_uids.contains(&o.uid.as_str()) => {
+                    rs_by_dep.entry(o.uid.clone()).or_default().push(b)
+                }
                 _ => view.replica_sets.push(b),
             }
         }
@@ -249,7 +318,8 @@ impl OwnershipView {
 mod tests {
     use super::*;
     use crate::sim::types::{
-        Deployment, DeploymentSpec, DeploymentStatus, ObjectMeta, OwnerReference, ReplicaSet, ReplicaSetSpec, Time,
+        Deployment, DeploymentSpec, DeploymentStatus, ObjectMeta, OwnerReference, ReplicaSet,
+        ReplicaSetSpec, Time,
     };
 
     fn meta(name: &str, uid: &str, owner: Option<(&str, &str, &str)>) -> ObjectMeta {
@@ -278,25 +348,47 @@ mod tests {
     fn deployment() -> Object {
         Object::Deployment(Deployment {
             metadata: meta("web", "d1", None),
-            spec: DeploymentSpec { replicas: Some(3), ..Default::default() },
-            status: DeploymentStatus { replicas: 3, updated_replicas: 3, ready_replicas: 2, available_replicas: 2, observed_generation: 1, ..Default::default() },
+            spec: DeploymentSpec {
+                replicas: Some(3),
+                ..Default::default()
+            },
+            status: DeploymentStatus {
+                replicas: 3,
+                updated_replicas: 3,
+                ready_replicas: 2,
+                available_replicas: 2,
+                observed_generation: 1,
+                ..Default::default()
+            },
         })
     }
 
     #[test]
     fn a_deployment_gap_names_what_is_missing_and_stale() {
         let rows = gap_rows(&deployment(), 0);
-        let ready = rows.iter().find(|r| r.field == "readyReplicas").expect("row");
-        assert_eq!((ready.desired.as_str(), ready.observed.as_str(), ready.ok), ("3", "2", false));
+        let ready = rows
+            .iter()
+            .find(|r| r.field == "readyReplicas")
+            .expect("row");
+        assert_eq!(
+            (ready.desired.as_str(), ready.observed.as_str(), ready.ok),
+            ("3", "2", false)
+        );
         let replicas = rows.iter().find(|r| r.field == "replicas").expect("row");
         assert!(replicas.ok);
-        let gen = rows.iter().find(|r| r.field == "observedGeneration").expect("row");
+        let gen = rows
+            .iter()
+            .find(|r| r.field == "observedGeneration")
+            .expect("row");
         assert!(!gen.ok, "status still describes generation 1 of 2");
     }
 
     #[test]
     fn an_unscheduled_pod_shows_its_first_gap_at_node_name() {
-        let pod = Object::Pod(Pod { metadata: meta("p", "p1", None), ..Default::default() });
+        let pod = Object::Pod(Pod {
+            metadata: meta("p", "p1", None),
+            ..Default::default()
+        });
         let rows = gap_rows(&pod, 0);
         assert_eq!(rows[0].field, "nodeName");
         assert!(!rows[0].ok);
@@ -305,16 +397,32 @@ mod tests {
     #[test]
     fn ownership_follows_controller_uids() {
         let mut rs_meta = meta("web-abc", "r1", Some(("Deployment", "web", "d1")));
-        rs_meta.annotations.insert("deployment.kubernetes.io/revision".into(), "1".into());
+        rs_meta
+            .annotations
+            .insert("deployment.kubernetes.io/revision".into(), "1".into());
         let rs = Object::ReplicaSet(ReplicaSet {
             metadata: rs_meta,
-            spec: ReplicaSetSpec { replicas: Some(3), ..Default::default() },
+            spec: ReplicaSetSpec {
+                replicas: Some(3),
+                ..Default::default()
+            },
             ..Default::default()
         });
-        let owned = Object::Pod(Pod { metadata: meta("web-abc-1", "p1", Some(("ReplicaSet", "web-abc", "r1"))), ..Default::default() });
+        let owned = Object::Pod(Pod {
+            metadata: meta("web-abc-1", "p1", Some(("ReplicaSet", "web-abc", "r1"))),
+            ..Default::default()
+        });
         // Same owner name, different uid: a previous incarnation's pod is not this ReplicaSet's.
-        let stale = Object::Pod(Pod { metadata: meta("web-abc-2", "p2", Some(("ReplicaSet", "web-abc", "old"))), ..Default::default() });
-        let objs: Vec<Arc<Object>> = vec![Arc::new(deployment()), Arc::new(rs), Arc::new(owned), Arc::new(stale)];
+        let stale = Object::Pod(Pod {
+            metadata: meta("web-abc-2", "p2", Some(("ReplicaSet", "web-abc", "old"))),
+            ..Default::default()
+        });
+        let objs: Vec<Arc<Object>> = vec![
+            Arc::new(deployment()),
+            Arc::new(rs),
+            Arc::new(owned),
+            Arc::new(stale),
+        ];
         let view = OwnershipView::build(&objs, 0);
         assert_eq!(view.deployments.len(), 1);
         let rs = &view.deployments[0].replica_sets[0];

@@ -6,6 +6,7 @@
 
 pub mod cluster;
 pub mod events;
+pub mod faults;
 pub mod format;
 pub mod history;
 pub mod inspect;

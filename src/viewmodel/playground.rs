@@ -25,7 +25,9 @@ pub const FRAME_EVENT_BUDGET: usize = 20_000;
 /// simulation never leaps ahead after the page was hidden.
 pub const MAX_FRAME_MS: f64 = 100.0;
 /// How long a notice stays on screen, in real milliseconds.
-pub const NOTICE_MS: f64 = 6_000.0;
+pub const NOTICE_MS: f64 = 5_000.0;
+/// The longest the boot phase waits for the nodes to report Ready, in simulated ms.
+pub const BOOT_LIMIT_MS: Millis = 5_000;
 /// The file name diagnostics of the editor's text carry.
 pub const EDITOR_FILE: &str = "playground.yaml";
 
@@ -131,8 +133,32 @@ impl Playground {
             real_clock: 0.0,
             version: 0,
         };
-        p.sync();
+        p.boot();
         p
+    }
+
+    /// Lets the fresh cluster come up (each kubelet registers and reports its node Ready, which
+    /// takes a few simulated milliseconds), so the page opens on a working cluster, as a real one
+    /// would be by the time anyone looks at it. Bounded: a node that never turns Ready stays as is.
+    fn boot(&mut self) {
+        let all_ready = |p: &Playground| {
+            let nodes: Vec<_> = p
+                .session
+                .sim
+                .api
+                .list(Kind::Node)
+                .filter_map(|o| o.as_node())
+                .collect();
+            !nodes.is_empty() && nodes.iter().all(|n| n.ready_status() == "True")
+        };
+        for _ in 0..BOOT_LIMIT_MS / 10 {
+            if all_ready(self) {
+                break;
+            }
+            let t = self.now() + 10;
+            self.session.advance_to(t, usize::MAX);
+        }
+        self.sync();
     }
 
     /// The seed the cluster was built with.
@@ -156,14 +182,18 @@ impl Playground {
         self.trace_seq = 0;
         self.carry = 0.0;
         self.lagging = false;
+        self.boot();
         self.notify("Cluster reset: three empty nodes", NoticeKind::Info);
-        self.sync();
     }
 
     /// One animation frame of `real_ms` real milliseconds: advances the clock by `real_ms × speed`
     /// when playing, within the event budget. Returns true when anything changed.
     pub fn frame(&mut self, real_ms: f64) -> bool {
-        let real_ms = if real_ms.is_finite() { real_ms.clamp(0.0, MAX_FRAME_MS) } else { 0.0 };
+        let real_ms = if real_ms.is_finite() {
+            real_ms.clamp(0.0, MAX_FRAME_MS)
+        } else {
+            0.0
+        };
         self.real_clock += real_ms;
         let expired = self.expire_notices();
         if !self.playing {
@@ -210,7 +240,12 @@ impl Playground {
                 break;
             }
             stepped = true;
-            let visible = self.session.sim.trace().since(start.saturating_sub(1)).any(|e| !is_heartbeat(e));
+            let visible = self
+                .session
+                .sim
+                .trace()
+                .since(start.saturating_sub(1))
+                .any(|e| !is_heartbeat(e));
             if visible {
                 break;
             }
@@ -222,12 +257,23 @@ impl Playground {
     /// `kubectl apply -f` of the editor's text.
     pub fn apply(&mut self, text: &str) -> ApplyReport {
         let report = self.session.apply_text(EDITOR_FILE, text);
-        let errors = report.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+        let errors = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
         if report.ok && errors == 0 {
-            let summary = if report.lines.is_empty() { "nothing to apply".to_string() } else { report.lines.join(", ") };
+            let summary = if report.lines.is_empty() {
+                "nothing to apply".to_string()
+            } else {
+                report.lines.join(", ")
+            };
             self.notify(&summary, NoticeKind::Info);
         } else {
-            self.notify(&format!("Apply refused: {errors} error(s), nothing was changed"), NoticeKind::Error);
+            self.notify(
+                &format!("Apply refused: {errors} error(s), nothing was changed"),
+                NoticeKind::Error,
+            );
         }
         self.last_apply = Some(report.clone());
         self.sync();
@@ -237,8 +283,19 @@ impl Playground {
     /// `kubectl delete -f` of the editor's text.
     pub fn delete(&mut self, text: &str) -> ApplyReport {
         let report = self.session.delete_text(EDITOR_FILE, text);
-        let summary = if report.lines.is_empty() { "nothing to delete".to_string() } else { report.lines.join(", ") };
-        self.notify(&summary, if report.ok { NoticeKind::Info } else { NoticeKind::Error });
+        let summary = if report.lines.is_empty() {
+            "nothing to delete".to_string()
+        } else {
+            report.lines.join(", ")
+        };
+        self.notify(
+            &summary,
+            if report.ok {
+                NoticeKind::Info
+            } else {
+                NoticeKind::Error
+            },
+        );
         self.last_apply = Some(report.clone());
         self.sync();
         report
@@ -258,7 +315,11 @@ impl Playground {
     /// The per-pod "Delete pod" action: a `DeletePod` fault, as `kubectl delete pod` would do.
     pub fn delete_pod(&mut self, namespace: &str, name: &str) -> Result<String, String> {
         self.inject(Fault::DeletePod {
-            target: PodTarget { pod: Some(name.to_string()), namespace: namespace.to_string(), ..Default::default() },
+            target: PodTarget {
+                pod: Some(name.to_string()),
+                namespace: namespace.to_string(),
+                ..Default::default()
+            },
         })
     }
 
@@ -267,7 +328,11 @@ impl Playground {
         let out = self.session.kubectl(cmd);
         let id = self.next_id;
         self.next_id += 1;
-        self.console.push(ConsoleEntry { id, command: cmd.trim().to_string(), output: out.clone() });
+        self.console.push(ConsoleEntry {
+            id,
+            command: cmd.trim().to_string(),
+            output: out.clone(),
+        });
         if self.console.len() > 200 {
             self.console.remove(0);
         }
@@ -279,8 +344,13 @@ impl Playground {
     pub fn notify(&mut self, text: &str, kind: NoticeKind) {
         let id = self.next_id;
         self.next_id += 1;
-        self.notices.push_back(Notice { id, text: text.to_string(), kind, born: self.real_clock });
-        while self.notices.len() > 4 {
+        self.notices.push_back(Notice {
+            id,
+            text: text.to_string(),
+            kind,
+            born: self.real_clock,
+        });
+        while self.notices.len() > 3 {
             self.notices.pop_front();
         }
         self.version += 1;
@@ -334,7 +404,10 @@ impl Playground {
         self.loops.ingest(trace.since(self.trace_seq));
         self.sequence.ingest(trace.since(self.trace_seq));
         self.trace_seq = trace.next_seq().saturating_sub(1);
-        let mut s = Sample { t: self.now(), ..Default::default() };
+        let mut s = Sample {
+            t: self.now(),
+            ..Default::default()
+        };
         for o in self.session.sim.api.list(Kind::Deployment) {
             if let Some(d) = o.as_deployment() {
                 s.desired += d.spec.replicas.unwrap_or(1).max(0) as u32;
@@ -355,15 +428,30 @@ impl Playground {
     /// The cluster view's model.
     pub fn cluster(&self) -> ClusterView {
         let sim = &self.session.sim;
-        let nodes: Vec<_> = sim.api.list(Kind::Node).filter_map(|o| o.as_node()).collect();
+        let nodes: Vec<_> = sim
+            .api
+            .list(Kind::Node)
+            .filter_map(|o| o.as_node())
+            .collect();
         let pods: Vec<_> = sim.api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
-        let up = sim.machines().iter().map(|(k, m)| (k.clone(), m.up)).collect();
+        let up = sim
+            .machines()
+            .iter()
+            .map(|(k, m)| (k.clone(), m.up))
+            .collect();
         ClusterView::build(nodes, pods, &up, self.now())
     }
 
     /// The events list, newest first.
     pub fn events(&self) -> Vec<EventRow> {
-        event_rows(self.session.sim.api.list(Kind::Event).filter_map(|o| o.as_event()), self.now())
+        event_rows(
+            self.session
+                .sim
+                .api
+                .list(Kind::Event)
+                .filter_map(|o| o.as_event()),
+            self.now(),
+        )
     }
 
     /// The ownership forest.
@@ -373,7 +461,9 @@ impl Playground {
 
     /// The last apply's error and warning diagnostics.
     pub fn diagnostics(&self) -> &[Diagnostic] {
-        self.last_apply.as_ref().map_or(&[], |r| r.diagnostics.as_slice())
+        self.last_apply
+            .as_ref()
+            .map_or(&[], |r| r.diagnostics.as_slice())
     }
 }
 
@@ -382,15 +472,26 @@ mod tests {
     use super::*;
 
     fn ready_pods(p: &Playground) -> Vec<String> {
-        p.cluster().all_pods().filter(|v| v.phase == "Running" && v.ready).map(|v| v.name.clone()).collect()
+        p.cluster()
+            .all_pods()
+            .filter(|v| v.phase == "Running" && v.ready)
+            .map(|v| v.name.clone())
+            .collect()
     }
 
     #[test]
-    fn the_playground_opens_on_three_nodes_and_a_stopped_clock() {
+    fn the_playground_opens_on_three_ready_nodes_and_a_stopped_clock() {
         let mut p = Playground::new(1);
-        assert_eq!(p.cluster().nodes.len(), 3);
+        let cluster = p.cluster();
+        assert_eq!(cluster.nodes.len(), 3);
+        assert!(
+            cluster.nodes.iter().all(|n| n.ready == "True"),
+            "{cluster:#?}"
+        );
+        assert!(p.now() < BOOT_LIMIT_MS, "booted in {} ms", p.now());
+        let t = p.now();
         assert!(!p.frame(16.0), "paused: nothing moves");
-        assert_eq!(p.now(), 0);
+        assert_eq!(p.now(), t);
     }
 
     #[test]
@@ -398,10 +499,11 @@ mod tests {
         let mut p = Playground::new(1);
         p.playing = true;
         p.speed = 10.0;
+        let t0 = p.now();
         p.frame(16.0);
-        assert_eq!(p.now(), 160);
+        assert_eq!(p.now(), t0 + 160);
         p.frame(5_000.0);
-        assert_eq!(p.now(), 160 + (MAX_FRAME_MS * 10.0) as Millis);
+        assert_eq!(p.now(), t0 + 160 + (MAX_FRAME_MS * 10.0) as Millis);
     }
 
     #[test]
@@ -409,10 +511,11 @@ mod tests {
         let mut p = Playground::new(1);
         p.playing = true;
         p.speed = 0.25;
+        let t0 = p.now();
         for _ in 0..8 {
             p.frame(1.0);
         }
-        assert_eq!(p.now(), 2);
+        assert_eq!(p.now(), t0 + 2);
     }
 
     #[test]
@@ -428,7 +531,11 @@ mod tests {
         let mut p = Playground::new(1);
         let report = p.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: three\n");
         assert!(!report.ok);
-        assert!(report.diagnostics.iter().any(|d| d.line > 0), "{:?}", report.diagnostics);
+        assert!(
+            report.diagnostics.iter().any(|d| d.line > 0),
+            "{:?}",
+            report.diagnostics
+        );
         assert_eq!(p.session.sim.api.list(Kind::Deployment).count(), 0);
         assert_eq!(p.notices().last().map(|n| n.kind), Some(NoticeKind::Error));
     }
@@ -445,7 +552,8 @@ mod tests {
     }
 
     #[test]
-    fn applying_the_default_deployment_converges_to_three_ready_pods_and_a_deleted_pod_is_replaced() {
+    fn applying_the_default_deployment_converges_to_three_ready_pods_and_a_deleted_pod_is_replaced()
+    {
         let mut p = Playground::new(1);
         p.apply(DEFAULT_MANIFEST);
         p.advance_by(60_000);

@@ -25,8 +25,15 @@ pub enum Lane {
 
 impl Lane {
     /// Every lane, left to right: the order of the course's diagram.
-    pub const ALL: [Lane; 7] =
-        [Lane::User, Lane::ApiServer, Lane::Deployment, Lane::ReplicaSet, Lane::Scheduler, Lane::Kubelet, Lane::Other];
+    pub const ALL: [Lane; 7] = [
+        Lane::User,
+        Lane::ApiServer,
+        Lane::Deployment,
+        Lane::ReplicaSet,
+        Lane::Scheduler,
+        Lane::Kubelet,
+        Lane::Other,
+    ];
 
     /// The lane's heading.
     pub fn title(self) -> &'static str {
@@ -116,15 +123,28 @@ pub struct SeqMsg {
 /// node status updates) and passes of the node controller that found nothing to do.
 pub fn is_heartbeat(entry: &TraceEntry) -> bool {
     match &entry.kind {
-        TraceKind::Api { actor, verb, object, .. } => {
+        TraceKind::Api {
+            actor,
+            verb,
+            object,
+            ..
+        } => {
             let kind = object_kind(object);
             kind == "Lease" || (kind == "Node" && actor.starts_with("kubelet") && verb != "create")
         }
-        TraceKind::Watch { object, event_type, .. } => {
+        TraceKind::Watch {
+            object, event_type, ..
+        } => {
             let kind = object_kind(object);
             kind == "Lease" || (kind == "Node" && event_type == "MODIFIED")
         }
-        TraceKind::Reconcile { component, key, record, requests, .. } => {
+        TraceKind::Reconcile {
+            component,
+            key,
+            record,
+            requests,
+            ..
+        } => {
             let kind = object_kind(key);
             let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
             kind == "Lease"
@@ -161,7 +181,13 @@ impl Default for SequenceLog {
 impl SequenceLog {
     /// A log keeping the last `capacity` messages.
     pub fn with_capacity(capacity: usize) -> SequenceLog {
-        SequenceLog { msgs: VecDeque::new(), capacity: capacity.max(1), show_heartbeats: false, show_idle_reconciles: true, version: 0 }
+        SequenceLog {
+            msgs: VecDeque::new(),
+            capacity: capacity.max(1),
+            show_heartbeats: false,
+            show_idle_reconciles: true,
+            version: 0,
+        }
     }
 
     /// Forgets every message (after a reset).
@@ -208,22 +234,42 @@ impl SequenceLog {
                 node: None,
             };
             match &e.kind {
-                TraceKind::Api { actor, verb, object, code, message, .. } => {
-                    let mut m = base(Lane::of_component(actor), vec![Lane::ApiServer], format!("{verb} {}", short_object(object)), MsgStyle::Request);
+                TraceKind::Api {
+                    actor,
+                    verb,
+                    object,
+                    code,
+                    message,
+                    ..
+                } => {
+                    let mut m = base(
+                        Lane::of_component(actor),
+                        vec![Lane::ApiServer],
+                        format!("{verb} {}", short_object(object)),
+                        MsgStyle::Request,
+                    );
                     m.code = Some(*code);
                     m.error = *code >= 400;
                     m.detail = message.clone().unwrap_or_default();
                     m.node = kubelet_node(actor);
                     self.push(m);
                 }
-                TraceKind::Watch { component, event_type, object, resource_version, delivery } => {
+                TraceKind::Watch {
+                    component,
+                    event_type,
+                    object,
+                    resource_version,
+                    delivery,
+                } => {
                     let lane = Lane::of_component(component);
                     let dropped = *delivery == Delivery::Dropped;
                     let label = format!("{event_type} {}", short_object(object));
                     if !dropped {
                         // Merge the fan-out of one change into one row with several arrowheads.
                         let merged = self.msgs.iter_mut().rev().take(24).find(|m| {
-                            m.style == MsgStyle::Watch && m.label == label && m.detail == format!("rv {resource_version}")
+                            m.style == MsgStyle::Watch
+                                && m.label == label
+                                && m.detail == format!("rv {resource_version}")
                         });
                         if let Some(m) = merged {
                             if !m.to.contains(&lane) {
@@ -237,21 +283,43 @@ impl SequenceLog {
                             continue;
                         }
                     }
-                    let mut m = base(Lane::ApiServer, vec![lane], label, if dropped { MsgStyle::Dropped } else { MsgStyle::Watch });
+                    let mut m = base(
+                        Lane::ApiServer,
+                        vec![lane],
+                        label,
+                        if dropped {
+                            MsgStyle::Dropped
+                        } else {
+                            MsgStyle::Watch
+                        },
+                    );
                     m.detail = format!("rv {resource_version}");
                     m.error = dropped;
                     m.node = kubelet_node(component);
                     self.push(m);
                 }
-                TraceKind::Reconcile { component, key, record, requests, trigger } => {
+                TraceKind::Reconcile {
+                    component,
+                    key,
+                    record,
+                    requests,
+                    trigger,
+                } => {
                     let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
                     if idle && !self.show_idle_reconciles {
                         continue;
                     }
                     let lane = Lane::of_component(component);
-                    let mut m = base(lane, vec![lane], format!("reconcile {}", short_object(key)), MsgStyle::Reconcile);
+                    let mut m = base(
+                        lane,
+                        vec![lane],
+                        format!("reconcile {}", short_object(key)),
+                        MsgStyle::Reconcile,
+                    );
                     m.detail = match record {
-                        Some(r) if !r.diff.is_empty() => format!("gap: {} → {} request(s)", r.diff, requests),
+                        Some(r) if !r.diff.is_empty() => {
+                            format!("gap: {} → {} request(s)", r.diff, requests)
+                        }
                         Some(_) if *requests > 0 => format!("{requests} request(s)"),
                         Some(_) => "no gap: nothing to do".into(),
                         None if *requests > 0 => format!("{requests} request(s) ({trigger})"),
@@ -260,20 +328,43 @@ impl SequenceLog {
                     m.node = kubelet_node(component);
                     self.push(m);
                 }
-                TraceKind::List { component, reason, objects } => {
+                TraceKind::List {
+                    component,
+                    reason,
+                    objects,
+                } => {
                     let lane = Lane::of_component(component);
-                    let mut m = base(lane, vec![Lane::ApiServer], format!("list ({objects} objects)"), MsgStyle::List);
+                    let mut m = base(
+                        lane,
+                        vec![Lane::ApiServer],
+                        format!("list ({objects} objects)"),
+                        MsgStyle::List,
+                    );
                     m.detail = reason.clone();
                     m.node = kubelet_node(component);
                     self.push(m);
                 }
                 TraceKind::Fault { fault, description } => {
-                    let mut m = base(Lane::User, Lane::ALL.to_vec(), format!("⚡ {fault}"), MsgStyle::Fault);
+                    let mut m = base(
+                        Lane::User,
+                        Lane::ALL.to_vec(),
+                        format!("⚡ {fault}"),
+                        MsgStyle::Fault,
+                    );
                     m.detail = description.clone();
                     self.push(m);
                 }
-                TraceKind::Command { command, ok, output } => {
-                    let mut m = base(Lane::User, vec![Lane::User], format!("$ {command}"), MsgStyle::Command);
+                TraceKind::Command {
+                    command,
+                    ok,
+                    output,
+                } => {
+                    let mut m = base(
+                        Lane::User,
+                        vec![Lane::User],
+                        format!("$ {command}"),
+                        MsgStyle::Command,
+                    );
                     m.error = !ok;
                     m.detail = output.lines().next().unwrap_or_default().to_string();
                     self.push(m);
@@ -347,19 +438,32 @@ pub struct LoopTracker {
 }
 
 /// The order cards are shown in: the chain of the course's diagram first.
-const CARD_ORDER: [&str; 3] = ["deployment-controller", "replicaset-controller", "default-scheduler"];
+const CARD_ORDER: [&str; 3] = [
+    "deployment-controller",
+    "replicaset-controller",
+    "default-scheduler",
+];
 
 impl LoopTracker {
     /// Forgets everything (after a reset).
     pub fn clear(&mut self) {
-        *self = LoopTracker { version: self.version + 1, ..Default::default() };
+        *self = LoopTracker {
+            version: self.version + 1,
+            ..Default::default()
+        };
     }
 
     /// Updates the cards from new trace entries.
     pub fn ingest<'a>(&mut self, entries: impl IntoIterator<Item = &'a TraceEntry>) {
         for e in entries {
             match &e.kind {
-                TraceKind::Reconcile { component, key, trigger, record, requests } => {
+                TraceKind::Reconcile {
+                    component,
+                    key,
+                    trigger,
+                    record,
+                    requests,
+                } => {
                     if is_heartbeat(e) {
                         continue;
                     }
@@ -389,9 +493,18 @@ impl LoopTracker {
                     }
                     self.version += 1;
                 }
-                TraceKind::Api { verb, object, code, message, .. } => {
+                TraceKind::Api {
+                    verb,
+                    object,
+                    code,
+                    message,
+                    ..
+                } => {
                     let Some(cause) = e.cause else { continue };
-                    let Some((_, component)) = self.pending.iter().find(|(s, _)| *s == cause) else { continue };
+                    let Some((_, component)) = self.pending.iter().find(|(s, _)| *s == cause)
+                    else {
+                        continue;
+                    };
                     if let Some(card) = self.cards.get_mut(component) {
                         if card.seq == cause {
                             card.actions.push(LoopAction {
@@ -412,14 +525,24 @@ impl LoopTracker {
     /// The cards: the course's chain first (Deployment, ReplicaSet, Scheduler, the latest kubelet),
     /// then any other controller that has run, most recent first.
     pub fn cards(&self) -> Vec<LoopCard> {
-        let mut out: Vec<LoopCard> = CARD_ORDER.iter().filter_map(|c| self.cards.get(*c).cloned()).collect();
-        if let Some(k) = self.cards.values().filter(|c| c.component.starts_with("kubelet")).max_by_key(|c| c.seq) {
+        let mut out: Vec<LoopCard> = CARD_ORDER
+            .iter()
+            .filter_map(|c| self.cards.get(*c).cloned())
+            .collect();
+        if let Some(k) = self
+            .cards
+            .values()
+            .filter(|c| c.component.starts_with("kubelet"))
+            .max_by_key(|c| c.seq)
+        {
             out.push(k.clone());
         }
         let mut others: Vec<&LoopCard> = self
             .cards
             .values()
-            .filter(|c| !CARD_ORDER.contains(&c.component.as_str()) && !c.component.starts_with("kubelet"))
+            .filter(|c| {
+                !CARD_ORDER.contains(&c.component.as_str()) && !c.component.starts_with("kubelet")
+            })
             .collect();
         others.sort_by_key(|c| std::cmp::Reverse(c.seq));
         out.extend(others.into_iter().cloned());
@@ -439,7 +562,14 @@ mod tests {
     use crate::sim::trace::Trace;
 
     fn api(actor: &str, verb: &str, object: &str, code: u16) -> TraceKind {
-        TraceKind::Api { actor: actor.into(), verb: verb.into(), object: object.into(), code, message: None, resource_version: Some(1) }
+        TraceKind::Api {
+            actor: actor.into(),
+            verb: verb.into(),
+            object: object.into(),
+            code,
+            message: None,
+            resource_version: Some(1),
+        }
     }
 
     fn watch(component: &str, object: &str, rv: u64) -> TraceKind {
@@ -457,7 +587,11 @@ mod tests {
             component: component.into(),
             key: key.into(),
             trigger: "watch".into(),
-            record: Some(ReconcileRecord { observed: "0 pods".into(), desired: "replicas: 3".into(), diff: diff.into() }),
+            record: Some(ReconcileRecord {
+                observed: "0 pods".into(),
+                desired: "replicas: 3".into(),
+                diff: diff.into(),
+            }),
             requests,
         }
     }
@@ -465,9 +599,21 @@ mod tests {
     #[test]
     fn a_watch_fan_out_becomes_one_row_with_several_targets() {
         let mut t = Trace::default();
-        t.push(0, None, api("user", "create", "Deployment/default/web", 201));
-        t.push(5, Some(1), watch("deployment-controller", "Deployment/default/web", 7));
-        t.push(9, Some(1), watch("garbage-collector-controller", "Deployment/default/web", 7));
+        t.push(
+            0,
+            None,
+            api("user", "create", "Deployment/default/web", 201),
+        );
+        t.push(
+            5,
+            Some(1),
+            watch("deployment-controller", "Deployment/default/web", 7),
+        );
+        t.push(
+            9,
+            Some(1),
+            watch("garbage-collector-controller", "Deployment/default/web", 7),
+        );
         let mut log = SequenceLog::default();
         log.ingest(t.entries());
         let msgs: Vec<&SeqMsg> = log.messages().collect();
@@ -482,21 +628,46 @@ mod tests {
     #[test]
     fn heartbeats_stay_out_of_the_diagram_unless_asked_for() {
         let mut t = Trace::default();
-        t.push(0, None, api("kubelet/node-1", "update", "Lease/kube-node-lease/node-1", 200));
-        t.push(0, None, api("kubelet/node-1", "update/status", "Node/node-1", 200));
+        t.push(
+            0,
+            None,
+            api(
+                "kubelet/node-1",
+                "update",
+                "Lease/kube-node-lease/node-1",
+                200,
+            ),
+        );
+        t.push(
+            0,
+            None,
+            api("kubelet/node-1", "update/status", "Node/node-1", 200),
+        );
         let mut log = SequenceLog::default();
         log.ingest(t.entries());
         assert_eq!(log.messages().len(), 0);
         log.show_heartbeats = true;
         log.ingest(t.entries());
         assert_eq!(log.messages().len(), 2);
-        assert_eq!(log.messages().next().map(|m| m.node.clone()), Some(Some("node-1".into())));
+        assert_eq!(
+            log.messages().next().map(|m| m.node.clone()),
+            Some(Some("node-1".into()))
+        );
     }
 
     #[test]
     fn failed_requests_and_dropped_events_are_marked_as_errors() {
         let mut t = Trace::default();
-        t.push(0, None, api("replicaset-controller", "update", "ReplicaSet/default/web-1", 409));
+        t.push(
+            0,
+            None,
+            api(
+                "replicaset-controller",
+                "update",
+                "ReplicaSet/default/web-1",
+                409,
+            ),
+        );
         t.push(
             1,
             None,
@@ -520,9 +691,27 @@ mod tests {
     #[test]
     fn the_loop_card_collects_the_requests_its_pass_made() {
         let mut t = Trace::default();
-        let r = t.push(10, None, reconcile("replicaset-controller", "ReplicaSet/default/web-1", "3 missing", 3));
+        let r = t.push(
+            10,
+            None,
+            reconcile(
+                "replicaset-controller",
+                "ReplicaSet/default/web-1",
+                "3 missing",
+                3,
+            ),
+        );
         for i in 0..3 {
-            t.push(14, Some(r), api("replicaset-controller", "create", &format!("Pod/default/web-1-{i}"), 201));
+            t.push(
+                14,
+                Some(r),
+                api(
+                    "replicaset-controller",
+                    "create",
+                    &format!("Pod/default/web-1-{i}"),
+                    201,
+                ),
+            );
         }
         let mut tracker = LoopTracker::default();
         tracker.ingest(t.entries());
@@ -537,8 +726,21 @@ mod tests {
     #[test]
     fn a_new_pass_replaces_the_card_and_counts_passes() {
         let mut t = Trace::default();
-        t.push(10, None, reconcile("deployment-controller", "Deployment/default/web", "1 missing", 1));
-        t.push(20, None, reconcile("deployment-controller", "Deployment/default/web", "", 0));
+        t.push(
+            10,
+            None,
+            reconcile(
+                "deployment-controller",
+                "Deployment/default/web",
+                "1 missing",
+                1,
+            ),
+        );
+        t.push(
+            20,
+            None,
+            reconcile("deployment-controller", "Deployment/default/web", "", 0),
+        );
         let mut tracker = LoopTracker::default();
         tracker.ingest(t.entries());
         let card = tracker.card("deployment-controller").expect("card");
@@ -550,13 +752,33 @@ mod tests {
     fn cards_follow_the_course_chain_then_the_latest_kubelet() {
         let mut t = Trace::default();
         t.push(1, None, reconcile("kubelet/node-2", "Pod/default/a", "", 0));
-        t.push(2, None, reconcile("garbage-collector-controller", "Pod/default/a", "", 0));
-        t.push(3, None, reconcile("default-scheduler", "Pod/default/a", "", 1));
-        t.push(4, None, reconcile("deployment-controller", "Deployment/default/web", "", 0));
+        t.push(
+            2,
+            None,
+            reconcile("garbage-collector-controller", "Pod/default/a", "", 0),
+        );
+        t.push(
+            3,
+            None,
+            reconcile("default-scheduler", "Pod/default/a", "", 1),
+        );
+        t.push(
+            4,
+            None,
+            reconcile("deployment-controller", "Deployment/default/web", "", 0),
+        );
         t.push(5, None, reconcile("kubelet/node-1", "Pod/default/b", "", 0));
         let mut tracker = LoopTracker::default();
         tracker.ingest(t.entries());
         let names: Vec<String> = tracker.cards().into_iter().map(|c| c.component).collect();
-        assert_eq!(names, ["deployment-controller", "default-scheduler", "kubelet/node-1", "garbage-collector-controller"]);
+        assert_eq!(
+            names,
+            [
+                "deployment-controller",
+                "default-scheduler",
+                "kubelet/node-1",
+                "garbage-collector-controller"
+            ]
+        );
     }
 }

@@ -11,8 +11,8 @@ use std::cmp::Ordering;
 use serde_json::{json, Value as Json};
 
 use crate::sim::types::{
-    Condition, Deployment, DeploymentStatus, IntOrString, LabelSelector, Millis, ObjectMeta, OwnerReference,
-    PodTemplateSpec, ReplicaSet, StringMap, Time,
+    Condition, Deployment, DeploymentStatus, IntOrString, LabelSelector, Millis, ObjectMeta,
+    OwnerReference, PodTemplateSpec, ReplicaSet, StringMap, Time,
 };
 
 /// The revision of a ReplicaSet in its Deployment's rollout history (copied to the Deployment).
@@ -90,7 +90,11 @@ pub fn rs_replicas(rs: &ReplicaSet) -> i32 {
 
 /// `spec.strategy.type`, defaulted to `RollingUpdate`.
 pub fn strategy_type(d: &Deployment) -> &str {
-    d.spec.strategy.as_ref().and_then(|s| s.type_.as_deref()).unwrap_or("RollingUpdate")
+    d.spec
+        .strategy
+        .as_ref()
+        .and_then(|s| s.type_.as_deref())
+        .unwrap_or("RollingUpdate")
 }
 
 /// True for the RollingUpdate strategy (the only one with surge and unavailability budgets).
@@ -100,11 +104,16 @@ pub fn is_rolling_update(d: &Deployment) -> bool {
 
 /// `maxSurge` and `maxUnavailable` as written, each defaulted to `25%`.
 pub fn rolling_update_params(d: &Deployment) -> (IntOrString, IntOrString) {
-    let ru = d.spec.strategy.as_ref().and_then(|s| s.rolling_update.as_ref());
+    let ru = d
+        .spec
+        .strategy
+        .as_ref()
+        .and_then(|s| s.rolling_update.as_ref());
     let pct = || IntOrString::String("25%".into());
     (
         ru.and_then(|r| r.max_surge.clone()).unwrap_or_else(pct),
-        ru.and_then(|r| r.max_unavailable.clone()).unwrap_or_else(pct),
+        ru.and_then(|r| r.max_unavailable.clone())
+            .unwrap_or_else(pct),
     )
 }
 
@@ -129,7 +138,11 @@ pub fn has_progress_deadline(d: &Deployment) -> bool {
 }
 
 /// `ResolveFenceposts`: surge rounds up, unavailable rounds down, both 0 forces unavailable to 1.
-pub fn resolve_fenceposts(max_surge: &IntOrString, max_unavailable: &IntOrString, desired: i32) -> Result<(i32, i32), String> {
+pub fn resolve_fenceposts(
+    max_surge: &IntOrString,
+    max_unavailable: &IntOrString,
+    desired: i32,
+) -> Result<(i32, i32), String> {
     let surge = max_surge.scaled_value(desired as i64, true)?;
     let mut unavailable = max_unavailable.scaled_value(desired as i64, false)?;
     if surge == 0 && unavailable == 0 {
@@ -198,7 +211,9 @@ pub fn compute_hash(template: &PodTemplateSpec, collision_count: Option<i32>) ->
 /// `rand.SafeEncodeString`: each byte indexes the vowel-free alphabet modulo its length.
 pub fn safe_encode_string(s: &str) -> String {
     const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    s.bytes().map(|b| ALPHANUMS[b as usize % ALPHANUMS.len()] as char).collect()
+    s.bytes()
+        .map(|b| ALPHANUMS[b as usize % ALPHANUMS.len()] as char)
+        .collect()
 }
 
 /// `EqualIgnoreHash`: template equality ignoring the `pod-template-hash` label.
@@ -214,7 +229,13 @@ pub fn equal_ignore_hash(a: &PodTemplateSpec, b: &PodTemplateSpec) -> bool {
 // ---------------------------------------------------------------- conditions
 
 /// `NewDeploymentCondition`: both timestamps are `now`.
-pub fn new_condition(type_: &str, status: &str, reason: &str, message: impl Into<String>, now: Millis) -> Condition {
+pub fn new_condition(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: impl Into<String>,
+    now: Millis,
+) -> Condition {
     Condition {
         type_: type_.into(),
         status: status.into(),
@@ -257,19 +278,28 @@ pub fn remove_condition(status: &mut DeploymentStatus, type_: &str) {
 pub fn revision_of(meta: &ObjectMeta) -> Result<i64, String> {
     match meta.annotations.get(REVISION_ANNOTATION) {
         None => Ok(0),
-        Some(v) => v.parse::<i64>().map_err(|e| format!("strconv.ParseInt: parsing {v:?}: {e}")),
+        Some(v) => v
+            .parse::<i64>()
+            .map_err(|e| format!("strconv.ParseInt: parsing {v:?}: {e}")),
     }
 }
 
 /// `MaxRevision`: the highest parsable revision (0 for none).
 pub fn max_revision<'a>(rss: impl IntoIterator<Item = &'a ReplicaSet>) -> i64 {
-    rss.into_iter().filter_map(|rs| revision_of(&rs.metadata).ok()).max().unwrap_or(0).max(0)
+    rss.into_iter()
+        .filter_map(|rs| revision_of(&rs.metadata).ok())
+        .max()
+        .unwrap_or(0)
+        .max(0)
 }
 
 /// `LastRevision`: the second-highest revision (what `undo` with no revision goes back to).
 pub fn last_revision<'a>(rss: impl IntoIterator<Item = &'a ReplicaSet>) -> i64 {
     let (mut max, mut sec) = (0i64, 0i64);
-    for v in rss.into_iter().filter_map(|rs| revision_of(&rs.metadata).ok()) {
+    for v in rss
+        .into_iter()
+        .filter_map(|rs| revision_of(&rs.metadata).ok())
+    {
         if v >= max {
             sec = max;
             max = v;
@@ -282,8 +312,15 @@ pub fn last_revision<'a>(rss: impl IntoIterator<Item = &'a ReplicaSet>) -> i64 {
 
 /// `SetDeploymentRevision`: writes the revision annotation on the Deployment; true if it changed.
 pub fn set_deployment_revision(d: &mut Deployment, revision: &str) -> bool {
-    if d.metadata.annotations.get(REVISION_ANNOTATION).map(String::as_str) != Some(revision) {
-        d.metadata.annotations.insert(REVISION_ANNOTATION.into(), revision.into());
+    if d.metadata
+        .annotations
+        .get(REVISION_ANNOTATION)
+        .map(String::as_str)
+        != Some(revision)
+    {
+        d.metadata
+            .annotations
+            .insert(REVISION_ANNOTATION.into(), revision.into());
         return true;
     }
     false
@@ -304,7 +341,13 @@ fn copy_deployment_annotations_to_replica_set(d: &Deployment, rs: &mut ReplicaSe
 /// `SetNewReplicaSetAnnotations`: copies the Deployment's annotations, raises the revision to
 /// `new_revision` (recording the previous one in `revision-history` when the RS is re-used), and
 /// for a ReplicaSet about to be created (`exists == false`) sets the replica annotations.
-pub fn set_new_replica_set_annotations(d: &Deployment, rs: &mut ReplicaSet, new_revision: &str, exists: bool, max_history_chars: usize) -> bool {
+pub fn set_new_replica_set_annotations(
+    d: &Deployment,
+    rs: &mut ReplicaSet,
+    new_revision: &str,
+    exists: bool,
+    max_history_chars: usize,
+) -> bool {
     let mut changed = copy_deployment_annotations_to_replica_set(d, rs);
     let old_revision = rs.metadata.annotations.get(REVISION_ANNOTATION).cloned();
     let old_int = match old_revision.as_deref() {
@@ -318,14 +361,23 @@ pub fn set_new_replica_set_annotations(d: &Deployment, rs: &mut ReplicaSet, new_
         return false;
     };
     if old_int < new_int {
-        rs.metadata.annotations.insert(REVISION_ANNOTATION.into(), new_revision.into());
+        rs.metadata
+            .annotations
+            .insert(REVISION_ANNOTATION.into(), new_revision.into());
         changed = true;
     }
     if let Some(old) = old_revision.filter(|_| old_int < new_int) {
-        let history = rs.metadata.annotations.get(REVISION_HISTORY_ANNOTATION).cloned().unwrap_or_default();
+        let history = rs
+            .metadata
+            .annotations
+            .get(REVISION_HISTORY_ANNOTATION)
+            .cloned()
+            .unwrap_or_default();
         let parts: Vec<&str> = history.split(',').collect();
         if parts[0].is_empty() {
-            rs.metadata.annotations.insert(REVISION_HISTORY_ANNOTATION.into(), old);
+            rs.metadata
+                .annotations
+                .insert(REVISION_HISTORY_ANNOTATION.into(), old);
         } else {
             let mut total = history.len() + old.len() + 1;
             let mut start = 0;
@@ -336,7 +388,9 @@ pub fn set_new_replica_set_annotations(d: &Deployment, rs: &mut ReplicaSet, new_
             if total <= max_history_chars {
                 let mut kept: Vec<&str> = parts[start..].to_vec();
                 kept.push(&old);
-                rs.metadata.annotations.insert(REVISION_HISTORY_ANNOTATION.into(), kept.join(","));
+                rs.metadata
+                    .annotations
+                    .insert(REVISION_HISTORY_ANNOTATION.into(), kept.join(","));
             }
         }
     }
@@ -349,7 +403,10 @@ pub fn set_new_replica_set_annotations(d: &Deployment, rs: &mut ReplicaSet, new_
 /// `SetReplicasAnnotations`: desired-replicas and max-replicas; true if either changed.
 pub fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i32) -> bool {
     let mut updated = false;
-    for (k, v) in [(DESIRED_REPLICAS_ANNOTATION, desired), (MAX_REPLICAS_ANNOTATION, max)] {
+    for (k, v) in [
+        (DESIRED_REPLICAS_ANNOTATION, desired),
+        (MAX_REPLICAS_ANNOTATION, max),
+    ] {
         let v = v.to_string();
         if rs.metadata.annotations.get(k) != Some(&v) {
             rs.metadata.annotations.insert(k.into(), v);
@@ -366,7 +423,10 @@ pub fn replicas_annotations_need_update(rs: &ReplicaSet, desired: i32, max: i32)
 }
 
 fn int_annotation(rs: &ReplicaSet, key: &str) -> Option<i32> {
-    rs.metadata.annotations.get(key).and_then(|v| v.parse::<i32>().ok())
+    rs.metadata
+        .annotations
+        .get(key)
+        .and_then(|v| v.parse::<i32>().ok())
 }
 
 /// `GetDesiredReplicasAnnotation`.
@@ -385,17 +445,22 @@ pub fn max_replicas_annotation(rs: &ReplicaSet) -> Option<i32> {
 /// (no timestamp) sorts as the newest.
 pub fn cmp_by_creation(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
     let t = |rs: &ReplicaSet| rs.metadata.creation_timestamp.map_or(u64::MAX, |t| t.0);
-    t(a).cmp(&t(b)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
+    t(a).cmp(&t(b))
+        .then_with(|| a.metadata.name.cmp(&b.metadata.name))
 }
 
 /// `ReplicaSetsBySizeOlder`: larger first; equal sizes older first (scale-down order).
 pub fn cmp_by_size_older(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
-    rs_replicas(b).cmp(&rs_replicas(a)).then_with(|| cmp_by_creation(a, b))
+    rs_replicas(b)
+        .cmp(&rs_replicas(a))
+        .then_with(|| cmp_by_creation(a, b))
 }
 
 /// `ReplicaSetsBySizeNewer`: larger first; equal sizes newer first (scale-up order).
 pub fn cmp_by_size_newer(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
-    rs_replicas(b).cmp(&rs_replicas(a)).then_with(|| cmp_by_creation(b, a))
+    rs_replicas(b)
+        .cmp(&rs_replicas(a))
+        .then_with(|| cmp_by_creation(b, a))
 }
 
 /// `ReplicaSetsByRevision`: lower revision first; equal revisions by creation.
@@ -409,12 +474,15 @@ pub fn cmp_by_revision(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
 pub fn find_new_replica_set(d: &Deployment, rss: &[&ReplicaSet]) -> Option<usize> {
     let mut idx: Vec<usize> = (0..rss.len()).collect();
     idx.sort_by(|&a, &b| cmp_by_creation(rss[a], rss[b]));
-    idx.into_iter().find(|&i| equal_ignore_hash(&rss[i].spec.template, &d.spec.template))
+    idx.into_iter()
+        .find(|&i| equal_ignore_hash(&rss[i].spec.template, &d.spec.template))
 }
 
 /// Whether `rs`'s controller reference points at this Deployment (`metav1.IsControlledBy`).
 pub fn is_controlled_by(rs: &ReplicaSet, d: &Deployment) -> bool {
-    rs.metadata.controller_ref().is_some_and(|r| r.uid == d.metadata.uid)
+    rs.metadata
+        .controller_ref()
+        .is_some_and(|r| r.uid == d.metadata.uid)
 }
 
 /// `metav1.NewControllerRef(d, apps/v1 Deployment)`.
@@ -441,7 +509,11 @@ pub fn is_saturated(d: &Deployment, rs: Option<&ReplicaSet>) -> bool {
 
 /// `NewRSNewReplicas`: how big the new ReplicaSet may be now. RollingUpdate grows it within
 /// `replicas + maxSurge` in total; Recreate jumps straight to `replicas`.
-pub fn new_rs_new_replicas(d: &Deployment, all_rss: &[&ReplicaSet], new_rs: &ReplicaSet) -> Result<i32, String> {
+pub fn new_rs_new_replicas(
+    d: &Deployment,
+    all_rss: &[&ReplicaSet],
+    new_rs: &ReplicaSet,
+) -> Result<i32, String> {
     match strategy_type(d) {
         "RollingUpdate" => {
             let r = replicas(d);
@@ -496,10 +568,18 @@ pub fn get_replica_set_fraction(rs: &ReplicaSet, d: &Deployment) -> i32 {
 
 /// `calculateStatus`: counts summed over the ReplicaSets plus the Available condition. The other
 /// conditions are carried over from `d.status`.
-pub fn calculate_status(all: &[&ReplicaSet], new_rs: Option<&ReplicaSet>, d: &Deployment, now: Millis) -> DeploymentStatus {
+pub fn calculate_status(
+    all: &[&ReplicaSet],
+    new_rs: Option<&ReplicaSet>,
+    d: &Deployment,
+    now: Millis,
+) -> DeploymentStatus {
     let available: i32 = all.iter().map(|rs| rs.status.available_replicas).sum();
     let total_spec: i32 = all.iter().map(|rs| rs_replicas(rs)).sum();
-    let terminating: Vec<i32> = all.iter().filter_map(|rs| rs.status.terminating_replicas).collect();
+    let terminating: Vec<i32> = all
+        .iter()
+        .filter_map(|rs| rs.status.terminating_replicas)
+        .collect();
     let mut status = DeploymentStatus {
         observed_generation: d.metadata.generation,
         replicas: all.iter().map(|rs| rs.status.replicas).sum(),
@@ -508,14 +588,30 @@ pub fn calculate_status(all: &[&ReplicaSet], new_rs: Option<&ReplicaSet>, d: &De
         available_replicas: available,
         // Uses spec, so it is non-zero while pods are still being created.
         unavailable_replicas: (total_spec - available).max(0),
-        terminating_replicas: if terminating.is_empty() { None } else { Some(terminating.iter().sum()) },
+        terminating_replicas: if terminating.is_empty() {
+            None
+        } else {
+            Some(terminating.iter().sum())
+        },
         conditions: d.status.conditions.clone(),
         collision_count: d.status.collision_count,
     };
     let cond = if available >= replicas(d) - max_unavailable(d) {
-        new_condition("Available", "True", MINIMUM_REPLICAS_AVAILABLE, "Deployment has minimum availability.", now)
+        new_condition(
+            "Available",
+            "True",
+            MINIMUM_REPLICAS_AVAILABLE,
+            "Deployment has minimum availability.",
+            now,
+        )
     } else {
-        new_condition("Available", "False", MINIMUM_REPLICAS_UNAVAILABLE, "Deployment does not have minimum availability.", now)
+        new_condition(
+            "Available",
+            "False",
+            MINIMUM_REPLICAS_UNAVAILABLE,
+            "Deployment does not have minimum availability.",
+            now,
+        )
     };
     set_deployment_condition(&mut status, cond);
     status
@@ -524,7 +620,10 @@ pub fn calculate_status(all: &[&ReplicaSet], new_rs: Option<&ReplicaSet>, d: &De
 /// `DeploymentComplete`: every replica updated and available, and the spec observed.
 pub fn deployment_complete(d: &Deployment, s: &DeploymentStatus) -> bool {
     let r = replicas(d);
-    s.updated_replicas == r && s.replicas == r && s.available_replicas == r && s.observed_generation >= d.metadata.generation
+    s.updated_replicas == r
+        && s.replicas == r
+        && s.available_replicas == r
+        && s.observed_generation >= d.metadata.generation
 }
 
 /// `DeploymentProgressing`: more updated, fewer old, more ready or more available than before.
@@ -564,6 +663,8 @@ pub fn deadline_ms(d: &Deployment) -> Millis {
 
 /// What `kubectl rollout undo` decides, client-side, before it patches the Deployment.
 #[derive(Clone, Debug, PartialEq)]
+// Built once per `kubectl rollout undo`; boxing the template would only cost readability.
+#[allow(clippy::large_enum_variant)]
 pub enum RollbackPlan {
     /// Replace `spec.template` with `template` and `metadata.annotations` with `annotations`
     /// (kubectl sends a JSON patch doing exactly that); prints `deployment.apps/<name> rolled back`.
@@ -592,7 +693,11 @@ impl RollbackPlan {
     /// The Deployment after the patch, for sending as an Update (None when skipped).
     pub fn apply_to(&self, d: &Deployment) -> Option<Deployment> {
         match self {
-            RollbackPlan::RollBack { template, annotations, .. } => {
+            RollbackPlan::RollBack {
+                template,
+                annotations,
+                ..
+            } => {
                 let mut out = d.clone();
                 out.spec.template = template.clone();
                 out.metadata.annotations = annotations.clone();
@@ -606,7 +711,11 @@ impl RollbackPlan {
 /// `kubectl rollout undo deployment/<name> [--to-revision=N]`, decided from the Deployment and the
 /// ReplicaSets kubectl would list (those it controls that match its selector; others are ignored).
 /// Errors are worded as kubectl prints them after `error: `.
-pub fn rollback_template(d: &Deployment, rss: &[&ReplicaSet], to_revision: Option<i64>) -> Result<RollbackPlan, String> {
+pub fn rollback_template(
+    d: &Deployment,
+    rss: &[&ReplicaSet],
+    to_revision: Option<i64>,
+) -> Result<RollbackPlan, String> {
     let to = to_revision.unwrap_or(0);
     if to < 0 {
         return Err(revision_not_found(to));
@@ -614,12 +723,19 @@ pub fn rollback_template(d: &Deployment, rss: &[&ReplicaSet], to_revision: Optio
     let owned: Vec<&ReplicaSet> = rss
         .iter()
         .copied()
-        .filter(|rs| rs.metadata.namespace == d.metadata.namespace && is_controlled_by(rs, d) && d.spec.selector.matches(&rs.metadata.labels))
+        .filter(|rs| {
+            rs.metadata.namespace == d.metadata.namespace
+                && is_controlled_by(rs, d)
+                && d.spec.selector.matches(&rs.metadata.labels)
+        })
         .collect();
     let target = if to == 0 {
-        let (mut latest, mut latest_rev, mut previous, mut previous_rev) = (None, -1i64, None, -1i64);
+        let (mut latest, mut latest_rev, mut previous, mut previous_rev) =
+            (None, -1i64, None, -1i64);
         for rs in &owned {
-            let Ok(v) = revision_of(&rs.metadata) else { continue };
+            let Ok(v) = revision_of(&rs.metadata) else {
+                continue;
+            };
             if latest_rev < v {
                 previous = latest;
                 previous_rev = latest_rev;
@@ -630,7 +746,12 @@ pub fn rollback_template(d: &Deployment, rss: &[&ReplicaSet], to_revision: Optio
                 previous_rev = v;
             }
         }
-        previous.ok_or_else(|| format!("no rollout history found for deployment \"{}\"", d.metadata.name))?
+        previous.ok_or_else(|| {
+            format!(
+                "no rollout history found for deployment \"{}\"",
+                d.metadata.name
+            )
+        })?
     } else {
         *owned
             .iter()
@@ -648,14 +769,23 @@ pub fn rollback_template(d: &Deployment, rss: &[&ReplicaSet], to_revision: Optio
     }
     let mut template = target.spec.template.clone();
     template.metadata.labels.remove(POD_TEMPLATE_HASH_LABEL);
-    let mut annotations: StringMap =
-        d.metadata.annotations.iter().filter(|(k, _)| skip_copy_annotation(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut annotations: StringMap = d
+        .metadata
+        .annotations
+        .iter()
+        .filter(|(k, _)| skip_copy_annotation(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (k, v) in &target.metadata.annotations {
         if !skip_copy_annotation(k) {
             annotations.insert(k.clone(), v.clone());
         }
     }
-    Ok(RollbackPlan::RollBack { revision: revision_of(&target.metadata).unwrap_or(0), template, annotations })
+    Ok(RollbackPlan::RollBack {
+        revision: revision_of(&target.metadata).unwrap_or(0),
+        template,
+        annotations,
+    })
 }
 
 fn revision_not_found(r: i64) -> String {
@@ -679,19 +809,32 @@ pub fn restart_patch(d: &Deployment, now: Millis) -> Result<Json, String> {
 /// One poll of `kubectl rollout status deployment/<name> [--revision=N]`: the line kubectl prints
 /// (without the trailing newline) and whether it stops watching. `Err` is what kubectl prints after
 /// `error: ` (progress deadline exceeded, revision mismatch).
-pub fn rollout_status_message(d: &Deployment, revision: Option<i64>) -> Result<(String, bool), String> {
+pub fn rollout_status_message(
+    d: &Deployment,
+    revision: Option<i64>,
+) -> Result<(String, bool), String> {
     let name = &d.metadata.name;
     if let Some(want) = revision.filter(|r| *r > 0) {
-        let have = revision_of(&d.metadata).map_err(|e| format!("cannot get the revision of deployment \"{name}\": {e}"))?;
+        let have = revision_of(&d.metadata)
+            .map_err(|e| format!("cannot get the revision of deployment \"{name}\": {e}"))?;
         if have != want {
-            return Err(format!("desired revision ({want}) is different from the running revision ({have})"));
+            return Err(format!(
+                "desired revision ({want}) is different from the running revision ({have})"
+            ));
         }
     }
     if d.metadata.generation > d.status.observed_generation {
-        return Ok(("Waiting for deployment spec update to be observed...".into(), false));
+        return Ok((
+            "Waiting for deployment spec update to be observed...".into(),
+            false,
+        ));
     }
-    if get_condition(&d.status, "Progressing").and_then(|c| c.reason.as_deref()) == Some(TIMED_OUT_REASON) {
-        return Err(format!("deployment \"{name}\" exceeded its progress deadline"));
+    if get_condition(&d.status, "Progressing").and_then(|c| c.reason.as_deref())
+        == Some(TIMED_OUT_REASON)
+    {
+        return Err(format!(
+            "deployment \"{name}\" exceeded its progress deadline"
+        ));
     }
     let s = &d.status;
     if let Some(r) = d.spec.replicas.filter(|r| s.updated_replicas < *r) {
@@ -715,13 +858,17 @@ pub fn rollout_status_message(d: &Deployment, revision: Option<i64>) -> Result<(
             false,
         ));
     }
-    Ok((format!("deployment \"{name}\" successfully rolled out"), true))
+    Ok((
+        format!("deployment \"{name}\" successfully rolled out"),
+        true,
+    ))
 }
 
 /// The selector with the `pod-template-hash` requirement added (`CloneSelectorAndAddLabel`).
 pub fn selector_with_hash(sel: &LabelSelector, hash: &str) -> LabelSelector {
     let mut s = sel.clone();
-    s.match_labels.insert(POD_TEMPLATE_HASH_LABEL.into(), hash.into());
+    s.match_labels
+        .insert(POD_TEMPLATE_HASH_LABEL.into(), hash.into());
     s
 }
 
@@ -730,37 +877,64 @@ mod tests {
     use super::*;
     use crate::sim::types::{DeploymentStrategy, RollingUpdateDeployment};
 
-    fn with_strategy(replicas: i32, surge: Option<IntOrString>, unavailable: Option<IntOrString>) -> Deployment {
+    fn with_strategy(
+        replicas: i32,
+        surge: Option<IntOrString>,
+        unavailable: Option<IntOrString>,
+    ) -> Deployment {
         let mut d = Deployment::default();
         d.spec.replicas = Some(replicas);
         d.spec.strategy = Some(DeploymentStrategy {
             type_: Some("RollingUpdate".into()),
-            rolling_update: Some(RollingUpdateDeployment { max_surge: surge, max_unavailable: unavailable }),
+            rolling_update: Some(RollingUpdateDeployment {
+                max_surge: surge,
+                max_unavailable: unavailable,
+            }),
         });
         d
     }
 
     #[test]
     fn default_fenceposts_match_the_reference_table() {
-        for (replicas, surge, unavailable) in [(1, 1, 0), (2, 1, 0), (3, 1, 0), (4, 1, 1), (10, 3, 2)] {
+        for (replicas, surge, unavailable) in
+            [(1, 1, 0), (2, 1, 0), (3, 1, 0), (4, 1, 1), (10, 3, 2)]
+        {
             let d = with_strategy(replicas, None, None);
-            assert_eq!(max_surge_and_unavailable(&d), (surge, unavailable), "replicas {replicas}");
-            assert_eq!((max_surge(&d), max_unavailable(&d)), (surge, unavailable), "replicas {replicas}");
+            assert_eq!(
+                max_surge_and_unavailable(&d),
+                (surge, unavailable),
+                "replicas {replicas}"
+            );
+            assert_eq!(
+                (max_surge(&d), max_unavailable(&d)),
+                (surge, unavailable),
+                "replicas {replicas}"
+            );
         }
     }
 
     #[test]
     fn both_fenceposts_resolving_to_zero_force_one_unavailable() {
-        let d = with_strategy(3, Some(IntOrString::String("10%".into())), Some(IntOrString::String("10%".into())));
+        let d = with_strategy(
+            3,
+            Some(IntOrString::String("10%".into())),
+            Some(IntOrString::String("10%".into())),
+        );
         // 10% of 3 rounds up to 1 for surge, so only the all-integer zero case forces it.
         assert_eq!(max_surge_and_unavailable(&d), (1, 0));
-        assert_eq!(resolve_fenceposts(&IntOrString::Int(0), &IntOrString::String("10%".into()), 3), Ok((0, 1)));
+        assert_eq!(
+            resolve_fenceposts(&IntOrString::Int(0), &IntOrString::String("10%".into()), 3),
+            Ok((0, 1))
+        );
     }
 
     #[test]
     fn recreate_has_no_surge_and_no_unavailability_budget() {
         let mut d = with_strategy(4, None, None);
-        d.spec.strategy = Some(DeploymentStrategy { type_: Some("Recreate".into()), rolling_update: None });
+        d.spec.strategy = Some(DeploymentStrategy {
+            type_: Some("Recreate".into()),
+            rolling_update: None,
+        });
         assert_eq!((max_surge(&d), max_unavailable(&d)), (0, 0));
     }
 
@@ -777,11 +951,21 @@ mod tests {
     fn reused_replica_set_records_its_previous_revision_in_history() {
         let d = Deployment::default();
         let mut rs = ReplicaSet::default();
-        rs.metadata.annotations.insert(REVISION_ANNOTATION.into(), "1".into());
-        assert!(set_new_replica_set_annotations(&d, &mut rs, "3", true, MAX_REV_HISTORY_LENGTH_IN_CHARS));
+        rs.metadata
+            .annotations
+            .insert(REVISION_ANNOTATION.into(), "1".into());
+        assert!(set_new_replica_set_annotations(
+            &d,
+            &mut rs,
+            "3",
+            true,
+            MAX_REV_HISTORY_LENGTH_IN_CHARS
+        ));
         assert_eq!(rs.metadata.annotations[REVISION_ANNOTATION], "3");
         assert_eq!(rs.metadata.annotations[REVISION_HISTORY_ANNOTATION], "1");
-        rs.metadata.annotations.insert(REVISION_ANNOTATION.into(), "5".into());
+        rs.metadata
+            .annotations
+            .insert(REVISION_ANNOTATION.into(), "5".into());
         set_new_replica_set_annotations(&d, &mut rs, "7", true, MAX_REV_HISTORY_LENGTH_IN_CHARS);
         assert_eq!(rs.metadata.annotations[REVISION_HISTORY_ANNOTATION], "1,5");
     }
@@ -789,22 +973,40 @@ mod tests {
     #[test]
     fn condition_with_same_status_and_reason_is_left_untouched() {
         let mut s = DeploymentStatus::default();
-        set_deployment_condition(&mut s, new_condition("Progressing", "True", NEW_REPLICA_SET_REASON, "a", 1000));
-        set_deployment_condition(&mut s, new_condition("Progressing", "True", NEW_REPLICA_SET_REASON, "b", 2000));
+        set_deployment_condition(
+            &mut s,
+            new_condition("Progressing", "True", NEW_REPLICA_SET_REASON, "a", 1000),
+        );
+        set_deployment_condition(
+            &mut s,
+            new_condition("Progressing", "True", NEW_REPLICA_SET_REASON, "b", 2000),
+        );
         assert_eq!(s.conditions[0].message.as_deref(), Some("a"));
-        set_deployment_condition(&mut s, new_condition("Progressing", "True", REPLICA_SET_UPDATED_REASON, "c", 3000));
+        set_deployment_condition(
+            &mut s,
+            new_condition("Progressing", "True", REPLICA_SET_UPDATED_REASON, "c", 3000),
+        );
         assert_eq!(s.conditions[0].last_transition_time, Some(Time(1000)));
         assert_eq!(s.conditions[0].last_update_time, Some(Time(3000)));
-        set_deployment_condition(&mut s, new_condition("Progressing", "False", TIMED_OUT_REASON, "d", 4000));
+        set_deployment_condition(
+            &mut s,
+            new_condition("Progressing", "False", TIMED_OUT_REASON, "d", 4000),
+        );
         assert_eq!(s.conditions[0].last_transition_time, Some(Time(4000)));
     }
 
     #[test]
     fn restart_patch_sets_the_restarted_at_template_annotation() {
         let p = restart_annotation_patch(61_000);
-        assert_eq!(p["spec"]["template"]["metadata"]["annotations"][RESTARTED_AT_ANNOTATION], "2026-01-01T00:01:01Z");
+        assert_eq!(
+            p["spec"]["template"]["metadata"]["annotations"][RESTARTED_AT_ANNOTATION],
+            "2026-01-01T00:01:01Z"
+        );
         let mut d = Deployment::default();
         d.spec.paused = true;
-        assert_eq!(restart_patch(&d, 0), Err("can't restart paused deployment (run rollout resume first)".into()));
+        assert_eq!(
+            restart_patch(&d, 0),
+            Err("can't restart paused deployment (run rollout resume first)".into())
+        );
     }
 }

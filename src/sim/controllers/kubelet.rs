@@ -1,20 +1,1532 @@
-//! SKELETON: replaced by the real Kubelet (being written now).
+//! The kubelet: the node agent that runs the pods bound to its node and reports on them.
+//!
+//! One instance per node. It watches its own Node and the Pods whose `spec.nodeName` is its node,
+//! and drives that machine's [`NodeRuntime`]: image pulls, sandbox and container start, probes,
+//! restarts with CrashLoopBackOff, graceful stops. It writes pod status (UpdateStatus with the
+//! cached resourceVersion), node status (every 10 s check, post on change or every 5 min), and
+//! renews the node Lease every 10 s.
+//!
+//! How it maps onto the real kubelet:
+//! - `reconcile(Pod key)` is `syncPod` / `syncTerminatingPod`: status is generated from the runtime
+//!   as the PLEG last saw it (a snapshot taken before this pass's actions), then actions run;
+//!   changes the runtime makes are reported at the next 1 s PLEG relist (a requeue).
+//! - Time-driven runtime facts (an app that crashes 2 s after start, a stop that completes) are
+//!   known in advance, so instead of relisting every second the kubelet requeues the pod key for
+//!   the relist that would notice them. Faults wake the pod key through the world in the same way.
+//! - Probes are simulated analytically: each probe worker's ticks up to `now` are replayed when the
+//!   pod is synced, and the pod is requeued for the next tick whose outcome matters.
+//! - Back-off follows client-go's `flowcontrol.Backoff` (10 s doubling to 300 s; an entry expires
+//!   when 600 s pass between updates), keyed per container for restarts and per image for pulls.
+//! - In-memory state (back-offs, probe results, waiting reasons) is lost on restart, as in the
+//!   real kubelet; the runtime and the API status are what a restarted kubelet re-derives from.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::sim::api::WatchEvent;
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, Outcome};
-use crate::sim::types::{Kind, Object, ObjectKey};
+use serde_json::{json, Value as Json};
 
-/// Placeholder while the real controller is written.
-#[derive(Debug, Default)]
-pub struct Kubelet { node: String }
+use crate::sim::api::{
+    ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
+};
+use crate::sim::cache::Cache;
+use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
+use crate::sim::rng::Rng;
+use crate::sim::runtime::{
+    image_size, next_relist, parse_image, NodeRuntime, PodSandbox, ProbeKind, Termination,
+    REASON_STATUS_UNKNOWN,
+};
+use crate::sim::time::format_duration;
+use crate::sim::types::{
+    find_condition, Condition, Container, ContainerState, ContainerStateRunning,
+    ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, Kind, Lease, LeaseSpec,
+    Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, Probe, Time,
+};
+
+/// The namespace node Leases live in.
+pub const LEASE_NAMESPACE: &str = "kube-node-lease";
+/// `leaseDurationSeconds` the kubelet writes.
+pub const LEASE_DURATION_SECONDS: i64 = 40;
+/// Lease renewal and node status check period (`nodeStatusUpdateFrequency`, lease renew interval).
+pub const HEARTBEAT_PERIOD: Millis = 10_000;
+/// A node status is posted at least this often even when nothing changed (`nodeStatusReportFrequency`).
+pub const STATUS_REPORT_PERIOD: Millis = 300_000;
+/// First restart / pull back-off.
+pub const BACKOFF_INITIAL: Millis = 10_000;
+/// Back-off cap (`MaxContainerBackOff`).
+pub const BACKOFF_MAX: Millis = 300_000;
+/// How long a crash-looping app runs before it exits, at least and at most.
+const CRASH_RUN: (Millis, Millis) = (1_000, 3_000);
+/// A simulated app stops within this long after SIGTERM (bounded by the grace period).
+const STOP_TIME: (Millis, Millis) = (0, 2_000);
+/// Replaying probe ticks stops after this many in one pass (a safety bound).
+const MAX_PROBE_TICKS: usize = 10_000;
+
+/// The pod condition types the kubelet owns; others (DisruptionTarget…) are preserved.
+const KUBELET_CONDITIONS: [&str; 5] = [
+    "PodScheduled",
+    "Ready",
+    "Initialized",
+    "ContainersReady",
+    "PodReadyToStartContainers",
+];
+
+/// client-go's `flowcontrol.Backoff`: per-key exponential back-off whose entries expire.
+#[derive(Clone, Debug, Default)]
+struct Backoff {
+    entries: BTreeMap<String, BackoffEntry>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct BackoffEntry {
+    backoff: Millis,
+    last_update: Millis,
+}
+
+/// After 2 × max without an update an entry starts over ("stable for twice the max").
+fn backoff_expired(event_time: Millis, last_update: Millis) -> bool {
+    event_time.saturating_sub(last_update) > 2 * BACKOFF_MAX
+}
+
+impl Backoff {
+    fn get(&self, id: &str) -> Millis {
+        self.entries.get(id).map_or(0, |e| e.backoff)
+    }
+
+    fn next(&mut self, id: &str, event_time: Millis, now: Millis) {
+        let backoff = match self.entries.get(id) {
+            Some(e) if !backoff_expired(event_time, e.last_update) => {
+                (e.backoff * 2).min(BACKOFF_MAX)
+            }
+            _ => BACKOFF_INITIAL,
+        };
+        self.entries.insert(
+            id.to_string(),
+            BackoffEntry {
+                backoff,
+                last_update: now,
+            },
+        );
+    }
+
+    /// True while less than the back-off has passed since `event_time` (a container's exit).
+    fn in_backoff_since(&self, id: &str, event_time: Millis, now: Millis) -> bool {
+        self.entries.get(id).is_some_and(|e| {
+            !backoff_expired(event_time, e.last_update)
+                && now.saturating_sub(event_time) < e.backoff
+        })
+    }
+
+    /// True while less than the back-off has passed since the last failure (image pulls).
+    fn in_backoff_since_update(&self, id: &str, now: Millis) -> bool {
+        self.entries.get(id).is_some_and(|e| {
+            !backoff_expired(now, e.last_update) && now.saturating_sub(e.last_update) < e.backoff
+        })
+    }
+
+    fn retry_at(&self, id: &str) -> Option<Millis> {
+        self.entries.get(id).map(|e| e.last_update + e.backoff)
+    }
+
+    fn forget_prefix(&mut self, prefix: &str) {
+        self.entries.retain(|k, _| !k.starts_with(prefix));
+    }
+}
+
+/// One probe worker's memory, for one container instance.
+#[derive(Clone, Debug)]
+struct ProbeWorker {
+    container_id: String,
+    next_tick: Millis,
+    /// The published result: `None` is Unknown (startup probes start there).
+    result: Option<bool>,
+    last_raw: Option<bool>,
+    run: i64,
+    /// A failed liveness/startup probe stops probing until a new container instance appears.
+    on_hold: bool,
+    /// When a startup probe succeeded; it is not run again for this instance.
+    succeeded_at: Option<Millis>,
+}
+
+impl ProbeWorker {
+    fn settled(&self) -> bool {
+        self.result == Some(true) && self.last_raw != Some(false)
+    }
+}
+
+/// An image pull in flight (the serial image puller: one pull at a time per node).
+#[derive(Clone, Debug)]
+struct Pull {
+    image: String,
+    requested_at: Millis,
+    began_at: Millis,
+    done_at: Millis,
+    error: Option<String>,
+}
+
+/// The kubelet of one node.
+#[derive(Debug)]
+pub struct Kubelet {
+    node: String,
+    /// Restart back-off per container (`<uid>/<container>`).
+    crash_backoff: Backoff,
+    /// Pull back-off per pod and image (`<uid>_<image>`), with the last pull error.
+    pull_backoff: Backoff,
+    pull_errors: BTreeMap<String, String>,
+    probes: BTreeMap<(String, String, ProbeKind), ProbeWorker>,
+    pulls: BTreeMap<(String, String), Pull>,
+    puller_free_at: Millis,
+    /// Why a container could not be started last time (the kubelet's reasonCache).
+    reasons: BTreeMap<(String, String), (String, String)>,
+    /// The status this kubelet last wrote per pod uid, to ignore the echo of its own writes.
+    written: BTreeMap<String, PodStatus>,
+    /// Per pod uid: (the cached resourceVersion a write was based on, the one it produced).
+    status_rv: BTreeMap<String, (String, String)>,
+    /// The cached resourceVersion of the status write in flight, per pod uid.
+    status_anchor: BTreeMap<String, String>,
+    node_posted_at: Option<Millis>,
+    /// When the status post in flight was decided (the report period counts from there).
+    node_post_sent_at: Millis,
+    /// The start-up node events were recorded by this process.
+    started: bool,
+    /// NodeReady was recorded for the current not-ready episode.
+    ready_announced: bool,
+    last_unschedulable: Option<bool>,
+    lease: Option<Lease>,
+    lease_exists: bool,
+}
 
 impl Kubelet {
-    /// A fresh instance.
+    /// The kubelet of `node`, as a freshly started process.
     pub fn new(node: &str) -> Self {
-        Self { node: node.to_string() }
+        Kubelet {
+            node: node.to_string(),
+            crash_backoff: Backoff::default(),
+            pull_backoff: Backoff::default(),
+            pull_errors: BTreeMap::new(),
+            probes: BTreeMap::new(),
+            pulls: BTreeMap::new(),
+            puller_free_at: 0,
+            reasons: BTreeMap::new(),
+            written: BTreeMap::new(),
+            status_rv: BTreeMap::new(),
+            status_anchor: BTreeMap::new(),
+            node_posted_at: None,
+            node_post_sent_at: 0,
+            started: false,
+            ready_announced: false,
+            last_unschedulable: None,
+            lease: None,
+            lease_exists: false,
+        }
+    }
+
+    fn node_key(&self) -> ObjectKey {
+        ObjectKey::new(Kind::Node, "", &self.node)
+    }
+
+    fn lease_key(&self) -> ObjectKey {
+        ObjectKey::new(Kind::Lease, LEASE_NAMESPACE, &self.node)
+    }
+
+    /// A stable small number for this node: its trailing digits, else a hash (for IP ranges).
+    fn node_index(&self) -> u8 {
+        let digits: String = self
+            .node
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if let Ok(n) = digits.parse::<u32>() {
+            return (n % 250) as u8;
+        }
+        let h = self
+            .node
+            .bytes()
+            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
+        (h % 250 + 1) as u8
+    }
+
+    /// The first three octets of this node's pod range: from `spec.podCIDR` when it is a /24.
+    fn pod_ip_prefix(&self, node: Option<&Node>) -> String {
+        if let Some(cidr) = node.and_then(|n| n.spec.pod_cidr.as_deref()) {
+            if let Some(base) = cidr.strip_suffix(".0/24") {
+                if base.split('.').count() == 3 && base.split('.').all(|o| o.parse::<u8>().is_ok())
+                {
+                    return base.to_string();
+                }
+            }
+        }
+        format!("10.244.{}", self.node_index())
+    }
+
+    /// The node's InternalIP from its status, or a kind-style address derived from its index.
+    fn host_ip(&self, node: Option<&Node>) -> String {
+        let from_status = node
+            .and_then(|n| n.status.addresses.as_ref())
+            .and_then(|a| a.as_array())
+            .and_then(|a| {
+                a.iter()
+                    .find(|x| x.get("type").and_then(Json::as_str) == Some("InternalIP"))
+                    .and_then(|x| x.get("address").and_then(Json::as_str))
+                    .map(str::to_string)
+            });
+        from_status.unwrap_or_else(|| format!("172.18.0.{}", self.node_index() as u16 + 2))
+    }
+
+    /// An UpdateStatus with the cached resourceVersion, or with the one our own last write produced
+    /// when the cache has not seen that write's echo yet (the status manager remembers its writes).
+    fn update_status(&mut self, pod: &Pod, status: PodStatus) -> ApiRequest {
+        let uid = pod.metadata.uid.clone();
+        let cached_rv = pod.metadata.resource_version.clone();
+        let mut p = pod.clone();
+        if let Some((anchor, latest)) = self.status_rv.get(&uid) {
+            if *anchor == cached_rv {
+                p.metadata.resource_version = latest.clone();
+            }
+        }
+        self.status_anchor.insert(uid, cached_rv);
+        p.status = status;
+        ApiRequest::UpdateStatus(Object::Pod(p))
+    }
+
+    /// Drops everything this process remembers about a pod incarnation.
+    fn forget_pod(&mut self, uid: &str) {
+        self.crash_backoff.forget_prefix(&format!("{uid}/"));
+        self.pull_backoff.forget_prefix(&format!("{uid}_"));
+        self.pull_errors
+            .retain(|k, _| !k.starts_with(&format!("{uid}_")));
+        self.probes.retain(|(u, _, _), _| u != uid);
+        self.pulls.retain(|(u, _), _| u != uid);
+        self.reasons.retain(|(u, _), _| u != uid);
+        self.written.remove(uid);
+        self.status_rv.remove(uid);
+        self.status_anchor.remove(uid);
+    }
+
+    /// Kills and removes the sandbox of a pod the API no longer has. Returns how many containers ran.
+    fn kill_orphan(&mut self, rt: &mut NodeRuntime, uid: &str, out: &mut Outcome) -> usize {
+        let Some(sandbox) = rt.remove_sandbox(uid) else {
+            return 0;
+        };
+        let key = ObjectKey::new(Kind::Pod, &sandbox.namespace, &sandbox.name);
+        let mut n = 0;
+        for (name, c) in &sandbox.containers {
+            if c.running {
+                n += 1;
+                out.event(EventRecord {
+                    type_: "Normal",
+                    reason: "Killing".into(),
+                    message: format!("Stopping container {name}"),
+                    object: key.clone(),
+                    uid: uid.to_string(),
+                    field_path: format!("spec.containers{{{name}}}"),
+                });
+            }
+        }
+        self.forget_pod(uid);
+        n
+    }
+
+    // ------------------------------------------------------------------ pods
+
+    fn sync_pod(
+        &mut self,
+        key: &ObjectKey,
+        now: Millis,
+        cache: &Cache,
+        rng: &mut Rng,
+        rt: &mut NodeRuntime,
+    ) -> Outcome {
+        let mut out = Outcome::default();
+        rt.settle(now);
+        let obj = cache
+            .get(key)
+            .filter(|o| o.as_pod().is_some_and(|p| p.spec.node_name == self.node))
+            .cloned();
+        let uid = obj.as_ref().map(|o| o.meta().uid.clone());
+        let stale: Vec<String> = rt
+            .pods
+            .values()
+            .filter(|s| {
+                s.namespace == key.namespace && s.name == key.name && Some(&s.uid) != uid.as_ref()
+            })
+            .map(|s| s.uid.clone())
+            .collect();
+        let mut killed = 0;
+        for u in &stale {
+            killed += self.kill_orphan(rt, u, &mut out);
+        }
+        let Some(obj) = obj else {
+            out.record = Some(ReconcileRecord {
+                observed: match (stale.is_empty(), killed) {
+                    (true, _) => {
+                        "pod no longer exists on this node; nothing left in the runtime".into()
+                    }
+                    (false, 0) => "pod no longer exists; its stopped sandbox remains".into(),
+                    (false, n) => format!("pod no longer exists; {n} container(s) still running"),
+                },
+                desired: "no containers for this pod".into(),
+                diff: match (stale.is_empty(), killed) {
+                    (true, _) => String::new(),
+                    (false, 0) => "remove the sandbox".into(),
+                    (false, n) => format!("kill {n} container(s), remove the sandbox"),
+                },
+            });
+            return out;
+        };
+        let pod = obj.as_pod().expect("filtered to pods above");
+        let node = cache.get(&self.node_key()).and_then(|o| o.as_node());
+        if matches!(pod.status.phase.as_str(), "Succeeded" | "Failed") {
+            self.sync_terminated(&obj, pod, now, rt, &mut out);
+        } else if pod.metadata.deletion_timestamp.is_some() {
+            self.sync_terminating(&obj, pod, node, now, rng, rt, &mut out);
+        } else {
+            self.sync_running(&obj, pod, node, now, rng, rt, &mut out);
+        }
+        out
+    }
+
+    /// A pod in a terminal phase: nothing runs; a deleted one is confirmed gone.
+    fn sync_terminated(
+        &mut self,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        now: Millis,
+        rt: &mut NodeRuntime,
+        out: &mut Outcome,
+    ) {
+        let uid = &pod.metadata.uid;
+        let running: Vec<String> = rt.pods.get(uid).map_or(Vec::new(), |s| {
+            s.containers
+                .iter()
+                .filter(|(_, c)| c.running)
+                .map(|(n, _)| n.clone())
+                .collect()
+        });
+        for name in &running {
+            out.event(
+                EventRecord::normal(obj, "Killing", format!("Stopping container {name}"))
+                    .at_field(format!("spec.containers{{{name}}}")),
+            );
+            rt.kill_container(uid, name, now, 0, "Completed");
+        }
+        let deleting = pod.metadata.deletion_timestamp.is_some();
+        if deleting {
+            out.request(delete_request(pod));
+        }
+        out.record = Some(ReconcileRecord {
+            observed: format!(
+                "{}; {}",
+                pod.status.phase,
+                summarize(&pod.status.container_statuses)
+            ),
+            desired: if deleting {
+                "pod object deleted".into()
+            } else {
+                "nothing runs (the pod finished)".into()
+            },
+            diff: if deleting {
+                "delete the pod object (grace period 0)".into()
+            } else {
+                String::new()
+            },
+        });
+    }
+
+    /// A pod being deleted: stop its containers, then report a terminal phase and delete it.
+    #[allow(clippy::too_many_arguments)]
+    fn sync_terminating(
+        &mut self,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        node: Option<&Node>,
+        now: Millis,
+        rng: &mut Rng,
+        rt: &mut NodeRuntime,
+        out: &mut Outcome,
+    ) {
+        let uid = pod.metadata.uid.clone();
+        let view = rt.pods.get(&uid).cloned();
+        let mut wake: Option<Millis> = None;
+        self.run_probes(obj, pod, rt, now, true, out, &mut wake);
+        self.pulls.retain(|(u, _), _| *u != uid);
+        let deadline = pod.metadata.deletion_timestamp.map_or(now, |t| t.0);
+        let grace_left = deadline.saturating_sub(now);
+        let running: Vec<(String, bool)> = rt.pods.get(&uid).map_or(Vec::new(), |s| {
+            s.containers
+                .iter()
+                .filter(|(_, c)| c.running)
+                .map(|(n, c)| (n.clone(), c.stopping))
+                .collect()
+        });
+        for (name, stopping) in &running {
+            if !stopping {
+                let after = rng.range(STOP_TIME.0, STOP_TIME.1).min(grace_left);
+                rt.stop_container(&uid, name, now + after, 0);
+                out.event(
+                    EventRecord::normal(obj, "Killing", format!("Stopping container {name}"))
+                        .at_field(format!("spec.containers{{{name}}}")),
+                );
+            }
+        }
+        if let Some(s) = rt.pods.get(&uid) {
+            for c in s.containers.values().filter(|c| c.running) {
+                if let Some(e) = &c.scheduled_exit {
+                    wake = min_opt(wake, next_relist(e.at));
+                }
+            }
+        }
+        let host_ip = self.host_ip(node);
+        if !running.is_empty() {
+            let status = self.generate_status(pod, view.as_ref(), &host_ip, now, false);
+            if status != pod.status {
+                let req = self.update_status(pod, status);
+                out.request(req);
+            }
+            if let Some(w) = wake {
+                out.requeue(w.saturating_sub(now).max(1));
+            }
+            out.record = Some(ReconcileRecord {
+                observed: format!("terminating; {} container(s) running", running.len()),
+                desired: "containers stopped, then the pod object deleted".into(),
+                diff: format!(
+                    "stop {} (grace period ends in {})",
+                    running
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    format_duration(grace_left)
+                ),
+            });
+            return;
+        }
+        let status = self.generate_status(pod, view.as_ref(), &host_ip, now, true);
+        let phase = status.phase.clone();
+        if status != pod.status {
+            let req = self.update_status(pod, status);
+            out.request(req);
+        }
+        out.request(delete_request(pod));
+        out.record = Some(ReconcileRecord {
+            observed: "terminating; all containers stopped".into(),
+            desired: "pod object deleted".into(),
+            diff: format!("report phase {phase}, then delete the pod object (grace period 0)"),
+        });
+    }
+
+    /// A pod that should run: start what is missing, restart what exited, probe what runs.
+    #[allow(clippy::too_many_arguments)]
+    fn sync_running(
+        &mut self,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        node: Option<&Node>,
+        now: Millis,
+        rng: &mut Rng,
+        rt: &mut NodeRuntime,
+        out: &mut Outcome,
+    ) {
+        let uid = pod.metadata.uid.clone();
+        let view = rt.pods.get(&uid).cloned();
+        let mut wake: Option<Millis> = None;
+        let mut changed = false;
+        let kills = self.run_probes(obj, pod, rt, now, false, out, &mut wake);
+        let policy = restart_policy(pod);
+        let pod_ref = format!("{}_{}({})", pod.metadata.name, pod.metadata.namespace, uid);
+        let mut gaps: Vec<String> = Vec::new();
+
+        if !rt.pods.contains_key(&uid) && !pod.spec.containers.is_empty() {
+            if pod.status.pod_ip.is_some() {
+                out.event(EventRecord::normal(
+                    obj,
+                    "SandboxChanged",
+                    "Pod sandbox changed, it will be killed and re-created.",
+                ));
+            }
+            let prefix = self.pod_ip_prefix(node);
+            rt.ensure_sandbox(
+                &uid,
+                &pod.metadata.namespace,
+                &pod.metadata.name,
+                &prefix,
+                now,
+            );
+            changed = true;
+        }
+
+        for c in &pod.spec.containers {
+            let name = c.name.clone();
+            let field = format!("spec.containers{{{name}}}");
+            let ck = (uid.clone(), name.clone());
+            if let Some(cur) = rt.container(&uid, &name).filter(|x| x.running).cloned() {
+                if let Some(msg) = kills.get(&name) {
+                    let restart = policy != "Never";
+                    let msg = if restart {
+                        format!("{msg}, will be restarted")
+                    } else {
+                        msg.clone()
+                    };
+                    out.event(EventRecord::normal(obj, "Killing", msg).at_field(field.clone()));
+                    rt.kill_container(&uid, &name, now, 137, "Error");
+                    changed = true;
+                } else if cur.image != c.image {
+                    out.event(
+                        EventRecord::normal(
+                            obj,
+                            "Killing",
+                            format!("Container {name} definition changed, will be restarted"),
+                        )
+                        .at_field(field.clone()),
+                    );
+                    rt.kill_container(&uid, &name, now, 0, "Completed");
+                    changed = true;
+                } else {
+                    continue;
+                }
+            }
+            let cur = rt.container(&uid, &name).cloned();
+            let should_start = match &cur {
+                None => true,
+                Some(x) if x.running => false,
+                Some(x) => {
+                    let code = x.termination.as_ref().map_or(0, |t| t.exit_code);
+                    policy == "Always" || (policy == "OnFailure" && code != 0)
+                }
+            };
+            if !should_start {
+                continue;
+            }
+            if let Some(finished) = cur.as_ref().and_then(|x| x.finished_at()) {
+                let bk = format!("{uid}/{name}");
+                if self.crash_backoff.in_backoff_since(&bk, finished, now) {
+                    let b = self.crash_backoff.get(&bk);
+                    out.event(
+                        EventRecord::warning(
+                            obj,
+                            "BackOff",
+                            format!("Back-off restarting failed container {name} in pod {pod_ref}"),
+                        )
+                        .at_field(field.clone()),
+                    );
+                    self.reasons.insert(
+                        ck,
+                        (
+                            "CrashLoopBackOff".into(),
+                            format!(
+                                "back-off {} restarting failed container={name} pod={pod_ref}",
+                                format_duration(b)
+                            ),
+                        ),
+                    );
+                    wake = min_opt(wake, finished + b);
+                    gaps.push(format!(
+                        "{name}: back-off {} before restart",
+                        format_duration(b)
+                    ));
+                    continue;
+                }
+                self.crash_backoff.next(&bk, finished, now);
+            }
+            if !self.ensure_image(obj, pod, c, rt, rng, now, out, &mut wake, &mut gaps) {
+                continue;
+            }
+            let (attempt, seed) = match &cur {
+                Some(x) => (x.attempt + 1, None),
+                None => seed_from_status(pod, &name),
+            };
+            let crash_after = rng.range(CRASH_RUN.0, CRASH_RUN.1);
+            rt.start_container(&uid, &name, &c.image, attempt, seed, crash_after, now);
+            out.event(
+                EventRecord::normal(obj, "Created", format!("Created container: {name}"))
+                    .at_field(field.clone()),
+            );
+            out.event(
+                EventRecord::normal(obj, "Started", format!("Started container {name}"))
+                    .at_field(field),
+            );
+            self.reasons.remove(&ck);
+            changed = true;
+            gaps.push(format!(
+                "{name}: {}",
+                if attempt > 0 { "restarted" } else { "started" }
+            ));
+        }
+
+        if changed {
+            wake = min_opt(wake, next_relist(now));
+        }
+        if let Some(s) = rt.pods.get(&uid) {
+            for c in s.containers.values().filter(|c| c.running) {
+                if let Some(e) = &c.scheduled_exit {
+                    wake = min_opt(wake, next_relist(e.at));
+                }
+            }
+        }
+        let status = self.generate_status(pod, view.as_ref(), &self.host_ip(node), now, false);
+        let observed = format!(
+            "{}; {}",
+            status.phase,
+            summarize(&status.container_statuses)
+        );
+        if status != pod.status {
+            let req = self.update_status(pod, status);
+            out.request(req);
+            if gaps.is_empty() {
+                gaps.push("status out of date".into());
+            }
+        }
+        if let Some(w) = wake {
+            out.requeue(w.saturating_sub(now).max(1));
+        }
+        out.record = Some(ReconcileRecord {
+            observed,
+            desired: pod
+                .spec
+                .containers
+                .iter()
+                .map(|c| format!("{} running {}", c.name, c.image))
+                .collect::<Vec<_>>()
+                .join(", "),
+            diff: gaps.join("; "),
+        });
+    }
+
+    /// Makes sure the container's image is on the node. Returns true when it can be started now.
+    #[allow(clippy::too_many_arguments)]
+    fn ensure_image(
+        &mut self,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        c: &Container,
+        rt: &mut NodeRuntime,
+        rng: &mut Rng,
+        now: Millis,
+        out: &mut Outcome,
+        wake: &mut Option<Millis>,
+        gaps: &mut Vec<String>,
+    ) -> bool {
+        let uid = &pod.metadata.uid;
+        let name = &c.name;
+        let field = format!("spec.containers{{{name}}}");
+        let ck = (uid.clone(), name.clone());
+        let image = &c.image;
+        let parsed = match parse_image(image) {
+            Ok(r) => r,
+            Err(e) => {
+                let msg = format!("Failed to apply default image tag {image:?}: couldn't parse image name {image:?}: {e}");
+                out.event(
+                    EventRecord::warning(obj, "InspectFailed", msg.clone()).at_field(field.clone()),
+                );
+                out.event(
+                    EventRecord::warning(obj, "Failed", "Error: InvalidImageName").at_field(field),
+                );
+                self.reasons.insert(ck, ("InvalidImageName".into(), msg));
+                gaps.push(format!("{name}: image name {image:?} is invalid"));
+                return false;
+            }
+        };
+        let image_ref = parsed.normalized();
+        let policy = c.image_pull_policy.clone().unwrap_or_else(|| {
+            if parsed.is_latest() {
+                "Always".into()
+            } else {
+                "IfNotPresent".into()
+            }
+        });
+        let present = rt.has_image(&image_ref);
+        if policy == "Never" || (present && policy != "Always") {
+            if present {
+                out.event(
+                    EventRecord::normal(
+                        obj,
+                        "Pulled",
+                        format!("Container image {image:?} already present on machine"),
+                    )
+                    .at_field(field),
+                );
+                return true;
+            }
+            let msg = format!("Container image {image:?} is not present with pull policy of Never");
+            out.event(
+                EventRecord::warning(obj, "ErrImageNeverPull", msg.clone()).at_field(field.clone()),
+            );
+            out.event(
+                EventRecord::warning(obj, "Failed", "Error: ErrImageNeverPull").at_field(field),
+            );
+            self.reasons.insert(ck, ("ErrImageNeverPull".into(), msg));
+            gaps.push(format!(
+                "{name}: image not present and imagePullPolicy is Never"
+            ));
+            return false;
+        }
+        let bk = format!("{uid}_{image}");
+        if let Some(p) = self.pulls.get(&ck).cloned() {
+            self.pulls.remove(&ck);
+            if p.image == *image {
+                if now < p.done_at {
+                    self.pulls.insert(ck, p.clone());
+                    *wake = min_opt(*wake, p.done_at);
+                    gaps.push(format!("{name}: pulling {image}"));
+                    return false;
+                }
+                if let Some(err) = p.error {
+                    out.event(
+                        EventRecord::warning(
+                            obj,
+                            "Failed",
+                            format!("Failed to pull image {image:?}: {err}"),
+                        )
+                        .at_field(field.clone()),
+                    );
+                    out.event(
+                        EventRecord::warning(obj, "Failed", "Error: ErrImagePull").at_field(field),
+                    );
+                    self.pull_backoff.next(&bk, now, now);
+                    self.pull_errors.insert(bk, err.clone());
+                    self.reasons.insert(ck, ("ErrImagePull".into(), err));
+                    *wake = min_opt(*wake, next_relist(now));
+                    gaps.push(format!("{name}: image pull failed"));
+                    return false;
+                }
+                rt.images.insert(image_ref.clone());
+                out.event(
+                    EventRecord::normal(
+                        obj,
+                        "Pulled",
+                        format!(
+                            "Successfully pulled image {image:?} in {} ({} including waiting). Image size: {} bytes.",
+                            format_duration(p.done_at - p.began_at),
+                            format_duration(p.done_at - p.requested_at),
+                            image_size(&image_ref)
+                        ),
+                    )
+                    .at_field(field),
+                );
+                return true;
+            }
+        }
+        if self.pull_backoff.in_backoff_since_update(&bk, now) {
+            out.event(
+                EventRecord::normal(obj, "BackOff", format!("Back-off pulling image {image:?}"))
+                    .at_field(field.clone()),
+            );
+            out.event(
+                EventRecord::warning(obj, "Failed", "Error: ImagePullBackOff").at_field(field),
+            );
+            let last = self.pull_errors.get(&bk).cloned().unwrap_or_default();
+            self.reasons.insert(
+                ck,
+                (
+                    "ImagePullBackOff".into(),
+                    format!("Back-off pulling image {image:?}: ErrImagePull: {last}"),
+                ),
+            );
+            if let Some(at) = self.pull_backoff.retry_at(&bk) {
+                *wake = min_opt(*wake, at);
+            }
+            gaps.push(format!("{name}: back-off pulling {image}"));
+            return false;
+        }
+        out.event(
+            EventRecord::normal(obj, "Pulling", format!("Pulling image {image:?}")).at_field(field),
+        );
+        let began = now.max(self.puller_free_at);
+        let error = rt.pull_error(&image_ref);
+        let layers_cached = present
+            || self.pulls.values().any(|p| {
+                p.error.is_none()
+                    && p.done_at <= began
+                    && crate::sim::runtime::normalize_image(&p.image) == image_ref
+            });
+        let took = if error.is_some() {
+            rng.range(300, 1_500)
+        } else if layers_cached {
+            rng.range(100, 600)
+        } else {
+            rng.range(1_000, 4_000)
+        };
+        let done_at = began + took;
+        self.puller_free_at = done_at;
+        self.pulls.insert(
+            ck,
+            Pull {
+                image: image.clone(),
+                requested_at: now,
+                began_at: began,
+                done_at,
+                error,
+            },
+        );
+        *wake = min_opt(*wake, done_at);
+        gaps.push(format!("{name}: pulling {image}"));
+        false
+    }
+
+    /// Replays each probe worker's ticks up to `now`. Returns the containers a failed liveness or
+    /// startup probe condemns, with the kill message.
+    #[allow(clippy::too_many_arguments)]
+    fn run_probes(
+        &mut self,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        rt: &NodeRuntime,
+        now: Millis,
+        terminating: bool,
+        out: &mut Outcome,
+        wake: &mut Option<Millis>,
+    ) -> BTreeMap<String, String> {
+        let uid = pod.metadata.uid.clone();
+        let pod_ip = rt.pods.get(&uid).map(|s| s.ip.clone()).unwrap_or_default();
+        let mut kills = BTreeMap::new();
+        for c in &pod.spec.containers {
+            let Some(cur) = rt.container(&uid, &c.name).filter(|x| x.running) else {
+                continue;
+            };
+            let started_at = cur.started_at.unwrap_or(now);
+            for (kind, probe) in [
+                (ProbeKind::Startup, &c.startup_probe),
+                (ProbeKind::Readiness, &c.readiness_probe),
+                (ProbeKind::Liveness, &c.liveness_probe),
+            ] {
+                let Some(probe) = probe else { continue };
+                if terminating && kind != ProbeKind::Readiness {
+                    continue;
+                }
+                let gate: Option<Millis> =
+                    if kind == ProbeKind::Startup || c.startup_probe.is_none() {
+                        Some(0)
+                    } else {
+                        self.probes
+                            .get(&(uid.clone(), c.name.clone(), ProbeKind::Startup))
+                            .filter(|w| w.container_id == cur.id)
+                            .and_then(|w| w.succeeded_at)
+                    };
+                let period = probe.period_seconds.unwrap_or(10).max(1) as Millis * 1000;
+                let delay = probe.initial_delay_seconds.unwrap_or(0).max(0) as Millis * 1000;
+                let success_threshold = probe.success_threshold.unwrap_or(1).max(1);
+                let failure_threshold = probe.failure_threshold.unwrap_or(3).max(1);
+                let wk = (uid.clone(), c.name.clone(), kind);
+                let fresh = self
+                    .probes
+                    .get(&wk)
+                    .is_none_or(|w| w.container_id != cur.id);
+                if fresh {
+                    let first = started_at + delay;
+                    let next_tick = if first >= now {
+                        first
+                    } else if kind == ProbeKind::Readiness {
+                        now
+                    } else {
+                        first + (now - first).div_ceil(period) * period
+                    };
+                    let result = match kind {
+                        ProbeKind::Readiness => Some(false),
+                        ProbeKind::Liveness => Some(true),
+                        ProbeKind::Startup => None,
+                    };
+                    self.probes.insert(
+                        wk.clone(),
+                        ProbeWorker {
+                            container_id: cur.id.clone(),
+                            next_tick,
+                            result,
+                            last_raw: None,
+                            run: 0,
+                            on_hold: false,
+                            succeeded_at: None,
+                        },
+                    );
+                }
+                let w = self.probes.get_mut(&wk).expect("inserted above");
+                let mut ticks = 0;
+                while w.next_tick <= now {
+                    let t = w.next_tick;
+                    let done = w.on_hold || w.succeeded_at.is_some();
+                    let gated = gate.is_none_or(|g| t < g);
+                    let quiet = w.settled() && rt.fault_free(&uid, &c.name, kind, &cur.id, t, now);
+                    if done || quiet || ticks >= MAX_PROBE_TICKS || (gated && gate.is_none()) {
+                        w.next_tick = t + ((now - t) / period + 1) * period;
+                        break;
+                    }
+                    w.next_tick = t + period;
+                    if gated {
+                        continue;
+                    }
+                    ticks += 1;
+                    let raw = rt.app_answers(&uid, &c.name, kind, &cur.id, t);
+                    if w.last_raw == Some(raw) {
+                        w.run += 1;
+                    } else {
+                        w.last_raw = Some(raw);
+                        w.run = 1;
+                    }
+                    if !raw {
+                        out.event(
+                            EventRecord::warning(
+                                obj,
+                                "Unhealthy",
+                                format!(
+                                    "{} probe failed: {}",
+                                    kind.as_str(),
+                                    probe_failure_output(probe, kind, &pod_ip)
+                                ),
+                            )
+                            .at_field(format!("spec.containers{{{}}}", c.name)),
+                        );
+                    }
+                    let threshold = if raw {
+                        success_threshold
+                    } else {
+                        failure_threshold
+                    };
+                    if w.run >= threshold {
+                        w.result = Some(raw);
+                        if raw && kind == ProbeKind::Startup {
+                            w.succeeded_at = Some(t);
+                        }
+                        if !raw && kind != ProbeKind::Readiness {
+                            w.on_hold = true;
+                            w.run = 0;
+                            kills.insert(
+                                c.name.clone(),
+                                format!(
+                                    "Container {} failed {} probe",
+                                    c.name,
+                                    kind.as_str().to_lowercase()
+                                ),
+                            );
+                        }
+                    }
+                }
+                let finished = w.on_hold || w.succeeded_at.is_some();
+                let healthy_next = rt.app_answers(&uid, &c.name, kind, &cur.id, w.next_tick);
+                if !finished && !(w.settled() && healthy_next) {
+                    *wake = min_opt(*wake, w.next_tick);
+                }
+            }
+        }
+        kills
+    }
+
+    /// The pod status the kubelet reports, from the runtime as the PLEG saw it (`view`).
+    fn generate_status(
+        &self,
+        pod: &Pod,
+        view: Option<&PodSandbox>,
+        host_ip: &str,
+        now: Millis,
+        terminal: bool,
+    ) -> PodStatus {
+        let uid = &pod.metadata.uid;
+        let old = &pod.status;
+        let deleting = pod.metadata.deletion_timestamp.is_some();
+        let policy = restart_policy(pod);
+        let mut statuses: Vec<ContainerStatus> = Vec::new();
+        for c in &pod.spec.containers {
+            let old_cs = old.container_statuses.iter().find(|s| s.name == c.name);
+            let mut cs = ContainerStatus {
+                name: c.name.clone(),
+                image: c.image.clone(),
+                ready: false,
+                started: Some(false),
+                restart_count: 0,
+                state: waiting("ContainerCreating", None),
+                last_state: Some(ContainerState::default()),
+                image_id: None,
+                container_id: None,
+            };
+            if let Some(o) = old_cs {
+                if o.state.terminated.is_some() {
+                    cs = o.clone();
+                } else {
+                    cs.restart_count = o.restart_count;
+                    cs.last_state = o
+                        .last_state
+                        .clone()
+                        .or_else(|| Some(ContainerState::default()));
+                }
+            }
+            let rec = view.and_then(|v| v.containers.get(&c.name));
+            match rec {
+                Some(r) => {
+                    cs.restart_count = r.attempt;
+                    cs.image = r.image_ref.clone();
+                    cs.image_id = Some(r.image_id.clone());
+                    cs.container_id = Some(format!("containerd://{}", r.id));
+                    cs.last_state = Some(
+                        r.last_termination
+                            .as_ref()
+                            .map_or_else(ContainerState::default, terminated_state),
+                    );
+                    if r.running {
+                        let started = self.probe_passed(
+                            uid,
+                            c,
+                            &r.id,
+                            ProbeKind::Startup,
+                            c.startup_probe.as_ref(),
+                        );
+                        let ready = self.probe_passed(
+                            uid,
+                            c,
+                            &r.id,
+                            ProbeKind::Readiness,
+                            c.readiness_probe.as_ref(),
+                        );
+                        cs.state = ContainerState {
+                            running: Some(ContainerStateRunning {
+                                started_at: r.started_at.map(ts),
+                            }),
+                            ..Default::default()
+                        };
+                        cs.started = Some(started);
+                        cs.ready = started && ready;
+                    } else {
+                        cs.state = r
+                            .termination
+                            .as_ref()
+                            .map_or_else(|| waiting("ContainerCreating", None), terminated_state);
+                        cs.started = Some(false);
+                        cs.ready = false;
+                    }
+                }
+                None => {
+                    let lost = old_cs.is_some_and(|o| o.state.running.is_some());
+                    if lost
+                        && cs
+                            .last_state
+                            .as_ref()
+                            .is_none_or(|l| l.terminated.is_none())
+                    {
+                        cs.last_state = Some(terminated_state(&Termination {
+                            exit_code: 137,
+                            reason: REASON_STATUS_UNKNOWN.into(),
+                            message: Some("The container could not be located when the pod was deleted.  The container used to be Running".into()),
+                            ..Default::default()
+                        }));
+                        if !deleting {
+                            cs.restart_count += 1;
+                        }
+                    }
+                }
+            }
+            let will_restart = !deleting
+                && !terminal
+                && match rec {
+                    None => true,
+                    Some(r) if r.running => false,
+                    Some(r) => {
+                        let code = r.termination.as_ref().map_or(0, |t| t.exit_code);
+                        policy == "Always" || (policy == "OnFailure" && code != 0)
+                    }
+                };
+            if will_restart {
+                if let Some((reason, msg)) = self.reasons.get(&(uid.clone(), c.name.clone())) {
+                    if cs.state.terminated.is_some() {
+                        cs.last_state = Some(cs.state.clone());
+                    }
+                    cs.state = waiting(reason, Some(msg.clone()));
+                    cs.ready = false;
+                    cs.started = Some(false);
+                }
+            }
+            if terminal && cs.state.terminated.is_none() {
+                cs.state = terminated_state(&Termination {
+                    exit_code: 137,
+                    reason: REASON_STATUS_UNKNOWN.into(),
+                    message: Some(
+                        "The container could not be located when the pod was terminated".into(),
+                    ),
+                    ..Default::default()
+                });
+                cs.ready = false;
+                cs.started = Some(false);
+            }
+            statuses.push(cs);
+        }
+        statuses.sort_by(|a, b| a.name.cmp(&b.name));
+
+        let mut phase = get_phase(policy, &statuses, terminal).to_string();
+        let old_terminal = matches!(old.phase.as_str(), "Succeeded" | "Failed");
+        if old_terminal {
+            phase = old.phase.clone();
+        } else if terminal && !matches!(phase.as_str(), "Succeeded" | "Failed") {
+            phase = "Failed".into();
+        }
+        let (reason, message) = if phase == old.phase {
+            (old.reason.clone(), old.message.clone())
+        } else {
+            (None, None)
+        };
+
+        let mut conditions: Vec<Condition> = old
+            .conditions
+            .iter()
+            .filter(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()))
+            .cloned()
+            .collect();
+        let cond =
+            |type_: &str, ok: bool, reason: Option<&str>, message: Option<String>| -> Condition {
+                let status = if ok { "True" } else { "False" };
+                let prior = find_condition(&old.conditions, type_).filter(|c| c.status == status);
+                Condition {
+                    type_: type_.into(),
+                    status: status.into(),
+                    reason: reason.map(str::to_string),
+                    message,
+                    last_transition_time: prior
+                        .map_or(Some(ts(now)), |c| c.last_transition_time.or(Some(ts(now)))),
+                    ..Default::default()
+                }
+            };
+        conditions.push(cond(
+            "PodReadyToStartContainers",
+            view.is_some() && !terminal,
+            None,
+            None,
+        ));
+        conditions.push(cond(
+            "Initialized",
+            true,
+            (phase == "Succeeded").then_some("PodCompleted"),
+            None,
+        ));
+        let (cready, creason, cmessage) = containers_ready(pod, &statuses, &phase);
+        let (ready, rreason, rmessage) = if cready {
+            readiness_gates(pod, &old.conditions)
+        } else {
+            (false, creason.clone(), cmessage.clone())
+        };
+        conditions.push(cond("Ready", ready, rreason.as_deref(), rmessage));
+        conditions.push(cond(
+            "ContainersReady",
+            cready,
+            creason.as_deref(),
+            cmessage,
+        ));
+        conditions.push(cond("PodScheduled", true, None, None));
+
+        PodStatus {
+            phase,
+            conditions,
+            reason,
+            message,
+            host_ip: Some(host_ip.to_string()),
+            pod_ip: view.map(|v| v.ip.clone()).or_else(|| old.pod_ip.clone()),
+            start_time: old.start_time.or(Some(ts(now))),
+            nominated_node_name: old.nominated_node_name.clone(),
+            container_statuses: statuses,
+            init_container_statuses: old.init_container_statuses.clone(),
+            qos_class: Some(qos_class(pod).into()),
+        }
+    }
+
+    /// The published result of a probe for one container instance (true when there is no probe).
+    fn probe_passed(
+        &self,
+        uid: &str,
+        c: &Container,
+        container_id: &str,
+        kind: ProbeKind,
+        probe: Option<&Probe>,
+    ) -> bool {
+        if probe.is_none() {
+            return true;
+        }
+        self.probes
+            .get(&(uid.to_string(), c.name.clone(), kind))
+            .filter(|w| w.container_id == container_id)
+            .is_some_and(|w| w.result == Some(true) || w.succeeded_at.is_some())
+    }
+
+    // ------------------------------------------------------------------ node
+
+    /// Node status (checked every 10 s, posted on change or every 5 min) and pod housekeeping.
+    fn sync_node(&mut self, now: Millis, cache: &Cache, rt: Option<&mut NodeRuntime>) -> Outcome {
+        let mut out = Outcome::default();
+        if let Some(rt) = rt {
+            rt.settle(now);
+            let live: BTreeSet<String> = cache
+                .list(Kind::Pod)
+                .map(|o| o.meta().uid.clone())
+                .collect();
+            let orphans: Vec<String> = rt
+                .pods
+                .keys()
+                .filter(|u| !live.contains(*u))
+                .cloned()
+                .collect();
+            for uid in orphans {
+                self.kill_orphan(rt, &uid, &mut out);
+            }
+            let known: BTreeSet<String> = live.iter().chain(rt.pods.keys()).cloned().collect();
+            let forgotten: BTreeSet<String> = self
+                .written
+                .keys()
+                .chain(self.reasons.keys().map(|(u, _)| u))
+                .filter(|u| !known.contains(*u))
+                .cloned()
+                .collect();
+            for uid in forgotten {
+                self.forget_pod(&uid);
+            }
+        }
+        let Some(obj) = cache.get(&self.node_key()).cloned() else {
+            out.record = Some(ReconcileRecord {
+                observed: "Node object not found".into(),
+                desired: "Node status posted".into(),
+                diff: String::new(),
+            });
+            return out;
+        };
+        let Some(node) = obj.as_node() else {
+            return out;
+        };
+        let node_ref = |reason: &str, message: String| EventRecord {
+            type_: "Normal",
+            reason: reason.into(),
+            message,
+            object: obj.key(),
+            uid: node.metadata.name.clone(),
+            field_path: String::new(),
+        };
+        let status_is_now =
+            |what: &str| format!("Node {} status is now: {what}", node.metadata.name);
+        let first_pass = !self.started;
+        if first_pass {
+            self.started = true;
+            out.event(node_ref("Starting", "Starting kubelet.".into()));
+        }
+        let desired = [
+            (
+                "MemoryPressure",
+                "False",
+                "KubeletHasSufficientMemory",
+                "kubelet has sufficient memory available",
+                "NodeHasSufficientMemory",
+            ),
+            (
+                "DiskPressure",
+                "False",
+                "KubeletHasNoDiskPressure",
+                "kubelet has no disk pressure",
+                "NodeHasNoDiskPressure",
+            ),
+            (
+                "PIDPressure",
+                "False",
+                "KubeletHasSufficientPID",
+                "kubelet has sufficient PID available",
+                "NodeHasSufficientPID",
+            ),
+            (
+                "Ready",
+                "True",
+                "KubeletReady",
+                "kubelet is posting ready status",
+                "NodeReady",
+            ),
+        ];
+        let mut new = node.clone();
+        let mut changed = false;
+        let mut ready_event = None;
+        for (type_, status, reason, message, event) in desired {
+            let old = find_condition(&node.status.conditions, type_);
+            let flips = old.is_none_or(|o| o.status != status);
+            let same_words = old.is_some_and(|o| {
+                o.status == status
+                    && o.reason.as_deref() == Some(reason)
+                    && o.message.as_deref() == Some(message)
+            });
+            changed |= !same_words;
+            let cond = Condition {
+                type_: type_.into(),
+                status: status.into(),
+                reason: Some(reason.into()),
+                message: Some(message.into()),
+                last_heartbeat_time: Some(ts(now)),
+                last_transition_time: if flips {
+                    Some(ts(now))
+                } else {
+                    old.and_then(|o| o.last_transition_time).or(Some(ts(now)))
+                },
+                ..Default::default()
+            };
+            match new.status.conditions.iter_mut().find(|c| c.type_ == type_) {
+                Some(c) => *c = cond,
+                None => new.status.conditions.push(cond),
+            }
+            if type_ == "Ready" {
+                if flips && !self.ready_announced {
+                    ready_event = Some(node_ref(event, status_is_now(event)));
+                    self.ready_announced = true;
+                } else if !flips {
+                    self.ready_announced = false;
+                }
+            } else if first_pass || flips {
+                out.event(node_ref(event, status_is_now(event)));
+            }
+        }
+        if first_pass {
+            out.event(node_ref(
+                "NodeAllocatableEnforced",
+                "Updated Node Allocatable limit across pods".into(),
+            ));
+        }
+        if let Some(e) = ready_event {
+            out.event(e);
+        }
+        if let Some(last) = self.last_unschedulable {
+            if last != node.spec.unschedulable {
+                let what = if node.spec.unschedulable {
+                    "NodeNotSchedulable"
+                } else {
+                    "NodeSchedulable"
+                };
+                out.event(node_ref(what, status_is_now(what)));
+            }
+        }
+        self.last_unschedulable = Some(node.spec.unschedulable);
+        let mut capacity = node.status.capacity.clone();
+        let mut allocatable = node.status.allocatable.clone();
+        if capacity.is_empty() {
+            capacity = allocatable.clone();
+        }
+        if allocatable.is_empty() {
+            allocatable = capacity.clone();
+        }
+        capacity
+            .entry("pods".into())
+            .or_insert_with(|| "110".into());
+        allocatable
+            .entry("pods".into())
+            .or_insert_with(|| "110".into());
+        changed |= capacity != node.status.capacity || allocatable != node.status.allocatable;
+        new.status.capacity = capacity;
+        new.status.allocatable = allocatable;
+        if new.status.addresses.is_none() {
+            new.status.addresses = Some(json!([
+                {"type": "InternalIP", "address": self.host_ip(Some(node))},
+                {"type": "Hostname", "address": node.metadata.name},
+            ]));
+            changed = true;
+        }
+        if new.status.node_info.is_none() {
+            new.status.node_info = Some(json!({
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://2.1.4",
+                "kernelVersion": "6.8.0-79-generic",
+                "kubeProxyVersion": "",
+                "kubeletVersion": "v1.34.1",
+                "operatingSystem": "linux",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+            }));
+            changed = true;
+        }
+        let due = self
+            .node_posted_at
+            .is_none_or(|t| now >= t + STATUS_REPORT_PERIOD);
+        let ready = node.ready_status().to_string();
+        let heartbeat =
+            find_condition(&node.status.conditions, "Ready").and_then(|c| c.last_heartbeat_time);
+        let observed = match heartbeat {
+            Some(t) => format!(
+                "Ready={ready}, last heartbeat {} ago",
+                format_duration(now.saturating_sub(t.0) / 1000 * 1000)
+            ),
+            None => format!("Ready={ready}, never posted"),
+        };
+        let diff = if changed {
+            "conditions changed: post status".to_string()
+        } else if due {
+            "report period elapsed: post status".to_string()
+        } else {
+            String::new()
+        };
+        if changed || due {
+            self.node_post_sent_at = now;
+            out.request(ApiRequest::UpdateStatus(Object::Node(new)));
+        }
+        out.record = Some(ReconcileRecord {
+            observed,
+            desired: "Ready=True (KubeletReady), no pressure; posted on change or every 5m".into(),
+            diff,
+        });
+        out
+    }
+
+    /// Renews (or first creates) the node Lease: the cheap heartbeat the node controller watches.
+    fn sync_lease(&mut self, now: Millis, cache: &Cache) -> Outcome {
+        let mut out = Outcome::default();
+        let node_uid = cache
+            .get(&self.node_key())
+            .map(|o| o.meta().uid.clone())
+            .unwrap_or_default();
+        let fresh = || Lease {
+            metadata: ObjectMeta {
+                name: self.node.clone(),
+                namespace: LEASE_NAMESPACE.into(),
+                owner_references: if node_uid.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![OwnerReference {
+                        api_version: "v1".into(),
+                        kind: "Node".into(),
+                        name: self.node.clone(),
+                        uid: node_uid.clone(),
+                        controller: None,
+                        block_owner_deletion: None,
+                    }]
+                },
+                ..Default::default()
+            },
+            spec: LeaseSpec {
+                holder_identity: Some(self.node.clone()),
+                lease_duration_seconds: Some(LEASE_DURATION_SECONDS),
+                renew_time: Some(ts(now)),
+            },
+        };
+        let (observed, req) = match &self.lease {
+            Some(l) => {
+                let mut l = l.clone();
+                let last = l.spec.renew_time.map_or(0, |t| t.0);
+                l.spec.renew_time = Some(ts(now));
+                (
+                    format!(
+                        "lease renewed {} ago",
+                        format_duration(now.saturating_sub(last))
+                    ),
+                    ApiRequest::Update(Object::Lease(l)),
+                )
+            }
+            None if self.lease_exists => (
+                "lease exists; its resourceVersion is unknown".to_string(),
+                ApiRequest::Update(Object::Lease(fresh())),
+            ),
+            None => (
+                "no lease yet".to_string(),
+                ApiRequest::Create(Object::Lease(fresh())),
+            ),
+        };
+        let verb = if matches!(req, ApiRequest::Create(_)) {
+            "create"
+        } else {
+            "renew"
+        };
+        out.request(req);
+        out.record = Some(ReconcileRecord {
+            observed,
+            desired: format!(
+                "renewTime refreshed every {}s (leaseDurationSeconds {LEASE_DURATION_SECONDS})",
+                HEARTBEAT_PERIOD / 1000
+            ),
+            diff: format!("{verb} the lease"),
+        });
+        out
     }
 }
 
@@ -22,17 +1534,484 @@ impl Controller for Kubelet {
     fn id(&self) -> ComponentId {
         ComponentId::Kubelet(self.node.clone())
     }
+
     fn watched_kinds(&self) -> &'static [Kind] {
         &[Kind::Node, Kind::Pod]
     }
-    fn keys_for_event(&mut self, _ev: &WatchEvent, _old: Option<&Arc<Object>>, _cache: &Cache) -> Vec<ObjectKey> {
-        Vec::new()
+
+    fn accepts(&self, obj: &Object) -> bool {
+        match obj {
+            Object::Pod(p) => p.spec.node_name == self.node,
+            Object::Node(n) => n.metadata.name == self.node,
+            _ => false,
+        }
     }
-    fn keys_for_resync(&self, _cache: &Cache) -> Vec<ObjectKey> {
-        Vec::new()
+
+    fn keys_for_event(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Object>>,
+        _cache: &Cache,
+    ) -> Vec<ObjectKey> {
+        match &*ev.object {
+            Object::Pod(p) => {
+                if ev.type_ == WatchEventType::Modified {
+                    if let Some(o) = old.and_then(|o| o.as_pod()) {
+                        let same_spec = o.spec == p.spec
+                            && o.metadata.uid == p.metadata.uid
+                            && o.metadata.deletion_timestamp == p.metadata.deletion_timestamp
+                            && o.metadata.deletion_grace_period_seconds
+                                == p.metadata.deletion_grace_period_seconds;
+                        let own_status = o.status == p.status
+                            || self.written.get(&p.metadata.uid) == Some(&p.status);
+                        if same_spec && own_status {
+                            return Vec::new();
+                        }
+                    }
+                }
+                vec![ev.object.key()]
+            }
+            Object::Node(n) => {
+                let was = old.and_then(|o| o.as_node()).map(|o| o.spec.unschedulable);
+                if was.is_some_and(|u| u != n.spec.unschedulable) {
+                    vec![self.node_key()]
+                } else {
+                    Vec::new()
+                }
+            }
+            _ => Vec::new(),
+        }
     }
-    fn reconcile(&mut self, _key: &ObjectKey, _ctx: &mut Ctx<'_>) -> Outcome {
-        Outcome::done()
+
+    fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
+        cache.list(Kind::Pod).map(|o| o.key()).collect()
     }
-    fn reset(&mut self) {}
+
+    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {
+        let Ctx {
+            now,
+            cache,
+            rng,
+            runtime,
+        } = ctx;
+        let now = *now;
+        match key.kind {
+            Kind::Pod => match runtime.as_deref_mut() {
+                Some(rt) => self.sync_pod(key, now, cache, rng, rt),
+                None => Outcome {
+                    error: Some("the node's container runtime is not reachable".into()),
+                    ..Default::default()
+                },
+            },
+            Kind::Node if key.name == self.node => {
+                self.sync_node(now, cache, runtime.as_deref_mut())
+            }
+            Kind::Lease if key.name == self.node => self.sync_lease(now, cache),
+            _ => Outcome::done(),
+        }
+    }
+
+    fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, _now: Millis) {
+        match (req, result) {
+            (ApiRequest::UpdateStatus(Object::Pod(_)), Ok(o)) => {
+                if let Some(p) = o.as_pod() {
+                    let uid = p.metadata.uid.clone();
+                    self.written.insert(uid.clone(), p.status.clone());
+                    if let Some(anchor) = self.status_anchor.remove(&uid) {
+                        self.status_rv
+                            .insert(uid, (anchor, p.metadata.resource_version.clone()));
+                    }
+                }
+            }
+            (ApiRequest::UpdateStatus(Object::Node(_)), Ok(_)) => {
+                self.node_posted_at = Some(self.node_post_sent_at)
+            }
+            (
+                ApiRequest::Create(Object::Lease(_)) | ApiRequest::Update(Object::Lease(_)),
+                Ok(o),
+            ) => {
+                self.lease = o.as_lease().cloned();
+                self.lease_exists = true;
+            }
+            (ApiRequest::Create(Object::Lease(_)), Err(e))
+                if e.reason == StatusReason::AlreadyExists =>
+            {
+                self.lease = None;
+                self.lease_exists = true;
+            }
+            (ApiRequest::Update(Object::Lease(_)), Err(e))
+                if e.code() == 409 || e.code() == 404 =>
+            {
+                self.lease = None;
+                self.lease_exists = e.code() == 409;
+            }
+            _ => {}
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = Kubelet::new(&self.node);
+    }
+
+    fn tick(&mut self, _now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {
+        (
+            vec![self.lease_key(), self.node_key()],
+            Some(HEARTBEAT_PERIOD),
+        )
+    }
 }
+
+// ---------------------------------------------------------------------- helpers
+
+/// API timestamps have second precision; generating them truncated keeps status comparisons honest.
+fn ts(ms: Millis) -> Time {
+    Time(ms / 1000 * 1000)
+}
+
+fn min_opt(a: Option<Millis>, b: Millis) -> Option<Millis> {
+    Some(a.map_or(b, |a| a.min(b)))
+}
+
+fn restart_policy(pod: &Pod) -> &str {
+    pod.spec.restart_policy.as_deref().unwrap_or("Always")
+}
+
+fn waiting(reason: &str, message: Option<String>) -> ContainerState {
+    ContainerState {
+        waiting: Some(ContainerStateWaiting {
+            reason: Some(reason.into()),
+            message,
+        }),
+        ..Default::default()
+    }
+}
+
+fn terminated_state(t: &Termination) -> ContainerState {
+    ContainerState {
+        terminated: Some(ContainerStateTerminated {
+            exit_code: t.exit_code,
+            reason: Some(t.reason.clone()),
+            message: t.message.clone(),
+            started_at: t.started_at.map(ts),
+            finished_at: t.finished_at.map(ts),
+        }),
+        ..Default::default()
+    }
+}
+
+fn delete_request(pod: &Pod) -> ApiRequest {
+    ApiRequest::Delete {
+        key: ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name),
+        options: DeleteOptions {
+            grace_period_seconds: Some(0),
+            precondition_uid: Some(pod.metadata.uid.clone()),
+            ..Default::default()
+        },
+    }
+}
+
+/// The restart count and previous termination a container's first instance on a fresh sandbox
+/// continues from: after a reboot the API status still remembers the instances the runtime lost.
+fn seed_from_status(pod: &Pod, name: &str) -> (i32, Option<Termination>) {
+    let Some(o) = pod
+        .status
+        .container_statuses
+        .iter()
+        .find(|s| s.name == name)
+    else {
+        return (0, None);
+    };
+    let from_api = |t: &ContainerStateTerminated| Termination {
+        exit_code: t.exit_code,
+        reason: t.reason.clone().unwrap_or_default(),
+        message: t.message.clone(),
+        started_at: t.started_at.map(|x| x.0),
+        finished_at: t.finished_at.map(|x| x.0),
+        container_id: String::new(),
+    };
+    if o.state.running.is_some() {
+        let lost = Termination {
+            exit_code: 137,
+            reason: REASON_STATUS_UNKNOWN.into(),
+            message: Some("The container could not be located when the pod was deleted.  The container used to be Running".into()),
+            ..Default::default()
+        };
+        return (o.restart_count + 1, Some(lost));
+    }
+    if let Some(t) = &o.state.terminated {
+        return (o.restart_count + 1, Some(from_api(t)));
+    }
+    match o.last_state.as_ref().and_then(|l| l.terminated.as_ref()) {
+        Some(t) => (o.restart_count + 1, Some(from_api(t))),
+        None => (o.restart_count, None),
+    }
+}
+
+/// `getPhase` for pods without init containers.
+fn get_phase(policy: &str, statuses: &[ContainerStatus], terminal: bool) -> &'static str {
+    let (mut running, mut waiting, mut stopped, mut succeeded) = (0, 0, 0, 0);
+    for cs in statuses {
+        if cs.state.running.is_some() {
+            running += 1;
+        } else if let Some(t) = &cs.state.terminated {
+            stopped += 1;
+            if t.exit_code == 0 {
+                succeeded += 1;
+            }
+        } else if cs
+            .last_state
+            .as_ref()
+            .is_some_and(|l| l.terminated.is_some())
+        {
+            stopped += 1;
+        } else {
+            waiting += 1;
+        }
+    }
+    if waiting > 0 {
+        return "Pending";
+    }
+    if running > 0 {
+        return "Running";
+    }
+    if stopped > 0 {
+        if terminal {
+            return if stopped == succeeded {
+                "Succeeded"
+            } else {
+                "Failed"
+            };
+        }
+        if policy == "Always" {
+            return "Running";
+        }
+        if stopped == succeeded {
+            return "Succeeded";
+        }
+        if policy == "Never" {
+            return "Failed";
+        }
+        return "Running";
+    }
+    "Pending"
+}
+
+/// `GenerateContainersReadyCondition`: (ready, reason, message).
+fn containers_ready(
+    pod: &Pod,
+    statuses: &[ContainerStatus],
+    phase: &str,
+) -> (bool, Option<String>, Option<String>) {
+    match phase {
+        "Succeeded" => return (false, Some("PodCompleted".into()), None),
+        "Failed" => return (false, Some("PodFailed".into()), None),
+        _ => {}
+    }
+    let unready: Vec<&str> = pod
+        .spec
+        .containers
+        .iter()
+        .filter(|c| !statuses.iter().any(|s| s.name == c.name && s.ready))
+        .map(|c| c.name.as_str())
+        .collect();
+    if unready.is_empty() {
+        (true, None, None)
+    } else {
+        (
+            false,
+            Some("ContainersNotReady".into()),
+            Some(format!(
+                "containers with unready status: [{}]",
+                unready.join(" ")
+            )),
+        )
+    }
+}
+
+/// Pod readiness gates: every named condition must be True.
+fn readiness_gates(pod: &Pod, conditions: &[Condition]) -> (bool, Option<String>, Option<String>) {
+    let gates: Vec<String> = pod
+        .spec
+        .readiness_gates
+        .as_ref()
+        .and_then(|g| g.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|g| {
+                    g.get("conditionType")
+                        .and_then(Json::as_str)
+                        .map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let msgs: Vec<String> = gates
+        .iter()
+        .filter_map(|g| match find_condition(conditions, g) {
+            None => Some(format!(
+                "corresponding condition of pod readiness gate {g:?} does not exist."
+            )),
+            Some(c) if c.status != "True" => Some(format!(
+                "the status of pod readiness gate {g:?} is not \"True\", but {}",
+                c.status
+            )),
+            Some(_) => None,
+        })
+        .collect();
+    if msgs.is_empty() {
+        (true, None, None)
+    } else {
+        (
+            false,
+            Some("ReadinessGatesNotReady".into()),
+            Some(msgs.join(", ")),
+        )
+    }
+}
+
+/// What a failing probe reports, per mechanism.
+fn probe_failure_output(probe: &Probe, kind: ProbeKind, pod_ip: &str) -> String {
+    if probe.http_get.is_some() {
+        return format!(
+            "HTTP probe failed with statuscode: {}",
+            kind.failing_status_code()
+        );
+    }
+    if let Some(tcp) = &probe.tcp_socket {
+        let port = tcp.get("port").map(|p| match p {
+            Json::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        let port = port.unwrap_or_default();
+        return format!("dial tcp {pod_ip}:{port}: connect: connection refused");
+    }
+    if probe.grpc.is_some() {
+        return "service unhealthy (responded with \"NOT_SERVING\")".into();
+    }
+    String::new()
+}
+
+/// A quantity in thousandths (`500m` → 500, `1` → 1000, `1Ki` → 1024000), for QoS comparisons.
+fn parse_quantity_milli(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let scale = match suffix {
+        "" => 1.0,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        e if e.starts_with(['e', 'E']) => 10f64.powi(e[1..].parse().ok()?),
+        _ => return None,
+    };
+    Some(value * scale * 1000.0)
+}
+
+/// `GetPodQOS`: Guaranteed, Burstable or BestEffort from cpu/memory requests and limits.
+fn qos_class(pod: &Pod) -> &'static str {
+    let mut requests: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut limits: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut guaranteed = true;
+    for c in pod
+        .spec
+        .containers
+        .iter()
+        .chain(pod.spec.init_containers.iter())
+    {
+        let res = c.resources.clone().unwrap_or_default();
+        let mut found_limits = BTreeSet::new();
+        for name in ["cpu", "memory"] {
+            // API defaulting copies a limit into an absent request.
+            let req = res
+                .requests
+                .get(name)
+                .or_else(|| res.limits.get(name))
+                .and_then(|q| parse_quantity_milli(q))
+                .filter(|v| *v > 0.0);
+            if let Some(v) = req {
+                *requests.entry(name).or_insert(0.0) += v;
+            }
+            if let Some(v) = res
+                .limits
+                .get(name)
+                .and_then(|q| parse_quantity_milli(q))
+                .filter(|v| *v > 0.0)
+            {
+                found_limits.insert(name);
+                *limits.entry(name).or_insert(0.0) += v;
+            }
+        }
+        if found_limits.len() < 2 {
+            guaranteed = false;
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    if guaranteed
+        && requests.len() == limits.len()
+        && requests
+            .iter()
+            .all(|(k, v)| limits.get(k).is_some_and(|l| (l - v).abs() < 1e-6))
+    {
+        return "Guaranteed";
+    }
+    "Burstable"
+}
+
+/// One line per container for the loop panel: `app: running, ready` / `app: waiting (ImagePullBackOff)`.
+fn summarize(statuses: &[ContainerStatus]) -> String {
+    if statuses.is_empty() {
+        return "no container statuses".into();
+    }
+    statuses
+        .iter()
+        .map(|s| {
+            let state = if s.state.running.is_some() {
+                if s.ready {
+                    "running, ready".to_string()
+                } else {
+                    "running, not ready".to_string()
+                }
+            } else if let Some(t) = &s.state.terminated {
+                format!(
+                    "terminated ({}, exit {})",
+                    t.reason.as_deref().unwrap_or(""),
+                    t.exit_code
+                )
+            } else {
+                format!(
+                    "waiting ({})",
+                    s.state
+                        .waiting
+                        .as_ref()
+                        .and_then(|w| w.reason.as_deref())
+                        .unwrap_or("")
+                )
+            };
+            let restarts = if s.restart_count > 0 {
+                format!(", {} restarts", s.restart_count)
+            } else {
+                String::new()
+            };
+            format!("container {}: {state}{restarts}", s.name)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests;

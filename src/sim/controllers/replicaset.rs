@@ -1,20 +1,257 @@
-//! SKELETON: replaced by the real ReplicaSetController (being written now).
+//! The ReplicaSet controller: keeps `spec.replicas` active pods per ReplicaSet, as
+//! `pkg/controller/replicaset/replica_set.go` and `pkg/controller/controller_utils.go` do.
+//!
+//! One pass (`syncReplicaSet`): check expectations, list the namespace's active pods, claim them
+//! (adopt matching orphans, release owned pods whose labels no longer match), create or delete
+//! pods when expectations are satisfied (slow-start batches, burst limit, deletion ranking), and
+//! write status when it changed. Expectations live in this struct and are lost on restart.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::sim::api::WatchEvent;
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, Outcome};
-use crate::sim::types::{Kind, Object, ObjectKey};
+use serde_json::{json, Value as Json};
 
-/// Placeholder while the real controller is written.
+use crate::sim::api::{
+    ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
+};
+use crate::sim::cache::Cache;
+use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
+use crate::sim::types::{
+    Condition, Kind, LabelSelector, Millis, Object, ObjectKey, ObjectMeta, OwnerReference, Pod,
+    PodStatus, ReplicaSet, ReplicaSetStatus, StringMap, Time,
+};
+
+/// `BurstReplicas`: at most this many creates or deletes per sync.
+pub const BURST_REPLICAS: usize = 500;
+/// `ExpectationsTimeout`: unobserved expectations stop blocking a sync after 5 minutes.
+pub const EXPECTATIONS_TIMEOUT: Millis = 300_000;
+/// `SlowStartInitialBatchSize`: the first create batch; each later batch doubles.
+pub const SLOW_START_INITIAL_BATCH_SIZE: usize = 1;
+/// The annotation that lets users say which pods are cheaper to delete (feature PodDeletionCost).
+pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+/// The status condition set when creating or deleting pods failed.
+pub const REPLICA_FAILURE: &str = "ReplicaFailure";
+
+// ------------------------------------------------------------------ expectations
+
+/// `ControlleeExpectations`: creates and deletes one ReplicaSet still waits to observe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ControlleeExpectations {
+    pub add: i64,
+    pub del: i64,
+    /// When the expectations were set (lowering them does not refresh it).
+    pub timestamp: Millis,
+}
+
+impl ControlleeExpectations {
+    /// Both counters reached zero (or below): every expected watch event arrived.
+    pub fn fulfilled(&self) -> bool {
+        self.add <= 0 && self.del <= 0
+    }
+
+    /// Older than [`EXPECTATIONS_TIMEOUT`] at `now`: the sync proceeds anyway.
+    pub fn is_expired(&self, now: Millis) -> bool {
+        now.saturating_sub(self.timestamp) > EXPECTATIONS_TIMEOUT
+    }
+}
+
+/// `UIDTrackingControllerExpectations`: per-ReplicaSet counters plus the pod keys whose deletion is
+/// expected, so that a pod seen terminating and then deleted is counted once.
+#[derive(Clone, Debug, Default)]
+pub struct Expectations {
+    counts: BTreeMap<ObjectKey, ControlleeExpectations>,
+    delete_keys: BTreeMap<ObjectKey, BTreeSet<ObjectKey>>,
+}
+
+impl Expectations {
+    /// The expectations recorded for a ReplicaSet, if any.
+    pub fn get(&self, rs: &ObjectKey) -> Option<&ControlleeExpectations> {
+        self.counts.get(rs)
+    }
+
+    /// `SatisfiedExpectations`: true when none were recorded, they were fulfilled, or they expired.
+    pub fn satisfied(&self, rs: &ObjectKey, now: Millis) -> bool {
+        self.counts
+            .get(rs)
+            .is_none_or(|e| e.fulfilled() || e.is_expired(now))
+    }
+
+    /// `ExpectCreations`: forgets earlier counters and waits for `adds` pod ADD events.
+    pub fn expect_creations(&mut self, rs: &ObjectKey, adds: usize, now: Millis) {
+        self.counts.insert(
+            rs.clone(),
+            ControlleeExpectations {
+                add: adds as i64,
+                del: 0,
+                timestamp: now,
+            },
+        );
+    }
+
+    /// `ExpectDeletions`: waits for these pods to be seen terminating or deleted.
+    pub fn expect_deletions(&mut self, rs: &ObjectKey, pods: BTreeSet<ObjectKey>, now: Millis) {
+        let del = pods.len() as i64;
+        self.delete_keys.insert(rs.clone(), pods);
+        self.counts.insert(
+            rs.clone(),
+            ControlleeExpectations {
+                add: 0,
+                del,
+                timestamp: now,
+            },
+        );
+    }
+
+    /// `CreationObserved`: one expected create was seen (or will never happen).
+    pub fn creation_observed(&mut self, rs: &ObjectKey) {
+        if let Some(e) = self.counts.get_mut(rs) {
+            e.add -= 1;
+        }
+    }
+
+    /// `DeletionObserved`: lowers `del` only the first time a pod we deleted is seen going.
+    pub fn deletion_observed(&mut self, rs: &ObjectKey, pod: &ObjectKey) {
+        if self
+            .delete_keys
+            .get_mut(rs)
+            .is_some_and(|keys| keys.remove(pod))
+        {
+            if let Some(e) = self.counts.get_mut(rs) {
+                e.del -= 1;
+            }
+        }
+    }
+
+    /// `DeleteExpectations`: the ReplicaSet is gone; a new one with its name starts clean.
+    pub fn delete(&mut self, rs: &ObjectKey) {
+        self.counts.remove(rs);
+        self.delete_keys.remove(rs);
+    }
+
+    /// Which ReplicaSet expects `pod` to be deleted.
+    fn deleter_of(&self, pod: &ObjectKey) -> Option<ObjectKey> {
+        self.delete_keys
+            .iter()
+            .find(|(_, keys)| keys.contains(pod))
+            .map(|(rs, _)| rs.clone())
+    }
+}
+
+// ------------------------------------------------------------------ the controller
+
+/// The most recent `manageReplicas` failure of one ReplicaSet, for its ReplicaFailure condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ManageError {
+    /// `FailedCreate` or `FailedDelete`.
+    reason: &'static str,
+    message: String,
+}
+
+/// The ReplicaSet controller (component `replicaset-controller`).
 #[derive(Debug, Default)]
-pub struct ReplicaSetController {}
+pub struct ReplicaSetController {
+    expectations: Expectations,
+    /// Pods whose DELETE is in flight → the ReplicaSet (key, uid) that sent it, for its events.
+    deleting: BTreeMap<ObjectKey, (ObjectKey, String)>,
+    /// Last create/delete failure per ReplicaSet; cleared by a clean pass.
+    manage_errors: BTreeMap<ObjectKey, ManageError>,
+    /// ReplicaSets whose current create/delete pass has already seen a failure.
+    pass_failed: BTreeSet<ObjectKey>,
+}
 
 impl ReplicaSetController {
-    /// A fresh instance.
+    /// A fresh instance with no expectations.
     pub fn new() -> Self {
-        Self {}
+        Self::default()
+    }
+
+    /// The expectations (for the UI's "what the controller waits for" view and tests).
+    pub fn expectations(&self) -> &Expectations {
+        &self.expectations
+    }
+
+    fn on_manage_result(&mut self, rs: &ObjectKey, failure: Option<ManageError>) {
+        match failure {
+            Some(err) => {
+                self.pass_failed.insert(rs.clone());
+                self.manage_errors.insert(rs.clone(), err);
+            }
+            None => {
+                if !self.pass_failed.contains(rs) {
+                    self.manage_errors.remove(rs);
+                }
+            }
+        }
+    }
+
+    fn add_pod(&mut self, pod: &Pod, cache: &Cache) -> Vec<ObjectKey> {
+        if pod.metadata.deletion_timestamp.is_some() {
+            // A pod that shows up already terminating (e.g. after a restart) is not a creation.
+            return self.delete_pod(pod, cache);
+        }
+        if let Some(r) = pod.metadata.controller_ref() {
+            let Some(rs) = resolve_controller_ref(&pod.metadata.namespace, r, cache) else {
+                return Vec::new();
+            };
+            self.expectations.creation_observed(&rs);
+            return vec![rs];
+        }
+        // An orphan: wake every ReplicaSet that might adopt it, without observing a creation.
+        replica_sets_selecting(pod, cache)
+    }
+
+    fn update_pod(&mut self, old: &Pod, cur: &Pod, cache: &Cache) -> Vec<ObjectKey> {
+        if cur.metadata.resource_version == old.metadata.resource_version {
+            return Vec::new();
+        }
+        let label_changed = cur.metadata.labels != old.metadata.labels;
+        if cur.metadata.deletion_timestamp.is_some() {
+            // Graceful deletion started: act now rather than when the kubelet finishes.
+            let mut keys = self.delete_pod(cur, cache);
+            if label_changed {
+                keys.extend(self.delete_pod(old, cache));
+            }
+            keys.dedup();
+            return keys;
+        }
+        let cur_ref = cur.metadata.controller_ref();
+        let old_ref = old.metadata.controller_ref();
+        let ref_changed = cur_ref != old_ref;
+        let mut keys = Vec::new();
+        if ref_changed {
+            if let Some(rs) =
+                old_ref.and_then(|r| resolve_controller_ref(&old.metadata.namespace, r, cache))
+            {
+                keys.push(rs);
+            }
+        }
+        if let Some(r) = cur_ref {
+            if let Some(rs) = resolve_controller_ref(&cur.metadata.namespace, r, cache) {
+                if !keys.contains(&rs) {
+                    keys.push(rs);
+                }
+            }
+            return keys;
+        }
+        if label_changed || ref_changed {
+            for rs in replica_sets_selecting(cur, cache) {
+                if !keys.contains(&rs) {
+                    keys.push(rs);
+                }
+            }
+        }
+        keys
+    }
+
+    fn delete_pod(&mut self, pod: &Pod, cache: &Cache) -> Vec<ObjectKey> {
+        let Some(r) = pod.metadata.controller_ref() else {
+            return Vec::new();
+        };
+        let Some(rs) = resolve_controller_ref(&pod.metadata.namespace, r, cache) else {
+            return Vec::new();
+        };
+        self.expectations.deletion_observed(&rs, &pod_key(pod));
+        vec![rs]
     }
 }
 
@@ -22,17 +259,1834 @@ impl Controller for ReplicaSetController {
     fn id(&self) -> ComponentId {
         ComponentId::ReplicaSet
     }
+
     fn watched_kinds(&self) -> &'static [Kind] {
         &[Kind::ReplicaSet, Kind::Pod]
     }
-    fn keys_for_event(&mut self, _ev: &WatchEvent, _old: Option<&Arc<Object>>, _cache: &Cache) -> Vec<ObjectKey> {
-        Vec::new()
+
+    fn keys_for_event(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Object>>,
+        cache: &Cache,
+    ) -> Vec<ObjectKey> {
+        match &*ev.object {
+            Object::ReplicaSet(rs) => {
+                let key = ev.object.key();
+                match ev.type_ {
+                    WatchEventType::Added => {}
+                    WatchEventType::Modified => {
+                        // A re-created ReplicaSet under the same name must not inherit expectations.
+                        if old.is_some_and(|o| o.meta().uid != rs.metadata.uid) {
+                            self.expectations.delete(&key);
+                        }
+                    }
+                    WatchEventType::Deleted => self.expectations.delete(&key),
+                }
+                vec![key]
+            }
+            Object::Pod(pod) => match ev.type_ {
+                WatchEventType::Added => self.add_pod(pod, cache),
+                WatchEventType::Modified => match old.and_then(|o| o.as_pod()) {
+                    Some(old_pod) => self.update_pod(old_pod, pod, cache),
+                    None => self.add_pod(pod, cache),
+                },
+                WatchEventType::Deleted => self.delete_pod(pod, cache),
+            },
+            _ => Vec::new(),
+        }
     }
-    fn keys_for_resync(&self, _cache: &Cache) -> Vec<ObjectKey> {
-        Vec::new()
+
+    fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
+        cache.list(Kind::ReplicaSet).map(|o| o.key()).collect()
     }
-    fn reconcile(&mut self, _key: &ObjectKey, _ctx: &mut Ctx<'_>) -> Outcome {
-        Outcome::done()
+
+    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {
+        let mut out = Outcome::done();
+        let Some(rs) = ctx.cache.get(key).and_then(|o| o.as_replica_set()) else {
+            self.expectations.delete(key);
+            self.manage_errors.remove(key);
+            self.pass_failed.remove(key);
+            out.record = Some(ReconcileRecord {
+                observed: "ReplicaSet not in cache (deleted)".into(),
+                desired: String::new(),
+                diff: "forgot its expectations".into(),
+            });
+            return out;
+        };
+        let now = ctx.now;
+        let needs_sync = self.expectations.satisfied(key, now);
+        if let Some(op) = invalid_selector_operator(&rs.spec.selector) {
+            // LabelSelectorAsSelector fails: upstream logs the error and does nothing else.
+            out.record = Some(ReconcileRecord {
+                observed: format!("invalid selector operator {op:?}"),
+                desired: String::new(),
+                diff: "cannot select pods: nothing done".into(),
+            });
+            return out;
+        }
+
+        // Claim: adopt matching orphans, release owned pods that no longer match.
+        let being_deleted = rs.metadata.deletion_timestamp.is_some();
+        let mut claimed: Vec<&Pod> = Vec::new();
+        let mut claim_patches = Vec::new();
+        let (mut adopted, mut released) = (0usize, 0usize);
+        for pod in ctx
+            .cache
+            .list_ns(Kind::Pod, &rs.metadata.namespace)
+            .filter_map(|o| o.as_pod())
+        {
+            if !pod.is_active() {
+                continue;
+            }
+            let matches = rs.spec.selector.matches(&pod.metadata.labels);
+            match pod.metadata.controller_ref() {
+                Some(r) if r.uid != rs.metadata.uid => {}
+                Some(_) if matches => claimed.push(pod),
+                Some(_) => {
+                    if !being_deleted {
+                        claim_patches.push(release_patch(pod, &rs.metadata.uid));
+                        released += 1;
+                    }
+                }
+                None => {
+                    // An empty selector would adopt the whole namespace; validation forbids it, and
+                    // the controller refuses it here too rather than trust that.
+                    if being_deleted || !matches || rs.spec.selector.is_empty() {
+                        continue;
+                    }
+                    claim_patches.push(adopt_patch(pod, rs));
+                    adopted += 1;
+                    claimed.push(pod);
+                }
+            }
+        }
+        out.batch(claim_patches);
+
+        // manageReplicas.
+        let replicas = rs.spec.replicas.unwrap_or(1).max(0) as usize;
+        let diff_text;
+        if !needs_sync {
+            let e = self.expectations.get(key).copied().unwrap_or_default();
+            diff_text = format!(
+                "expectations pending (add {}, del {})",
+                e.add.max(0),
+                e.del.max(0)
+            );
+            // Stands in for kube-controller-manager's 12–24 h informer resync: wake up when the
+            // expectations expire, so a lost watch event heals after ExpectationsTimeout.
+            out.requeue(
+                (e.timestamp + EXPECTATIONS_TIMEOUT + 1)
+                    .saturating_sub(now)
+                    .max(1),
+            );
+        } else if being_deleted {
+            diff_text = "being deleted: no pods created or deleted".into();
+        } else if claimed.len() < replicas {
+            let missing = replicas - claimed.len();
+            let n = missing.min(BURST_REPLICAS);
+            if rs.spec.template.metadata.labels.is_empty() {
+                let err = ManageError {
+                    reason: "FailedCreate",
+                    message: "unable to create pods, no labels".into(),
+                };
+                self.pass_failed.remove(key);
+                self.on_manage_result(key, Some(err.clone()));
+                out.error = Some(err.message);
+                diff_text = format!("{missing} missing → cannot create: no labels");
+            } else {
+                self.expectations.expect_creations(key, n, now);
+                self.pass_failed.remove(key);
+                let pod = pod_from_template(rs);
+                for size in slow_start_batches(n) {
+                    out.batch(vec![ApiRequest::Create(Object::Pod(pod.clone())); size]);
+                }
+                diff_text = if n < missing {
+                    format!("{missing} missing → create {n} (burst limit {BURST_REPLICAS})")
+                } else {
+                    format!("{missing} missing → create {n}")
+                };
+            }
+        } else if claimed.len() > replicas {
+            let extra = claimed.len() - replicas;
+            let n = extra.min(BURST_REPLICAS);
+            let related = indirectly_related_pods(rs, ctx.cache);
+            let victims = pods_to_delete(&claimed, &related, n, now);
+            let keys: BTreeSet<ObjectKey> = victims.iter().map(|p| pod_key(p)).collect();
+            self.expectations.expect_deletions(key, keys, now);
+            self.pass_failed.remove(key);
+            let mut deletes = Vec::new();
+            for pod in &victims {
+                self.deleting
+                    .insert(pod_key(pod), (key.clone(), rs.metadata.uid.clone()));
+                deletes.push(ApiRequest::Delete {
+                    key: pod_key(pod),
+                    options: DeleteOptions::default(),
+                });
+            }
+            out.batch(deletes);
+            diff_text = if n < extra {
+                format!("{extra} extra → delete {n} (burst limit {BURST_REPLICAS})")
+            } else {
+                format!("{extra} extra → delete {n}")
+            };
+        } else {
+            // A clean manageReplicas: the ReplicaFailure condition goes away.
+            self.manage_errors.remove(key);
+            self.pass_failed.remove(key);
+            diff_text = String::new();
+        }
+
+        // Status.
+        let new_status = calculate_status(rs, &claimed, self.manage_errors.get(key), now);
+        let ready = new_status.ready_replicas;
+        if status_differs(rs, &new_status) {
+            let mut updated = rs.clone();
+            updated.status = ReplicaSetStatus {
+                observed_generation: rs.metadata.generation,
+                ..new_status
+            };
+            out.batch(vec![ApiRequest::UpdateStatus(Object::ReplicaSet(updated))]);
+        }
+        if let Some(wait) = next_availability(rs, &claimed, now) {
+            out.requeue(wait);
+        }
+
+        let mut observed = format!(
+            "{} active pod{} ({ready} ready)",
+            claimed.len(),
+            plural(claimed.len())
+        );
+        if adopted > 0 {
+            observed.push_str(&format!(", adopting {adopted} orphan{}", plural(adopted)));
+        }
+        if released > 0 {
+            observed.push_str(&format!(
+                ", releasing {released} pod{} whose labels no longer match",
+                plural(released)
+            ));
+        }
+        out.record = Some(ReconcileRecord {
+            observed,
+            desired: format!("replicas: {replicas}"),
+            diff: diff_text,
+        });
+        out
     }
-    fn reset(&mut self) {}
+
+    fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, _now: Millis) {
+        match req {
+            ApiRequest::Create(Object::Pod(pod)) => {
+                let Some(rs) = owner_rs_key(pod) else { return };
+                match result {
+                    Ok(_) => self.on_manage_result(&rs, None),
+                    Err(e) => {
+                        // The informer will never see this pod: stop waiting for it.
+                        self.expectations.creation_observed(&rs);
+                        self.on_manage_result(
+                            &rs,
+                            Some(ManageError {
+                                reason: "FailedCreate",
+                                message: e.message.clone(),
+                            }),
+                        );
+                    }
+                }
+            }
+            ApiRequest::Delete { key, .. } if key.kind == Kind::Pod => {
+                let Some(rs) = self
+                    .deleting
+                    .get(key)
+                    .map(|(rs, _)| rs.clone())
+                    .or_else(|| self.expectations.deleter_of(key))
+                else {
+                    return;
+                };
+                match result {
+                    Ok(_) => self.on_manage_result(&rs, None),
+                    Err(e) => {
+                        self.expectations.deletion_observed(&rs, key);
+                        if e.reason == StatusReason::NotFound {
+                            self.on_manage_result(&rs, None);
+                        } else {
+                            let message = format!("unable to delete pods: {}", e.message);
+                            self.on_manage_result(
+                                &rs,
+                                Some(ManageError {
+                                    reason: "FailedDelete",
+                                    message,
+                                }),
+                            );
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn events_for_response(&mut self, req: &ApiRequest, result: &ApiResult) -> Vec<EventRecord> {
+        match req {
+            ApiRequest::Create(Object::Pod(pod)) => {
+                let (Some(rs), Some(r)) = (owner_rs_key(pod), pod.metadata.controller_ref()) else {
+                    return Vec::new();
+                };
+                let ev = match result {
+                    Ok(created) => rs_event(
+                        "Normal",
+                        &rs,
+                        &r.uid,
+                        "SuccessfulCreate",
+                        format!("Created pod: {}", created.meta().name),
+                    ),
+                    Err(e) => rs_event(
+                        "Warning",
+                        &rs,
+                        &r.uid,
+                        "FailedCreate",
+                        format!("Error creating: {}", e.message),
+                    ),
+                };
+                vec![ev]
+            }
+            ApiRequest::Delete { key, .. } if key.kind == Kind::Pod => {
+                let Some((rs, uid)) = self.deleting.remove(key) else {
+                    return Vec::new();
+                };
+                match result {
+                    Ok(_) => vec![rs_event(
+                        "Normal",
+                        &rs,
+                        &uid,
+                        "SuccessfulDelete",
+                        format!("Deleted pod: {}", key.name),
+                    )],
+                    Err(e) if e.reason == StatusReason::NotFound => Vec::new(),
+                    Err(e) => vec![rs_event(
+                        "Warning",
+                        &rs,
+                        &uid,
+                        "FailedDelete",
+                        format!("Error deleting: {}", e.message),
+                    )],
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_skipped(&mut self, req: &ApiRequest) {
+        match req {
+            ApiRequest::Create(Object::Pod(pod)) => {
+                if let Some(rs) = owner_rs_key(pod) {
+                    // Slow start skipped it: it will never be observed.
+                    self.expectations.creation_observed(&rs);
+                }
+            }
+            ApiRequest::Delete { key, .. } if key.kind == Kind::Pod => {
+                let rs = self
+                    .deleting
+                    .remove(key)
+                    .map(|(rs, _)| rs)
+                    .or_else(|| self.expectations.deleter_of(key));
+                if let Some(rs) = rs {
+                    self.expectations.deletion_observed(&rs, key);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = Self::default();
+    }
+}
+
+// ------------------------------------------------------------------ helpers
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn pod_key(pod: &Pod) -> ObjectKey {
+    ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name)
+}
+
+/// The ReplicaSet a pod we created names as its controller.
+fn owner_rs_key(pod: &Pod) -> Option<ObjectKey> {
+    let r = pod
+        .metadata
+        .controller_ref()
+        .filter(|r| r.kind == "ReplicaSet")?;
+    Some(ObjectKey::new(
+        Kind::ReplicaSet,
+        &pod.metadata.namespace,
+        &r.name,
+    ))
+}
+
+fn rs_event(
+    type_: &'static str,
+    rs: &ObjectKey,
+    uid: &str,
+    reason: &str,
+    message: String,
+) -> EventRecord {
+    EventRecord {
+        type_,
+        reason: reason.into(),
+        message,
+        object: rs.clone(),
+        uid: uid.to_string(),
+        field_path: String::new(),
+    }
+}
+
+/// `resolveControllerRef`: the cached ReplicaSet a controllerRef points at, if it is still that one.
+fn resolve_controller_ref(namespace: &str, r: &OwnerReference, cache: &Cache) -> Option<ObjectKey> {
+    if r.kind != "ReplicaSet" {
+        return None;
+    }
+    let key = ObjectKey::new(Kind::ReplicaSet, namespace, &r.name);
+    let rs = cache.get(&key)?;
+    (rs.meta().uid == r.uid).then_some(key)
+}
+
+/// `GetPodReplicaSets`: ReplicaSets whose selector matches an orphan (an empty selector matches none).
+fn replica_sets_selecting(pod: &Pod, cache: &Cache) -> Vec<ObjectKey> {
+    cache
+        .list_ns(Kind::ReplicaSet, &pod.metadata.namespace)
+        .filter_map(|o| o.as_replica_set())
+        .filter(|rs| !rs.spec.selector.is_empty() && rs.spec.selector.matches(&pod.metadata.labels))
+        .map(|rs| ObjectKey::new(Kind::ReplicaSet, &rs.metadata.namespace, &rs.metadata.name))
+        .collect()
+}
+
+fn invalid_selector_operator(sel: &LabelSelector) -> Option<String> {
+    sel.match_expressions
+        .iter()
+        .find(|e| {
+            !matches!(
+                e.operator.as_str(),
+                "In" | "NotIn" | "Exists" | "DoesNotExist"
+            )
+        })
+        .map(|e| e.operator.clone())
+}
+
+/// `metav1.NewControllerRef(rs, apps/v1 ReplicaSet)`.
+fn controller_ref(rs: &ReplicaSet) -> OwnerReference {
+    OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "ReplicaSet".into(),
+        name: rs.metadata.name.clone(),
+        uid: rs.metadata.uid.clone(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// Adoption as a JSON merge patch. A merge patch replaces the whole list, so it carries the
+/// pod's other references and its resourceVersion: a concurrent change makes it a 409, never a
+/// silent overwrite (upstream's strategic merge patch keys the list by uid instead).
+fn adopt_patch(pod: &Pod, rs: &ReplicaSet) -> ApiRequest {
+    let mut refs: Vec<OwnerReference> = pod
+        .metadata
+        .owner_references
+        .iter()
+        .filter(|r| r.uid != rs.metadata.uid)
+        .cloned()
+        .collect();
+    refs.push(controller_ref(rs));
+    ApiRequest::Patch {
+        key: pod_key(pod),
+        patch: json!({"metadata": {"ownerReferences": refs, "resourceVersion": pod.metadata.resource_version}}),
+        status: false,
+    }
+}
+
+/// Release: removes the ownerReference to `owner_uid` (the same merge-patch care as adoption).
+fn release_patch(pod: &Pod, owner_uid: &str) -> ApiRequest {
+    let refs: Vec<&OwnerReference> = pod
+        .metadata
+        .owner_references
+        .iter()
+        .filter(|r| r.uid != owner_uid)
+        .collect();
+    let refs = if refs.is_empty() {
+        Json::Null
+    } else {
+        json!(refs)
+    };
+    ApiRequest::Patch {
+        key: pod_key(pod),
+        patch: json!({"metadata": {"ownerReferences": refs, "resourceVersion": pod.metadata.resource_version}}),
+        status: false,
+    }
+}
+
+/// `GetPodFromTemplate`: labels, annotations and finalizers from the template, `generateName:
+/// <rs>-`, and the controller reference.
+fn pod_from_template(rs: &ReplicaSet) -> Pod {
+    let t = &rs.spec.template;
+    Pod {
+        metadata: ObjectMeta {
+            generate_name: format!("{}-", rs.metadata.name),
+            namespace: rs.metadata.namespace.clone(),
+            labels: t.metadata.labels.clone(),
+            annotations: t.metadata.annotations.clone(),
+            finalizers: t.metadata.finalizers.clone(),
+            owner_references: vec![controller_ref(rs)],
+            ..Default::default()
+        },
+        spec: t.spec.clone(),
+        status: PodStatus::default(),
+    }
+}
+
+/// `slowStartBatch` sizes: 1, 2, 4, 8, … with the remainder last (10 → 1, 2, 4, 3).
+pub fn slow_start_batches(count: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut remaining = count;
+    let mut size = remaining.min(SLOW_START_INITIAL_BATCH_SIZE);
+    while size > 0 {
+        sizes.push(size);
+        remaining -= size;
+        size = (2 * size).min(remaining);
+    }
+    sizes
+}
+
+/// `getIndirectlyRelatedPods`: every pod selected by a ReplicaSet with the same controller as
+/// this one (all ReplicaSets of one Deployment), once each. Without a controller: none.
+fn indirectly_related_pods<'a>(rs: &ReplicaSet, cache: &'a Cache) -> Vec<&'a Pod> {
+    let Some(owner) = rs.metadata.controller_ref() else {
+        return Vec::new();
+    };
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for related in cache
+        .controlled_by(&owner.uid)
+        .filter_map(|o| o.as_replica_set())
+    {
+        if related.metadata.namespace != rs.metadata.namespace {
+            continue;
+        }
+        for pod in cache
+            .list_ns(Kind::Pod, &related.metadata.namespace)
+            .filter_map(|o| o.as_pod())
+        {
+            if related.spec.selector.matches(&pod.metadata.labels)
+                && seen.insert(pod.metadata.uid.clone())
+            {
+                out.push(pod);
+            }
+        }
+    }
+    out
+}
+
+/// `getPodsToDelete`: ranks the candidates (unless all go) and takes the first `diff`.
+fn pods_to_delete<'a>(
+    pods: &[&'a Pod],
+    related: &[&Pod],
+    diff: usize,
+    now: Millis,
+) -> Vec<&'a Pod> {
+    if diff >= pods.len() {
+        return pods.to_vec();
+    }
+    let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in related.iter().filter(|p| p.is_active()) {
+        *on_node.entry(p.spec.node_name.as_str()).or_default() += 1;
+    }
+    let ranked: Vec<(&Pod, usize)> = pods
+        .iter()
+        .map(|p| {
+            (
+                *p,
+                on_node.get(p.spec.node_name.as_str()).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    rank_for_deletion(ranked, now)
+        .into_iter()
+        .take(diff)
+        .collect()
+}
+
+/// Sorts pods so the first is the one to delete first, by `ActivePodsWithRanks.Less` with
+/// PodDeletionCost and LogarithmicScaleDown on (their defaults). `rank` is the number of active
+/// related pods on the pod's node. The comparison is not a strict weak order (log buckets and the
+/// UID tie-break can form cycles), so a merge sort that tolerates that is used; it is stable, so
+/// full ties keep cache (name) order.
+pub fn rank_for_deletion(pods: Vec<(&Pod, usize)>, now: Millis) -> Vec<&Pod> {
+    let sorted = merge_sort(pods, &|a: &(&Pod, usize), b: &(&Pod, usize)| {
+        deletion_less(a.0, a.1, b.0, b.1, now)
+    });
+    sorted.into_iter().map(|(p, _)| p).collect()
+}
+
+fn merge_sort<T: Clone>(items: Vec<T>, less: &dyn Fn(&T, &T) -> bool) -> Vec<T> {
+    if items.len() <= 1 {
+        return items;
+    }
+    let mut left = items;
+    let right = left.split_off(left.len() / 2);
+    let (left, right) = (merge_sort(left, less), merge_sort(right, less));
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    let (mut i, mut j) = (0, 0);
+    while i < left.len() && j < right.len() {
+        // Take from the right only when it is strictly preferred: keeps the sort stable.
+        if less(&right[j], &left[i]) {
+            out.push(right[j].clone());
+            j += 1;
+        } else {
+            out.push(left[i].clone());
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&left[i..]);
+    out.extend_from_slice(&right[j..]);
+    out
+}
+
+fn phase_ordinal(phase: &str) -> u8 {
+    match phase {
+        "Unknown" => 1,
+        "Running" => 2,
+        _ => 0, // Pending, and anything else, as a Go map lookup miss
+    }
+}
+
+/// `GetDeletionCostFromPodAnnotations`: invalid values ("+1", "007", junk) count as 0.
+fn deletion_cost(pod: &Pod) -> i32 {
+    let Some(v) = pod.metadata.annotations.get(POD_DELETION_COST) else {
+        return 0;
+    };
+    let b = v.as_bytes();
+    let valid_first = match b.first() {
+        Some(b'-') => true,
+        Some(b'0') => v == "0",
+        Some(c) => c.is_ascii_digit(),
+        None => false,
+    };
+    if !valid_first {
+        return 0;
+    }
+    v.parse::<i32>().unwrap_or(0)
+}
+
+/// Timestamps as the API serves them: whole seconds (metav1.Time is RFC 3339 without fractions).
+fn api_seconds(t: Option<Time>) -> Option<u64> {
+    t.map(|t| t.0 / 1000)
+}
+
+fn ready_time(pod: &Pod) -> Option<u64> {
+    api_seconds(pod.ready_since())
+}
+
+/// `afterOrZero`: a missing time sorts first, otherwise the later time first.
+fn after_or_zero(t1: Option<u64>, t2: Option<u64>) -> bool {
+    match (t1, t2) {
+        (None, _) | (_, None) => t1.is_none(),
+        (Some(a), Some(b)) => a > b,
+    }
+}
+
+/// `logarithmicRankDiff`: compares floor(log2(age in nanoseconds)) of two times.
+fn logarithmic_rank_diff(t1: u64, t2: u64, now: Millis) -> i64 {
+    let rank = |t: u64| -> i64 {
+        let d = now as i128 * 1_000_000 - t as i128 * 1_000_000_000;
+        if d > 0 {
+            (d as f64).log2().floor() as i64
+        } else {
+            -1
+        }
+    };
+    rank(t1) - rank(t2)
+}
+
+/// One time-based rule (6: ready time, 8: creation time) under LogarithmicScaleDown.
+fn time_rule(
+    t1: Option<u64>,
+    t2: Option<u64>,
+    uid1: &str,
+    uid2: &str,
+    now: Millis,
+) -> Option<bool> {
+    if t1 == t2 {
+        return None;
+    }
+    let (Some(a), Some(b)) = (t1, t2) else {
+        return Some(after_or_zero(t1, t2));
+    };
+    let diff = logarithmic_rank_diff(a, b, now);
+    Some(if diff == 0 { uid1 < uid2 } else { diff < 0 })
+}
+
+/// `ActivePodsWithRanks.Less`: true when `a` should be deleted before `b`.
+fn deletion_less(a: &Pod, rank_a: usize, b: &Pod, rank_b: usize, now: Millis) -> bool {
+    // 1. Unassigned < assigned.
+    let (na, nb) = (&a.spec.node_name, &b.spec.node_name);
+    if na != nb && (na.is_empty() || nb.is_empty()) {
+        return na.is_empty();
+    }
+    // 2. Pending < Unknown < Running.
+    let (pa, pb) = (
+        phase_ordinal(&a.status.phase),
+        phase_ordinal(&b.status.phase),
+    );
+    if pa != pb {
+        return pa < pb;
+    }
+    // 3. Not ready < ready.
+    if a.is_ready() != b.is_ready() {
+        return !a.is_ready();
+    }
+    // 4. Lower pod-deletion-cost first.
+    let (ca, cb) = (deletion_cost(a), deletion_cost(b));
+    if ca != cb {
+        return ca < cb;
+    }
+    // 5. More related pods on the same node first (spreads the survivors).
+    if rank_a != rank_b {
+        return rank_a > rank_b;
+    }
+    // 6. Both ready: ready for less time first.
+    if a.is_ready() && b.is_ready() {
+        if let Some(r) = time_rule(
+            ready_time(a),
+            ready_time(b),
+            &a.metadata.uid,
+            &b.metadata.uid,
+            now,
+        ) {
+            return r;
+        }
+    }
+    // 7. More container restarts first.
+    if a.max_restarts() != b.max_restarts() {
+        return a.max_restarts() > b.max_restarts();
+    }
+    // 8. Newer first.
+    let (ta, tb) = (
+        api_seconds(a.metadata.creation_timestamp),
+        api_seconds(b.metadata.creation_timestamp),
+    );
+    time_rule(ta, tb, &a.metadata.uid, &b.metadata.uid, now).unwrap_or(false)
+}
+
+fn template_labels_match(template: &StringMap, labels: &StringMap) -> bool {
+    template.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
+/// `calculateStatus`: counts over the claimed pods plus the ReplicaFailure condition.
+fn calculate_status(
+    rs: &ReplicaSet,
+    pods: &[&Pod],
+    failure: Option<&ManageError>,
+    now: Millis,
+) -> ReplicaSetStatus {
+    let mut status = rs.status.clone();
+    let min_ready = rs.spec.min_ready_seconds as i64;
+    let mut fully_labeled = 0;
+    let mut ready = 0;
+    let mut available = 0;
+    for pod in pods {
+        if template_labels_match(&rs.spec.template.metadata.labels, &pod.metadata.labels) {
+            fully_labeled += 1;
+        }
+        if pod.is_ready() {
+            ready += 1;
+            if pod.is_available(min_ready, now) {
+                available += 1;
+            }
+        }
+    }
+    let existing = status
+        .conditions
+        .iter()
+        .position(|c| c.type_ == REPLICA_FAILURE);
+    match (failure, existing) {
+        (Some(err), _) => {
+            // SetCondition: an existing condition with the same status and reason stays as it is.
+            let same = existing
+                .map(|i| &status.conditions[i])
+                .is_some_and(|c| c.status == "True" && c.reason.as_deref() == Some(err.reason));
+            if !same {
+                status.conditions.retain(|c| c.type_ != REPLICA_FAILURE);
+                status.conditions.push(Condition {
+                    type_: REPLICA_FAILURE.into(),
+                    status: "True".into(),
+                    reason: Some(err.reason.into()),
+                    message: Some(err.message.clone()),
+                    last_transition_time: Some(Time(now)),
+                    ..Default::default()
+                });
+            }
+        }
+        (None, Some(_)) => status.conditions.retain(|c| c.type_ != REPLICA_FAILURE),
+        (None, None) => {}
+    }
+    status.replicas = pods.len() as i32;
+    status.fully_labeled_replicas = fully_labeled;
+    status.ready_replicas = ready;
+    status.available_replicas = available;
+    status
+}
+
+/// `updateReplicaSetStatus`'s early return: nothing to write when counts, conditions and
+/// observedGeneration are already current.
+fn status_differs(rs: &ReplicaSet, new: &ReplicaSetStatus) -> bool {
+    let s = &rs.status;
+    !(s.replicas == new.replicas
+        && s.fully_labeled_replicas == new.fully_labeled_replicas
+        && s.ready_replicas == new.ready_replicas
+        && s.available_replicas == new.available_replicas
+        && s.terminating_replicas == new.terminating_replicas
+        && rs.metadata.generation == s.observed_generation
+        && s.conditions == new.conditions)
+}
+
+/// When the next ready-but-not-yet-available pod becomes available (minReadySeconds).
+fn next_availability(rs: &ReplicaSet, pods: &[&Pod], now: Millis) -> Option<Millis> {
+    let min_ready = rs.spec.min_ready_seconds as i64;
+    if min_ready <= 0 {
+        return None;
+    }
+    pods.iter()
+        .filter(|p| p.is_ready() && !p.is_available(min_ready, now))
+        .filter_map(|p| p.ready_since())
+        .map(|t| (t.0 + min_ready as u64 * 1000).saturating_sub(now).max(1))
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::api::ApiError;
+    use crate::sim::rng::Rng;
+    use crate::sim::types::{Container, PodSpec, PodTemplateSpec, ReplicaSetSpec};
+
+    const NS: &str = "default";
+
+    fn labels(pairs: &[(&str, &str)]) -> StringMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn rs(name: &str, replicas: i32) -> ReplicaSet {
+        ReplicaSet {
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: NS.into(),
+                uid: format!("uid-{name}"),
+                resource_version: "10".into(),
+                generation: 1,
+                ..Default::default()
+            },
+            spec: ReplicaSetSpec {
+                replicas: Some(replicas),
+                min_ready_seconds: 0,
+                selector: LabelSelector {
+                    match_labels: labels(&[("app", "web")]),
+                    ..Default::default()
+                },
+                template: PodTemplateSpec {
+                    metadata: ObjectMeta {
+                        labels: labels(&[("app", "web")]),
+                        ..Default::default()
+                    },
+                    spec: PodSpec {
+                        containers: vec![Container {
+                            name: "app".into(),
+                            image: "nginx".into(),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    },
+                },
+            },
+            status: ReplicaSetStatus::default(),
+        }
+    }
+
+    fn owned_by(mut rs: ReplicaSet, owner_uid: &str) -> ReplicaSet {
+        rs.metadata.owner_references = vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            name: "web".into(),
+            uid: owner_uid.into(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }];
+        rs
+    }
+
+    /// A pod builder: `pod("a").of(&rs).on("n1").running().ready_at(5_000)`.
+    #[derive(Clone)]
+    struct P(Pod);
+
+    fn pod(name: &str) -> P {
+        P(Pod {
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: NS.into(),
+                uid: format!("uid-{name}"),
+                resource_version: "5".into(),
+                labels: labels(&[("app", "web")]),
+                creation_timestamp: Some(Time(0)),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    impl P {
+        fn of(mut self, rs: &ReplicaSet) -> P {
+            self.0.metadata.owner_references = vec![controller_ref(rs)];
+            self
+        }
+        fn on(mut self, node: &str) -> P {
+            self.0.spec.node_name = node.into();
+            self
+        }
+        fn phase(mut self, phase: &str) -> P {
+            self.0.status.phase = phase.into();
+            self
+        }
+        fn running(self) -> P {
+            self.phase("Running")
+        }
+        fn ready_at(mut self, t: Millis) -> P {
+            self.0.status.conditions.push(Condition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                last_transition_time: Some(Time(t)),
+                ..Default::default()
+            });
+            self
+        }
+        fn created_at(mut self, t: Millis) -> P {
+            self.0.metadata.creation_timestamp = Some(Time(t));
+            self
+        }
+        fn uid(mut self, uid: &str) -> P {
+            self.0.metadata.uid = uid.into();
+            self
+        }
+        fn labels(mut self, l: &[(&str, &str)]) -> P {
+            self.0.metadata.labels = labels(l);
+            self
+        }
+        fn annotate(mut self, k: &str, v: &str) -> P {
+            self.0.metadata.annotations.insert(k.into(), v.into());
+            self
+        }
+        fn restarts(mut self, n: i32) -> P {
+            self.0.status.container_statuses = vec![crate::sim::types::ContainerStatus {
+                name: "app".into(),
+                restart_count: n,
+                ..Default::default()
+            }];
+            self
+        }
+        fn terminating(mut self) -> P {
+            self.0.metadata.deletion_timestamp = Some(Time(1));
+            self
+        }
+        fn build(self) -> Pod {
+            self.0
+        }
+    }
+
+    fn cache_with(objs: Vec<Object>) -> Cache {
+        let mut c = Cache::new();
+        for o in objs {
+            c.upsert(Arc::new(o));
+        }
+        c
+    }
+
+    fn run(
+        ctrl: &mut ReplicaSetController,
+        cache: &Cache,
+        key: &ObjectKey,
+        now: Millis,
+    ) -> Outcome {
+        let mut rng = Rng::new(1);
+        let mut ctx = Ctx {
+            now,
+            cache,
+            rng: &mut rng,
+            runtime: None,
+        };
+        ctrl.reconcile(key, &mut ctx)
+    }
+
+    fn rs_key(name: &str) -> ObjectKey {
+        ObjectKey::new(Kind::ReplicaSet, NS, name)
+    }
+
+    fn creates(out: &Outcome) -> Vec<&Pod> {
+        out.requests()
+            .filter_map(|r| match r {
+                ApiRequest::Create(Object::Pod(p)) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn deleted_names(out: &Outcome) -> Vec<String> {
+        out.requests()
+            .filter_map(|r| match r {
+                ApiRequest::Delete { key, .. } => Some(key.name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn patches(out: &Outcome) -> Vec<(&ObjectKey, &Json)> {
+        out.requests()
+            .filter_map(|r| match r {
+                ApiRequest::Patch { key, patch, .. } => Some((key, patch)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn status_update(out: &Outcome) -> Option<&ReplicaSetStatus> {
+        out.requests().find_map(|r| match r {
+            ApiRequest::UpdateStatus(Object::ReplicaSet(rs)) => Some(&rs.status),
+            _ => None,
+        })
+    }
+
+    fn create_batch_sizes(out: &Outcome) -> Vec<usize> {
+        out.batches
+            .iter()
+            .filter(|b| b.iter().all(|r| matches!(r, ApiRequest::Create(_))))
+            .map(|b| b.len())
+            .collect()
+    }
+
+    #[test]
+    fn creates_missing_pods_in_slow_start_batches() {
+        let web = rs("web", 10);
+        let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
+        assert_eq!(create_batch_sizes(&out), vec![1, 2, 4, 3]);
+        let p = creates(&out)[0];
+        assert_eq!(p.metadata.generate_name, "web-");
+        assert_eq!(p.metadata.name, "");
+        assert_eq!(p.metadata.namespace, NS);
+        assert_eq!(p.metadata.labels, labels(&[("app", "web")]));
+        assert_eq!(p.metadata.owner_references, vec![controller_ref(&web)]);
+        let r = &p.metadata.owner_references[0];
+        assert_eq!(
+            (
+                r.api_version.as_str(),
+                r.kind.as_str(),
+                r.controller,
+                r.block_owner_deletion
+            ),
+            ("apps/v1", "ReplicaSet", Some(true), Some(true))
+        );
+        assert_eq!(p.spec.containers[0].image, "nginx");
+        assert_eq!(
+            ctrl.expectations().get(&rs_key("web")).map(|e| e.add),
+            Some(10)
+        );
+        let record = out.record.expect("a record every pass");
+        assert_eq!(record.observed, "0 active pods (0 ready)");
+        assert_eq!(record.desired, "replicas: 10");
+        assert_eq!(record.diff, "10 missing → create 10");
+        // The status write comes last so a failing create batch cancels it, as an error return would.
+        assert!(matches!(
+            out.batches.last().map(|b| &b[0]),
+            Some(ApiRequest::UpdateStatus(_))
+        ));
+    }
+
+    #[test]
+    fn slow_start_batch_sizes_double_and_end_with_the_remainder() {
+        for (count, want) in [
+            (0, vec![]),
+            (1, vec![1]),
+            (3, vec![1, 2]),
+            (10, vec![1, 2, 4, 3]),
+            (16, vec![1, 2, 4, 8, 1]),
+        ] {
+            assert_eq!(slow_start_batches(count), want, "count {count}");
+        }
+    }
+
+    #[test]
+    fn burst_limit_caps_creates_at_five_hundred_per_sync() {
+        let cache = cache_with(vec![Object::ReplicaSet(rs("web", 700))]);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
+        assert_eq!(creates(&out).len(), 500);
+        assert_eq!(
+            ctrl.expectations().get(&rs_key("web")).map(|e| e.add),
+            Some(500)
+        );
+        assert_eq!(
+            out.record.map(|r| r.diff).as_deref(),
+            Some("700 missing → create 500 (burst limit 500)")
+        );
+    }
+
+    #[test]
+    fn burst_limit_caps_deletes_at_five_hundred_per_sync() {
+        let web = rs("web", 0);
+        let mut objs = vec![Object::ReplicaSet(web.clone())];
+        for i in 0..600 {
+            objs.push(Object::Pod(pod(&format!("p{i:03}")).of(&web).build()));
+        }
+        let cache = cache_with(objs);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
+        assert_eq!(deleted_names(&out).len(), 500);
+        assert_eq!(
+            ctrl.expectations().get(&rs_key("web")).map(|e| e.del),
+            Some(500)
+        );
+    }
+
+    #[test]
+    fn scale_down_deletes_by_ranking_one_rule_at_a_time() {
+        // Each row: the pod to delete ("x") and a survivor ("a") that tie on every earlier rule.
+        // "a" comes first in cache order, so each row passes only if the ranking moved "x" ahead.
+        // `now` is 1 000 s; times far apart land in different log2 buckets of age in nanoseconds.
+        let now = 1_000_000;
+        let web = rs("web", 1);
+        let (x, a) = (|| pod("x"), || pod("a"));
+        let cases: Vec<(&str, P, P)> = vec![
+            ("unassigned before assigned", x(), a().on("n1")),
+            (
+                "pending before unknown",
+                x().on("n1").phase("Pending"),
+                a().on("n1").phase("Unknown"),
+            ),
+            (
+                "no phase counts as pending",
+                x().on("n1"),
+                a().on("n1").phase("Unknown"),
+            ),
+            (
+                "unknown before running",
+                x().on("n1").phase("Unknown"),
+                a().on("n1").running(),
+            ),
+            (
+                "not ready before ready",
+                x().on("n1").running(),
+                a().on("n1").running().ready_at(0),
+            ),
+            (
+                "lower deletion cost first",
+                x().on("n1").running().annotate(POD_DELETION_COST, "-5"),
+                a().on("n2").running(),
+            ),
+            (
+                "a deletion cost with a plus sign is invalid and counts as zero",
+                x().on("n1").running().annotate(POD_DELETION_COST, "+10"),
+                a().on("n2").running().annotate(POD_DELETION_COST, "5"),
+            ),
+            (
+                "a deletion cost with a leading zero is invalid and counts as zero",
+                x().on("n1").running().annotate(POD_DELETION_COST, "007"),
+                a().on("n2").running().annotate(POD_DELETION_COST, "5"),
+            ),
+            (
+                "ready for a shorter time first",
+                x().on("n1").running().ready_at(990_000),
+                a().on("n2").running().ready_at(10_000),
+            ),
+            (
+                "more restarts first",
+                x().on("n1").running().restarts(3),
+                a().on("n2").running().restarts(1),
+            ),
+            (
+                "newer first",
+                x().on("n1").running().created_at(999_000),
+                a().on("n2").running().created_at(1_000),
+            ),
+            (
+                "same log2 age bucket falls back to uid order",
+                x().on("n1").running().created_at(600_000).uid("uid-1"),
+                a().on("n2").running().created_at(700_000).uid("uid-2"),
+            ),
+            (
+                "ready times within one second are equal (the API serves seconds): restarts decide",
+                x().on("n1").running().ready_at(500_100).restarts(1),
+                a().on("n2").running().ready_at(500_900),
+            ),
+        ];
+        for (rule, victim, survivor) in cases {
+            let cache = cache_with(vec![
+                Object::ReplicaSet(web.clone()),
+                Object::Pod(victim.of(&web).build()),
+                Object::Pod(survivor.of(&web).build()),
+            ]);
+            let out = run(
+                &mut ReplicaSetController::new(),
+                &cache,
+                &rs_key("web"),
+                now,
+            );
+            assert_eq!(deleted_names(&out), vec!["x"], "rule: {rule}");
+        }
+    }
+
+    #[test]
+    fn scale_down_prefers_pods_doubled_up_with_sibling_replica_sets() {
+        // The old RS of a Deployment: its pod on n1 shares the node with a pod of the new RS.
+        let old = owned_by(rs("web-old", 1), "uid-deploy");
+        let mut new = owned_by(rs("web-new", 1), "uid-deploy");
+        new.spec
+            .selector
+            .match_labels
+            .insert("rev".into(), "2".into());
+        let objs = vec![
+            Object::ReplicaSet(old.clone()),
+            Object::ReplicaSet(new.clone()),
+            Object::Pod(pod("a").of(&old).on("n2").running().ready_at(0).build()),
+            Object::Pod(pod("b").of(&old).on("n1").running().ready_at(0).build()),
+            Object::Pod(
+                pod("c")
+                    .of(&new)
+                    .on("n1")
+                    .running()
+                    .ready_at(0)
+                    .labels(&[("app", "web"), ("rev", "2")])
+                    .build(),
+            ),
+        ];
+        // "c" also matches old's selector but is controlled by "new": never claimed by "old".
+        let cache = cache_with(objs);
+        let out = run(
+            &mut ReplicaSetController::new(),
+            &cache,
+            &rs_key("web-old"),
+            10_000,
+        );
+        assert_eq!(deleted_names(&out), vec!["b"]);
+    }
+
+    #[test]
+    fn scale_down_to_zero_deletes_everything_without_ranking() {
+        let web = rs("web", 0);
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            Object::Pod(pod("a").of(&web).on("n1").running().ready_at(0).build()),
+            Object::Pod(pod("b").of(&web).build()),
+        ]);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 5_000);
+        assert_eq!(deleted_names(&out), vec!["a", "b"]);
+        assert_eq!(
+            out.record.map(|r| r.diff).as_deref(),
+            Some("2 extra → delete 2")
+        );
+    }
+
+    #[test]
+    fn adopts_an_orphan_that_matches_the_selector() {
+        let web = rs("web", 1);
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            Object::Pod(pod("orphan").build()),
+        ]);
+        let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
+        let p = patches(&out);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].0.name, "orphan");
+        assert_eq!(
+            p[0].1,
+            &json!({"metadata": {"resourceVersion": "5", "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "uid-web",
+                "controller": true, "blockOwnerDeletion": true
+            }]}})
+        );
+        // The adopted pod counts: nothing to create.
+        assert!(creates(&out).is_empty());
+        assert_eq!(status_update(&out).map(|s| s.replicas), Some(1));
+        assert_eq!(
+            out.record.map(|r| r.observed).as_deref(),
+            Some("1 active pod (0 ready), adopting 1 orphan")
+        );
+    }
+
+    #[test]
+    fn does_not_adopt_terminating_or_non_matching_orphans() {
+        let web = rs("web", 0);
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web),
+            Object::Pod(pod("going").terminating().build()),
+            Object::Pod(pod("other").labels(&[("app", "db")]).build()),
+        ]);
+        let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
+        assert!(patches(&out).is_empty());
+    }
+
+    #[test]
+    fn releases_a_pod_whose_labels_no_longer_match_and_creates_a_replacement() {
+        let web = rs("web", 2);
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            Object::Pod(pod("kept").of(&web).build()),
+            Object::Pod(
+                pod("relabelled")
+                    .of(&web)
+                    .labels(&[("app", "debug")])
+                    .build(),
+            ),
+        ]);
+        let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
+        let p = patches(&out);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].0.name, "relabelled");
+        assert_eq!(
+            p[0].1,
+            &json!({"metadata": {"ownerReferences": null, "resourceVersion": "5"}})
+        );
+        // Claims run before manageReplicas: the released pod no longer counts.
+        assert_eq!(creates(&out).len(), 1);
+        assert!(matches!(out.batches[0][0], ApiRequest::Patch { .. }));
+    }
+
+    #[test]
+    fn never_steals_pods_controlled_by_another_owner() {
+        let web = rs("web", 1);
+        let other = rs("other", 1);
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            Object::ReplicaSet(other.clone()),
+            Object::Pod(pod("theirs").of(&other).build()),
+        ]);
+        let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
+        assert!(patches(&out).is_empty());
+        assert_eq!(creates(&out).len(), 1);
+    }
+
+    #[test]
+    fn expectations_block_a_second_create_until_the_pods_are_observed() {
+        let web = rs("web", 2);
+        let mut cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+        let mut ctrl = ReplicaSetController::new();
+        assert_eq!(creates(&run(&mut ctrl, &cache, &rs_key("web"), 0)).len(), 2);
+        // A second pass before any pod ADD arrives creates nothing and says why.
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 10);
+        assert!(creates(&out).is_empty());
+        assert_eq!(
+            out.record.as_ref().map(|r| r.diff.as_str()),
+            Some("expectations pending (add 2, del 0)")
+        );
+        assert_eq!(out.requeue_after, Some(EXPECTATIONS_TIMEOUT + 1 - 10));
+        // The informer delivers both ADDs: expectations are satisfied and nothing is missing.
+        for name in ["web-a", "web-b"] {
+            let p = Arc::new(Object::Pod(pod(name).of(&web).build()));
+            cache.upsert(p.clone());
+            let ev = WatchEvent {
+                type_: WatchEventType::Added,
+                object: p,
+                resource_version: 20,
+                cause: 0,
+            };
+            assert_eq!(ctrl.keys_for_event(&ev, None, &cache), vec![rs_key("web")]);
+        }
+        assert!(ctrl.expectations().satisfied(&rs_key("web"), 20));
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 20);
+        assert!(creates(&out).is_empty());
+        assert_eq!(out.record.map(|r| r.diff).as_deref(), Some(""));
+    }
+
+    #[test]
+    fn expectations_expire_after_five_minutes() {
+        let web = rs("web", 1);
+        let cache = cache_with(vec![Object::ReplicaSet(web)]);
+        let mut ctrl = ReplicaSetController::new();
+        assert_eq!(creates(&run(&mut ctrl, &cache, &rs_key("web"), 0)).len(), 1);
+        // The pod ADD was lost: at exactly five minutes the controller still waits…
+        assert!(creates(&run(
+            &mut ctrl,
+            &cache,
+            &rs_key("web"),
+            EXPECTATIONS_TIMEOUT
+        ))
+        .is_empty());
+        // …and just after, it acts again.
+        assert_eq!(
+            creates(&run(
+                &mut ctrl,
+                &cache,
+                &rs_key("web"),
+                EXPECTATIONS_TIMEOUT + 1
+            ))
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_restart_forgets_expectations() {
+        let cache = cache_with(vec![Object::ReplicaSet(rs("web", 1))]);
+        let mut ctrl = ReplicaSetController::new();
+        run(&mut ctrl, &cache, &rs_key("web"), 0);
+        ctrl.reset();
+        assert_eq!(creates(&run(&mut ctrl, &cache, &rs_key("web"), 1)).len(), 1);
+    }
+
+    #[test]
+    fn failed_and_skipped_creates_lower_expectations_and_record_events() {
+        let web = rs("web", 3);
+        let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
+        let reqs: Vec<ApiRequest> = out.requests().cloned().collect();
+        let err = ApiError {
+            reason: StatusReason::Forbidden,
+            message: "pods \"web-\" is forbidden: exceeded quota".into(),
+        };
+        // Batch 1 (one create) fails; batch 2 (two creates) is skipped by the world.
+        ctrl.on_response(&reqs[0], &Err(err.clone()), 5);
+        let evs = ctrl.events_for_response(&reqs[0], &Err(err));
+        assert_eq!(evs.len(), 1);
+        assert_eq!(
+            (evs[0].type_, evs[0].reason.as_str()),
+            ("Warning", "FailedCreate")
+        );
+        assert_eq!(
+            evs[0].message,
+            "Error creating: pods \"web-\" is forbidden: exceeded quota"
+        );
+        assert_eq!(evs[0].object, rs_key("web"));
+        ctrl.on_skipped(&reqs[1]);
+        ctrl.on_skipped(&reqs[2]);
+        assert!(ctrl.expectations().satisfied(&rs_key("web"), 6));
+        // The next pass reports the failure in the ReplicaFailure condition and tries again.
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 10);
+        let cond = status_update(&out)
+            .and_then(|s| s.conditions.iter().find(|c| c.type_ == REPLICA_FAILURE));
+        assert_eq!(cond.and_then(|c| c.reason.as_deref()), Some("FailedCreate"));
+        assert_eq!(
+            cond.and_then(|c| c.message.as_deref()),
+            Some("pods \"web-\" is forbidden: exceeded quota")
+        );
+        assert_eq!(creates(&out).len(), 3);
+    }
+
+    #[test]
+    fn successful_create_event_names_the_generated_pod() {
+        let web = rs("web", 1);
+        let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
+        let req = out.requests().next().cloned().expect("a create");
+        let created: ApiResult = Ok(Arc::new(Object::Pod(pod("web-x2k4f").of(&web).build())));
+        ctrl.on_response(&req, &created, 5);
+        let evs = ctrl.events_for_response(&req, &created);
+        assert_eq!(evs.len(), 1);
+        assert_eq!(
+            (
+                evs[0].type_,
+                evs[0].reason.as_str(),
+                evs[0].message.as_str()
+            ),
+            ("Normal", "SuccessfulCreate", "Created pod: web-x2k4f")
+        );
+        assert_eq!(evs[0].uid, "uid-web");
+    }
+
+    #[test]
+    fn deletes_record_events_and_observe_expectations_once() {
+        let web = rs("web", 0);
+        let victim = pod("a").of(&web).on("n1").running().build();
+        let mut cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            Object::Pod(victim.clone()),
+        ]);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
+        let req = out.requests().next().cloned().expect("a delete");
+        assert_eq!(
+            req,
+            ApiRequest::Delete {
+                key: ObjectKey::new(Kind::Pod, NS, "a"),
+                options: DeleteOptions::default()
+            }
+        );
+        let ok: ApiResult = Ok(Arc::new(Object::Pod(victim.clone())));
+        ctrl.on_response(&req, &ok, 5);
+        let evs = ctrl.events_for_response(&req, &ok);
+        assert_eq!(evs[0].message, "Deleted pod: a");
+        assert_eq!(evs[0].reason, "SuccessfulDelete");
+        // Graceful deletion: the MODIFIED with deletionTimestamp counts; the later DELETED does not again.
+        let mut terminating = victim.clone();
+        terminating.metadata.deletion_timestamp = Some(Time(30_000));
+        terminating.metadata.resource_version = "6".into();
+        let t = Arc::new(Object::Pod(terminating));
+        let old = cache.upsert(t.clone());
+        let ev = WatchEvent {
+            type_: WatchEventType::Modified,
+            object: t.clone(),
+            resource_version: 6,
+            cause: 0,
+        };
+        ctrl.keys_for_event(&ev, old.as_ref(), &cache);
+        assert_eq!(
+            ctrl.expectations().get(&rs_key("web")).map(|e| e.del),
+            Some(0)
+        );
+        cache.remove(&t.key());
+        let ev = WatchEvent {
+            type_: WatchEventType::Deleted,
+            object: t,
+            resource_version: 7,
+            cause: 0,
+        };
+        ctrl.keys_for_event(&ev, None, &cache);
+        assert_eq!(
+            ctrl.expectations().get(&rs_key("web")).map(|e| e.del),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn failed_delete_records_a_warning_and_the_failure_condition() {
+        let web = rs("web", 0);
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            Object::Pod(pod("a").of(&web).build()),
+        ]);
+        let mut ctrl = ReplicaSetController::new();
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
+        let req = out.requests().next().cloned().expect("a delete");
+        let err: ApiResult = Err(ApiError::unavailable());
+        ctrl.on_response(&req, &err, 5);
+        let evs = ctrl.events_for_response(&req, &err);
+        assert_eq!(
+            evs[0].message,
+            "Error deleting: the server is currently unable to handle the request"
+        );
+        assert!(ctrl.expectations().satisfied(&rs_key("web"), 6));
+        let out = run(&mut ctrl, &cache, &rs_key("web"), 10);
+        let cond = status_update(&out).and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == REPLICA_FAILURE)
+                .cloned()
+        });
+        assert_eq!(
+            cond.as_ref().and_then(|c| c.reason.as_deref()),
+            Some("FailedDelete")
+        );
+        assert_eq!(
+            cond.as_ref().and_then(|c| c.message.as_deref()),
+            Some("unable to delete pods: the server is currently unable to handle the request")
+        );
+    }
+
+    #[test]
+    fn status_counts_ready_and_available_pods_with_min_ready_seconds() {
+        let mut web = rs("web", 3);
+        web.spec.min_ready_seconds = 10;
+        web.spec
+            .template
+            .metadata
+            .labels
+            .insert("tier".into(), "front".into());
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            // Available: ready for 20 s.
+            Object::Pod(
+                pod("a")
+                    .of(&web)
+                    .on("n1")
+                    .running()
+                    .ready_at(10_000)
+                    .labels(&[("app", "web"), ("tier", "front")])
+                    .build(),
+            ),
+            // Ready for 5 s only: not available yet.
+            Object::Pod(
+                pod("b")
+                    .of(&web)
+                    .on("n1")
+                    .running()
+                    .ready_at(25_000)
+                    .build(),
+            ),
+            Object::Pod(pod("c").of(&web).on("n1").running().build()),
+            // Terminating pods are not counted at all.
+            Object::Pod(
+                pod("d")
+                    .of(&web)
+                    .on("n1")
+                    .running()
+                    .ready_at(0)
+                    .terminating()
+                    .build(),
+            ),
+        ]);
+        let out = run(
+            &mut ReplicaSetController::new(),
+            &cache,
+            &rs_key("web"),
+            30_000,
+        );
+        let s = status_update(&out).expect("status changed");
+        assert_eq!(
+            (
+                s.replicas,
+                s.fully_labeled_replicas,
+                s.ready_replicas,
+                s.available_replicas,
+                s.observed_generation
+            ),
+            (3, 1, 2, 1, 1)
+        );
+        // "b" becomes available at 35 s: look again then.
+        assert_eq!(out.requeue_after, Some(5_000));
+        assert_eq!(
+            out.record.map(|r| r.observed).as_deref(),
+            Some("3 active pods (2 ready)")
+        );
+    }
+
+    #[test]
+    fn status_is_not_written_when_nothing_changed() {
+        let mut web = rs("web", 1);
+        web.status = ReplicaSetStatus {
+            replicas: 1,
+            fully_labeled_replicas: 1,
+            observed_generation: 1,
+            ..Default::default()
+        };
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web.clone()),
+            Object::Pod(pod("a").of(&web).build()),
+        ]);
+        let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
+        assert!(out.batches.is_empty());
+    }
+
+    #[test]
+    fn a_replica_set_being_deleted_creates_nothing_and_adopts_nothing() {
+        let mut web = rs("web", 3);
+        web.metadata.deletion_timestamp = Some(Time(1));
+        let cache = cache_with(vec![
+            Object::ReplicaSet(web),
+            Object::Pod(pod("orphan").build()),
+        ]);
+        let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
+        assert!(creates(&out).is_empty());
+        assert!(patches(&out).is_empty());
+    }
+
+    #[test]
+    fn orphan_pod_events_wake_every_matching_replica_set() {
+        let mut ctrl = ReplicaSetController::new();
+        let mut cache = cache_with(vec![
+            Object::ReplicaSet(rs("a", 1)),
+            Object::ReplicaSet(rs("b", 1)),
+        ]);
+        let mut other = rs("c", 1);
+        other.spec.selector.match_labels = labels(&[("app", "db")]);
+        cache.upsert(Arc::new(Object::ReplicaSet(other)));
+        let p = Arc::new(Object::Pod(pod("orphan").build()));
+        cache.upsert(p.clone());
+        let ev = WatchEvent {
+            type_: WatchEventType::Added,
+            object: p,
+            resource_version: 3,
+            cause: 0,
+        };
+        assert_eq!(
+            ctrl.keys_for_event(&ev, None, &cache),
+            vec![rs_key("a"), rs_key("b")]
+        );
+    }
+
+    #[test]
+    fn a_controller_ref_change_wakes_the_old_and_the_new_owner() {
+        let mut ctrl = ReplicaSetController::new();
+        let (a, b) = (rs("a", 1), rs("b", 1));
+        let cache = cache_with(vec![
+            Object::ReplicaSet(a.clone()),
+            Object::ReplicaSet(b.clone()),
+        ]);
+        let old = Arc::new(Object::Pod(pod("p").of(&a).build()));
+        let mut moved = pod("p").of(&b).build();
+        moved.metadata.resource_version = "9".into();
+        let ev = WatchEvent {
+            type_: WatchEventType::Modified,
+            object: Arc::new(Object::Pod(moved)),
+            resource_version: 9,
+            cause: 0,
+        };
+        assert_eq!(
+            ctrl.keys_for_event(&ev, Some(&old), &cache),
+            vec![rs_key("a"), rs_key("b")]
+        );
+    }
+
+    #[test]
+    fn a_deleted_replica_set_drops_its_expectations() {
+        let web = rs("web", 2);
+        let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+        let mut ctrl = ReplicaSetController::new();
+        run(&mut ctrl, &cache, &rs_key("web"), 0);
+        let ev = WatchEvent {
+            type_: WatchEventType::Deleted,
+            object: Arc::new(Object::ReplicaSet(web)),
+            resource_version: 3,
+            cause: 0,
+        };
+        ctrl.keys_for_event(&ev, None, &Cache::new());
+        assert!(ctrl.expectations().get(&rs_key("web")).is_none());
+    }
+
+    // ------------------------------------------------------------------ through the world
+
+    mod world {
+        use super::*;
+        use crate::sim::world::{Sim, SimConfig};
+
+        fn world_rs(replicas: i32) -> Object {
+            let mut r = rs("web", replicas);
+            r.metadata.uid.clear();
+            r.metadata.resource_version.clear();
+            r.metadata.generation = 0;
+            Object::ReplicaSet(r)
+        }
+
+        fn pods_of(sim: &Sim) -> Vec<Pod> {
+            sim.api
+                .list(Kind::Pod)
+                .filter_map(|o| o.as_pod().cloned())
+                .collect()
+        }
+
+        fn owned(sim: &Sim) -> Vec<Pod> {
+            pods_of(sim)
+                .into_iter()
+                .filter(|p| p.metadata.controller_ref().is_some_and(|r| r.name == "web"))
+                .collect()
+        }
+
+        fn started(replicas: i32) -> Sim {
+            let mut sim = Sim::new(SimConfig::default());
+            sim.submit(ApiRequest::Create(world_rs(replicas)))
+                .expect("the ReplicaSet is created");
+            sim.advance_to(5_000, usize::MAX);
+            sim
+        }
+
+        #[test]
+        fn a_replica_set_with_three_replicas_gets_three_pods() {
+            let sim = started(3);
+            let pods = owned(&sim);
+            assert_eq!(pods.len(), 3);
+            assert!(pods.iter().all(|p| p.metadata.name.starts_with("web-")
+                && p.metadata.name.len() == "web-".len() + 5));
+            let rs = sim
+                .get(&rs_key("web"))
+                .and_then(|o| o.as_replica_set().cloned())
+                .expect("rs");
+            assert_eq!(rs.status.replicas, 3);
+            assert_eq!(rs.status.observed_generation, rs.metadata.generation);
+            let events: Vec<String> = sim
+                .api
+                .list(Kind::Event)
+                .filter_map(|o| o.as_event())
+                .filter(|e| e.reason == "SuccessfulCreate")
+                .map(|e| e.message.clone())
+                .collect();
+            assert_eq!(events.len(), 3);
+            assert!(pods
+                .iter()
+                .all(|p| events.contains(&format!("Created pod: {}", p.metadata.name))));
+        }
+
+        #[test]
+        fn a_deleted_pod_is_replaced() {
+            let mut sim = started(2);
+            let victim = owned(&sim)[0].metadata.name.clone();
+            sim.submit(ApiRequest::Delete {
+                key: ObjectKey::new(Kind::Pod, NS, &victim),
+                options: DeleteOptions::default(),
+            })
+            .expect("deleted");
+            sim.advance_to(10_000, usize::MAX);
+            let names: Vec<String> = owned(&sim).into_iter().map(|p| p.metadata.name).collect();
+            assert_eq!(names.len(), 2);
+            assert!(!names.contains(&victim));
+        }
+
+        #[test]
+        fn relabelling_a_pod_releases_it_and_a_replacement_is_created() {
+            let mut sim = started(2);
+            let target = owned(&sim)[0].metadata.name.clone();
+            let key = ObjectKey::new(Kind::Pod, NS, &target);
+            sim.submit(ApiRequest::Patch {
+                key: key.clone(),
+                patch: json!({"metadata": {"labels": {"app": "debug"}}}),
+                status: false,
+            })
+            .expect("labelled");
+            sim.advance_to(10_000, usize::MAX);
+            let released = sim
+                .get(&key)
+                .and_then(|o| o.as_pod().cloned())
+                .expect("the pod survives as an orphan");
+            assert!(released.metadata.owner_references.is_empty());
+            let names: Vec<String> = owned(&sim).into_iter().map(|p| p.metadata.name).collect();
+            assert_eq!(names.len(), 2);
+            assert!(!names.contains(&target));
+            // Re-labelling it back: the ReplicaSet adopts it and deletes one pod to get back to 2.
+            sim.submit(ApiRequest::Patch {
+                key: key.clone(),
+                patch: json!({"metadata": {"labels": {"app": "web"}}}),
+                status: false,
+            })
+            .expect("labelled back");
+            sim.advance_to(15_000, usize::MAX);
+            assert_eq!(owned(&sim).len(), 2);
+            assert_eq!(pods_of(&sim).len(), 2);
+        }
+
+        #[test]
+        fn scaling_down_deletes_pods_and_records_events() {
+            let mut sim = started(3);
+            sim.submit(ApiRequest::Patch {
+                key: rs_key("web"),
+                patch: json!({"spec": {"replicas": 1}}),
+                status: false,
+            })
+            .expect("scaled");
+            sim.advance_to(10_000, usize::MAX);
+            assert_eq!(owned(&sim).len(), 1);
+            let deletes = sim
+                .api
+                .list(Kind::Event)
+                .filter_map(|o| o.as_event())
+                .filter(|e| {
+                    e.reason == "SuccessfulDelete" && e.message.starts_with("Deleted pod: web-")
+                })
+                .count();
+            assert_eq!(deletes, 2);
+        }
+    }
 }

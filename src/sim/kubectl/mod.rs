@@ -32,7 +32,9 @@ pub fn execute(session: &mut Session, line: &str) -> CommandOutput {
         "get" => printers::get(session, &args),
         "scale" => scale(session, &args),
         "delete" => delete(session, &args),
-        other => CommandOutput::err(format!("error: \"{other}\" is not supported in the playground yet")),
+        other => CommandOutput::err(format!(
+            "error: \"{other}\" is not supported in the playground yet"
+        )),
     }
 }
 
@@ -44,7 +46,26 @@ pub struct Args {
 }
 
 /// Flags that take a value when written as `--flag value`.
-const VALUE_FLAGS: &[&str] = &["-n", "--namespace", "-o", "--output", "-l", "--selector", "--replicas", "--cascade", "--grace-period", "--timeout", "--for", "--image", "-p", "--patch", "--type", "--to-revision", "-f", "--filename"];
+const VALUE_FLAGS: &[&str] = &[
+    "-n",
+    "--namespace",
+    "-o",
+    "--output",
+    "-l",
+    "--selector",
+    "--replicas",
+    "--cascade",
+    "--grace-period",
+    "--timeout",
+    "--for",
+    "--image",
+    "-p",
+    "--patch",
+    "--type",
+    "--to-revision",
+    "-f",
+    "--filename",
+];
 
 impl Args {
     /// Splits words into positionals and flags (`--x=y`, `--x y` for value flags, `-A`).
@@ -58,7 +79,9 @@ impl Args {
                     a.flags.push((f.to_string(), Some(v.to_string())));
                 } else if VALUE_FLAGS.contains(&w.as_str()) {
                     i += 1;
-                    let v = words.get(i).ok_or_else(|| format!("error: flag needs an argument: {w}"))?;
+                    let v = words
+                        .get(i)
+                        .ok_or_else(|| format!("error: flag needs an argument: {w}"))?;
                     a.flags.push((w.clone(), Some(v.clone())));
                 } else {
                     a.flags.push((w.clone(), None));
@@ -73,7 +96,10 @@ impl Args {
 
     /// The value of the first of `names` present.
     pub fn value(&self, names: &[&str]) -> Option<&str> {
-        self.flags.iter().find(|(f, _)| names.contains(&f.as_str())).and_then(|(_, v)| v.as_deref())
+        self.flags
+            .iter()
+            .find(|(f, _)| names.contains(&f.as_str()))
+            .and_then(|(_, v)| v.as_deref())
     }
 
     /// Whether any of `names` is present.
@@ -83,7 +109,9 @@ impl Args {
 
     /// The namespace (`-n`), `default` when absent.
     pub fn namespace(&self) -> String {
-        self.value(&["-n", "--namespace"]).unwrap_or("default").to_string()
+        self.value(&["-n", "--namespace"])
+            .unwrap_or("default")
+            .to_string()
     }
 }
 
@@ -93,12 +121,15 @@ pub fn resolve_targets(args: &Args, ns: &str) -> Result<Vec<ObjectKey>, String> 
     let mut kind: Option<Kind> = None;
     for p in &args.positional {
         if let Some((k, n)) = p.split_once('/') {
-            let kind = Kind::from_resource_name(k).ok_or_else(|| format!("error: the server doesn't have a resource type \"{k}\""))?;
+            let kind = Kind::from_resource_name(k)
+                .ok_or_else(|| format!("error: the server doesn't have a resource type \"{k}\""))?;
             out.push(ObjectKey::new(kind, ns, n));
         } else if let Some(k) = kind {
             out.push(ObjectKey::new(k, ns, p));
         } else {
-            kind = Some(Kind::from_resource_name(p).ok_or_else(|| format!("error: the server doesn't have a resource type \"{p}\""))?);
+            kind = Some(Kind::from_resource_name(p).ok_or_else(|| {
+                format!("error: the server doesn't have a resource type \"{p}\"")
+            })?);
         }
     }
     Ok(out)
@@ -113,15 +144,29 @@ fn scale(session: &mut Session, args: &Args) -> CommandOutput {
     };
     let targets = match resolve_targets(args, &args.namespace()) {
         Ok(t) if !t.is_empty() => t,
-        Ok(_) => return CommandOutput::err("error: resource(s) were provided, but no name was specified"),
+        Ok(_) => {
+            return CommandOutput::err(
+                "error: resource(s) were provided, but no name was specified",
+            )
+        }
         Err(e) => return CommandOutput::err(e),
     };
     let mut out = String::new();
     for key in targets {
         let patch = serde_json::json!({"spec": {"replicas": n}});
-        match session.sim.submit(ApiRequest::Patch { key: key.clone(), patch, status: false }) {
+        match session.sim.submit(ApiRequest::Patch {
+            key: key.clone(),
+            patch,
+            status: false,
+        }) {
             Ok(o) => out.push_str(&format!("{} scaled\n", super::session::kubectl_name(&o))),
-            Err(e) => return CommandOutput { stdout: out, stderr: e.kubectl_message(), ok: false },
+            Err(e) => {
+                return CommandOutput {
+                    stdout: out,
+                    stderr: e.kubectl_message(),
+                    ok: false,
+                }
+            }
         }
     }
     CommandOutput::ok(out)
@@ -136,22 +181,39 @@ fn delete(session: &mut Session, args: &Args) -> CommandOutput {
         },
         None => None,
     };
-    let grace = args.value(&["--grace-period"]).and_then(|g| g.parse::<i64>().ok());
-    let grace = if args.has(&["--force"]) && grace.is_none() { Some(0) } else { grace };
+    let grace = args
+        .value(&["--grace-period"])
+        .and_then(|g| g.parse::<i64>().ok());
+    let grace = if args.has(&["--force"]) && grace.is_none() {
+        Some(0)
+    } else {
+        grace
+    };
     let targets = match resolve_targets(args, &ns) {
         Ok(t) => t,
         Err(e) => return CommandOutput::err(e),
     };
     let targets = if let Some(sel) = args.value(&["-l", "--selector"]) {
-        let kind = args.positional.first().and_then(|p| Kind::from_resource_name(p));
+        let kind = args
+            .positional
+            .first()
+            .and_then(|p| Kind::from_resource_name(p));
         let Some(kind) = kind else {
-            return CommandOutput::err("error: resource(s) were provided, but no name was specified");
+            return CommandOutput::err(
+                "error: resource(s) were provided, but no name was specified",
+            );
         };
         let sel = match super::world::parse_label_selector(sel) {
             Ok(s) => s,
             Err(e) => return CommandOutput::err(format!("error: {e}")),
         };
-        session.sim.api.list(kind).filter(|o| o.meta().namespace == ns && sel.matches(&o.meta().labels)).map(|o| o.key()).collect()
+        session
+            .sim
+            .api
+            .list(kind)
+            .filter(|o| o.meta().namespace == ns && sel.matches(&o.meta().labels))
+            .map(|o| o.key())
+            .collect()
     } else {
         targets
     };
@@ -161,11 +223,26 @@ fn delete(session: &mut Session, args: &Args) -> CommandOutput {
     let mut out = String::new();
     let mut err = String::new();
     for key in targets {
-        let options = DeleteOptions { grace_period_seconds: grace, propagation_policy: policy, ..Default::default() };
-        match session.sim.submit(ApiRequest::Delete { key: key.clone(), options }) {
-            Ok(o) => out.push_str(&format!("{} \"{}\" deleted\n", o.kind().as_str().to_ascii_lowercase(), key.name)),
+        let options = DeleteOptions {
+            grace_period_seconds: grace,
+            propagation_policy: policy,
+            ..Default::default()
+        };
+        match session.sim.submit(ApiRequest::Delete {
+            key: key.clone(),
+            options,
+        }) {
+            Ok(o) => out.push_str(&format!(
+                "{} \"{}\" deleted\n",
+                o.kind().as_str().to_ascii_lowercase(),
+                key.name
+            )),
             Err(e) => err.push_str(&format!("{}\n", e.kubectl_message())),
         }
     }
-    CommandOutput { ok: err.is_empty(), stdout: out, stderr: err }
+    CommandOutput {
+        ok: err.is_empty(),
+        stdout: out,
+        stderr: err,
+    }
 }

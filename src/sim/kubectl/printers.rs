@@ -37,12 +37,18 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 fn age(now: Millis, obj: &Object) -> String {
-    obj.meta().creation_timestamp.map_or("<unknown>".into(), |t| human_age(now.saturating_sub(t.0)))
+    obj.meta()
+        .creation_timestamp
+        .map_or("<unknown>".into(), |t| human_age(now.saturating_sub(t.0)))
 }
 
 /// kubectl's STATUS column for a pod (printPod): the most telling reason, not just the phase.
 pub fn pod_status(pod: &Pod) -> String {
-    let mut reason = if pod.status.phase.is_empty() { "Pending".to_string() } else { pod.status.phase.clone() };
+    let mut reason = if pod.status.phase.is_empty() {
+        "Pending".to_string()
+    } else {
+        pod.status.phase.clone()
+    };
     if let Some(r) = &pod.status.reason {
         reason = r.clone();
     }
@@ -58,7 +64,13 @@ pub fn pod_status(pod: &Pod) -> String {
                 _ => format!("Init:ExitCode:{}", t.exit_code),
             };
             initializing = true;
-        } else if let Some(w) = c.state.waiting.as_ref().and_then(|w| w.reason.as_ref()).filter(|r| *r != "PodInitializing") {
+        } else if let Some(w) = c
+            .state
+            .waiting
+            .as_ref()
+            .and_then(|w| w.reason.as_ref())
+            .filter(|r| *r != "PodInitializing")
+        {
             reason = format!("Init:{w}");
             initializing = true;
         } else {
@@ -70,7 +82,13 @@ pub fn pod_status(pod: &Pod) -> String {
     if !initializing {
         let mut has_running = false;
         for c in pod.status.container_statuses.iter().rev() {
-            if let Some(w) = c.state.waiting.as_ref().and_then(|w| w.reason.as_ref()).filter(|r| !r.is_empty()) {
+            if let Some(w) = c
+                .state
+                .waiting
+                .as_ref()
+                .and_then(|w| w.reason.as_ref())
+                .filter(|r| !r.is_empty())
+            {
                 reason = w.clone();
             } else if let Some(t) = &c.state.terminated {
                 reason = match &t.reason {
@@ -82,11 +100,19 @@ pub fn pod_status(pod: &Pod) -> String {
             }
         }
         if reason == "Completed" && has_running {
-            reason = if pod.is_ready() { "Running".into() } else { "NotReady".into() };
+            reason = if pod.is_ready() {
+                "Running".into()
+            } else {
+                "NotReady".into()
+            };
         }
     }
     if pod.metadata.deletion_timestamp.is_some() {
-        reason = if pod.status.reason.as_deref() == Some("NodeLost") { "Unknown".into() } else { "Terminating".into() };
+        reason = if pod.status.reason.as_deref() == Some("NodeLost") {
+            "Unknown".into()
+        } else {
+            "Terminating".into()
+        };
     }
     reason
 }
@@ -94,8 +120,18 @@ pub fn pod_status(pod: &Pod) -> String {
 fn pod_row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
     let pod = o.as_pod().expect("listed as pods");
     let total = pod.spec.containers.len();
-    let ready = pod.status.container_statuses.iter().filter(|c| c.ready).count();
-    let restarts: i32 = pod.status.container_statuses.iter().map(|c| c.restart_count).sum();
+    let ready = pod
+        .status
+        .container_statuses
+        .iter()
+        .filter(|c| c.ready)
+        .count();
+    let restarts: i32 = pod
+        .status
+        .container_statuses
+        .iter()
+        .map(|c| c.restart_count)
+        .sum();
     let last_restart = pod
         .status
         .container_statuses
@@ -106,11 +142,26 @@ fn pod_row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
         (0, _) | (_, None) => restarts.to_string(),
         (n, Some(t)) => format!("{n} ({} ago)", human_age(now.saturating_sub(t.0))),
     };
-    let mut row = vec![o.meta().name.clone(), format!("{ready}/{total}"), pod_status(pod), restarts, age(now, o)];
+    let mut row = vec![
+        o.meta().name.clone(),
+        format!("{ready}/{total}"),
+        pod_status(pod),
+        restarts,
+        age(now, o),
+    ];
     if wide {
         row.push(pod.status.pod_ip.clone().unwrap_or_else(|| "<none>".into()));
-        row.push(if pod.spec.node_name.is_empty() { "<none>".into() } else { pod.spec.node_name.clone() });
-        row.push(pod.status.nominated_node_name.clone().unwrap_or_else(|| "<none>".into()));
+        row.push(if pod.spec.node_name.is_empty() {
+            "<none>".into()
+        } else {
+            pod.spec.node_name.clone()
+        });
+        row.push(
+            pod.status
+                .nominated_node_name
+                .clone()
+                .unwrap_or_else(|| "<none>".into()),
+        );
         row.push("<none>".into());
     }
     row
@@ -144,16 +195,31 @@ fn row_for(now: Millis, o: &Object, wide: bool) -> Vec<String> {
             if n.spec.unschedulable {
                 status.push_str(",SchedulingDisabled");
             }
-            vec![o.meta().name.clone(), status, "<none>".into(), age(now, o), "v1.34.0".into()]
+            vec![
+                o.meta().name.clone(),
+                status,
+                "<none>".into(),
+                age(now, o),
+                "v1.34.0".into(),
+            ]
         }
         Object::Service(s) => {
-            let ports: Vec<String> = s.spec.ports.iter().map(|p| format!("{}/{}", p.port, p.protocol.as_deref().unwrap_or("TCP"))).collect();
+            let ports: Vec<String> = s
+                .spec
+                .ports
+                .iter()
+                .map(|p| format!("{}/{}", p.port, p.protocol.as_deref().unwrap_or("TCP")))
+                .collect();
             vec![
                 o.meta().name.clone(),
                 s.spec.type_.clone().unwrap_or_else(|| "ClusterIP".into()),
                 s.spec.cluster_ip.clone().unwrap_or_else(|| "<none>".into()),
                 "<none>".into(),
-                if ports.is_empty() { "<none>".into() } else { ports.join(",") },
+                if ports.is_empty() {
+                    "<none>".into()
+                } else {
+                    ports.join(",")
+                },
                 age(now, o),
             ]
         }
@@ -163,36 +229,90 @@ fn row_for(now: Millis, o: &Object, wide: bool) -> Vec<String> {
                 Some(crate::sim::types::IntOrString::String(s)) => s.clone(),
                 None => "N/A".into(),
             };
-            vec![o.meta().name.clone(), show(&p.spec.min_available), show(&p.spec.max_unavailable), p.status.disruptions_allowed.to_string(), age(now, o)]
+            vec![
+                o.meta().name.clone(),
+                show(&p.spec.min_available),
+                show(&p.spec.max_unavailable),
+                p.status.disruptions_allowed.to_string(),
+                age(now, o),
+            ]
         }
         Object::Event(e) => {
-            let last = e.last_timestamp.map_or("<unknown>".into(), |t| human_age(now.saturating_sub(t.0)));
+            let last = e
+                .last_timestamp
+                .map_or("<unknown>".into(), |t| human_age(now.saturating_sub(t.0)));
             vec![
                 last,
                 e.type_.clone(),
                 e.reason.clone(),
-                format!("{}/{}", e.involved_object.kind.to_ascii_lowercase(), e.involved_object.name),
+                format!(
+                    "{}/{}",
+                    e.involved_object.kind.to_ascii_lowercase(),
+                    e.involved_object.name
+                ),
                 e.message.clone(),
             ]
         }
         Object::EndpointSlice(s) => {
-            let addrs: Vec<String> = s.endpoints.iter().filter(|e| e.conditions.ready != Some(false)).flat_map(|e| e.addresses.clone()).collect();
-            vec![o.meta().name.clone(), s.address_type.clone(), "<unset>".into(), if addrs.is_empty() { "<unset>".into() } else { addrs.join(",") }, age(now, o)]
+            let addrs: Vec<String> = s
+                .endpoints
+                .iter()
+                .filter(|e| e.conditions.ready != Some(false))
+                .flat_map(|e| e.addresses.clone())
+                .collect();
+            vec![
+                o.meta().name.clone(),
+                s.address_type.clone(),
+                "<unset>".into(),
+                if addrs.is_empty() {
+                    "<unset>".into()
+                } else {
+                    addrs.join(",")
+                },
+                age(now, o),
+            ]
         }
-        Object::Lease(l) => vec![o.meta().name.clone(), l.spec.holder_identity.clone().unwrap_or_default(), age(now, o)],
+        Object::Lease(l) => vec![
+            o.meta().name.clone(),
+            l.spec.holder_identity.clone().unwrap_or_default(),
+            age(now, o),
+        ],
     }
 }
 
 /// The header kubectl prints for a kind.
 pub fn header(kind: Kind, wide: bool) -> Vec<&'static str> {
     match kind {
-        Kind::Pod if wide => vec!["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"],
+        Kind::Pod if wide => vec![
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+            "IP",
+            "NODE",
+            "NOMINATED NODE",
+            "READINESS GATES",
+        ],
         Kind::Pod => vec!["NAME", "READY", "STATUS", "RESTARTS", "AGE"],
         Kind::Deployment => vec!["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
         Kind::ReplicaSet => vec!["NAME", "DESIRED", "CURRENT", "READY", "AGE"],
         Kind::Node => vec!["NAME", "STATUS", "ROLES", "AGE", "VERSION"],
-        Kind::Service => vec!["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"],
-        Kind::PodDisruptionBudget => vec!["NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"],
+        Kind::Service => vec![
+            "NAME",
+            "TYPE",
+            "CLUSTER-IP",
+            "EXTERNAL-IP",
+            "PORT(S)",
+            "AGE",
+        ],
+        Kind::PodDisruptionBudget => vec![
+            "NAME",
+            "MIN AVAILABLE",
+            "MAX UNAVAILABLE",
+            "ALLOWED DISRUPTIONS",
+            "AGE",
+        ],
         Kind::Event => vec!["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
         Kind::EndpointSlice => vec!["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"],
         Kind::Lease => vec!["NAME", "HOLDER", "AGE"],
@@ -200,7 +320,13 @@ pub fn header(kind: Kind, wide: bool) -> Vec<&'static str> {
 }
 
 /// A `kubectl get KIND` table for the given objects (no output when empty).
-pub fn print_table(now: Millis, kind: Kind, objs: &[Arc<Object>], wide: bool, prefix: bool) -> String {
+pub fn print_table(
+    now: Millis,
+    kind: Kind,
+    objs: &[Arc<Object>],
+    wide: bool,
+    prefix: bool,
+) -> String {
     let rows: Vec<Vec<String>> = objs
         .iter()
         .map(|o| {
@@ -223,7 +349,11 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
     let ns = args.namespace();
     let output = args.value(&["-o", "--output"]).unwrap_or("");
     let wide = output == "wide";
-    let selector = match args.value(&["-l", "--selector"]).map(crate::sim::world::parse_label_selector).transpose() {
+    let selector = match args
+        .value(&["-l", "--selector"])
+        .map(crate::sim::world::parse_label_selector)
+        .transpose()
+    {
         Ok(s) => s,
         Err(e) => return CommandOutput::err(format!("error: {e}")),
     };
@@ -237,12 +367,20 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
             let name = part.split('/').next().unwrap_or(part);
             match Kind::from_resource_name(name) {
                 Some(k) => ks.push(k),
-                None => return CommandOutput::err(format!("error: the server doesn't have a resource type \"{name}\"")),
+                None => {
+                    return CommandOutput::err(format!(
+                        "error: the server doesn't have a resource type \"{name}\""
+                    ))
+                }
             }
         }
         ks
     };
-    let names: Vec<&str> = args.positional[1..].iter().map(String::as_str).chain(what.split_once('/').map(|(_, n)| n)).collect();
+    let names: Vec<&str> = args.positional[1..]
+        .iter()
+        .map(String::as_str)
+        .chain(what.split_once('/').map(|(_, n)| n))
+        .collect();
     let mut out = String::new();
     let mut errors = String::new();
     for kind in &kinds {
@@ -250,13 +388,20 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
             .api
             .list(*kind)
             .filter(|o| all_ns || !kind.namespaced() || o.meta().namespace == ns)
-            .filter(|o| selector.as_ref().is_none_or(|s| s.matches(&o.meta().labels)))
+            .filter(|o| {
+                selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(&o.meta().labels))
+            })
             .filter(|o| names.is_empty() || names.contains(&o.meta().name.as_str()))
             .cloned()
             .collect();
         for n in &names {
             if !objs.iter().any(|o| o.meta().name == *n) {
-                errors.push_str(&format!("Error from server (NotFound): {} \"{n}\" not found\n", kind.resource()));
+                errors.push_str(&format!(
+                    "Error from server (NotFound): {} \"{n}\" not found\n",
+                    kind.resource()
+                ));
             }
         }
         if *kind == Kind::Event {
@@ -294,10 +439,22 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
         }
     }
     if out.is_empty() && errors.is_empty() {
-        let msg = if all_ns { "No resources found\n".to_string() } else { format!("No resources found in {ns} namespace.\n") };
-        return CommandOutput { stdout: String::new(), stderr: msg, ok: true };
+        let msg = if all_ns {
+            "No resources found\n".to_string()
+        } else {
+            format!("No resources found in {ns} namespace.\n")
+        };
+        return CommandOutput {
+            stdout: String::new(),
+            stderr: msg,
+            ok: true,
+        };
     }
-    CommandOutput { ok: errors.is_empty(), stdout: out, stderr: errors }
+    CommandOutput {
+        ok: errors.is_empty(),
+        stdout: out,
+        stderr: errors,
+    }
 }
 
 /// Whether a pod counts as Ready for kubectl's READY column (used by views too).

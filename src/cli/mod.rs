@@ -1,15 +1,17 @@
-//! The native command line: `kubeloop run`, `kubeloop validate`. Headless runs for course authors.
+//! The native command line (not part of the deterministic core: it reads files and, for `bench`, the wall clock): `kubeloop run`, `kubeloop validate`. Headless runs for course authors.
 //!
 //! Exit codes are a contract scripts rely on: 0 success (every check passed), 1 a check failed,
 //! 2 invalid input. Diagnostics go to stderr as `FILE:LINE:COL: message`.
 
+pub mod bench;
+
 use std::io::{Read, Write};
 
-use super::decode::{self, Severity};
-use super::kubectl::printers::print_table;
-use super::session::Session;
-use super::time::{format_duration, parse_duration, HOUR, SECOND};
-use super::types::Kind;
+use crate::sim::decode::{self, Severity};
+use crate::sim::kubectl::printers::print_table;
+use crate::sim::session::Session;
+use crate::sim::time::{format_duration, parse_duration, HOUR, SECOND};
+use crate::sim::types::Kind;
 
 /// How long `run` goes on without `--until` when nothing settles: one simulated hour.
 pub const DEFAULT_MAX_RUN: u64 = HOUR;
@@ -20,7 +22,10 @@ const USAGE: &str = "kubeloop — a Kubernetes reconciliation playground
 
 Usage:
   kubeloop run FILE|- [--seed N] [--until DURATION] [--trace OUT.jsonl] [--final OUT.yaml]
+  kubeloop run URL [--seed N] ...      (a share link, or #example/<name>)
   kubeloop validate FILE...
+  kubeloop link FILE|- [--base URL]   (prints a share link for a scenario file)
+  kubeloop bench [--quick|--full]     (wall-clock benchmarks; `make bench`)
   kubeloop help
 
 Exit codes: 0 success (every check passed), 1 a check failed, 2 invalid input.
@@ -31,6 +36,8 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match args.first().map(String::as_str) {
         Some("run") => run(&args[1..], out, err),
         Some("validate") => validate(&args[1..], out, err),
+        Some("link") => link(&args[1..], out, err),
+        Some("bench") => bench::main(&args[1..], out, err),
         Some("help") | Some("--help") | Some("-h") | None => {
             let _ = write!(out, "{USAGE}");
             0
@@ -46,13 +53,37 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
 }
 
+/// The default base URL of printed share links.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080/";
+
+/// Whether a `run` argument is a link rather than a file path.
+fn is_link(arg: &str) -> bool {
+    arg.starts_with("http://")
+        || arg.starts_with("https://")
+        || arg.starts_with('#')
+        || arg.starts_with("k1:")
+}
+
+/// Reads a scenario from a link: an encoded scenario or a built-in example.
+fn read_link(arg: &str) -> Result<(String, Option<u64>), String> {
+    match crate::sim::share::decode(arg).map_err(|e| format!("error: {e}"))? {
+        crate::sim::share::Link::Scenario(s) => Ok((s.text, s.seed)),
+        crate::sim::share::Link::Example(name) => crate::sim::examples::by_name(&name)
+            .map(|t| (t.to_string(), None))
+            .ok_or_else(|| format!("error: there is no built-in example named \"{name}\"")),
+    }
+}
+
 fn read_input(path: &str) -> Result<String, String> {
     if path == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("error: reading stdin: {e}"))?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("error: reading stdin: {e}"))?;
         return Ok(s);
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("error: the path \"{path}\" does not exist or cannot be read: {e}"))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("error: the path \"{path}\" does not exist or cannot be read: {e}"))?;
     String::from_utf8(bytes).map_err(|e| {
         let upto = e.utf8_error().valid_up_to();
         format!("{path}: invalid UTF-8 at byte {upto}")
@@ -68,7 +99,13 @@ struct RunOpts {
 }
 
 fn parse_run(args: &[String]) -> Result<RunOpts, String> {
-    let mut opts = RunOpts { file: String::new(), seed: None, until: None, trace: None, final_: None };
+    let mut opts = RunOpts {
+        file: String::new(),
+        seed: None,
+        until: None,
+        trace: None,
+        final_: None,
+    };
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -81,12 +118,17 @@ fn parse_run(args: &[String]) -> Result<RunOpts, String> {
                 return Ok(v.clone());
             }
             i += 1;
-            args.get(i).cloned().ok_or_else(|| format!("error: flag needs an argument: {name}"))
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| format!("error: flag needs an argument: {name}"))
         };
         match flag.as_str() {
             "--seed" => {
                 let v = value("--seed")?;
-                opts.seed = Some(v.parse().map_err(|_| format!("error: invalid argument \"{v}\" for \"--seed\" flag"))?);
+                opts.seed =
+                    Some(v.parse().map_err(|_| {
+                        format!("error: invalid argument \"{v}\" for \"--seed\" flag")
+                    })?);
             }
             "--until" => opts.until = Some(parse_duration(&value("--until")?)?),
             "--trace" => opts.trace = Some(value("--trace")?),
@@ -123,14 +165,29 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return 2;
         }
     };
-    let text = match read_input(&opts.file) {
+    let read = if is_link(&opts.file) {
+        read_link(&opts.file)
+    } else {
+        read_input(&opts.file).map(|t| (t, None))
+    };
+    let (text, link_seed) = match read {
         Ok(t) => t,
         Err(e) => {
             let _ = writeln!(err, "{e}");
             return 2;
         }
     };
-    let name = if opts.file == "-" { "<stdin>" } else { opts.file.as_str() };
+    let opts = RunOpts {
+        seed: opts.seed.or(link_seed),
+        ..opts
+    };
+    let name = if opts.file == "-" {
+        "<stdin>"
+    } else if is_link(&opts.file) {
+        "<link>"
+    } else {
+        opts.file.as_str()
+    };
     let mut session = match Session::load(name, &text, opts.seed) {
         Ok(s) => s,
         Err(diags) => {
@@ -182,18 +239,35 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
     if let Some(p) = &opts.final_ {
         let mut doc = session.state_json();
-        let events: Vec<serde_json::Value> = session.sim.api.list(Kind::Event).map(|o| o.to_json()).collect();
+        let events: Vec<serde_json::Value> = session
+            .sim
+            .api
+            .list(Kind::Event)
+            .map(|o| o.to_json())
+            .collect();
         if let Some(items) = doc.get_mut("items").and_then(|i| i.as_array_mut()) {
             items.extend(events);
         }
-        if let Err(e) = std::fs::write(p, super::yaml::to_yaml(&doc)) {
+        if let Err(e) = std::fs::write(p, crate::sim::yaml::to_yaml(&doc)) {
             let _ = writeln!(err, "error: cannot write {p}: {e}");
             return 2;
         }
     }
     let now = session.sim.now();
-    let _ = writeln!(out, "Simulated {} (seed {}).\n", format_duration(now), session.sim.config().seed);
-    for kind in [Kind::Node, Kind::Deployment, Kind::ReplicaSet, Kind::Pod, Kind::Service, Kind::PodDisruptionBudget] {
+    let _ = writeln!(
+        out,
+        "Simulated {} (seed {}).\n",
+        format_duration(now),
+        session.sim.config().seed
+    );
+    for kind in [
+        Kind::Node,
+        Kind::Deployment,
+        Kind::ReplicaSet,
+        Kind::Pod,
+        Kind::Service,
+        Kind::PodDisruptionBudget,
+    ] {
         let objs: Vec<_> = session.sim.api.list(kind).cloned().collect();
         if !objs.is_empty() {
             let _ = writeln!(out, "{}", print_table(now, kind, &objs, false, true));
@@ -244,7 +318,7 @@ fn validate(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             let _ = writeln!(err, "{d}");
         }
         if let Some((doc, ydoc)) = &decoded.scenario {
-            if let Err(e) = super::scenario::decode_scenario(doc) {
+            if let Err(e) = crate::sim::scenario::decode_scenario(doc) {
                 let span = ydoc.span_of(&e.field);
                 let _ = writeln!(err, "{path}:{}:{}: {}", span.line, span.col, e.message);
                 errors += 1;
@@ -253,8 +327,82 @@ fn validate(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         if errors > 0 {
             code = 2;
         } else {
-            let _ = writeln!(out, "{path}: valid ({} objects{})", decoded.objects.len(), if decoded.scenario.is_some() { " and a Scenario" } else { "" });
+            let _ = writeln!(
+                out,
+                "{path}: valid ({} objects{})",
+                decoded.objects.len(),
+                if decoded.scenario.is_some() {
+                    " and a Scenario"
+                } else {
+                    ""
+                }
+            );
         }
     }
     code
+}
+
+fn link(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut base = DEFAULT_BASE_URL.to_string();
+    let mut file = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--base" => {
+                i += 1;
+                match args.get(i) {
+                    Some(b) => base = b.clone(),
+                    None => {
+                        let _ = writeln!(err, "error: flag needs an argument: --base");
+                        return 2;
+                    }
+                }
+            }
+            a if a.starts_with("--base=") => base = a["--base=".len()..].to_string(),
+            a if a.starts_with('-') && a != "-" => {
+                let _ = writeln!(err, "error: unknown flag: {a}");
+                return 2;
+            }
+            a => file = Some(a.to_string()),
+        }
+        i += 1;
+    }
+    let Some(file) = file else {
+        let _ = writeln!(
+            err,
+            "error: kubeloop link needs a scenario file (or - for stdin)"
+        );
+        return 2;
+    };
+    let text = match read_input(&file) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(err, "{e}");
+            return 2;
+        }
+    };
+    let decoded = decode::decode_manifests(&file, &text);
+    let errors: Vec<_> = decoded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if !errors.is_empty() {
+        for d in errors {
+            let _ = writeln!(err, "{d}");
+        }
+        return 2;
+    }
+    let url = crate::sim::share::share_url(
+        &base,
+        &crate::sim::share::Shared {
+            text,
+            ..Default::default()
+        },
+    );
+    if url.len() > crate::sim::share::LONG_LINK_WARNING {
+        let _ = writeln!(err, "warning: this link is {} characters long; chat tools and servers often cut links past 8 KB", url.len());
+    }
+    let _ = writeln!(out, "{url}");
+    0
 }

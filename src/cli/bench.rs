@@ -1,0 +1,240 @@
+//! `kubeloop bench`: wall-clock measurements of the simulation at course scale and beyond.
+//!
+//! Speed targets live here, never in tests: the machines are shared and noisy. Each case runs a
+//! few times and prints the median and the spread, plus simulated time and peak memory.
+
+use std::io::Write;
+use std::time::Instant;
+
+use crate::sim::api::ApiRequest;
+use crate::sim::session::Session;
+use crate::sim::time::{format_duration, SECOND};
+use crate::sim::types::{Kind, Object, ObjectMeta, Pod, PodSpec};
+
+/// One benchmark result.
+struct Row {
+    name: String,
+    samples: Vec<f64>,
+    detail: String,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn scenario(nodes: usize, replicas: usize) -> String {
+    format!(
+        r#"apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {{name: bench}}
+spec:
+  nodes: {{count: {nodes}, cpu: "64", memory: 256Gi, pods: "250"}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        resources: {{requests: {{cpu: 10m, memory: 16Mi}}}}
+"#
+    )
+}
+
+fn ready_pods(s: &Session) -> usize {
+    s.sim
+        .api
+        .list(Kind::Pod)
+        .filter(|o| o.as_pod().is_some_and(|p| p.is_ready()))
+        .count()
+}
+
+/// Applies a Deployment and advances until every pod is Ready. Returns (wall s, simulated ms).
+fn converge(nodes: usize, replicas: usize) -> Result<(f64, u64), String> {
+    let text = scenario(nodes, replicas);
+    let mut s = Session::load("bench.yaml", &text, Some(1)).map_err(|d| format!("{d:?}"))?;
+    let start = Instant::now();
+    let limit = 30 * 60 * SECOND;
+    while ready_pods(&s) < replicas {
+        let t = s.sim.now() + SECOND;
+        if t > limit {
+            return Err(format!(
+                "not converged after {}: {} of {replicas} ready",
+                format_duration(limit),
+                ready_pods(&s)
+            ));
+        }
+        s.advance_to(t, usize::MAX);
+    }
+    Ok((start.elapsed().as_secs_f64(), s.sim.now()))
+}
+
+/// Creates bare pods on `nodes` nodes and measures until all are bound.
+fn schedule(nodes: usize, pods: usize) -> Result<(f64, u64), String> {
+    let text = format!("apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nspec:\n  nodes: {{count: {nodes}, cpu: \"64\", memory: 256Gi, pods: \"250\"}}\n");
+    let mut s = Session::load("bench.yaml", &text, Some(1)).map_err(|d| format!("{d:?}"))?;
+    s.advance_to(SECOND, usize::MAX);
+    for i in 0..pods {
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: format!("p-{i}"),
+                namespace: "default".into(),
+                ..Default::default()
+            },
+            spec: PodSpec {
+                containers: vec![crate::sim::types::Container {
+                    name: "app".into(),
+                    image: "nginx:1.27".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        s.sim
+            .submit(ApiRequest::Create(Object::Pod(pod)))
+            .map_err(|e| e.message)?;
+    }
+    let start = Instant::now();
+    let bound = |s: &Session| {
+        s.sim
+            .api
+            .list(Kind::Pod)
+            .filter(|o| o.as_pod().is_some_and(|p| !p.spec.node_name.is_empty()))
+            .count()
+    };
+    while bound(&s) < pods {
+        let t = s.sim.now() + 100;
+        if t > 30 * 60 * SECOND {
+            return Err(format!("only {} of {pods} pods bound", bound(&s)));
+        }
+        s.advance_to(t, usize::MAX);
+    }
+    Ok((start.elapsed().as_secs_f64(), s.sim.now()))
+}
+
+/// Runs the benchmark table. `--quick` runs each case once at reduced scale (a smoke check).
+pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let quick = args.iter().any(|a| a == "--quick");
+    let full = args.iter().any(|a| a == "--full");
+    let runs = if quick { 1 } else { 3 };
+    let mut rows: Vec<Row> = Vec::new();
+    let mut cases: Vec<(String, Box<dyn Fn() -> Result<(f64, u64), String>>, usize)> = vec![
+        (
+            "converge 100 replicas / 10 nodes".into(),
+            Box::new(|| converge(10, 100)),
+            100,
+        ),
+        if quick {
+            (
+                "converge 1,000 replicas / 100 nodes".into(),
+                Box::new(|| converge(100, 1_000)),
+                1_000,
+            )
+        } else {
+            (
+                "converge 10,000 replicas / 1,000 nodes".into(),
+                Box::new(|| converge(1_000, 10_000)),
+                10_000,
+            )
+        },
+        if quick {
+            (
+                "schedule 1,000 pods / 100 nodes".into(),
+                Box::new(|| schedule(100, 1_000)),
+                1_000,
+            )
+        } else {
+            (
+                "schedule 10,000 pods / 1,000 nodes".into(),
+                Box::new(|| schedule(1_000, 10_000)),
+                10_000,
+            )
+        },
+    ];
+    if full {
+        cases.push((
+            "converge 100,000 replicas / 5,000 nodes".into(),
+            Box::new(|| converge(5_000, 100_000)),
+            100_000,
+        ));
+    }
+    for (name, f, pods) in cases {
+        let _ = writeln!(err, "running: {name}");
+        let mut samples = Vec::new();
+        let mut sim_ms = 0;
+        for _ in 0..runs {
+            match f() {
+                Ok((wall, sim)) => {
+                    samples.push(wall);
+                    sim_ms = sim;
+                }
+                Err(e) => {
+                    let _ = writeln!(err, "  failed: {e}");
+                    break;
+                }
+            }
+        }
+        if samples.is_empty() {
+            rows.push(Row {
+                name,
+                samples: vec![f64::NAN],
+                detail: "FAILED".into(),
+            });
+            continue;
+        }
+        let mut s = samples.clone();
+        let m = median(&mut s);
+        let detail = format!(
+            "{} simulated, {:.0} pods/wall-s",
+            format_duration(sim_ms),
+            pods as f64 / m
+        );
+        rows.push(Row {
+            name,
+            samples,
+            detail,
+        });
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<42} {:>10} {:>10} {:>10}  {}",
+        "case (native, release)", "median s", "min s", "max s", "detail"
+    );
+    for r in &rows {
+        let min = r.samples.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = r.samples.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let mut s = r.samples.clone();
+        let _ = writeln!(
+            out,
+            "{:<42} {:>10.3} {:>10.3} {:>10.3}  {}",
+            r.name,
+            median(&mut s),
+            min,
+            max,
+            r.detail
+        );
+    }
+    if let Some(rss) = peak_rss_mib() {
+        let _ = writeln!(out, "peak RSS: {rss:.0} MiB");
+    }
+    if rows.iter().any(|r| r.detail == "FAILED") {
+        1
+    } else {
+        0
+    }
+}

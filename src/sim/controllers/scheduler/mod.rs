@@ -1,0 +1,1211 @@
+//! kube-scheduler: places pending pods on nodes, one scheduling cycle per reconcile.
+//!
+//! Faithful to `pkg/scheduler` in the parts a learner can observe: the scheduling queue
+//! ([`queue`]), the default profile's Filter and Score plugins with their weights and reason
+//! strings ([`plugins`]), DefaultPreemption ([`preemption`]), the assume cache (a pod charged to
+//! its node the moment it is chosen, before the binding is seen), the exact `FailedScheduling`
+//! text, and the `PodScheduled` condition.
+//!
+//! ## How the scheduling queue maps onto the world's work queue
+//!
+//! The world hands a component one key per reconcile from a FIFO, de-duplicating queue. The
+//! scheduler keeps kube-scheduler's own queue inside itself and uses the world's queue as the
+//! list of pods that are *in activeQ*: whenever a pod enters activeQ (a new pod, a cluster event
+//! moving it, its back-off ending), its key is handed to the world — from `keys_for_event` or
+//! `tick`. `reconcile(pod)` runs one scheduling cycle for that pod only if it is the head of
+//! activeQ (highest priority, then earliest into activeQ); otherwise it goes to the back of its
+//! priority band and asks to be requeued, so pods are always scheduled in activeQ order. Back-off expiry and the
+//! 5-minute unschedulablePods flush are driven by `tick`, which is timed to the next back-off
+//! expiry (at most 1 s apart, kube-scheduler's backoffQ flush period).
+//!
+//! One cycle: snapshot = the informer cache + assumed pods → Filter (every node, starting where
+//! the previous cycle stopped, until enough feasible nodes are found as
+//! `percentageOfNodesToScore` prescribes) → Score and NormalizeScore → weighted sum → the best
+//! node (ties broken at random with reservoir sampling, like `selectHost`) → Reserve (assume) →
+//! Bind. With no feasible node: PostFilter (preemption), the Warning event `FailedScheduling`
+//! and the condition `PodScheduled=False` with reason `Unschedulable`.
+
+mod plugins;
+mod preemption;
+mod queue;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
+use crate::sim::cache::Cache;
+use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
+use crate::sim::rng::Rng;
+use crate::sim::types::{
+    find_condition, set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
+};
+
+pub use plugins::{
+    HostPort, PodResources, Resources, BALANCED_ALLOCATION, NODE_AFFINITY, NODE_NAME, NODE_PORTS,
+    NODE_RESOURCES_FIT, NODE_UNSCHEDULABLE, TAINT_TOLERATION,
+};
+pub use queue::{backoff_duration, QueueName};
+
+use plugins::{NodeInfo, PodCtx, PodEntry, Rejection};
+use preemption::PostFilter;
+use queue::{SchedulingQueue, BACKOFF_FLUSH_PERIOD, UNSCHEDULABLE_FLUSH_PERIOD};
+
+/// The profile this scheduler serves (`spec.schedulerName`).
+pub const SCHEDULER_NAME: &str = "default-scheduler";
+/// The message when the cluster has no nodes at all (`ErrNoNodesAvailable`).
+pub const NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
+/// `minFeasibleNodesToFind`.
+const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// `minFeasibleNodesPercentageToFind`.
+const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: usize = 5;
+/// How many per-node verdicts the decision store keeps in total (older decisions are dropped).
+const DECISION_BUDGET: usize = 200_000;
+
+// ------------------------------------------------------------------ decisions (for the UI)
+
+/// One plugin's score for one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PluginScore {
+    pub plugin: &'static str,
+    /// What the plugin computed (for TaintToleration: untolerated PreferNoSchedule taints).
+    pub raw: i64,
+    /// After NormalizeScore, 0..=100.
+    pub score: i64,
+    pub weight: i64,
+}
+
+/// Why a node was or was not chosen.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "camelCase")]
+pub enum NodeVerdict {
+    /// A Filter plugin rejected the node.
+    Filtered {
+        plugin: &'static str,
+        reasons: Vec<String>,
+    },
+    /// The node passed every filter and was scored.
+    Feasible {
+        scores: Vec<PluginScore>,
+        total: i64,
+    },
+}
+
+/// One node's line in a [`SchedulingDecision`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeDecision {
+    pub node: String,
+    #[serde(flatten)]
+    pub verdict: NodeVerdict,
+}
+
+/// A scheduling cycle laid out for the UI and `kubectl describe`: each evaluated node's filter
+/// verdict or scores, and the outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SchedulingDecision {
+    pub pod: ObjectKey,
+    /// Nodes in the order they were evaluated.
+    pub nodes: Vec<NodeDecision>,
+    /// The node the pod was (or, for [`explain`], would be) bound to.
+    pub chosen: Option<String>,
+    /// Other nodes with the same top score; the scheduler picks among them at random.
+    pub tied_with: Vec<String>,
+    /// The FailedScheduling message when no node fits.
+    pub message: Option<String>,
+    /// Nodes the preemption would evict pods from, and which pods.
+    pub preemption: Option<(String, Vec<ObjectKey>)>,
+    /// Nodes in the snapshot.
+    pub total_nodes: usize,
+    /// Nodes that passed every filter.
+    pub feasible_nodes: usize,
+}
+
+// ------------------------------------------------------------------ the scheduler's cache
+
+/// A pod nominated to a node by preemption: it holds its place there against lower-priority pods.
+#[derive(Clone, Debug, PartialEq)]
+struct Nominated {
+    entry: PodEntry,
+}
+
+/// The scheduler cache: nodes with their charged pods, kept up to date event by event so a cycle
+/// never re-sums pods (`internal/cache`). Also used, built from live objects, by [`explain`].
+#[derive(Clone, Debug, Default)]
+struct ClusterState {
+    nodes: BTreeMap<String, NodeInfo>,
+    pods: BTreeMap<ObjectKey, PodEntry>,
+    nominated: BTreeMap<ObjectKey, Nominated>,
+}
+
+impl ClusterState {
+    fn set_node(&mut self, obj: Arc<Object>) {
+        let Some(name) = obj.as_node().map(|n| n.metadata.name.clone()) else {
+            return;
+        };
+        self.nodes.entry(name).or_default().set_node(obj);
+    }
+
+    fn remove_node(&mut self, name: &str) {
+        if let Some(ni) = self.nodes.get_mut(name) {
+            // Pods still bound to a deleted node keep their NodeInfo until they go (as upstream).
+            ni.node = None;
+            if ni.pods.is_empty() {
+                self.nodes.remove(name);
+            }
+        }
+    }
+
+    fn place(&mut self, key: ObjectKey, entry: PodEntry) {
+        self.unplace(&key);
+        self.nodes
+            .entry(entry.node.clone())
+            .or_default()
+            .add_pod(&key, &entry);
+        self.pods.insert(key, entry);
+    }
+
+    fn unplace(&mut self, key: &ObjectKey) -> Option<PodEntry> {
+        let entry = self.pods.remove(key)?;
+        if let Some(ni) = self.nodes.get_mut(&entry.node) {
+            ni.remove_pod(key, &entry);
+            if ni.node.is_none() && ni.pods.is_empty() {
+                self.nodes.remove(&entry.node);
+            }
+        }
+        Some(entry)
+    }
+
+    /// Nodes that exist (have a Node object), in name order.
+    fn node_names(&self) -> Vec<&String> {
+        self.nodes
+            .iter()
+            .filter(|(_, ni)| ni.node.is_some())
+            .map(|(n, _)| n)
+            .collect()
+    }
+}
+
+/// Whether this scheduler is responsible for the pod (`spec.schedulerName`).
+fn responsible_for(pod: &Pod) -> bool {
+    pod.spec
+        .scheduler_name
+        .as_deref()
+        .is_none_or(|n| n.is_empty() || n == SCHEDULER_NAME)
+}
+
+fn is_terminal(pod: &Pod) -> bool {
+    pod.status.phase == "Succeeded" || pod.status.phase == "Failed"
+}
+
+/// A pod waiting to be scheduled by us: unbound, not being deleted, ours.
+fn is_pending(pod: &Pod) -> bool {
+    pod.spec.node_name.is_empty()
+        && pod.metadata.deletion_timestamp.is_none()
+        && responsible_for(pod)
+        && !is_terminal(pod)
+}
+
+fn pod_key(pod: &Pod) -> ObjectKey {
+    ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name)
+}
+
+// ------------------------------------------------------------------ one cycle
+
+/// `numFeasibleNodesToFind` with the adaptive `percentageOfNodesToScore` (50% − nodes/125, at
+/// least 5%, at least 100 nodes): small clusters always evaluate every node.
+fn num_feasible_nodes_to_find(num_all: usize) -> usize {
+    if num_all < MIN_FEASIBLE_NODES_TO_FIND {
+        return num_all;
+    }
+    let percentage = 50usize
+        .saturating_sub(num_all / 125)
+        .max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND);
+    (num_all * percentage / 100).max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
+struct FilterPass {
+    total: usize,
+    processed: usize,
+    /// (node, status) for every rejected node, in evaluation order.
+    rejected: Vec<(String, Rejection)>,
+    feasible: Vec<String>,
+    /// Evaluation order of all processed nodes (rejected and feasible interleaved).
+    order: Vec<String>,
+}
+
+/// The Filter phase (`findNodesThatPassFilters`), sequential and deterministic. Pods nominated to
+/// a node with at least this pod's priority are counted there (`RunFilterPluginsWithNominatedPods`).
+fn filter_nodes(state: &ClusterState, p: &PodCtx, start: usize, limit: usize) -> FilterPass {
+    let names = state.node_names();
+    let total = names.len();
+    let mut nominated_here: BTreeMap<&str, Vec<(&ObjectKey, &PodEntry)>> = BTreeMap::new();
+    for (k, n) in &state.nominated {
+        if *k != p.key && n.entry.priority >= p.priority {
+            nominated_here
+                .entry(n.entry.node.as_str())
+                .or_default()
+                .push((k, &n.entry));
+        }
+    }
+    let mut pass = FilterPass {
+        total,
+        processed: 0,
+        rejected: Vec::new(),
+        feasible: Vec::new(),
+        order: Vec::new(),
+    };
+    for i in 0..total {
+        if pass.feasible.len() >= limit {
+            break;
+        }
+        let name = names[(start + i) % total];
+        let ni = &state.nodes[name];
+        let verdict = match nominated_here.get(name.as_str()) {
+            Some(noms) => {
+                let mut with = ni.clone();
+                for (k, e) in noms {
+                    with.add_pod(k, e);
+                }
+                plugins::run_filters(p, &with)
+            }
+            None => plugins::run_filters(p, ni),
+        };
+        pass.processed += 1;
+        pass.order.push(name.clone());
+        match verdict {
+            Some(r) => pass.rejected.push((name.clone(), r)),
+            None => pass.feasible.push(name.clone()),
+        }
+    }
+    pass
+}
+
+/// PreScore + Score + NormalizeScore for the feasible nodes (`prioritizeNodes`).
+fn score_nodes(
+    state: &ClusterState,
+    p: &PodCtx,
+    feasible: &[String],
+) -> Vec<(Vec<PluginScore>, i64)> {
+    let infos: Vec<&NodeInfo> = feasible.iter().map(|n| &state.nodes[n]).collect();
+    let node = |ni: &NodeInfo| ni.node().cloned().unwrap_or_default();
+    let mut columns: Vec<(&'static str, i64, Vec<i64>, Vec<i64>)> = Vec::new();
+
+    let taint_raw: Vec<i64> = infos
+        .iter()
+        .map(|ni| plugins::taint_toleration_raw(p.pod, &node(ni)))
+        .collect();
+    let mut taint = taint_raw.clone();
+    plugins::default_normalize(&mut taint, true);
+    columns.push((
+        TAINT_TOLERATION,
+        plugins::WEIGHT_TAINT_TOLERATION,
+        taint_raw,
+        taint,
+    ));
+
+    if plugins::has_preferred_affinity(p.pod) {
+        let raw: Vec<i64> = infos
+            .iter()
+            .map(|ni| plugins::node_affinity_raw(p.pod, &node(ni)))
+            .collect();
+        let mut norm = raw.clone();
+        plugins::default_normalize(&mut norm, false);
+        columns.push((NODE_AFFINITY, plugins::WEIGHT_NODE_AFFINITY, raw, norm));
+    }
+
+    let fit: Vec<i64> = infos
+        .iter()
+        .map(|ni| plugins::least_allocated(p, ni))
+        .collect();
+    columns.push((
+        NODE_RESOURCES_FIT,
+        plugins::WEIGHT_NODE_RESOURCES_FIT,
+        fit.clone(),
+        fit,
+    ));
+
+    let balanced: Vec<Option<i64>> = infos
+        .iter()
+        .map(|ni| plugins::balanced_allocation(p, ni))
+        .collect();
+    if balanced.iter().all(Option::is_some) {
+        let b: Vec<i64> = balanced.into_iter().flatten().collect();
+        columns.push((
+            BALANCED_ALLOCATION,
+            plugins::WEIGHT_BALANCED_ALLOCATION,
+            b.clone(),
+            b,
+        ));
+    }
+
+    (0..feasible.len())
+        .map(|i| {
+            let scores: Vec<PluginScore> = columns
+                .iter()
+                .map(|(plugin, weight, raw, norm)| PluginScore {
+                    plugin,
+                    raw: raw[i],
+                    score: norm[i],
+                    weight: *weight,
+                })
+                .collect();
+            let total = scores.iter().map(|s| s.score * s.weight).sum();
+            (scores, total)
+        })
+        .collect()
+}
+
+/// `selectHost`: the top-scoring node; among equals, reservoir sampling picks uniformly.
+/// Without a random source (explain), the first top node in evaluation order.
+fn select_host(totals: &[i64], rng: Option<&mut Rng>) -> Option<usize> {
+    let max = *totals.iter().max()?;
+    let mut chosen = None;
+    let mut count = 0u64;
+    let mut rng = rng;
+    for (i, t) in totals.iter().enumerate() {
+        if *t != max {
+            continue;
+        }
+        count += 1;
+        let replace = match (&mut rng, count) {
+            (_, 1) => true,
+            (Some(r), n) => r.range(0, n - 1) == 0,
+            (None, _) => false,
+        };
+        if replace {
+            chosen = Some(i);
+        }
+    }
+    chosen
+}
+
+enum CycleOutcome {
+    NoNodes,
+    Fits {
+        node: String,
+        total: i64,
+    },
+    Unschedulable {
+        message: String,
+        plugins: BTreeSet<&'static str>,
+        post_filter: PostFilter,
+    },
+}
+
+struct Cycle {
+    decision: SchedulingDecision,
+    processed: usize,
+    outcome: CycleOutcome,
+}
+
+/// One scheduling cycle against `state`, shared by the scheduler and [`explain`].
+fn run_cycle(
+    state: &ClusterState,
+    p: &PodCtx,
+    start: usize,
+    limit: usize,
+    rng: Option<&mut Rng>,
+) -> Cycle {
+    let pass = filter_nodes(state, p, start, limit);
+    let mut decision = SchedulingDecision {
+        pod: p.key.clone(),
+        nodes: Vec::new(),
+        chosen: None,
+        tied_with: Vec::new(),
+        message: None,
+        preemption: None,
+        total_nodes: pass.total,
+        feasible_nodes: pass.feasible.len(),
+    };
+    if pass.total == 0 {
+        decision.message = Some(NO_NODES_AVAILABLE.into());
+        return Cycle {
+            decision,
+            processed: 0,
+            outcome: CycleOutcome::NoNodes,
+        };
+    }
+    let scored = score_nodes(state, p, &pass.feasible);
+    let mut rejected: BTreeMap<&str, &Rejection> =
+        pass.rejected.iter().map(|(n, r)| (n.as_str(), r)).collect();
+    let mut scores: BTreeMap<&str, &(Vec<PluginScore>, i64)> = pass
+        .feasible
+        .iter()
+        .map(String::as_str)
+        .zip(scored.iter())
+        .collect();
+    for name in &pass.order {
+        let verdict = if let Some(r) = rejected.remove(name.as_str()) {
+            NodeVerdict::Filtered {
+                plugin: r.plugin,
+                reasons: r.reasons.clone(),
+            }
+        } else if let Some((s, total)) = scores.remove(name.as_str()) {
+            NodeVerdict::Feasible {
+                scores: s.clone(),
+                total: *total,
+            }
+        } else {
+            continue;
+        };
+        decision.nodes.push(NodeDecision {
+            node: name.clone(),
+            verdict,
+        });
+    }
+
+    if pass.feasible.is_empty() {
+        let post_filter = preemption::preempt(state, p, &pass.rejected, pass.total);
+        let pf_message = post_filter.message();
+        let reasons = pass
+            .rejected
+            .iter()
+            .flat_map(|(_, r)| r.reasons.iter().map(String::as_str));
+        let message = plugins::fit_error_message(pass.total, reasons, pf_message.as_deref());
+        let plugins = pass.rejected.iter().map(|(_, r)| r.plugin).collect();
+        decision.message = Some(message.clone());
+        if let PostFilter::Preempt { node, victims } = &post_filter {
+            decision.preemption = Some((node.clone(), victims.clone()));
+        }
+        return Cycle {
+            decision,
+            processed: pass.processed,
+            outcome: CycleOutcome::Unschedulable {
+                message,
+                plugins,
+                post_filter,
+            },
+        };
+    }
+
+    let totals: Vec<i64> = scored.iter().map(|(_, t)| *t).collect();
+    let best = select_host(&totals, rng).expect("feasible is not empty");
+    let node = pass.feasible[best].clone();
+    let total = totals[best];
+    decision.chosen = Some(node.clone());
+    decision.tied_with = pass
+        .feasible
+        .iter()
+        .zip(&totals)
+        .filter(|(n, t)| **t == total && **n != node)
+        .map(|(n, _)| n.clone())
+        .collect();
+    Cycle {
+        decision,
+        processed: pass.processed,
+        outcome: CycleOutcome::Fits { node, total },
+    }
+}
+
+/// Explains where `pod` would go on the live state, for the UI and `kubectl describe`: every node's
+/// filter verdict or scores and the winner (the first top-scoring node; `tied_with` lists the
+/// others the real scheduler would pick from at random). `pods` are the cluster's pods; the pod
+/// itself is left out, so a bound pod is explained as if it were being scheduled again. Every
+/// node is evaluated, and nothing is evicted: a preemption is only reported.
+pub fn explain(pod: &Pod, nodes: &[&Node], pods: &[&Pod]) -> SchedulingDecision {
+    let mut state = ClusterState::default();
+    for n in nodes {
+        state.set_node(Arc::new(Object::Node((*n).clone())));
+    }
+    let me = pod_key(pod);
+    for q in pods {
+        let key = pod_key(q);
+        if key == me || is_terminal(q) {
+            continue;
+        }
+        if !q.spec.node_name.is_empty() {
+            state.place(key, PodEntry::for_pod(q, &q.spec.node_name, false));
+        } else if let Some(n) = q
+            .status
+            .nominated_node_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+        {
+            state.nominated.insert(
+                key,
+                Nominated {
+                    entry: PodEntry::for_pod(q, n, false),
+                },
+            );
+        }
+    }
+    let p = PodCtx::new(pod);
+    run_cycle(&state, &p, 0, usize::MAX, None).decision
+}
+
+// ------------------------------------------------------------------ cluster events
+
+/// A change that may make unschedulable pods schedulable (`framework.ClusterEvent`).
+enum ClusterEvent<'a> {
+    NodeAdd(&'a Node),
+    NodeUpdate {
+        old: &'a Node,
+        new: &'a Node,
+    },
+    /// A pod charged to a node went away (deleted, finished, or its assumed binding failed).
+    AssignedPodDelete(&'a PodEntry),
+}
+
+impl ClusterEvent<'_> {
+    /// Node updates matter only when something a filter reads changed (heartbeats do not).
+    fn relevant(&self) -> bool {
+        match self {
+            ClusterEvent::NodeUpdate { old, new } => {
+                old.spec.unschedulable != new.spec.unschedulable
+                    || old.spec.taints != new.spec.taints
+                    || old.metadata.labels != new.metadata.labels
+                    || old.status.allocatable != new.status.allocatable
+            }
+            _ => true,
+        }
+    }
+}
+
+fn fits_empty_node(pod: &Pod, node: &Node) -> bool {
+    let mut ni = NodeInfo::default();
+    ni.set_node(Arc::new(Object::Node(node.clone())));
+    plugins::fits_request(&plugins::pod_resources(pod).requests, &ni).is_empty()
+}
+
+fn allocatable_increased(pod: &Pod, old: &Node, new: &Node) -> bool {
+    let (o, op) = Resources::from_list(&old.status.allocatable);
+    let (n, np) = Resources::from_list(&new.status.allocatable);
+    if np.unwrap_or(plugins::DEFAULT_ALLOWED_PODS) > op.unwrap_or(plugins::DEFAULT_ALLOWED_PODS) {
+        return true;
+    }
+    let req = plugins::pod_resources(pod).requests;
+    (req.milli_cpu > 0 && n.milli_cpu > o.milli_cpu)
+        || (req.memory > 0 && n.memory > o.memory)
+        || (req.ephemeral_storage > 0 && n.ephemeral_storage > o.ephemeral_storage)
+        || req
+            .scalars
+            .iter()
+            .any(|(k, v)| *v > 0 && n.scalars.get(k) > o.scalars.get(k))
+}
+
+/// QueueingHint of `plugin` for `event` (the plugins' `EventsToRegister` and hint functions):
+/// could the event make a pod this plugin rejected schedulable? Without the pod, any event the
+/// plugin registers for counts.
+fn hint(plugin: &str, pod: Option<&Pod>, event: &ClusterEvent) -> bool {
+    use ClusterEvent::*;
+    let tolerates_all =
+        |p: &Pod, n: &Node| plugins::first_untolerated_taint(&p.spec.tolerations, n).is_none();
+    match (plugin, event) {
+        (NODE_UNSCHEDULABLE, NodeAdd(n)) => {
+            pod.is_none_or(|p| plugins::node_unschedulable(&PodCtx::new(p), n).is_none())
+        }
+        (NODE_UNSCHEDULABLE, NodeUpdate { old, new }) => {
+            old.spec.unschedulable && !new.spec.unschedulable
+        }
+        (NODE_NAME, NodeAdd(n)) => pod.is_none_or(|p| p.spec.node_name == n.metadata.name),
+        (TAINT_TOLERATION, NodeAdd(n)) => pod.is_none_or(|p| tolerates_all(p, n)),
+        (TAINT_TOLERATION, NodeUpdate { old, new }) => {
+            pod.is_none_or(|p| tolerates_all(p, new) && !tolerates_all(p, old))
+        }
+        (NODE_AFFINITY, NodeAdd(n)) => pod.is_none_or(|p| plugins::required_affinity_matches(p, n)),
+        (NODE_AFFINITY, NodeUpdate { old, new }) => pod.is_none_or(|p| {
+            plugins::required_affinity_matches(p, new)
+                && !plugins::required_affinity_matches(p, old)
+        }),
+        (NODE_PORTS, NodeAdd(_)) => true,
+        (NODE_PORTS, AssignedPodDelete(e)) => pod.is_none_or(|p| {
+            let mut ni = NodeInfo::default();
+            for (i, hp) in e.ports.iter().enumerate() {
+                ni.used_ports.insert(hp.clone(), i as u32 + 1);
+            }
+            ni.ports_conflict(&plugins::host_ports(p))
+        }),
+        (NODE_RESOURCES_FIT, NodeAdd(n)) => pod.is_none_or(|p| fits_empty_node(p, n)),
+        (NODE_RESOURCES_FIT, NodeUpdate { old, new }) => {
+            pod.is_none_or(|p| fits_empty_node(p, new) && allocatable_increased(p, old, new))
+        }
+        (NODE_RESOURCES_FIT, AssignedPodDelete(_)) => true,
+        _ => false,
+    }
+}
+
+// ------------------------------------------------------------------ the controller
+
+/// kube-scheduler with the default profile. See the module documentation for how its queue maps
+/// onto the world's work queue.
+#[derive(Debug)]
+pub struct Scheduler {
+    state: ClusterState,
+    queue: SchedulingQueue,
+    /// Pods popped and sent to Bind whose response has not come back (to re-queue on failure).
+    binding: BTreeMap<ObjectKey, queue::QueuedPod>,
+    /// Charges forgotten after a failed binding, still to be announced to unschedulable pods.
+    forgotten: Vec<PodEntry>,
+    /// Events about a binding's answer, handed over by `events_for_response`.
+    answer_events: Vec<EventRecord>,
+    /// The latest simulated time seen (watch handlers are not told the time).
+    now: Millis,
+    /// Set by a (re)start: the cache is rebuilt from the informer on first use.
+    needs_rebuild: bool,
+    last_leftover_flush: Millis,
+    /// `nextStartNodeIndex`: where the next Filter pass starts, so nodes share the load.
+    next_start_node_index: usize,
+    decisions: BTreeMap<ObjectKey, SchedulingDecision>,
+    decision_order: VecDeque<ObjectKey>,
+}
+
+impl Default for Scheduler {
+    fn default() -> Self {
+        Scheduler::new()
+    }
+}
+
+impl Scheduler {
+    /// A scheduler that has not yet listed anything.
+    pub fn new() -> Self {
+        Scheduler {
+            state: ClusterState::default(),
+            queue: SchedulingQueue::new(),
+            binding: BTreeMap::new(),
+            forgotten: Vec::new(),
+            answer_events: Vec::new(),
+            now: 0,
+            needs_rebuild: true,
+            last_leftover_flush: 0,
+            next_start_node_index: 0,
+            decisions: BTreeMap::new(),
+            decision_order: VecDeque::new(),
+        }
+    }
+
+    /// The last scheduling cycle's decision for `pod` (kept for recent pods only).
+    pub fn last_decision(&self, pod: &ObjectKey) -> Option<&SchedulingDecision> {
+        self.decisions.get(pod)
+    }
+
+    /// Which queue `pod` waits in, if any (activeQ, backoffQ, unschedulablePods).
+    pub fn queue_of(&self, pod: &ObjectKey) -> Option<QueueName> {
+        self.queue.location(pod).map(|(_, q)| q)
+    }
+
+    /// How many pods wait in activeQ, backoffQ and unschedulablePods.
+    pub fn queue_lengths(&self) -> (usize, usize, usize) {
+        self.queue.lens()
+    }
+
+    /// Total requests charged to `node` (bound and assumed pods), for tests and the UI.
+    pub fn requested_on(&self, node: &str) -> Option<(Resources, usize)> {
+        self.state
+            .nodes
+            .get(node)
+            .map(|ni| (ni.requested.clone(), ni.pods.len()))
+    }
+
+    fn store_decision(&mut self, d: SchedulingDecision) {
+        let key = d.pod.clone();
+        if self.decisions.insert(key.clone(), d).is_none() {
+            self.decision_order.push_back(key);
+        }
+        let per = self.state.nodes.len().max(1);
+        let cap = (DECISION_BUDGET / per).max(64);
+        while self.decision_order.len() > cap {
+            if let Some(old) = self.decision_order.pop_front() {
+                self.decisions.remove(&old);
+            }
+        }
+    }
+
+    /// Rebuilds the cache and the queue from the informer after a (re)start.
+    fn rebuild(&mut self, cache: &Cache) {
+        self.state = ClusterState::default();
+        self.queue = SchedulingQueue::new();
+        self.binding.clear();
+        self.forgotten.clear();
+        for n in cache.list(Kind::Node) {
+            self.state.set_node(n.clone());
+        }
+        for obj in cache.list(Kind::Pod) {
+            if let Some(pod) = obj.as_pod() {
+                let mut ignored = Vec::new();
+                self.observe_pod(pod, None, &mut ignored);
+            }
+        }
+        self.needs_rebuild = false;
+    }
+
+    /// Moves unschedulable pods a cluster event may help; returns those now in activeQ.
+    fn move_for(&mut self, event: &ClusterEvent, cache: Option<&Cache>) -> Vec<ObjectKey> {
+        let now = self.now;
+        self.queue.move_unschedulable(now, |qp| {
+            if qp.unschedulable_plugins.is_empty() {
+                return true;
+            }
+            let pod = cache.and_then(|c| c.get(&qp.key)).and_then(|o| o.as_pod());
+            qp.unschedulable_plugins
+                .iter()
+                .any(|pl| hint(pl, pod, event))
+        })
+    }
+
+    fn announce_forgotten(&mut self, cache: Option<&Cache>, out: &mut Vec<ObjectKey>) {
+        for entry in std::mem::take(&mut self.forgotten) {
+            out.extend(self.move_for(&ClusterEvent::AssignedPodDelete(&entry), cache));
+        }
+    }
+
+    /// Applies a pod add/update to the cache and the queue. `old` is the previous cached version.
+    fn observe_pod(&mut self, pod: &Pod, old: Option<&Pod>, out: &mut Vec<ObjectKey>) {
+        let key = pod_key(pod);
+        if !pod.spec.node_name.is_empty() {
+            self.queue.delete(&key);
+            self.state.nominated.remove(&key);
+            let unchanged = self
+                .state
+                .pods
+                .get(&key)
+                .is_some_and(|e| !e.assumed && e.node == pod.spec.node_name)
+                && old.is_some_and(|o| {
+                    o.spec == pod.spec
+                        && o.metadata.deletion_timestamp == pod.metadata.deletion_timestamp
+                        && o.status.start_time == pod.status.start_time
+                        && o.status.conditions == pod.status.conditions
+                });
+            if !unchanged {
+                self.state
+                    .place(key, PodEntry::for_pod(pod, &pod.spec.node_name, false));
+            }
+            return;
+        }
+        if self.state.pods.get(&key).is_some_and(|e| e.assumed) {
+            // Reserved and being bound: the cache still shows it unbound.
+            return;
+        }
+        if !is_pending(pod) {
+            self.queue.delete(&key);
+            self.state.nominated.remove(&key);
+            return;
+        }
+        match pod
+            .status
+            .nominated_node_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+        {
+            Some(n) => {
+                self.state.nominated.insert(
+                    key.clone(),
+                    Nominated {
+                        entry: PodEntry::for_pod(pod, n, false),
+                    },
+                );
+            }
+            None => {
+                self.state.nominated.remove(&key);
+            }
+        }
+        if self.queue.add(key.clone(), plugins::pod_priority(pod)) {
+            out.push(key);
+        } else if old
+            .is_some_and(|o| o.spec != pod.spec || o.metadata.labels != pod.metadata.labels)
+        {
+            // The pod itself changed (tolerations, labels…): it may fit now.
+            out.extend(self.queue.move_one(&key, self.now));
+        }
+    }
+
+    fn record(observed: String, desired: &str, diff: String) -> Option<ReconcileRecord> {
+        Some(ReconcileRecord {
+            observed,
+            desired: desired.into(),
+            diff,
+        })
+    }
+
+    /// One scheduling cycle for `qp` (already popped).
+    fn schedule_one(
+        &mut self,
+        qp: queue::QueuedPod,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        ctx: &mut Ctx<'_>,
+    ) -> Outcome {
+        let mut out = Outcome::done();
+        let p = PodCtx::new(pod);
+        let total_nodes = self.state.node_names().len();
+        let limit = num_feasible_nodes_to_find(total_nodes);
+        let start = if total_nodes == 0 {
+            0
+        } else {
+            self.next_start_node_index % total_nodes
+        };
+        let cycle = run_cycle(&self.state, &p, start, limit, Some(&mut *ctx.rng));
+        if total_nodes > 0 {
+            self.next_start_node_index = (start + cycle.processed) % total_nodes;
+        }
+        let observed = format!(
+            "pod {} unscheduled; {} nodes",
+            pod.metadata.name, total_nodes
+        );
+        let desired = "bound to a feasible node";
+        match cycle.outcome {
+            CycleOutcome::Fits { ref node, total } => {
+                // Reserve: charge the node now, so the next cycle sees the slot taken.
+                self.state
+                    .place(p.key.clone(), PodEntry::for_pod(pod, node, true));
+                self.state.nominated.remove(&p.key);
+                self.binding.insert(p.key.clone(), qp);
+                // `Scheduled` is recorded when the binding succeeds (see `on_response`).
+                out.request(ApiRequest::Bind {
+                    key: p.key.clone(),
+                    node: node.clone(),
+                });
+                out.record =
+                    Self::record(observed, desired, format!("best {node} (score {total})"));
+            }
+            CycleOutcome::NoNodes => {
+                self.queue.add_unschedulable(qp, ctx.now, BTreeSet::new());
+                self.fail(&mut out, obj, pod, NO_NODES_AVAILABLE, None, ctx);
+                out.record = Self::record(observed, desired, NO_NODES_AVAILABLE.into());
+            }
+            CycleOutcome::Unschedulable {
+                ref message,
+                ref plugins,
+                ref post_filter,
+            } => {
+                self.queue.add_unschedulable(qp, ctx.now, plugins.clone());
+                let nominate = match post_filter {
+                    PostFilter::Preempt { node, victims } => {
+                        self.preempt(&mut out, pod, node, victims, ctx);
+                        Some(node.as_str())
+                    }
+                    PostFilter::Failed(_) => None,
+                };
+                self.fail(&mut out, obj, pod, message, nominate, ctx);
+                out.record = Self::record(observed, desired, message.clone());
+            }
+        }
+        self.store_decision(cycle.decision);
+        out
+    }
+
+    /// `handleSchedulingFailure`: the Warning event every time; the condition only if it changed.
+    fn fail(
+        &mut self,
+        out: &mut Outcome,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        message: &str,
+        nominate: Option<&str>,
+        ctx: &Ctx<'_>,
+    ) {
+        out.event(EventRecord::warning(obj, "FailedScheduling", message));
+        let same = find_condition(&pod.status.conditions, "PodScheduled").is_some_and(|c| {
+            c.status == "False"
+                && c.reason.as_deref() == Some("Unschedulable")
+                && c.message.as_deref() == Some(message)
+        });
+        let nominated_same =
+            nominate.is_none_or(|n| pod.status.nominated_node_name.as_deref() == Some(n));
+        if same && nominated_same {
+            return;
+        }
+        let mut updated = pod.clone();
+        set_condition(
+            &mut updated.status.conditions,
+            Condition {
+                type_: "PodScheduled".into(),
+                status: "False".into(),
+                reason: Some("Unschedulable".into()),
+                message: Some(message.into()),
+                last_transition_time: Some(Time(ctx.now)),
+                ..Default::default()
+            },
+        );
+        if let Some(n) = nominate {
+            updated.status.nominated_node_name = Some(n.to_string());
+        }
+        // Preemption's requests ride in the same batch so one failure does not cancel the rest.
+        let req = ApiRequest::UpdateStatus(Object::Pod(updated));
+        match out.batches.first_mut() {
+            Some(batch) => batch.insert(0, req),
+            None => out.request(req),
+        }
+    }
+
+    /// `prepareCandidate`: mark each victim with DisruptionTarget, delete it, and nominate the pod.
+    fn preempt(
+        &mut self,
+        out: &mut Outcome,
+        pod: &Pod,
+        node: &str,
+        victims: &[ObjectKey],
+        ctx: &Ctx<'_>,
+    ) {
+        let mut reqs = Vec::new();
+        for v in victims {
+            let Some(vobj) = ctx.cache.get(v) else {
+                continue;
+            };
+            let Some(vpod) = vobj.as_pod() else { continue };
+            let mut marked = vpod.clone();
+            set_condition(
+                &mut marked.status.conditions,
+                Condition {
+                    type_: "DisruptionTarget".into(),
+                    status: "True".into(),
+                    reason: Some("PreemptionByScheduler".into()),
+                    message: Some(format!(
+                        "{SCHEDULER_NAME}: preempting to accommodate a higher priority pod"
+                    )),
+                    last_transition_time: Some(Time(ctx.now)),
+                    ..Default::default()
+                },
+            );
+            reqs.push(ApiRequest::UpdateStatus(Object::Pod(marked)));
+            reqs.push(ApiRequest::Delete {
+                key: v.clone(),
+                options: DeleteOptions {
+                    precondition_uid: Some(vpod.metadata.uid.clone()),
+                    ..Default::default()
+                },
+            });
+            out.event(EventRecord::normal(
+                vobj,
+                "Preempted",
+                format!("Preempted by pod {} on node {node}", pod.metadata.uid),
+            ));
+        }
+        out.batch(reqs);
+        let key = pod_key(pod);
+        self.state.nominated.insert(
+            key,
+            Nominated {
+                entry: PodEntry::for_pod(pod, node, false),
+            },
+        );
+    }
+
+    fn idle_record(&self, key: &ObjectKey) -> Option<ReconcileRecord> {
+        let name = &key.name;
+        let observed = match self.queue.location(key) {
+            Some((qp, QueueName::BackoffQ)) => format!(
+                "pod {name} in backoffQ until {}",
+                Time(qp.backoff_expiry()).to_rfc3339()
+            ),
+            Some((_, QueueName::UnschedulablePods)) => {
+                format!("pod {name} in unschedulablePods, waiting for a cluster event")
+            }
+            Some((_, QueueName::ActiveQ)) => match self.queue.head() {
+                Some(h) => format!("pod {name} in activeQ behind {}", h.name),
+                None => format!("pod {name} in activeQ"),
+            },
+            None => match self.state.pods.get(key) {
+                Some(e) if e.assumed => format!("pod {name} assumed on {}; binding", e.node),
+                Some(e) => format!("pod {name} bound to {}", e.node),
+                None => format!("pod {name} not pending"),
+            },
+        };
+        Self::record(observed, "bound to a feasible node", String::new())
+    }
+}
+
+impl Controller for Scheduler {
+    fn id(&self) -> ComponentId {
+        ComponentId::Scheduler
+    }
+
+    fn watched_kinds(&self) -> &'static [Kind] {
+        &[Kind::Node, Kind::Pod]
+    }
+
+    /// The pod informer's field selector: `status.phase!=Succeeded,status.phase!=Failed`, so a
+    /// finished pod leaves the cache (and frees its node) as if deleted.
+    fn accepts(&self, obj: &Object) -> bool {
+        obj.as_pod().is_none_or(|p| !is_terminal(p))
+    }
+
+    fn keys_for_event(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Object>>,
+        cache: &Cache,
+    ) -> Vec<ObjectKey> {
+        if self.needs_rebuild {
+            self.rebuild(cache);
+            return self.queue.active_keys();
+        }
+        let mut out = Vec::new();
+        self.announce_forgotten(Some(cache), &mut out);
+        match &*ev.object {
+            Object::Node(node) => {
+                if ev.type_ == WatchEventType::Deleted {
+                    self.state.remove_node(&node.metadata.name);
+                } else {
+                    self.state.set_node(ev.object.clone());
+                    let event = match old.and_then(|o| o.as_node()) {
+                        None => ClusterEvent::NodeAdd(node),
+                        Some(o) => ClusterEvent::NodeUpdate { old: o, new: node },
+                    };
+                    if event.relevant() {
+                        out.extend(self.move_for(&event, Some(cache)));
+                    }
+                }
+            }
+            Object::Pod(pod) => {
+                let key = pod_key(pod);
+                if ev.type_ == WatchEventType::Deleted {
+                    self.queue.delete(&key);
+                    self.state.nominated.remove(&key);
+                    self.binding.remove(&key);
+                    if let Some(entry) = self.state.unplace(&key) {
+                        out.extend(
+                            self.move_for(&ClusterEvent::AssignedPodDelete(&entry), Some(cache)),
+                        );
+                    }
+                } else {
+                    let old_pod = old.and_then(|o| o.as_pod());
+                    self.observe_pod(pod, old_pod, &mut out);
+                }
+            }
+            _ => {}
+        }
+        out.extend(self.queue.flush_backoff(self.now));
+        out
+    }
+
+    fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
+        if !self.needs_rebuild {
+            // A periodic resync changes nothing the queue does not already know.
+            return Vec::new();
+        }
+        cache
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod())
+            .filter(|p| is_pending(p))
+            .map(pod_key)
+            .collect()
+    }
+
+    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {
+        self.now = ctx.now;
+        if self.needs_rebuild {
+            self.rebuild(ctx.cache);
+        }
+        let Some(obj) = ctx.cache.get(key).cloned() else {
+            self.queue.delete(key);
+            let mut out = Outcome::done();
+            out.record = Self::record(
+                format!("pod {} not found", key.name),
+                "bound to a feasible node",
+                String::new(),
+            );
+            return out;
+        };
+        let Some(pod) = obj.as_pod() else {
+            return Outcome::done();
+        };
+        if !is_pending(pod) {
+            self.queue.delete(key);
+            let mut out = Outcome::done();
+            out.record = self.idle_record(key);
+            return out;
+        }
+        if !self.queue.contains(key) && !self.state.pods.contains_key(key) {
+            // Pending but unknown to the queue (should not happen): treat it as new.
+            self.queue.add(key.clone(), plugins::pod_priority(pod));
+        }
+        if let Some(qp) = self.queue.pop_if_head(key) {
+            return self.schedule_one(qp, &obj, pod, ctx);
+        }
+        let mut out = Outcome::done();
+        out.record = self.idle_record(key);
+        if self
+            .queue
+            .location(key)
+            .is_some_and(|(_, q)| q == QueueName::ActiveQ)
+        {
+            // A pod ahead of it in activeQ goes first; it waits its turn again at the back.
+            self.queue.to_back_of_active(key);
+            out.requeue(1);
+        }
+        out
+    }
+
+    /// The binding cycle's end: on success `Scheduled`; on failure the assumed pod is forgotten
+    /// (freeing its node), the pod backs off, and `FailedScheduling` tells why.
+    fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, now: Millis) {
+        self.now = self.now.max(now);
+        let ApiRequest::Bind { key, node } = req else {
+            return;
+        };
+        let qp = self.binding.remove(key);
+        let uid = self
+            .state
+            .pods
+            .get(key)
+            .map(|e| e.uid.clone())
+            .unwrap_or_default();
+        let err = match result {
+            Ok(stored) => {
+                self.answer_events.push(EventRecord::normal(
+                    stored,
+                    "Scheduled",
+                    format!(
+                        "Successfully assigned {}/{} to {node}",
+                        key.namespace, key.name
+                    ),
+                ));
+                return;
+            }
+            Err(e) => e,
+        };
+        if self.state.pods.get(key).is_some_and(|e| e.assumed) {
+            if let Some(entry) = self.state.unplace(key) {
+                self.forgotten.push(entry);
+            }
+        }
+        if let Some(qp) = qp {
+            self.queue.add_backoff(qp, now);
+        }
+        self.answer_events.push(EventRecord {
+            type_: "Warning",
+            reason: "FailedScheduling".into(),
+            message: format!("running Bind plugin \"DefaultBinder\": {}", err.message),
+            object: key.clone(),
+            uid,
+            field_path: String::new(),
+        });
+    }
+
+    fn events_for_response(&mut self, _req: &ApiRequest, _result: &ApiResult) -> Vec<EventRecord> {
+        std::mem::take(&mut self.answer_events)
+    }
+
+    fn reset(&mut self) {
+        *self = Scheduler::new();
+    }
+
+    fn tick(&mut self, now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {
+        self.now = now;
+        if self.needs_rebuild {
+            return (Vec::new(), Some(BACKOFF_FLUSH_PERIOD));
+        }
+        let mut out = Vec::new();
+        self.announce_forgotten(None, &mut out);
+        out.extend(self.queue.flush_backoff(now));
+        if now >= self.last_leftover_flush + UNSCHEDULABLE_FLUSH_PERIOD {
+            self.last_leftover_flush = now;
+            out.extend(self.queue.flush_unschedulable_leftover(now));
+        }
+        // Safety net: the head of activeQ is always on the world's queue (de-duplicated there).
+        if let Some(h) = self.queue.head() {
+            if !out.contains(h) {
+                out.push(h.clone());
+            }
+        }
+        let mut next =
+            BACKOFF_FLUSH_PERIOD.min(self.last_leftover_flush + UNSCHEDULABLE_FLUSH_PERIOD - now);
+        if let Some(t) = self.queue.next_backoff_expiry() {
+            next = next.min(t.saturating_sub(now));
+        }
+        (out, Some(next.max(1)))
+    }
+}

@@ -1,0 +1,220 @@
+//! The cluster view: nodes as cards with capacity bars, pods as chips, and the unscheduled tray.
+
+use yew::prelude::*;
+
+use super::icons;
+use super::state::{reply, Action};
+use crate::sim::faults::Fault;
+use crate::sim::types::{Kind, ObjectKey};
+use crate::viewmodel::format::pod_suffix;
+use crate::viewmodel::{ClusterView, NodeView, PodView, Tone, Usage};
+
+/// Cluster view inputs.
+#[derive(Properties, PartialEq)]
+pub struct ClusterProps {
+    pub view: ClusterView,
+    pub dispatch: Callback<Action>,
+    /// The selected object's key, to highlight its chip or card.
+    pub selected: Option<ObjectKey>,
+}
+
+/// The cluster panel.
+#[component]
+pub fn Cluster(p: &ClusterProps) -> Html {
+    let v = &p.view;
+    let total = v.all_pods().count();
+    let ready = v.all_pods().filter(|x| x.tone == Tone::Ready).count();
+    let counts = v.tone_counts();
+    html! {
+        <section class="panel cluster-panel" aria-labelledby="cluster-title">
+            <div class="panel-head">
+                <h2 id="cluster-title" class="panel-title">{ "Cluster" }</h2>
+                <span class="panel-sub" data-testid="cluster-summary">
+                    { format!("{} nodes · {} pods · {} ready", v.nodes.len(), total, ready) }
+                </span>
+            </div>
+            <div class="cluster-body">
+                <div class={classes!("unscheduled", (!v.unscheduled.is_empty()).then_some("has-pods"))} data-testid="unscheduled"
+                    aria-label="Pods waiting for a node">
+                    <div class="unscheduled-head">
+                        <span class="unscheduled-title">{ "Waiting for a node" }</span>
+                        <span class="unscheduled-sub">
+                            { if v.unscheduled.is_empty() { "none: the scheduler has placed every pod".to_string() }
+                              else { format!("{} pending: not bound to a node yet", v.unscheduled.len()) } }
+                        </span>
+                    </div>
+                    <div class="chips">
+                        { for v.unscheduled.iter().map(|pod| chip(pod, &p.dispatch, &p.selected)) }
+                    </div>
+                </div>
+                <div class="nodes">
+                    { for v.nodes.iter().map(|n| node_card(n, &p.dispatch, &p.selected)) }
+                    if v.nodes.is_empty() {
+                        <div class="empty">{ "No nodes. Apply a Node, or press Reset for three fresh ones." }</div>
+                    }
+                </div>
+            </div>
+            <ul class="legend" aria-label="Pod states">
+                { for Tone::ALL.iter().filter(|t| **t != Tone::Unknown || counts.contains_key(*t)).map(|t| html! {
+                    <li class={classes!("legend-item", t.class(), counts.contains_key(t).then_some("is-present"))}>
+                        <span class="legend-glyph" aria-hidden="true">{ t.glyph() }</span>
+                        <span>{ t.label() }</span>
+                    </li>
+                }) }
+            </ul>
+        </section>
+    }
+}
+
+fn bar(label: &str, u: &Usage) -> Html {
+    let level = if u.over || u.pct >= 90 {
+        "bar--high"
+    } else if u.pct >= 70 {
+        "bar--mid"
+    } else {
+        "bar--low"
+    };
+    html! {
+        <div class={classes!("bar", level)} title={format!("{label} requested / allocatable: {}", u.text)}>
+            <span class="bar-label">{ label }</span>
+            <span class="bar-track" role="meter" aria-label={format!("{label} requested")}
+                aria-valuemin="0" aria-valuemax="100" aria-valuenow={u.pct.to_string()}>
+                <span class="bar-fill" style={format!("width: {}%", u.pct)} />
+            </span>
+            <span class="bar-text">{ &u.text }</span>
+        </div>
+    }
+}
+
+fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<ObjectKey>) -> Html {
+    let key = ObjectKey::new(Kind::Node, "", &n.name);
+    let is_selected = selected.as_ref() == Some(&key);
+    let state_class = match n.ready.as_str() {
+        "True" => "node--ready",
+        "False" => "node--notready",
+        _ => "node--unknown",
+    };
+    let glyph = match n.ready.as_str() {
+        "True" => "✓",
+        "False" => "✕",
+        _ => "?",
+    };
+    let select = {
+        let d = dispatch.clone();
+        let key = key.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
+    };
+    let fault = |f: Fault| {
+        let d = dispatch.clone();
+        Callback::from(move |e: MouseEvent| {
+            e.stop_propagation();
+            d.emit(Action::Inject(f.clone(), reply()));
+        })
+    };
+    let name = n.name.clone();
+    let down = n.machine_up == Some(false);
+    html! {
+        <article class={classes!("node", state_class, down.then_some("node--down"), is_selected.then_some("is-selected"))}
+            data-testid={format!("node-{}", n.name)} data-ready={n.ready_attr()} key={n.name.clone()}
+            aria-label={format!("Node {}: {}", n.name, n.status)}>
+            <header class="node-head">
+                <button class="node-name" onclick={select} title="Inspect this node">
+                    { &n.name }
+                </button>
+                <span class={classes!("node-status", state_class)} title={n.ready_reason.clone()}>
+                    <span aria-hidden="true">{ glyph }</span>{ &n.status }
+                </span>
+                <details class="menu">
+                    <summary class="icon-btn" aria-label={format!("Actions for node {}", n.name)} data-testid={format!("node-menu-{}", n.name)}>
+                        { icons::more() }
+                    </summary>
+                    <div class="menu-items" role="menu">
+                        <button role="menuitem" data-testid={format!("node-down-{name}")} disabled={down}
+                            onclick={fault(Fault::NodeDown { node: name.clone() })}>
+                            <strong>{ "Power off" }</strong><small>{ "NodeDown: kubelet and containers die" }</small>
+                        </button>
+                        <button role="menuitem" data-testid={format!("node-up-{name}")} disabled={!down}
+                            onclick={fault(Fault::NodeUp { node: name.clone() })}>
+                            <strong>{ "Power on" }</strong><small>{ "NodeUp: kubelet starts and relists" }</small>
+                        </button>
+                        <button role="menuitem" data-testid={format!("node-partition-{name}")}
+                            onclick={fault(Fault::PartitionNode { node: name.clone() })}>
+                            <strong>{ "Cut off network" }</strong><small>{ "PartitionNode: containers run on, status goes stale" }</small>
+                        </button>
+                        <button role="menuitem" data-testid={format!("node-heal-{name}")}
+                            onclick={fault(Fault::HealNode { node: name.clone() })}>
+                            <strong>{ "Reconnect" }</strong><small>{ "HealNode: the kubelet resumes its watch" }</small>
+                        </button>
+                    </div>
+                </details>
+            </header>
+            if down {
+                <div class="node-banner">{ "machine powered off" }</div>
+            }
+            <div class="bars">
+                { bar("CPU", &n.cpu) }
+                { bar("Memory", &n.memory) }
+                { bar("Pods", &n.pods_usage) }
+            </div>
+            if !n.taints.is_empty() {
+                <div class="taints">
+                    { for n.taints.iter().map(|t| html! { <span class="taint" title="taint">{ t }</span> }) }
+                </div>
+            }
+            <div class="chips">
+                { for n.pods.iter().map(|pod| chip(pod, dispatch, selected)) }
+                if n.pods.is_empty() {
+                    <span class="chips-empty">{ "no pods" }</span>
+                }
+            </div>
+        </article>
+    }
+}
+
+/// One pod chip (also used by the ownership view).
+pub fn chip(pod: &PodView, dispatch: &Callback<Action>, selected: &Option<ObjectKey>) -> Html {
+    let key = ObjectKey::new(Kind::Pod, &pod.namespace, &pod.name);
+    let is_selected = selected.as_ref() == Some(&key);
+    let select = {
+        let d = dispatch.clone();
+        let key = key.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
+    };
+    let delete = {
+        let d = dispatch.clone();
+        let (namespace, name) = (pod.namespace.clone(), pod.name.clone());
+        Callback::from(move |e: MouseEvent| {
+            e.stop_propagation();
+            d.emit(Action::DeletePod {
+                namespace: namespace.clone(),
+                name: name.clone(),
+            });
+        })
+    };
+    let terminating = pod.tone == Tone::Terminating;
+    html! {
+        <div class={classes!("pod", pod.tone.class(), is_selected.then_some("is-selected"))}
+            key={pod.uid.clone()}
+            data-testid={format!("pod-{}", pod.name)}
+            data-phase={pod.phase.clone()}
+            data-ready={pod.ready.to_string()}
+            data-status={pod.status.clone()}>
+            <button class="pod-main" onclick={select} title={pod.describe()} aria-label={pod.describe()}>
+                <span class="pod-glyph" aria-hidden="true">{ pod.tone.glyph() }</span>
+                <span class="pod-text">
+                    <span class="pod-name">{ pod_suffix(&pod.name) }</span>
+                    <span class="pod-status">{ &pod.status }</span>
+                </span>
+                if pod.restarts > 0 {
+                    <span class="pod-restarts" title={format!("{} restarts", pod.restarts)}>{ format!("↻{}", pod.restarts) }</span>
+                }
+            </button>
+            if !terminating {
+                <button class="pod-delete" data-testid={format!("delete-pod-{}", pod.name)} onclick={delete}
+                    title={format!("Delete pod {} (kubectl delete pod)", pod.name)} aria-label={format!("Delete pod {}", pod.name)}>
+                    { icons::close() }
+                </button>
+            }
+        </div>
+    }
+}

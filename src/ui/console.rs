@@ -1,0 +1,121 @@
+//! The kubectl console: the playground's kubectl subset against the simulated API server.
+
+use web_sys::{Element, HtmlInputElement};
+use yew::prelude::*;
+
+use super::state::{reply, Action};
+use crate::viewmodel::playground::ConsoleEntry;
+
+/// Console inputs.
+#[derive(Properties, PartialEq)]
+pub struct ConsoleProps {
+    pub entries: Vec<ConsoleEntry>,
+    pub dispatch: Callback<Action>,
+}
+
+const SUGGESTIONS: [&str; 5] = [
+    "get pods -o wide",
+    "get deployments",
+    "scale deployment web --replicas=5",
+    "describe deployment web",
+    "get events",
+];
+
+/// The console.
+#[component]
+pub fn Console(p: &ConsoleProps) -> Html {
+    let input = use_node_ref();
+    let scroller = use_node_ref();
+    let history_pos = use_state(|| None::<usize>);
+    {
+        let scroller = scroller.clone();
+        use_effect_with(p.entries.len(), move |_| {
+            if let Some(el) = scroller.cast::<Element>() {
+                el.set_scroll_top(el.scroll_height());
+            }
+        });
+    }
+    let run = {
+        let d = p.dispatch.clone();
+        let input = input.clone();
+        let history_pos = history_pos.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            if let Some(el) = input.cast::<HtmlInputElement>() {
+                let cmd = el.value();
+                if !cmd.trim().is_empty() {
+                    d.emit(Action::Kubectl(cmd, reply()));
+                    el.set_value("");
+                    history_pos.set(None);
+                }
+            }
+        })
+    };
+    let on_key = {
+        let input = input.clone();
+        let cmds: Vec<String> = p.entries.iter().map(|e| e.command.clone()).collect();
+        let history_pos = history_pos.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            let Some(el) = input.cast::<HtmlInputElement>() else {
+                return;
+            };
+            if cmds.is_empty() {
+                return;
+            }
+            let pos = match (e.key().as_str(), *history_pos) {
+                ("ArrowUp", None) => Some(cmds.len() - 1),
+                ("ArrowUp", Some(i)) => Some(i.saturating_sub(1)),
+                ("ArrowDown", Some(i)) if i + 1 < cmds.len() => Some(i + 1),
+                ("ArrowDown", Some(_)) => {
+                    el.set_value("");
+                    history_pos.set(None);
+                    return;
+                }
+                _ => return,
+            };
+            e.prevent_default();
+            if let Some(i) = pos {
+                el.set_value(&cmds[i]);
+                history_pos.set(Some(i));
+            }
+        })
+    };
+    let suggest = |s: &'static str| {
+        let input = input.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(el) = input.cast::<HtmlInputElement>() {
+                el.set_value(s);
+                let _ = el.focus();
+            }
+        })
+    };
+    html! {
+        <div class="console" data-testid="console">
+            <div class="console-out" ref={scroller} role="log" aria-live="polite">
+                if p.entries.is_empty() {
+                    <div class="console-intro">
+                        <p>{ "A kubectl for the simulated cluster. Try:" }</p>
+                        <div class="suggestions">
+                            { for SUGGESTIONS.iter().map(|s| html! {
+                                <button class="chip-btn mono" onclick={suggest(s)}>{ format!("kubectl {s}") }</button>
+                            }) }
+                        </div>
+                    </div>
+                }
+                { for p.entries.iter().map(|e| html! {
+                    <div class="console-entry" key={e.id.to_string()}>
+                        <div class="console-cmd mono"><span class="prompt">{ "$ kubectl " }</span>{ e.command.trim_start_matches("kubectl ").to_string() }</div>
+                        if !e.output.stdout.is_empty() { <pre class="console-stdout">{ &e.output.stdout }</pre> }
+                        if !e.output.stderr.is_empty() { <pre class="console-stderr">{ &e.output.stderr }</pre> }
+                    </div>
+                }) }
+            </div>
+            <form class="console-in" onsubmit={run}>
+                <span class="prompt mono" aria-hidden="true">{ "$ kubectl" }</span>
+                <input ref={input} class="mono" data-testid="console-input" placeholder="get pods" aria-label="kubectl command"
+                    autocomplete="off" spellcheck="false" onkeydown={on_key} />
+                <button type="submit" class="btn btn-small">{ "Run" }</button>
+            </form>
+        </div>
+    }
+}

@@ -1,0 +1,92 @@
+//! The events list, as `kubectl get events` shows it, newest first.
+
+use yew::prelude::*;
+
+use super::state::Action;
+use crate::sim::types::{Kind, ObjectKey};
+use crate::viewmodel::EventRow;
+
+/// Events list inputs.
+#[derive(Properties, PartialEq)]
+pub struct EventsProps {
+    pub rows: Vec<EventRow>,
+    pub dispatch: Callback<Action>,
+}
+
+/// The events table.
+#[component]
+pub fn Events(p: &EventsProps) -> Html {
+    let warnings_only = use_state(|| false);
+    let toggle = {
+        let w = warnings_only.clone();
+        Callback::from(move |_: Event| w.set(!*w))
+    };
+    let n_warn = p.rows.iter().filter(|r| r.is_warning()).count();
+    let rows: Vec<&EventRow> = p
+        .rows
+        .iter()
+        .filter(|r| !*warnings_only || r.is_warning())
+        .take(300)
+        .collect();
+    html! {
+        <div class="events" data-testid="events">
+            <div class="subbar">
+                <span class="subbar-text">{ format!("{} events · {} warnings · newest first", p.rows.len(), n_warn) }</span>
+                <label class="check">
+                    <input type="checkbox" checked={*warnings_only} onchange={toggle} />
+                    { "Warnings only" }
+                </label>
+            </div>
+            if rows.is_empty() {
+                <div class="empty">
+                    { "No events yet. Apply the Deployment and press Play: every controller reports what it did here." }
+                </div>
+            } else {
+                <div class="table-wrap">
+                    <table class="table">
+                        <thead>
+                            <tr>
+                                <th scope="col" class="col-age">{ "LAST SEEN" }</th>
+                                <th scope="col" class="col-type">{ "TYPE" }</th>
+                                <th scope="col" class="col-reason">{ "REASON" }</th>
+                                <th scope="col" class="col-object">{ "OBJECT" }</th>
+                                <th scope="col">{ "MESSAGE" }</th>
+                            </tr>
+                        </thead>
+                        <tbody>
+                            { for rows.into_iter().map(|r| {
+                                let kind = Kind::from_kind_str(&r.object_kind);
+                                let select = kind.map(|k| {
+                                    let d = p.dispatch.clone();
+                                    let key = ObjectKey::new(k, &r.object_namespace, &r.object_name);
+                                    Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
+                                });
+                                html! {
+                                    <tr key={r.name.clone()} class={classes!("event-row", r.is_warning().then_some("is-warning"))}>
+                                        <td class="mono nowrap">{ &r.last_seen }</td>
+                                        <td class="nowrap">
+                                            if r.is_warning() {
+                                                <span class="badge badge-warning"><span aria-hidden="true">{ "▲ " }</span>{ &r.type_ }</span>
+                                            } else {
+                                                <span class="badge badge-normal">{ &r.type_ }</span>
+                                            }
+                                        </td>
+                                        <td class="nowrap strong">{ &r.reason }</td>
+                                        <td class="mono nowrap">
+                                            if let Some(cb) = select {
+                                                <button class="link" onclick={cb} title="Inspect">{ &r.object }</button>
+                                            } else {
+                                                { &r.object }
+                                            }
+                                        </td>
+                                        <td class="msg">{ &r.message }<span class="event-source">{ format!(" — {}", r.source) }</span></td>
+                                    </tr>
+                                }
+                            }) }
+                        </tbody>
+                    </table>
+                </div>
+            }
+        </div>
+    }
+}

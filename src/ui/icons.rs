@@ -1,0 +1,65 @@
+//! Inline SVG icons (no icon font: nothing to download, and they inherit the text colour).
+
+use yew::prelude::*;
+
+fn icon(path: &'static str) -> Html {
+    html! {
+        <svg class="icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
+            <path d={path} fill="currentColor" />
+        </svg>
+    }
+}
+
+/// ▶
+pub fn play() -> Html {
+    icon("M8 5.5v13a1 1 0 0 0 1.5.86l10.5-6.5a1 1 0 0 0 0-1.72L9.5 4.64A1 1 0 0 0 8 5.5z")
+}
+
+/// ❚❚
+pub fn pause() -> Html {
+    icon("M7 5h3.5v14H7zM13.5 5H17v14h-3.5z")
+}
+
+/// ▶❙
+pub fn step() -> Html {
+    icon("M6 6.2v11.6a.8.8 0 0 0 1.2.7l8.6-5.8a.8.8 0 0 0 0-1.4L7.2 5.5a.8.8 0 0 0-1.2.7zM17 5.5h2.2v13H17z")
+}
+
+/// ↺
+pub fn reset() -> Html {
+    icon("M12 5a7 7 0 1 1-6.32 4H3.5l3.25-4 3.25 4H7.86A5 5 0 1 0 12 7z")
+}
+
+/// ⚡
+pub fn bolt() -> Html {
+    icon("M13 2 4.5 13.5H11L10 22l8.5-11.5H12z")
+}
+
+/// ×
+pub fn close() -> Html {
+    icon(
+        "M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12 19 17.6 17.6 19 12 13.4 6.4 19 5 17.6 10.6 12 5 6.4z",
+    )
+}
+
+/// ⋯
+pub fn more() -> Html {
+    icon("M5 10.5a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3zm7 0a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3zm7 0a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3z")
+}
+
+/// Trash can.
+pub fn trash() -> Html {
+    icon("M9 3h6l1 2h4v2H4V5h4zM6 9h12l-1 12H7z")
+}
+
+/// The logo: a loop arrow around a dot (observe → diff → act).
+pub fn logo() -> Html {
+    html! {
+        <svg class="logo" viewBox="0 0 32 32" width="28" height="28" aria-hidden="true" focusable="false">
+            <circle cx="16" cy="16" r="15" class="logo-bg" />
+            <path d="M16 7a9 9 0 1 1-8.2 5.3" fill="none" class="logo-ring" stroke-width="2.6" stroke-linecap="round" />
+            <path d="M5.2 9.6 8 12.9l3.6-2.4" fill="none" class="logo-ring" stroke-width="2.6" stroke-linecap="round" stroke-linejoin="round" />
+            <circle cx="16" cy="16" r="3.2" class="logo-dot" />
+        </svg>
+    }
+}

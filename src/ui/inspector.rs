@@ -1,0 +1,217 @@
+//! The inspector: one object's spec beside its status with the gap spelled out, its conditions,
+//! its events and its YAML.
+
+use yew::prelude::*;
+
+use super::icons;
+use super::state::{reply, Action};
+use crate::sim::faults::Fault;
+use crate::sim::types::{Kind, ObjectKey};
+use crate::viewmodel::inspect::{ConditionRow, GapRow};
+use crate::viewmodel::EventRow;
+
+/// Everything the inspector shows about the selected object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InspectorData {
+    pub key: ObjectKey,
+    /// False once the object was deleted (the inspector says so instead of closing).
+    pub exists: bool,
+    pub gap: Vec<GapRow>,
+    pub conditions: Vec<ConditionRow>,
+    pub events: Vec<EventRow>,
+    pub spec_yaml: String,
+    pub status_yaml: String,
+    pub yaml: String,
+    /// `metadata.generation` / `status.observedGeneration`, when the kind has them.
+    pub generation: Option<(i64, i64)>,
+}
+
+/// Inspector inputs.
+#[derive(Properties, PartialEq)]
+pub struct InspectorProps {
+    pub data: InspectorData,
+    pub dispatch: Callback<Action>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Tab {
+    Gap,
+    Conditions,
+    Events,
+    Yaml,
+}
+
+/// The inspector drawer.
+#[component]
+pub fn Inspector(p: &InspectorProps) -> Html {
+    let tab = use_state(|| Tab::Gap);
+    let d = &p.data;
+    let close = {
+        let dispatch = p.dispatch.clone();
+        Callback::from(move |_: MouseEvent| dispatch.emit(Action::Select(None)))
+    };
+    let on_key = {
+        let dispatch = p.dispatch.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() == "Escape" {
+                dispatch.emit(Action::Select(None));
+            }
+        })
+    };
+    let tab_btn = |t: Tab, label: String| {
+        let tab_h = tab.clone();
+        html! {
+            <button role="tab" class={classes!("tab", (*tab == t).then_some("is-active"))} aria-selected={(*tab == t).to_string()}
+                onclick={Callback::from(move |_: MouseEvent| tab_h.set(t))}>{ label }</button>
+        }
+    };
+    let gaps = d.gap.iter().filter(|g| !g.ok).count();
+    let title_kind = d.key.kind.as_str();
+    let pod_delete = (d.key.kind == Kind::Pod && d.exists).then(|| {
+        let dispatch = p.dispatch.clone();
+        let (namespace, name) = (d.key.namespace.clone(), d.key.name.clone());
+        html! {
+            <button class="btn btn-small btn-danger" data-testid="inspector-delete-pod"
+                onclick={Callback::from(move |_: MouseEvent| dispatch.emit(Action::DeletePod { namespace: namespace.clone(), name: name.clone() }))}>
+                { icons::trash() }<span>{ "Delete pod" }</span>
+            </button>
+        }
+    });
+    let node_actions = (d.key.kind == Kind::Node && d.exists).then(|| {
+        let mk = |label: &'static str, f: Fault| {
+            let dispatch = p.dispatch.clone();
+            html! {
+                <button class="btn btn-small" onclick={Callback::from(move |_: MouseEvent| dispatch.emit(Action::Inject(f.clone(), reply())))}>{ label }</button>
+            }
+        };
+        let n = d.key.name.clone();
+        html! {
+            <>
+                { mk("Power off", Fault::NodeDown { node: n.clone() }) }
+                { mk("Power on", Fault::NodeUp { node: n.clone() }) }
+                { mk("Partition", Fault::PartitionNode { node: n.clone() }) }
+                { mk("Heal", Fault::HealNode { node: n }) }
+            </>
+        }
+    });
+    html! {
+        <aside class="inspector" data-testid="inspector" aria-label={format!("Inspector: {} {}", title_kind, d.key.name)} onkeydown={on_key}>
+            <header class="inspector-head">
+                <div class="inspector-title">
+                    <span class="kind-badge">{ title_kind }</span>
+                    <h2 class="mono">{ &d.key.name }</h2>
+                    if !d.exists {
+                        <span class="badge badge-warning">{ "deleted" }</span>
+                    }
+                </div>
+                <button class="icon-btn" onclick={close} aria-label="Close the inspector" title="Close (Esc)" data-testid="inspector-close">
+                    { icons::close() }
+                </button>
+            </header>
+            <div class="inspector-actions">
+                { for pod_delete }
+                { for node_actions }
+            </div>
+            <div class="tabs" role="tablist">
+                { tab_btn(Tab::Gap, if gaps > 0 { format!("Spec vs status · {gaps} gap{}", if gaps == 1 { "" } else { "s" }) } else { "Spec vs status".into() }) }
+                { tab_btn(Tab::Conditions, format!("Conditions ({})", d.conditions.len())) }
+                { tab_btn(Tab::Events, format!("Events ({})", d.events.len())) }
+                { tab_btn(Tab::Yaml, "YAML".into()) }
+            </div>
+            <div class="inspector-body">
+                { match *tab {
+                    Tab::Gap => gap_view(d),
+                    Tab::Conditions => conditions_view(&d.conditions),
+                    Tab::Events => events_view(&d.events),
+                    Tab::Yaml => html! { <pre class="yaml">{ &d.yaml }</pre> },
+                } }
+            </div>
+        </aside>
+    }
+}
+
+fn gap_view(d: &InspectorData) -> Html {
+    html! {
+        <>
+            if !d.exists {
+                <p class="note">{ "This object no longer exists in the API server. What you see is its last known state." }</p>
+            }
+            if !d.gap.is_empty() {
+                <table class="table gap-table">
+                    <thead><tr><th>{ "field" }</th><th>{ "spec wants" }</th><th>{ "status says" }</th><th class="visually-hidden">{ "match" }</th></tr></thead>
+                    <tbody>
+                        { for d.gap.iter().map(|g| html! {
+                            <tr class={classes!(if g.ok { "is-ok" } else { "is-gap" })}>
+                                <td class="mono">{ &g.field }</td>
+                                <td>{ &g.desired }</td>
+                                <td>{ &g.observed }</td>
+                                <td class="gap-mark" aria-label={if g.ok { "matches" } else { "gap" }}>{ if g.ok { "✓" } else { "≠" } }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            }
+            if let Some((gen, observed)) = d.generation {
+                <p class={classes!("note", (observed < gen).then_some("is-warn"))}>
+                    { if observed < gen {
+                        format!("The controller has not caught up yet: the spec is at generation {gen}, the status describes generation {observed}.")
+                    } else {
+                        format!("The status describes the current spec (generation {gen}).")
+                    } }
+                </p>
+            }
+            <div class="split">
+                <div class="split-col">
+                    <h3 class="split-title">{ "spec " }<small>{ "what you asked for" }</small></h3>
+                    <pre class="yaml">{ if d.spec_yaml.trim().is_empty() { "{}" } else { &d.spec_yaml } }</pre>
+                </div>
+                <div class="split-col">
+                    <h3 class="split-title">{ "status " }<small>{ "what the cluster reports" }</small></h3>
+                    <pre class="yaml">{ if d.status_yaml.trim().is_empty() { "{}" } else { &d.status_yaml } }</pre>
+                </div>
+            </div>
+        </>
+    }
+}
+
+fn conditions_view(rows: &[ConditionRow]) -> Html {
+    if rows.is_empty() {
+        return html! { <p class="empty">{ "No conditions reported." }</p> };
+    }
+    html! {
+        <ul class="conditions">
+            { for rows.iter().map(|c| {
+                let cls = match c.status.as_str() { "True" => "cond-true", "False" => "cond-false", _ => "cond-unknown" };
+                html! {
+                    <li class={classes!("condition", cls)}>
+                        <div class="condition-head">
+                            <span class="condition-status">{ match c.status.as_str() { "True" => "✓", "False" => "✕", _ => "?" } }</span>
+                            <strong>{ &c.type_ }</strong>
+                            <span class="mono">{ format!("= {}", c.status) }</span>
+                            if !c.since.is_empty() { <span class="muted">{ format!("for {}", c.since) }</span> }
+                        </div>
+                        if !c.reason.is_empty() { <div class="condition-reason">{ &c.reason }</div> }
+                        if !c.message.is_empty() { <div class="condition-msg">{ &c.message }</div> }
+                    </li>
+                }
+            }) }
+        </ul>
+    }
+}
+
+fn events_view(rows: &[EventRow]) -> Html {
+    if rows.is_empty() {
+        return html! { <p class="empty">{ "No events about this object." }</p> };
+    }
+    html! {
+        <ul class="mini-events">
+            { for rows.iter().map(|r| html! {
+                <li class={classes!(r.is_warning().then_some("is-warning"))}>
+                    <span class="mono muted">{ &r.last_seen }</span>
+                    <strong>{ if r.is_warning() { "▲ " } else { "" } }{ &r.reason }</strong>
+                    <span>{ &r.message }</span>
+                </li>
+            }) }
+        </ul>
+    }
+}

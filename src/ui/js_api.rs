@@ -1,0 +1,289 @@
+//! `window.kubeloop`: the page's JavaScript API, used by the e2e tests and the embed SDK.
+//!
+//! Every mutating call dispatches an [`Action`] (the same path a click takes) and reads its
+//! reply right after, which works because Yew runs reducers synchronously inside `dispatch`.
+//! Values cross the boundary as plain JS objects (JSON-compatible serde-wasm-bindgen).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use yew::Callback;
+
+use super::state::{reply, Action};
+use crate::sim::decode::{Diagnostic, Severity};
+use crate::sim::faults::Fault;
+use crate::sim::time::parse_duration;
+use crate::sim::types::Kind;
+use crate::viewmodel::Playground;
+
+type JsFn = Closure<dyn Fn(JsValue) -> Result<JsValue, JsValue>>;
+
+/// Keeps the API's closures alive; dropping it removes `window.kubeloop`.
+pub struct JsApi {
+    _closures: Vec<JsFn>,
+}
+
+impl Drop for JsApi {
+    fn drop(&mut self) {
+        if let Some(w) = web_sys::window() {
+            let _ = js_sys::Reflect::delete_property(&w, &JsValue::from_str("kubeloop"));
+        }
+    }
+}
+
+fn to_js(v: &Json) -> JsValue {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(JsValue::NULL)
+}
+
+fn err(msg: impl AsRef<str>) -> JsValue {
+    js_sys::Error::new(msg.as_ref()).into()
+}
+
+/// A diagnostic as the JS API returns it.
+pub fn diagnostic_json(d: &Diagnostic) -> Json {
+    json!({
+        "file": d.file,
+        "line": d.line,
+        "col": d.col,
+        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning", Severity::Info => "info" },
+        "message": d.message,
+        "field": d.field,
+    })
+}
+
+fn arg_string(v: &JsValue, what: &str) -> Result<String, JsValue> {
+    v.as_string()
+        .ok_or_else(|| err(format!("{what}: expected a string")))
+}
+
+/// Installs `window.kubeloop`. Returns None outside a browser window.
+pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Option<JsApi> {
+    let window = web_sys::window()?;
+    let api = js_sys::Object::new();
+    let mut closures: Vec<JsFn> = Vec::new();
+    let mut add = |name: &str, f: Box<dyn Fn(JsValue) -> Result<JsValue, JsValue>>| {
+        let c: JsFn = Closure::wrap(f);
+        let _ = js_sys::Reflect::set(&api, &JsValue::from_str(name), c.as_ref().unchecked_ref());
+        closures.push(c);
+    };
+
+    let d = dispatch.clone();
+    add(
+        "apply",
+        Box::new(move |yaml| {
+            let text = arg_string(&yaml, "apply(yaml)")?;
+            let r = reply();
+            d.emit(Action::Apply(text, r.clone()));
+            let report = r
+                .borrow_mut()
+                .take()
+                .ok_or_else(|| err("apply did not run"))?;
+            Ok(to_js(&Json::Array(
+                report.diagnostics.iter().map(diagnostic_json).collect(),
+            )))
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "applyReport",
+        Box::new(move |yaml| {
+            let text = arg_string(&yaml, "applyReport(yaml)")?;
+            let r = reply();
+            d.emit(Action::Apply(text, r.clone()));
+            let report = r
+                .borrow_mut()
+                .take()
+                .ok_or_else(|| err("apply did not run"))?;
+            Ok(to_js(&json!({
+                "ok": report.ok,
+                "lines": report.lines,
+                "diagnostics": report.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
+            })))
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "inject",
+        Box::new(move |fault| {
+            let value: Json = match fault.as_string() {
+                Some(s) => serde_json::from_str(&s).map_err(|e| err(format!("inject: {e}")))?,
+                None => serde_wasm_bindgen::from_value(fault)
+                    .map_err(|e| err(format!("inject: {e}")))?,
+            };
+            let fault: Fault =
+                serde_json::from_value(value).map_err(|e| err(format!("inject: {e}")))?;
+            let r = reply();
+            d.emit(Action::Inject(fault, r.clone()));
+            let result = r.borrow_mut().take();
+            match result {
+                Some(Ok(msg)) => Ok(JsValue::from_str(&msg)),
+                Some(Err(msg)) => Err(err(msg)),
+                None => Err(err("inject did not run")),
+            }
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "kubectl",
+        Box::new(move |cmd| {
+            let cmd = arg_string(&cmd, "kubectl(cmd)")?;
+            let r = reply();
+            d.emit(Action::Kubectl(cmd, r.clone()));
+            let out = r
+                .borrow_mut()
+                .take()
+                .ok_or_else(|| err("kubectl did not run"))?;
+            Ok(to_js(
+                &json!({ "stdout": out.stdout, "stderr": out.stderr, "ok": out.ok }),
+            ))
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "play",
+        Box::new(move |_| {
+            d.emit(Action::Play);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "pause",
+        Box::new(move |_| {
+            d.emit(Action::Pause);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "step",
+        Box::new(move |_| {
+            let r = reply();
+            d.emit(Action::Step(r.clone()));
+            let stepped = r.borrow_mut().take().unwrap_or(false);
+            Ok(JsValue::from_bool(stepped))
+        }),
+    );
+
+    let d = dispatch.clone();
+    let m = model.clone();
+    add(
+        "advance",
+        Box::new(move |dur| {
+            let ms = match dur.as_f64() {
+                Some(n) if n.is_finite() && n >= 0.0 => n as u64,
+                Some(_) => return Err(err("advance: expected a duration such as \"30s\"")),
+                None => parse_duration(&arg_string(&dur, "advance(duration)")?).map_err(err)?,
+            };
+            d.emit(Action::Advance(ms));
+            let now = m.try_borrow().map(|m| m.now()).unwrap_or(0);
+            Ok(JsValue::from_f64(now as f64))
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "setSpeed",
+        Box::new(move |s| {
+            let s = s
+                .as_f64()
+                .ok_or_else(|| err("setSpeed: expected a number"))?;
+            d.emit(Action::SetSpeed(s));
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+
+    let d = dispatch.clone();
+    add(
+        "reset",
+        Box::new(move |_| {
+            d.emit(Action::Reset);
+            Ok(JsValue::UNDEFINED)
+        }),
+    );
+
+    let m = model.clone();
+    add(
+        "state",
+        Box::new(move |_| {
+            let m = m.try_borrow().map_err(|_| err("state: busy"))?;
+            Ok(to_js(&m.session.state_json()))
+        }),
+    );
+
+    let m = model.clone();
+    add(
+        "events",
+        Box::new(move |_| {
+            let m = m.try_borrow().map_err(|_| err("events: busy"))?;
+            let mut evs: Vec<_> = m.session.sim.api.list(Kind::Event).collect();
+            evs.sort_by_key(|o| o.as_event().and_then(|e| e.last_timestamp).map(|t| t.0));
+            Ok(to_js(&Json::Array(
+                evs.iter().map(|o| o.to_json()).collect(),
+            )))
+        }),
+    );
+
+    let m = model.clone();
+    add(
+        "now",
+        Box::new(move |_| {
+            let now = m.try_borrow().map(|m| m.now()).unwrap_or(0);
+            Ok(JsValue::from_f64(now as f64))
+        }),
+    );
+
+    let m = model.clone();
+    add(
+        "checks",
+        Box::new(move |_| {
+            let m = m.try_borrow().map_err(|_| err("checks: busy"))?;
+            let checks: Vec<Json> = m
+                .session
+                .checks()
+                .into_iter()
+                .map(|c| json!({ "name": c.name, "passed": c.passed, "message": c.message }))
+                .collect();
+            Ok(to_js(&Json::Array(checks)))
+        }),
+    );
+
+    let m = model;
+    add(
+        "trace",
+        Box::new(move |since| {
+            let m = m.try_borrow().map_err(|_| err("trace: busy"))?;
+            let after = since.as_f64().unwrap_or(0.0).max(0.0) as u64;
+            let entries: Vec<Json> = m
+                .session
+                .sim
+                .trace()
+                .since(after)
+                .take(10_000)
+                .map(|e| e.to_json())
+                .collect();
+            Ok(to_js(&Json::Array(entries)))
+        }),
+    );
+
+    let _ = js_sys::Reflect::set(
+        &api,
+        &JsValue::from_str("version"),
+        &JsValue::from_str(env!("CARGO_PKG_VERSION")),
+    );
+    let _ = js_sys::Reflect::set(&window, &JsValue::from_str("kubeloop"), &api);
+    Some(JsApi {
+        _closures: closures,
+    })
+}

@@ -1,0 +1,170 @@
+//! The app's reducer: every change to the playground goes through one [`Action`].
+//!
+//! The model is large and not `Clone` (it owns the simulation), so the state holds it behind an
+//! `Rc<RefCell<…>>` and a version number; the reducer returns a fresh `Rc` (a new version) when
+//! anything changed, which is what makes Yew 0.23 re-render, and the same `Rc` when nothing did.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::sim::faults::Fault;
+use crate::sim::session::{ApplyReport, CommandOutput};
+use crate::sim::types::{Millis, ObjectKey};
+use crate::viewmodel::Playground;
+
+/// A slot an action fills with its result, so callers outside Yew (the JS API) can read it right
+/// after dispatching: Yew runs the reducer synchronously inside `dispatch`.
+pub type Reply<T> = Rc<RefCell<Option<T>>>;
+
+/// A new, empty reply slot.
+pub fn reply<T>() -> Reply<T> {
+    Rc::new(RefCell::new(None))
+}
+
+/// Everything the page can ask the model to do.
+pub enum Action {
+    /// One animation frame of this many real milliseconds.
+    Frame(f64),
+    Play,
+    Pause,
+    /// Run until the next visible move of the loop.
+    Step(Reply<bool>),
+    SetSpeed(f64),
+    /// Deterministic fast-forward.
+    Advance(Millis),
+    Apply(String, Reply<ApplyReport>),
+    Delete(String, Reply<ApplyReport>),
+    Inject(Fault, Reply<Result<String, String>>),
+    DeletePod {
+        namespace: String,
+        name: String,
+    },
+    Kubectl(String, Reply<CommandOutput>),
+    Select(Option<ObjectKey>),
+    Reset,
+    Dismiss(u64),
+    ShowHeartbeats(bool),
+    ShowIdle(bool),
+}
+
+/// The shared model plus the version the view last saw.
+#[derive(Clone)]
+pub struct AppState {
+    pub model: Rc<RefCell<Playground>>,
+    pub version: u64,
+}
+
+impl PartialEq for AppState {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.model, &other.model) && self.version == other.version
+    }
+}
+
+impl AppState {
+    /// Wraps a model.
+    pub fn new(model: Playground) -> AppState {
+        AppState {
+            model: Rc::new(RefCell::new(model)),
+            version: 0,
+        }
+    }
+}
+
+fn fill<T>(slot: &Reply<T>, value: T) {
+    if let Ok(mut s) = slot.try_borrow_mut() {
+        *s = Some(value);
+    }
+}
+
+impl Reducible for AppState {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        // A re-entrant dispatch (never expected) is dropped rather than panicking the page.
+        let Ok(mut m) = self.model.try_borrow_mut() else {
+            return self;
+        };
+        let changed = match action {
+            Action::Frame(ms) => m.frame(ms),
+            Action::Play => {
+                m.playing = true;
+                true
+            }
+            Action::Pause => {
+                m.playing = false;
+                true
+            }
+            Action::Step(r) => {
+                m.playing = false;
+                let stepped = m.step();
+                fill(&r, stepped);
+                true
+            }
+            Action::SetSpeed(s) => {
+                if s.is_finite() && s > 0.0 {
+                    m.speed = s.clamp(0.01, 1000.0);
+                }
+                true
+            }
+            Action::Advance(ms) => {
+                m.advance_by(ms);
+                true
+            }
+            Action::Apply(text, r) => {
+                let report = m.apply(&text);
+                fill(&r, report);
+                true
+            }
+            Action::Delete(text, r) => {
+                let report = m.delete(&text);
+                fill(&r, report);
+                true
+            }
+            Action::Inject(f, r) => {
+                let res = m.inject(f);
+                fill(&r, res);
+                true
+            }
+            Action::DeletePod { namespace, name } => {
+                let _ = m.delete_pod(&namespace, &name);
+                true
+            }
+            Action::Kubectl(cmd, r) => {
+                let out = m.kubectl(&cmd);
+                fill(&r, out);
+                true
+            }
+            Action::Select(k) => {
+                m.selected = k;
+                true
+            }
+            Action::Reset => {
+                m.reset();
+                true
+            }
+            Action::Dismiss(id) => {
+                m.dismiss(id);
+                true
+            }
+            Action::ShowHeartbeats(b) => {
+                m.set_show_heartbeats(b);
+                true
+            }
+            Action::ShowIdle(b) => {
+                m.set_show_idle(b);
+                true
+            }
+        };
+        drop(m);
+        if changed {
+            Rc::new(AppState {
+                model: self.model.clone(),
+                version: self.version + 1,
+            })
+        } else {
+            self
+        }
+    }
+}

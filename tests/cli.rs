@@ -1,0 +1,189 @@
+//! The CLI contract course authors and scripts rely on: exit codes, diagnostics, traces, links.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn kubeloop(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kubeloop"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn temp(name: &str, content: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kubeloop-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}
+
+const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: converge}
+spec:
+  seed: 7
+  nodes: {count: 3, cpu: "4", memory: 8Gi}
+  checks:
+  - name: web becomes available
+    wait: deployment/web --for=condition=Available --timeout=2m
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+"#;
+
+#[test]
+fn run_converges_prints_a_summary_and_exits_zero_when_every_check_passes() {
+    let f = temp("ok.yaml", SCENARIO);
+    let (code, out, err) = kubeloop(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("deployment/web"), "{out}");
+    assert!(out.contains("PASS      web becomes available"), "{out}");
+}
+
+#[test]
+fn run_exits_one_when_a_check_fails() {
+    let text = SCENARIO.replace(
+        "--for=condition=Available --timeout=2m",
+        "--for=jsonpath='{.status.readyReplicas}'=4 --timeout=30s",
+    );
+    let f = temp("fail.yaml", &text);
+    let (code, out, _) = kubeloop(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL"), "{out}");
+}
+
+#[test]
+fn invalid_input_exits_two_with_file_line_and_column() {
+    let f = temp(
+        "bad.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: [\n",
+    );
+    let (code, _, err) = kubeloop(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with(&format!("{}:", f.display())), "{err}");
+    let parts: Vec<&str> = first.splitn(4, ':').collect();
+    assert!(
+        parts[1].parse::<u32>().is_ok() && parts[2].parse::<u32>().is_ok(),
+        "{first}"
+    );
+}
+
+#[test]
+fn the_same_seed_writes_byte_identical_traces() {
+    let f = temp("trace.yaml", SCENARIO);
+    let dir = f.parent().unwrap().to_path_buf();
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    for t in [&a, &b] {
+        let (code, _, err) = kubeloop(&[
+            "run",
+            f.to_str().unwrap(),
+            "--until",
+            "90s",
+            "--trace",
+            t.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (ta, tb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert!(ta.len() > 1000);
+    assert_eq!(ta, tb);
+    let text = String::from_utf8(ta).unwrap();
+    let event = text
+        .lines()
+        .find(|l| l.contains(r#""type":"event""#))
+        .expect("an event line");
+    let v: serde_json::Value = serde_json::from_str(event).unwrap();
+    for field in ["t", "eventType", "reason", "message", "object", "source"] {
+        assert!(v.get(field).is_some(), "{field} missing in {event}");
+    }
+    let api = text
+        .lines()
+        .find(|l| l.contains(r#""type":"api""#))
+        .expect("an api line");
+    let v: serde_json::Value = serde_json::from_str(api).unwrap();
+    for field in ["t", "actor", "verb", "object", "code"] {
+        assert!(v.get(field).is_some(), "{field} missing in {api}");
+    }
+}
+
+#[test]
+fn final_writes_every_object_as_a_kubernetes_list() {
+    let f = temp("final.yaml", SCENARIO);
+    let out = f.parent().unwrap().join("final-out.yaml");
+    let (code, _, err) = kubeloop(&[
+        "run",
+        f.to_str().unwrap(),
+        "--until",
+        "60s",
+        "--final",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(out).unwrap();
+    assert!(
+        text.starts_with("apiVersion: v1\nitems:\n"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    assert!(text.contains("kind: Deployment"));
+    assert!(text.contains("availableReplicas: 3"));
+}
+
+#[test]
+fn a_share_link_runs_headlessly_like_its_file() {
+    let f = temp("link.yaml", SCENARIO);
+    let (code, url, err) = kubeloop(&[
+        "link",
+        f.to_str().unwrap(),
+        "--base",
+        "https://course.example/kubeloop/",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let url = url.trim();
+    assert!(
+        url.starts_with("https://course.example/kubeloop/#k1:"),
+        "{url}"
+    );
+    let (code, out, err) = kubeloop(&["run", url]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("PASS"), "{out}");
+}
+
+#[test]
+fn validate_accepts_good_files_and_rejects_bad_ones() {
+    let good = temp("good.yaml", SCENARIO);
+    let (code, out, _) = kubeloop(&["validate", good.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("valid (1 objects and a Scenario)"), "{out}");
+    let bad = temp(
+        "bad-scenario.yaml",
+        "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nspec:\n  stepz: []\n",
+    );
+    let (code, _, err) = kubeloop(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown field \"spec.stepz\""), "{err}");
+}
+
+#[test]
+fn unknown_commands_exit_two_with_usage() {
+    let (code, _, err) = kubeloop(&["frobnicate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("Usage:"));
+}

@@ -1,0 +1,241 @@
+// The playground end to end, in the real page: apply the example Deployment, watch it converge,
+// delete a pod and see the ReplicaSet controller replace it. Time is driven deterministically
+// through window.kubeloop.advance() (same seed + same inputs = same run), so nothing here waits on
+// wall-clock simulation speed. Saves the README screenshot to docs/screenshots/playground.png.
+// @ts-check
+const { test, expect } = require('@playwright/test');
+
+const READY = '[data-testid^="pod-"][data-phase="Running"][data-ready="true"]';
+
+/** Opens the page, fails the test on any console error, waits for window.kubeloop. */
+async function open(page, path = '/') {
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
+  });
+  await page.goto(path);
+  await expect(page.getByTestId('app')).toBeVisible();
+  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
+  return errors;
+}
+
+/** Deterministic fast-forward; resolves to the new clock in ms. */
+const advance = (page, d) => page.evaluate((dur) => window.kubeloop.advance(dur), d);
+
+/** Names of the pods that are Running and Ready. */
+const readyPods = (page) =>
+  page.locator(READY).evaluateAll((els) => els.map((e) => e.getAttribute('data-testid').slice('pod-'.length)));
+
+test('apply converges to three ready pods, and a deleted pod is replaced by a new one', async ({ page }) => {
+  const errors = await open(page);
+  await expect(page.getByTestId('editor')).toHaveValue(/kind: Deployment/);
+  await expect(page.locator('[data-testid^="node-"][data-ready]')).toHaveCount(3);
+
+  await page.getByTestId('apply').click();
+  await expect(page.getByTestId('diagnostics')).toContainText('deployment.apps/web created');
+
+  await advance(page, '60s');
+  await expect(page.locator(READY)).toHaveCount(3);
+  await expect(page.getByTestId('clock')).toHaveText(/^01:0\d\.\d$/);
+  const before = await readyPods(page);
+  expect(new Set(before).size).toBe(3);
+
+  // The per-pod Delete action (a DeletePod fault, as `kubectl delete pod`).
+  const victim = before[0];
+  await page.getByTestId(`pod-${victim}`).hover();
+  await page.getByTestId(`delete-pod-${victim}`).click();
+  await expect(page.locator('.notice').last()).toContainText(`pod "${victim}" deleted`);
+
+  // A moment later: the victim is terminating, its replacement exists but is not ready yet.
+  await advance(page, '1500ms');
+  await expect(page.locator('[data-testid^="pod-"]:not([data-testid^="pod-' + victim + '"])')).toHaveCount(3);
+
+  await advance(page, '60s');
+  await expect(page.locator(READY)).toHaveCount(3);
+  await expect(page.getByTestId(`pod-${victim}`)).toHaveCount(0);
+  const after = await readyPods(page);
+  expect(after).not.toContain(victim);
+  const replacement = after.filter((n) => !before.includes(n));
+  expect(replacement).toHaveLength(1);
+
+  // The events list tells the story in kubectl's words.
+  const events = page.getByTestId('events');
+  await expect(events).toContainText('SuccessfulCreate');
+  await expect(events).toContainText(`pod/${replacement[0]}`);
+  await expect(events.locator('th')).toHaveText(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+
+  await page.screenshot({ path: 'docs/screenshots/playground-converged.png' });
+  expect(errors, 'no errors in the browser console').toEqual([]);
+});
+
+test('README screenshot: a pod replaced mid-flight, with the API conversation', async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '45s');
+  const [victim] = await readyPods(page);
+  await page.getByTestId(`pod-${victim}`).hover();
+  await page.getByTestId(`delete-pod-${victim}`).click();
+  await advance(page, '1200ms');
+  await page.getByTestId('tab-sequence').click();
+  await expect(page.getByTestId('sequence')).toContainText('reconcile');
+  await page.mouse.move(0, 0);
+  for (const b of await page.locator('.notice .icon-btn').all()) await b.click();
+  await page.waitForTimeout(600); // let the entry animations settle
+  await page.screenshot({ path: 'docs/screenshots/playground.png' });
+  expect(errors).toEqual([]);
+});
+
+test('play advances the clock, pause stops it, speed and step work', async ({ page }) => {
+  await open(page);
+  const clock = page.getByTestId('clock');
+  await expect(clock).toHaveText(/^00:0\d\.\d$/);
+  const start = (await clock.textContent()) ?? '';
+  await page.getByTestId('speed').selectOption('10');
+  await page.getByTestId('play').click();
+  await expect(page.getByTestId('pause')).toBeVisible();
+  await expect(clock).not.toHaveText(start);
+  await page.getByTestId('pause').click();
+  await expect(page.getByTestId('play')).toBeVisible();
+  const stopped = await clock.textContent();
+  await page.waitForTimeout(300);
+  await expect(clock).toHaveText(stopped ?? '');
+
+  await page.getByTestId('apply').click();
+  const t0 = await page.evaluate(() => window.kubeloop.now());
+  await page.getByTestId('step').click();
+  await page.getByTestId('step').click();
+  const t1 = await page.evaluate(() => window.kubeloop.now());
+  expect(t1).toBeGreaterThan(t0);
+  await page.getByTestId('tab-sequence').click();
+  await expect(page.getByTestId('sequence')).toContainText('deployment/web');
+});
+
+test('a broken manifest is refused with line:col diagnostics, applied with Ctrl+Enter', async ({ page }) => {
+  await open(page);
+  const editor = page.getByTestId('editor');
+  await editor.fill(
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: three\n  selector:\n    matchLabels:\n      app: web\n',
+  );
+  await editor.press('Control+Enter');
+  const diags = page.getByTestId('diagnostics');
+  await expect(diags.getByTestId('diagnostic').first()).toBeVisible();
+  await expect(diags.getByTestId('diagnostic').first()).toHaveAttribute('data-line', /^\d+$/);
+  await expect(diags).toContainText(/\d+:\d+/);
+  const state = await page.evaluate(() => window.kubeloop.state());
+  expect(state.kind).toBe('List');
+  expect(state.items.filter((o) => o.kind === 'Deployment')).toHaveLength(0);
+  await page.screenshot({ path: 'docs/screenshots/diagnostics.png' });
+});
+
+test('the JS API: apply, kubectl, inject, state and events', async ({ page }) => {
+  await open(page);
+  const api = await page.evaluate(async () => {
+    const k = window.kubeloop;
+    const t0 = k.now();
+    const yaml = document.querySelector('[data-testid=editor]').value;
+    const diagnostics = k.apply(yaml);
+    k.advance('30s');
+    const get = k.kubectl('get pods');
+    const bad = k.kubectl('frobnicate');
+    const msg = k.inject({ type: 'NodeDown', node: 'node-2' });
+    let refused = '';
+    try {
+      k.inject({ type: 'NodeDown', nod: 'x' });
+    } catch (e) {
+      refused = String(e.message || e);
+    }
+    k.advance('90s');
+    const state = k.state();
+    return {
+      diagnostics,
+      get,
+      bad,
+      msg,
+      refused,
+      kinds: [...new Set(state.items.map((o) => o.kind))].sort(),
+      events: k.events().length,
+      elapsed: k.now() - t0,
+    };
+  });
+  expect(api.diagnostics).toEqual([]);
+  expect(api.get.ok).toBe(true);
+  expect(api.get.stdout).toContain('NAME');
+  expect(api.bad.ok).toBe(false);
+  expect(api.msg).toContain('node-2');
+  expect(api.refused).not.toBe('');
+  expect(api.kinds).toEqual(expect.arrayContaining(['Deployment', 'Node', 'Pod', 'ReplicaSet']));
+  expect(api.events).toBeGreaterThan(0);
+  expect(api.elapsed).toBe(120_000);
+  // node-2 stopped heartbeating: the node controller no longer reports it Ready.
+  await expect(page.getByTestId('node-node-2')).not.toHaveAttribute('data-ready', 'true');
+  await expect(page.getByTestId('node-node-1')).toHaveAttribute('data-ready', 'true');
+  await page.screenshot({ path: 'docs/screenshots/node-down.png' });
+});
+
+test('faults from the panel and the node menu; the inspector shows spec vs status', async ({ page }) => {
+  await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '30s');
+
+  // Node context menu → power off.
+  await page.getByTestId('node-menu-node-3').click();
+  await page.getByTestId('node-down-node-3').click();
+  await expect(page.locator('.notice').last()).toContainText('node-3');
+
+  // The fault panel: every fault, with its parameters.
+  await page.getByTestId('faults-toggle').click();
+  const panel = page.getByTestId('fault-panel');
+  await expect(panel).toBeVisible();
+  expect(await panel.getByTestId('fault-type').locator('option').count()).toBe(19);
+  await panel.getByTestId('fault-type').selectOption('DeletePod');
+  await panel.getByTestId('fault-inject').click();
+  await expect(panel.getByRole('alert')).toContainText('name a pod or a label selector');
+  await panel.getByTestId('fault-field-selector').fill('app=web');
+  await panel.getByTestId('fault-inject').click();
+  await expect(page.locator('.notice').last()).toContainText('deleted');
+  await page.keyboard.press('Escape');
+  await expect(panel).toHaveCount(0);
+
+  // The inspector: a Deployment's spec beside its status.
+  await page.getByTestId('tab-ownership').click();
+  await page.getByTestId('ownership').getByRole('button', { name: 'web', exact: true }).click();
+  const insp = page.getByTestId('inspector');
+  await expect(insp).toBeVisible();
+  await expect(insp).toContainText('spec wants');
+  await expect(insp).toContainText('readyReplicas');
+  await advance(page, '60s');
+  await page.screenshot({ path: 'docs/screenshots/inspector.png' });
+  await insp.getByRole('tab', { name: /Conditions/ }).click();
+  await expect(insp).toContainText('Available');
+  await page.getByTestId('inspector-close').click();
+  await expect(insp).toHaveCount(0);
+});
+
+test('the editor text is autosaved and restored, but never in embed mode', async ({ page }) => {
+  await open(page);
+  const editor = page.getByTestId('editor');
+  await editor.fill('# my notes\n');
+  await page.reload();
+  await expect(page.getByTestId('editor')).toHaveValue('# my notes\n');
+
+  await page.goto('/?embed=1');
+  await expect(page.getByTestId('editor')).toHaveValue(/kind: Deployment/);
+  await page.getByTestId('editor').fill('# embedded edit\n');
+  await page.goto('/');
+  await expect(page.getByTestId('editor')).toHaveValue('# my notes\n');
+});
+
+test('dark theme follows the system preference', async ({ browser }) => {
+  const context = await browser.newContext({ colorScheme: 'dark', viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await open(page);
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  expect(bg).not.toBe('rgb(243, 245, 248)');
+  await page.getByTestId('apply').click();
+  await advance(page, '40s');
+  await page.getByTestId('tab-sequence').click();
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: 'docs/screenshots/playground-dark.png' });
+  await context.close();
+});
