@@ -453,7 +453,8 @@ impl NodeRuntime {
     }
 
     /// Creates and starts a new instance of a container. `crash_after` is how long a
-    /// crash-looping app survives. Returns the new container id.
+    /// crash-looping app survives; `completes_after` makes a run-to-completion process (an init
+    /// container) exit 0 after that long. Returns the new container id.
     #[allow(clippy::too_many_arguments)]
     pub fn start_container(
         &mut self,
@@ -463,6 +464,7 @@ impl NodeRuntime {
         attempt: i32,
         seed_last: Option<Termination>,
         crash_after: Millis,
+        completes_after: Option<Millis>,
         now: Millis,
     ) -> Option<String> {
         let sandbox = self.pods.get_mut(uid)?;
@@ -484,6 +486,13 @@ impl NodeRuntime {
                 at: now + crash_after,
                 exit_code: cl.exit_code,
                 reason: exit_reason(cl.exit_code).into(),
+            })
+            .or_else(|| {
+                completes_after.map(|d| ScheduledExit {
+                    at: now + d,
+                    exit_code: 0,
+                    reason: exit_reason(0).into(),
+                })
             });
         sandbox.containers.insert(
             name.to_string(),
@@ -787,7 +796,7 @@ mod tests {
     fn a_crash_loop_makes_every_new_instance_exit_after_its_run_time() {
         let mut rt = NodeRuntime::default();
         rt.ensure_sandbox("u", "default", "p", "10.244.1", 0);
-        rt.start_container("u", "app", "nginx:1.27", 0, None, 0, 0);
+        rt.start_container("u", "app", "nginx:1.27", 0, None, 0, None, 0);
         let c = Container {
             name: "app".into(),
             image: "nginx:1.27".into(),
@@ -800,7 +809,7 @@ mod tests {
         };
         rt.inject(&f, "u", "p", &c, 1_000).unwrap();
         assert!(!rt.container("u", "app").unwrap().running);
-        rt.start_container("u", "app", "nginx:1.27", 1, None, 1_500, 2_000);
+        rt.start_container("u", "app", "nginx:1.27", 1, None, 1_500, None, 2_000);
         rt.settle(3_000);
         assert!(rt.container("u", "app").unwrap().running);
         rt.settle(3_500);
@@ -818,7 +827,7 @@ mod tests {
         let mut rt = NodeRuntime::default();
         rt.ensure_sandbox("u", "default", "p", "10.244.1", 0);
         let first = rt
-            .start_container("u", "app", "nginx", 0, None, 0, 0)
+            .start_container("u", "app", "nginx", 0, None, 0, None, 0)
             .unwrap();
         let c = Container {
             name: "app".into(),
@@ -838,7 +847,7 @@ mod tests {
         assert!(!rt.app_answers("u", "app", ProbeKind::Liveness, &first, 20));
         assert!(rt.app_answers("u", "app", ProbeKind::Readiness, &first, 20));
         let second = rt
-            .start_container("u", "app", "nginx", 1, None, 0, 30)
+            .start_container("u", "app", "nginx", 1, None, 0, None, 30)
             .unwrap();
         assert!(rt.app_answers("u", "app", ProbeKind::Liveness, &second, 40));
     }

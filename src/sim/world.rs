@@ -1131,7 +1131,7 @@ impl Sim {
                 continue;
             };
             let container = match &target.container {
-                Some(name) => pod.spec.containers.iter().find(|c| &c.name == name),
+                Some(name) => pod.spec.containers.iter().chain(&pod.spec.init_containers).find(|c| &c.name == name),
                 None => pod.spec.containers.first(),
             };
             let Some(container) = container else {

@@ -44,7 +44,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                         </span>
                     </div>
                     <div class="chips">
-                        { for v.unscheduled.iter().map(|pod| chip(pod, &p.dispatch, &p.selected)) }
+                        { for v.unscheduled.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "pod")) }
                     </div>
                 </div>
                 <div class="nodes">
@@ -125,23 +125,23 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
                     <span aria-hidden="true">{ glyph }</span>{ &n.status }
                 </span>
                 <details class="menu">
-                    <summary class="icon-btn" aria-label={format!("Actions for node {}", n.name)} data-testid={format!("node-menu-{}", n.name)}>
+                    <summary class="icon-btn" aria-label={format!("Actions for node {}", n.name)} data-testid={format!("menu-node-{}", n.name)}>
                         { icons::more() }
                     </summary>
                     <div class="menu-items" role="menu">
-                        <button role="menuitem" data-testid={format!("node-down-{name}")} disabled={down}
+                        <button role="menuitem" data-testid={format!("nodedown-{name}")} disabled={down}
                             onclick={fault(Fault::NodeDown { node: name.clone() })}>
                             <strong>{ "Power off" }</strong><small>{ "NodeDown: kubelet and containers die" }</small>
                         </button>
-                        <button role="menuitem" data-testid={format!("node-up-{name}")} disabled={!down}
+                        <button role="menuitem" data-testid={format!("nodeup-{name}")} disabled={!down}
                             onclick={fault(Fault::NodeUp { node: name.clone() })}>
                             <strong>{ "Power on" }</strong><small>{ "NodeUp: kubelet starts and relists" }</small>
                         </button>
-                        <button role="menuitem" data-testid={format!("node-partition-{name}")}
+                        <button role="menuitem" data-testid={format!("partition-{name}")}
                             onclick={fault(Fault::PartitionNode { node: name.clone() })}>
                             <strong>{ "Cut off network" }</strong><small>{ "PartitionNode: containers run on, status goes stale" }</small>
                         </button>
-                        <button role="menuitem" data-testid={format!("node-heal-{name}")}
+                        <button role="menuitem" data-testid={format!("heal-{name}")}
                             onclick={fault(Fault::HealNode { node: name.clone() })}>
                             <strong>{ "Reconnect" }</strong><small>{ "HealNode: the kubelet resumes its watch" }</small>
                         </button>
@@ -162,7 +162,7 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
                 </div>
             }
             <div class="chips">
-                { for n.pods.iter().map(|pod| chip(pod, dispatch, selected)) }
+                { for n.pods.iter().map(|pod| chip(pod, dispatch, selected, "pod")) }
                 if n.pods.is_empty() {
                     <span class="chips-empty">{ "no pods" }</span>
                 }
@@ -171,8 +171,15 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
     }
 }
 
-/// One pod chip (also used by the ownership view).
-pub fn chip(pod: &PodView, dispatch: &Callback<Action>, selected: &Option<ObjectKey>) -> Html {
+/// One pod chip (also used by the ownership view). `testid` prefixes its test ids: the cluster
+/// view's chips are `pod-<name>` / `delete-pod-<name>`; other views use another prefix so that
+/// `[data-testid^="pod-"]` always counts each pod once.
+pub fn chip(
+    pod: &PodView,
+    dispatch: &Callback<Action>,
+    selected: &Option<ObjectKey>,
+    testid: &str,
+) -> Html {
     let key = ObjectKey::new(Kind::Pod, &pod.namespace, &pod.name);
     let is_selected = selected.as_ref() == Some(&key);
     let select = {
@@ -195,7 +202,7 @@ pub fn chip(pod: &PodView, dispatch: &Callback<Action>, selected: &Option<Object
     html! {
         <div class={classes!("pod", pod.tone.class(), is_selected.then_some("is-selected"))}
             key={pod.uid.clone()}
-            data-testid={format!("pod-{}", pod.name)}
+            data-testid={format!("{testid}-{}", pod.name)}
             data-phase={pod.phase.clone()}
             data-ready={pod.ready.to_string()}
             data-status={pod.status.clone()}>
@@ -210,7 +217,7 @@ pub fn chip(pod: &PodView, dispatch: &Callback<Action>, selected: &Option<Object
                 }
             </button>
             if !terminating {
-                <button class="pod-delete" data-testid={format!("delete-pod-{}", pod.name)} onclick={delete}
+                <button class="pod-delete" data-testid={format!("delete-{testid}-{}", pod.name)} onclick={delete}
                     title={format!("Delete pod {} (kubectl delete pod)", pod.name)} aria-label={format!("Delete pod {}", pod.name)}>
                     { icons::close() }
                 </button>

@@ -7,6 +7,9 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
+/// Holds the frame closure so it can re-arm itself (and be freed on unmount).
+type FrameSlot = Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>>;
+
 /// Calls `on_frame(real_ms_since_last_frame)` on every animation frame while the component is
 /// mounted. requestAnimationFrame, not a timer: it follows the display's refresh and pauses in
 /// background tabs, so a hidden playground costs nothing. The loop stops when the component
@@ -18,7 +21,7 @@ pub fn use_animation_frame(on_frame: Callback<f64>) {
     use_effect_with((), move |_| {
         let alive = Rc::new(Cell::new(true));
         let pending: Rc<Cell<Option<i32>>> = Rc::new(Cell::new(None));
-        let slot: Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>> = Rc::new(RefCell::new(None));
+        let slot: FrameSlot = Rc::new(RefCell::new(None));
         let last_ts: Rc<Cell<Option<f64>>> = Rc::new(Cell::new(None));
         {
             let alive = alive.clone();

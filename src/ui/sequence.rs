@@ -5,8 +5,7 @@ use web_sys::Element;
 use yew::prelude::*;
 
 use super::state::Action;
-use crate::sim::time::clock;
-use crate::viewmodel::format::ellipsize;
+use crate::viewmodel::format::{clock_ms, ellipsize};
 use crate::viewmodel::trace_views::{Lane, MsgStyle, SeqMsg};
 
 /// Sequence diagram inputs.
@@ -41,6 +40,11 @@ fn lane_class(l: Lane) -> &'static str {
     }
 }
 
+/// How many characters of an 11.5px label fit in `width` diagram units.
+fn chars_for(width: f64) -> usize {
+    ((width / 6.4) as usize).max(20)
+}
+
 fn arrow_head(x: f64, y: f64, dir: f64, class: &'static str) -> Html {
     let d = format!("M{x:.1},{y:.1} l{:.1},-4 l0,8 z", -7.0 * dir);
     html! { <path d={d} class={class} /> }
@@ -59,7 +63,7 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
         MsgStyle::Command => "msg-command",
     };
     let tooltip = {
-        let mut s = format!("{}  {}", clock(m.t), m.label);
+        let mut s = format!("{}  {}", clock_ms(m.t), m.label);
         if let Some(n) = &m.node {
             s.push_str(&format!("  [{n}]"));
         }
@@ -79,12 +83,20 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
         },
         MsgStyle::Reconcile => {
             let text = format!("{} · {}", m.label, m.detail);
+            // Lanes on the right write their label leftwards, so it stays inside the diagram.
+            let leftwards = m.from.index() >= 4;
+            let (tx, anchor, room) = if leftwards {
+                (from_x - 12.0, "end", from_x - LEFT + 40.0)
+            } else {
+                (from_x + 12.0, "start", W - from_x - 20.0)
+            };
             html! {
                 <>
                     <rect x={(from_x - 6.0).to_string()} y="6" width="12" height="16" rx="3"
                         class={classes!("activation", lane_class(m.from), m.detail.starts_with("gap").then_some("has-gap"))} />
-                    <text x={(from_x + 12.0).to_string()} y="18" class={classes!("msg-label", "reconcile-label", m.detail.starts_with("gap").then_some("has-gap"))}>
-                        { ellipsize(&text, 70) }
+                    <text x={tx.to_string()} y="18" text-anchor={anchor}
+                        class={classes!("msg-label", "reconcile-label", m.detail.starts_with("gap").then_some("has-gap"))}>
+                        { ellipsize(&text, chars_for(room)) }
                     </text>
                 </>
             }
@@ -115,6 +127,9 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
                 })
                 .unwrap_or(far);
             let label_x = (from_x + nearest) / 2.0;
+            let room = (nearest - from_x)
+                .abs()
+                .max(lane_x(Lane::ApiServer) - lane_x(Lane::User));
             let line_class = classes!("msg-line", style_class, m.error.then_some("is-error"));
             let head_class = if m.error { "head head-error" } else { "head" };
             html! {
@@ -128,7 +143,7 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
                         }
                     }) }
                     <text x={label_x.to_string()} y={(y - 4.0).to_string()} text-anchor="middle" class={classes!("msg-label", style_class)}>
-                        { ellipsize(&m.label, 34) }
+                        { ellipsize(&m.label, chars_for(room)) }
                     </text>
                     if let Some(code) = m.code {
                         <text x={(from_x + dir * 10.0).to_string()} y={(y + 11.0).to_string()}
@@ -148,7 +163,7 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
         <g class={classes!("msg", style_class, newest.then_some("is-newest"))} key={m.seq.to_string()}
             style={format!("transform: translateY({}px)", i as f64 * ROW)}>
             <title>{ tooltip }</title>
-            <text x="8" y="18" class="msg-time">{ clock(m.t) }</text>
+            <text x="8" y="18" class="msg-time">{ clock_ms(m.t) }</text>
             { body }
         </g>
     }

@@ -166,6 +166,20 @@ pub fn utf16_offset(text: &str, line: u32, col: u32) -> u32 {
     units
 }
 
+/// A timestamp with millisecond precision (`00:45.012`, `1:02:03.004`), for the sequence diagram,
+/// where a whole exchange often fits in one tenth of a second.
+pub fn clock_ms(ms: u64) -> String {
+    let h = ms / 3_600_000;
+    let m = (ms % 3_600_000) / 60_000;
+    let s = (ms % 60_000) / 1000;
+    let frac = ms % 1000;
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}.{frac:03}")
+    } else {
+        format!("{m:02}:{s:02}.{frac:03}")
+    }
+}
+
 /// The speeds the toolbar offers, slowest first.
 pub const SPEEDS: [f64; 8] = [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0];
 
@@ -235,6 +249,12 @@ mod tests {
         assert_eq!(utf16_offset("ab\ncd", 1, 1), 0);
         assert_eq!(utf16_offset("é\nx", 2, 1), 2);
         assert_eq!(utf16_offset("ab", 9, 1), 3, "past the end: the end");
+    }
+
+    #[test]
+    fn diagram_times_keep_milliseconds() {
+        assert_eq!(clock_ms(45_012), "00:45.012");
+        assert_eq!(clock_ms(3_723_004), "1:02:03.004");
     }
 
     #[test]

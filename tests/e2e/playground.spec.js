@@ -30,7 +30,8 @@ const readyPods = (page) =>
 test('apply converges to three ready pods, and a deleted pod is replaced by a new one', async ({ page }) => {
   const errors = await open(page);
   await expect(page.getByTestId('editor')).toHaveValue(/kind: Deployment/);
-  await expect(page.locator('[data-testid^="node-"][data-ready]')).toHaveCount(3);
+  await expect(page.locator('[data-testid^="node-"]')).toHaveCount(3);
+  await expect(page.locator('[data-testid^="node-"][data-ready="true"]')).toHaveCount(3);
 
   await page.getByTestId('apply').click();
   await expect(page.getByTestId('diagnostics')).toContainText('deployment.apps/web created');
@@ -76,7 +77,9 @@ test('README screenshot: a pod replaced mid-flight, with the API conversation', 
   const [victim] = await readyPods(page);
   await page.getByTestId(`pod-${victim}`).hover();
   await page.getByTestId(`delete-pod-${victim}`).click();
-  await advance(page, '1200ms');
+  // 150 ms later: the old pod is terminating, its replacement is being created, and the
+  // conversation that made it happen is on screen.
+  await advance(page, '150ms');
   await page.getByTestId('tab-sequence').click();
   await expect(page.getByTestId('sequence')).toContainText('reconcile');
   await page.mouse.move(0, 0);
@@ -179,8 +182,8 @@ test('faults from the panel and the node menu; the inspector shows spec vs statu
   await advance(page, '30s');
 
   // Node context menu → power off.
-  await page.getByTestId('node-menu-node-3').click();
-  await page.getByTestId('node-down-node-3').click();
+  await page.getByTestId('menu-node-node-3').click();
+  await page.getByTestId('nodedown-node-3').click();
   await expect(page.locator('.notice').last()).toContainText('node-3');
 
   // The fault panel: every fault, with its parameters.

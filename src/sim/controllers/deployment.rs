@@ -10,7 +10,12 @@
 //! as data, so writes to one object within one pass are coalesced: at most one write per
 //! ReplicaSet (an adoption is folded into a later Update of the same ReplicaSet) and one
 //! `UpdateStatus` of the Deployment at the end. Kubernetes sometimes sends two status updates in
-//! one sync and gets a 409 on the second; the end state is the same.
+//! one sync and gets a 409 on the second; the end state is the same. `ScalingReplicaSet` events
+//! are recorded when their write succeeds (through `events_for_response`), as in Kubernetes.
+//!
+//! The pure helpers (fenceposts, template hash, annotations, conditions, and kubectl's
+//! `rollout undo/restart/status` logic) live in [`super::deployment_util`]; the kubectl-facing ones
+//! are re-exported here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -53,6 +58,9 @@ struct FailedCreate {
 pub struct DeploymentController {
     /// Keyed by the Deployment: the response to its last failed ReplicaSet create.
     failed_creates: BTreeMap<ObjectKey, FailedCreate>,
+    /// Events recorded only once their write succeeds (`ScalingReplicaSet` follows a successful
+    /// scale in Kubernetes), with the request they wait for.
+    pending_events: Vec<(ApiRequest, Vec<EventRecord>)>,
 }
 
 impl DeploymentController {
@@ -109,7 +117,9 @@ impl Controller for DeploymentController {
         };
         let mut sync = Sync::new(ctx.now, ctx.cache, obj, d, failed_create);
         let result = sync.sync_deployment();
-        sync.into_outcome(result)
+        let (out, on_success) = sync.into_outcome(result);
+        self.pending_events.extend(on_success);
+        out
     }
 
     fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, _now: Millis) {
@@ -137,8 +147,25 @@ impl Controller for DeploymentController {
         );
     }
 
+    fn events_for_response(&mut self, req: &ApiRequest, result: &ApiResult) -> Vec<EventRecord> {
+        let Some(at) = self.pending_events.iter().position(|(r, _)| r == req) else {
+            return Vec::new();
+        };
+        let (_, events) = self.pending_events.remove(at);
+        if result.is_ok() {
+            events
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn on_skipped(&mut self, req: &ApiRequest) {
+        self.pending_events.retain(|(r, _)| r != req);
+    }
+
     fn reset(&mut self) {
         self.failed_creates.clear();
+        self.pending_events.clear();
     }
 }
 
@@ -322,6 +349,8 @@ struct Sync<'a> {
     releases: Vec<ApiRequest>,
     deletes: Vec<ApiRequest>,
     events: Vec<EventRecord>,
+    /// Events waiting for the write of a ReplicaSet (by index) or of the Deployment (None).
+    on_success: BTreeMap<Option<usize>, Vec<EventRecord>>,
     requeue: Option<Millis>,
     failed_create: Option<FailedCreate>,
     /// The legacy rollback rewrote the spec: the Deployment is written with Update, not UpdateStatus.
@@ -350,6 +379,7 @@ impl<'a> Sync<'a> {
             releases: Vec::new(),
             deletes: Vec::new(),
             events: Vec::new(),
+            on_success: BTreeMap::new(),
             requeue: None,
             failed_create,
             write_spec: false,
@@ -375,9 +405,11 @@ impl<'a> Sync<'a> {
         }
     }
 
-    fn normal(&mut self, reason: &str, message: String) {
-        self.events
-            .push(EventRecord::normal(self.obj, reason, message));
+    /// A Normal event recorded once the write of ReplicaSet `rs` (None: of the Deployment)
+    /// succeeds.
+    fn on_write(&mut self, rs: Option<usize>, reason: &str, message: String) {
+        let e = EventRecord::normal(self.obj, reason, message);
+        self.on_success.entry(rs).or_default().push(e);
     }
 
     fn warning(&mut self, reason: &str, message: String) {
@@ -657,7 +689,8 @@ impl<'a> Sync<'a> {
             created: true,
         });
         if count > 0 {
-            self.normal(
+            self.on_write(
+                Some(i),
                 "ScalingReplicaSet",
                 format!("Scaled up replica set {name} from 0 to {count}"),
             );
@@ -701,7 +734,8 @@ impl<'a> Sync<'a> {
         let name = copy.metadata.name.clone();
         self.write_rs(i, copy);
         if size_changed {
-            self.normal(
+            self.on_write(
+                Some(i),
                 "ScalingReplicaSet",
                 format!("Scaled {op} replica set {name} from {cur} to {new_scale}"),
             );
@@ -1282,7 +1316,8 @@ impl<'a> Sync<'a> {
         }
         self.d.metadata.annotations = annotations;
         self.clear_rollback_to();
-        self.normal(
+        self.on_write(
+            None,
             util::ROLLBACK_DONE,
             format!("Rolled back deployment \"{name}\" to revision {to}"),
         );
@@ -1300,8 +1335,19 @@ impl<'a> Sync<'a> {
 
     // ------------------------------------------------------------ the result
 
-    fn into_outcome(self, result: Result<(), String>) -> Outcome {
+    /// The requests in Kubernetes' order (claims, create, scales, deletes, status) plus the
+    /// events that wait for a request's success.
+    fn into_outcome(
+        mut self,
+        result: Result<(), String>,
+    ) -> (Outcome, Vec<(ApiRequest, Vec<EventRecord>)>) {
         let record = self.record(&result);
+        let mut waiting = Vec::new();
+        let mut attach = |req: &ApiRequest, events: Option<Vec<EventRecord>>| {
+            if let Some(events) = events.filter(|e| !e.is_empty()) {
+                waiting.push((req.clone(), events));
+            }
+        };
         let mut out = Outcome::done();
         let mut claims = self.releases;
         for w in self
@@ -1318,19 +1364,23 @@ impl<'a> Sync<'a> {
             });
         }
         out.batch(claims);
-        for w in self.rss.iter().filter(|w| w.created) {
-            out.request(ApiRequest::Create(Object::ReplicaSet(w.rs.clone())));
+        for (i, w) in self.rss.iter().enumerate().filter(|(_, w)| w.created) {
+            let req = ApiRequest::Create(Object::ReplicaSet(w.rs.clone()));
+            attach(&req, self.on_success.remove(&Some(i)));
+            out.request(req);
         }
         for &i in &self.update_order {
-            out.request(ApiRequest::Update(Object::ReplicaSet(
-                self.rss[i].rs.clone(),
-            )));
+            let req = ApiRequest::Update(Object::ReplicaSet(self.rss[i].rs.clone()));
+            attach(&req, self.on_success.remove(&Some(i)));
+            out.request(req);
         }
         for del in self.deletes {
             out.request(del);
         }
         if self.write_spec {
-            out.request(ApiRequest::Update(Object::Deployment(self.d)));
+            let req = ApiRequest::Update(Object::Deployment(self.d));
+            attach(&req, self.on_success.remove(&None));
+            out.request(req);
         } else if self.d.status != self.orig.status
             || self.d.metadata.annotations != self.orig.metadata.annotations
         {
@@ -1340,7 +1390,7 @@ impl<'a> Sync<'a> {
         out.requeue_after = self.requeue;
         out.error = result.err();
         out.record = Some(record);
-        out
+        (out, waiting)
     }
 
     /// observe → desired → diff in a few words for the loop panel.
@@ -1599,7 +1649,24 @@ mod tests {
         ObjectKey::new(Kind::Deployment, "default", "web")
     }
 
+    /// One reconcile; every write is then answered with success, so the events that wait for
+    /// success land in `events` after the pass's own.
     fn run_at(ctrl: &mut DeploymentController, cache: &Cache, now: Millis) -> Outcome {
+        let mut out = reconcile_only(ctrl, cache, now);
+        let answered: Vec<EventRecord> = out
+            .requests()
+            .flat_map(|r| {
+                ctrl.events_for_response(
+                    r,
+                    &Ok(Arc::new(Object::Deployment(Deployment::default()))),
+                )
+            })
+            .collect();
+        out.events.extend(answered);
+        out
+    }
+
+    fn reconcile_only(ctrl: &mut DeploymentController, cache: &Cache, now: Millis) -> Outcome {
         let mut rng = Rng::new(1);
         ctrl.reconcile(
             &web(),
@@ -1784,6 +1851,38 @@ mod tests {
             assert_eq!(events(&out, &s.d), s.events, "{}", s.name);
             assert_eq!(out.error, None, "{}", s.name);
         }
+    }
+
+    #[test]
+    fn scaling_events_are_recorded_only_when_the_write_succeeds() {
+        let d = deploy(3, "v2");
+        let cache = cache_with(
+            &d,
+            &[
+                rs(&d, "web-v1", "v1", 3, 1, 1),
+                rs(&d, "web-v2", "v2", 1, 2, 2),
+            ],
+            &[],
+        );
+        let mut ctrl = DeploymentController::new();
+        let out = reconcile_only(&mut ctrl, &cache, NOW);
+        assert!(
+            out.events.is_empty(),
+            "nothing is recorded before the answer"
+        );
+        let scale = out.requests().next().expect("scale-down").clone();
+        let conflict = Err(ApiError::conflict(Kind::ReplicaSet, "web-v1"));
+        assert!(ctrl.events_for_response(&scale, &conflict).is_empty());
+        let out = reconcile_only(&mut ctrl, &cache, NOW + 20);
+        let scale = out.requests().next().expect("retried").clone();
+        let ok = Ok(Arc::new(Object::Deployment(Deployment::default())));
+        let recorded: Vec<String> = ctrl
+            .events_for_response(&scale, &ok)
+            .iter()
+            .map(|e| e.message.clone())
+            .collect();
+        assert_eq!(recorded, ["Scaled down replica set web-v1 from 3 to 2"]);
+        assert!(ctrl.pending_events.is_empty());
     }
 
     #[test]
@@ -2935,6 +3034,73 @@ mod tests {
             rollout_status_message(&d, None),
             Err("deployment \"web\" exceeded its progress deadline".into())
         );
+    }
+
+    #[test]
+    fn pause_holds_template_changes_and_restart_after_resume_rolls_out_a_new_revision() {
+        let mut sim = cluster(&["node-1"]);
+        submit_deployment(&mut sim, deploy(2, "nginx:1.27"));
+        sim.advance_to(60_000, usize::MAX);
+        let pause = json!({"spec": {"paused": true}});
+        sim.submit(ApiRequest::Patch {
+            key: web(),
+            patch: pause,
+            status: false,
+        })
+        .expect("paused");
+        set_image(&mut sim, "nginx:1.28");
+        sim.advance_to(90_000, usize::MAX);
+        assert_eq!(live_rss(&sim).len(), 1, "no rollout while paused");
+        assert_eq!(
+            condition(&live(&sim), "Progressing"),
+            ("Unknown", "DeploymentPaused", "Deployment is paused")
+        );
+        assert_eq!(
+            restart_patch(&live(&sim), sim.now()),
+            Err("can't restart paused deployment (run rollout resume first)".into())
+        );
+        let resume = json!({"spec": {"paused": null}});
+        sim.submit(ApiRequest::Patch {
+            key: web(),
+            patch: resume,
+            status: false,
+        })
+        .expect("resumed");
+        sim.advance_to(150_000, usize::MAX);
+        assert!(
+            rolled_out(&sim),
+            "{:?}",
+            rollout_status_message(&live(&sim), None)
+        );
+        assert_eq!(live_rss(&sim).len(), 2);
+        let patch = restart_patch(&live(&sim), sim.now()).expect("not paused");
+        sim.submit(ApiRequest::Patch {
+            key: web(),
+            patch,
+            status: false,
+        })
+        .expect("restarted");
+        sim.advance_to(250_000, usize::MAX);
+        assert!(
+            rolled_out(&sim),
+            "{:?}",
+            rollout_status_message(&live(&sim), None)
+        );
+        let d = live(&sim);
+        assert_eq!(
+            d.metadata
+                .annotations
+                .get(REVISION_ANNOTATION)
+                .map(String::as_str),
+            Some("3")
+        );
+        assert!(d
+            .spec
+            .template
+            .metadata
+            .annotations
+            .contains_key(util::RESTARTED_AT_ANNOTATION));
+        assert_eq!(live_rss(&sim).len(), 3);
     }
 
     #[test]

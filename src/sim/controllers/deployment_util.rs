@@ -671,7 +671,9 @@ pub enum RollbackPlan {
     RollBack {
         /// The revision the template comes from (it becomes max+1 once the controller syncs).
         revision: i64,
+        /// The ReplicaSet's template without its `pod-template-hash` label.
         template: PodTemplateSpec,
+        /// The Deployment's own revision/replica annotations plus the ReplicaSet's others.
         annotations: StringMap,
     },
     /// The template already matches: nothing is sent. `revision` is what kubectl prints, i.e. the

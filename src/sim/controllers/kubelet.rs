@@ -32,7 +32,7 @@ use crate::sim::cache::Cache;
 use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
 use crate::sim::rng::Rng;
 use crate::sim::runtime::{
-    image_size, next_relist, parse_image, NodeRuntime, PodSandbox, ProbeKind, Termination,
+    image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind, Termination,
     REASON_STATUS_UNKNOWN,
 };
 use crate::sim::time::format_duration;
@@ -56,6 +56,8 @@ pub const BACKOFF_INITIAL: Millis = 10_000;
 pub const BACKOFF_MAX: Millis = 300_000;
 /// How long a crash-looping app runs before it exits, at least and at most.
 const CRASH_RUN: (Millis, Millis) = (1_000, 3_000);
+/// How long a simulated init container runs before it exits 0, at least and at most.
+const INIT_RUN: (Millis, Millis) = (1_000, 3_000);
 /// A simulated app stops within this long after SIGTERM (bounded by the grace period).
 const STOP_TIME: (Millis, Millis) = (0, 2_000);
 /// Replaying probe ticks stops after this many in one pass (a safety bound).
@@ -163,10 +165,52 @@ struct Pull {
     error: Option<String>,
 }
 
+/// Where a container sits in a pod's start order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A regular init container: runs to completion before the next one starts.
+    Init,
+    /// An init container with `restartPolicy: Always`: starts before the app and keeps running.
+    Sidecar,
+    /// One of `spec.containers`.
+    App,
+}
+
+impl Role {
+    fn of_init(c: &Container) -> Role {
+        if c.restart_policy.as_deref() == Some("Always") {
+            Role::Sidecar
+        } else {
+            Role::Init
+        }
+    }
+
+    /// The event field path: `spec.containers{app}` or `spec.initContainers{init}`.
+    fn field(self, name: &str) -> String {
+        match self {
+            Role::App => format!("spec.containers{{{name}}}"),
+            Role::Init | Role::Sidecar => format!("spec.initContainers{{{name}}}"),
+        }
+    }
+}
+
+/// What one pod sync accumulates while it acts: events, the next wake-up, what it did.
+struct Pass<'a> {
+    obj: &'a Arc<Object>,
+    pod: &'a Pod,
+    now: Millis,
+    out: &'a mut Outcome,
+    wake: Option<Millis>,
+    gaps: Vec<String>,
+    changed: bool,
+}
+
 /// The kubelet of one node.
 #[derive(Debug)]
 pub struct Kubelet {
     node: String,
+    /// Pods this process admitted (admission runs once per pod per kubelet process).
+    admitted: BTreeSet<String>,
     /// Restart back-off per container (`<uid>/<container>`).
     crash_backoff: Backoff,
     /// Pull back-off per pod and image (`<uid>_<image>`), with the last pull error.
@@ -200,6 +244,7 @@ impl Kubelet {
     pub fn new(node: &str) -> Self {
         Kubelet {
             node: node.to_string(),
+            admitted: BTreeSet::new(),
             crash_backoff: Backoff::default(),
             pull_backoff: Backoff::default(),
             pull_errors: BTreeMap::new(),
@@ -294,6 +339,7 @@ impl Kubelet {
 
     /// Drops everything this process remembers about a pod incarnation.
     fn forget_pod(&mut self, uid: &str) {
+        self.admitted.remove(uid);
         self.crash_backoff.forget_prefix(&format!("{uid}/"));
         self.pull_backoff.forget_prefix(&format!("{uid}_"));
         self.pull_errors
@@ -383,10 +429,75 @@ impl Kubelet {
             self.sync_terminated(&obj, pod, now, rt, &mut out);
         } else if pod.metadata.deletion_timestamp.is_some() {
             self.sync_terminating(&obj, pod, node, now, rng, rt, &mut out);
+        } else if let Some((reason, message)) = self.admit(pod, node, cache, rt) {
+            out.event(EventRecord::warning(&obj, &reason, message.clone()));
+            let mut status = pod.status.clone();
+            status.conditions.retain(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()));
+            status.phase = "Failed".into();
+            status.reason = Some(reason.clone());
+            status.message = Some(format!("Pod was rejected: {message}"));
+            let req = self.update_status(pod, status);
+            out.request(req);
+            out.record = Some(ReconcileRecord {
+                observed: format!("new pod; {message}"),
+                desired: "admit the pod if the node can run it".into(),
+                diff: format!("reject the pod ({reason})"),
+            });
         } else {
+            self.admitted.insert(pod.metadata.uid.clone());
             self.sync_running(&obj, pod, node, now, rng, rt, &mut out);
         }
         out
+    }
+
+    /// Kubelet admission (`GeneralPredicates`): the pod must fit what the node has left and match
+    /// its node selector. Pods already admitted, or already running, pass. Returns (reason, message)
+    /// for a rejected pod.
+    fn admit(&self, pod: &Pod, node: Option<&Node>, cache: &Cache, rt: &NodeRuntime) -> Option<(String, String)> {
+        let uid = &pod.metadata.uid;
+        if self.admitted.contains(uid) || rt.pods.contains_key(uid) {
+            return None;
+        }
+        let node = node?;
+        let others: Vec<&Pod> = cache
+            .pods_on_node(&self.node)
+            .filter_map(|o| o.as_pod())
+            .filter(|p| p.metadata.uid != *uid && !matches!(p.status.phase.as_str(), "Succeeded" | "Failed"))
+            .filter(|p| self.admitted.contains(&p.metadata.uid) || rt.pods.contains_key(&p.metadata.uid))
+            .collect();
+        let allocatable = |name: &str| node.status.allocatable.get(name).and_then(|q| parse_quantity_milli(q));
+        let short = |name: &str, requested: i64, used: i64, capacity: i64| {
+            let message = format!(
+                "Node didn't have enough resource: {name}, requested: {requested}, used: {used}, capacity: {capacity}"
+            );
+            Some((format!("OutOf{name}"), message))
+        };
+        let max_pods = allocatable("pods").map_or(110, |v| (v / 1000.0) as i64);
+        if others.len() as i64 + 1 > max_pods {
+            return short("pods", 1, others.len() as i64, max_pods);
+        }
+        // cpu in millicores, memory in bytes, as the scheduler framework counts them.
+        for (name, divisor) in [("cpu", 1.0), ("memory", 1000.0)] {
+            let requested = (pod_request(pod, name) / divisor).ceil() as i64;
+            let Some(capacity) = allocatable(name).map(|v| (v / divisor) as i64) else { continue };
+            let used: i64 = others.iter().map(|p| (pod_request(p, name) / divisor).ceil() as i64).sum();
+            if requested > 0 && used + requested > capacity {
+                return short(name, requested, used, capacity);
+            }
+        }
+        let labels = &node.metadata.labels;
+        let selector_ok = pod.spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v));
+        let affinity_ok = pod
+            .spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+            .is_none_or(|required| required.node_selector_terms.iter().any(|t| term_matches(t, node)));
+        if !selector_ok || !affinity_ok {
+            return Some(("NodeAffinity".into(), "Predicate NodeAffinity failed".into()));
+        }
+        None
     }
 
     /// A pod in a terminal phase: nothing runs; a deleted one is confirmed gone.
@@ -421,7 +532,7 @@ impl Kubelet {
             observed: format!(
                 "{}; {}",
                 pod.status.phase,
-                summarize(&pod.status.container_statuses)
+                summarize(pod.status.init_container_statuses.iter().chain(&pod.status.container_statuses))
             ),
             desired: if deleting {
                 "pod object deleted".into()
@@ -518,7 +629,8 @@ impl Kubelet {
         });
     }
 
-    /// A pod that should run: start what is missing, restart what exited, probe what runs.
+    /// A pod that should run: init containers in order, then start what is missing, restart what
+    /// exited, probe what runs.
     #[allow(clippy::too_many_arguments)]
     fn sync_running(
         &mut self,
@@ -532,130 +644,39 @@ impl Kubelet {
     ) {
         let uid = pod.metadata.uid.clone();
         let view = rt.pods.get(&uid).cloned();
-        let mut wake: Option<Millis> = None;
-        let mut changed = false;
-        let kills = self.run_probes(obj, pod, rt, now, false, out, &mut wake);
-        let policy = restart_policy(pod);
-        let pod_ref = format!("{}_{}({})", pod.metadata.name, pod.metadata.namespace, uid);
-        let mut gaps: Vec<String> = Vec::new();
+        let mut p = Pass { obj, pod, now, out, wake: None, gaps: Vec::new(), changed: false };
+        let kills = self.run_probes(obj, pod, rt, now, false, p.out, &mut p.wake);
 
         if !rt.pods.contains_key(&uid) && !pod.spec.containers.is_empty() {
             if pod.status.pod_ip.is_some() {
-                out.event(EventRecord::normal(
+                p.out.event(EventRecord::normal(
                     obj,
                     "SandboxChanged",
                     "Pod sandbox changed, it will be killed and re-created.",
                 ));
             }
             let prefix = self.pod_ip_prefix(node);
-            rt.ensure_sandbox(
-                &uid,
-                &pod.metadata.namespace,
-                &pod.metadata.name,
-                &prefix,
-                now,
-            );
-            changed = true;
+            rt.ensure_sandbox(&uid, &pod.metadata.namespace, &pod.metadata.name, &prefix, now);
+            p.changed = true;
         }
 
-        for c in &pod.spec.containers {
-            let name = c.name.clone();
-            let field = format!("spec.containers{{{name}}}");
-            let ck = (uid.clone(), name.clone());
-            if let Some(cur) = rt.container(&uid, &name).filter(|x| x.running).cloned() {
-                if let Some(msg) = kills.get(&name) {
-                    let restart = policy != "Never";
-                    let msg = if restart {
-                        format!("{msg}, will be restarted")
-                    } else {
-                        msg.clone()
-                    };
-                    out.event(EventRecord::normal(obj, "Killing", msg).at_field(field.clone()));
-                    rt.kill_container(&uid, &name, now, 137, "Error");
-                    changed = true;
-                } else if cur.image != c.image {
-                    out.event(
-                        EventRecord::normal(
-                            obj,
-                            "Killing",
-                            format!("Container {name} definition changed, will be restarted"),
-                        )
-                        .at_field(field.clone()),
-                    );
-                    rt.kill_container(&uid, &name, now, 0, "Completed");
-                    changed = true;
-                } else {
-                    continue;
-                }
+        // Init containers run one at a time; sidecars start and keep running. Once a regular
+        // container has started, a restarting sidecar no longer holds the others back.
+        let mut initialized = true;
+        for ic in &pod.spec.init_containers {
+            if !self.step_container(&mut p, ic, Role::of_init(ic), &kills, rt, rng) {
+                initialized = false;
+                break;
             }
-            let cur = rt.container(&uid, &name).cloned();
-            let should_start = match &cur {
-                None => true,
-                Some(x) if x.running => false,
-                Some(x) => {
-                    let code = x.termination.as_ref().map_or(0, |t| t.exit_code);
-                    policy == "Always" || (policy == "OnFailure" && code != 0)
-                }
-            };
-            if !should_start {
-                continue;
+        }
+        let app_started = pod.spec.containers.iter().any(|c| rt.container(&uid, &c.name).is_some());
+        if initialized || app_started {
+            for c in &pod.spec.containers {
+                self.step_container(&mut p, c, Role::App, &kills, rt, rng);
             }
-            if let Some(finished) = cur.as_ref().and_then(|x| x.finished_at()) {
-                let bk = format!("{uid}/{name}");
-                if self.crash_backoff.in_backoff_since(&bk, finished, now) {
-                    let b = self.crash_backoff.get(&bk);
-                    out.event(
-                        EventRecord::warning(
-                            obj,
-                            "BackOff",
-                            format!("Back-off restarting failed container {name} in pod {pod_ref}"),
-                        )
-                        .at_field(field.clone()),
-                    );
-                    self.reasons.insert(
-                        ck,
-                        (
-                            "CrashLoopBackOff".into(),
-                            format!(
-                                "back-off {} restarting failed container={name} pod={pod_ref}",
-                                format_duration(b)
-                            ),
-                        ),
-                    );
-                    wake = min_opt(wake, finished + b);
-                    gaps.push(format!(
-                        "{name}: back-off {} before restart",
-                        format_duration(b)
-                    ));
-                    continue;
-                }
-                self.crash_backoff.next(&bk, finished, now);
-            }
-            if !self.ensure_image(obj, pod, c, rt, rng, now, out, &mut wake, &mut gaps) {
-                continue;
-            }
-            let (attempt, seed) = match &cur {
-                Some(x) => (x.attempt + 1, None),
-                None => seed_from_status(pod, &name),
-            };
-            let crash_after = rng.range(CRASH_RUN.0, CRASH_RUN.1);
-            rt.start_container(&uid, &name, &c.image, attempt, seed, crash_after, now);
-            out.event(
-                EventRecord::normal(obj, "Created", format!("Created container: {name}"))
-                    .at_field(field.clone()),
-            );
-            out.event(
-                EventRecord::normal(obj, "Started", format!("Started container {name}"))
-                    .at_field(field),
-            );
-            self.reasons.remove(&ck);
-            changed = true;
-            gaps.push(format!(
-                "{name}: {}",
-                if attempt > 0 { "restarted" } else { "started" }
-            ));
         }
 
+        let (mut wake, mut gaps, changed) = (p.wake, std::mem::take(&mut p.gaps), p.changed);
         if changed {
             wake = min_opt(wake, next_relist(now));
         }
@@ -670,7 +691,7 @@ impl Kubelet {
         let observed = format!(
             "{}; {}",
             status.phase,
-            summarize(&status.container_statuses)
+            summarize(status.init_container_statuses.iter().chain(&status.container_statuses))
         );
         if status != pod.status {
             let req = self.update_status(pod, status);
@@ -682,50 +703,148 @@ impl Kubelet {
         if let Some(w) = wake {
             out.requeue(w.saturating_sub(now).max(1));
         }
-        out.record = Some(ReconcileRecord {
-            observed,
-            desired: pod
-                .spec
-                .containers
-                .iter()
-                .map(|c| format!("{} running {}", c.name, c.image))
-                .collect::<Vec<_>>()
-                .join(", "),
-            diff: gaps.join("; "),
-        });
+        let desired = pod
+            .spec
+            .init_containers
+            .iter()
+            .map(|c| match Role::of_init(c) {
+                Role::Sidecar => format!("sidecar {} running {}", c.name, c.image),
+                _ => format!("init container {} completed", c.name),
+            })
+            .chain(pod.spec.containers.iter().map(|c| format!("{} running {}", c.name, c.image)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.record = Some(ReconcileRecord { observed, desired, diff: gaps.join("; ") });
+    }
+
+    /// Moves one container toward running (an init container: toward completed). Returns true when
+    /// the pod may go on to the next container in start order.
+    fn step_container(
+        &mut self,
+        p: &mut Pass<'_>,
+        c: &Container,
+        role: Role,
+        kills: &BTreeMap<String, String>,
+        rt: &mut NodeRuntime,
+        rng: &mut Rng,
+    ) -> bool {
+        let (obj, pod, now) = (p.obj, p.pod, p.now);
+        let uid = pod.metadata.uid.clone();
+        let name = c.name.clone();
+        let field = role.field(&name);
+        let policy = restart_policy(pod);
+        let ck = (uid.clone(), name.clone());
+        if let Some(cur) = rt.container(&uid, &name).filter(|x| x.running).cloned() {
+            if let Some(msg) = kills.get(&name) {
+                let restart = policy != "Never" || role == Role::Sidecar;
+                let msg = if restart { format!("{msg}, will be restarted") } else { msg.clone() };
+                p.out.event(EventRecord::normal(obj, "Killing", msg).at_field(field.clone()));
+                rt.kill_container(&uid, &name, now, 137, "Error");
+                p.changed = true;
+            } else if cur.image != c.image {
+                p.out.event(
+                    EventRecord::normal(
+                        obj,
+                        "Killing",
+                        format!("Container {name} definition changed, will be restarted"),
+                    )
+                    .at_field(field.clone()),
+                );
+                rt.kill_container(&uid, &name, now, 0, "Completed");
+                p.changed = true;
+            } else {
+                return match role {
+                    Role::Init => false,
+                    Role::Sidecar => {
+                        self.probe_passed(&uid, c, &cur.id, ProbeKind::Startup, c.startup_probe.as_ref())
+                    }
+                    Role::App => true,
+                };
+            }
+        }
+        let cur = rt.container(&uid, &name).cloned();
+        let exit_code = cur.as_ref().and_then(|x| x.termination.as_ref()).map(|t| t.exit_code);
+        let should_start = match (role, exit_code) {
+            (_, None) => true,
+            (Role::Init, Some(0)) => return true,
+            (Role::Init, Some(_)) => policy != "Never",
+            (Role::Sidecar, Some(_)) => true,
+            (Role::App, Some(code)) => policy == "Always" || (policy == "OnFailure" && code != 0),
+        };
+        if !should_start {
+            return role == Role::App;
+        }
+        if let Some(finished) = cur.as_ref().and_then(|x| x.finished_at()) {
+            let bk = format!("{uid}/{name}");
+            if self.crash_backoff.in_backoff_since(&bk, finished, now) {
+                let b = self.crash_backoff.get(&bk);
+                let pod_ref = format!("{}_{}({})", pod.metadata.name, pod.metadata.namespace, uid);
+                p.out.event(
+                    EventRecord::warning(
+                        obj,
+                        "BackOff",
+                        format!("Back-off restarting failed container {name} in pod {pod_ref}"),
+                    )
+                    .at_field(field.clone()),
+                );
+                let message = format!(
+                    "back-off {} restarting failed container={name} pod={pod_ref}",
+                    format_duration(b)
+                );
+                self.reasons.insert(ck, ("CrashLoopBackOff".into(), message));
+                p.wake = min_opt(p.wake, finished + b);
+                p.gaps.push(format!("{name}: back-off {} before restart", format_duration(b)));
+                return false;
+            }
+            self.crash_backoff.next(&bk, finished, now);
+        }
+        if !self.ensure_image(p, c, &field, rt, rng) {
+            return false;
+        }
+        let (attempt, seed) = match &cur {
+            Some(x) => (x.attempt + 1, None),
+            None => seed_from_status(pod, &name),
+        };
+        let crash_after = rng.range(CRASH_RUN.0, CRASH_RUN.1);
+        let completes_after = (role == Role::Init).then(|| rng.range(INIT_RUN.0, INIT_RUN.1));
+        rt.start_container(&uid, &name, &c.image, attempt, seed, crash_after, completes_after, now);
+        p.out.event(
+            EventRecord::normal(obj, "Created", format!("Created container: {name}"))
+                .at_field(field.clone()),
+        );
+        p.out.event(
+            EventRecord::normal(obj, "Started", format!("Started container {name}")).at_field(field),
+        );
+        self.reasons.remove(&ck);
+        p.changed = true;
+        p.gaps.push(format!("{name}: {}", if attempt > 0 { "restarted" } else { "started" }));
+        role == Role::App
     }
 
     /// Makes sure the container's image is on the node. Returns true when it can be started now.
-    #[allow(clippy::too_many_arguments)]
     fn ensure_image(
         &mut self,
-        obj: &Arc<Object>,
-        pod: &Pod,
+        p: &mut Pass<'_>,
         c: &Container,
+        field: &str,
         rt: &mut NodeRuntime,
         rng: &mut Rng,
-        now: Millis,
-        out: &mut Outcome,
-        wake: &mut Option<Millis>,
-        gaps: &mut Vec<String>,
     ) -> bool {
-        let uid = &pod.metadata.uid;
+        let (obj, now) = (p.obj, p.now);
+        let uid = &p.pod.metadata.uid;
         let name = &c.name;
-        let field = format!("spec.containers{{{name}}}");
         let ck = (uid.clone(), name.clone());
         let image = &c.image;
         let parsed = match parse_image(image) {
             Ok(r) => r,
             Err(e) => {
-                let msg = format!("Failed to apply default image tag {image:?}: couldn't parse image name {image:?}: {e}");
-                out.event(
-                    EventRecord::warning(obj, "InspectFailed", msg.clone()).at_field(field.clone()),
+                let msg = format!(
+                    "Failed to apply default image tag {image:?}: couldn't parse image name {image:?}: {e}"
                 );
-                out.event(
-                    EventRecord::warning(obj, "Failed", "Error: InvalidImageName").at_field(field),
-                );
+                p.out.event(EventRecord::warning(obj, "InspectFailed", msg.clone()).at_field(field));
+                p.out.event(EventRecord::warning(obj, "Failed", "Error: InvalidImageName").at_field(field));
                 self.reasons.insert(ck, ("InvalidImageName".into(), msg));
-                gaps.push(format!("{name}: image name {image:?} is invalid"));
+                p.gaps.push(format!("{name}: image name {image:?} is invalid"));
                 return false;
             }
         };
@@ -740,7 +859,7 @@ impl Kubelet {
         let present = rt.has_image(&image_ref);
         if policy == "Never" || (present && policy != "Always") {
             if present {
-                out.event(
+                p.out.event(
                     EventRecord::normal(
                         obj,
                         "Pulled",
@@ -751,96 +870,66 @@ impl Kubelet {
                 return true;
             }
             let msg = format!("Container image {image:?} is not present with pull policy of Never");
-            out.event(
-                EventRecord::warning(obj, "ErrImageNeverPull", msg.clone()).at_field(field.clone()),
-            );
-            out.event(
-                EventRecord::warning(obj, "Failed", "Error: ErrImageNeverPull").at_field(field),
-            );
+            p.out.event(EventRecord::warning(obj, "ErrImageNeverPull", msg.clone()).at_field(field));
+            p.out.event(EventRecord::warning(obj, "Failed", "Error: ErrImageNeverPull").at_field(field));
             self.reasons.insert(ck, ("ErrImageNeverPull".into(), msg));
-            gaps.push(format!(
-                "{name}: image not present and imagePullPolicy is Never"
-            ));
+            p.gaps.push(format!("{name}: image not present and imagePullPolicy is Never"));
             return false;
         }
         let bk = format!("{uid}_{image}");
-        if let Some(p) = self.pulls.get(&ck).cloned() {
-            self.pulls.remove(&ck);
-            if p.image == *image {
-                if now < p.done_at {
-                    self.pulls.insert(ck, p.clone());
-                    *wake = min_opt(*wake, p.done_at);
-                    gaps.push(format!("{name}: pulling {image}"));
+        if let Some(pull) = self.pulls.remove(&ck) {
+            if pull.image == *image {
+                if now < pull.done_at {
+                    p.wake = min_opt(p.wake, pull.done_at);
+                    self.pulls.insert(ck, pull);
+                    p.gaps.push(format!("{name}: pulling {image}"));
                     return false;
                 }
-                if let Some(err) = p.error {
-                    out.event(
-                        EventRecord::warning(
-                            obj,
-                            "Failed",
-                            format!("Failed to pull image {image:?}: {err}"),
-                        )
-                        .at_field(field.clone()),
+                if let Some(err) = pull.error {
+                    p.out.event(
+                        EventRecord::warning(obj, "Failed", format!("Failed to pull image {image:?}: {err}"))
+                            .at_field(field),
                     );
-                    out.event(
-                        EventRecord::warning(obj, "Failed", "Error: ErrImagePull").at_field(field),
-                    );
+                    p.out.event(EventRecord::warning(obj, "Failed", "Error: ErrImagePull").at_field(field));
                     self.pull_backoff.next(&bk, now, now);
                     self.pull_errors.insert(bk, err.clone());
                     self.reasons.insert(ck, ("ErrImagePull".into(), err));
-                    *wake = min_opt(*wake, next_relist(now));
-                    gaps.push(format!("{name}: image pull failed"));
+                    p.wake = min_opt(p.wake, next_relist(now));
+                    p.gaps.push(format!("{name}: image pull failed"));
                     return false;
                 }
                 rt.images.insert(image_ref.clone());
-                out.event(
-                    EventRecord::normal(
-                        obj,
-                        "Pulled",
-                        format!(
-                            "Successfully pulled image {image:?} in {} ({} including waiting). Image size: {} bytes.",
-                            format_duration(p.done_at - p.began_at),
-                            format_duration(p.done_at - p.requested_at),
-                            image_size(&image_ref)
-                        ),
-                    )
-                    .at_field(field),
+                let message = format!(
+                    "Successfully pulled image {image:?} in {} ({} including waiting). Image size: {} bytes.",
+                    format_duration(pull.done_at - pull.began_at),
+                    format_duration(pull.done_at - pull.requested_at),
+                    image_size(&image_ref)
                 );
+                p.out.event(EventRecord::normal(obj, "Pulled", message).at_field(field));
                 return true;
             }
         }
         if self.pull_backoff.in_backoff_since_update(&bk, now) {
-            out.event(
+            p.out.event(
                 EventRecord::normal(obj, "BackOff", format!("Back-off pulling image {image:?}"))
-                    .at_field(field.clone()),
+                    .at_field(field),
             );
-            out.event(
-                EventRecord::warning(obj, "Failed", "Error: ImagePullBackOff").at_field(field),
-            );
+            p.out.event(EventRecord::warning(obj, "Failed", "Error: ImagePullBackOff").at_field(field));
             let last = self.pull_errors.get(&bk).cloned().unwrap_or_default();
-            self.reasons.insert(
-                ck,
-                (
-                    "ImagePullBackOff".into(),
-                    format!("Back-off pulling image {image:?}: ErrImagePull: {last}"),
-                ),
-            );
+            let message = format!("Back-off pulling image {image:?}: ErrImagePull: {last}");
+            self.reasons.insert(ck, ("ImagePullBackOff".into(), message));
             if let Some(at) = self.pull_backoff.retry_at(&bk) {
-                *wake = min_opt(*wake, at);
+                p.wake = min_opt(p.wake, at);
             }
-            gaps.push(format!("{name}: back-off pulling {image}"));
+            p.gaps.push(format!("{name}: back-off pulling {image}"));
             return false;
         }
-        out.event(
-            EventRecord::normal(obj, "Pulling", format!("Pulling image {image:?}")).at_field(field),
-        );
+        p.out.event(EventRecord::normal(obj, "Pulling", format!("Pulling image {image:?}")).at_field(field));
         let began = now.max(self.puller_free_at);
         let error = rt.pull_error(&image_ref);
         let layers_cached = present
-            || self.pulls.values().any(|p| {
-                p.error.is_none()
-                    && p.done_at <= began
-                    && crate::sim::runtime::normalize_image(&p.image) == image_ref
+            || self.pulls.values().any(|other| {
+                other.error.is_none() && other.done_at <= began && normalize_image(&other.image) == image_ref
             });
         let took = if error.is_some() {
             rng.range(300, 1_500)
@@ -851,18 +940,9 @@ impl Kubelet {
         };
         let done_at = began + took;
         self.puller_free_at = done_at;
-        self.pulls.insert(
-            ck,
-            Pull {
-                image: image.clone(),
-                requested_at: now,
-                began_at: began,
-                done_at,
-                error,
-            },
-        );
-        *wake = min_opt(*wake, done_at);
-        gaps.push(format!("{name}: pulling {image}"));
+        self.pulls.insert(ck, Pull { image: image.clone(), requested_at: now, began_at: began, done_at, error });
+        p.wake = min_opt(p.wake, done_at);
+        p.gaps.push(format!("{name}: pulling {image}"));
         false
     }
 
@@ -882,7 +962,9 @@ impl Kubelet {
         let uid = pod.metadata.uid.clone();
         let pod_ip = rt.pods.get(&uid).map(|s| s.ip.clone()).unwrap_or_default();
         let mut kills = BTreeMap::new();
-        for c in &pod.spec.containers {
+        let sidecars = pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Sidecar);
+        let probed = sidecars.map(|c| (c, Role::Sidecar)).chain(pod.spec.containers.iter().map(|c| (c, Role::App)));
+        for (c, role) in probed {
             let Some(cur) = rt.container(&uid, &c.name).filter(|x| x.running) else {
                 continue;
             };
@@ -975,7 +1057,7 @@ impl Kubelet {
                                     probe_failure_output(probe, kind, &pod_ip)
                                 ),
                             )
-                            .at_field(format!("spec.containers{{{}}}", c.name)),
+                            .at_field(role.field(&c.name)),
                         );
                     }
                     let threshold = if raw {
@@ -1003,8 +1085,8 @@ impl Kubelet {
                     }
                 }
                 let finished = w.on_hold || w.succeeded_at.is_some();
-                let healthy_next = rt.app_answers(&uid, &c.name, kind, &cur.id, w.next_tick);
-                if !finished && !(w.settled() && healthy_next) {
+                let quiet = w.settled() && rt.app_answers(&uid, &c.name, kind, &cur.id, w.next_tick);
+                if !finished && !quiet {
                     *wake = min_opt(*wake, w.next_tick);
                 }
             }
@@ -1021,138 +1103,27 @@ impl Kubelet {
         now: Millis,
         terminal: bool,
     ) -> PodStatus {
-        let uid = &pod.metadata.uid;
         let old = &pod.status;
-        let deleting = pod.metadata.deletion_timestamp.is_some();
-        let policy = restart_policy(pod);
-        let mut statuses: Vec<ContainerStatus> = Vec::new();
-        for c in &pod.spec.containers {
-            let old_cs = old.container_statuses.iter().find(|s| s.name == c.name);
-            let mut cs = ContainerStatus {
-                name: c.name.clone(),
-                image: c.image.clone(),
-                ready: false,
-                started: Some(false),
-                restart_count: 0,
-                state: waiting("ContainerCreating", None),
-                last_state: Some(ContainerState::default()),
-                image_id: None,
-                container_id: None,
-            };
-            if let Some(o) = old_cs {
-                if o.state.terminated.is_some() {
-                    cs = o.clone();
-                } else {
-                    cs.restart_count = o.restart_count;
-                    cs.last_state = o
-                        .last_state
-                        .clone()
-                        .or_else(|| Some(ContainerState::default()));
-                }
-            }
-            let rec = view.and_then(|v| v.containers.get(&c.name));
-            match rec {
-                Some(r) => {
-                    cs.restart_count = r.attempt;
-                    cs.image = r.image_ref.clone();
-                    cs.image_id = Some(r.image_id.clone());
-                    cs.container_id = Some(format!("containerd://{}", r.id));
-                    cs.last_state = Some(
-                        r.last_termination
-                            .as_ref()
-                            .map_or_else(ContainerState::default, terminated_state),
-                    );
-                    if r.running {
-                        let started = self.probe_passed(
-                            uid,
-                            c,
-                            &r.id,
-                            ProbeKind::Startup,
-                            c.startup_probe.as_ref(),
-                        );
-                        let ready = self.probe_passed(
-                            uid,
-                            c,
-                            &r.id,
-                            ProbeKind::Readiness,
-                            c.readiness_probe.as_ref(),
-                        );
-                        cs.state = ContainerState {
-                            running: Some(ContainerStateRunning {
-                                started_at: r.started_at.map(ts),
-                            }),
-                            ..Default::default()
-                        };
-                        cs.started = Some(started);
-                        cs.ready = started && ready;
-                    } else {
-                        cs.state = r
-                            .termination
-                            .as_ref()
-                            .map_or_else(|| waiting("ContainerCreating", None), terminated_state);
-                        cs.started = Some(false);
-                        cs.ready = false;
-                    }
-                }
-                None => {
-                    let lost = old_cs.is_some_and(|o| o.state.running.is_some());
-                    if lost
-                        && cs
-                            .last_state
-                            .as_ref()
-                            .is_none_or(|l| l.terminated.is_none())
-                    {
-                        cs.last_state = Some(terminated_state(&Termination {
-                            exit_code: 137,
-                            reason: REASON_STATUS_UNKNOWN.into(),
-                            message: Some("The container could not be located when the pod was deleted.  The container used to be Running".into()),
-                            ..Default::default()
-                        }));
-                        if !deleting {
-                            cs.restart_count += 1;
-                        }
-                    }
-                }
-            }
-            let will_restart = !deleting
-                && !terminal
-                && match rec {
-                    None => true,
-                    Some(r) if r.running => false,
-                    Some(r) => {
-                        let code = r.termination.as_ref().map_or(0, |t| t.exit_code);
-                        policy == "Always" || (policy == "OnFailure" && code != 0)
-                    }
-                };
-            if will_restart {
-                if let Some((reason, msg)) = self.reasons.get(&(uid.clone(), c.name.clone())) {
-                    if cs.state.terminated.is_some() {
-                        cs.last_state = Some(cs.state.clone());
-                    }
-                    cs.state = waiting(reason, Some(msg.clone()));
-                    cs.ready = false;
-                    cs.started = Some(false);
-                }
-            }
-            if terminal && cs.state.terminated.is_none() {
-                cs.state = terminated_state(&Termination {
-                    exit_code: 137,
-                    reason: REASON_STATUS_UNKNOWN.into(),
-                    message: Some(
-                        "The container could not be located when the pod was terminated".into(),
-                    ),
-                    ..Default::default()
-                });
-                cs.ready = false;
-                cs.started = Some(false);
-            }
-            statuses.push(cs);
+        let mut init_statuses: Vec<ContainerStatus> = pod
+            .spec
+            .init_containers
+            .iter()
+            .map(|c| self.container_status(pod, c, Role::of_init(c), &old.init_container_statuses, view))
+            .collect();
+        let mut statuses: Vec<ContainerStatus> = pod
+            .spec
+            .containers
+            .iter()
+            .map(|c| self.container_status(pod, c, Role::App, &old.container_statuses, view))
+            .collect();
+        if terminal {
+            terminate_statuses(pod, &mut init_statuses, &mut statuses);
         }
         statuses.sort_by(|a, b| a.name.cmp(&b.name));
 
-        let mut phase = get_phase(policy, &statuses, terminal).to_string();
-        let old_terminal = matches!(old.phase.as_str(), "Succeeded" | "Failed");
-        if old_terminal {
+        let policy = restart_policy(pod);
+        let mut phase = get_phase(pod, policy, &init_statuses, &statuses, terminal).to_string();
+        if matches!(old.phase.as_str(), "Succeeded" | "Failed") {
             phase = old.phase.clone();
         } else if terminal && !matches!(phase.as_str(), "Succeeded" | "Failed") {
             phase = "Failed".into();
@@ -1169,45 +1140,30 @@ impl Kubelet {
             .filter(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()))
             .cloned()
             .collect();
-        let cond =
-            |type_: &str, ok: bool, reason: Option<&str>, message: Option<String>| -> Condition {
-                let status = if ok { "True" } else { "False" };
-                let prior = find_condition(&old.conditions, type_).filter(|c| c.status == status);
-                Condition {
-                    type_: type_.into(),
-                    status: status.into(),
-                    reason: reason.map(str::to_string),
-                    message,
-                    last_transition_time: prior
-                        .map_or(Some(ts(now)), |c| c.last_transition_time.or(Some(ts(now)))),
-                    ..Default::default()
-                }
-            };
-        conditions.push(cond(
-            "PodReadyToStartContainers",
-            view.is_some() && !terminal,
-            None,
-            None,
-        ));
-        conditions.push(cond(
-            "Initialized",
-            true,
-            (phase == "Succeeded").then_some("PodCompleted"),
-            None,
-        ));
-        let (cready, creason, cmessage) = containers_ready(pod, &statuses, &phase);
+        let cond = |type_: &str, ok: bool, reason: Option<String>, message: Option<String>| {
+            let status = if ok { "True" } else { "False" };
+            let prior = find_condition(&old.conditions, type_).filter(|c| c.status == status);
+            Condition {
+                type_: type_.into(),
+                status: status.into(),
+                reason,
+                message,
+                last_transition_time: prior
+                    .map_or(Some(ts(now)), |c| c.last_transition_time.or(Some(ts(now)))),
+                ..Default::default()
+            }
+        };
+        conditions.push(cond("PodReadyToStartContainers", view.is_some() && !terminal, None, None));
+        let (initialized, ireason, imessage) = initialized(pod, &init_statuses, &statuses, &phase);
+        conditions.push(cond("Initialized", initialized, ireason, imessage));
+        let (cready, creason, cmessage) = containers_ready(pod, &init_statuses, &statuses, &phase);
         let (ready, rreason, rmessage) = if cready {
             readiness_gates(pod, &old.conditions)
         } else {
             (false, creason.clone(), cmessage.clone())
         };
-        conditions.push(cond("Ready", ready, rreason.as_deref(), rmessage));
-        conditions.push(cond(
-            "ContainersReady",
-            cready,
-            creason.as_deref(),
-            cmessage,
-        ));
+        conditions.push(cond("Ready", ready, rreason, rmessage));
+        conditions.push(cond("ContainersReady", cready, creason, cmessage));
         conditions.push(cond("PodScheduled", true, None, None));
 
         PodStatus {
@@ -1220,9 +1176,116 @@ impl Kubelet {
             start_time: old.start_time.or(Some(ts(now))),
             nominated_node_name: old.nominated_node_name.clone(),
             container_statuses: statuses,
-            init_container_statuses: old.init_container_statuses.clone(),
+            init_container_statuses: init_statuses,
             qos_class: Some(qos_class(pod).into()),
         }
+    }
+
+    /// One container's status (`convertToAPIContainerStatuses` plus the prober's ready/started).
+    fn container_status(
+        &self,
+        pod: &Pod,
+        c: &Container,
+        role: Role,
+        old_list: &[ContainerStatus],
+        view: Option<&PodSandbox>,
+    ) -> ContainerStatus {
+        let uid = &pod.metadata.uid;
+        let deleting = pod.metadata.deletion_timestamp.is_some();
+        let policy = restart_policy(pod);
+        let default_reason =
+            if pod.spec.init_containers.is_empty() { "ContainerCreating" } else { "PodInitializing" };
+        let old_cs = old_list.iter().find(|s| s.name == c.name);
+        let mut cs = ContainerStatus {
+            name: c.name.clone(),
+            image: c.image.clone(),
+            ready: false,
+            started: Some(false),
+            restart_count: 0,
+            state: waiting(default_reason, None),
+            last_state: Some(ContainerState::default()),
+            image_id: None,
+            container_id: None,
+        };
+        if let Some(o) = old_cs {
+            if o.state.terminated.is_some() {
+                cs = o.clone();
+            } else {
+                cs.restart_count = o.restart_count;
+                cs.last_state = o.last_state.clone().or_else(|| Some(ContainerState::default()));
+            }
+        }
+        let rec = view.and_then(|v| v.containers.get(&c.name));
+        match rec {
+            Some(r) => {
+                cs.restart_count = r.attempt;
+                cs.image = r.image_ref.clone();
+                cs.image_id = Some(r.image_id.clone());
+                cs.container_id = Some(format!("containerd://{}", r.id));
+                cs.last_state =
+                    Some(r.last_termination.as_ref().map_or_else(ContainerState::default, terminated_state));
+                if r.running {
+                    let started =
+                        self.probe_passed(uid, c, &r.id, ProbeKind::Startup, c.startup_probe.as_ref());
+                    let ready =
+                        self.probe_passed(uid, c, &r.id, ProbeKind::Readiness, c.readiness_probe.as_ref());
+                    cs.state = ContainerState {
+                        running: Some(ContainerStateRunning { started_at: r.started_at.map(ts) }),
+                        ..Default::default()
+                    };
+                    cs.started = Some(started);
+                    cs.ready = role != Role::Init && started && ready;
+                } else {
+                    cs.state = r
+                        .termination
+                        .as_ref()
+                        .map_or_else(|| waiting(default_reason, None), terminated_state);
+                    cs.started = Some(false);
+                    cs.ready = role == Role::Init
+                        && r.termination.as_ref().is_some_and(|t| t.exit_code == 0);
+                }
+            }
+            None => {
+                let lost = old_cs.is_some_and(|o| o.state.running.is_some());
+                if lost && cs.last_state.as_ref().is_none_or(|l| l.terminated.is_none()) {
+                    cs.last_state = Some(terminated_state(&Termination {
+                        exit_code: 137,
+                        reason: REASON_STATUS_UNKNOWN.into(),
+                        message: Some(
+                            "The container could not be located when the pod was deleted.  The container used to be Running"
+                                .into(),
+                        ),
+                        ..Default::default()
+                    }));
+                    if !deleting {
+                        cs.restart_count += 1;
+                    }
+                }
+            }
+        }
+        let exit_code = rec.and_then(|r| r.termination.as_ref()).map(|t| t.exit_code);
+        let will_restart = !deleting
+            && match rec {
+                None => true,
+                Some(r) if r.running => false,
+                Some(_) => match (role, exit_code.unwrap_or(0)) {
+                    (Role::Init, 0) => false,
+                    (Role::Init, _) => policy != "Never",
+                    (Role::Sidecar, _) => true,
+                    (Role::App, code) => policy == "Always" || (policy == "OnFailure" && code != 0),
+                },
+            };
+        if will_restart {
+            if let Some((reason, msg)) = self.reasons.get(&(uid.clone(), c.name.clone())) {
+                if cs.state.terminated.is_some() {
+                    cs.last_state = Some(cs.state.clone());
+                }
+                cs.state = waiting(reason, Some(msg.clone()));
+                cs.ready = false;
+                cs.started = Some(false);
+            }
+        }
+        cs
     }
 
     /// The published result of a probe for one container instance (true when there is no probe).
@@ -1713,12 +1776,8 @@ fn delete_request(pod: &Pod) -> ApiRequest {
 /// The restart count and previous termination a container's first instance on a fresh sandbox
 /// continues from: after a reboot the API status still remembers the instances the runtime lost.
 fn seed_from_status(pod: &Pod, name: &str) -> (i32, Option<Termination>) {
-    let Some(o) = pod
-        .status
-        .container_statuses
-        .iter()
-        .find(|s| s.name == name)
-    else {
+    let all = pod.status.init_container_statuses.iter().chain(&pod.status.container_statuses);
+    let Some(o) = all.into_iter().find(|s| s.name == name) else {
         return (0, None);
     };
     let from_api = |t: &ContainerStateTerminated| Termination {
@@ -1747,10 +1806,69 @@ fn seed_from_status(pod: &Pod, name: &str) -> (i32, Option<Termination>) {
     }
 }
 
-/// `getPhase` for pods without init containers.
-fn get_phase(policy: &str, statuses: &[ContainerStatus], terminal: bool) -> &'static str {
-    let (mut running, mut waiting, mut stopped, mut succeeded) = (0, 0, 0, 0);
-    for cs in statuses {
+/// `HasAnyRegularContainerStarted`: a regular container left its first waiting state.
+fn any_regular_container_started(statuses: &[ContainerStatus]) -> bool {
+    statuses.iter().any(|s| {
+        s.state.running.is_some()
+            || s.state.terminated.is_some()
+            || s.last_state.as_ref().is_some_and(|l| l.terminated.is_some())
+    })
+}
+
+/// `getPhase`, including init containers and sidecars.
+fn get_phase(
+    pod: &Pod,
+    policy: &str,
+    init_statuses: &[ContainerStatus],
+    statuses: &[ContainerStatus],
+    terminal: bool,
+) -> &'static str {
+    let find = |list: &'_ [ContainerStatus], name: &str| list.iter().find(|s| s.name == name).cloned();
+    let ended = |cs: &ContainerStatus| cs.last_state.as_ref().and_then(|l| l.terminated.clone());
+    let (mut pending_init, mut failed_init) = (0, 0);
+    let (mut unknown, mut running, mut waiting, mut stopped, mut succeeded) = (0, 0, 0, 0, 0);
+    for ic in &pod.spec.init_containers {
+        let Some(cs) = find(init_statuses, &ic.name) else {
+            pending_init += 1;
+            if Role::of_init(ic) == Role::Sidecar {
+                unknown += 1;
+            }
+            continue;
+        };
+        match Role::of_init(ic) {
+            Role::Sidecar => {
+                if cs.state.running.is_some() {
+                    if cs.started != Some(true) {
+                        pending_init += 1;
+                    }
+                    running += 1;
+                } else if cs.state.terminated.is_none() && ended(&cs).is_none() {
+                    pending_init += 1;
+                    waiting += 1;
+                }
+            }
+            _ => {
+                if cs.state.running.is_some() {
+                    pending_init += 1;
+                } else if let Some(t) = &cs.state.terminated {
+                    if t.exit_code != 0 {
+                        failed_init += 1;
+                    }
+                } else if let Some(t) = ended(&cs) {
+                    if t.exit_code != 0 {
+                        failed_init += 1;
+                    }
+                } else {
+                    pending_init += 1;
+                }
+            }
+        }
+    }
+    for c in &pod.spec.containers {
+        let Some(cs) = find(statuses, &c.name) else {
+            unknown += 1;
+            continue;
+        };
         if cs.state.running.is_some() {
             running += 1;
         } else if let Some(t) = &cs.state.terminated {
@@ -1758,29 +1876,24 @@ fn get_phase(policy: &str, statuses: &[ContainerStatus], terminal: bool) -> &'st
             if t.exit_code == 0 {
                 succeeded += 1;
             }
-        } else if cs
-            .last_state
-            .as_ref()
-            .is_some_and(|l| l.terminated.is_some())
-        {
+        } else if ended(&cs).is_some() {
             stopped += 1;
         } else {
             waiting += 1;
         }
     }
-    if waiting > 0 {
+    if failed_init > 0 && policy == "Never" {
+        return "Failed";
+    }
+    if (pending_init > 0 && !any_regular_container_started(statuses)) || waiting > 0 {
         return "Pending";
     }
-    if running > 0 {
+    if running > 0 && unknown == 0 {
         return "Running";
     }
-    if stopped > 0 {
+    if running == 0 && stopped > 0 && unknown == 0 {
         if terminal {
-            return if stopped == succeeded {
-                "Succeeded"
-            } else {
-                "Failed"
-            };
+            return if stopped == succeeded { "Succeeded" } else { "Failed" };
         }
         if policy == "Always" {
             return "Running";
@@ -1796,9 +1909,74 @@ fn get_phase(policy: &str, statuses: &[ContainerStatus], terminal: bool) -> &'st
     "Pending"
 }
 
-/// `GenerateContainersReadyCondition`: (ready, reason, message).
+/// `TerminatePod`: containers the runtime cannot account for at the end count as failed.
+fn terminate_statuses(pod: &Pod, init_statuses: &mut [ContainerStatus], statuses: &mut [ContainerStatus]) {
+    let unknown = |cs: &mut ContainerStatus| {
+        cs.state = terminated_state(&Termination {
+            exit_code: 137,
+            reason: REASON_STATUS_UNKNOWN.into(),
+            message: Some("The container could not be located when the pod was terminated".into()),
+            ..Default::default()
+        });
+        cs.ready = false;
+        cs.started = Some(false);
+    };
+    let last_init_completed = init_statuses
+        .last()
+        .is_some_and(|s| s.state.terminated.as_ref().is_some_and(|t| t.exit_code == 0));
+    let initialized = pod.spec.init_containers.is_empty()
+        || statuses.iter().any(|s| s.state.waiting.is_none() || s.last_state.as_ref().is_some_and(|l| l.terminated.is_some()))
+        || last_init_completed;
+    if initialized {
+        statuses.iter_mut().filter(|s| s.state.terminated.is_none()).for_each(unknown);
+    }
+    // Init containers up to the last one that ever started are failed; later ones never ran.
+    let started = |s: &ContainerStatus| {
+        s.state.waiting.is_none() || s.last_state.as_ref().is_some_and(|l| l.terminated.is_some())
+    };
+    if let Some(last) = init_statuses.iter().rposition(started) {
+        init_statuses[..=last].iter_mut().filter(|s| s.state.terminated.is_none()).for_each(unknown);
+    }
+}
+
+/// `GeneratePodInitializedCondition`: (initialized, reason, message).
+fn initialized(
+    pod: &Pod,
+    init_statuses: &[ContainerStatus],
+    statuses: &[ContainerStatus],
+    phase: &str,
+) -> (bool, Option<String>, Option<String>) {
+    if phase == "Succeeded" {
+        return (true, Some("PodCompleted".into()), None);
+    }
+    if any_regular_container_started(statuses) {
+        return (true, None, None);
+    }
+    let incomplete: Vec<&str> = pod
+        .spec
+        .init_containers
+        .iter()
+        .filter(|ic| {
+            let cs = init_statuses.iter().find(|s| s.name == ic.name);
+            match Role::of_init(ic) {
+                Role::Sidecar => cs.is_none_or(|s| s.started != Some(true)),
+                _ => cs.is_none_or(|s| !s.ready),
+            }
+        })
+        .map(|ic| ic.name.as_str())
+        .collect();
+    if incomplete.is_empty() {
+        (true, None, None)
+    } else {
+        let message = format!("containers with incomplete status: [{}]", incomplete.join(" "));
+        (false, Some("ContainersNotInitialized".into()), Some(message))
+    }
+}
+
+/// `GenerateContainersReadyCondition`: (ready, reason, message); sidecars count, listed first.
 fn containers_ready(
     pod: &Pod,
+    init_statuses: &[ContainerStatus],
     statuses: &[ContainerStatus],
     phase: &str,
 ) -> (bool, Option<String>, Option<String>) {
@@ -1807,24 +1985,18 @@ fn containers_ready(
         "Failed" => return (false, Some("PodFailed".into()), None),
         _ => {}
     }
-    let unready: Vec<&str> = pod
-        .spec
-        .containers
-        .iter()
-        .filter(|c| !statuses.iter().any(|s| s.name == c.name && s.ready))
-        .map(|c| c.name.as_str())
+    let sidecars = pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Sidecar);
+    let unready: Vec<&str> = sidecars
+        .map(|c| (c, init_statuses))
+        .chain(pod.spec.containers.iter().map(|c| (c, statuses)))
+        .filter(|(c, list)| !list.iter().any(|s| s.name == c.name && s.ready))
+        .map(|(c, _)| c.name.as_str())
         .collect();
     if unready.is_empty() {
         (true, None, None)
     } else {
-        (
-            false,
-            Some("ContainersNotReady".into()),
-            Some(format!(
-                "containers with unready status: [{}]",
-                unready.join(" ")
-            )),
-        )
+        let message = format!("containers with unready status: [{}]", unready.join(" "));
+        (false, Some("ContainersNotReady".into()), Some(message))
     }
 }
 
@@ -1920,6 +2092,44 @@ fn parse_quantity_milli(s: &str) -> Option<f64> {
     Some(value * scale * 1000.0)
 }
 
+/// A pod's effective request for a resource, in thousandths: the larger of what its app
+/// containers (plus sidecars) ask together and what its biggest init container asks.
+fn pod_request(pod: &Pod, name: &str) -> f64 {
+    let request = |c: &Container| {
+        let res = c.resources.clone().unwrap_or_default();
+        // API defaulting copies a limit into an absent request.
+        res.requests.get(name).or_else(|| res.limits.get(name)).and_then(|q| parse_quantity_milli(q)).unwrap_or(0.0)
+    };
+    let sidecars: f64 =
+        pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Sidecar).map(request).sum();
+    let apps: f64 = pod.spec.containers.iter().map(request).sum::<f64>() + sidecars;
+    let init = pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Init).map(request).fold(0.0, f64::max);
+    apps.max(init)
+}
+
+/// Whether a required node-affinity term matches the node (expressions and fields are ANDed).
+fn term_matches(term: &crate::sim::types::NodeSelectorTerm, node: &Node) -> bool {
+    let labels = &node.metadata.labels;
+    let exprs_ok = term.match_expressions.iter().all(|e| {
+        let got = labels.get(&e.key);
+        let num = |s: &str| s.parse::<i64>().ok();
+        match e.operator.as_str() {
+            "In" => got.is_some_and(|g| e.values.contains(g)),
+            "NotIn" => got.is_none_or(|g| !e.values.contains(g)),
+            "Exists" => got.is_some(),
+            "DoesNotExist" => got.is_none(),
+            "Gt" => got.and_then(|g| num(g)).zip(e.values.first().and_then(|v| num(v))).is_some_and(|(g, v)| g > v),
+            "Lt" => got.and_then(|g| num(g)).zip(e.values.first().and_then(|v| num(v))).is_some_and(|(g, v)| g < v),
+            _ => false,
+        }
+    });
+    let fields_ok = term.match_fields.iter().all(|f| {
+        let name_matches = f.values.contains(&node.metadata.name);
+        f.key == "metadata.name" && if f.operator == "NotIn" { !name_matches } else { name_matches }
+    });
+    (!term.match_expressions.is_empty() || !term.match_fields.is_empty()) && exprs_ok && fields_ok
+}
+
 /// `GetPodQOS`: Guaranteed, Burstable or BestEffort from cpu/memory requests and limits.
 fn qos_class(pod: &Pod) -> &'static str {
     let mut requests: BTreeMap<&str, f64> = BTreeMap::new();
@@ -1972,45 +2182,28 @@ fn qos_class(pod: &Pod) -> &'static str {
     "Burstable"
 }
 
-/// One line per container for the loop panel: `app: running, ready` / `app: waiting (ImagePullBackOff)`.
-fn summarize(statuses: &[ContainerStatus]) -> String {
-    if statuses.is_empty() {
-        return "no container statuses".into();
-    }
-    statuses
-        .iter()
+/// One line per container for the loop panel: `container app: running, ready`.
+fn summarize<'a>(statuses: impl Iterator<Item = &'a ContainerStatus>) -> String {
+    let lines: Vec<String> = statuses
         .map(|s| {
             let state = if s.state.running.is_some() {
-                if s.ready {
-                    "running, ready".to_string()
-                } else {
-                    "running, not ready".to_string()
-                }
+                if s.ready { "running, ready".to_string() } else { "running, not ready".to_string() }
             } else if let Some(t) = &s.state.terminated {
-                format!(
-                    "terminated ({}, exit {})",
-                    t.reason.as_deref().unwrap_or(""),
-                    t.exit_code
-                )
+                format!("terminated ({}, exit {})", t.reason.as_deref().unwrap_or(""), t.exit_code)
             } else {
-                format!(
-                    "waiting ({})",
-                    s.state
-                        .waiting
-                        .as_ref()
-                        .and_then(|w| w.reason.as_deref())
-                        .unwrap_or("")
-                )
+                let reason = s.state.waiting.as_ref().and_then(|w| w.reason.as_deref()).unwrap_or("");
+                format!("waiting ({reason})")
             };
-            let restarts = if s.restart_count > 0 {
-                format!(", {} restarts", s.restart_count)
-            } else {
-                String::new()
-            };
+            let restarts =
+                if s.restart_count > 0 { format!(", {} restarts", s.restart_count) } else { String::new() };
             format!("container {}: {state}{restarts}", s.name)
         })
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect();
+    if lines.is_empty() {
+        "no container statuses".into()
+    } else {
+        lines.join("; ")
+    }
 }
 
 #[cfg(test)]

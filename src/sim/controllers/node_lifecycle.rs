@@ -931,21 +931,27 @@ mod tests {
     }
 
     fn node(name: &str, conditions: Vec<Condition>) -> Node {
-        let mut n = Node::default();
-        n.metadata = ObjectMeta {
-            name: name.into(),
-            uid: format!("uid-{name}"),
-            resource_version: "7".into(),
-            creation_timestamp: Some(Time(0)),
+        let allocatable: crate::sim::types::StringMap =
+            [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        Node {
+            metadata: ObjectMeta {
+                name: name.into(),
+                uid: format!("uid-{name}"),
+                resource_version: "7".into(),
+                creation_timestamp: Some(Time(0)),
+                ..Default::default()
+            },
+            status: crate::sim::types::NodeStatus {
+                capacity: allocatable.clone(),
+                allocatable,
+                conditions,
+                ..Default::default()
+            },
             ..Default::default()
-        };
-        n.status.allocatable = [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        n.status.capacity = n.status.allocatable.clone();
-        n.status.conditions = conditions;
-        n
+        }
     }
 
     fn pod(name: &str, node: &str, tolerations: Vec<Toleration>) -> Pod {
@@ -1595,5 +1601,220 @@ mod tests {
             .unwrap();
         c.step_to(4_000, |_| {});
         assert!(c.node("node-1").spec.taints.is_empty());
+    }
+
+    // ------------------------------------------------------------------ full stack
+
+    fn full_stack_cluster() -> Sim {
+        use crate::sim::types::{
+            Deployment, DeploymentSpec, LabelSelector, PodTemplateSpec, Service, ServicePort,
+            ServiceSpec,
+        };
+        let mut sim = Sim::new(SimConfig::default());
+        for name in ["node-1", "node-2", "node-3"] {
+            let mut n = node(name, vec![]);
+            n.metadata.uid.clear();
+            n.metadata.resource_version.clear();
+            sim.submit(ApiRequest::Create(Object::Node(n)))
+                .expect("node registered");
+        }
+        let labels: crate::sim::types::StringMap = [("app".to_string(), "web".to_string())].into();
+        let deployment = Deployment {
+            metadata: ObjectMeta {
+                name: "web".into(),
+                namespace: "default".into(),
+                ..Default::default()
+            },
+            spec: DeploymentSpec {
+                replicas: Some(3),
+                selector: LabelSelector {
+                    match_labels: labels.clone(),
+                    ..Default::default()
+                },
+                template: PodTemplateSpec {
+                    metadata: ObjectMeta {
+                        labels: labels.clone(),
+                        ..Default::default()
+                    },
+                    spec: PodSpec {
+                        containers: vec![Container {
+                            name: "nginx".into(),
+                            image: "nginx:1.27".into(),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    },
+                },
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        sim.submit(ApiRequest::Create(Object::Deployment(deployment)))
+            .expect("deployment created");
+        let service = Service {
+            metadata: ObjectMeta {
+                name: "web".into(),
+                namespace: "default".into(),
+                ..Default::default()
+            },
+            spec: ServiceSpec {
+                selector: labels,
+                ports: vec![ServicePort {
+                    port: 80,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            status: None,
+        };
+        sim.submit(ApiRequest::Create(Object::Service(service)))
+            .expect("service created");
+        sim
+    }
+
+    fn web_pods(sim: &Sim) -> Vec<Pod> {
+        sim.api
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod().cloned())
+            .collect()
+    }
+
+    fn ready_ips(sim: &Sim) -> Vec<String> {
+        crate::sim::controllers::endpointslice::ready_endpoints(
+            sim.api.list(Kind::EndpointSlice),
+            "default",
+            "web",
+        )
+    }
+
+    #[test]
+    fn a_node_failure_plays_out_as_in_a_real_cluster() {
+        let mut sim = full_stack_cluster();
+        sim.advance_to(60_000, usize::MAX);
+        let pods = web_pods(&sim);
+        assert_eq!(
+            pods.iter().filter(|p| p.is_ready()).count(),
+            3,
+            "the Deployment is up: {pods:#?}"
+        );
+        assert_eq!(ready_ips(&sim).len(), 3);
+        let dead = pods[0].spec.node_name.clone();
+        let victims: Vec<String> = pods
+            .iter()
+            .filter(|p| p.spec.node_name == dead)
+            .map(|p| p.metadata.name.clone())
+            .collect();
+        let victim_ips: Vec<String> = pods
+            .iter()
+            .filter(|p| p.spec.node_name == dead)
+            .filter_map(|p| p.status.pod_ip.clone())
+            .collect();
+        let lease = sim
+            .get(&ObjectKey::new(Kind::Lease, NODE_LEASE_NAMESPACE, &dead))
+            .and_then(|o| o.as_lease().cloned());
+        let last_renew = lease
+            .and_then(|l| l.spec.renew_time)
+            .expect("the kubelet renews its lease")
+            .0;
+        assert!(last_renew + 10_000 >= 60_000, "renewed every 10 s: {last_renew}");
+        sim.inject(Fault::NodeDown { node: dead.clone() })
+            .expect("node down");
+
+        let node_of = |sim: &Sim| {
+            sim.get(&ObjectKey::new(Kind::Node, "", &dead))
+                .and_then(|o| o.as_node().cloned())
+                .unwrap()
+        };
+        let pod_of = |sim: &Sim, name: &str| {
+            sim.get(&ObjectKey::new(Kind::Pod, "default", name))
+                .and_then(|o| o.as_pod().cloned())
+        };
+        let mut t = sim.now();
+        while node_of(&sim).ready_status() == "True" {
+            t += 1_000;
+            assert!(t < 200_000, "the node never went Unknown");
+            sim.advance_to(t, usize::MAX);
+        }
+        let unknown_after = t - last_renew;
+        assert!(
+            (50_000..=61_000).contains(&unknown_after),
+            "Unknown {unknown_after} ms after the last renewal"
+        );
+        sim.advance_to(t + 1_000, usize::MAX);
+        for v in &victims {
+            assert!(!pod_of(&sim, v).unwrap().is_ready(), "{v} marked not ready");
+        }
+        let ips = ready_ips(&sim);
+        assert!(
+            victim_ips.iter().all(|ip| !ips.contains(ip)),
+            "endpoints drop the dead node's pods: {ips:?}"
+        );
+        assert!(
+            pod_of(&sim, &victims[0])
+                .unwrap()
+                .metadata
+                .deletion_timestamp
+                .is_none(),
+            "not replaced yet"
+        );
+
+        sim.advance_to(t + 10_000, usize::MAX);
+        let tainted = no_execute(&node_of(&sim))
+            .and_then(|x| x.time_added)
+            .expect("unreachable:NoExecute")
+            .0;
+        sim.advance_to(tainted + 299_000, usize::MAX);
+        assert!(
+            pod_of(&sim, &victims[0])
+                .unwrap()
+                .metadata
+                .deletion_timestamp
+                .is_none(),
+            "tolerated for 300 s"
+        );
+        sim.advance_to(tainted + 301_000, usize::MAX);
+        for v in &victims {
+            let p = pod_of(&sim, v).expect("stays Terminating: no kubelet to confirm");
+            assert!(
+                p.metadata.deletion_timestamp.is_some(),
+                "{v} evicted after 300 s"
+            );
+        }
+        let evicted_after = tainted + 301_000 - last_renew;
+        eprintln!("FULL last_renew={last_renew} unknown={t} unknown_after={unknown_after} tainted={tainted} victims={victims:?}");
+        assert!(
+            (350_000..=375_000).contains(&evicted_after),
+            "evicted ≈ 350–360 s after the failure: {evicted_after}"
+        );
+
+        sim.advance_to(tainted + 361_000, usize::MAX);
+        let live: Vec<Pod> = web_pods(&sim)
+            .into_iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .collect();
+        assert_eq!(live.len(), 3, "the ReplicaSet replaced the evicted pods");
+        assert!(
+            live.iter().all(|p| p.spec.node_name != dead),
+            "the scheduler avoids the unreachable node"
+        );
+        assert_eq!(live.iter().filter(|p| p.is_ready()).count(), 3);
+        assert_eq!(ready_ips(&sim).len(), 3);
+
+        sim.inject(Fault::NodeUp { node: dead.clone() })
+            .expect("node up");
+        let back = sim.now();
+        sim.advance_to(back + 60_000, usize::MAX);
+        assert_eq!(node_of(&sim).ready_status(), "True");
+        assert!(
+            node_of(&sim).spec.taints.is_empty(),
+            "taints removed: {:?}",
+            taint_names(&node_of(&sim))
+        );
+        for v in &victims {
+            assert!(
+                pod_of(&sim, v).is_none(),
+                "the returning kubelet finished deleting {v}"
+            );
+        }
     }
 }

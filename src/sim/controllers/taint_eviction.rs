@@ -141,12 +141,7 @@ impl TaintEvictionController {
         self.work
             .insert(key.clone(), Work::Firing { in_flight: true });
         let mut marked = pod.clone();
-        let kept_ltt = pod
-            .status
-            .conditions
-            .iter()
-            .find(|c| c.type_ == "DisruptionTarget" && c.status == "True")
-            .and_then(|c| c.last_transition_time);
+        // set_condition keeps an existing True condition's lastTransitionTime, as UpdatePodCondition.
         set_condition(
             &mut marked.status.conditions,
             Condition {
@@ -154,7 +149,7 @@ impl TaintEvictionController {
                 status: "True".into(),
                 reason: Some(DELETION_BY_TAINT_MANAGER.into()),
                 message: Some("Taint manager: deleting due to NoExecute taint".into()),
-                last_transition_time: kept_ltt.or(Some(Time(now))),
+                last_transition_time: Some(Time(now)),
                 ..Default::default()
             },
         );

@@ -756,7 +756,7 @@ fn a_terminating_pod_without_running_containers_reports_a_terminal_phase_then_de
     cache.upsert(Arc::new(Object::Pod(p)));
     let mut rt = NodeRuntime::default();
     rt.ensure_sandbox("u1", "default", "web", "10.244.1", 0);
-    rt.start_container("u1", "app", "nginx:1.27", 0, None, 0, 1_000);
+    rt.start_container("u1", "app", "nginx:1.27", 0, None, 0, None, 1_000);
     rt.stop_container("u1", "app", 11_000, 0);
     let out = reconcile_once(
         &mut Kubelet::new("node-1"),
@@ -1077,4 +1077,122 @@ fn zz_debug_dump_trace() {
             println!("{line}");
         }
     }
+}
+
+// ------------------------------------------------------------------ init containers
+
+fn with_init(mut p: Pod, name: &str, sidecar: bool) -> Pod {
+    p.spec.init_containers.push(Container {
+        name: name.into(),
+        image: "busybox:1.36".into(),
+        restart_policy: sidecar.then(|| "Always".to_string()),
+        ..Default::default()
+    });
+    p
+}
+
+#[test]
+fn init_containers_run_to_completion_one_after_another_before_the_app_starts() {
+    let mut sim = cluster();
+    create(&mut sim, with_init(with_init(pod("web", "nginx:1.27"), "migrate", false), "warm", false));
+    sim.advance_to(1_500, usize::MAX);
+    let p = get_pod(&sim, "web").unwrap();
+    assert_eq!(p.status.phase, "Pending");
+    assert_eq!(condition(&p, "Initialized").message.as_deref(), Some("containers with incomplete status: [migrate warm]"));
+    assert_eq!(p.status.container_statuses[0].state.waiting.as_ref().unwrap().reason.as_deref(), Some("PodInitializing"));
+
+    sim.advance_to(40_000, usize::MAX);
+    let events = pod_events(&sim, "web");
+    let started: Vec<&str> = events.iter().filter(|(_, r, _)| r == "Started").map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(started, ["Started container migrate", "Started container warm", "Started container app"]);
+    let p = get_pod(&sim, "web").unwrap();
+    assert_eq!(p.status.phase, "Running");
+    assert!(p.is_ready());
+    assert_eq!(condition(&p, "Initialized").status, "True");
+    let init: Vec<(String, bool, Option<String>)> = p
+        .status
+        .init_container_statuses
+        .iter()
+        .map(|s| (s.name.clone(), s.ready, s.state.terminated.as_ref().and_then(|t| t.reason.clone())))
+        .collect();
+    assert_eq!(
+        init,
+        [("migrate".to_string(), true, Some("Completed".to_string())), ("warm".to_string(), true, Some("Completed".to_string()))]
+    );
+}
+
+#[test]
+fn a_sidecar_starts_first_keeps_running_and_counts_for_readiness() {
+    let mut sim = cluster();
+    create(&mut sim, with_init(pod("web", "nginx:1.27"), "proxy", true));
+    sim.advance_to(30_000, usize::MAX);
+    let p = get_pod(&sim, "web").unwrap();
+    assert_eq!(p.status.phase, "Running");
+    assert!(p.is_ready());
+    let proxy = &p.status.init_container_statuses[0];
+    assert!(proxy.state.running.is_some() && proxy.ready && proxy.started == Some(true));
+    let events = pod_events(&sim, "web");
+    let fields: Vec<&str> = events.iter().filter(|(_, r, _)| r == "Started").map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(fields, ["Started container proxy", "Started container app"]);
+}
+
+#[test]
+fn a_failing_init_container_is_retried_with_back_off_or_fails_a_never_restarting_pod() {
+    let mut sim = cluster();
+    create(&mut sim, with_init(pod("retry", "nginx:1.27"), "migrate", false));
+    create(&mut sim, with_init(pod("once", "nginx:1.27").with_restart_policy("Never"), "migrate", false));
+    sim.advance_to(100, usize::MAX);
+    for name in ["retry", "once"] {
+        let t = PodTarget { container: Some("migrate".into()), ..target(name) };
+        sim.inject(Fault::CrashLoop { target: t, exit_code: 1, duration: None }).unwrap();
+    }
+    sim.advance_to(60_000, usize::MAX);
+    let retry = get_pod(&sim, "retry").unwrap();
+    assert_eq!(retry.status.phase, "Pending");
+    assert!(retry.status.init_container_statuses[0].restart_count >= 2);
+    assert!(times_of(&pod_events(&sim, "retry"), "BackOff").len() >= 2);
+    assert_eq!(condition(&retry, "Initialized").status, "False");
+    let once = get_pod(&sim, "once").unwrap();
+    assert_eq!(once.status.phase, "Failed");
+    assert_eq!(once.status.init_container_statuses[0].state.terminated.as_ref().unwrap().exit_code, 1);
+    assert!(pod_events(&sim, "once").iter().all(|(_, _, m)| m != "Started container app"));
+}
+
+// ------------------------------------------------------------------ admission
+
+fn requesting(mut p: Pod, cpu: &str, memory: &str) -> Pod {
+    let requests: BTreeMap<String, String> = [("cpu".to_string(), cpu.to_string()), ("memory".to_string(), memory.to_string())].into();
+    p.spec.containers[0].resources = Some(ResourceRequirements { requests, ..Default::default() });
+    p
+}
+
+#[test]
+fn a_pod_that_does_not_fit_the_node_is_rejected_with_out_of_cpu() {
+    let mut sim = cluster();
+    running_pod(&mut sim, requesting(pod("big", "nginx:1.27"), "3", "1Gi"));
+    create(&mut sim, requesting(pod("too-big", "nginx:1.27"), "1500m", "1Gi"));
+    sim.advance_to(sim.now() + 5_000, usize::MAX);
+    let p = get_pod(&sim, "too-big").unwrap();
+    assert_eq!(p.status.phase, "Failed");
+    assert_eq!(p.status.reason.as_deref(), Some("OutOfcpu"));
+    assert_eq!(
+        p.status.message.as_deref(),
+        Some("Pod was rejected: Node didn't have enough resource: cpu, requested: 1500, used: 3000, capacity: 4000")
+    );
+    let events = pod_events(&sim, "too-big");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].1, "OutOfcpu");
+    assert!(sim.machines()["node-1"].runtime.pods.len() == 1, "nothing was started for the rejected pod");
+}
+
+#[test]
+fn a_pod_whose_node_selector_does_not_match_is_rejected_with_node_affinity() {
+    let mut sim = cluster();
+    let mut p = pod("picky", "nginx:1.27");
+    p.spec.node_selector.insert("disktype".into(), "ssd".into());
+    create(&mut sim, p);
+    sim.advance_to(5_000, usize::MAX);
+    let p = get_pod(&sim, "picky").unwrap();
+    assert_eq!((p.status.phase.as_str(), p.status.reason.as_deref()), ("Failed", Some("NodeAffinity")));
+    assert_eq!(p.status.message.as_deref(), Some("Pod was rejected: Predicate NodeAffinity failed"));
 }

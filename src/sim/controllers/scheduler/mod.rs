@@ -107,11 +107,14 @@ pub struct NodeDecision {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SchedulingDecision {
     pub pod: ObjectKey,
-    /// Nodes in the order they were evaluated.
+    /// Nodes in the order they were evaluated (in clusters of over 100 nodes, only the 50 best
+    /// feasible nodes and the first 50 rejected ones).
     pub nodes: Vec<NodeDecision>,
+    /// Evaluated nodes left out of `nodes`.
+    pub omitted_nodes: usize,
     /// The node the pod was (or, for [`explain`], would be) bound to.
     pub chosen: Option<String>,
-    /// Other nodes with the same top score; the scheduler picks among them at random.
+    /// Other nodes with the same top score (up to 20); the scheduler picks among them at random.
     pub tied_with: Vec<String>,
     /// The FailedScheduling message when no node fits.
     pub message: Option<String>,
@@ -226,44 +229,39 @@ fn num_feasible_nodes_to_find(num_all: usize) -> usize {
     (num_all * percentage / 100).max(MIN_FEASIBLE_NODES_TO_FIND)
 }
 
-struct FilterPass {
-    total: usize,
-    processed: usize,
-    /// (node, status) for every rejected node, in evaluation order.
-    rejected: Vec<(String, Rejection)>,
-    feasible: Vec<String>,
-    /// Evaluation order of all processed nodes (rejected and feasible interleaved).
-    order: Vec<String>,
+/// The Filter phase's result. Nodes are indices into `names`/`infos` (every existing node in
+/// name order) so that a pass over a thousand nodes allocates next to nothing.
+struct FilterPass<'s> {
+    names: Vec<&'s str>,
+    infos: Vec<&'s NodeInfo>,
+    /// Evaluation order of the processed nodes.
+    processed: Vec<usize>,
+    /// The status of every rejected node, in evaluation order.
+    rejected: Vec<(usize, Rejection)>,
+    feasible: Vec<usize>,
 }
 
-/// The Filter phase (`findNodesThatPassFilters`), sequential and deterministic. Pods nominated to
-/// a node with at least this pod's priority are counted there (`RunFilterPluginsWithNominatedPods`).
-fn filter_nodes(state: &ClusterState, p: &PodCtx, start: usize, limit: usize) -> FilterPass {
-    let names = state.node_names();
+/// The Filter phase (`findNodesThatPassFilters`), sequential and deterministic: from `start`,
+/// round the node list, until `limit` feasible nodes are found. Pods nominated to a node with at
+/// least this pod's priority are counted there (`RunFilterPluginsWithNominatedPods`).
+fn filter_nodes<'s>(state: &'s ClusterState, p: &PodCtx, start: usize, limit: usize) -> FilterPass<'s> {
+    let (names, infos): (Vec<&str>, Vec<&NodeInfo>) =
+        state.nodes.iter().filter(|(_, ni)| ni.node.is_some()).map(|(n, ni)| (n.as_str(), ni)).unzip();
     let total = names.len();
     let mut nominated_here: BTreeMap<&str, Vec<(&ObjectKey, &PodEntry)>> = BTreeMap::new();
     for (k, n) in &state.nominated {
         if *k != p.key && n.entry.priority >= p.priority {
-            nominated_here
-                .entry(n.entry.node.as_str())
-                .or_default()
-                .push((k, &n.entry));
+            nominated_here.entry(n.entry.node.as_str()).or_default().push((k, &n.entry));
         }
     }
-    let mut pass = FilterPass {
-        total,
-        processed: 0,
-        rejected: Vec::new(),
-        feasible: Vec::new(),
-        order: Vec::new(),
-    };
+    let mut pass = FilterPass { names, infos, processed: Vec::new(), rejected: Vec::new(), feasible: Vec::new() };
     for i in 0..total {
         if pass.feasible.len() >= limit {
             break;
         }
-        let name = names[(start + i) % total];
-        let ni = &state.nodes[name];
-        let verdict = match nominated_here.get(name.as_str()) {
+        let idx = (start + i) % total;
+        let ni = pass.infos[idx];
+        let verdict = match nominated_here.get(pass.names[idx]) {
             Some(noms) => {
                 let mut with = ni.clone();
                 for (k, e) in noms {
@@ -273,98 +271,67 @@ fn filter_nodes(state: &ClusterState, p: &PodCtx, start: usize, limit: usize) ->
             }
             None => plugins::run_filters(p, ni),
         };
-        pass.processed += 1;
-        pass.order.push(name.clone());
+        pass.processed.push(idx);
         match verdict {
-            Some(r) => pass.rejected.push((name.clone(), r)),
-            None => pass.feasible.push(name.clone()),
+            Some(r) => pass.rejected.push((idx, r)),
+            None => pass.feasible.push(idx),
         }
     }
     pass
 }
 
-/// PreScore + Score + NormalizeScore for the feasible nodes (`prioritizeNodes`).
-fn score_nodes(
-    state: &ClusterState,
-    p: &PodCtx,
-    feasible: &[String],
-) -> Vec<(Vec<PluginScore>, i64)> {
-    let infos: Vec<&NodeInfo> = feasible.iter().map(|n| &state.nodes[n]).collect();
-    let node = |ni: &NodeInfo| ni.node().cloned().unwrap_or_default();
-    let mut columns: Vec<(&'static str, i64, Vec<i64>, Vec<i64>)> = Vec::new();
+/// Scores of the feasible nodes, one column per Score plugin that ran.
+struct Scores {
+    /// (plugin, weight, raw scores, normalized scores), indexed like `FilterPass::feasible`.
+    columns: Vec<(&'static str, i64, Vec<i64>, Vec<i64>)>,
+    totals: Vec<i64>,
+}
 
-    let taint_raw: Vec<i64> = infos
-        .iter()
-        .map(|ni| plugins::taint_toleration_raw(p.pod, &node(ni)))
-        .collect();
-    let mut taint = taint_raw.clone();
-    plugins::default_normalize(&mut taint, true);
-    columns.push((
-        TAINT_TOLERATION,
-        plugins::WEIGHT_TAINT_TOLERATION,
-        taint_raw,
-        taint,
-    ));
+impl Scores {
+    fn of(&self, i: usize) -> Vec<PluginScore> {
+        self.columns
+            .iter()
+            .map(|(plugin, weight, raw, norm)| PluginScore { plugin, raw: raw[i], score: norm[i], weight: *weight })
+            .collect()
+    }
+}
+
+/// PreScore + Score + NormalizeScore + weighted sum for the feasible nodes (`prioritizeNodes`).
+fn score_nodes(p: &PodCtx, infos: &[&NodeInfo]) -> Scores {
+    // Feasible nodes always have their Node object (Filter rejects the others).
+    let mut columns = Vec::new();
+
+    let raw: Vec<i64> = infos.iter().map(|ni| ni.node().map_or(0, |n| plugins::taint_toleration_raw(p.pod, n))).collect();
+    let mut norm = raw.clone();
+    plugins::default_normalize(&mut norm, true);
+    columns.push((TAINT_TOLERATION, plugins::WEIGHT_TAINT_TOLERATION, raw, norm));
 
     if plugins::has_preferred_affinity(p.pod) {
-        let raw: Vec<i64> = infos
-            .iter()
-            .map(|ni| plugins::node_affinity_raw(p.pod, &node(ni)))
-            .collect();
+        let raw: Vec<i64> = infos.iter().map(|ni| ni.node().map_or(0, |n| plugins::node_affinity_raw(p.pod, n))).collect();
         let mut norm = raw.clone();
         plugins::default_normalize(&mut norm, false);
         columns.push((NODE_AFFINITY, plugins::WEIGHT_NODE_AFFINITY, raw, norm));
     }
 
-    let fit: Vec<i64> = infos
-        .iter()
-        .map(|ni| plugins::least_allocated(p, ni))
-        .collect();
-    columns.push((
-        NODE_RESOURCES_FIT,
-        plugins::WEIGHT_NODE_RESOURCES_FIT,
-        fit.clone(),
-        fit,
-    ));
+    let fit: Vec<i64> = infos.iter().map(|ni| plugins::least_allocated(p, ni)).collect();
+    columns.push((NODE_RESOURCES_FIT, plugins::WEIGHT_NODE_RESOURCES_FIT, fit.clone(), fit));
 
-    let balanced: Vec<Option<i64>> = infos
-        .iter()
-        .map(|ni| plugins::balanced_allocation(p, ni))
-        .collect();
-    if balanced.iter().all(Option::is_some) {
-        let b: Vec<i64> = balanced.into_iter().flatten().collect();
-        columns.push((
-            BALANCED_ALLOCATION,
-            plugins::WEIGHT_BALANCED_ALLOCATION,
-            b.clone(),
-            b,
-        ));
+    // BalancedAllocation skips BestEffort pods altogether (the same answer for every node).
+    let balanced: Option<Vec<i64>> = infos.iter().map(|ni| plugins::balanced_allocation(p, ni)).collect();
+    if let Some(b) = balanced {
+        columns.push((BALANCED_ALLOCATION, plugins::WEIGHT_BALANCED_ALLOCATION, b.clone(), b));
     }
 
-    (0..feasible.len())
-        .map(|i| {
-            let scores: Vec<PluginScore> = columns
-                .iter()
-                .map(|(plugin, weight, raw, norm)| PluginScore {
-                    plugin,
-                    raw: raw[i],
-                    score: norm[i],
-                    weight: *weight,
-                })
-                .collect();
-            let total = scores.iter().map(|s| s.score * s.weight).sum();
-            (scores, total)
-        })
-        .collect()
+    let totals = (0..infos.len()).map(|i| columns.iter().map(|(_, w, _, norm)| w * norm[i]).sum()).collect();
+    Scores { columns, totals }
 }
 
 /// `selectHost`: the top-scoring node; among equals, reservoir sampling picks uniformly.
 /// Without a random source (explain), the first top node in evaluation order.
-fn select_host(totals: &[i64], rng: Option<&mut Rng>) -> Option<usize> {
+fn select_host(totals: &[i64], mut rng: Option<&mut Rng>) -> Option<usize> {
     let max = *totals.iter().max()?;
     let mut chosen = None;
     let mut count = 0u64;
-    let mut rng = rng;
     for (i, t) in totals.iter().enumerate() {
         if *t != max {
             continue;
@@ -384,15 +351,8 @@ fn select_host(totals: &[i64], rng: Option<&mut Rng>) -> Option<usize> {
 
 enum CycleOutcome {
     NoNodes,
-    Fits {
-        node: String,
-        total: i64,
-    },
-    Unschedulable {
-        message: String,
-        plugins: BTreeSet<&'static str>,
-        post_filter: PostFilter,
-    },
+    Fits { node: String, total: i64 },
+    Unschedulable { message: String, plugins: BTreeSet<&'static str>, post_filter: PostFilter },
 }
 
 struct Cycle {
@@ -401,103 +361,105 @@ struct Cycle {
     outcome: CycleOutcome,
 }
 
+/// Up to this many evaluated nodes a decision lists every one; beyond, the best-scoring feasible
+/// nodes and the first rejected ones (a thousand-node cycle would otherwise cost a thousand
+/// entries per pod).
+const DECISION_DETAIL_NODES: usize = 100;
+/// At most this many tied nodes are named in a decision.
+const DECISION_MAX_TIED: usize = 20;
+
+fn describe_nodes(pass: &FilterPass, scores: &Scores, chosen: Option<usize>) -> (Vec<NodeDecision>, usize) {
+    // Per node index: its position among the feasible nodes, or its rejection.
+    let n = pass.names.len();
+    let mut feasible_pos: Vec<Option<usize>> = vec![None; n];
+    for (i, idx) in pass.feasible.iter().enumerate() {
+        feasible_pos[*idx] = Some(i);
+    }
+    let mut rejected: Vec<Option<&Rejection>> = vec![None; n];
+    for (idx, r) in &pass.rejected {
+        rejected[*idx] = Some(r);
+    }
+    let mut keep = vec![pass.processed.len() <= DECISION_DETAIL_NODES; n];
+    if pass.processed.len() > DECISION_DETAIL_NODES {
+        let half = DECISION_DETAIL_NODES / 2;
+        let mut best: Vec<usize> = (0..pass.feasible.len()).collect();
+        best.sort_by_key(|i| (std::cmp::Reverse(scores.totals[*i]), *i));
+        for i in best.iter().take(half).chain(chosen.as_ref()) {
+            keep[pass.feasible[*i]] = true;
+        }
+        for (idx, _) in pass.rejected.iter().take(half) {
+            keep[*idx] = true;
+        }
+    }
+    let nodes: Vec<NodeDecision> = pass
+        .processed
+        .iter()
+        .filter(|idx| keep[**idx])
+        .filter_map(|idx| {
+            let verdict = match (rejected[*idx], feasible_pos[*idx]) {
+                (Some(r), _) => NodeVerdict::Filtered { plugin: r.plugin, reasons: r.reasons.clone() },
+                (None, Some(i)) => NodeVerdict::Feasible { scores: scores.of(i), total: scores.totals[i] },
+                (None, None) => return None,
+            };
+            Some(NodeDecision { node: pass.names[*idx].to_string(), verdict })
+        })
+        .collect();
+    let omitted = pass.processed.len() - nodes.len();
+    (nodes, omitted)
+}
+
 /// One scheduling cycle against `state`, shared by the scheduler and [`explain`].
-fn run_cycle(
-    state: &ClusterState,
-    p: &PodCtx,
-    start: usize,
-    limit: usize,
-    rng: Option<&mut Rng>,
-) -> Cycle {
+fn run_cycle(state: &ClusterState, p: &PodCtx, start: usize, limit: usize, rng: Option<&mut Rng>) -> Cycle {
     let pass = filter_nodes(state, p, start, limit);
+    let total_nodes = pass.names.len();
     let mut decision = SchedulingDecision {
         pod: p.key.clone(),
         nodes: Vec::new(),
+        omitted_nodes: 0,
         chosen: None,
         tied_with: Vec::new(),
         message: None,
         preemption: None,
-        total_nodes: pass.total,
+        total_nodes,
         feasible_nodes: pass.feasible.len(),
     };
-    if pass.total == 0 {
+    if total_nodes == 0 {
         decision.message = Some(NO_NODES_AVAILABLE.into());
-        return Cycle {
-            decision,
-            processed: 0,
-            outcome: CycleOutcome::NoNodes,
-        };
+        return Cycle { decision, processed: 0, outcome: CycleOutcome::NoNodes };
     }
-    let scored = score_nodes(state, p, &pass.feasible);
-    let mut rejected: BTreeMap<&str, &Rejection> =
-        pass.rejected.iter().map(|(n, r)| (n.as_str(), r)).collect();
-    let mut scores: BTreeMap<&str, &(Vec<PluginScore>, i64)> = pass
-        .feasible
-        .iter()
-        .map(String::as_str)
-        .zip(scored.iter())
-        .collect();
-    for name in &pass.order {
-        let verdict = if let Some(r) = rejected.remove(name.as_str()) {
-            NodeVerdict::Filtered {
-                plugin: r.plugin,
-                reasons: r.reasons.clone(),
-            }
-        } else if let Some((s, total)) = scores.remove(name.as_str()) {
-            NodeVerdict::Feasible {
-                scores: s.clone(),
-                total: *total,
-            }
-        } else {
-            continue;
-        };
-        decision.nodes.push(NodeDecision {
-            node: name.clone(),
-            verdict,
-        });
-    }
+    let feasible_infos: Vec<&NodeInfo> = pass.feasible.iter().map(|idx| pass.infos[*idx]).collect();
+    let scores = score_nodes(p, &feasible_infos);
 
     if pass.feasible.is_empty() {
-        let post_filter = preemption::preempt(state, p, &pass.rejected, pass.total);
+        let rejected: Vec<(&str, &Rejection)> = pass.rejected.iter().map(|(idx, r)| (pass.names[*idx], r)).collect();
+        let post_filter = preemption::preempt(state, p, &rejected, total_nodes);
         let pf_message = post_filter.message();
-        let reasons = pass
-            .rejected
-            .iter()
-            .flat_map(|(_, r)| r.reasons.iter().map(String::as_str));
-        let message = plugins::fit_error_message(pass.total, reasons, pf_message.as_deref());
+        let reasons = pass.rejected.iter().flat_map(|(_, r)| r.reasons.iter().map(String::as_str));
+        let message = plugins::fit_error_message(total_nodes, reasons, pf_message.as_deref());
         let plugins = pass.rejected.iter().map(|(_, r)| r.plugin).collect();
+        (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, None);
         decision.message = Some(message.clone());
         if let PostFilter::Preempt { node, victims } = &post_filter {
             decision.preemption = Some((node.clone(), victims.clone()));
         }
-        return Cycle {
-            decision,
-            processed: pass.processed,
-            outcome: CycleOutcome::Unschedulable {
-                message,
-                plugins,
-                post_filter,
-            },
-        };
+        let outcome = CycleOutcome::Unschedulable { message, plugins, post_filter };
+        return Cycle { decision, processed: pass.processed.len(), outcome };
     }
 
-    let totals: Vec<i64> = scored.iter().map(|(_, t)| *t).collect();
-    let best = select_host(&totals, rng).expect("feasible is not empty");
-    let node = pass.feasible[best].clone();
-    let total = totals[best];
-    decision.chosen = Some(node.clone());
+    let best = select_host(&scores.totals, rng).expect("feasible is not empty");
+    let node = pass.names[pass.feasible[best]].to_string();
+    let total = scores.totals[best];
+    (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, Some(best));
     decision.tied_with = pass
         .feasible
         .iter()
-        .zip(&totals)
-        .filter(|(n, t)| **t == total && **n != node)
-        .map(|(n, _)| n.clone())
+        .zip(&scores.totals)
+        .filter(|(idx, t)| **t == total && pass.names[**idx] != node)
+        .take(DECISION_MAX_TIED)
+        .map(|(idx, _)| pass.names[*idx].to_string())
         .collect();
-    Cycle {
-        decision,
-        processed: pass.processed,
-        outcome: CycleOutcome::Fits { node, total },
-    }
+    decision.chosen = Some(node.clone());
+    Cycle { decision, processed: pass.processed.len(), outcome: CycleOutcome::Fits { node, total } }
 }
 
 /// Explains where `pod` would go on the live state, for the UI and `kubectl describe`: every node's
@@ -811,6 +773,59 @@ impl Scheduler {
         }
     }
 
+    /// A pod the informer no longer has: drop it everywhere and free its node.
+    fn forget_pod(&mut self, key: &ObjectKey) {
+        self.queue.delete(key);
+        self.state.nominated.remove(key);
+        self.binding.remove(key);
+        if let Some(entry) = self.state.unplace(key) {
+            self.forgotten.push(entry);
+        }
+    }
+
+    /// Keys whose state in the informer cache differs from the scheduler's bookkeeping.
+    fn out_of_sync(&self, cache: &Cache) -> Vec<ObjectKey> {
+        let mut keys = BTreeSet::new();
+        for (name, ni) in &self.state.nodes {
+            let k = ObjectKey::new(Kind::Node, "", name);
+            let same = match (&ni.node, cache.get(&k)) {
+                (Some(mine), Some(theirs)) => mine.meta().resource_version == theirs.meta().resource_version,
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                keys.insert(k);
+            }
+        }
+        for n in cache.list(Kind::Node) {
+            if !self.state.nodes.get(&n.meta().name).is_some_and(|ni| ni.node.is_some()) {
+                keys.insert(n.key());
+            }
+        }
+        for (k, e) in &self.state.pods {
+            let same = cache.get(k).and_then(|o| o.as_pod()).is_some_and(|p| {
+                p.spec.node_name == e.node || (e.assumed && p.spec.node_name.is_empty())
+            });
+            if !same {
+                keys.insert(k.clone());
+            }
+        }
+        for k in self.queue.keys() {
+            if !cache.get(k).and_then(|o| o.as_pod()).is_some_and(is_pending) {
+                keys.insert(k.clone());
+            }
+        }
+        for o in cache.list(Kind::Pod) {
+            let Some(p) = o.as_pod() else { continue };
+            let k = pod_key(p);
+            let known = self.queue.contains(&k) || self.state.pods.contains_key(&k);
+            if !known && (is_pending(p) || !p.spec.node_name.is_empty()) {
+                keys.insert(k);
+            }
+        }
+        keys.into_iter().collect()
+    }
+
     fn record(observed: String, desired: &str, diff: String) -> Option<ReconcileRecord> {
         Some(ReconcileRecord {
             observed,
@@ -1071,17 +1086,14 @@ impl Controller for Scheduler {
         out
     }
 
+    /// After a (re)start: every pending pod. After a relist that kept the process (a watch that
+    /// expired) or a periodic resync: the pods and nodes whose cached state the scheduler's own
+    /// bookkeeping disagrees with, so `reconcile` can bring each back in line.
     fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
-        if !self.needs_rebuild {
-            // A periodic resync changes nothing the queue does not already know.
-            return Vec::new();
+        if self.needs_rebuild {
+            return cache.list(Kind::Pod).filter_map(|o| o.as_pod()).filter(|p| is_pending(p)).map(pod_key).collect();
         }
-        cache
-            .list(Kind::Pod)
-            .filter_map(|o| o.as_pod())
-            .filter(|p| is_pending(p))
-            .map(pod_key)
-            .collect()
+        self.out_of_sync(cache)
     }
 
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {
@@ -1089,39 +1101,44 @@ impl Controller for Scheduler {
         if self.needs_rebuild {
             self.rebuild(ctx.cache);
         }
-        let Some(obj) = ctx.cache.get(key).cloned() else {
-            self.queue.delete(key);
+        if key.kind == Kind::Node {
+            let observed = match ctx.cache.get(key) {
+                Some(n) => {
+                    self.state.set_node(n.clone());
+                    format!("node {} resynced", key.name)
+                }
+                None => {
+                    self.state.remove_node(&key.name);
+                    format!("node {} gone", key.name)
+                }
+            };
             let mut out = Outcome::done();
-            out.record = Self::record(
-                format!("pod {} not found", key.name),
-                "bound to a feasible node",
-                String::new(),
-            );
+            out.record = Self::record(observed, "cache matches the informer", String::new());
+            return out;
+        }
+        let Some(obj) = ctx.cache.get(key).cloned() else {
+            self.forget_pod(key);
+            let mut out = Outcome::done();
+            out.record = Self::record(format!("pod {} not found", key.name), "bound to a feasible node", String::new());
             return out;
         };
         let Some(pod) = obj.as_pod() else {
             return Outcome::done();
         };
+        // Level-triggered: bring the bookkeeping for this pod in line with the cache first.
+        let mut activated = Vec::new();
+        self.observe_pod(pod, None, &mut activated);
         if !is_pending(pod) {
-            self.queue.delete(key);
             let mut out = Outcome::done();
             out.record = self.idle_record(key);
             return out;
-        }
-        if !self.queue.contains(key) && !self.state.pods.contains_key(key) {
-            // Pending but unknown to the queue (should not happen): treat it as new.
-            self.queue.add(key.clone(), plugins::pod_priority(pod));
         }
         if let Some(qp) = self.queue.pop_if_head(key) {
             return self.schedule_one(qp, &obj, pod, ctx);
         }
         let mut out = Outcome::done();
         out.record = self.idle_record(key);
-        if self
-            .queue
-            .location(key)
-            .is_some_and(|(_, q)| q == QueueName::ActiveQ)
-        {
+        if self.queue.location(key).is_some_and(|(_, q)| q == QueueName::ActiveQ) {
             // A pod ahead of it in activeQ goes first; it waits its turn again at the back.
             self.queue.to_back_of_active(key);
             out.requeue(1);

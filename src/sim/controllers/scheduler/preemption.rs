@@ -50,7 +50,7 @@ struct Candidate {
 fn eligible(
     state: &ClusterState,
     p: &PodCtx,
-    rejected: &[(String, Rejection)],
+    rejected: &[(&str, &Rejection)],
 ) -> Result<(), String> {
     if p.pod
         .spec
@@ -67,7 +67,7 @@ fn eligible(
     }
     if rejected
         .iter()
-        .any(|(n, r)| n == nominated && r.unresolvable)
+        .any(|(n, r)| *n == nominated && r.unresolvable)
     {
         return Ok(());
     }
@@ -162,7 +162,7 @@ fn pick(candidates: Vec<Candidate>) -> Option<Candidate> {
 pub(super) fn preempt(
     state: &ClusterState,
     p: &PodCtx,
-    rejected: &[(String, Rejection)],
+    rejected: &[(&str, &Rejection)],
     num_all_nodes: usize,
 ) -> PostFilter {
     if let Err(msg) = eligible(state, p, rejected) {
@@ -172,19 +172,19 @@ pub(super) fn preempt(
     let mut candidates = Vec::new();
     for (node, r) in rejected {
         if r.unresolvable {
-            statuses.insert(node, vec![NOT_HELPFUL.into()]);
+            statuses.insert(*node, vec![NOT_HELPFUL.into()]);
             continue;
         }
-        let Some(ni) = state.nodes.get(node) else {
+        let Some(ni) = state.nodes.get(*node) else {
             continue;
         };
         match select_victims(state, p, ni) {
             Ok(victims) => candidates.push(Candidate {
-                node: node.clone(),
+                node: node.to_string(),
                 victims,
             }),
             Err(reasons) => {
-                statuses.insert(node, reasons);
+                statuses.insert(*node, reasons);
             }
         }
     }

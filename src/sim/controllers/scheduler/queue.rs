@@ -297,6 +297,11 @@ impl SchedulingQueue {
         self.backoff.first().map(|(t, _, _)| *t)
     }
 
+    /// Every queued pod, in key order.
+    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.pods.keys()
+    }
+
     /// activeQ's pods, in pop order.
     pub fn active_keys(&self) -> Vec<ObjectKey> {
         self.active.iter().map(|(_, _, k)| k.clone()).collect()

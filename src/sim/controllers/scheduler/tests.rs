@@ -1416,3 +1416,17 @@ fn zz_perf_10k_pods_1k_nodes() {
     println!("scheduled {bound} in {:?}", t1.elapsed());
     assert_eq!(bound, 10_000);
 }
+
+#[test]
+fn a_relist_that_missed_a_deletion_is_caught_up_by_resync_keys() {
+    let cache = cache_of(&[node("node-1")], &[pod("gone").req("1", "").on("node-1"), pod("web")]);
+    let mut s = Scheduler::new();
+    reconcile(&mut s, &cache, &pkey("web"), 1);
+    assert_eq!(s.requested_on("node-1").map(|(r, _)| r.milli_cpu), Some(1000));
+    // The informer relisted without the deleted pod, and without a DELETED event.
+    let relisted = cache_of(&[node("node-1")], &[pod("web").on("node-1")]);
+    let keys = s.keys_for_resync(&relisted);
+    assert_eq!(keys, vec![pkey("gone")], "only the pod the scheduler has wrong");
+    reconcile(&mut s, &relisted, &pkey("gone"), 2);
+    assert_eq!(s.requested_on("node-1").map(|(r, n)| (r.milli_cpu, n)), Some((0, 1)));
+}
