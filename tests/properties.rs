@@ -39,15 +39,29 @@ fn spec_strategy() -> impl Strategy<Value = Spec> {
     )
         .prop_map(|(replicas, s, u, recreate, min_ready_seconds)| {
             // Both 0 is invalid in Kubernetes; keep the generated specs valid.
-            let (s, u) = if s == "0" && u == "0" { ("1", "0") } else { (s, u) };
-            Spec { replicas, max_surge: s.into(), max_unavailable: u.into(), recreate, min_ready_seconds }
+            let (s, u) = if s == "0" && u == "0" {
+                ("1", "0")
+            } else {
+                (s, u)
+            };
+            Spec {
+                replicas,
+                max_surge: s.into(),
+                max_unavailable: u.into(),
+                recreate,
+                min_ready_seconds,
+            }
         })
 }
 
 fn change_strategy() -> impl Strategy<Value = (u64, Change)> {
     (
         1u64..90,
-        prop_oneof![(0u32..7).prop_map(Change::Scale), (1u32..4).prop_map(Change::Image), (0usize..8).prop_map(Change::DeletePod)],
+        prop_oneof![
+            (0u32..7).prop_map(Change::Scale),
+            (1u32..4).prop_map(Change::Image),
+            (0usize..8).prop_map(Change::DeletePod)
+        ],
     )
 }
 
@@ -78,19 +92,35 @@ fn manifest(spec: &Spec, image: u32, replicas: u32) -> String {
 /// Invariants that must hold after every step, faults or not.
 fn check_invariants(s: &Session) -> Result<(), String> {
     for o in s.sim.api.list(Kind::Pod) {
-        let controllers = o.meta().owner_references.iter().filter(|r| r.controller == Some(true)).count();
+        let controllers = o
+            .meta()
+            .owner_references
+            .iter()
+            .filter(|r| r.controller == Some(true))
+            .count();
         if controllers > 1 {
-            return Err(format!("pod {} has {controllers} controllers", o.meta().name));
+            return Err(format!(
+                "pod {} has {controllers} controllers",
+                o.meta().name
+            ));
         }
     }
-    for o in s.sim.api.list(Kind::Deployment).chain(s.sim.api.list(Kind::ReplicaSet)) {
+    for o in s
+        .sim
+        .api
+        .list(Kind::Deployment)
+        .chain(s.sim.api.list(Kind::ReplicaSet))
+    {
         let observed = match &**o {
             Object::Deployment(d) => d.status.observed_generation,
             Object::ReplicaSet(r) => r.status.observed_generation,
             _ => 0,
         };
         if observed > o.meta().generation {
-            return Err(format!("{} status is ahead of its spec generation", o.key()));
+            return Err(format!(
+                "{} status is ahead of its spec generation",
+                o.key()
+            ));
         }
     }
     Ok(())
@@ -101,19 +131,34 @@ fn converged(s: &Session) -> Result<(), String> {
         let d = o.as_deployment().expect("deployment");
         let want = d.spec.replicas.unwrap_or(1);
         let st = &d.status;
-        if !(st.updated_replicas == want && st.ready_replicas == want && st.available_replicas == want && st.replicas == want) {
+        if !(st.updated_replicas == want
+            && st.ready_replicas == want
+            && st.available_replicas == want
+            && st.replicas == want)
+        {
             return Err(format!("deployment status {st:?} vs replicas {want}"));
         }
         let active: Vec<_> = s
             .sim
             .api
             .list(Kind::ReplicaSet)
-            .filter(|r| r.as_replica_set().is_some_and(|r| r.spec.replicas.unwrap_or(0) > 0))
+            .filter(|r| {
+                r.as_replica_set()
+                    .is_some_and(|r| r.spec.replicas.unwrap_or(0) > 0)
+            })
             .collect();
         if want > 0 && active.len() != 1 {
             return Err(format!("{} ReplicaSets have replicas > 0", active.len()));
         }
-        let pods = s.sim.api.list(Kind::Pod).filter(|p| p.as_pod().is_some_and(|p| p.metadata.deletion_timestamp.is_none())).count();
+        let pods = s
+            .sim
+            .api
+            .list(Kind::Pod)
+            .filter(|p| {
+                p.as_pod()
+                    .is_some_and(|p| p.metadata.deletion_timestamp.is_none())
+            })
+            .count();
         if pods != want as usize {
             return Err(format!("{pods} live pods for {want} replicas"));
         }
@@ -179,17 +224,39 @@ proptest! {
 #[test]
 fn resource_versions_of_successful_writes_only_grow() {
     let mut s = Session::new(3);
-    s.apply_text("web.yaml", &manifest(&Spec { replicas: 4, max_surge: "25%".into(), max_unavailable: "25%".into(), recreate: false, min_ready_seconds: 0 }, 0, 4));
+    s.apply_text(
+        "web.yaml",
+        &manifest(
+            &Spec {
+                replicas: 4,
+                max_surge: "25%".into(),
+                max_unavailable: "25%".into(),
+                recreate: false,
+                min_ready_seconds: 0,
+            },
+            0,
+            4,
+        ),
+    );
     s.advance_to(120 * SECOND, usize::MAX);
     let mut by_object: BTreeMap<String, u64> = BTreeMap::new();
     let mut global = 0;
     for e in s.sim.trace().entries() {
-        if let TraceKind::Api { resource_version: Some(rv), object, code, .. } = &e.kind {
+        if let TraceKind::Api {
+            resource_version: Some(rv),
+            object,
+            code,
+            ..
+        } = &e.kind
+        {
             if *code < 300 && *rv > global {
                 global = *rv;
             }
             let prev = by_object.insert(object.clone(), *rv).unwrap_or(0);
-            assert!(*rv >= prev, "{object}: resourceVersion went back from {prev} to {rv}");
+            assert!(
+                *rv >= prev,
+                "{object}: resourceVersion went back from {prev} to {rv}"
+            );
         }
     }
     assert!(global > 10);

@@ -197,6 +197,8 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return 2;
         }
     };
+    // A headless run does what the lesson's "try this" buttons would, at their scripted `at:`.
+    session.script_try_this();
     let mut trace_file = match &opts.trace {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Some(std::io::BufWriter::new(f)),

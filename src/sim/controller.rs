@@ -29,6 +29,8 @@ pub enum ComponentId {
     Scheduler,
     /// The kubelet of one node.
     Kubelet(String),
+    /// A running `kubectl drain NODE`: a client that evicts over simulated time (added at runtime).
+    Drain(String),
 }
 
 impl ComponentId {
@@ -56,6 +58,7 @@ impl ComponentId {
             ComponentId::EndpointSlice => "endpointslice-controller".into(),
             ComponentId::Scheduler => "default-scheduler".into(),
             ComponentId::Kubelet(node) => format!("kubelet/{node}"),
+            ComponentId::Drain(node) => format!("kubectl-drain/{node}"),
         }
     }
 
@@ -75,6 +78,9 @@ impl ComponentId {
             "disruption-controller" | "disruption" => ComponentId::Disruption,
             "endpointslice-controller" | "endpointslice" => ComponentId::EndpointSlice,
             "default-scheduler" | "scheduler" => ComponentId::Scheduler,
+            _ if s.starts_with("kubectl-drain/") => {
+                ComponentId::Drain(s.trim_start_matches("kubectl-drain/").to_string())
+            }
             _ => {
                 let node = s
                     .strip_prefix("kubelet/")
@@ -253,6 +259,12 @@ pub trait Controller {
 
     /// Forgets all in-memory state, as a restarted process would.
     fn reset(&mut self);
+
+    /// The component as `Any`, so callers that know its type can read its state (a running
+    /// `kubectl drain` exposes its output this way). Most components keep the default.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 
     /// Periodic work independent of any object (heartbeats, monitors): returns keys to queue and
     /// when to tick again. Called first when the component starts.

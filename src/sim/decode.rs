@@ -29,8 +29,11 @@ use super::yaml::{self, push_index, push_key, Span, YamlDoc};
 /// How serious a [`Diagnostic`] is: errors drop the document, warnings and infos keep it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// The document was not loaded.
     Error,
+    /// The document was skipped or loaded with a caveat the user should know about.
     Warning,
+    /// Loaded as written; says what the simulation will ignore.
     Info,
 }
 
@@ -47,10 +50,15 @@ impl fmt::Display for Severity {
 /// One finding about the input, positioned at the line and column it concerns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The file name as the caller gave it (empty for diagnostics straight from `yaml`).
     pub file: String,
+    /// 1-based line.
     pub line: u32,
+    /// 1-based column, in characters.
     pub col: u32,
+    /// Whether the document was dropped.
     pub severity: Severity,
+    /// What is wrong, in kubectl's or the API server's words.
     pub message: String,
     /// The field path the finding is about (`spec.replicas`), when there is one.
     pub field: Option<String>,
@@ -70,6 +78,7 @@ impl fmt::Display for Diagnostic {
 /// An object that decoded, defaulted and validated cleanly.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecodedObject {
+    /// The object, defaulted as the API server would store it.
     pub object: Object,
     /// Where its document starts (for "jump to definition" in the editor).
     pub span: Span,
@@ -80,9 +89,11 @@ pub struct DecodedObject {
 /// Everything a manifest file yielded: objects, the playground scenario if any, and findings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Decoded {
+    /// Objects that loaded cleanly, in file order.
     pub objects: Vec<DecodedObject>,
     /// The raw `kubeloop.dev/v1alpha1` `Scenario` document, for the scenario module to decode.
     pub scenario: Option<(Json, YamlDoc)>,
+    /// Everything worth telling the user, errors first within each document.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -367,6 +378,15 @@ impl DocContext<'_> {
             return;
         }
         let key = object.key();
+        // Objects named by generateName get distinct names on create: not duplicates.
+        if key.name.is_empty() {
+            self.out.objects.push(DecodedObject {
+                object,
+                span: doc.start,
+                doc_index: self.index,
+            });
+            return;
+        }
         if let Some(first_line) = self.seen.get(&key) {
             let msg =
                 format!("{key} is also defined at line {first_line}; the later definition wins");
@@ -456,8 +476,11 @@ pub enum DecodeErrorKind {
 /// A strict-decoding failure at a field path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError {
+    /// What went wrong.
     pub kind: DecodeErrorKind,
+    /// Where, as a field path (`spec.replicas`); empty at the top level.
     pub path: String,
+    /// Go's wording for type errors, the field parser's for the rest.
     pub message: String,
 }
 
@@ -1157,6 +1180,15 @@ mod tests {
         let d = decode(&format!("{doc}---\n{doc}"));
         assert_eq!(d.objects.len(), 2);
         assert_eq!(render(&d).trim_end(), "web.yaml:7:1: Service/default/s is also defined at line 1; the later definition wins [warning]");
+
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {generateName: job-}\nspec:\n  containers: [{name: a, image: b}]\n";
+        let d = decode(&format!("{pod}---\n{pod}"));
+        assert_eq!(
+            (d.objects.len(), d.diagnostics.len()),
+            (2, 0),
+            "{}",
+            render(&d)
+        );
     }
 
     #[test]

@@ -1,12 +1,209 @@
-//! Built-in scenarios: the manifest the playground opens with, and (later) the lessons.
+//! Built-in scenarios: the manifest the playground opens with, and the lessons.
+//!
+//! Each lesson is an ordinary scenario file in `src/lessons/` (manifests plus a Scenario document
+//! with a description, "try this" actions and checks), embedded at compile time. [`ALL`] is what
+//! `#example/<name>` links and `kubeloop run '#example/<name>'` resolve; [`LESSONS`] adds what a
+//! gallery or a course page needs to present them.
 
 /// What the editor holds when the playground first opens: a three-replica Deployment.
 pub const DEFAULT_MANIFEST: &str = include_str!("../lessons/playground.yaml");
 
-/// Every built-in example by name (`#example/<name>` links and the gallery).
-pub const ALL: &[(&str, &str)] = &[("playground", DEFAULT_MANIFEST)];
+/// Every built-in example by name (`#example/<name>` links and the gallery): the playground's
+/// default manifest, then the lessons in course order.
+pub const ALL: &[(&str, &str)] = &[
+    ("playground", DEFAULT_MANIFEST),
+    (
+        "spec-status-gap",
+        include_str!("../lessons/spec-status-gap.yaml"),
+    ),
+    ("whole-chain", include_str!("../lessons/whole-chain.yaml")),
+    ("thermostat", include_str!("../lessons/thermostat.yaml")),
+    (
+        "level-vs-edge",
+        include_str!("../lessons/level-vs-edge.yaml"),
+    ),
+    (
+        "racing-writers",
+        include_str!("../lessons/racing-writers.yaml"),
+    ),
+    ("unachievable", include_str!("../lessons/unachievable.yaml")),
+    ("inconsistent", include_str!("../lessons/inconsistent.yaml")),
+    (
+        "never-settles",
+        include_str!("../lessons/never-settles.yaml"),
+    ),
+    ("fix-the-spec", include_str!("../lessons/fix-the-spec.yaml")),
+    (
+        "convergence-is-not-health",
+        include_str!("../lessons/convergence-is-not-health.yaml"),
+    ),
+    ("node-dies", include_str!("../lessons/node-dies.yaml")),
+    (
+        "rolling-updates",
+        include_str!("../lessons/rolling-updates.yaml"),
+    ),
+    (
+        "controllers-crash",
+        include_str!("../lessons/controllers-crash.yaml"),
+    ),
+];
 
 /// The built-in example called `name`.
 pub fn by_name(name: &str) -> Option<&'static str> {
     ALL.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// What a gallery, a course page or an embed shows about one built-in lesson. The scenario text
+/// itself (with its longer description, try-this actions and checks) is in [`ALL`] under `name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lesson {
+    /// The example name: `#example/<name>`.
+    pub name: &'static str,
+    /// A short title for a list or a heading.
+    pub title: &'static str,
+    /// One paragraph: what the learner does and what it shows.
+    pub summary: &'static str,
+    /// The panel an embed of this lesson should open on: one of the activity tabs (`events`,
+    /// `sequence`, `ownership`, `chart`, `console`).
+    pub view: &'static str,
+    /// Position in the course, from 1.
+    pub order: u32,
+}
+
+/// The lessons in course order.
+pub const LESSONS: &[Lesson] = &[
+    Lesson {
+        name: "spec-status-gap",
+        title: "Spec, status, and the gap between them",
+        summary: "Apply a five-replica Deployment and watch status trail spec until the controllers \
+                  catch up. The Deployment's conditions tell the story in words: Available is False \
+                  with MinimumReplicasUnavailable until enough pods are ready, and Progressing moves \
+                  from NewReplicaSetCreated to NewReplicaSetAvailable. Scale it and the gap opens again.",
+        view: "chart",
+        order: 1,
+    },
+    Lesson {
+        name: "whole-chain",
+        title: "One apply, five components",
+        summary: "Apply a Deployment into an empty cluster and follow the hand-offs: the API server \
+                  stores it, the Deployment controller writes a ReplicaSet, the ReplicaSet controller \
+                  writes pods, the scheduler binds them to nodes, and each node's kubelet starts the \
+                  containers and reports back. No component calls another; each watches the API \
+                  server and writes to it.",
+        view: "sequence",
+        order: 2,
+    },
+    Lesson {
+        name: "thermostat",
+        title: "The thermostat: who repairs what",
+        summary: "Delete pods and the ReplicaSet controller creates new ones. Crash a container and \
+                  a different loop answers: the kubelet restarts it inside the same pod, counting \
+                  restarts and backing off longer each time until the pod shows CrashLoopBackOff. \
+                  No replacement pod is made for a crash.",
+        view: "events",
+        order: 3,
+    },
+    Lesson {
+        name: "level-vs-edge",
+        title: "Level-triggered beats edge-triggered",
+        summary: "The ReplicaSet controller misses a pod's DELETED event and shrugs it off, because \
+                  every pass recounts the pods. Switch it to an edge-triggered teaching variant that \
+                  only acts on what each event says, lose the same event, and it stays a pod short \
+                  for good, until switching back makes it relist and recount.",
+        view: "sequence",
+        order: 4,
+    },
+    Lesson {
+        name: "racing-writers",
+        title: "Racing writers and 409 Conflict",
+        summary: "A rival writer keeps changing the Deployment while you scale it. The controller's \
+                  status writes carry the resourceVersion they were based on, lose the race, come \
+                  back 409 Conflict, and are redone from a fresh read. Nothing is overwritten \
+                  blindly and the final status is exactly right.",
+        view: "sequence",
+        order: 5,
+    },
+    Lesson {
+        name: "unachievable",
+        title: "A spec the cluster cannot satisfy",
+        summary: "One hundred pods of 16 CPUs on twenty 16-CPU nodes: twenty run, eighty stay \
+                  Pending with \"Insufficient cpu\", and the Deployment reports \
+                  ProgressDeadlineExceeded. Every controller is working; the spec is impossible. \
+                  Apply an achievable spec and it converges.",
+        view: "events",
+        order: 6,
+    },
+    Lesson {
+        name: "inconsistent",
+        title: "Two specs that contradict each other",
+        summary: "Five replicas and a disruption budget demanding ten healthy pods: the budget allows \
+                  no evictions, so draining a node retries forever with 429 and the node keeps its \
+                  pods. Make the budget consistent and the same drain finishes.",
+        view: "console",
+        order: 7,
+    },
+    Lesson {
+        name: "never-settles",
+        title: "A spec that never settles",
+        summary: "kubectl scale and a re-applied manifest take turns rewriting replicas, so the \
+                  Deployment flips between 6 and 3 and the ReplicaSet keeps creating and deleting \
+                  pods. The fix is one owner per field, with a real trap on the way: removing \
+                  replicas from an applied manifest resets it to 1.",
+        view: "chart",
+        order: 8,
+    },
+    Lesson {
+        name: "fix-the-spec",
+        title: "Fix the spec, not the world",
+        summary: "Edit what the controllers manage and see what each one compares: relabelled pods \
+                  are released and replaced, a hand-changed pod image is never reverted (a \
+                  ReplicaSet counts pods, it does not inspect them), and a scaled ReplicaSet is \
+                  scaled back by its Deployment. Editing the Deployment gives a proper rollout.",
+        view: "ownership",
+        order: 9,
+    },
+    Lesson {
+        name: "convergence-is-not-health",
+        title: "Converged is not healthy",
+        summary: "Make the app fail its readiness probe: every pod exists and the controllers have \
+                  nothing left to do, yet no pod is Ready, the Deployment is not Available and the \
+                  Service has no ready endpoints. Health comes from probes and conditions, not from \
+                  object counts.",
+        view: "chart",
+        order: 10,
+    },
+    Lesson {
+        name: "node-dies",
+        title: "A node dies",
+        summary: "Power off a node: after 50 s without heartbeats it turns NotReady and is tainted \
+                  unreachable, its pods stop counting as available, and only after their 300 s \
+                  toleration are they evicted and replaced elsewhere. Boot it again and its kubelet \
+                  cleans up.",
+        view: "events",
+        order: 11,
+    },
+    Lesson {
+        name: "rolling-updates",
+        title: "Rolling updates, a bad image, and undo",
+        summary: "Roll out a new image within maxSurge and maxUnavailable, then a typo: the rollout \
+                  stalls with old pods still serving and, after the progress deadline, reports \
+                  ProgressDeadlineExceeded. Kubernetes does not roll back on its own; kubectl \
+                  rollout undo does.",
+        view: "ownership",
+        order: 12,
+    },
+    Lesson {
+        name: "controllers-crash",
+        title: "Controllers crash; nothing is lost",
+        summary: "Restart kube-controller-manager in the middle of a rollout. Its caches, queues and \
+                  expectations are gone, so it lists everything again, finds the rollout half done, \
+                  and finishes it with exactly the right number of pods.",
+        view: "sequence",
+        order: 13,
+    },
+];
+
+/// The lesson called `name`.
+pub fn lesson(name: &str) -> Option<&'static Lesson> {
+    LESSONS.iter().find(|l| l.name == name)
 }

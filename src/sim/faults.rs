@@ -2,6 +2,11 @@
 //!
 //! Faults are plain data with a serde form (`{type: NodeDown, node: node-2}`) so that the UI's
 //! buttons, scenario steps, share links, the CLI and the embed SDK all speak the same language.
+//!
+//! Two entries are operations rather than breakage, kept here so that scenarios, share links and
+//! the UI can use them the same way: `SetTriggerMode` (the level/edge teaching switch) and
+//! `SetResync` (an informer's resync period). Faults with a `duration` heal by themselves: the
+//! world schedules the heal as an event and traces it, caused by the fault.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -34,6 +39,15 @@ fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mill
     }
 }
 
+/// A resync period: a duration, or `off` / `never` / null for none.
+fn de_period<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Millis>, D::Error> {
+    match Option::<Json>::deserialize(d)? {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(s)) if matches!(s.as_str(), "off" | "never" | "none") => Ok(None),
+        Some(other) => de_duration_opt(other).map_err(serde::de::Error::custom),
+    }
+}
+
 fn de_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Millis, D::Error> {
     de_duration_opt(d)?.ok_or_else(|| serde::de::Error::custom("missing duration"))
 }
@@ -48,6 +62,42 @@ fn ser_duration_opt<S: serde::Serializer>(v: &Option<Millis>, s: S) -> Result<S:
 fn ser_duration<S: serde::Serializer>(v: &Millis, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&super::time::format_duration(*v))
 }
+
+/// How a controller is woken and what it looks at (set per component with `SetTriggerMode`).
+///
+/// `Level` is how Kubernetes works; `Edge` is a teaching device (see [`EDGE_TRIGGERED_NOTE`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum TriggerMode {
+    /// Every pass recomputes from the whole cached state; events only say which key to look at;
+    /// relists and resyncs queue every key again. A missed event is repaired by the next one.
+    #[default]
+    #[serde(alias = "level")]
+    Level,
+    /// Each pass acts only on the change one event carried ("a pod was deleted: create one"),
+    /// never looking at the whole state and never relisting or resyncing. A missed event is
+    /// missed forever.
+    #[serde(alias = "edge")]
+    Edge,
+}
+
+impl TriggerMode {
+    /// `level` or `edge`, as the UI and the trace word it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TriggerMode::Level => "level",
+            TriggerMode::Edge => "edge",
+        }
+    }
+}
+
+/// What the UI says wherever the edge-triggered switch appears: it is not how Kubernetes works.
+pub const EDGE_TRIGGERED_NOTE: &str = "Edge-triggered mode is a teaching device, not how Kubernetes works. \
+Real controllers are level-triggered: an event only says which object to look at, and every pass \
+compares the whole current state with the spec, so a missed, late or duplicated event is repaired \
+by the next one, by a relist or by a resync. This variant instead acts only on the change each \
+event carries (a ReplicaSet was added: create spec.replicas pods; a pod was deleted: create one; \
+replicas went from 3 to 5: create 2) and never relists or resyncs, so one lost event leaves it \
+wrong for good.";
 
 /// Which pods a pod or container fault hits: one by name, or all matching a label selector.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -149,6 +199,11 @@ pub enum Fault {
         /// Only events about objects of this kind (e.g. `Pod`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<String>,
+        /// Only events of this type: `ADDED`, `MODIFIED` or `DELETED`.
+        #[serde(default, rename = "eventType", skip_serializing_if = "Option::is_none")]
+        event_type: Option<String>,
+        /// With a duration the watch counts as broken for that long: when it heals, the informer
+        /// relists, as client-go's reflector does when a watch fails, and sees what it missed.
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
@@ -190,6 +245,20 @@ pub enum Fault {
     },
     /// A merge patch applied directly to a live object, outside its owner (`Kind/namespace/name`).
     EditObject { object: String, patch: Json },
+    /// Teaching switch: runs a controller level-triggered (as Kubernetes does) or edge-triggered
+    /// (acting only on each event's delta, never relisting). Restarts the component.
+    SetTriggerMode { component: String, mode: TriggerMode },
+    /// Sets a component's informer resync period (`off`, or absent, for none, as
+    /// kube-controller-manager's controllers effectively run).
+    SetResync {
+        component: String,
+        #[serde(
+            default,
+            deserialize_with = "de_period",
+            serialize_with = "ser_duration_opt"
+        )]
+        period: Option<Millis>,
+    },
 }
 
 impl Fault {
@@ -215,6 +284,8 @@ impl Fault {
             Fault::StartComponent { .. } => "StartComponent",
             Fault::ConflictingWriter { .. } => "ConflictingWriter",
             Fault::EditObject { .. } => "EditObject",
+            Fault::SetTriggerMode { .. } => "SetTriggerMode",
+            Fault::SetResync { .. } => "SetResync",
         }
     }
 
@@ -251,6 +322,56 @@ mod tests {
                 duration: Some(30_000)
             }
         );
+    }
+
+    #[test]
+    fn operations_read_from_their_scenario_form() {
+        let f: Fault = serde_json::from_str(
+            r#"{"type":"SetTriggerMode","component":"replicaset","mode":"edge"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            f,
+            Fault::SetTriggerMode {
+                component: "replicaset".into(),
+                mode: TriggerMode::Edge
+            }
+        );
+        let f: Fault =
+            serde_json::from_str(r#"{"type":"SetResync","component":"replicaset","period":"30s"}"#)
+                .unwrap();
+        assert_eq!(
+            f,
+            Fault::SetResync {
+                component: "replicaset".into(),
+                period: Some(30_000)
+            }
+        );
+        let f: Fault =
+            serde_json::from_str(r#"{"type":"SetResync","component":"replicaset","period":"off"}"#)
+                .unwrap();
+        assert_eq!(
+            f,
+            Fault::SetResync {
+                component: "replicaset".into(),
+                period: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_fault_survives_a_round_trip_through_its_serde_form() {
+        let f = Fault::DropWatchEvents {
+            component: "replicaset".into(),
+            count: None,
+            probability: Some(0.5),
+            kind: Some("Pod".into()),
+            event_type: Some("DELETED".into()),
+            duration: Some(40_000),
+        };
+        let text = serde_json::to_string(&f).unwrap();
+        assert!(text.contains(r#""eventType":"DELETED""#), "{text}");
+        assert_eq!(serde_json::from_str::<Fault>(&text).unwrap(), f);
     }
 
     #[test]

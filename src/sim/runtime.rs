@@ -30,6 +30,8 @@ pub struct NodeRuntime {
     pub broken_images: BTreeSet<String>,
     /// The host part of the last pod IP handed out (host-local IPAM allocates sequentially).
     pub last_ip: u8,
+    /// How many times the machine lost power (changes its boot id).
+    pub reboots: u32,
 }
 
 /// The sandbox (network namespace, pod IP) and containers of one pod on this node.
@@ -358,6 +360,20 @@ impl NodeRuntime {
     pub fn power_off(&mut self) {
         self.pods.clear();
         self.last_ip = 0;
+        self.reboots += 1;
+    }
+
+    /// The machine's boot id (`/proc/sys/kernel/random/boot_id`): a new one after every reboot.
+    pub fn boot_id(&self, node: &str) -> String {
+        let h = hex64(&format!("boot/{node}/{}", self.reboots));
+        format!(
+            "{}-{}-{}-{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..32]
+        )
     }
 
     /// Marks an image as refused (or served again) by the registry.

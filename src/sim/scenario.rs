@@ -140,6 +140,20 @@ pub struct TryThis {
     pub at: Option<String>,
 }
 
+impl TryThis {
+    /// The typed action behind the button (a scenario that decoded has exactly one of the three).
+    pub fn action(&self) -> Result<StepAction, String> {
+        match (&self.fault, &self.kubectl, &self.apply) {
+            (Some(f), None, None) => serde_json::from_value(f.clone())
+                .map(StepAction::Fault)
+                .map_err(|e| e.to_string()),
+            (None, Some(k), None) => Ok(StepAction::Kubectl(k.clone())),
+            (None, None, Some(a)) => Ok(StepAction::Apply(a.clone())),
+            _ => Err("exactly one of fault, kubectl or apply is required".into()),
+        }
+    }
+}
+
 /// A step resolved to simulated time and a typed action.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimedAction {

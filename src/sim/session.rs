@@ -92,6 +92,8 @@ pub struct Session {
     steps: Vec<TimedAction>,
     next_step: usize,
     checks: Vec<CheckState>,
+    /// Whether [`Session::script_try_this`] already ran.
+    try_this_scripted: bool,
 }
 
 impl Session {
@@ -113,6 +115,7 @@ impl Session {
             steps: Vec::new(),
             next_step: 0,
             checks: Vec::new(),
+            try_this_scripted: false,
         }
     }
 
@@ -503,18 +506,80 @@ impl Session {
     }
 
     fn run_step(&mut self, action: StepAction) {
+        let _ = self.perform(action, "step");
+    }
+
+    /// Runs one action now and says what it did (Ok) or why it was refused (Err).
+    fn perform(&mut self, action: StepAction, origin: &str) -> Result<String, String> {
         match action {
-            StepAction::Fault(f) => {
-                let _ = self.inject(f);
-            }
+            StepAction::Fault(f) => self.inject(f),
             StepAction::Kubectl(cmd) => {
-                let _ = self.kubectl(&cmd);
+                let out = self.kubectl(&cmd);
+                if out.ok {
+                    Ok(out.stdout)
+                } else {
+                    Err(out.stderr)
+                }
             }
             StepAction::Apply(text) => {
-                let file = format!("{} (step)", self.file);
-                let _ = self.apply_text(&file, &text);
+                let file = format!("{} ({origin})", self.file);
+                let report = self.apply_text(&file, &text);
+                if report.ok {
+                    Ok(report.lines.join("\n"))
+                } else {
+                    Err(report
+                        .diagnostics
+                        .iter()
+                        .filter(|d| d.severity == Severity::Error)
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n"))
+                }
             }
         }
+    }
+
+    /// Performs the lesson's one-click action `spec.tryThis[index]` now, as the learner's click
+    /// does: what it did (Ok) or why it was refused (Err).
+    pub fn run_try_this(&mut self, index: usize) -> Result<String, String> {
+        let t = self
+            .scenario
+            .spec
+            .try_this
+            .get(index)
+            .ok_or_else(|| format!("this scenario has no tryThis[{index}]"))?;
+        let action = t.action()?;
+        self.perform(action, "try this")
+    }
+
+    /// Schedules every `spec.tryThis` action that names an `at:` (and whose time has not passed)
+    /// as a timeline step, so a headless run does what a learner would click, when the author
+    /// scripted it. `kubeloop run` and the lesson tests call this; the UI does not (the learner
+    /// clicks). Returns how many were scheduled; calling it twice schedules nothing new.
+    pub fn script_try_this(&mut self) -> usize {
+        if self.try_this_scripted {
+            return 0;
+        }
+        self.try_this_scripted = true;
+        let now = self.sim.now();
+        let scripted: Vec<TimedAction> = self
+            .scenario
+            .spec
+            .try_this
+            .iter()
+            .filter_map(|t| {
+                let at = parse_duration(t.at.as_deref()?).ok()?;
+                let action = t.action().ok()?;
+                (at >= now).then_some(TimedAction { at, action })
+            })
+            .collect();
+        let n = scripted.len();
+        let mut rest = self.steps.split_off(self.next_step.min(self.steps.len()));
+        rest.extend(scripted);
+        // Stable: at equal times, scenario steps run before tryThis actions, in file order.
+        rest.sort_by_key(|a| a.at);
+        self.steps.extend(rest);
+        n
     }
 
     /// Steps not yet run.

@@ -3,14 +3,21 @@
 //! It is the single source for the event log, the sequence diagram, the loop panel, the CLI's
 //! `--trace` and the tests' snapshots. It is bounded: the oldest entries are dropped first and
 //! the count of dropped entries is kept so views can say history was trimmed.
+//!
+//! Causes form chains: an API write is caused by the reconcile pass (or fault, or command) that
+//! sent it; a watch delivery by the write that produced it; a reconcile pass by the delivery,
+//! relist, failed request or earlier pass that queued it; a fault's heal by the fault. Faults are
+//! roots. [`cause_chain`] walks a chain back to its root and [`effects_of`] forward to everything
+//! an entry set off, so views can draw fault → observed gap → action → outcome.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
+use super::api::ApiRequest;
 use super::controller::ReconcileRecord;
-use super::types::Millis;
+use super::types::{Millis, Object};
 
 /// Default number of entries kept.
 pub const DEFAULT_TRACE_CAPACITY: usize = 200_000;
@@ -66,6 +73,11 @@ pub enum TraceKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         record: Option<ReconcileRecord>,
         requests: usize,
+        /// What the pass asked the API server to do, one line per request in send order
+        /// ("create Pod (generateName web-7d9f8-)", "update ReplicaSet web-7d9f8 spec.replicas
+        /// 3→2", "bind web-7d9f8-x2k4f → node-2"); see [`describe_request`].
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        actions: Vec<String>,
     },
     /// A Kubernetes Event was recorded.
     #[serde(rename = "event")]
@@ -188,6 +200,13 @@ impl Trace {
         self.entries.get(seq.checked_sub(first)? as usize)
     }
 
+    /// The entry with sequence number `seq`, to complete it after the fact (a fault's entry is
+    /// pushed before its effects, so that it can be their cause, and gets its outcome after).
+    pub(crate) fn get_mut(&mut self, seq: u64) -> Option<&mut TraceEntry> {
+        let first = self.entries.front()?.seq;
+        self.entries.get_mut(seq.checked_sub(first)? as usize)
+    }
+
     /// How many old entries were trimmed.
     pub fn dropped(&self) -> u64 {
         self.dropped
@@ -206,5 +225,297 @@ impl Trace {
     /// True when nothing is kept.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// How far [`cause_chain`] walks back: chains through periodic requeues can be long.
+pub const CHAIN_LIMIT: usize = 256;
+
+/// How many entries [`effects_of`] returns at most.
+pub const EFFECTS_LIMIT: usize = 2_000;
+
+/// The chain of causes that led to entry `seq`, root first and `seq` itself last (empty when
+/// `seq` is no longer kept). The walk stops at an entry without a cause, at one trimmed from the
+/// trace, or after [`CHAIN_LIMIT`] steps.
+pub fn cause_chain(trace: &Trace, seq: u64) -> Vec<&TraceEntry> {
+    let mut chain = Vec::new();
+    let mut next = Some(seq);
+    while let Some(s) = next {
+        if chain.len() >= CHAIN_LIMIT {
+            break;
+        }
+        let Some(e) = trace.get(s) else { break };
+        chain.push(e);
+        // Causes always point backwards; anything else would loop.
+        next = e.cause.filter(|&c| c < e.seq);
+    }
+    chain.reverse();
+    chain
+}
+
+/// Everything entry `seq` set off, directly or through other entries, oldest first (not
+/// including `seq` itself), at most [`EFFECTS_LIMIT`] entries. One forward pass suffices because a
+/// cause always precedes its effects.
+pub fn effects_of(trace: &Trace, seq: u64) -> Vec<&TraceEntry> {
+    let mut family: BTreeSet<u64> = BTreeSet::from([seq]);
+    let mut out = Vec::new();
+    for e in trace.since(seq) {
+        if out.len() >= EFFECTS_LIMIT {
+            break;
+        }
+        if e.cause.is_some_and(|c| family.contains(&c)) {
+            family.insert(e.seq);
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// One line saying what a request asks for, for the loop panel's "actions": the verb, the
+/// object, and for writes the fields that change relative to `cached` (the sender's view of the
+/// object, so a stale view shows as the change the sender believed it was making).
+pub fn describe_request(req: &ApiRequest, cached: Option<&Object>) -> String {
+    match req {
+        ApiRequest::Create(o) => {
+            let m = o.meta();
+            if m.name.is_empty() {
+                format!("create {} (generateName {})", o.kind(), m.generate_name)
+            } else {
+                format!("create {} {}", o.kind(), m.name)
+            }
+        }
+        ApiRequest::Update(o) | ApiRequest::UpdateStatus(o) => {
+            let status = matches!(req, ApiRequest::UpdateStatus(_));
+            let mut head = format!("update {} {}", o.kind(), o.meta().name);
+            // A status write names status fields bare (`readyReplicas 2→3`); a spec write names
+            // them in full (`spec.replicas 3→2`).
+            let sections: &[(&str, &str)] = if status {
+                head.push_str(" status");
+                &[("status", "")]
+            } else {
+                &[("metadata", "metadata"), ("spec", "spec")]
+            };
+            let mut changes = Vec::new();
+            if let Some(old) = cached {
+                let (old, new) = (old.to_json(), o.to_json());
+                for (section, prefix) in sections {
+                    json_changes(
+                        prefix,
+                        old.get(section).unwrap_or(&Json::Null),
+                        new.get(section).unwrap_or(&Json::Null),
+                        &mut changes,
+                    );
+                }
+            }
+            with_changes(head, changes)
+        }
+        ApiRequest::Patch { key, patch, status } => {
+            let mut head = format!("patch {} {}", key.kind, key.name);
+            if *status {
+                head.push_str(" status");
+            }
+            let mut fields = Vec::new();
+            patch_fields("", patch, &mut fields);
+            with_changes(head, fields)
+        }
+        ApiRequest::Delete { key, .. } => format!("delete {} {}", key.kind, key.name),
+        ApiRequest::Bind { key, node } => format!("bind {} → {node}", key.name),
+        ApiRequest::Evict { key, .. } => format!("evict {} {}", key.kind, key.name),
+    }
+}
+
+/// At most this many changed fields are named per request; the rest are counted.
+const MAX_CHANGES: usize = 3;
+
+fn with_changes(head: String, changes: Vec<String>) -> String {
+    if changes.is_empty() {
+        return head;
+    }
+    let mut shown: Vec<String> = changes.iter().take(MAX_CHANGES).cloned().collect();
+    if changes.len() > MAX_CHANGES {
+        shown.push(format!("+{} more", changes.len() - MAX_CHANGES));
+    }
+    format!("{head} {}", shown.join(", "))
+}
+
+/// Server-managed fields every write changes or that say nothing about intent.
+fn is_noise(path: &str) -> bool {
+    matches!(
+        path,
+        "metadata.resourceVersion" | "metadata.managedFields" | "metadata.generation"
+    ) || path.starts_with("metadata.annotations.kubectl.kubernetes.io/last-applied")
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn scalar(v: &Json) -> Option<String> {
+    match v {
+        Json::Null => Some("∅".into()),
+        Json::String(s) if s.chars().count() <= 40 => Some(s.clone()),
+        Json::Bool(_) | Json::Number(_) => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// The leaf paths that differ between two JSON values: `spec.replicas 3→2` for scalars,
+/// just the path for anything bigger.
+fn json_changes(prefix: &str, old: &Json, new: &Json, out: &mut Vec<String>) {
+    if old == new || is_noise(prefix) {
+        return;
+    }
+    match (old, new) {
+        (Json::Object(a), Json::Object(b)) => {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                json_changes(
+                    &join(prefix, k),
+                    a.get(k).unwrap_or(&Json::Null),
+                    b.get(k).unwrap_or(&Json::Null),
+                    out,
+                );
+            }
+        }
+        (Json::Null, Json::Object(b)) => {
+            json_changes(prefix, &Json::Object(Default::default()), &Json::Object(b.clone()), out)
+        }
+        (Json::Object(a), Json::Null) => {
+            json_changes(prefix, &Json::Object(a.clone()), &Json::Object(Default::default()), out)
+        }
+        _ => match (scalar(old), scalar(new)) {
+            (Some(a), Some(b)) => out.push(format!("{prefix} {a}→{b}")),
+            _ => out.push(prefix.to_string()),
+        },
+    }
+}
+
+/// The fields a merge patch sets (`metadata.labels.app=other`, `metadata.ownerReferences`).
+fn patch_fields(prefix: &str, patch: &Json, out: &mut Vec<String>) {
+    match patch {
+        Json::Object(m) => {
+            for (k, v) in m {
+                let path = join(prefix, k);
+                if is_noise(&path) {
+                    continue;
+                }
+                if v.is_object() {
+                    patch_fields(&path, v, out);
+                } else {
+                    match scalar(v) {
+                        Some(s) => out.push(format!("{path}={s}")),
+                        None => out.push(path),
+                    }
+                }
+            }
+        }
+        other => {
+            if let Some(s) = scalar(other) {
+                out.push(format!("{prefix}={s}"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::types::{Kind, ObjectKey, ObjectMeta, ReplicaSet, ReplicaSetSpec};
+
+    fn note(t: &mut Trace, cause: Option<u64>, what: &str) -> u64 {
+        t.push(
+            0,
+            cause,
+            TraceKind::Command {
+                command: what.into(),
+                output: String::new(),
+                ok: true,
+            },
+        )
+    }
+
+    fn names<'a>(entries: impl IntoIterator<Item = &'a TraceEntry>) -> Vec<String> {
+        entries
+            .into_iter()
+            .map(|e| match &e.kind {
+                TraceKind::Command { command, .. } => command.clone(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cause_chain_runs_from_the_root_to_the_entry() {
+        let mut t = Trace::default();
+        let fault = note(&mut t, None, "fault");
+        let _noise = note(&mut t, None, "noise");
+        let api = note(&mut t, Some(fault), "api");
+        let watch = note(&mut t, Some(api), "watch");
+        assert_eq!(names(cause_chain(&t, watch)), ["fault", "api", "watch"]);
+        assert!(cause_chain(&t, 99).is_empty());
+    }
+
+    #[test]
+    fn effects_are_every_transitive_descendant_in_order() {
+        let mut t = Trace::default();
+        let fault = note(&mut t, None, "fault");
+        let a = note(&mut t, Some(fault), "a");
+        let _other = note(&mut t, None, "other");
+        let _b = note(&mut t, Some(a), "b");
+        let _c = note(&mut t, Some(fault), "c");
+        assert_eq!(names(effects_of(&t, fault)), ["a", "b", "c"]);
+    }
+
+    fn rs(replicas: i32) -> Object {
+        Object::ReplicaSet(ReplicaSet {
+            metadata: ObjectMeta {
+                name: "web-1".into(),
+                namespace: "default".into(),
+                resource_version: "7".into(),
+                ..Default::default()
+            },
+            spec: ReplicaSetSpec {
+                replicas: Some(replicas),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn an_update_names_the_fields_it_changes_against_the_senders_view() {
+        let line = describe_request(&ApiRequest::Update(rs(2)), Some(&rs(3)));
+        assert_eq!(line, "update ReplicaSet web-1 spec.replicas 3→2");
+    }
+
+    #[test]
+    fn binds_and_patches_read_as_one_short_line() {
+        let key = ObjectKey::new(Kind::Pod, "default", "web-1-x");
+        assert_eq!(
+            describe_request(
+                &ApiRequest::Bind {
+                    key: key.clone(),
+                    node: "node-2".into()
+                },
+                None
+            ),
+            "bind web-1-x → node-2"
+        );
+        let patch = json!({"metadata": {"labels": {"app": "other"}, "resourceVersion": "9"}});
+        assert_eq!(
+            describe_request(
+                &ApiRequest::Patch {
+                    key,
+                    patch,
+                    status: false
+                },
+                None
+            ),
+            "patch Pod web-1-x metadata.labels.app=other"
+        );
     }
 }

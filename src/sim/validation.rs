@@ -81,29 +81,44 @@ impl From<&IntOrString> for BadValue {
 /// What is wrong with a field; mirrors `field.ErrorType`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FieldErrorKind {
+    /// `Invalid value`: the value is malformed or out of range.
     Invalid {
+        /// The rejected value.
         value: BadValue,
     },
+    /// `Required value`: the field must be set.
     Required,
+    /// `Unsupported value`: not one of an enumeration.
     Unsupported {
+        /// The rejected value.
         value: BadValue,
+        /// The values that would be accepted.
         supported: Vec<String>,
     },
+    /// `Forbidden`: the field may not be set here.
     Forbidden,
+    /// `Duplicate value`: must be unique within its list.
     Duplicate {
+        /// The repeated value.
         value: BadValue,
     },
+    /// `Not found`: refers to something that does not exist.
     NotFound {
+        /// The missing reference.
         value: BadValue,
     },
+    /// `Too long`: over a size limit.
     TooLong,
 }
 
 /// One validation problem: the field path (`spec.replicas`), what kind of problem, and detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
+    /// The field path, as Kubernetes prints it: `spec.template.spec.containers[0].image`.
     pub field: String,
+    /// The kind of problem, with the offending value where there is one.
     pub kind: FieldErrorKind,
+    /// The explanation after the value; may be empty.
     pub detail: String,
 }
 

@@ -12,10 +12,10 @@ use super::cache::Cache;
 use super::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome};
 use super::controllers;
 use super::events::{Recorder, EVENT_TTL};
-use super::faults::Fault;
+use super::faults::{Fault, TriggerMode};
 use super::rng::Rng;
 use super::runtime::NodeRuntime;
-use super::trace::{Delivery, Trace, TraceKind};
+use super::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
 use super::types::{Kind, Millis, Object, ObjectKey};
 use super::workqueue::WorkQueue;
 
@@ -54,7 +54,42 @@ struct DropRule {
     remaining: Option<u32>,
     probability: Option<f64>,
     kind: Option<Kind>,
+    event_type: Option<WatchEventType>,
     until: Option<Millis>,
+    /// The fault's trace entry: the cause of each drop, and which heal ends this rule.
+    fault: u64,
+}
+
+/// A rule that makes a component's watch lag.
+#[derive(Clone, Debug, PartialEq)]
+struct DelayRule {
+    delay: Millis,
+    until: Option<Millis>,
+    fault: u64,
+}
+
+/// A ConflictingWriter: a second writer racing the owner of one object.
+#[derive(Clone, Debug, PartialEq)]
+struct Rival {
+    fault: u64,
+    until: Option<Millis>,
+    /// The resourceVersion of its own latest write: a request based on it has seen the race.
+    last_rv: String,
+    writes: u64,
+}
+
+/// What a scheduled heal ends (each checks it still belongs to the fault that scheduled it).
+#[derive(Clone, Debug)]
+enum Heal {
+    Drop(Vec<ComponentId>),
+    Delay(Vec<ComponentId>),
+    Rival(ObjectKey),
+    /// A container fault with a duration: the runtime already stops failing by itself; the
+    /// heal wakes the kubelets so they notice and marks the moment in the trace.
+    Container {
+        fault: &'static str,
+        pods: Vec<(String, ObjectKey)>,
+    },
 }
 
 /// One component with its informer cache and work queue.
@@ -75,7 +110,15 @@ struct Component {
     /// Watch deliveries stay in order: none is delivered before the previous one.
     last_delivery: Millis,
     drop: Option<DropRule>,
-    delay: Option<(Millis, Option<Millis>)>,
+    delay: Option<DelayRule>,
+    /// Level (Kubernetes) or edge (the teaching variant, which never relists or resyncs).
+    mode: TriggerMode,
+    /// Its list failed (the API server was down): it lists as soon as the server is back.
+    needs_relist: bool,
+    /// Keys its field selector currently lets through, as the watch cache tracks them server-side:
+    /// events about other objects are never sent (a kubelet does not hear of other nodes' pods),
+    /// except the one that takes an object out of the selection.
+    selected: BTreeSet<ObjectKey>,
 }
 
 impl Component {
@@ -84,6 +127,7 @@ impl Component {
         Component {
             ctrl,
             cache: Cache::new(),
+            selected: BTreeSet::new(),
             queue: WorkQueue::new(),
             rng,
             running: false,
@@ -95,6 +139,8 @@ impl Component {
             last_delivery: 0,
             drop: None,
             delay: None,
+            mode: TriggerMode::Level,
+            needs_relist: false,
         }
     }
 }
@@ -115,6 +161,10 @@ enum SimEvent {
         to: ComponentId,
         gen: u64,
         key: ObjectKey,
+        /// `requeue` (asked for by a pass) or `retry` (back-off after a failure).
+        trigger: &'static str,
+        /// The pass that asked, or the failed request.
+        cause: Option<u64>,
     },
     Tick {
         to: ComponentId,
@@ -132,6 +182,11 @@ enum SimEvent {
         cause: u64,
     },
     Fault(Fault),
+    /// A fault's duration is over.
+    Heal {
+        fault: u64,
+        heal: Heal,
+    },
     Housekeeping,
 }
 
@@ -162,6 +217,12 @@ pub struct Sim {
     recorder: Recorder,
     trace: Trace,
     latency_rng: Rng,
+    /// While a fault (or its heal) is being applied: its trace entry, the cause of what it does.
+    fault_cause: Option<u64>,
+    /// Active ConflictingWriters by object.
+    rivals: BTreeMap<ObjectKey, Rival>,
+    /// The trace entry of the last request sent.
+    last_api_seq: u64,
 }
 
 /// A simulated machine.
@@ -188,6 +249,9 @@ impl Sim {
             recorder: Recorder::default(),
             trace: Trace::with_capacity(config.trace_capacity),
             latency_rng: Rng::stream(seed, "latency"),
+            fault_cause: None,
+            rivals: BTreeMap::new(),
+            last_api_seq: 0,
             config,
         };
         for ctrl in controllers::control_plane() {
@@ -233,6 +297,36 @@ impl Sim {
     /// Whether a component is running (not stopped or down).
     pub fn is_running(&self, id: &ComponentId) -> bool {
         self.components.get(id).is_some_and(|c| c.running)
+    }
+
+    /// Adds a component at runtime (a long-running client such as `kubectl drain`) and starts it.
+    /// A component with the same id is replaced; its generation carries on, so timers and
+    /// responses meant for the old one are ignored.
+    pub fn add_component(&mut self, ctrl: Box<dyn Controller>) {
+        let id = ctrl.id();
+        match self.components.get_mut(&id) {
+            Some(c) => {
+                c.ctrl = ctrl;
+                self.stop_component(&id);
+            }
+            None => {
+                self.components
+                    .insert(id.clone(), Component::new(ctrl, self.config.seed));
+            }
+        }
+        self.start_component(&id, "start");
+    }
+
+    /// Stops a runtime component for good; it stays listed so its state can still be read.
+    pub fn retire_component(&mut self, id: &ComponentId) -> bool {
+        let known = self.components.contains_key(id);
+        self.stop_component(id);
+        known
+    }
+
+    /// A component's controller, to read its state through [`Controller::as_any`].
+    pub fn component(&self, id: &ComponentId) -> Option<&dyn Controller> {
+        self.components.get(id).map(|c| c.ctrl.as_ref())
     }
 
     /// A component's informer cache (for the UI's "what the controller sees" view and tests).
@@ -300,13 +394,19 @@ impl Sim {
         match ev {
             SimEvent::Deliver { to, gen, event } => self.deliver(&to, gen, event),
             SimEvent::Pump { to, gen } => self.pump(&to, gen),
-            SimEvent::Requeue { to, gen, key } => {
+            SimEvent::Requeue {
+                to,
+                gen,
+                key,
+                trigger,
+                cause,
+            } => {
                 if let Some(c) = self.components.get_mut(&to) {
                     if c.generation == gen && c.requeues.get(&key) == Some(&at) {
                         c.requeues.remove(&key);
                     }
                 }
-                self.enqueue(&to, gen, key, "requeue", None);
+                self.enqueue(&to, gen, key, trigger, cause);
             }
             SimEvent::Tick { to, gen } => self.tick(&to, gen),
             SimEvent::Resync { to, gen } => self.resync(&to, gen),
@@ -320,6 +420,7 @@ impl Sim {
             SimEvent::Fault(f) => {
                 let _ = self.inject(f);
             }
+            SimEvent::Heal { fault, heal } => self.heal(fault, heal),
             SimEvent::Housekeeping => self.housekeeping(),
         }
     }
@@ -360,10 +461,42 @@ impl Sim {
     }
 
     fn relist(&mut self, id: &ComponentId, reason: &str) {
+        self.relist_with(id, reason, false);
+    }
+
+    /// An informer's LIST. A (re)started process starts from an empty cache and queues every
+    /// key. The same process relisting (410 Gone, a watch that was broken) keeps its handlers'
+    /// state: like client-go's Replace, the handlers see what changed since the cache's view —
+    /// new objects as ADDED, changed ones as MODIFIED, vanished ones as DELETED tombstones
+    /// (`DeletedFinalStateUnknown`) — so expectations and bookkeeping catch up. Edge-triggered
+    /// components refresh their cache but are told nothing.
+    fn relist_with(&mut self, id: &ComponentId, reason: &str, same_process: bool) {
+        let api_up = self.api_server_up;
+        let cause = self.fault_cause;
         let Some(c) = self.components.get_mut(id) else {
             return;
         };
-        c.cache.clear();
+        if !api_up {
+            // The LIST fails; informers wait for their first sync before any worker runs.
+            if !same_process {
+                c.cache.clear();
+                c.queue.clear();
+            }
+            c.needs_relist = true;
+            let err = ApiError::unavailable();
+            self.trace.push(
+                self.now,
+                cause,
+                TraceKind::List {
+                    component: id.name(),
+                    reason: format!("{reason}: failed: {} {}", err.code(), err.message),
+                    objects: 0,
+                },
+            );
+            return;
+        }
+        c.needs_relist = false;
+        let old = std::mem::take(&mut c.cache);
         for kind in c.ctrl.watched_kinds() {
             for obj in self.api.list(*kind) {
                 if c.ctrl.accepts(obj) {
@@ -371,21 +504,71 @@ impl Sim {
                 }
             }
         }
-        c.cache.last_rv = self.api.resource_version();
-        let keys = c.ctrl.keys_for_resync(&c.cache);
+        let rv = self.api.resource_version();
+        c.cache.last_rv = rv;
+        c.selected = c.cache.all().map(|o| o.key()).collect();
         let n = c.cache.len();
         let gen = c.generation;
+        let edge = c.mode == TriggerMode::Edge;
         let seq = self.trace.push(
             self.now,
-            None,
+            cause,
             TraceKind::List {
                 component: id.name(),
                 reason: reason.into(),
                 objects: n,
             },
         );
-        for k in keys {
-            self.enqueue(id, gen, k, "relist", Some(seq));
+        if edge {
+            return;
+        }
+        let mut keys: Vec<(ObjectKey, Option<u64>)> = Vec::new();
+        if same_process {
+            let mut changes = Vec::new();
+            for obj in c.cache.all() {
+                match old.get(&obj.key()) {
+                    None => changes.push((WatchEventType::Added, obj.clone(), None)),
+                    Some(prev) if prev.meta().resource_version != obj.meta().resource_version => {
+                        changes.push((WatchEventType::Modified, obj.clone(), Some(prev.clone())))
+                    }
+                    Some(_) => {}
+                }
+            }
+            for prev in old.all() {
+                if c.cache.get(&prev.key()).is_none() {
+                    changes.push((WatchEventType::Deleted, prev.clone(), Some(prev.clone())));
+                }
+            }
+            for (type_, object, prev) in changes {
+                let ev = WatchEvent {
+                    type_,
+                    object,
+                    resource_version: rv,
+                    cause: seq,
+                };
+                let found = c.ctrl.keys_for_event(&ev, prev.as_ref(), &c.cache);
+                let ev_seq = self.trace.push(
+                    self.now,
+                    Some(seq),
+                    TraceKind::Watch {
+                        component: id.name(),
+                        event_type: type_.as_str().into(),
+                        object: ev.object.key().to_string(),
+                        resource_version: rv,
+                        delivery: Delivery::Delivered,
+                    },
+                );
+                keys.extend(found.into_iter().map(|k| (k, Some(ev_seq))));
+            }
+        }
+        keys.extend(
+            c.ctrl
+                .keys_for_resync(&c.cache)
+                .into_iter()
+                .map(|k| (k, Some(seq))),
+        );
+        for (k, cause) in keys {
+            self.enqueue(id, gen, k, "relist", cause);
         }
     }
 
@@ -436,10 +619,17 @@ impl Sim {
                 let latency = self.jitter(self.config.watch_latency);
                 let now = self.now;
                 let c = self.components.get_mut(&id).expect("listed above");
+                let key = ev.object.key();
+                if ev.type_ != WatchEventType::Deleted && c.ctrl.accepts(&ev.object) {
+                    c.selected.insert(key);
+                } else if !c.selected.remove(&key) {
+                    continue;
+                }
                 // A lost event never reaches the informer; its cache stays stale for that object.
                 if let Some(rule) = &mut c.drop {
                     let active = rule.until.is_none_or(|u| now < u);
-                    let kind_ok = rule.kind.is_none_or(|k| k == kind);
+                    let kind_ok = rule.kind.is_none_or(|k| k == kind)
+                        && rule.event_type.is_none_or(|t| t == ev.type_);
                     if active && kind_ok {
                         let hit = match (rule.remaining.as_mut(), rule.probability) {
                             (Some(n), _) if *n > 0 => {
@@ -449,13 +639,19 @@ impl Sim {
                             (None, Some(p)) => c.rng.chance(p),
                             _ => false,
                         };
-                        if rule.remaining == Some(0) && rule.probability.is_none() {
+                        let fault = rule.fault;
+                        // A rule with a duration stays until its heal, which relists.
+                        if rule.remaining == Some(0)
+                            && rule.probability.is_none()
+                            && rule.until.is_none()
+                        {
                             c.drop = None;
                         }
                         if hit {
+                            // Caused by the fault that lost it (the write is named by rv).
                             self.trace.push(
                                 now,
-                                Some(ev.cause),
+                                Some(fault),
                                 TraceKind::Watch {
                                     component: id.name(),
                                     event_type: ev.type_.as_str().into(),
@@ -466,17 +662,11 @@ impl Sim {
                             );
                             continue;
                         }
-                    } else if !active {
-                        c.drop = None;
                     }
                 }
-                let extra = match c.delay {
-                    Some((d, until)) if until.is_none_or(|u| now < u) => d,
-                    Some(_) => {
-                        c.delay = None;
-                        0
-                    }
-                    None => 0,
+                let extra = match &c.delay {
+                    Some(rule) if rule.until.is_none_or(|u| now < u) => rule.delay,
+                    _ => 0,
                 };
                 let at = (now + latency + extra).max(c.last_delivery);
                 c.last_delivery = at;
@@ -499,6 +689,10 @@ impl Sim {
             return;
         };
         if !c.running || c.generation != gen {
+            return;
+        }
+        // Already seen: a resumed watch or a relist overtook this delivery.
+        if ev.resource_version <= c.cache.last_rv {
             return;
         }
         // The informer applies its field selector: objects entering or leaving it look like adds/deletes.
@@ -564,6 +758,10 @@ impl Sim {
         }
         let more = c.pump_scheduled;
         let n_requests = outcome.requests().count();
+        let actions: Vec<String> = outcome
+            .requests()
+            .map(|r| describe_request(r, c.cache.get(&r.key()).map(|o| &**o)))
+            .collect();
         let seq = self.trace.push(
             now,
             cause,
@@ -573,19 +771,19 @@ impl Sim {
                 trigger,
                 record: outcome.record.clone(),
                 requests: n_requests,
+                actions,
             },
         );
         for e in &outcome.events {
             self.record_event(id, e, Some(seq));
         }
         if let Some(after) = outcome.requeue_after {
-            self.requeue_at(id, gen, key.clone(), now + after);
+            self.requeue_caused(id, gen, key.clone(), now + after, "requeue", Some(seq));
         }
-        if let Some(err) = &outcome.error {
-            let _ = err;
+        if outcome.error.is_some() {
             let c = self.components.get_mut(id).expect("exists");
             let delay = c.queue.backoff(&key);
-            self.requeue_at(id, gen, key.clone(), now + delay);
+            self.requeue_caused(id, gen, key.clone(), now + delay, "retry", Some(seq));
         }
         if n_requests > 0 {
             self.schedule(
@@ -614,7 +812,16 @@ impl Sim {
         }
     }
 
-    fn requeue_at(&mut self, id: &ComponentId, gen: u64, key: ObjectKey, at: Millis) {
+    /// Queues `key` again at `at`, remembering why (the trigger and the trace entry behind it).
+    fn requeue_caused(
+        &mut self,
+        id: &ComponentId,
+        gen: u64,
+        key: ObjectKey,
+        at: Millis,
+        trigger: &'static str,
+        cause: Option<u64>,
+    ) {
         let Some(c) = self.components.get_mut(id) else {
             return;
         };
@@ -630,6 +837,8 @@ impl Sim {
                 to: id.clone(),
                 gen,
                 key,
+                trigger,
+                cause,
             },
         );
     }
@@ -664,7 +873,12 @@ impl Sim {
         if !c.running || c.generation != gen {
             return;
         }
-        let keys = c.ctrl.keys_for_resync(&c.cache);
+        // An edge-triggered component never looks at everything again.
+        let keys = if c.mode == TriggerMode::Edge {
+            Vec::new()
+        } else {
+            c.ctrl.keys_for_resync(&c.cache)
+        };
         for k in keys {
             self.enqueue(id, gen, k, "resync", None);
         }
@@ -713,18 +927,21 @@ impl Sim {
         cause: u64,
     ) {
         let mut failed = false;
+        let mut failure = None;
         let mut iter = batches.into_iter();
         for batch in iter.by_ref() {
             let mut batch_failed = false;
             for req in batch {
-                // `send` traces the request as the next entry: the cause of events about its answer.
-                let api_seq = self.trace.next_seq();
                 let result = self.send(from, req.clone(), Some(cause));
+                // The request's own entry (a racing writer may have written just before it): the
+                // cause of events about its answer, and of the retry when it failed.
+                let api_seq = self.last_api_seq;
                 if let Err(e) = &result {
                     // A delete of something already gone is what the controller wanted.
                     let benign = matches!(req, ApiRequest::Delete { .. }) && e.code() == 404;
                     if !benign {
                         batch_failed = true;
+                        failure.get_or_insert(api_seq);
                     }
                 }
                 let mut answer_events = Vec::new();
@@ -759,7 +976,7 @@ impl Sim {
             }
             if failed {
                 let delay = c.queue.backoff(key);
-                self.requeue_at(from, gen, key.clone(), now + delay);
+                self.requeue_caused(from, gen, key.clone(), now + delay, "retry", failure);
             } else {
                 c.queue.forget(key);
             }
@@ -768,16 +985,30 @@ impl Sim {
 
     /// Sends one request to the API server now, traces it, and fans out what it changed.
     fn send(&mut self, from: &ComponentId, req: ApiRequest, cause: Option<u64>) -> ApiResult {
+        let partitioned = self.components.get(from).is_some_and(|c| c.partitioned);
+        if self.api_server_up && !partitioned && *from != ComponentId::User {
+            self.race_conflicting_writer(&req);
+        }
+        self.send_as(&from.name(), partitioned, req, cause)
+    }
+
+    /// [`Sim::send`] for any actor, including ones that are not components (a ConflictingWriter).
+    fn send_as(
+        &mut self,
+        actor: &str,
+        partitioned: bool,
+        req: ApiRequest,
+        cause: Option<u64>,
+    ) -> ApiResult {
         let verb = req.verb();
         let key = req.key();
-        let partitioned = self.components.get(from).is_some_and(|c| c.partitioned);
         if !self.api_server_up || partitioned {
             let err = ApiError::unavailable();
-            self.trace.push(
+            self.last_api_seq = self.trace.push(
                 self.now,
                 cause,
                 TraceKind::Api {
-                    actor: from.name(),
+                    actor: actor.into(),
                     verb: verb.into(),
                     object: key.to_string(),
                     code: err.code(),
@@ -798,11 +1029,11 @@ impl Sim {
             ),
             Err(e) => (e.code(), Some(e.message.clone()), None, key.to_string()),
         };
-        self.trace.push(
+        self.last_api_seq = self.trace.push(
             self.now,
             cause,
             TraceKind::Api {
-                actor: from.name(),
+                actor: actor.into(),
                 verb: verb.into(),
                 object,
                 code,
@@ -814,13 +1045,19 @@ impl Sim {
         handled.result
     }
 
-    /// The learner's (or a scenario's) request, executed synchronously as kubectl would.
+    /// The learner's (or a scenario's) request, executed synchronously as kubectl would. Sent
+    /// while a fault is applied (DeletePod, EditObject), the fault is its cause.
     pub fn submit(&mut self, req: ApiRequest) -> ApiResult {
-        self.send(&ComponentId::User, req, None)
+        let cause = self.fault_cause;
+        self.send(&ComponentId::User, req, cause)
     }
 
     /// Records a Kubernetes Event on behalf of a component.
     pub fn record_event(&mut self, from: &ComponentId, rec: &EventRecord, cause: Option<u64>) {
+        if !self.api_server_up {
+            // The recorder cannot write it; client-go's broadcaster retries and then drops it.
+            return;
+        }
         let (source, host) = match from {
             ComponentId::Kubelet(node) => ("kubelet".to_string(), node.clone()),
             other => (other.name(), String::new()),
@@ -894,21 +1131,34 @@ impl Sim {
     }
 
     /// Injects a fault now. Returns a message for the learner (what happened, or why not).
+    ///
+    /// The fault's trace entry is pushed first, so that it is the root cause of everything the
+    /// fault does at once (a DeletePod's DELETE, a restart's relist, a heal's 410) and of its
+    /// heal; its description gets the outcome appended afterwards.
     pub fn inject(&mut self, fault: Fault) -> Result<String, String> {
-        let description = fault.describe();
-        let result = self.inject_inner(&fault);
-        let text = match &result {
-            Ok(s) => s.clone(),
-            Err(e) => format!("refused: {e}"),
-        };
-        self.trace.push(
+        let seq = self.trace.push(
             self.now,
             None,
             TraceKind::Fault {
                 fault: fault.name().into(),
-                description: format!("{description} — {text}"),
+                description: fault.describe(),
             },
         );
+        let outer = self.fault_cause.replace(seq);
+        let result = self.inject_inner(&fault, seq);
+        self.fault_cause = outer;
+        let text = match &result {
+            Ok(s) => s.clone(),
+            Err(e) => format!("refused: {e}"),
+        };
+        if let Some(TraceEntry {
+            kind: TraceKind::Fault { description, .. },
+            ..
+        }) = self.trace.get_mut(seq)
+        {
+            description.push_str(" — ");
+            description.push_str(&text);
+        }
         result
     }
 
@@ -916,14 +1166,27 @@ impl Sim {
         if name == "controller-manager" || name == "kube-controller-manager" {
             return Ok(ComponentId::CONTROLLER_MANAGER.to_vec());
         }
-        let id = ComponentId::parse(name).ok_or_else(|| format!("unknown component {name:?}"))?;
+        let id = match name {
+            "kube-scheduler" => Some(ComponentId::Scheduler),
+            other => ComponentId::parse(other),
+        };
+        let id = id.ok_or_else(|| format!("unknown component {name:?}"))?;
         if !self.components.contains_key(&id) {
             return Err(format!("unknown component {name:?}"));
         }
         Ok(vec![id])
     }
 
-    fn inject_inner(&mut self, fault: &Fault) -> Result<String, String> {
+    fn names(ids: &[ComponentId]) -> String {
+        if ids.len() == ComponentId::CONTROLLER_MANAGER.len()
+            && ComponentId::CONTROLLER_MANAGER.iter().all(|c| ids.contains(c))
+        {
+            return "kube-controller-manager".into();
+        }
+        ids.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+    }
+
+    fn inject_inner(&mut self, fault: &Fault, seq: u64) -> Result<String, String> {
         match fault {
             Fault::DeletePod { target } => {
                 let pods = self.select_pods(target)?;
@@ -944,6 +1207,9 @@ impl Sim {
                     .machines
                     .get_mut(node)
                     .ok_or_else(|| format!("node {node:?} not found"))?;
+                if !m.up {
+                    return Err(format!("node {node} is already down"));
+                }
                 m.up = false;
                 m.runtime.power_off();
                 self.stop_component(&ComponentId::Kubelet(node.clone()));
@@ -975,6 +1241,9 @@ impl Sim {
                     .components
                     .get_mut(&id)
                     .ok_or_else(|| format!("node {node:?} not found"))?;
+                if c.partitioned {
+                    return Err(format!("node {node} is already partitioned"));
+                }
                 c.partitioned = true;
                 Ok(format!(
                     "node {node} is cut off from the API server; its containers keep running"
@@ -990,37 +1259,84 @@ impl Sim {
                     return Err(format!("node {node} is not partitioned"));
                 }
                 c.partitioned = false;
-                self.resume_watch(&id);
-                Ok(format!("node {node} reconnected"))
+                if c.running {
+                    self.resume_watch(&id);
+                }
+                Ok(format!(
+                    "node {node} reconnected: the kubelet resumes its watch (or relists after 410 Gone)"
+                ))
             }
             Fault::DropWatchEvents {
                 component,
                 count,
                 probability,
                 kind,
+                event_type,
                 duration,
             } => {
                 let kind = match kind {
-                    Some(k) => {
-                        Some(Kind::from_kind_str(k).ok_or_else(|| format!("unknown kind {k:?}"))?)
-                    }
+                    Some(k) => Some(parse_kind(k)?),
                     None => None,
+                };
+                let event_type = match event_type {
+                    Some(t) => Some(parse_event_type(t)?),
+                    None => None,
+                };
+                if let Some(p) = probability {
+                    if !(0.0..=1.0).contains(p) {
+                        return Err(format!("probability must be between 0 and 1, got {p}"));
+                    }
+                }
+                // A duration alone loses every matching event for that long.
+                let (remaining, probability) = match (count, probability, duration) {
+                    (_, Some(p), _) => (None, Some(*p)),
+                    (Some(n), None, _) => (Some(*n), None),
+                    (None, None, Some(_)) => (None, Some(1.0)),
+                    (None, None, None) => (Some(1), None),
                 };
                 let until = duration.map(|d| self.now + d);
                 let rule = DropRule {
-                    remaining: if probability.is_some() {
-                        None
-                    } else {
-                        Some(count.unwrap_or(1))
-                    },
-                    probability: *probability,
+                    remaining,
+                    probability,
                     kind,
+                    event_type,
                     until,
+                    fault: seq,
                 };
-                for id in self.component_arg(component)? {
-                    self.components.get_mut(&id).expect("checked").drop = Some(rule.clone());
+                let ids = self.component_arg(component)?;
+                for id in &ids {
+                    self.components.get_mut(id).expect("checked").drop = Some(rule.clone());
                 }
-                Ok(format!("{component} will miss watch events"))
+                if let Some(u) = until {
+                    self.schedule(
+                        u,
+                        SimEvent::Heal {
+                            fault: seq,
+                            heal: Heal::Drop(ids.clone()),
+                        },
+                    );
+                }
+                let what = format!(
+                    "{}{} event{}",
+                    kind.map_or(String::new(), |k| format!("{k} ")),
+                    event_type.map_or("watch", |t| t.as_str()),
+                    if remaining == Some(1) { "" } else { "s" }
+                );
+                let how = match (remaining, probability) {
+                    (Some(1), _) => format!("the next {what}"),
+                    (Some(n), _) => format!("the next {n} {what}"),
+                    (None, Some(p)) if p >= 1.0 => format!("every {what}"),
+                    (None, Some(p)) => format!("each {what} with probability {p}"),
+                    (None, None) => what,
+                };
+                let span = match duration {
+                    Some(d) => format!(
+                        " for {}; then its watch restarts and it relists",
+                        super::time::format_duration(*d)
+                    ),
+                    None => String::new(),
+                };
+                Ok(format!("{} will lose {how}{span}", Self::names(&ids)))
             }
             Fault::DelayWatchEvents {
                 component,
@@ -1028,59 +1344,100 @@ impl Sim {
                 duration,
             } => {
                 let until = duration.map(|d| self.now + d);
-                for id in self.component_arg(component)? {
-                    self.components.get_mut(&id).expect("checked").delay = Some((*delay, until));
+                let ids = self.component_arg(component)?;
+                for id in &ids {
+                    self.components.get_mut(id).expect("checked").delay = Some(DelayRule {
+                        delay: *delay,
+                        until,
+                        fault: seq,
+                    });
                 }
+                if let Some(u) = until {
+                    self.schedule(
+                        u,
+                        SimEvent::Heal {
+                            fault: seq,
+                            heal: Heal::Delay(ids.clone()),
+                        },
+                    );
+                }
+                let span = match duration {
+                    Some(d) => format!(" for {}", super::time::format_duration(*d)),
+                    None => String::new(),
+                };
                 Ok(format!(
-                    "{component}'s watch lags by {}",
+                    "{}'s watch lags by {}{span}",
+                    Self::names(&ids),
                     super::time::format_duration(*delay)
                 ))
             }
             Fault::RestartController { component } => {
-                for id in self.component_arg(component)? {
-                    self.stop_component(&id);
-                    self.start_component(&id, "restarted");
-                }
-                Ok(format!(
-                    "{component} restarted: caches, queues and expectations are gone; it relists"
-                ))
-            }
-            Fault::StopComponent { component } => {
-                if component == "kube-apiserver"
-                    || component == "api-server"
-                    || component == "apiserver"
-                {
-                    self.api_server_up = false;
-                    return Ok("the API server is down: every request gets 503".into());
-                }
-                for id in self.component_arg(component)? {
-                    self.stop_component(&id);
-                }
-                Ok(format!("{component} stopped"))
-            }
-            Fault::StartComponent { component } => {
-                if component == "kube-apiserver"
-                    || component == "api-server"
-                    || component == "apiserver"
-                {
-                    self.api_server_up = true;
+                if is_api_server(component) {
+                    // Watches break and reconnect from where they were; nothing else is lost.
                     let ids: Vec<ComponentId> = self
                         .components
                         .iter()
-                        .filter(|(_, c)| c.running)
+                        .filter(|(_, c)| c.running && !c.partitioned)
                         .map(|(id, _)| id.clone())
                         .collect();
                     for id in ids {
                         self.resume_watch(&id);
                     }
-                    return Ok("the API server is back".into());
+                    return Ok("the API server restarted: every watch reconnects".into());
                 }
-                for id in self.component_arg(component)? {
-                    if !self.is_running(&id) {
-                        self.start_component(&id, "started");
+                let ids = self.component_arg(component)?;
+                for id in &ids {
+                    self.stop_component(id);
+                    self.start_component(id, "restarted");
+                }
+                Ok(format!(
+                    "{} restarted: caches, queues and expectations are gone; it relists",
+                    Self::names(&ids)
+                ))
+            }
+            Fault::StopComponent { component } => {
+                if is_api_server(component) {
+                    if !self.api_server_up {
+                        return Err("the API server is already down".into());
+                    }
+                    self.api_server_up = false;
+                    return Ok(
+                        "the API server is down: every request gets 503 and is retried with back-off"
+                            .into(),
+                    );
+                }
+                let ids = self.component_arg(component)?;
+                for id in &ids {
+                    self.stop_component(id);
+                }
+                Ok(format!("{} stopped", Self::names(&ids)))
+            }
+            Fault::StartComponent { component } => {
+                if is_api_server(component) {
+                    if self.api_server_up {
+                        return Err("the API server is already up".into());
+                    }
+                    self.api_server_up = true;
+                    let ids: Vec<ComponentId> = self
+                        .components
+                        .iter()
+                        .filter(|(_, c)| c.running && !c.partitioned)
+                        .map(|(id, _)| id.clone())
+                        .collect();
+                    for id in ids {
+                        self.resume_watch(&id);
+                    }
+                    return Ok(
+                        "the API server is back: watches resume (or relist after 410 Gone)".into(),
+                    );
+                }
+                let ids = self.component_arg(component)?;
+                for id in &ids {
+                    if !self.is_running(id) {
+                        self.start_component(id, "started");
                     }
                 }
-                Ok(format!("{component} started"))
+                Ok(format!("{} started", Self::names(&ids)))
             }
             Fault::EditObject { object, patch } => {
                 let key = parse_object_ref(object)?;
@@ -1111,11 +1468,268 @@ impl Sim {
             | Fault::CrashLoop { target, .. }
             | Fault::OomKill { target }
             | Fault::FailReadiness { target, .. }
-            | Fault::FailLiveness { target, .. } => self.inject_container_fault(fault, target),
-            Fault::ConflictingWriter { .. } => {
-                Err(format!("{} is not simulated yet", fault.name()))
+            | Fault::FailLiveness { target, .. } => self.inject_container_fault(fault, target, seq),
+            Fault::ConflictingWriter { object, duration } => {
+                let key = parse_object_ref(object)?;
+                if self.api.get(&key).is_none() {
+                    return Err(format!("{} \"{}\" not found", key.kind.resource(), key.name));
+                }
+                let until = duration.map(|d| self.now + d);
+                self.rivals.insert(
+                    key.clone(),
+                    Rival {
+                        fault: seq,
+                        until,
+                        last_rv: String::new(),
+                        writes: 0,
+                    },
+                );
+                if let Some(u) = until {
+                    self.schedule(
+                        u,
+                        SimEvent::Heal {
+                            fault: seq,
+                            heal: Heal::Rival(key.clone()),
+                        },
+                    );
+                }
+                let span = match duration {
+                    Some(d) => format!(" for {}", super::time::format_duration(*d)),
+                    None => String::new(),
+                };
+                Ok(format!(
+                    "a second writer races every controller write to {key}{span}: each gets 409 Conflict once and is retried from a fresh read"
+                ))
+            }
+            Fault::SetTriggerMode { component, mode } => {
+                let ids = self.component_arg(component)?;
+                let mut out = Vec::new();
+                for id in &ids {
+                    out.push(self.set_trigger_mode(id, *mode)?);
+                }
+                Ok(out.join("\n"))
+            }
+            Fault::SetResync { component, period } => {
+                let ids = self.component_arg(component)?;
+                for id in &ids {
+                    self.set_resync(id, *period);
+                }
+                Ok(match period {
+                    Some(p) => format!(
+                        "{} resyncs every {}",
+                        Self::names(&ids),
+                        super::time::format_duration((*p).max(1000))
+                    ),
+                    None => format!("{} never resyncs", Self::names(&ids)),
+                })
             }
         }
+    }
+
+    /// A ConflictingWriter's move: just before a controller's conditional write to the object
+    /// (Update, UpdateStatus, or a patch or delete carrying a resourceVersion) that would succeed,
+    /// the rival writes the object first, so the controller's write meets 409 Conflict. A write
+    /// based on the rival's own latest version has re-read since, and goes through: every write is
+    /// raced once, costs one 409 and a back-off retry, and nothing is lost.
+    fn race_conflicting_writer(&mut self, req: &ApiRequest) {
+        if self.rivals.is_empty() {
+            return;
+        }
+        let key = req.key();
+        let Some(rival) = self.rivals.get(&key) else {
+            return;
+        };
+        if rival.until.is_some_and(|u| self.now >= u) {
+            return;
+        }
+        let Some(base) = precondition_rv(req) else {
+            return;
+        };
+        let Some(live) = self.api.get(&key) else {
+            return;
+        };
+        let live_rv = &live.meta().resource_version;
+        if base != *live_rv || *live_rv == rival.last_rv {
+            return;
+        }
+        let (fault, n) = (rival.fault, rival.writes + 1);
+        let patch = serde_json::json!({"metadata": {"annotations": {RIVAL_ANNOTATION: n.to_string()}}});
+        let result = self.send_as(
+            RIVAL_ACTOR,
+            false,
+            ApiRequest::Patch {
+                key: key.clone(),
+                patch,
+                status: false,
+            },
+            Some(fault),
+        );
+        if let (Ok(obj), Some(r)) = (result, self.rivals.get_mut(&key)) {
+            r.last_rv = obj.meta().resource_version.clone();
+            r.writes = n;
+        }
+    }
+
+    /// Ends a fault whose duration is over, unless something newer replaced it.
+    fn heal(&mut self, fault: u64, heal: Heal) {
+        let now = self.now;
+        let push = |sim: &mut Sim, name: &str, text: String| {
+            sim.trace.push(
+                now,
+                Some(fault),
+                TraceKind::Fault {
+                    fault: name.into(),
+                    description: format!("healed — {text}"),
+                },
+            )
+        };
+        match heal {
+            Heal::Drop(ids) => {
+                let ids: Vec<ComponentId> = ids
+                    .into_iter()
+                    .filter(|id| {
+                        self.components
+                            .get(id)
+                            .and_then(|c| c.drop.as_ref())
+                            .is_some_and(|r| r.fault == fault)
+                    })
+                    .collect();
+                if ids.is_empty() {
+                    return;
+                }
+                let seq = push(
+                    self,
+                    "DropWatchEvents",
+                    format!(
+                        "{} receives every watch event again; its watch restarts and it relists to catch up",
+                        Self::names(&ids)
+                    ),
+                );
+                let outer = self.fault_cause.replace(seq);
+                for id in &ids {
+                    let c = self.components.get_mut(id).expect("filtered above");
+                    c.drop = None;
+                    if !c.running {
+                        continue;
+                    }
+                    if c.partitioned {
+                        c.needs_relist = true;
+                    } else {
+                        self.relist_with(id, "watch restarted after lost events", true);
+                    }
+                }
+                self.fault_cause = outer;
+            }
+            Heal::Delay(ids) => {
+                let ids: Vec<ComponentId> = ids
+                    .into_iter()
+                    .filter(|id| {
+                        self.components
+                            .get(id)
+                            .and_then(|c| c.delay.as_ref())
+                            .is_some_and(|r| r.fault == fault)
+                    })
+                    .collect();
+                if ids.is_empty() {
+                    return;
+                }
+                for id in &ids {
+                    self.components.get_mut(id).expect("filtered above").delay = None;
+                }
+                push(
+                    self,
+                    "DelayWatchEvents",
+                    format!("{}'s watch is on time again", Self::names(&ids)),
+                );
+            }
+            Heal::Rival(key) => {
+                if !self.rivals.get(&key).is_some_and(|r| r.fault == fault) {
+                    return;
+                }
+                let rival = self.rivals.remove(&key).expect("checked");
+                push(
+                    self,
+                    "ConflictingWriter",
+                    format!(
+                        "the second writer stopped after racing {} write{} to {key}",
+                        rival.writes,
+                        if rival.writes == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+            Heal::Container { fault: name, pods } => {
+                let seq = push(
+                    self,
+                    name,
+                    format!(
+                        "the container fault on {} is over",
+                        pods.iter()
+                            .map(|(_, k)| format!("pod \"{}\"", k.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                for (node, key) in pods {
+                    let id = ComponentId::Kubelet(node);
+                    if let Some(gen) = self
+                        .components
+                        .get(&id)
+                        .filter(|c| c.running)
+                        .map(|c| c.generation)
+                    {
+                        let at = super::runtime::next_relist(now);
+                        self.requeue_caused(&id, gen, key, at, "requeue", Some(seq));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Switches a component between level- and edge-triggered reconciliation, a teaching device
+    /// (see [`super::faults::EDGE_TRIGGERED_NOTE`]). The component restarts with the other
+    /// implementation, so its in-memory state is lost; in edge mode its relists and resyncs
+    /// queue nothing and it acts only on each event's delta.
+    pub fn set_trigger_mode(
+        &mut self,
+        id: &ComponentId,
+        mode: TriggerMode,
+    ) -> Result<String, String> {
+        let c = self
+            .components
+            .get(id)
+            .ok_or_else(|| format!("unknown component {:?}", id.name()))?;
+        if c.mode == mode {
+            return Ok(format!("{id} is already {}-triggered", mode.as_str()));
+        }
+        let ctrl = controllers::for_trigger_mode(id, mode).ok_or_else(|| {
+            format!(
+                "{id} has no {}-triggered variant (only replicaset-controller has one)",
+                mode.as_str()
+            )
+        })?;
+        let running = c.running;
+        let c = self.components.get_mut(id).expect("checked above");
+        c.ctrl = ctrl;
+        c.mode = mode;
+        if running {
+            self.stop_component(id);
+            self.start_component(id, &format!("restarted {}-triggered", mode.as_str()));
+        }
+        Ok(match mode {
+            TriggerMode::Edge => format!(
+                "{id} is now edge-triggered (a teaching device): it acts only on each event's delta and never relists or resyncs"
+            ),
+            TriggerMode::Level => format!(
+                "{id} is level-triggered again: every pass compares the whole cached state with the spec"
+            ),
+        })
+    }
+
+    /// How a component is triggered.
+    pub fn trigger_mode(&self, id: &ComponentId) -> TriggerMode {
+        self.components
+            .get(id)
+            .map_or(TriggerMode::Level, |c| c.mode)
     }
 
     /// Container faults change the machine's runtime; the kubelet notices at its next PLEG relist.
@@ -1123,15 +1737,21 @@ impl Sim {
         &mut self,
         fault: &Fault,
         target: &super::faults::PodTarget,
+        seq: u64,
     ) -> Result<String, String> {
         let now = self.now;
-        let (mut done, mut refused) = (Vec::new(), Vec::new());
+        let (mut done, mut refused, mut hit) = (Vec::new(), Vec::new(), Vec::new());
         for key in self.select_pods(target)? {
             let Some(pod) = self.api.get(&key).and_then(|o| o.as_pod()).cloned() else {
                 continue;
             };
             let container = match &target.container {
-                Some(name) => pod.spec.containers.iter().chain(&pod.spec.init_containers).find(|c| &c.name == name),
+                Some(name) => pod
+                    .spec
+                    .containers
+                    .iter()
+                    .chain(&pod.spec.init_containers)
+                    .find(|c| &c.name == name),
                 None => pod.spec.containers.first(),
             };
             let Some(container) = container else {
@@ -1153,6 +1773,7 @@ impl Sim {
             {
                 Ok(msg) => {
                     done.push(msg);
+                    hit.push((node.clone(), key.clone()));
                     let id = ComponentId::Kubelet(node);
                     if let Some(gen) = self
                         .components
@@ -1160,7 +1781,8 @@ impl Sim {
                         .filter(|c| c.running)
                         .map(|c| c.generation)
                     {
-                        self.requeue_at(&id, gen, key, super::runtime::next_relist(now));
+                        let at = super::runtime::next_relist(now);
+                        self.requeue_caused(&id, gen, key, at, "requeue", Some(seq));
                     }
                 }
                 Err(e) => refused.push(e),
@@ -1169,14 +1791,41 @@ impl Sim {
         if done.is_empty() {
             return Err(refused.join("\n"));
         }
+        let duration = match fault {
+            Fault::CrashLoop { duration, .. }
+            | Fault::FailReadiness { duration, .. }
+            | Fault::FailLiveness { duration, .. } => *duration,
+            _ => None,
+        };
+        if let Some(d) = duration {
+            self.schedule(
+                now + d,
+                SimEvent::Heal {
+                    fault: seq,
+                    heal: Heal::Container {
+                        fault: fault.name(),
+                        pods: hit,
+                    },
+                },
+            );
+        }
         done.extend(refused);
         Ok(done.join("\n"))
     }
 
+    /// Reconnects a component's watch from its last resourceVersion: the missed events are
+    /// delivered, or — when the history no longer reaches back that far — the server answers
+    /// 410 Gone and the informer relists.
     fn resume_watch(&mut self, id: &ComponentId) {
         let Some(c) = self.components.get(id) else {
             return;
         };
+        if c.needs_relist {
+            // Its list failed earlier (or its lost events must be caught up): list now.
+            let same_process = !c.cache.is_empty();
+            self.relist_with(id, "relist after the outage", same_process);
+            return;
+        }
         let from = c.cache.last_rv;
         let gen = c.generation;
         match self.api.events_since(from) {
@@ -1200,7 +1849,7 @@ impl Sim {
                 let err = too_old.to_error();
                 self.trace.push(
                     self.now,
-                    None,
+                    self.fault_cause,
                     TraceKind::Watch {
                         component: id.name(),
                         event_type: "ERROR".into(),
@@ -1209,7 +1858,7 @@ impl Sim {
                         delivery: Delivery::Delivered,
                     },
                 );
-                self.relist(id, "410 Gone: too old resource version");
+                self.relist_with(id, "410 Gone: too old resource version", true);
             }
         }
     }
@@ -1271,8 +1920,52 @@ impl Sim {
                         | SimEvent::Resync { .. }
                         | SimEvent::Housekeeping
                         | SimEvent::Requeue { .. }
+                        | SimEvent::Heal { .. }
                 )
             })
+    }
+}
+
+/// The annotation a ConflictingWriter bumps: a harmless change that moves the resourceVersion.
+pub const RIVAL_ANNOTATION: &str = "kubeloop.dev/conflicting-writer";
+
+/// How a ConflictingWriter appears in the trace (`actor`).
+pub const RIVAL_ACTOR: &str = "conflicting-writer";
+
+/// The names a fault may use for the API server.
+fn is_api_server(name: &str) -> bool {
+    matches!(name, "kube-apiserver" | "api-server" | "apiserver")
+}
+
+fn parse_kind(k: &str) -> Result<Kind, String> {
+    Kind::from_kind_str(k)
+        .or_else(|| Kind::ALL.into_iter().find(|x| x.as_str().eq_ignore_ascii_case(k)))
+        .ok_or_else(|| format!("unknown kind {k:?}"))
+}
+
+fn parse_event_type(t: &str) -> Result<WatchEventType, String> {
+    match t.to_ascii_uppercase().as_str() {
+        "ADDED" => Ok(WatchEventType::Added),
+        "MODIFIED" => Ok(WatchEventType::Modified),
+        "DELETED" => Ok(WatchEventType::Deleted),
+        _ => Err(format!(
+            "unknown event type {t:?}: expected ADDED, MODIFIED or DELETED"
+        )),
+    }
+}
+
+/// The resourceVersion a request is conditional on, if any (only those can meet 409 Conflict).
+fn precondition_rv(req: &ApiRequest) -> Option<String> {
+    match req {
+        ApiRequest::Update(o) | ApiRequest::UpdateStatus(o) => {
+            Some(o.meta().resource_version.clone()).filter(|rv| !rv.is_empty())
+        }
+        ApiRequest::Patch { patch, .. } => patch
+            .pointer("/metadata/resourceVersion")
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
+        ApiRequest::Delete { options, .. } => options.precondition_resource_version.clone(),
+        _ => None,
     }
 }
 

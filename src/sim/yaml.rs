@@ -40,7 +40,9 @@ pub const MAX_DOCUMENTS: usize = 1_000;
 /// A position in the source text; both numbers start at 1.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
+    /// 1-based line.
     pub line: u32,
+    /// 1-based column, in characters.
     pub col: u32,
 }
 
@@ -58,8 +60,11 @@ impl fmt::Display for Span {
 /// where the item starts. The root's path is the empty string.
 #[derive(Clone, Debug, PartialEq)]
 pub struct YamlDoc {
+    /// The document as JSON, exactly as sigs.k8s.io/yaml would convert it.
     pub value: Json,
+    /// Where each field path was written.
     pub spans: BTreeMap<String, Span>,
+    /// Where the document's content starts (its first key, for a mapping).
     pub start: Span,
 }
 
@@ -538,6 +543,7 @@ fn plain_is_safe(s: &str) -> bool {
         }
     }
     if s.ends_with(':')
+        || s.starts_with("<<")
         || s.contains(": ")
         || s.contains(" #")
         || s.contains(['{', '}', '[', ']', ','])
@@ -793,6 +799,7 @@ mod tests {
             "[ -~]{0,12}",
             Just("yes".to_string()),
             Just("1".to_string()),
+            Just("<<".to_string()),
             any::<String>().prop_map(|s| s.chars().take(10).collect()),
         ];
         let leaf = prop_oneof![

@@ -7,12 +7,15 @@ use super::state::{reply, Action};
 use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::format::pod_suffix;
+use crate::viewmodel::inspect::DeploymentGap;
 use crate::viewmodel::{ClusterView, NodeView, PodView, Tone, Usage};
 
 /// Cluster view inputs.
 #[derive(Properties, PartialEq)]
 pub struct ClusterProps {
     pub view: ClusterView,
+    /// Each Deployment's spec vs status, as pills in the header.
+    pub deployments: Vec<DeploymentGap>,
     pub dispatch: Callback<Action>,
     /// The selected object's key, to highlight its chip or card.
     pub selected: Option<ObjectKey>,
@@ -28,10 +31,13 @@ pub fn Cluster(p: &ClusterProps) -> Html {
     html! {
         <section class="panel cluster-panel" aria-labelledby="cluster-title">
             <div class="panel-head">
-                <h2 id="cluster-title" class="panel-title">{ "Cluster" }</h2>
+                <h2 id="cluster-title" class="panel-title">{ "Actual state" }</h2>
                 <span class="panel-sub" data-testid="cluster-summary">
                     { format!("{} nodes · {} pods · {} ready", v.nodes.len(), total, ready) }
                 </span>
+                <div class="gap-pills">
+                    { for p.deployments.iter().map(|d| gap_pill(d, &p.dispatch)) }
+                </div>
             </div>
             <div class="cluster-body">
                 <div class={classes!("unscheduled", (!v.unscheduled.is_empty()).then_some("has-pods"))} data-testid="unscheduled"
@@ -63,6 +69,30 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                 }) }
             </ul>
         </section>
+    }
+}
+
+/// A Deployment's desired replicas as slots, filled for each ready one: the gap at a glance.
+fn gap_pill(d: &DeploymentGap, dispatch: &Callback<Action>) -> Html {
+    let key = ObjectKey::new(Kind::Deployment, &d.namespace, &d.name);
+    let select = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |_: MouseEvent| dispatch.emit(Action::Select(Some(key.clone()))))
+    };
+    let slots = d.desired.max(d.ready).clamp(0, 12);
+    html! {
+        <button class={classes!("gap-pill", if d.converged() { "is-converged" } else { "has-gap" })} onclick={select}
+            data-testid={format!("gap-{}", d.name)} title={format!("Deployment {}: {}. Click to inspect spec vs status.", d.name, d.words())}
+            aria-label={format!("Deployment {}: {}", d.name, d.words())}>
+            <span class="gap-name mono">{ &d.name }</span>
+            <span class="gap-slots" aria-hidden="true">
+                { for (0..slots).map(|i| html! {
+                    <span class={classes!("slot", if i < d.ready { "slot-ready" } else { "slot-missing" }, (i >= d.desired).then_some("slot-extra"))} />
+                }) }
+                if d.desired > 12 { <span class="slot-more">{ "…" }</span> }
+            </span>
+            <span class="gap-words">{ if d.converged() { "✓ ".to_string() + &d.words() } else { "≠ ".to_string() + &d.words() } }</span>
+        </button>
     }
 }
 

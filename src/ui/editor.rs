@@ -22,6 +22,9 @@ pub struct EditorProps {
     pub lines: Vec<String>,
     /// Whether the last apply succeeded (None before the first).
     pub ok: Option<bool>,
+    /// Nothing was applied yet: the Apply button invites a first click.
+    #[prop_or_default]
+    pub hint: bool,
 }
 
 fn severity_class(s: Severity) -> &'static str {
@@ -38,6 +41,13 @@ fn severity_word(s: Severity) -> &'static str {
         Severity::Warning => "warning",
         Severity::Info => "info",
     }
+}
+
+/// True on Apple platforms, where the shortcut is spelled with ⌘.
+fn is_mac() -> bool {
+    web_sys::window()
+        .and_then(|w| w.navigator().platform().ok())
+        .is_some_and(|p| p.starts_with("Mac") || p.starts_with("iP"))
 }
 
 /// The editor panel.
@@ -189,11 +199,13 @@ pub fn Editor(p: &EditorProps) -> Html {
                 />
             </div>
             <div class="apply-row">
-                <button class="btn btn-primary btn-apply" data-testid="apply" onclick={on_apply_click}
+                <button class={classes!("btn", "btn-primary", "btn-apply", p.hint.then_some("is-hint"))} data-testid="apply" onclick={on_apply_click}
                     title="kubectl apply -f (Ctrl/Cmd+Enter)">
-                    { "Apply" }<kbd>{ "⌘↵" }</kbd>
+                    { "Apply" }<kbd>{ if is_mac() { "⌘↵" } else { "Ctrl↵" } }</kbd>
                 </button>
-                <span class="apply-hint">{ "Declare what should be true; the controllers make it so." }</span>
+                <span class="apply-hint">
+                    { if p.hint { "Start here: apply the Deployment, then press Play." } else { "Declare what should be true; the controllers make it so." } }
+                </span>
             </div>
             <div class={classes!("diagnostics", (errors > 0).then_some("has-errors"))} data-testid="diagnostics"
                 role="status" aria-live="polite">

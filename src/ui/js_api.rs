@@ -3,6 +3,23 @@
 //! Every mutating call dispatches an [`Action`] (the same path a click takes) and reads its
 //! reply right after, which works because Yew runs reducers synchronously inside `dispatch`.
 //! Values cross the boundary as plain JS objects (JSON-compatible serde-wasm-bindgen).
+//!
+//! | call | returns |
+//! |---|---|
+//! | `apply(yaml)` | diagnostics `[{file, line, col, severity, message, field}]` (empty when applied) |
+//! | `applyReport(yaml)` | `{ok, lines, diagnostics}` (`lines` as kubectl prints them) |
+//! | `inject(fault)` | the fault's message; throws when refused. `fault` is the serde form, e.g. `{type: 'NodeDown', node: 'node-2'}` (or its JSON text) |
+//! | `kubectl(cmd)` | `{stdout, stderr, ok}` |
+//! | `play()`, `pause()` | nothing |
+//! | `step()` | true when something happened (runs to the next visible action) |
+//! | `advance(d)` | the new clock in ms; `d` is a Go duration (`"30s"`) or milliseconds; deterministic |
+//! | `setSpeed(x)`, `reset()` | nothing |
+//! | `state()` | every object (Events excluded) as a Kubernetes `List` |
+//! | `events()` | the Event objects, oldest first |
+//! | `now()` | the simulated clock in ms |
+//! | `checks()` | the scenario's checks `[{name, passed, message}]` |
+//! | `trace(afterSeq)` | trace entries after a sequence number (at most 10 000), as `--trace` prints them |
+//! | `version` | the crate version |
 
 use std::cell::RefCell;
 use std::rc::Rc;

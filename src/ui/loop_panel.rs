@@ -69,18 +69,23 @@ fn card(c: &LoopCard) -> Html {
                 <div class="loop-step step-act">
                     <dt>{ "act" }</dt>
                     <dd>
-                        if c.requests == 0 {
+                        if c.requests == 0 && c.actions.is_empty() {
                             <span class="muted">{ "nothing to do" }</span>
                         } else if c.actions.is_empty() {
                             <span class="muted">{ format!("{} request(s) in flight…", c.requests) }</span>
                         } else {
                             <ul class="actions">
-                                { for c.actions.iter().take(6).map(|a| html! {
-                                    <li class={classes!((a.code >= 400).then_some("is-error"))} title={a.message.clone().unwrap_or_default()}>
-                                        <span class="verb">{ &a.verb }</span>{ " " }
-                                        <span class="mono">{ &a.object }</span>
-                                        <span class={classes!("code", if a.code >= 400 { "code-err" } else { "code-ok" })}>{ a.code }</span>
-                                    </li>
+                                { for c.actions.iter().take(6).map(|a| {
+                                    let failed = a.code.is_some_and(|c| c >= 400);
+                                    html! {
+                                        <li class={classes!(failed.then_some("is-error"))} title={a.message.clone().unwrap_or_else(|| a.text.clone())}>
+                                            <span class="action-text">{ &a.text }</span>
+                                            { match a.code {
+                                                Some(code) => html! { <span class={classes!("code", if failed { "code-err" } else { "code-ok" })}>{ code }</span> },
+                                                None => html! { <span class="code code-wait" title="sent, no answer yet">{ "…" }</span> },
+                                            } }
+                                        </li>
+                                    }
                                 }) }
                                 if c.actions.len() > 6 {
                                     <li class="muted">{ format!("+{} more", c.actions.len() - 6) }</li>

@@ -28,7 +28,7 @@ use yew::prelude::*;
 
 use crate::sim::types::{Kind, Object};
 use crate::sim::yaml::to_yaml;
-use crate::viewmodel::inspect::{condition_rows, gap_rows};
+use crate::viewmodel::inspect::{condition_rows, gap_rows, DeploymentGap};
 use crate::viewmodel::playground::NoticeKind;
 use crate::viewmodel::Playground;
 use inspector::InspectorData;
@@ -156,8 +156,18 @@ fn App() -> Html {
         // Keyboard shortcuts, page-wide but never while typing: Space plays/pauses, S steps.
         let d = dispatch.clone();
         let model = state.model.clone();
+        let close_faults = faults_open.setter();
         use_effect_with((), move |_| {
             let handler = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
+                if e.key() == "Escape" {
+                    // Escape closes the overlays, wherever the focus is.
+                    close_faults.set(false);
+                    let selected = model.try_borrow().map(|m| m.selected.is_some()).unwrap_or(false);
+                    if selected {
+                        d.emit(Action::Select(None));
+                    }
+                    return;
+                }
                 if is_typing_target(&e) || e.ctrl_key() || e.meta_key() || e.alt_key() {
                     return;
                 }
@@ -224,6 +234,16 @@ fn App() -> Html {
         let f = faults_open.clone();
         Callback::from(move |_: ()| f.set(false))
     };
+    let on_step = {
+        let d = dispatch.clone();
+        let tab = tab.clone();
+        Callback::from(move |_: ()| {
+            d.emit(Action::Step(reply()));
+            if *tab == Tab::Events {
+                tab.set(Tab::Sequence);
+            }
+        })
+    };
 
     let bottom = match *tab {
         Tab::Events => {
@@ -258,18 +278,19 @@ fn App() -> Html {
         "controller-manager".to_string(),
         "kube-apiserver".to_string(),
     ]);
-    let n_deploy = m.session.sim.api.list(Kind::Deployment).count();
+    let deployments = DeploymentGap::all(m.session.sim.api.list(Kind::Deployment));
+    let n_deploy = deployments.len();
 
     html! {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
             <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging}
-                faults_open={*faults_open} on_toggle_faults={toggle_faults} dispatch={dispatch.clone()} />
+                faults_open={*faults_open} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
             if *faults_open {
                 <faults::FaultPanel {pods} {nodes} {components} dispatch={dispatch.clone()} on_close={close_faults} />
             }
             <main class="layout">
-                <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} {lines} {ok} />
-                <cluster::Cluster view={cluster_view} dispatch={dispatch.clone()} selected={m.selected.clone()} />
+                <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} />
+                <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()} />
                 <loop_panel::LoopPanel {cards} />
                 <section class="panel bottom-panel" aria-label="Activity">
                     <div class="tabs" role="tablist">

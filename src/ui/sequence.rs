@@ -126,10 +126,22 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
                         .unwrap_or(std::cmp::Ordering::Equal)
                 })
                 .unwrap_or(far);
-            let label_x = (from_x + nearest) / 2.0;
-            let room = (nearest - from_x)
-                .abs()
-                .max(lane_x(Lane::ApiServer) - lane_x(Lane::User));
+            let fan_out = matches!(m.style, MsgStyle::Watch | MsgStyle::Dropped);
+            // A request's label sits over its arrow; a watch event's starts at the API server and
+            // may run along the whole fan-out.
+            let (label_x, anchor, room) = if fan_out {
+                (
+                    from_x + dir * 10.0,
+                    if dir > 0.0 { "start" } else { "end" },
+                    (far - from_x).abs() - 20.0,
+                )
+            } else {
+                (
+                    (from_x + nearest) / 2.0,
+                    "middle",
+                    (nearest - from_x).abs().max(260.0),
+                )
+            };
             let line_class = classes!("msg-line", style_class, m.error.then_some("is-error"));
             let head_class = if m.error { "head head-error" } else { "head" };
             html! {
@@ -142,7 +154,7 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
                             arrow_head(*tx - dir * 1.0, y, dir, head_class)
                         }
                     }) }
-                    <text x={label_x.to_string()} y={(y - 4.0).to_string()} text-anchor="middle" class={classes!("msg-label", style_class)}>
+                    <text x={label_x.to_string()} y={(y - 4.0).to_string()} text-anchor={anchor} class={classes!("msg-label", style_class)}>
                         { ellipsize(&m.label, chars_for(room)) }
                     </text>
                     if let Some(code) = m.code {

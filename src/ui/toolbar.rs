@@ -3,7 +3,7 @@
 use yew::prelude::*;
 
 use super::icons;
-use super::state::{reply, Action};
+use super::state::Action;
 use crate::sim::time::clock;
 use crate::sim::types::Millis;
 use crate::viewmodel::format::{format_speed, SPEEDS};
@@ -17,6 +17,8 @@ pub struct ToolbarProps {
     pub lagging: bool,
     pub faults_open: bool,
     pub on_toggle_faults: Callback<()>,
+    /// Step was clicked (the app also shows the API conversation, which is what a step changes).
+    pub on_step: Callback<()>,
     pub dispatch: Callback<Action>,
 }
 
@@ -32,8 +34,8 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
         })
     };
     let step = {
-        let d = d.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::Step(reply())))
+        let on_step = p.on_step.clone();
+        Callback::from(move |_: MouseEvent| on_step.emit(()))
     };
     let on_speed = {
         let d = d.clone();

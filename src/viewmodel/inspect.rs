@@ -150,6 +150,71 @@ fn pod_gap(p: &Pod, _now: Millis) -> Vec<GapRow> {
     rows
 }
 
+/// A Deployment's spec against its status, for the cluster view's gap pills.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeploymentGap {
+    pub name: String,
+    pub namespace: String,
+    /// spec.replicas.
+    pub desired: i32,
+    /// status.readyReplicas.
+    pub ready: i32,
+    /// status.availableReplicas.
+    pub available: i32,
+    /// status.updatedReplicas.
+    pub updated: i32,
+    /// The status still describes an older generation of the spec.
+    pub stale: bool,
+}
+
+impl DeploymentGap {
+    /// The summary of every Deployment, by namespace and name.
+    pub fn all<'a>(objects: impl IntoIterator<Item = &'a Arc<Object>>) -> Vec<DeploymentGap> {
+        let mut out: Vec<DeploymentGap> = objects
+            .into_iter()
+            .filter_map(|o| o.as_deployment())
+            .map(|d| DeploymentGap {
+                name: d.metadata.name.clone(),
+                namespace: d.metadata.namespace.clone(),
+                desired: d.spec.replicas.unwrap_or(1),
+                ready: d.status.ready_replicas,
+                available: d.status.available_replicas,
+                updated: d.status.updated_replicas,
+                stale: d.status.observed_generation < d.metadata.generation,
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        out
+    }
+
+    /// The gap in words: `2 of 3 ready`, `converged`, or `5 ready, 3 wanted` when over.
+    pub fn words(&self) -> String {
+        if self.stale {
+            return format!(
+                "{} of {} ready · status lags the spec",
+                self.ready, self.desired
+            );
+        }
+        match self.ready.cmp(&self.desired) {
+            std::cmp::Ordering::Equal
+                if self.available == self.desired && self.updated == self.desired =>
+            {
+                "converged".into()
+            }
+            std::cmp::Ordering::Greater => format!("{} ready, {} wanted", self.ready, self.desired),
+            _ => format!("{} of {} ready", self.ready, self.desired),
+        }
+    }
+
+    /// True when the status matches the spec.
+    pub fn converged(&self) -> bool {
+        !self.stale
+            && self.ready == self.desired
+            && self.available == self.desired
+            && self.updated == self.desired
+    }
+}
+
 /// One condition, with how long ago it last changed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConditionRow {
@@ -381,6 +446,22 @@ mod tests {
             .find(|r| r.field == "observedGeneration")
             .expect("row");
         assert!(!gen.ok, "status still describes generation 1 of 2");
+    }
+
+    #[test]
+    fn deployment_gaps_say_how_far_status_is_from_spec() {
+        let objs = vec![Arc::new(deployment())];
+        let gaps = DeploymentGap::all(&objs);
+        assert_eq!(gaps.len(), 1);
+        assert!(gaps[0].stale);
+        assert_eq!(gaps[0].words(), "2 of 3 ready · status lags the spec");
+        let mut g = gaps[0].clone();
+        g.stale = false;
+        assert_eq!(g.words(), "2 of 3 ready");
+        g.ready = 3;
+        g.available = 3;
+        assert_eq!(g.words(), "converged");
+        assert!(g.converged());
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub const FRAME_EVENT_BUDGET: usize = 20_000;
 /// simulation never leaps ahead after the page was hidden.
 pub const MAX_FRAME_MS: f64 = 100.0;
 /// How long a notice stays on screen, in real milliseconds.
-pub const NOTICE_MS: f64 = 5_000.0;
+pub const NOTICE_MS: f64 = 4_000.0;
 /// The longest the boot phase waits for the nodes to report Ready, in simulated ms.
 pub const BOOT_LIMIT_MS: Millis = 5_000;
 /// The file name diagnostics of the editor's text carry.
@@ -350,7 +350,7 @@ impl Playground {
             kind,
             born: self.real_clock,
         });
-        while self.notices.len() > 3 {
+        while self.notices.len() > 2 {
             self.notices.pop_front();
         }
         self.version += 1;
@@ -545,7 +545,7 @@ mod tests {
         let mut p = Playground::new(1);
         p.notify("hello", NoticeKind::Info);
         assert_eq!(p.notices().count(), 1);
-        for _ in 0..70 {
+        for _ in 0..(NOTICE_MS / MAX_FRAME_MS) as usize + 1 {
             p.frame(MAX_FRAME_MS);
         }
         assert_eq!(p.notices().count(), 0);

@@ -304,6 +304,7 @@ impl SequenceLog {
                     record,
                     requests,
                     trigger,
+                    ..
                 } => {
                     let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
                     if idle && !self.show_idle_reconciles {
@@ -378,9 +379,11 @@ impl SequenceLog {
 /// One API request a reconcile pass made, with its answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoopAction {
-    pub verb: String,
-    pub object: String,
-    pub code: u16,
+    /// What the pass asked for, in the engine's words (`create Pod (generateName web-7d9f8-)`).
+    pub text: String,
+    /// The API server's answer, once it is in.
+    pub code: Option<u16>,
+    /// The error message of a failed request.
     pub message: Option<String>,
 }
 
@@ -397,7 +400,7 @@ pub struct LoopCard {
     pub observed: String,
     pub desired: String,
     pub diff: String,
-    /// Requests the pass sent, once their answers are in.
+    /// Requests the pass decided on, with their answers as they come in.
     pub actions: Vec<LoopAction>,
     /// How many requests the pass decided on.
     pub requests: usize,
@@ -463,6 +466,7 @@ impl LoopTracker {
                     trigger,
                     record,
                     requests,
+                    actions,
                 } => {
                     if is_heartbeat(e) {
                         continue;
@@ -479,7 +483,14 @@ impl LoopTracker {
                             observed: r.observed,
                             desired: r.desired,
                             diff: r.diff,
-                            actions: Vec::new(),
+                            actions: actions
+                                .iter()
+                                .map(|a| LoopAction {
+                                    text: a.clone(),
+                                    code: None,
+                                    message: None,
+                                })
+                                .collect(),
                             requests: *requests,
                             passes,
                             seq: e.seq,
@@ -507,12 +518,18 @@ impl LoopTracker {
                     };
                     if let Some(card) = self.cards.get_mut(component) {
                         if card.seq == cause {
-                            card.actions.push(LoopAction {
-                                verb: verb.clone(),
-                                object: short_object(object),
-                                code: *code,
-                                message: message.clone(),
-                            });
+                            // Answers arrive in send order: fill the first action still waiting.
+                            match card.actions.iter_mut().find(|a| a.code.is_none()) {
+                                Some(a) => {
+                                    a.code = Some(*code);
+                                    a.message = message.clone();
+                                }
+                                None => card.actions.push(LoopAction {
+                                    text: format!("{verb} {}", short_object(object)),
+                                    code: Some(*code),
+                                    message: message.clone(),
+                                }),
+                            }
                             self.version += 1;
                         }
                     }
@@ -593,6 +610,7 @@ mod tests {
                 diff: diff.into(),
             }),
             requests,
+            actions: (0..requests).map(|i| format!("create Pod #{i}")).collect(),
         }
     }
 
@@ -701,7 +719,13 @@ mod tests {
                 3,
             ),
         );
-        for i in 0..3 {
+        let mut tracker = LoopTracker::default();
+        tracker.ingest(t.entries());
+        let planned = tracker.card("replicaset-controller").expect("card");
+        assert_eq!(planned.actions.len(), 3);
+        assert!(planned.actions.iter().all(|a| a.code.is_none()), "no answers yet");
+        let seen = t.next_seq() - 1;
+        for (i, code) in [201, 201, 409].into_iter().enumerate() {
             t.push(
                 14,
                 Some(r),
@@ -709,17 +733,18 @@ mod tests {
                     "replicaset-controller",
                     "create",
                     &format!("Pod/default/web-1-{i}"),
-                    201,
+                    code,
                 ),
             );
         }
-        let mut tracker = LoopTracker::default();
-        tracker.ingest(t.entries());
+        tracker.ingest(t.since(seen));
         let card = tracker.card("replicaset-controller").expect("card");
         assert_eq!(card.key, "replicaset/web-1");
         assert_eq!(card.diff, "3 missing");
         assert_eq!(card.actions.len(), 3);
-        assert_eq!(card.actions[0].object, "pod/web-1-0");
+        assert_eq!(card.actions[0].text, "create Pod #0");
+        let codes: Vec<Option<u16>> = card.actions.iter().map(|a| a.code).collect();
+        assert_eq!(codes, [Some(201), Some(201), Some(409)]);
         assert!(!card.converged());
     }
 

@@ -83,7 +83,7 @@ test('README screenshot: a pod replaced mid-flight, with the API conversation', 
   await page.getByTestId('tab-sequence').click();
   await expect(page.getByTestId('sequence')).toContainText('reconcile');
   await page.mouse.move(0, 0);
-  for (const b of await page.locator('.notice .icon-btn').all()) await b.click();
+  await page.addStyleTag({ content: '.notices { display: none !important; }' }); // transient toasts
   await page.waitForTimeout(600); // let the entry animations settle
   await page.screenshot({ path: 'docs/screenshots/playground.png' });
   expect(errors).toEqual([]);

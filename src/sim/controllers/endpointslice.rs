@@ -6,7 +6,7 @@
 //! - Slices carry `kubernetes.io/service-name=<svc>` and
 //!   `endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io` (plus the Service's
 //!   own labels), are named by `generateName: <svc>-`, and are controlled by the Service
-//!   (ownerReference, so the garbage collector removes them with it).
+//!   (ownerReference).
 //! - A pod is an endpoint when it is not terminal and has a pod IP; terminating pods stay, with
 //!   `ready=false, serving=<Ready>, terminating=true` (`publishNotReadyAddresses` forces ready).
 //! - Ports are resolved per pod (a named `targetPort` is looked up in the pod's container ports),
@@ -23,8 +23,9 @@
 //! `zone`, `hostname` or topology hints; no `endpoints.kubernetes.io/last-change-trigger-time`
 //! annotation; pods on a Node missing from the cache are not skipped; the legacy Endpoints object
 //! is not maintained; a `FailedToUpdateEndpointSlices` event is not recorded when a write fails
-//! (the key is retried with back-off as in Kubernetes). A deleted Service's slices are left to the
-//! garbage collector, exactly as Kubernetes does.
+//! (the key is retried with back-off as in Kubernetes). A deleted Service's slices are deleted by
+//! this controller: in Kubernetes the garbage collector does it through the ownerReference, but
+//! the simulated GC does not watch Services or EndpointSlices.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -446,8 +447,7 @@ impl EndpointSliceController {
             return out;
         }
         let Some(svc_obj) = ctx.cache.get(key).cloned() else {
-            self.expect.retain(|_, (s, _)| s != key);
-            return out;
+            return self.clean_up_after(key, ctx.cache);
         };
         let Some(svc) = svc_obj.as_service() else {
             return out;
@@ -599,6 +599,54 @@ impl EndpointSliceController {
             desired: format!("every matching pod listed, ≤{MAX_ENDPOINTS_PER_SLICE} per slice"),
             diff: diff.join("; "),
         });
+        out
+    }
+
+    /// Deletes the slices a deleted Service controlled. Kubernetes leaves this to the garbage
+    /// collector (the ownerReference); the simulated GC does not watch Services or EndpointSlices,
+    /// so this controller does it, and only for slices that name a Service of this name as owner.
+    fn clean_up_after(&mut self, key: &ObjectKey, cache: &Cache) -> Outcome {
+        let mut out = Outcome::default();
+        let mut reqs = Vec::new();
+        for obj in cache.list_ns(Kind::EndpointSlice, &key.namespace) {
+            let Some(slice) = obj.as_endpoint_slice() else {
+                continue;
+            };
+            let controlled =
+                slice.metadata.owner_references.iter().any(|r| {
+                    r.kind == "Service" && r.name == key.name && r.controller == Some(true)
+                });
+            if Self::service_of_slice(slice).as_ref() != Some(key)
+                || !controlled
+                || slice.metadata.deletion_timestamp.is_some()
+            {
+                continue;
+            }
+            let slice_key = obj.key();
+            if matches!(self.expect.get(&slice_key), Some((_, Expect::Gone))) {
+                continue; // already being deleted
+            }
+            self.expect
+                .insert(slice_key.clone(), (key.clone(), Expect::Gone));
+            reqs.push(ApiRequest::Delete {
+                key: slice_key,
+                options: DeleteOptions {
+                    precondition_uid: Some(slice.metadata.uid.clone()),
+                    ..Default::default()
+                },
+            });
+        }
+        self.expect
+            .retain(|_, (s, e)| s != key || *e == Expect::Gone);
+        if !reqs.is_empty() {
+            *self.in_flight.entry(key.clone()).or_insert(0) += reqs.len();
+            out.record = Some(ReconcileRecord {
+                observed: "the Service is gone".into(),
+                desired: "no EndpointSlices for it".into(),
+                diff: format!("delete {} slice(s)", reqs.len()),
+            });
+        }
+        out.batch(reqs);
         out
     }
 
@@ -1130,5 +1178,52 @@ mod tests {
             .expect("still listed while terminating");
         assert!(!leaving.ready && leaving.serving && leaving.terminating);
         assert_eq!(sim.api.list(Kind::EndpointSlice).count(), 1);
+    }
+
+    #[test]
+    fn a_deleted_services_slices_are_removed() {
+        use crate::sim::trace::TraceKind;
+        let mut sim = Sim::new(SimConfig::default());
+        let mut svc = service();
+        svc.metadata.uid.clear();
+        svc.metadata.resource_version.clear();
+        sim.submit(ApiRequest::Create(Object::Service(svc)))
+            .expect("service created");
+        sim.advance_to(1_000, usize::MAX);
+        assert_eq!(
+            sim.api.list(Kind::EndpointSlice).count(),
+            1,
+            "the placeholder"
+        );
+        let key = ObjectKey::new(Kind::Service, "default", "web");
+        sim.submit(ApiRequest::Delete {
+            key,
+            options: DeleteOptions::default(),
+        })
+        .expect("service deleted");
+        sim.advance_to(5_000, usize::MAX);
+        assert_eq!(sim.api.list(Kind::EndpointSlice).count(), 0);
+        let deleters: Vec<String> = sim
+            .trace()
+            .entries()
+            .filter_map(|e| match &e.kind {
+                TraceKind::Api {
+                    actor,
+                    verb,
+                    object,
+                    ..
+                } if verb == "delete" && object.starts_with("EndpointSlice/") => {
+                    Some(actor.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(!deleters.is_empty(), "someone deleted the slice");
+        assert!(
+            deleters
+                .iter()
+                .all(|a| a == "garbage-collector-controller" || a == "endpointslice-controller"),
+            "{deleters:?}"
+        );
     }
 }

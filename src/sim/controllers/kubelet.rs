@@ -17,8 +17,14 @@
 //!   pod is synced, and the pod is requeued for the next tick whose outcome matters.
 //! - Back-off follows client-go's `flowcontrol.Backoff` (10 s doubling to 300 s; an entry expires
 //!   when 600 s pass between updates), keyed per container for restarts and per image for pulls.
-//! - In-memory state (back-offs, probe results, waiting reasons) is lost on restart, as in the
-//!   real kubelet; the runtime and the API status are what a restarted kubelet re-derives from.
+//! - Init containers run to completion one after another; sidecars (`restartPolicy: Always` init
+//!   containers) start before the app containers and keep running. Admission (`GeneralPredicates`)
+//!   rejects pods that do not fit (OutOfcpu, OutOfmemory, OutOfpods) or whose node selector or
+//!   required node affinity does not match (NodeAffinity): pods with a preset `nodeName` skip the
+//!   scheduler's checks, not the kubelet's.
+//! - In-memory state (back-offs, probe results, waiting reasons, admitted pods) is lost on restart,
+//!   as in the real kubelet; the runtime and the API status are what a restarted kubelet re-derives
+//!   from. Failed status writes are retried on the 10 s heartbeat tick (the status manager's sync).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -32,8 +38,8 @@ use crate::sim::cache::Cache;
 use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
 use crate::sim::rng::Rng;
 use crate::sim::runtime::{
-    image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind, Termination,
-    REASON_STATUS_UNKNOWN,
+    image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind,
+    Termination, REASON_STATUS_UNKNOWN,
 };
 use crate::sim::time::format_duration;
 use crate::sim::types::{
@@ -194,6 +200,15 @@ impl Role {
     }
 }
 
+/// The role of a pod's container by name (app containers for names the spec does not list).
+fn role_of(pod: &Pod, name: &str) -> Role {
+    pod.spec
+        .init_containers
+        .iter()
+        .find(|c| c.name == name)
+        .map_or(Role::App, Role::of_init)
+}
+
 /// What one pod sync accumulates while it acts: events, the next wake-up, what it did.
 struct Pass<'a> {
     obj: &'a Arc<Object>,
@@ -209,6 +224,9 @@ struct Pass<'a> {
 #[derive(Debug)]
 pub struct Kubelet {
     node: String,
+    /// Pods whose last status write or final delete failed: retried on every heartbeat tick, as
+    /// the status manager's periodic sync does.
+    unsynced: BTreeSet<ObjectKey>,
     /// Pods this process admitted (admission runs once per pod per kubelet process).
     admitted: BTreeSet<String>,
     /// Restart back-off per container (`<uid>/<container>`).
@@ -244,6 +262,7 @@ impl Kubelet {
     pub fn new(node: &str) -> Self {
         Kubelet {
             node: node.to_string(),
+            unsynced: BTreeSet::new(),
             admitted: BTreeSet::new(),
             crash_backoff: Backoff::default(),
             pull_backoff: Backoff::default(),
@@ -432,7 +451,9 @@ impl Kubelet {
         } else if let Some((reason, message)) = self.admit(pod, node, cache, rt) {
             out.event(EventRecord::warning(&obj, &reason, message.clone()));
             let mut status = pod.status.clone();
-            status.conditions.retain(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()));
+            status
+                .conditions
+                .retain(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()));
             status.phase = "Failed".into();
             status.reason = Some(reason.clone());
             status.message = Some(format!("Pod was rejected: {message}"));
@@ -453,7 +474,13 @@ impl Kubelet {
     /// Kubelet admission (`GeneralPredicates`): the pod must fit what the node has left and match
     /// its node selector. Pods already admitted, or already running, pass. Returns (reason, message)
     /// for a rejected pod.
-    fn admit(&self, pod: &Pod, node: Option<&Node>, cache: &Cache, rt: &NodeRuntime) -> Option<(String, String)> {
+    fn admit(
+        &self,
+        pod: &Pod,
+        node: Option<&Node>,
+        cache: &Cache,
+        rt: &NodeRuntime,
+    ) -> Option<(String, String)> {
         let uid = &pod.metadata.uid;
         if self.admitted.contains(uid) || rt.pods.contains_key(uid) {
             return None;
@@ -462,10 +489,19 @@ impl Kubelet {
         let others: Vec<&Pod> = cache
             .pods_on_node(&self.node)
             .filter_map(|o| o.as_pod())
-            .filter(|p| p.metadata.uid != *uid && !matches!(p.status.phase.as_str(), "Succeeded" | "Failed"))
-            .filter(|p| self.admitted.contains(&p.metadata.uid) || rt.pods.contains_key(&p.metadata.uid))
+            .filter(|p| {
+                p.metadata.uid != *uid && !matches!(p.status.phase.as_str(), "Succeeded" | "Failed")
+            })
+            .filter(|p| {
+                self.admitted.contains(&p.metadata.uid) || rt.pods.contains_key(&p.metadata.uid)
+            })
             .collect();
-        let allocatable = |name: &str| node.status.allocatable.get(name).and_then(|q| parse_quantity_milli(q));
+        let allocatable = |name: &str| {
+            node.status
+                .allocatable
+                .get(name)
+                .and_then(|q| parse_quantity_milli(q))
+        };
         let short = |name: &str, requested: i64, used: i64, capacity: i64| {
             let message = format!(
                 "Node didn't have enough resource: {name}, requested: {requested}, used: {used}, capacity: {capacity}"
@@ -479,23 +515,43 @@ impl Kubelet {
         // cpu in millicores, memory in bytes, as the scheduler framework counts them.
         for (name, divisor) in [("cpu", 1.0), ("memory", 1000.0)] {
             let requested = (pod_request(pod, name) / divisor).ceil() as i64;
-            let Some(capacity) = allocatable(name).map(|v| (v / divisor) as i64) else { continue };
-            let used: i64 = others.iter().map(|p| (pod_request(p, name) / divisor).ceil() as i64).sum();
+            let Some(capacity) = allocatable(name).map(|v| (v / divisor) as i64) else {
+                continue;
+            };
+            let used: i64 = others
+                .iter()
+                .map(|p| (pod_request(p, name) / divisor).ceil() as i64)
+                .sum();
             if requested > 0 && used + requested > capacity {
                 return short(name, requested, used, capacity);
             }
         }
         let labels = &node.metadata.labels;
-        let selector_ok = pod.spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v));
+        let selector_ok = pod
+            .spec
+            .node_selector
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v));
         let affinity_ok = pod
             .spec
             .affinity
             .as_ref()
             .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
-            .is_none_or(|required| required.node_selector_terms.iter().any(|t| term_matches(t, node)));
+            .and_then(|na| {
+                na.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .is_none_or(|required| {
+                required
+                    .node_selector_terms
+                    .iter()
+                    .any(|t| term_matches(t, node))
+            });
         if !selector_ok || !affinity_ok {
-            return Some(("NodeAffinity".into(), "Predicate NodeAffinity failed".into()));
+            return Some((
+                "NodeAffinity".into(),
+                "Predicate NodeAffinity failed".into(),
+            ));
         }
         None
     }
@@ -520,7 +576,7 @@ impl Kubelet {
         for name in &running {
             out.event(
                 EventRecord::normal(obj, "Killing", format!("Stopping container {name}"))
-                    .at_field(format!("spec.containers{{{name}}}")),
+                    .at_field(role_of(pod, name).field(name)),
             );
             rt.kill_container(uid, name, now, 0, "Completed");
         }
@@ -532,7 +588,12 @@ impl Kubelet {
             observed: format!(
                 "{}; {}",
                 pod.status.phase,
-                summarize(pod.status.init_container_statuses.iter().chain(&pod.status.container_statuses))
+                summarize(
+                    pod.status
+                        .init_container_statuses
+                        .iter()
+                        .chain(&pod.status.container_statuses)
+                )
             ),
             desired: if deleting {
                 "pod object deleted".into()
@@ -579,7 +640,7 @@ impl Kubelet {
                 rt.stop_container(&uid, name, now + after, 0);
                 out.event(
                     EventRecord::normal(obj, "Killing", format!("Stopping container {name}"))
-                        .at_field(format!("spec.containers{{{name}}}")),
+                        .at_field(role_of(pod, name).field(name)),
                 );
             }
         }
@@ -644,10 +705,20 @@ impl Kubelet {
     ) {
         let uid = pod.metadata.uid.clone();
         let view = rt.pods.get(&uid).cloned();
-        let mut p = Pass { obj, pod, now, out, wake: None, gaps: Vec::new(), changed: false };
+        let mut p = Pass {
+            obj,
+            pod,
+            now,
+            out,
+            wake: None,
+            gaps: Vec::new(),
+            changed: false,
+        };
         let kills = self.run_probes(obj, pod, rt, now, false, p.out, &mut p.wake);
 
-        if !rt.pods.contains_key(&uid) && !pod.spec.containers.is_empty() {
+        let finished = restart_policy(pod) == "Never"
+            && pod.spec.containers.iter().all(|c| ran_before(pod, &c.name));
+        if !rt.pods.contains_key(&uid) && !pod.spec.containers.is_empty() && !finished {
             if pod.status.pod_ip.is_some() {
                 p.out.event(EventRecord::normal(
                     obj,
@@ -656,7 +727,13 @@ impl Kubelet {
                 ));
             }
             let prefix = self.pod_ip_prefix(node);
-            rt.ensure_sandbox(&uid, &pod.metadata.namespace, &pod.metadata.name, &prefix, now);
+            rt.ensure_sandbox(
+                &uid,
+                &pod.metadata.namespace,
+                &pod.metadata.name,
+                &prefix,
+                now,
+            );
             p.changed = true;
         }
 
@@ -669,7 +746,11 @@ impl Kubelet {
                 break;
             }
         }
-        let app_started = pod.spec.containers.iter().any(|c| rt.container(&uid, &c.name).is_some());
+        let app_started = pod
+            .spec
+            .containers
+            .iter()
+            .any(|c| rt.container(&uid, &c.name).is_some());
         if initialized || app_started {
             for c in &pod.spec.containers {
                 self.step_container(&mut p, c, Role::App, &kills, rt, rng);
@@ -691,7 +772,12 @@ impl Kubelet {
         let observed = format!(
             "{}; {}",
             status.phase,
-            summarize(status.init_container_statuses.iter().chain(&status.container_statuses))
+            summarize(
+                status
+                    .init_container_statuses
+                    .iter()
+                    .chain(&status.container_statuses)
+            )
         );
         if status != pod.status {
             let req = self.update_status(pod, status);
@@ -711,10 +797,19 @@ impl Kubelet {
                 Role::Sidecar => format!("sidecar {} running {}", c.name, c.image),
                 _ => format!("init container {} completed", c.name),
             })
-            .chain(pod.spec.containers.iter().map(|c| format!("{} running {}", c.name, c.image)))
+            .chain(
+                pod.spec
+                    .containers
+                    .iter()
+                    .map(|c| format!("{} running {}", c.name, c.image)),
+            )
             .collect::<Vec<_>>()
             .join(", ");
-        out.record = Some(ReconcileRecord { observed, desired, diff: gaps.join("; ") });
+        out.record = Some(ReconcileRecord {
+            observed,
+            desired,
+            diff: gaps.join("; "),
+        });
     }
 
     /// Moves one container toward running (an init container: toward completed). Returns true when
@@ -737,8 +832,13 @@ impl Kubelet {
         if let Some(cur) = rt.container(&uid, &name).filter(|x| x.running).cloned() {
             if let Some(msg) = kills.get(&name) {
                 let restart = policy != "Never" || role == Role::Sidecar;
-                let msg = if restart { format!("{msg}, will be restarted") } else { msg.clone() };
-                p.out.event(EventRecord::normal(obj, "Killing", msg).at_field(field.clone()));
+                let msg = if restart {
+                    format!("{msg}, will be restarted")
+                } else {
+                    msg.clone()
+                };
+                p.out
+                    .event(EventRecord::normal(obj, "Killing", msg).at_field(field.clone()));
                 rt.kill_container(&uid, &name, now, 137, "Error");
                 p.changed = true;
             } else if cur.image != c.image {
@@ -755,16 +855,25 @@ impl Kubelet {
             } else {
                 return match role {
                     Role::Init => false,
-                    Role::Sidecar => {
-                        self.probe_passed(&uid, c, &cur.id, ProbeKind::Startup, c.startup_probe.as_ref())
-                    }
+                    Role::Sidecar => self.probe_passed(
+                        &uid,
+                        c,
+                        &cur.id,
+                        ProbeKind::Startup,
+                        c.startup_probe.as_ref(),
+                    ),
                     Role::App => true,
                 };
             }
         }
         let cur = rt.container(&uid, &name).cloned();
-        let exit_code = cur.as_ref().and_then(|x| x.termination.as_ref()).map(|t| t.exit_code);
+        let exit_code = cur
+            .as_ref()
+            .and_then(|x| x.termination.as_ref())
+            .map(|t| t.exit_code);
         let should_start = match (role, exit_code) {
+            // After a reboot lost it, a container that already ran is not run again under Never.
+            (Role::App, None) => !(policy == "Never" && ran_before(pod, &name)),
             (_, None) => true,
             (Role::Init, Some(0)) => return true,
             (Role::Init, Some(_)) => policy != "Never",
@@ -791,9 +900,13 @@ impl Kubelet {
                     "back-off {} restarting failed container={name} pod={pod_ref}",
                     format_duration(b)
                 );
-                self.reasons.insert(ck, ("CrashLoopBackOff".into(), message));
+                self.reasons
+                    .insert(ck, ("CrashLoopBackOff".into(), message));
                 p.wake = min_opt(p.wake, finished + b);
-                p.gaps.push(format!("{name}: back-off {} before restart", format_duration(b)));
+                p.gaps.push(format!(
+                    "{name}: back-off {} before restart",
+                    format_duration(b)
+                ));
                 return false;
             }
             self.crash_backoff.next(&bk, finished, now);
@@ -807,17 +920,30 @@ impl Kubelet {
         };
         let crash_after = rng.range(CRASH_RUN.0, CRASH_RUN.1);
         let completes_after = (role == Role::Init).then(|| rng.range(INIT_RUN.0, INIT_RUN.1));
-        rt.start_container(&uid, &name, &c.image, attempt, seed, crash_after, completes_after, now);
+        rt.start_container(
+            &uid,
+            &name,
+            &c.image,
+            attempt,
+            seed,
+            crash_after,
+            completes_after,
+            now,
+        );
         p.out.event(
             EventRecord::normal(obj, "Created", format!("Created container: {name}"))
                 .at_field(field.clone()),
         );
         p.out.event(
-            EventRecord::normal(obj, "Started", format!("Started container {name}")).at_field(field),
+            EventRecord::normal(obj, "Started", format!("Started container {name}"))
+                .at_field(field),
         );
         self.reasons.remove(&ck);
         p.changed = true;
-        p.gaps.push(format!("{name}: {}", if attempt > 0 { "restarted" } else { "started" }));
+        p.gaps.push(format!(
+            "{name}: {}",
+            if attempt > 0 { "restarted" } else { "started" }
+        ));
         role == Role::App
     }
 
@@ -841,10 +967,14 @@ impl Kubelet {
                 let msg = format!(
                     "Failed to apply default image tag {image:?}: couldn't parse image name {image:?}: {e}"
                 );
-                p.out.event(EventRecord::warning(obj, "InspectFailed", msg.clone()).at_field(field));
-                p.out.event(EventRecord::warning(obj, "Failed", "Error: InvalidImageName").at_field(field));
+                p.out
+                    .event(EventRecord::warning(obj, "InspectFailed", msg.clone()).at_field(field));
+                p.out.event(
+                    EventRecord::warning(obj, "Failed", "Error: InvalidImageName").at_field(field),
+                );
                 self.reasons.insert(ck, ("InvalidImageName".into(), msg));
-                p.gaps.push(format!("{name}: image name {image:?} is invalid"));
+                p.gaps
+                    .push(format!("{name}: image name {image:?} is invalid"));
                 return false;
             }
         };
@@ -870,10 +1000,15 @@ impl Kubelet {
                 return true;
             }
             let msg = format!("Container image {image:?} is not present with pull policy of Never");
-            p.out.event(EventRecord::warning(obj, "ErrImageNeverPull", msg.clone()).at_field(field));
-            p.out.event(EventRecord::warning(obj, "Failed", "Error: ErrImageNeverPull").at_field(field));
+            p.out
+                .event(EventRecord::warning(obj, "ErrImageNeverPull", msg.clone()).at_field(field));
+            p.out.event(
+                EventRecord::warning(obj, "Failed", "Error: ErrImageNeverPull").at_field(field),
+            );
             self.reasons.insert(ck, ("ErrImageNeverPull".into(), msg));
-            p.gaps.push(format!("{name}: image not present and imagePullPolicy is Never"));
+            p.gaps.push(format!(
+                "{name}: image not present and imagePullPolicy is Never"
+            ));
             return false;
         }
         let bk = format!("{uid}_{image}");
@@ -887,10 +1022,16 @@ impl Kubelet {
                 }
                 if let Some(err) = pull.error {
                     p.out.event(
-                        EventRecord::warning(obj, "Failed", format!("Failed to pull image {image:?}: {err}"))
-                            .at_field(field),
+                        EventRecord::warning(
+                            obj,
+                            "Failed",
+                            format!("Failed to pull image {image:?}: {err}"),
+                        )
+                        .at_field(field),
                     );
-                    p.out.event(EventRecord::warning(obj, "Failed", "Error: ErrImagePull").at_field(field));
+                    p.out.event(
+                        EventRecord::warning(obj, "Failed", "Error: ErrImagePull").at_field(field),
+                    );
                     self.pull_backoff.next(&bk, now, now);
                     self.pull_errors.insert(bk, err.clone());
                     self.reasons.insert(ck, ("ErrImagePull".into(), err));
@@ -905,7 +1046,8 @@ impl Kubelet {
                     format_duration(pull.done_at - pull.requested_at),
                     image_size(&image_ref)
                 );
-                p.out.event(EventRecord::normal(obj, "Pulled", message).at_field(field));
+                p.out
+                    .event(EventRecord::normal(obj, "Pulled", message).at_field(field));
                 return true;
             }
         }
@@ -914,22 +1056,29 @@ impl Kubelet {
                 EventRecord::normal(obj, "BackOff", format!("Back-off pulling image {image:?}"))
                     .at_field(field),
             );
-            p.out.event(EventRecord::warning(obj, "Failed", "Error: ImagePullBackOff").at_field(field));
+            p.out.event(
+                EventRecord::warning(obj, "Failed", "Error: ImagePullBackOff").at_field(field),
+            );
             let last = self.pull_errors.get(&bk).cloned().unwrap_or_default();
             let message = format!("Back-off pulling image {image:?}: ErrImagePull: {last}");
-            self.reasons.insert(ck, ("ImagePullBackOff".into(), message));
+            self.reasons
+                .insert(ck, ("ImagePullBackOff".into(), message));
             if let Some(at) = self.pull_backoff.retry_at(&bk) {
                 p.wake = min_opt(p.wake, at);
             }
             p.gaps.push(format!("{name}: back-off pulling {image}"));
             return false;
         }
-        p.out.event(EventRecord::normal(obj, "Pulling", format!("Pulling image {image:?}")).at_field(field));
+        p.out.event(
+            EventRecord::normal(obj, "Pulling", format!("Pulling image {image:?}")).at_field(field),
+        );
         let began = now.max(self.puller_free_at);
         let error = rt.pull_error(&image_ref);
         let layers_cached = present
             || self.pulls.values().any(|other| {
-                other.error.is_none() && other.done_at <= began && normalize_image(&other.image) == image_ref
+                other.error.is_none()
+                    && other.done_at <= began
+                    && normalize_image(&other.image) == image_ref
             });
         let took = if error.is_some() {
             rng.range(300, 1_500)
@@ -940,7 +1089,16 @@ impl Kubelet {
         };
         let done_at = began + took;
         self.puller_free_at = done_at;
-        self.pulls.insert(ck, Pull { image: image.clone(), requested_at: now, began_at: began, done_at, error });
+        self.pulls.insert(
+            ck,
+            Pull {
+                image: image.clone(),
+                requested_at: now,
+                began_at: began,
+                done_at,
+                error,
+            },
+        );
         p.wake = min_opt(p.wake, done_at);
         p.gaps.push(format!("{name}: pulling {image}"));
         false
@@ -962,8 +1120,14 @@ impl Kubelet {
         let uid = pod.metadata.uid.clone();
         let pod_ip = rt.pods.get(&uid).map(|s| s.ip.clone()).unwrap_or_default();
         let mut kills = BTreeMap::new();
-        let sidecars = pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Sidecar);
-        let probed = sidecars.map(|c| (c, Role::Sidecar)).chain(pod.spec.containers.iter().map(|c| (c, Role::App)));
+        let sidecars = pod
+            .spec
+            .init_containers
+            .iter()
+            .filter(|c| Role::of_init(c) == Role::Sidecar);
+        let probed = sidecars
+            .map(|c| (c, Role::Sidecar))
+            .chain(pod.spec.containers.iter().map(|c| (c, Role::App)));
         for (c, role) in probed {
             let Some(cur) = rt.container(&uid, &c.name).filter(|x| x.running) else {
                 continue;
@@ -1085,7 +1249,8 @@ impl Kubelet {
                     }
                 }
                 let finished = w.on_hold || w.succeeded_at.is_some();
-                let quiet = w.settled() && rt.app_answers(&uid, &c.name, kind, &cur.id, w.next_tick);
+                let quiet =
+                    w.settled() && rt.app_answers(&uid, &c.name, kind, &cur.id, w.next_tick);
                 if !finished && !quiet {
                     *wake = min_opt(*wake, w.next_tick);
                 }
@@ -1108,7 +1273,9 @@ impl Kubelet {
             .spec
             .init_containers
             .iter()
-            .map(|c| self.container_status(pod, c, Role::of_init(c), &old.init_container_statuses, view))
+            .map(|c| {
+                self.container_status(pod, c, Role::of_init(c), &old.init_container_statuses, view)
+            })
             .collect();
         let mut statuses: Vec<ContainerStatus> = pod
             .spec
@@ -1153,7 +1320,12 @@ impl Kubelet {
                 ..Default::default()
             }
         };
-        conditions.push(cond("PodReadyToStartContainers", view.is_some() && !terminal, None, None));
+        conditions.push(cond(
+            "PodReadyToStartContainers",
+            view.is_some() && !terminal,
+            None,
+            None,
+        ));
         let (initialized, ireason, imessage) = initialized(pod, &init_statuses, &statuses, &phase);
         conditions.push(cond("Initialized", initialized, ireason, imessage));
         let (cready, creason, cmessage) = containers_ready(pod, &init_statuses, &statuses, &phase);
@@ -1193,8 +1365,11 @@ impl Kubelet {
         let uid = &pod.metadata.uid;
         let deleting = pod.metadata.deletion_timestamp.is_some();
         let policy = restart_policy(pod);
-        let default_reason =
-            if pod.spec.init_containers.is_empty() { "ContainerCreating" } else { "PodInitializing" };
+        let default_reason = if pod.spec.init_containers.is_empty() {
+            "ContainerCreating"
+        } else {
+            "PodInitializing"
+        };
         let old_cs = old_list.iter().find(|s| s.name == c.name);
         let mut cs = ContainerStatus {
             name: c.name.clone(),
@@ -1212,7 +1387,10 @@ impl Kubelet {
                 cs = o.clone();
             } else {
                 cs.restart_count = o.restart_count;
-                cs.last_state = o.last_state.clone().or_else(|| Some(ContainerState::default()));
+                cs.last_state = o
+                    .last_state
+                    .clone()
+                    .or_else(|| Some(ContainerState::default()));
             }
         }
         let rec = view.and_then(|v| v.containers.get(&c.name));
@@ -1222,15 +1400,30 @@ impl Kubelet {
                 cs.image = r.image_ref.clone();
                 cs.image_id = Some(r.image_id.clone());
                 cs.container_id = Some(format!("containerd://{}", r.id));
-                cs.last_state =
-                    Some(r.last_termination.as_ref().map_or_else(ContainerState::default, terminated_state));
+                cs.last_state = Some(
+                    r.last_termination
+                        .as_ref()
+                        .map_or_else(ContainerState::default, terminated_state),
+                );
                 if r.running {
-                    let started =
-                        self.probe_passed(uid, c, &r.id, ProbeKind::Startup, c.startup_probe.as_ref());
-                    let ready =
-                        self.probe_passed(uid, c, &r.id, ProbeKind::Readiness, c.readiness_probe.as_ref());
+                    let started = self.probe_passed(
+                        uid,
+                        c,
+                        &r.id,
+                        ProbeKind::Startup,
+                        c.startup_probe.as_ref(),
+                    );
+                    let ready = self.probe_passed(
+                        uid,
+                        c,
+                        &r.id,
+                        ProbeKind::Readiness,
+                        c.readiness_probe.as_ref(),
+                    );
                     cs.state = ContainerState {
-                        running: Some(ContainerStateRunning { started_at: r.started_at.map(ts) }),
+                        running: Some(ContainerStateRunning {
+                            started_at: r.started_at.map(ts),
+                        }),
                         ..Default::default()
                     };
                     cs.started = Some(started);
@@ -1247,7 +1440,23 @@ impl Kubelet {
             }
             None => {
                 let lost = old_cs.is_some_and(|o| o.state.running.is_some());
-                if lost && cs.last_state.as_ref().is_none_or(|l| l.terminated.is_none()) {
+                let final_ = role == Role::App && policy == "Never" && ran_before(pod, &c.name);
+                if lost && final_ {
+                    cs.state = terminated_state(&Termination {
+                        exit_code: 137,
+                        reason: REASON_STATUS_UNKNOWN.into(),
+                        message: Some(
+                            "The container could not be located when the pod was terminated".into(),
+                        ),
+                        ..Default::default()
+                    });
+                    cs.started = Some(false);
+                } else if lost
+                    && cs
+                        .last_state
+                        .as_ref()
+                        .is_none_or(|l| l.terminated.is_none())
+                {
                     cs.last_state = Some(terminated_state(&Termination {
                         exit_code: 137,
                         reason: REASON_STATUS_UNKNOWN.into(),
@@ -1263,10 +1472,12 @@ impl Kubelet {
                 }
             }
         }
-        let exit_code = rec.and_then(|r| r.termination.as_ref()).map(|t| t.exit_code);
+        let exit_code = rec
+            .and_then(|r| r.termination.as_ref())
+            .map(|t| t.exit_code);
         let will_restart = !deleting
             && match rec {
-                None => true,
+                None => !(role == Role::App && policy == "Never" && ran_before(pod, &c.name)),
                 Some(r) if r.running => false,
                 Some(_) => match (role, exit_code.unwrap_or(0)) {
                     (Role::Init, 0) => false,
@@ -1311,6 +1522,7 @@ impl Kubelet {
     /// Node status (checked every 10 s, posted on change or every 5 min) and pod housekeeping.
     fn sync_node(&mut self, now: Millis, cache: &Cache, rt: Option<&mut NodeRuntime>) -> Outcome {
         let mut out = Outcome::default();
+        let boot_id = rt.as_deref().map(|r| r.boot_id(&self.node));
         if let Some(rt) = rt {
             rt.settle(now);
             let live: BTreeSet<String> = cache
@@ -1397,6 +1609,37 @@ impl Kubelet {
         let mut new = node.clone();
         let mut changed = false;
         let mut ready_event = None;
+        let mut info = new.status.node_info.clone().unwrap_or_else(|| {
+            json!({
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://2.1.4",
+                "kernelVersion": "6.8.0-79-generic",
+                "kubeProxyVersion": "",
+                "kubeletVersion": "v1.34.1",
+                "operatingSystem": "linux",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+            })
+        });
+        if let (Some(boot_id), Some(map)) = (&boot_id, info.as_object_mut()) {
+            let previous = map.get("bootID").and_then(Json::as_str).map(str::to_string);
+            if previous.as_deref() != Some(boot_id.as_str()) {
+                if previous.is_some() {
+                    let message = format!(
+                        "Node {} has been rebooted, boot id: {boot_id}",
+                        node.metadata.name
+                    );
+                    out.event(EventRecord {
+                        type_: "Warning",
+                        ..node_ref("Rebooted", message)
+                    });
+                }
+                map.insert("bootID".into(), Json::String(boot_id.clone()));
+            }
+        }
+        if new.status.node_info.as_ref() != Some(&info) {
+            new.status.node_info = Some(info);
+            changed = true;
+        }
         for (type_, status, reason, message, event) in desired {
             let old = find_condition(&node.status.conditions, type_);
             let flips = old.is_none_or(|o| o.status != status);
@@ -1476,18 +1719,6 @@ impl Kubelet {
                 {"type": "InternalIP", "address": self.host_ip(Some(node))},
                 {"type": "Hostname", "address": node.metadata.name},
             ]));
-            changed = true;
-        }
-        if new.status.node_info.is_none() {
-            new.status.node_info = Some(json!({
-                "architecture": "amd64",
-                "containerRuntimeVersion": "containerd://2.1.4",
-                "kernelVersion": "6.8.0-79-generic",
-                "kubeProxyVersion": "",
-                "kubeletVersion": "v1.34.1",
-                "operatingSystem": "linux",
-                "osImage": "Debian GNU/Linux 12 (bookworm)",
-            }));
             changed = true;
         }
         let due = self
@@ -1663,6 +1894,11 @@ impl Controller for Kubelet {
                 Some(rt) => self.sync_pod(key, now, cache, rng, rt),
                 None => Outcome {
                     error: Some("the node's container runtime is not reachable".into()),
+                    record: Some(ReconcileRecord {
+                        observed: "no container runtime on this machine".into(),
+                        desired: "the pod's containers as its spec says".into(),
+                        diff: "retry once the runtime answers".into(),
+                    }),
                     ..Default::default()
                 },
             },
@@ -1676,7 +1912,19 @@ impl Controller for Kubelet {
 
     fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, _now: Millis) {
         match (req, result) {
+            (ApiRequest::UpdateStatus(Object::Pod(p)), Err(_)) => {
+                self.unsynced.insert(Object::Pod(p.clone()).key());
+            }
+            (ApiRequest::Delete { key, .. }, Err(e))
+                if key.kind == Kind::Pod && e.code() != 404 =>
+            {
+                self.unsynced.insert(key.clone());
+            }
+            (ApiRequest::Delete { key, .. }, _) if key.kind == Kind::Pod => {
+                self.unsynced.remove(key);
+            }
             (ApiRequest::UpdateStatus(Object::Pod(_)), Ok(o)) => {
+                self.unsynced.remove(&o.key());
                 if let Some(p) = o.as_pod() {
                     let uid = p.metadata.uid.clone();
                     self.written.insert(uid.clone(), p.status.clone());
@@ -1717,10 +1965,9 @@ impl Controller for Kubelet {
     }
 
     fn tick(&mut self, _now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {
-        (
-            vec![self.lease_key(), self.node_key()],
-            Some(HEARTBEAT_PERIOD),
-        )
+        let mut keys = vec![self.lease_key(), self.node_key()];
+        keys.extend(self.unsynced.iter().cloned());
+        (keys, Some(HEARTBEAT_PERIOD))
     }
 }
 
@@ -1776,7 +2023,11 @@ fn delete_request(pod: &Pod) -> ApiRequest {
 /// The restart count and previous termination a container's first instance on a fresh sandbox
 /// continues from: after a reboot the API status still remembers the instances the runtime lost.
 fn seed_from_status(pod: &Pod, name: &str) -> (i32, Option<Termination>) {
-    let all = pod.status.init_container_statuses.iter().chain(&pod.status.container_statuses);
+    let all = pod
+        .status
+        .init_container_statuses
+        .iter()
+        .chain(&pod.status.container_statuses);
     let Some(o) = all.into_iter().find(|s| s.name == name) else {
         return (0, None);
     };
@@ -1811,7 +2062,25 @@ fn any_regular_container_started(statuses: &[ContainerStatus]) -> bool {
     statuses.iter().any(|s| {
         s.state.running.is_some()
             || s.state.terminated.is_some()
-            || s.last_state.as_ref().is_some_and(|l| l.terminated.is_some())
+            || s.last_state
+                .as_ref()
+                .is_some_and(|l| l.terminated.is_some())
+    })
+}
+
+/// Whether the API status shows that this container ran at some point.
+fn ran_before(pod: &Pod, name: &str) -> bool {
+    let all = pod
+        .status
+        .init_container_statuses
+        .iter()
+        .chain(&pod.status.container_statuses);
+    all.into_iter().filter(|s| s.name == name).any(|s| {
+        s.state.running.is_some()
+            || s.state.terminated.is_some()
+            || s.last_state
+                .as_ref()
+                .is_some_and(|l| l.terminated.is_some())
     })
 }
 
@@ -1823,7 +2092,8 @@ fn get_phase(
     statuses: &[ContainerStatus],
     terminal: bool,
 ) -> &'static str {
-    let find = |list: &'_ [ContainerStatus], name: &str| list.iter().find(|s| s.name == name).cloned();
+    let find =
+        |list: &'_ [ContainerStatus], name: &str| list.iter().find(|s| s.name == name).cloned();
     let ended = |cs: &ContainerStatus| cs.last_state.as_ref().and_then(|l| l.terminated.clone());
     let (mut pending_init, mut failed_init) = (0, 0);
     let (mut unknown, mut running, mut waiting, mut stopped, mut succeeded) = (0, 0, 0, 0, 0);
@@ -1893,7 +2163,11 @@ fn get_phase(
     }
     if running == 0 && stopped > 0 && unknown == 0 {
         if terminal {
-            return if stopped == succeeded { "Succeeded" } else { "Failed" };
+            return if stopped == succeeded {
+                "Succeeded"
+            } else {
+                "Failed"
+            };
         }
         if policy == "Always" {
             return "Running";
@@ -1910,7 +2184,11 @@ fn get_phase(
 }
 
 /// `TerminatePod`: containers the runtime cannot account for at the end count as failed.
-fn terminate_statuses(pod: &Pod, init_statuses: &mut [ContainerStatus], statuses: &mut [ContainerStatus]) {
+fn terminate_statuses(
+    pod: &Pod,
+    init_statuses: &mut [ContainerStatus],
+    statuses: &mut [ContainerStatus],
+) {
     let unknown = |cs: &mut ContainerStatus| {
         cs.state = terminated_state(&Termination {
             exit_code: 137,
@@ -1921,21 +2199,38 @@ fn terminate_statuses(pod: &Pod, init_statuses: &mut [ContainerStatus], statuses
         cs.ready = false;
         cs.started = Some(false);
     };
-    let last_init_completed = init_statuses
-        .last()
-        .is_some_and(|s| s.state.terminated.as_ref().is_some_and(|t| t.exit_code == 0));
+    let last_init_completed = init_statuses.last().is_some_and(|s| {
+        s.state
+            .terminated
+            .as_ref()
+            .is_some_and(|t| t.exit_code == 0)
+    });
     let initialized = pod.spec.init_containers.is_empty()
-        || statuses.iter().any(|s| s.state.waiting.is_none() || s.last_state.as_ref().is_some_and(|l| l.terminated.is_some()))
+        || statuses.iter().any(|s| {
+            s.state.waiting.is_none()
+                || s.last_state
+                    .as_ref()
+                    .is_some_and(|l| l.terminated.is_some())
+        })
         || last_init_completed;
     if initialized {
-        statuses.iter_mut().filter(|s| s.state.terminated.is_none()).for_each(unknown);
+        statuses
+            .iter_mut()
+            .filter(|s| s.state.terminated.is_none())
+            .for_each(unknown);
     }
     // Init containers up to the last one that ever started are failed; later ones never ran.
     let started = |s: &ContainerStatus| {
-        s.state.waiting.is_none() || s.last_state.as_ref().is_some_and(|l| l.terminated.is_some())
+        s.state.waiting.is_none()
+            || s.last_state
+                .as_ref()
+                .is_some_and(|l| l.terminated.is_some())
     };
     if let Some(last) = init_statuses.iter().rposition(started) {
-        init_statuses[..=last].iter_mut().filter(|s| s.state.terminated.is_none()).for_each(unknown);
+        init_statuses[..=last]
+            .iter_mut()
+            .filter(|s| s.state.terminated.is_none())
+            .for_each(unknown);
     }
 }
 
@@ -1968,8 +2263,15 @@ fn initialized(
     if incomplete.is_empty() {
         (true, None, None)
     } else {
-        let message = format!("containers with incomplete status: [{}]", incomplete.join(" "));
-        (false, Some("ContainersNotInitialized".into()), Some(message))
+        let message = format!(
+            "containers with incomplete status: [{}]",
+            incomplete.join(" ")
+        );
+        (
+            false,
+            Some("ContainersNotInitialized".into()),
+            Some(message),
+        )
     }
 }
 
@@ -1985,7 +2287,11 @@ fn containers_ready(
         "Failed" => return (false, Some("PodFailed".into()), None),
         _ => {}
     }
-    let sidecars = pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Sidecar);
+    let sidecars = pod
+        .spec
+        .init_containers
+        .iter()
+        .filter(|c| Role::of_init(c) == Role::Sidecar);
     let unready: Vec<&str> = sidecars
         .map(|c| (c, init_statuses))
         .chain(pod.spec.containers.iter().map(|c| (c, statuses)))
@@ -2098,12 +2404,27 @@ fn pod_request(pod: &Pod, name: &str) -> f64 {
     let request = |c: &Container| {
         let res = c.resources.clone().unwrap_or_default();
         // API defaulting copies a limit into an absent request.
-        res.requests.get(name).or_else(|| res.limits.get(name)).and_then(|q| parse_quantity_milli(q)).unwrap_or(0.0)
+        res.requests
+            .get(name)
+            .or_else(|| res.limits.get(name))
+            .and_then(|q| parse_quantity_milli(q))
+            .unwrap_or(0.0)
     };
-    let sidecars: f64 =
-        pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Sidecar).map(request).sum();
+    let sidecars: f64 = pod
+        .spec
+        .init_containers
+        .iter()
+        .filter(|c| Role::of_init(c) == Role::Sidecar)
+        .map(request)
+        .sum();
     let apps: f64 = pod.spec.containers.iter().map(request).sum::<f64>() + sidecars;
-    let init = pod.spec.init_containers.iter().filter(|c| Role::of_init(c) == Role::Init).map(request).fold(0.0, f64::max);
+    let init = pod
+        .spec
+        .init_containers
+        .iter()
+        .filter(|c| Role::of_init(c) == Role::Init)
+        .map(request)
+        .fold(0.0, f64::max);
     apps.max(init)
 }
 
@@ -2118,14 +2439,25 @@ fn term_matches(term: &crate::sim::types::NodeSelectorTerm, node: &Node) -> bool
             "NotIn" => got.is_none_or(|g| !e.values.contains(g)),
             "Exists" => got.is_some(),
             "DoesNotExist" => got.is_none(),
-            "Gt" => got.and_then(|g| num(g)).zip(e.values.first().and_then(|v| num(v))).is_some_and(|(g, v)| g > v),
-            "Lt" => got.and_then(|g| num(g)).zip(e.values.first().and_then(|v| num(v))).is_some_and(|(g, v)| g < v),
+            "Gt" => got
+                .and_then(|g| num(g))
+                .zip(e.values.first().and_then(|v| num(v)))
+                .is_some_and(|(g, v)| g > v),
+            "Lt" => got
+                .and_then(|g| num(g))
+                .zip(e.values.first().and_then(|v| num(v)))
+                .is_some_and(|(g, v)| g < v),
             _ => false,
         }
     });
     let fields_ok = term.match_fields.iter().all(|f| {
         let name_matches = f.values.contains(&node.metadata.name);
-        f.key == "metadata.name" && if f.operator == "NotIn" { !name_matches } else { name_matches }
+        f.key == "metadata.name"
+            && if f.operator == "NotIn" {
+                !name_matches
+            } else {
+                name_matches
+            }
     });
     (!term.match_expressions.is_empty() || !term.match_fields.is_empty()) && exprs_ok && fields_ok
 }
@@ -2187,15 +2519,31 @@ fn summarize<'a>(statuses: impl Iterator<Item = &'a ContainerStatus>) -> String 
     let lines: Vec<String> = statuses
         .map(|s| {
             let state = if s.state.running.is_some() {
-                if s.ready { "running, ready".to_string() } else { "running, not ready".to_string() }
+                if s.ready {
+                    "running, ready".to_string()
+                } else {
+                    "running, not ready".to_string()
+                }
             } else if let Some(t) = &s.state.terminated {
-                format!("terminated ({}, exit {})", t.reason.as_deref().unwrap_or(""), t.exit_code)
+                format!(
+                    "terminated ({}, exit {})",
+                    t.reason.as_deref().unwrap_or(""),
+                    t.exit_code
+                )
             } else {
-                let reason = s.state.waiting.as_ref().and_then(|w| w.reason.as_deref()).unwrap_or("");
+                let reason = s
+                    .state
+                    .waiting
+                    .as_ref()
+                    .and_then(|w| w.reason.as_deref())
+                    .unwrap_or("");
                 format!("waiting ({reason})")
             };
-            let restarts =
-                if s.restart_count > 0 { format!(", {} restarts", s.restart_count) } else { String::new() };
+            let restarts = if s.restart_count > 0 {
+                format!(", {} restarts", s.restart_count)
+            } else {
+                String::new()
+            };
             format!("container {}: {state}{restarts}", s.name)
         })
         .collect();

@@ -8,6 +8,7 @@ pub mod garbage_collector;
 pub mod kubelet;
 pub mod node_lifecycle;
 pub mod replicaset;
+pub mod replicaset_edge;
 pub mod scheduler;
 pub mod taint_eviction;
 
@@ -30,4 +31,23 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
 /// The kubelet of a newly booted node.
 pub fn kubelet_for(node: &str) -> Box<dyn Controller> {
     Box::new(kubelet::Kubelet::new(node))
+}
+
+/// The implementation of `id` for a trigger mode, for `SetTriggerMode`: the real (level-triggered)
+/// controller, or its edge-triggered teaching variant. None when `id` has no such variant.
+pub fn for_trigger_mode(
+    id: &super::controller::ComponentId,
+    mode: super::faults::TriggerMode,
+) -> Option<Box<dyn Controller>> {
+    use super::controller::ComponentId;
+    use super::faults::TriggerMode;
+    match (id, mode) {
+        (ComponentId::ReplicaSet, TriggerMode::Level) => {
+            Some(Box::new(replicaset::ReplicaSetController::new()))
+        }
+        (ComponentId::ReplicaSet, TriggerMode::Edge) => {
+            Some(Box::new(replicaset_edge::EdgeReplicaSetController::new()))
+        }
+        _ => None,
+    }
 }

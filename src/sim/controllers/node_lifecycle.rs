@@ -1331,15 +1331,15 @@ mod tests {
                 .expect("status posted");
         }
 
-        /// Advances one second at a time, renewing leases on every 10 s boundary.
-        fn step_to(&mut self, t: Millis, mut each_second: impl FnMut(&Sim)) {
+        /// Advances 100 ms at a time, renewing leases on every 10 s boundary.
+        fn step_to(&mut self, t: Millis, mut each_step: impl FnMut(&Sim)) {
             while self.sim.now() < t {
-                let next = (self.sim.now() / 1000 + 1) * 1000;
+                let next = (self.sim.now() / 100 + 1) * 100;
                 self.sim.advance_to(next, usize::MAX);
                 if next % 10_000 == 0 {
                     self.heartbeat();
                 }
-                each_second(&self.sim);
+                each_step(&self.sim);
             }
         }
 
@@ -1442,13 +1442,13 @@ mod tests {
         let unknown_at = unknown_at.expect("node-1 went Unknown");
         let silent = unknown_at - last_heartbeat;
         assert!(
-            (50_000..=61_000).contains(&silent),
+            (50_000..=60_500).contains(&silent),
             "Unknown {silent} ms after the last heartbeat"
         );
-        assert_eq!(
-            not_ready_pods_at,
-            Some(unknown_at),
-            "pods are marked not ready in the same second"
+        let marked = not_ready_pods_at.expect("pods marked not ready") - unknown_at;
+        assert!(
+            marked <= 200,
+            "pods are marked not ready right after the node: {marked} ms"
         );
         let n = c.node("node-1");
         assert_eq!(
@@ -1716,7 +1716,10 @@ mod tests {
             .and_then(|l| l.spec.renew_time)
             .expect("the kubelet renews its lease")
             .0;
-        assert!(last_renew + 10_000 >= 60_000, "renewed every 10 s: {last_renew}");
+        assert!(
+            last_renew + 10_000 >= 60_000,
+            "renewed every 10 s: {last_renew}"
+        );
         sim.inject(Fault::NodeDown { node: dead.clone() })
             .expect("node down");
 
@@ -1731,13 +1734,13 @@ mod tests {
         };
         let mut t = sim.now();
         while node_of(&sim).ready_status() == "True" {
-            t += 1_000;
+            t += 100;
             assert!(t < 200_000, "the node never went Unknown");
             sim.advance_to(t, usize::MAX);
         }
         let unknown_after = t - last_renew;
         assert!(
-            (50_000..=61_000).contains(&unknown_after),
+            (50_000..=60_500).contains(&unknown_after),
             "Unknown {unknown_after} ms after the last renewal"
         );
         sim.advance_to(t + 1_000, usize::MAX);
@@ -1781,7 +1784,6 @@ mod tests {
             );
         }
         let evicted_after = tainted + 301_000 - last_renew;
-        eprintln!("FULL last_renew={last_renew} unknown={t} unknown_after={unknown_after} tainted={tainted} victims={victims:?}");
         assert!(
             (350_000..=375_000).contains(&evicted_after),
             "evicted ≈ 350–360 s after the failure: {evicted_after}"

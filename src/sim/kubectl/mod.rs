@@ -1,248 +1,217 @@
 //! The playground's kubectl: parses a command line and runs it against a session.
 //!
-//! Output and error messages follow kubectl's own shapes, so what a learner practises here is
-//! what they will type and read on a real cluster.
+//! Output and error messages follow kubectl's own shapes (checked against the kubectl sources),
+//! so what a learner practises here is what they will type and read on a real cluster. Tables go
+//! through a port of Go's tabwriter with kubectl's settings. Commands that take time on a real
+//! cluster answer at once with the state now (`rollout status`, `wait`, `delete` does not wait),
+//! except `drain`, which runs as a simulated client over simulated time (see [`drain`]).
+//!
+//! Entry points: [`execute`] (what `Session::kubectl` calls), [`execute_with_stdin`] for
+//! `apply -f -` with the editor's text, [`Session::kubectl_with_input`] (the same, recorded in
+//! the trace), and [`Session::command_logs`] for the output of a running `drain`.
 
+pub mod args;
+pub mod describe;
+pub mod drain;
+pub mod misc;
+pub mod mutate;
 pub mod printers;
+pub mod resources;
+pub mod rollout;
+pub mod tabwriter;
+pub mod util;
 
-use super::api::{ApiRequest, DeleteOptions, PropagationPolicy};
+#[cfg(test)]
+mod tests;
+
+use args::{flag, Args, Flag, FlagKind, GLOBAL};
+use util::{error, fail};
+
 use super::scenario::split_words;
 use super::session::{CommandOutput, Session};
-use super::types::{Kind, ObjectKey};
 
 /// Runs one command line (`kubectl` prefix optional).
 pub fn execute(session: &mut Session, line: &str) -> CommandOutput {
-    let words = match split_words(line) {
+    execute_with_stdin(session, line, None)
+}
+
+/// Runs one command line with `input` as standard input (what `apply -f -` and `delete -f -`
+/// read). The playground has no file system: `-f NAME` also reads `input`, so the UI can pass
+/// the editor's text under the editor's file name.
+pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>) -> CommandOutput {
+    let mut words = match split_words(line) {
         Ok(w) => w,
-        Err(e) => return CommandOutput::err(format!("error: {e}")),
+        Err(e) => return error(e),
     };
-    let mut words: Vec<String> = words;
     if words.first().map(String::as_str) == Some("kubectl") {
         words.remove(0);
     }
-    let Some(verb) = words.first().cloned() else {
-        return CommandOutput::err("error: a command is required (try: kubectl get pods)");
+    // Global flags may come before the command: `kubectl -n kube-system get pods`.
+    let Some(verb_at) = find_verb(&words) else {
+        return if words.iter().any(|w| w == "-h" || w == "--help") {
+            util::out(USAGE)
+        } else {
+            fail(USAGE)
+        };
     };
-    let args = Args::parse(&words[1..]);
-    let args = match args {
-        Ok(a) => a,
-        Err(e) => return CommandOutput::err(e),
-    };
+    let verb = words.remove(verb_at);
+    if words.iter().any(|w| w == "-h" || w == "--help") {
+        return util::out(format!(
+            "{}\nThe playground follows `kubectl {verb}` as documented at https://kubernetes.io/docs/reference/kubectl/generated/kubectl_{verb}/\n",
+            USAGE
+        ));
+    }
+    let parse = |spec: &[Flag], command: &str| Args::parse(command, &words, spec);
+    macro_rules! with_args {
+        ($spec:expr, $cmd:expr, |$a:ident| $body:expr) => {
+            match parse($spec, $cmd) {
+                Ok($a) => $body,
+                Err(e) => fail(e),
+            }
+        };
+    }
     match verb.as_str() {
-        "get" => printers::get(session, &args),
-        "scale" => scale(session, &args),
-        "delete" => delete(session, &args),
-        other => CommandOutput::err(format!(
-            "error: \"{other}\" is not supported in the playground yet"
+        "get" => with_args!(printers::GET_FLAGS, "get", |a| printers::get(session, &a)),
+        "describe" => with_args!(describe::DESCRIBE_FLAGS, "describe", |a| {
+            describe::describe(session, &a)
+        }),
+        "events" => with_args!(misc::EVENTS_FLAGS, "events", |a| misc::events(session, &a)),
+        "apply" => with_args!(mutate::APPLY_FLAGS, "apply", |a| {
+            mutate::apply(session, &a, input)
+        }),
+        "create" => {
+            let sub = words.iter().find(|w| !w.starts_with('-')).cloned();
+            let cmd = match sub.as_deref() {
+                Some(s) => format!("create {s}"),
+                None => "create".to_string(),
+            };
+            with_args!(mutate::CREATE_FLAGS, &cmd, |a| mutate::create(session, &a))
+        }
+        "run" => with_args!(mutate::RUN_FLAGS, "run", |a| mutate::run(session, &a)),
+        "expose" => with_args!(mutate::EXPOSE_FLAGS, "expose", |a| mutate::expose(
+            session, &a
         )),
+        "delete" => with_args!(mutate::DELETE_FLAGS, "delete", |a| {
+            mutate::delete(session, &a, input)
+        }),
+        "scale" => with_args!(mutate::SCALE_FLAGS, "scale", |a| mutate::scale(session, &a)),
+        "set" => with_args!(mutate::SET_IMAGE_FLAGS, "set image", |a| mutate::set(
+            session, &a
+        )),
+        "patch" => with_args!(mutate::PATCH_FLAGS, "patch", |a| mutate::patch(session, &a)),
+        "label" => with_args!(mutate::LABEL_FLAGS, "label", |a| {
+            mutate::label(session, &a, false)
+        }),
+        "annotate" => with_args!(mutate::LABEL_FLAGS, "annotate", |a| {
+            mutate::label(session, &a, true)
+        }),
+        "taint" => with_args!(mutate::TAINT_FLAGS, "taint", |a| mutate::taint(session, &a)),
+        "rollout" => {
+            let sub = words
+                .iter()
+                .find(|w| !w.starts_with('-'))
+                .cloned()
+                .unwrap_or_default();
+            with_args!(rollout::ROLLOUT_FLAGS, &format!("rollout {sub}"), |a| {
+                rollout::rollout(session, &a)
+            })
+        }
+        "cordon" => with_args!(drain::CORDON_FLAGS, "cordon", |a| {
+            drain::cordon(session, &a, true)
+        }),
+        "uncordon" => with_args!(drain::CORDON_FLAGS, "uncordon", |a| {
+            drain::cordon(session, &a, false)
+        }),
+        "drain" => with_args!(drain::DRAIN_FLAGS, "drain", |a| drain::drain(
+            session, &a, line
+        )),
+        "wait" => with_args!(misc::WAIT_FLAGS, "wait", |a| misc::wait(
+            session, &a, &words
+        )),
+        "version" => with_args!(VERSION_FLAGS, "version", |a| misc::version(&a)),
+        "cluster-info" => with_args!(&[], "cluster-info", |a| misc::cluster_info(&a)),
+        "api-resources" => with_args!(misc::API_RESOURCES_FLAGS, "api-resources", |a| {
+            misc::api_resources(&a)
+        }),
+        "api-versions" => {
+            util::out("apps/v1\ncoordination.k8s.io/v1\ndiscovery.k8s.io/v1\npolicy/v1\nv1")
+        }
+        "help" => util::out(USAGE),
+        other => match misc::not_simulated(other) {
+            Some(o) => o,
+            None => error(format!("unknown command \"{other}\" for \"kubectl\"")),
+        },
     }
 }
 
-/// Parsed positional arguments and flags.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Args {
-    pub positional: Vec<String>,
-    pub flags: Vec<(String, Option<String>)>,
-}
-
-/// Flags that take a value when written as `--flag value`.
-const VALUE_FLAGS: &[&str] = &[
-    "-n",
-    "--namespace",
-    "-o",
-    "--output",
-    "-l",
-    "--selector",
-    "--replicas",
-    "--cascade",
-    "--grace-period",
-    "--timeout",
-    "--for",
-    "--image",
-    "-p",
-    "--patch",
-    "--type",
-    "--to-revision",
-    "-f",
-    "--filename",
+const VERSION_FLAGS: &[Flag] = &[
+    flag("client", None, FlagKind::Bool),
+    flag("output", Some('o'), FlagKind::Str),
 ];
 
-impl Args {
-    /// Splits words into positionals and flags (`--x=y`, `--x y` for value flags, `-A`).
-    pub fn parse(words: &[String]) -> Result<Args, String> {
-        let mut a = Args::default();
-        let mut i = 0;
-        while i < words.len() {
-            let w = &words[i];
-            if w.starts_with('-') && w.len() > 1 {
-                if let Some((f, v)) = w.split_once('=') {
-                    a.flags.push((f.to_string(), Some(v.to_string())));
-                } else if VALUE_FLAGS.contains(&w.as_str()) {
-                    i += 1;
-                    let v = words
-                        .get(i)
-                        .ok_or_else(|| format!("error: flag needs an argument: {w}"))?;
-                    a.flags.push((w.clone(), Some(v.clone())));
-                } else {
-                    a.flags.push((w.clone(), None));
-                }
-            } else {
-                a.positional.push(w.clone());
-            }
-            i += 1;
+/// The index of the command word, skipping global flags (and their values) before it.
+fn find_verb(words: &[String]) -> Option<usize> {
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        if !w.starts_with('-') {
+            return Some(i);
         }
-        Ok(a)
+        let takes_value = |f: &Flag| f.kind != FlagKind::Bool;
+        if let Some(long) = w.strip_prefix("--") {
+            if !long.contains('=') && GLOBAL.iter().any(|f| f.long == long && takes_value(f)) {
+                i += 1;
+            }
+        } else if w.chars().count() == 2 {
+            let c = w.chars().nth(1);
+            if GLOBAL.iter().any(|f| f.short == c && takes_value(f)) {
+                i += 1;
+            }
+        }
+        i += 1;
     }
-
-    /// The value of the first of `names` present.
-    pub fn value(&self, names: &[&str]) -> Option<&str> {
-        self.flags
-            .iter()
-            .find(|(f, _)| names.contains(&f.as_str()))
-            .and_then(|(_, v)| v.as_deref())
-    }
-
-    /// Whether any of `names` is present.
-    pub fn has(&self, names: &[&str]) -> bool {
-        self.flags.iter().any(|(f, _)| names.contains(&f.as_str()))
-    }
-
-    /// The namespace (`-n`), `default` when absent.
-    pub fn namespace(&self) -> String {
-        self.value(&["-n", "--namespace"])
-            .unwrap_or("default")
-            .to_string()
-    }
+    None
 }
 
-/// Resolves `TYPE NAME` or `TYPE/NAME` positionals into keys.
-pub fn resolve_targets(args: &Args, ns: &str) -> Result<Vec<ObjectKey>, String> {
-    let mut out = Vec::new();
-    let mut kind: Option<Kind> = None;
-    for p in &args.positional {
-        if let Some((k, n)) = p.split_once('/') {
-            let kind = Kind::from_resource_name(k)
-                .ok_or_else(|| format!("error: the server doesn't have a resource type \"{k}\""))?;
-            out.push(ObjectKey::new(kind, ns, n));
-        } else if let Some(k) = kind {
-            out.push(ObjectKey::new(k, ns, p));
+const USAGE: &str =
+    "kubectl controls the Kubernetes cluster manager (here: the simulated cluster in this page).
+
+ Find more information at: https://kubernetes.io/docs/reference/kubectl/
+
+Commands the playground supports:
+  get, describe, events            show objects (get -o wide|yaml|json|name|jsonpath=…)
+  apply -f, create deployment,     create and change objects
+  run, expose, delete, scale,
+  set image, patch, label,
+  annotate, taint
+  rollout status|history|undo|     manage a Deployment's rollout
+  restart|pause|resume
+  cordon, uncordon, drain          maintain nodes (drain runs over simulated time)
+  wait                             check a condition now (it does not block)
+  version, cluster-info, api-resources
+
+Usage:
+  kubectl [flags] [options]
+";
+
+impl Session {
+    /// Runs a kubectl command line with standard input (`apply -f -`), recorded in the trace as
+    /// [`Session::kubectl`] records commands.
+    pub fn kubectl_with_input(&mut self, cmd: &str, input: Option<&str>) -> CommandOutput {
+        let out = execute_with_stdin(self, cmd, input);
+        let text = if out.ok {
+            out.stdout.clone()
         } else {
-            kind = Some(Kind::from_resource_name(p).ok_or_else(|| {
-                format!("error: the server doesn't have a resource type \"{p}\"")
-            })?);
-        }
-    }
-    Ok(out)
-}
-
-fn scale(session: &mut Session, args: &Args) -> CommandOutput {
-    let Some(replicas) = args.value(&["--replicas"]) else {
-        return CommandOutput::err("error: required flag(s) \"replicas\" not set");
-    };
-    let Ok(n) = replicas.parse::<i32>() else {
-        return CommandOutput::err(format!("error: invalid argument \"{replicas}\" for \"--replicas\" flag: strconv.ParseInt: parsing \"{replicas}\": invalid syntax"));
-    };
-    let targets = match resolve_targets(args, &args.namespace()) {
-        Ok(t) if !t.is_empty() => t,
-        Ok(_) => {
-            return CommandOutput::err(
-                "error: resource(s) were provided, but no name was specified",
-            )
-        }
-        Err(e) => return CommandOutput::err(e),
-    };
-    let mut out = String::new();
-    for key in targets {
-        let patch = serde_json::json!({"spec": {"replicas": n}});
-        match session.sim.submit(ApiRequest::Patch {
-            key: key.clone(),
-            patch,
-            status: false,
-        }) {
-            Ok(o) => out.push_str(&format!("{} scaled\n", super::session::kubectl_name(&o))),
-            Err(e) => {
-                return CommandOutput {
-                    stdout: out,
-                    stderr: e.kubectl_message(),
-                    ok: false,
-                }
-            }
-        }
-    }
-    CommandOutput::ok(out)
-}
-
-fn delete(session: &mut Session, args: &Args) -> CommandOutput {
-    let ns = args.namespace();
-    let policy = match args.value(&["--cascade"]) {
-        Some(v) => match PropagationPolicy::parse(v) {
-            Some(p) => Some(p),
-            None => return CommandOutput::err(format!("error: invalid cascade value ({v}). Must be \"background\", \"foreground\", or \"orphan\"")),
-        },
-        None => None,
-    };
-    let grace = args
-        .value(&["--grace-period"])
-        .and_then(|g| g.parse::<i64>().ok());
-    let grace = if args.has(&["--force"]) && grace.is_none() {
-        Some(0)
-    } else {
-        grace
-    };
-    let targets = match resolve_targets(args, &ns) {
-        Ok(t) => t,
-        Err(e) => return CommandOutput::err(e),
-    };
-    let targets = if let Some(sel) = args.value(&["-l", "--selector"]) {
-        let kind = args
-            .positional
-            .first()
-            .and_then(|p| Kind::from_resource_name(p));
-        let Some(kind) = kind else {
-            return CommandOutput::err(
-                "error: resource(s) were provided, but no name was specified",
-            );
+            out.stderr.clone()
         };
-        let sel = match super::world::parse_label_selector(sel) {
-            Ok(s) => s,
-            Err(e) => return CommandOutput::err(format!("error: {e}")),
-        };
-        session
-            .sim
-            .api
-            .list(kind)
-            .filter(|o| o.meta().namespace == ns && sel.matches(&o.meta().labels))
-            .map(|o| o.key())
-            .collect()
-    } else {
-        targets
-    };
-    if targets.is_empty() {
-        return CommandOutput::ok("No resources found\n");
-    }
-    let mut out = String::new();
-    let mut err = String::new();
-    for key in targets {
-        let options = DeleteOptions {
-            grace_period_seconds: grace,
-            propagation_policy: policy,
-            ..Default::default()
-        };
-        match session.sim.submit(ApiRequest::Delete {
-            key: key.clone(),
-            options,
-        }) {
-            Ok(o) => out.push_str(&format!(
-                "{} \"{}\" deleted\n",
-                o.kind().as_str().to_ascii_lowercase(),
-                key.name
-            )),
-            Err(e) => err.push_str(&format!("{}\n", e.kubectl_message())),
-        }
-    }
-    CommandOutput {
-        ok: err.is_empty(),
-        stdout: out,
-        stderr: err,
+        let _ = self.sim.record_command(
+            &format!(
+                "kubectl {}",
+                cmd.trim().trim_start_matches("kubectl ").trim()
+            ),
+            text.trim_end(),
+            out.ok,
+        );
+        out
     }
 }

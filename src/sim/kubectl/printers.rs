@@ -1,299 +1,236 @@
-//! `kubectl get` tables, printed with kubectl's columns and tabwriter spacing.
+//! `kubectl get`: kubectl's table columns for every simulated kind (including `-o wide`), the
+//! `-o yaml|json|name|jsonpath=…` printers, `-l`, `--field-selector`, `-A`, `--show-labels`,
+//! `-L`, `--sort-by`, and the messages for empty results and missing objects.
+//!
+//! Rows follow `pkg/printers/internalversion/printers.go` cell by cell; tables go through the Go
+//! tabwriter port with `kubectl get`'s settings.
 
 use std::sync::Arc;
 
-use super::Args;
+use serde_json::Value as Json;
+
+use super::args::{flag, Args, Flag, FlagKind};
+use super::resources::{self, Request};
+use super::tabwriter;
+use super::util::{age, error, fail, format_labels, format_selector, object_name, out, since};
+use crate::sim::scenario::json_path;
 use crate::sim::session::{CommandOutput, Session};
-use crate::sim::time::human_age;
-use crate::sim::types::{find_condition, Kind, Millis, Object, Pod};
+use crate::sim::types::{find_condition, IntOrString, Kind, Millis, Object, Pod};
 
-/// Lays out rows the way kubectl's tabwriter does: columns padded to the widest cell + 3 spaces.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            if i < widths.len() {
-                widths[i] = widths[i].max(c.chars().count());
-            }
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: Vec<&str>| {
-        let mut l = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            l.push_str(c);
-            if i + 1 < cells.len() {
-                l.push_str(&" ".repeat(widths[i] - c.chars().count() + 3));
-            }
-        }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(header.to_vec());
-    for r in rows {
-        line(r.iter().map(String::as_str).collect());
-    }
-    out
-}
+/// Flags `kubectl get` accepts.
+pub const GET_FLAGS: &[Flag] = &[
+    flag("output", Some('o'), FlagKind::Str),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("field-selector", None, FlagKind::Str),
+    flag("all-namespaces", Some('A'), FlagKind::Bool),
+    flag("show-labels", None, FlagKind::Bool),
+    flag("label-columns", Some('L'), FlagKind::Str),
+    flag("sort-by", None, FlagKind::Str),
+    flag("no-headers", None, FlagKind::Bool),
+    flag("show-kind", None, FlagKind::Bool),
+    flag("ignore-not-found", None, FlagKind::Bool),
+    flag("watch", Some('w'), FlagKind::Bool),
+    flag("watch-only", None, FlagKind::Bool),
+    flag("chunk-size", None, FlagKind::Int),
+    flag("filename", Some('f'), FlagKind::Str),
+];
 
-fn age(now: Millis, obj: &Object) -> String {
-    obj.meta()
-        .creation_timestamp
-        .map_or("<unknown>".into(), |t| human_age(now.saturating_sub(t.0)))
-}
-
-/// kubectl's STATUS column for a pod (printPod): the most telling reason, not just the phase.
+/// kubectl's STATUS column for a pod (`printPod`): the most telling reason, not just the phase.
 pub fn pod_status(pod: &Pod) -> String {
+    pod_summary(pod).status
+}
+
+/// Whether a pod counts as Ready (its Ready condition is True).
+pub fn pod_ready(pod: &Pod) -> bool {
+    find_condition(&pod.status.conditions, "Ready").is_some_and(|c| c.status == "True")
+}
+
+/// What `printPod` derives from a pod's status.
+pub struct PodSummary {
+    /// `1/1`.
+    pub ready: String,
+    pub status: String,
+    pub restarts: i32,
+    /// When a container last terminated, for `3 (2m ago)`.
+    pub last_restart: Option<Millis>,
+}
+
+fn is_restartable_init(pod: &Pod, name: &str) -> bool {
+    pod.spec
+        .init_containers
+        .iter()
+        .any(|c| c.name == name && c.restart_policy.as_deref() == Some("Always"))
+}
+
+/// `printPod`'s computation, kept whole so READY, STATUS and RESTARTS agree with kubectl.
+pub fn pod_summary(pod: &Pod) -> PodSummary {
+    let mut restarts = 0;
+    let mut sidecar_restarts = 0;
+    let mut total = pod.spec.containers.len();
+    let mut ready = 0;
+    let mut last_restart: Option<Millis> = None;
+    let mut last_sidecar_restart: Option<Millis> = None;
+    // The API server sets `Pending` on create; a pod the simulated store holds without a phase
+    // reads the same way.
     let mut reason = if pod.status.phase.is_empty() {
         "Pending".to_string()
     } else {
         pod.status.phase.clone()
     };
-    if let Some(r) = &pod.status.reason {
+    if let Some(r) = pod.status.reason.as_ref().filter(|r| !r.is_empty()) {
         reason = r.clone();
     }
-    let mut initializing = false;
+    for c in &pod.status.conditions {
+        if c.type_ == "PodScheduled" && c.reason.as_deref() == Some("SchedulingGated") {
+            reason = "SchedulingGated".into();
+        }
+    }
+    total += pod
+        .spec
+        .init_containers
+        .iter()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .count();
+    let finished = |s: &crate::sim::types::ContainerStatus| {
+        s.last_state
+            .as_ref()
+            .and_then(|l| l.terminated.as_ref())
+            .and_then(|t| t.finished_at)
+            .map(|t| t.0)
+    };
     let n_init = pod.spec.init_containers.len();
+    let mut initializing = false;
     for (i, c) in pod.status.init_container_statuses.iter().enumerate() {
-        if let Some(t) = &c.state.terminated {
-            if t.exit_code == 0 {
-                continue;
+        restarts += c.restart_count;
+        if let Some(t) = finished(c) {
+            last_restart = Some(last_restart.map_or(t, |l| l.max(t)));
+        }
+        let sidecar = is_restartable_init(pod, &c.name);
+        if sidecar {
+            sidecar_restarts += c.restart_count;
+            if let Some(t) = finished(c) {
+                last_sidecar_restart = Some(last_sidecar_restart.map_or(t, |l| l.max(t)));
             }
-            reason = match &t.reason {
-                Some(r) if !r.is_empty() => format!("Init:{r}"),
-                _ => format!("Init:ExitCode:{}", t.exit_code),
+        }
+        if c.state
+            .terminated
+            .as_ref()
+            .is_some_and(|t| t.exit_code == 0)
+        {
+            continue;
+        }
+        if sidecar && c.started == Some(true) {
+            if c.ready {
+                ready += 1;
+            }
+            continue;
+        }
+        if let Some(t) = &c.state.terminated {
+            reason = match t.reason.as_deref().filter(|r| !r.is_empty()) {
+                Some(r) => format!("Init:{r}"),
+                None => format!("Init:ExitCode:{}", t.exit_code),
             };
-            initializing = true;
         } else if let Some(w) = c
             .state
             .waiting
             .as_ref()
-            .and_then(|w| w.reason.as_ref())
-            .filter(|r| *r != "PodInitializing")
+            .and_then(|w| w.reason.as_deref())
+            .filter(|r| !r.is_empty() && *r != "PodInitializing")
         {
             reason = format!("Init:{w}");
-            initializing = true;
         } else {
             reason = format!("Init:{i}/{n_init}");
-            initializing = true;
         }
+        initializing = true;
         break;
     }
-    if !initializing {
+    let initialized =
+        find_condition(&pod.status.conditions, "Initialized").is_some_and(|c| c.status == "True");
+    if !initializing || initialized {
+        restarts = sidecar_restarts;
+        last_restart = last_sidecar_restart;
         let mut has_running = false;
         for c in pod.status.container_statuses.iter().rev() {
+            restarts += c.restart_count;
+            if let Some(t) = finished(c) {
+                last_restart = Some(last_restart.map_or(t, |l| l.max(t)));
+            }
             if let Some(w) = c
                 .state
                 .waiting
                 .as_ref()
-                .and_then(|w| w.reason.as_ref())
+                .and_then(|w| w.reason.as_deref())
                 .filter(|r| !r.is_empty())
             {
-                reason = w.clone();
+                reason = w.to_string();
             } else if let Some(t) = &c.state.terminated {
-                reason = match &t.reason {
-                    Some(r) if !r.is_empty() => r.clone(),
-                    _ => format!("ExitCode:{}", t.exit_code),
+                reason = match t.reason.as_deref().filter(|r| !r.is_empty()) {
+                    Some(r) => r.to_string(),
+                    None => format!("ExitCode:{}", t.exit_code),
                 };
             } else if c.ready && c.state.running.is_some() {
                 has_running = true;
+                ready += 1;
             }
         }
         if reason == "Completed" && has_running {
-            reason = if pod.is_ready() {
+            reason = if pod_ready(pod) {
                 "Running".into()
             } else {
                 "NotReady".into()
             };
         }
     }
-    if pod.metadata.deletion_timestamp.is_some() {
-        reason = if pod.status.reason.as_deref() == Some("NodeLost") {
-            "Unknown".into()
-        } else {
-            "Terminating".into()
-        };
+    let terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+    if pod.metadata.deletion_timestamp.is_some() && pod.status.reason.as_deref() == Some("NodeLost")
+    {
+        reason = "Unknown".into();
+    } else if pod.metadata.deletion_timestamp.is_some() && !terminal {
+        reason = "Terminating".into();
     }
-    reason
-}
-
-fn pod_row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
-    let pod = o.as_pod().expect("listed as pods");
-    let total = pod.spec.containers.len();
-    let ready = pod
-        .status
-        .container_statuses
-        .iter()
-        .filter(|c| c.ready)
-        .count();
-    let restarts: i32 = pod
-        .status
-        .container_statuses
-        .iter()
-        .map(|c| c.restart_count)
-        .sum();
-    let last_restart = pod
-        .status
-        .container_statuses
-        .iter()
-        .filter_map(|c| c.last_state.as_ref()?.terminated.as_ref()?.finished_at)
-        .max();
-    let restarts = match (restarts, last_restart) {
-        (0, _) | (_, None) => restarts.to_string(),
-        (n, Some(t)) => format!("{n} ({} ago)", human_age(now.saturating_sub(t.0))),
-    };
-    let mut row = vec![
-        o.meta().name.clone(),
-        format!("{ready}/{total}"),
-        pod_status(pod),
+    PodSummary {
+        ready: format!("{ready}/{total}"),
+        status: reason,
         restarts,
-        age(now, o),
-    ];
-    if wide {
-        row.push(pod.status.pod_ip.clone().unwrap_or_else(|| "<none>".into()));
-        row.push(if pod.spec.node_name.is_empty() {
-            "<none>".into()
-        } else {
-            pod.spec.node_name.clone()
-        });
-        row.push(
-            pod.status
-                .nominated_node_name
-                .clone()
-                .unwrap_or_else(|| "<none>".into()),
-        );
-        row.push("<none>".into());
-    }
-    row
-}
-
-fn row_for(now: Millis, o: &Object, wide: bool) -> Vec<String> {
-    match o {
-        Object::Pod(_) => pod_row(now, o, wide),
-        Object::Deployment(d) => {
-            let want = d.spec.replicas.unwrap_or(1);
-            vec![
-                o.meta().name.clone(),
-                format!("{}/{}", d.status.ready_replicas, want),
-                d.status.updated_replicas.to_string(),
-                d.status.available_replicas.to_string(),
-                age(now, o),
-            ]
-        }
-        Object::ReplicaSet(r) => vec![
-            o.meta().name.clone(),
-            r.spec.replicas.unwrap_or(1).to_string(),
-            r.status.replicas.to_string(),
-            r.status.ready_replicas.to_string(),
-            age(now, o),
-        ],
-        Object::Node(n) => {
-            let mut status = match n.ready_status() {
-                "True" => "Ready".to_string(),
-                _ => "NotReady".to_string(),
-            };
-            if n.spec.unschedulable {
-                status.push_str(",SchedulingDisabled");
-            }
-            vec![
-                o.meta().name.clone(),
-                status,
-                "<none>".into(),
-                age(now, o),
-                "v1.34.0".into(),
-            ]
-        }
-        Object::Service(s) => {
-            let ports: Vec<String> = s
-                .spec
-                .ports
-                .iter()
-                .map(|p| format!("{}/{}", p.port, p.protocol.as_deref().unwrap_or("TCP")))
-                .collect();
-            vec![
-                o.meta().name.clone(),
-                s.spec.type_.clone().unwrap_or_else(|| "ClusterIP".into()),
-                s.spec.cluster_ip.clone().unwrap_or_else(|| "<none>".into()),
-                "<none>".into(),
-                if ports.is_empty() {
-                    "<none>".into()
-                } else {
-                    ports.join(",")
-                },
-                age(now, o),
-            ]
-        }
-        Object::PodDisruptionBudget(p) => {
-            let show = |v: &Option<crate::sim::types::IntOrString>| match v {
-                Some(crate::sim::types::IntOrString::Int(i)) => i.to_string(),
-                Some(crate::sim::types::IntOrString::String(s)) => s.clone(),
-                None => "N/A".into(),
-            };
-            vec![
-                o.meta().name.clone(),
-                show(&p.spec.min_available),
-                show(&p.spec.max_unavailable),
-                p.status.disruptions_allowed.to_string(),
-                age(now, o),
-            ]
-        }
-        Object::Event(e) => {
-            let last = e
-                .last_timestamp
-                .map_or("<unknown>".into(), |t| human_age(now.saturating_sub(t.0)));
-            vec![
-                last,
-                e.type_.clone(),
-                e.reason.clone(),
-                format!(
-                    "{}/{}",
-                    e.involved_object.kind.to_ascii_lowercase(),
-                    e.involved_object.name
-                ),
-                e.message.clone(),
-            ]
-        }
-        Object::EndpointSlice(s) => {
-            let addrs: Vec<String> = s
-                .endpoints
-                .iter()
-                .filter(|e| e.conditions.ready != Some(false))
-                .flat_map(|e| e.addresses.clone())
-                .collect();
-            vec![
-                o.meta().name.clone(),
-                s.address_type.clone(),
-                "<unset>".into(),
-                if addrs.is_empty() {
-                    "<unset>".into()
-                } else {
-                    addrs.join(",")
-                },
-                age(now, o),
-            ]
-        }
-        Object::Lease(l) => vec![
-            o.meta().name.clone(),
-            l.spec.holder_identity.clone().unwrap_or_default(),
-            age(now, o),
-        ],
+        last_restart,
     }
 }
 
-/// The header kubectl prints for a kind.
-pub fn header(kind: Kind, wide: bool) -> Vec<&'static str> {
-    match kind {
-        Kind::Pod if wide => vec![
-            "NAME",
-            "READY",
-            "STATUS",
-            "RESTARTS",
-            "AGE",
-            "IP",
-            "NODE",
-            "NOMINATED NODE",
-            "READINESS GATES",
-        ],
+fn none_if_empty(s: &str) -> String {
+    if s.is_empty() {
+        "<none>".into()
+    } else {
+        s.to_string()
+    }
+}
+
+fn int_or_string(v: &Option<IntOrString>) -> String {
+    match v {
+        Some(IntOrString::Int(i)) => i.to_string(),
+        Some(IntOrString::String(s)) => s.clone(),
+        None => "N/A".into(),
+    }
+}
+
+/// `layoutContainerCells`: names and images joined by commas.
+pub fn container_cells(containers: &[crate::sim::types::Container]) -> (String, String) {
+    (
+        containers
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+        containers
+            .iter()
+            .map(|c| c.image.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// The column headers kubectl prints for a kind (without NAMESPACE, label columns or LABELS).
+pub fn columns(kind: Kind, wide: bool) -> Vec<&'static str> {
+    let mut c: Vec<&'static str> = match kind {
         Kind::Pod => vec!["NAME", "READY", "STATUS", "RESTARTS", "AGE"],
         Kind::Deployment => vec!["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
         Kind::ReplicaSet => vec!["NAME", "DESIRED", "CURRENT", "READY", "AGE"],
@@ -306,6 +243,7 @@ pub fn header(kind: Kind, wide: bool) -> Vec<&'static str> {
             "PORT(S)",
             "AGE",
         ],
+        Kind::EndpointSlice => vec!["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"],
         Kind::PodDisruptionBudget => vec![
             "NAME",
             "MIN AVAILABLE",
@@ -313,13 +251,454 @@ pub fn header(kind: Kind, wide: bool) -> Vec<&'static str> {
             "ALLOWED DISRUPTIONS",
             "AGE",
         ],
+        Kind::Event if wide => vec![
+            "LAST SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "SUBOBJECT",
+            "SOURCE",
+            "MESSAGE",
+            "FIRST SEEN",
+            "COUNT",
+            "NAME",
+        ],
         Kind::Event => vec!["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
-        Kind::EndpointSlice => vec!["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"],
         Kind::Lease => vec!["NAME", "HOLDER", "AGE"],
+    };
+    if wide {
+        c.extend(match kind {
+            Kind::Pod => &["IP", "NODE", "NOMINATED NODE", "READINESS GATES"][..],
+            Kind::Deployment | Kind::ReplicaSet => &["CONTAINERS", "IMAGES", "SELECTOR"][..],
+            Kind::Node => &[
+                "INTERNAL-IP",
+                "EXTERNAL-IP",
+                "OS-IMAGE",
+                "KERNEL-VERSION",
+                "CONTAINER-RUNTIME",
+            ][..],
+            Kind::Service => &["SELECTOR"][..],
+            _ => &[][..],
+        });
+    }
+    c
+}
+
+fn node_info(n: &crate::sim::types::Node, field: &str) -> String {
+    n.status
+        .node_info
+        .as_ref()
+        .and_then(|i| i.get(field))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn node_address(n: &crate::sim::types::Node, type_: &str) -> String {
+    n.status
+        .addresses
+        .as_ref()
+        .and_then(|a| a.as_array())
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x.get("type").and_then(|t| t.as_str()) == Some(type_))
+        })
+        .and_then(|x| x.get("address").and_then(|v| v.as_str()))
+        .unwrap_or("<none>")
+        .to_string()
+}
+
+/// `findNodeRoles`: `node-role.kubernetes.io/<role>` labels and `kubernetes.io/role=<role>`.
+pub fn node_roles(n: &crate::sim::types::Node) -> Vec<String> {
+    let mut roles: Vec<String> = Vec::new();
+    for (k, v) in &n.metadata.labels {
+        let role = if let Some(r) = k.strip_prefix("node-role.kubernetes.io/") {
+            r.to_string()
+        } else if k == "kubernetes.io/role" {
+            v.clone()
+        } else {
+            continue;
+        };
+        if !role.is_empty() && !roles.contains(&role) {
+            roles.push(role);
+        }
+    }
+    roles.sort();
+    roles
+}
+
+/// The Node STATUS column: `Ready`, `NotReady`, `Unknown`, plus `SchedulingDisabled` when cordoned.
+pub fn node_status(n: &crate::sim::types::Node) -> String {
+    let mut status = match find_condition(&n.status.conditions, "Ready") {
+        Some(c) if c.status == "True" => "Ready".to_string(),
+        Some(_) => "NotReady".to_string(),
+        None => "Unknown".to_string(),
+    };
+    if n.spec.unschedulable {
+        status.push_str(",SchedulingDisabled");
+    }
+    status
+}
+
+/// `makePortString`: `80/TCP`, `80:30080/TCP`, comma-joined.
+pub fn service_ports(s: &crate::sim::types::Service) -> String {
+    s.spec
+        .ports
+        .iter()
+        .map(|p| {
+            let proto = p.protocol.as_deref().unwrap_or("TCP");
+            match p.node_port.filter(|n| *n > 0) {
+                Some(np) => format!("{}:{np}/{proto}", p.port),
+                None => format!("{}/{proto}", p.port),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The first cluster IP (`spec.clusterIPs[0]`, else `spec.clusterIP`), or `<none>`.
+pub fn cluster_ip(s: &crate::sim::types::Service) -> String {
+    s.spec
+        .cluster_ips
+        .as_ref()
+        .and_then(|v| v.get(0))
+        .and_then(|v| v.as_str())
+        .map(String::from)
+        .or_else(|| s.spec.cluster_ip.clone().filter(|c| !c.is_empty()))
+        .unwrap_or_else(|| "<none>".into())
+}
+
+fn external_ip(s: &crate::sim::types::Service) -> String {
+    let ips: Vec<String> = s
+        .spec
+        .external_ips
+        .as_ref()
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    match s.spec.type_.as_deref().unwrap_or("ClusterIP") {
+        "ClusterIP" | "NodePort" => {
+            if ips.is_empty() {
+                "<none>".into()
+            } else {
+                ips.join(",")
+            }
+        }
+        "LoadBalancer" => {
+            if ips.is_empty() {
+                "<pending>".into()
+            } else {
+                ips.join(",")
+            }
+        }
+        "ExternalName" => s
+            .spec
+            .external_name
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string(),
+        _ => "<unknown>".into(),
     }
 }
 
-/// A `kubectl get KIND` table for the given objects (no output when empty).
+fn list_with_more(list: Vec<String>, count: usize) -> String {
+    const MAX: usize = 3;
+    if count > MAX {
+        return format!("{} + {} more...", list.join(","), count - MAX);
+    }
+    if list.is_empty() {
+        "<unset>".into()
+    } else {
+        list.join(",")
+    }
+}
+
+fn endpointslice_ports(s: &crate::sim::types::EndpointSlice) -> String {
+    let ports: Vec<Json> = s
+        .ports
+        .as_ref()
+        .and_then(|p| p.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let list: Vec<String> = ports
+        .iter()
+        .take(3)
+        .map(|p| {
+            p.get("port")
+                .and_then(|v| v.as_i64())
+                .map(|v| v.to_string())
+                .or_else(|| p.get("name").and_then(|v| v.as_str()).map(String::from))
+                .unwrap_or_else(|| "*".into())
+        })
+        .collect();
+    list_with_more(list, ports.len())
+}
+
+fn endpointslice_endpoints(s: &crate::sim::types::EndpointSlice) -> String {
+    let all: Vec<String> = s
+        .endpoints
+        .iter()
+        .flat_map(|e| e.addresses.iter().cloned())
+        .collect();
+    let count = all.len();
+    list_with_more(all.into_iter().take(3).collect(), count)
+}
+
+/// One table row for an object, as `printers.go` builds it.
+pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
+    let name = o.meta().name.clone();
+    match o {
+        Object::Pod(pod) => {
+            let s = pod_summary(pod);
+            let restarts = match (s.restarts, s.last_restart) {
+                (0, _) | (_, None) => s.restarts.to_string(),
+                (n, Some(t)) => format!(
+                    "{n} ({} ago)",
+                    super::util::human_duration(now as i64 - t as i64)
+                ),
+            };
+            let mut r = vec![name, s.ready, s.status, restarts, age(now, o)];
+            if wide {
+                r.push(
+                    pod.status
+                        .pod_ip
+                        .as_deref()
+                        .map_or("<none>".into(), none_if_empty),
+                );
+                r.push(none_if_empty(&pod.spec.node_name));
+                r.push(
+                    pod.status
+                        .nominated_node_name
+                        .as_deref()
+                        .map_or("<none>".into(), none_if_empty),
+                );
+                let gates: Vec<String> = pod
+                    .spec
+                    .readiness_gates
+                    .as_ref()
+                    .and_then(|g| g.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|g| g.get("conditionType")?.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                r.push(if gates.is_empty() {
+                    "<none>".into()
+                } else {
+                    let ok = gates
+                        .iter()
+                        .filter(|g| {
+                            find_condition(&pod.status.conditions, g)
+                                .is_some_and(|c| c.status == "True")
+                        })
+                        .count();
+                    format!("{ok}/{}", gates.len())
+                });
+            }
+            r
+        }
+        Object::Deployment(d) => {
+            let mut r = vec![
+                name,
+                format!(
+                    "{}/{}",
+                    d.status.ready_replicas,
+                    d.spec.replicas.unwrap_or(1)
+                ),
+                d.status.updated_replicas.to_string(),
+                d.status.available_replicas.to_string(),
+                age(now, o),
+            ];
+            if wide {
+                let (c, i) = container_cells(&d.spec.template.spec.containers);
+                r.extend([c, i, d.spec.selector.to_selector_string()]);
+            }
+            r
+        }
+        Object::ReplicaSet(rs) => {
+            let mut r = vec![
+                name,
+                rs.spec.replicas.unwrap_or(1).to_string(),
+                rs.status.replicas.to_string(),
+                rs.status.ready_replicas.to_string(),
+                age(now, o),
+            ];
+            if wide {
+                let (c, i) = container_cells(&rs.spec.template.spec.containers);
+                r.extend([c, i, format_selector(&rs.spec.selector)]);
+            }
+            r
+        }
+        Object::Node(n) => {
+            let roles = node_roles(n);
+            let mut r = vec![
+                name,
+                node_status(n),
+                if roles.is_empty() {
+                    "<none>".into()
+                } else {
+                    roles.join(",")
+                },
+                age(now, o),
+                node_info(n, "kubeletVersion"),
+            ];
+            if wide {
+                let unknown = |s: String| if s.is_empty() { "<unknown>".into() } else { s };
+                r.extend([
+                    node_address(n, "InternalIP"),
+                    node_address(n, "ExternalIP"),
+                    unknown(node_info(n, "osImage")),
+                    unknown(node_info(n, "kernelVersion")),
+                    unknown(node_info(n, "containerRuntimeVersion")),
+                ]);
+            }
+            r
+        }
+        Object::Service(s) => {
+            let ports = service_ports(s);
+            let mut r = vec![
+                name,
+                s.spec.type_.clone().unwrap_or_default(),
+                cluster_ip(s),
+                external_ip(s),
+                none_if_empty(&ports),
+                age(now, o),
+            ];
+            if wide {
+                r.push(format_labels(&s.spec.selector));
+            }
+            r
+        }
+        Object::EndpointSlice(s) => vec![
+            name,
+            s.address_type.clone(),
+            endpointslice_ports(s),
+            endpointslice_endpoints(s),
+            age(now, o),
+        ],
+        Object::PodDisruptionBudget(p) => vec![
+            name,
+            int_or_string(&p.spec.min_available),
+            int_or_string(&p.spec.max_unavailable),
+            p.status.disruptions_allowed.to_string(),
+            age(now, o),
+        ],
+        Object::Event(e) => {
+            let first = since(now, e.first_timestamp);
+            let last = if e.last_timestamp.is_some() {
+                since(now, e.last_timestamp)
+            } else {
+                first.clone()
+            };
+            let target = if e.involved_object.name.is_empty() {
+                e.involved_object.kind.to_ascii_lowercase()
+            } else {
+                format!(
+                    "{}/{}",
+                    e.involved_object.kind.to_ascii_lowercase(),
+                    e.involved_object.name
+                )
+            };
+            if wide {
+                let mut source = vec![e.source.component.clone()];
+                if source[0].is_empty() {
+                    source[0] = e.reporting_component.clone().unwrap_or_default();
+                }
+                if !e.source.host.is_empty() {
+                    source.push(e.source.host.clone());
+                }
+                vec![
+                    last,
+                    e.type_.clone(),
+                    e.reason.clone(),
+                    target,
+                    e.involved_object.field_path.clone(),
+                    source.join(", "),
+                    e.message.trim().to_string(),
+                    first,
+                    e.count.max(1).to_string(),
+                    name,
+                ]
+            } else {
+                vec![
+                    last,
+                    e.type_.clone(),
+                    e.reason.clone(),
+                    target,
+                    e.message.trim().to_string(),
+                ]
+            }
+        }
+        Object::Lease(l) => vec![
+            name,
+            l.spec.holder_identity.clone().unwrap_or_default(),
+            age(now, o),
+        ],
+    }
+}
+
+/// How a table is laid out beyond the kind's own columns.
+#[derive(Clone, Debug, Default)]
+pub struct TableOptions {
+    pub wide: bool,
+    /// `-A`: a NAMESPACE column first (for namespaced kinds).
+    pub namespace_column: bool,
+    /// Several kinds in one command: names are written `deployment.apps/web`.
+    pub with_kind: bool,
+    pub show_labels: bool,
+    /// `-L key`.
+    pub label_columns: Vec<String>,
+    pub no_headers: bool,
+}
+
+/// A `kubectl get` table for objects of one kind.
+pub fn table(now: Millis, kind: Kind, objs: &[Arc<Object>], opts: &TableOptions) -> String {
+    let ns_col = opts.namespace_column && kind.namespaced();
+    let mut header: Vec<String> = Vec::new();
+    if ns_col {
+        header.push("NAMESPACE".into());
+    }
+    header.extend(columns(kind, opts.wide).iter().map(|s| s.to_string()));
+    for l in &opts.label_columns {
+        header.push(l.rsplit('/').next().unwrap_or(l).to_ascii_uppercase());
+    }
+    if opts.show_labels {
+        header.push("LABELS".into());
+    }
+    let rows: Vec<Vec<String>> = objs
+        .iter()
+        .map(|o| {
+            let mut r = row(now, o, opts.wide);
+            if opts.with_kind && kind != Kind::Event {
+                r[0] = object_name(kind, &r[0]);
+            }
+            if ns_col {
+                r.insert(0, o.meta().namespace.clone());
+            }
+            for l in &opts.label_columns {
+                r.push(o.meta().labels.get(l).cloned().unwrap_or_default());
+            }
+            if opts.show_labels {
+                r.push(format_labels(&o.meta().labels));
+            }
+            r
+        })
+        .collect();
+    if opts.no_headers {
+        tabwriter::get_table(&[], &rows)
+    } else {
+        tabwriter::get_table(&header, &rows)
+    }
+}
+
+/// A `kubectl get KIND` table (no output when empty). With `prefix`, names are written
+/// `kind/name` (lowercase kind, no group): the compact form `kubeloop run` prints in its summary.
 pub fn print_table(
     now: Millis,
     kind: Kind,
@@ -327,137 +706,380 @@ pub fn print_table(
     wide: bool,
     prefix: bool,
 ) -> String {
-    let rows: Vec<Vec<String>> = objs
-        .iter()
-        .map(|o| {
-            let mut r = row_for(now, o, wide);
-            if prefix && kind != Kind::Event {
-                r[0] = format!("{}/{}", kind.as_str().to_ascii_lowercase(), r[0]);
-            }
-            r
-        })
-        .collect();
-    table(&header(kind, wide), &rows)
+    let mut objs: Vec<Arc<Object>> = objs.to_vec();
+    if prefix && kind != Kind::Event {
+        objs = objs
+            .into_iter()
+            .map(|o| {
+                let mut c = (*o).clone();
+                let name = format!("{}/{}", kind.as_str().to_ascii_lowercase(), c.meta().name);
+                c.meta_mut().name = name;
+                Arc::new(c)
+            })
+            .collect();
+    }
+    table(
+        now,
+        kind,
+        &objs,
+        &TableOptions {
+            wide,
+            ..Default::default()
+        },
+    )
 }
 
-/// `kubectl get`.
-pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
-    let Some(what) = args.positional.first() else {
-        return CommandOutput::err("You must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.");
+/// The JSON kubectl prints for `-o json`: four-space indentation.
+pub fn to_json_text(v: &Json) -> String {
+    use serde::Serialize;
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    if v.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    let mut s = String::from_utf8(buf).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// A `kind: List` as kubectl wraps several objects.
+pub fn list_json(items: Vec<Json>) -> Json {
+    serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
+}
+
+// ------------------------------------------------------------------ jsonpath
+
+/// One piece of a `-o jsonpath=` template.
+enum Piece {
+    Text(String),
+    Expr(String),
+}
+
+fn parse_template(t: &str) -> Result<Vec<Piece>, String> {
+    let mut out = Vec::new();
+    let mut rest = t;
+    while let Some(i) = rest.find('{') {
+        if i > 0 {
+            out.push(Piece::Text(unescape(&rest[..i])));
+        }
+        let close = rest[i..]
+            .find('}')
+            .ok_or_else(|| "unclosed action".to_string())?;
+        let expr = rest[i + 1..i + close].trim().to_string();
+        if expr.starts_with("range") || expr == "end" || expr.starts_with("..") {
+            return Err(format!(
+                "{{{expr}}} is not supported in the playground's jsonpath (use plain paths such as {{.items[*].metadata.name}})"
+            ));
+        }
+        out.push(Piece::Expr(expr));
+        rest = &rest[i + close + 1..];
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(unescape(rest)));
+    }
+    Ok(out)
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("\\n", "\n").replace("\\t", "\t")
+}
+
+/// Walks a path with `[*]` wildcards, collecting every match.
+fn walk<'a>(v: &'a Json, parts: &[&str], out: &mut Vec<&'a Json>) {
+    let Some((first, rest)) = parts.split_first() else {
+        out.push(v);
+        return;
     };
-    let all_ns = args.has(&["-A", "--all-namespaces"]);
-    let ns = args.namespace();
-    let output = args.value(&["-o", "--output"]).unwrap_or("");
-    let wide = output == "wide";
-    let selector = match args
-        .value(&["-l", "--selector"])
-        .map(crate::sim::world::parse_label_selector)
-        .transpose()
-    {
-        Ok(s) => s,
-        Err(e) => return CommandOutput::err(format!("error: {e}")),
+    let (name, index) = match first.split_once('[') {
+        Some((n, i)) => (n, Some(i.trim_end_matches(']'))),
+        None => (*first, None),
     };
-    let sim = &session.sim;
-    let now = sim.now();
-    let kinds: Vec<Kind> = if what == "all" {
-        vec![Kind::Pod, Kind::Service, Kind::Deployment, Kind::ReplicaSet]
+    let v = if name.is_empty() {
+        v
     } else {
-        let mut ks = Vec::new();
-        for part in what.split(',') {
-            let name = part.split('/').next().unwrap_or(part);
-            match Kind::from_resource_name(name) {
-                Some(k) => ks.push(k),
-                None => {
-                    return CommandOutput::err(format!(
-                        "error: the server doesn't have a resource type \"{name}\""
-                    ))
-                }
-            }
+        match v.get(name) {
+            Some(x) => x,
+            None => return,
         }
-        ks
     };
-    let names: Vec<&str> = args.positional[1..]
-        .iter()
-        .map(String::as_str)
-        .chain(what.split_once('/').map(|(_, n)| n))
-        .collect();
-    let mut out = String::new();
-    let mut errors = String::new();
-    for kind in &kinds {
-        let mut objs: Vec<Arc<Object>> = sim
-            .api
-            .list(*kind)
-            .filter(|o| all_ns || !kind.namespaced() || o.meta().namespace == ns)
-            .filter(|o| {
-                selector
-                    .as_ref()
-                    .is_none_or(|s| s.matches(&o.meta().labels))
-            })
-            .filter(|o| names.is_empty() || names.contains(&o.meta().name.as_str()))
-            .cloned()
-            .collect();
-        for n in &names {
-            if !objs.iter().any(|o| o.meta().name == *n) {
-                errors.push_str(&format!(
-                    "Error from server (NotFound): {} \"{n}\" not found\n",
-                    kind.resource()
-                ));
-            }
-        }
-        if *kind == Kind::Event {
-            objs.sort_by_key(|o| o.as_event().and_then(|e| e.last_timestamp));
-        }
-        if objs.is_empty() {
-            continue;
-        }
-        match output {
-            "yaml" | "json" => {
-                let docs: Vec<serde_json::Value> = objs.iter().map(|o| o.to_json()).collect();
-                let doc = if docs.len() == 1 && !names.is_empty() {
-                    docs.into_iter().next().expect("one")
-                } else {
-                    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs, "metadata": {"resourceVersion": ""}})
-                };
-                if output == "yaml" {
-                    out.push_str(&crate::sim::yaml::to_yaml(&doc));
-                } else {
-                    out.push_str(&serde_json::to_string_pretty(&doc).unwrap_or_default());
-                    out.push('\n');
+    match index {
+        None => walk(v, rest, out),
+        Some("*") => {
+            if let Some(a) = v.as_array() {
+                for x in a {
+                    walk(x, rest, out);
+                }
+            } else if let Some(m) = v.as_object() {
+                for x in m.values() {
+                    walk(x, rest, out);
                 }
             }
-            "name" => {
-                for o in &objs {
-                    out.push_str(&format!("{}\n", crate::sim::session::kubectl_name(o)));
+        }
+        Some(i) => {
+            let idx: i64 = i.parse().unwrap_or(i64::MAX);
+            if let Some(a) = v.as_array() {
+                let idx = if idx < 0 { a.len() as i64 + idx } else { idx };
+                if let Some(x) = usize::try_from(idx).ok().and_then(|i| a.get(i)) {
+                    walk(x, rest, out);
                 }
-            }
-            _ => {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(&print_table(now, *kind, &objs, wide, kinds.len() > 1));
             }
         }
     }
-    if out.is_empty() && errors.is_empty() {
-        let msg = if all_ns {
+}
+
+fn scalar(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Evaluates a `-o jsonpath=` template (plain paths with `[n]` and `[*]`, and literal text).
+pub fn jsonpath(template: &str, doc: &Json) -> Result<String, String> {
+    let template = template.trim_matches(['\'', '"']);
+    let mut out = String::new();
+    for piece in parse_template(template)? {
+        match piece {
+            Piece::Text(t) => out.push_str(&t),
+            Piece::Expr(e) => {
+                let path = e.strip_prefix('$').unwrap_or(&e);
+                let path = path.strip_prefix('.').unwrap_or(path);
+                let parts: Vec<&str> = if path.is_empty() {
+                    Vec::new()
+                } else {
+                    path.split('.').collect()
+                };
+                let mut found = Vec::new();
+                walk(doc, &parts, &mut found);
+                let is_wild = path.contains("[*]");
+                if found.is_empty() && !is_wild {
+                    return Err(format!("error executing jsonpath {template:?}: Error executing template: {} is not found. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{template}\n\tobject given to jsonpath engine was:\n\t\t{}", parts.last().map_or("", |p| p.split('[').next().unwrap_or(p)), doc));
+                }
+                out.push_str(&found.into_iter().map(scalar).collect::<Vec<_>>().join(" "));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn sort_key(o: &Object, path: &str) -> (u8, Json) {
+    let p = path.trim_matches(['\'', '"']);
+    let p = p
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(p);
+    let doc = o.to_json();
+    match json_path(&doc, p) {
+        Some(v) => (1, v.clone()),
+        None => (0, Json::Null),
+    }
+}
+
+fn cmp_json(a: &Json, b: &Json) -> std::cmp::Ordering {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => x
+            .as_f64()
+            .unwrap_or(0.0)
+            .partial_cmp(&y.as_f64().unwrap_or(0.0))
+            .unwrap_or(std::cmp::Ordering::Equal),
+        (Json::String(x), Json::String(y)) => x.cmp(y),
+        _ => a.to_string().cmp(&b.to_string()),
+    }
+}
+
+// ------------------------------------------------------------------ get
+
+/// `kubectl get`.
+pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
+    if args.bool("watch") || args.bool("watch-only") {
+        return error("--watch is not supported in the playground: every view updates live as simulated time runs; run get again to see the latest state");
+    }
+    if args.has("filename") {
+        return error("get -f is not supported in the playground; name the objects instead (kubectl get deployment/web)");
+    }
+    let output = args.get("output").unwrap_or("");
+    let (wide, format) = match output {
+        "" => (false, ""),
+        "wide" => (true, ""),
+        "yaml" | "json" | "name" => (false, output),
+        o if o.starts_with("jsonpath=") || o.starts_with("jsonpath-as-json=") => (false, "jsonpath"),
+        o if o.starts_with("custom-columns") || o.starts_with("go-template") || o.starts_with("template") => {
+            return error(format!("--output={o} is not supported in the playground (use -o jsonpath=… or -o yaml)"));
+        }
+        o => {
+            return error(format!(
+                "unable to match a printer suitable for the output format \"{o}\", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
+            ))
+        }
+    };
+    let request = match resources::parse_request(&args.positional, true) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            return fail("You must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl get -h' for help and examples\n");
+        }
+        Err(e) => return error(e),
+    };
+    let all_ns = args.bool("all-namespaces");
+    let ns = args.namespace();
+    let filter = match resources::Filter::from_args(args) {
+        Ok(f) => f,
+        Err(e) => return error(e),
+    };
+    let sim = &session.sim;
+    let now = sim.now();
+    // Objects grouped by kind in the order kubectl visits them, plus NotFound errors.
+    let mut groups: Vec<(Kind, Vec<Arc<Object>>)> = Vec::new();
+    let mut errors = String::new();
+    let ignore_missing = args.bool("ignore-not-found");
+    let single_item;
+    match &request {
+        Request::Types(kinds) => {
+            single_item = false;
+            for kind in kinds {
+                let objs = resources::list(sim, *kind, &ns, all_ns, &filter);
+                groups.push((*kind, objs));
+            }
+        }
+        Request::Names(names) => {
+            single_item = names.len() == 1;
+            for (kind, name) in names {
+                match sim
+                    .api
+                    .get(&crate::sim::types::ObjectKey::new(*kind, &ns, name))
+                {
+                    Some(o) if filter.matches(o) => match groups.last_mut() {
+                        Some((k, v)) if k == kind => v.push(o.clone()),
+                        _ => groups.push((*kind, vec![o.clone()])),
+                    },
+                    Some(_) => {}
+                    None if ignore_missing => {}
+                    None => errors.push_str(&format!(
+                        "Error from server (NotFound): {} \"{name}\" not found\n",
+                        kind.resource()
+                    )),
+                }
+            }
+        }
+    }
+    if let Some(path) = args.get("sort-by") {
+        for (_, objs) in &mut groups {
+            objs.sort_by(|a, b| {
+                let (ka, kb) = (sort_key(a, path), sort_key(b, path));
+                ka.0.cmp(&kb.0).then_with(|| cmp_json(&ka.1, &kb.1))
+            });
+        }
+    }
+    let total: usize = groups.iter().map(|(_, v)| v.len()).sum();
+    // kubectl writes `kind/name` when the results span more than one kind (`multipleGVKsRequested`).
+    let with_kind = groups
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, _)| *k)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1
+        || args.bool("show-kind");
+    let mut stdout = String::new();
+    match format {
+        "yaml" | "json" | "jsonpath" => {
+            let items: Vec<Json> = groups
+                .iter()
+                .flat_map(|(_, v)| v.iter().map(|o| o.to_json()))
+                .collect();
+            let doc = if single_item && items.len() == 1 {
+                items.into_iter().next().expect("one item")
+            } else if single_item && items.is_empty() {
+                Json::Null
+            } else {
+                list_json(items)
+            };
+            if !doc.is_null() {
+                match format {
+                    "yaml" => stdout.push_str(&crate::sim::yaml::to_yaml(&doc)),
+                    "json" => stdout.push_str(&to_json_text(&doc)),
+                    _ => {
+                        let template = output.split_once('=').map_or("", |(_, t)| t);
+                        match jsonpath(template, &doc) {
+                            Ok(s) => stdout.push_str(&s),
+                            Err(e) => return error(e),
+                        }
+                    }
+                }
+            }
+        }
+        "name" => {
+            for (kind, objs) in &groups {
+                for o in objs {
+                    stdout.push_str(&object_name(*kind, &o.meta().name));
+                    stdout.push('\n');
+                }
+            }
+        }
+        _ => {
+            let opts = TableOptions {
+                wide,
+                namespace_column: all_ns,
+                with_kind,
+                show_labels: args.bool("show-labels"),
+                label_columns: args
+                    .all("label-columns")
+                    .iter()
+                    .flat_map(|l| l.split(','))
+                    .map(String::from)
+                    .collect(),
+                no_headers: args.bool("no-headers"),
+            };
+            for (kind, objs) in &groups {
+                if objs.is_empty() {
+                    continue;
+                }
+                if !stdout.is_empty() {
+                    stdout.push('\n');
+                }
+                stdout.push_str(&table(now, *kind, objs, &opts));
+            }
+        }
+    }
+    if total == 0 && errors.is_empty() && format != "yaml" && format != "json" {
+        let namespaced = match &request {
+            Request::Types(k) => k.iter().any(|k| k.namespaced()),
+            Request::Names(_) => false,
+        };
+        let msg = if all_ns || !namespaced {
             "No resources found\n".to_string()
         } else {
             format!("No resources found in {ns} namespace.\n")
         };
+        if matches!(request, Request::Names(_)) {
+            return out(stdout);
+        }
         return CommandOutput {
-            stdout: String::new(),
+            stdout,
             stderr: msg,
             ok: true,
         };
     }
     CommandOutput {
         ok: errors.is_empty(),
-        stdout: out,
+        stdout,
         stderr: errors,
     }
 }
 
-/// Whether a pod counts as Ready for kubectl's READY column (used by views too).
-pub fn pod_ready(pod: &Pod) -> bool {
-    find_condition(&pod.status.conditions, "Ready").is_some_and(|c| c.status == "True")
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn jsonpath_templates_walk_paths_and_wildcards() {
+        let doc = json!({"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}], "status": {"n": 3}});
+        assert_eq!(jsonpath("{.items[*].metadata.name}", &doc).unwrap(), "a b");
+        assert_eq!(jsonpath("'{.status.n}'", &doc).unwrap(), "3");
+        assert_eq!(jsonpath("n={.status.n}\\n", &doc).unwrap(), "n=3\n");
+        assert_eq!(jsonpath("{.items[1].metadata.name}", &doc).unwrap(), "b");
+        assert!(jsonpath("{.status.missing}", &doc).is_err());
+        assert!(jsonpath("{range .items[*]}{end}", &doc).is_err());
+    }
 }

@@ -1053,32 +1053,6 @@ fn the_same_seed_replays_the_same_kubelet_history() {
     assert_eq!(run(), run());
 }
 
-#[test]
-fn zz_debug_dump_trace() {
-    let mut sim = cluster();
-    create(&mut sim, pod("web", "nginx:1.27").with_readiness(5));
-    sim.advance_to(40_000, usize::MAX);
-    sim.inject(Fault::CrashLoop {
-        target: target("web"),
-        exit_code: 1,
-        duration: Some(40_000),
-    })
-    .unwrap();
-    sim.advance_to(120_000, usize::MAX);
-    sim.submit(ApiRequest::Delete {
-        key: pod_key("web"),
-        options: DeleteOptions::default(),
-    })
-    .unwrap();
-    sim.advance_to(130_000, usize::MAX);
-    for e in sim.trace().entries() {
-        let line = serde_json::to_string(&e.to_json()).unwrap();
-        if line.contains("kubelet") || line.contains("fault") {
-            println!("{line}");
-        }
-    }
-}
-
 // ------------------------------------------------------------------ init containers
 
 fn with_init(mut p: Pod, name: &str, sidecar: bool) -> Pod {
@@ -1094,17 +1068,47 @@ fn with_init(mut p: Pod, name: &str, sidecar: bool) -> Pod {
 #[test]
 fn init_containers_run_to_completion_one_after_another_before_the_app_starts() {
     let mut sim = cluster();
-    create(&mut sim, with_init(with_init(pod("web", "nginx:1.27"), "migrate", false), "warm", false));
+    create(
+        &mut sim,
+        with_init(
+            with_init(pod("web", "nginx:1.27"), "migrate", false),
+            "warm",
+            false,
+        ),
+    );
     sim.advance_to(1_500, usize::MAX);
     let p = get_pod(&sim, "web").unwrap();
     assert_eq!(p.status.phase, "Pending");
-    assert_eq!(condition(&p, "Initialized").message.as_deref(), Some("containers with incomplete status: [migrate warm]"));
-    assert_eq!(p.status.container_statuses[0].state.waiting.as_ref().unwrap().reason.as_deref(), Some("PodInitializing"));
+    assert_eq!(
+        condition(&p, "Initialized").message.as_deref(),
+        Some("containers with incomplete status: [migrate warm]")
+    );
+    assert_eq!(
+        p.status.container_statuses[0]
+            .state
+            .waiting
+            .as_ref()
+            .unwrap()
+            .reason
+            .as_deref(),
+        Some("PodInitializing")
+    );
 
     sim.advance_to(40_000, usize::MAX);
     let events = pod_events(&sim, "web");
-    let started: Vec<&str> = events.iter().filter(|(_, r, _)| r == "Started").map(|(_, _, m)| m.as_str()).collect();
-    assert_eq!(started, ["Started container migrate", "Started container warm", "Started container app"]);
+    let started: Vec<&str> = events
+        .iter()
+        .filter(|(_, r, _)| r == "Started")
+        .map(|(_, _, m)| m.as_str())
+        .collect();
+    assert_eq!(
+        started,
+        [
+            "Started container migrate",
+            "Started container warm",
+            "Started container app"
+        ]
+    );
     let p = get_pod(&sim, "web").unwrap();
     assert_eq!(p.status.phase, "Running");
     assert!(p.is_ready());
@@ -1113,11 +1117,20 @@ fn init_containers_run_to_completion_one_after_another_before_the_app_starts() {
         .status
         .init_container_statuses
         .iter()
-        .map(|s| (s.name.clone(), s.ready, s.state.terminated.as_ref().and_then(|t| t.reason.clone())))
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.ready,
+                s.state.terminated.as_ref().and_then(|t| t.reason.clone()),
+            )
+        })
         .collect();
     assert_eq!(
         init,
-        [("migrate".to_string(), true, Some("Completed".to_string())), ("warm".to_string(), true, Some("Completed".to_string()))]
+        [
+            ("migrate".to_string(), true, Some("Completed".to_string())),
+            ("warm".to_string(), true, Some("Completed".to_string()))
+        ]
     );
 }
 
@@ -1132,19 +1145,41 @@ fn a_sidecar_starts_first_keeps_running_and_counts_for_readiness() {
     let proxy = &p.status.init_container_statuses[0];
     assert!(proxy.state.running.is_some() && proxy.ready && proxy.started == Some(true));
     let events = pod_events(&sim, "web");
-    let fields: Vec<&str> = events.iter().filter(|(_, r, _)| r == "Started").map(|(_, _, m)| m.as_str()).collect();
+    let fields: Vec<&str> = events
+        .iter()
+        .filter(|(_, r, _)| r == "Started")
+        .map(|(_, _, m)| m.as_str())
+        .collect();
     assert_eq!(fields, ["Started container proxy", "Started container app"]);
 }
 
 #[test]
 fn a_failing_init_container_is_retried_with_back_off_or_fails_a_never_restarting_pod() {
     let mut sim = cluster();
-    create(&mut sim, with_init(pod("retry", "nginx:1.27"), "migrate", false));
-    create(&mut sim, with_init(pod("once", "nginx:1.27").with_restart_policy("Never"), "migrate", false));
+    create(
+        &mut sim,
+        with_init(pod("retry", "nginx:1.27"), "migrate", false),
+    );
+    create(
+        &mut sim,
+        with_init(
+            pod("once", "nginx:1.27").with_restart_policy("Never"),
+            "migrate",
+            false,
+        ),
+    );
     sim.advance_to(100, usize::MAX);
     for name in ["retry", "once"] {
-        let t = PodTarget { container: Some("migrate".into()), ..target(name) };
-        sim.inject(Fault::CrashLoop { target: t, exit_code: 1, duration: None }).unwrap();
+        let t = PodTarget {
+            container: Some("migrate".into()),
+            ..target(name)
+        };
+        sim.inject(Fault::CrashLoop {
+            target: t,
+            exit_code: 1,
+            duration: None,
+        })
+        .unwrap();
     }
     sim.advance_to(60_000, usize::MAX);
     let retry = get_pod(&sim, "retry").unwrap();
@@ -1154,15 +1189,32 @@ fn a_failing_init_container_is_retried_with_back_off_or_fails_a_never_restarting
     assert_eq!(condition(&retry, "Initialized").status, "False");
     let once = get_pod(&sim, "once").unwrap();
     assert_eq!(once.status.phase, "Failed");
-    assert_eq!(once.status.init_container_statuses[0].state.terminated.as_ref().unwrap().exit_code, 1);
-    assert!(pod_events(&sim, "once").iter().all(|(_, _, m)| m != "Started container app"));
+    assert_eq!(
+        once.status.init_container_statuses[0]
+            .state
+            .terminated
+            .as_ref()
+            .unwrap()
+            .exit_code,
+        1
+    );
+    assert!(pod_events(&sim, "once")
+        .iter()
+        .all(|(_, _, m)| m != "Started container app"));
 }
 
 // ------------------------------------------------------------------ admission
 
 fn requesting(mut p: Pod, cpu: &str, memory: &str) -> Pod {
-    let requests: BTreeMap<String, String> = [("cpu".to_string(), cpu.to_string()), ("memory".to_string(), memory.to_string())].into();
-    p.spec.containers[0].resources = Some(ResourceRequirements { requests, ..Default::default() });
+    let requests: BTreeMap<String, String> = [
+        ("cpu".to_string(), cpu.to_string()),
+        ("memory".to_string(), memory.to_string()),
+    ]
+    .into();
+    p.spec.containers[0].resources = Some(ResourceRequirements {
+        requests,
+        ..Default::default()
+    });
     p
 }
 
@@ -1170,7 +1222,10 @@ fn requesting(mut p: Pod, cpu: &str, memory: &str) -> Pod {
 fn a_pod_that_does_not_fit_the_node_is_rejected_with_out_of_cpu() {
     let mut sim = cluster();
     running_pod(&mut sim, requesting(pod("big", "nginx:1.27"), "3", "1Gi"));
-    create(&mut sim, requesting(pod("too-big", "nginx:1.27"), "1500m", "1Gi"));
+    create(
+        &mut sim,
+        requesting(pod("too-big", "nginx:1.27"), "1500m", "1Gi"),
+    );
     sim.advance_to(sim.now() + 5_000, usize::MAX);
     let p = get_pod(&sim, "too-big").unwrap();
     assert_eq!(p.status.phase, "Failed");
@@ -1182,7 +1237,10 @@ fn a_pod_that_does_not_fit_the_node_is_rejected_with_out_of_cpu() {
     let events = pod_events(&sim, "too-big");
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].1, "OutOfcpu");
-    assert!(sim.machines()["node-1"].runtime.pods.len() == 1, "nothing was started for the rejected pod");
+    assert!(
+        sim.machines()["node-1"].runtime.pods.len() == 1,
+        "nothing was started for the rejected pod"
+    );
 }
 
 #[test]
@@ -1193,6 +1251,143 @@ fn a_pod_whose_node_selector_does_not_match_is_rejected_with_node_affinity() {
     create(&mut sim, p);
     sim.advance_to(5_000, usize::MAX);
     let p = get_pod(&sim, "picky").unwrap();
-    assert_eq!((p.status.phase.as_str(), p.status.reason.as_deref()), ("Failed", Some("NodeAffinity")));
-    assert_eq!(p.status.message.as_deref(), Some("Pod was rejected: Predicate NodeAffinity failed"));
+    assert_eq!(
+        (p.status.phase.as_str(), p.status.reason.as_deref()),
+        ("Failed", Some("NodeAffinity"))
+    );
+    assert_eq!(
+        p.status.message.as_deref(),
+        Some("Pod was rejected: Predicate NodeAffinity failed")
+    );
+}
+
+#[test]
+fn a_rebooted_node_reports_a_new_boot_id() {
+    let mut sim = cluster();
+    sim.advance_to(5_000, usize::MAX);
+    let boot = |sim: &Sim| {
+        let n = sim
+            .get(&ObjectKey::new(Kind::Node, "", "node-1"))
+            .and_then(|o| o.as_node().cloned())
+            .unwrap();
+        n.status.node_info.unwrap()["bootID"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first = boot(&sim);
+    sim.inject(Fault::NodeDown {
+        node: "node-1".into(),
+    })
+    .unwrap();
+    sim.advance_to(20_000, usize::MAX);
+    sim.inject(Fault::NodeUp {
+        node: "node-1".into(),
+    })
+    .unwrap();
+    sim.advance_to(25_000, usize::MAX);
+    let second = boot(&sim);
+    assert_ne!(first, second);
+    let rebooted: Vec<String> = sim
+        .trace()
+        .entries()
+        .filter_map(|e| match &e.kind {
+            TraceKind::Event {
+                reason,
+                message,
+                event_type,
+                ..
+            } if reason == "Rebooted" && event_type == "Warning" => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        rebooted,
+        [format!("Node node-1 has been rebooted, boot id: {second}")]
+    );
+}
+
+#[test]
+fn a_partitioned_kubelet_keeps_its_containers_running_and_catches_up_after_healing() {
+    let mut sim = cluster();
+    running_pod(&mut sim, pod("web", "nginx:1.27"));
+    sim.inject(Fault::PartitionNode {
+        node: "node-1".into(),
+    })
+    .unwrap();
+    sim.advance_to(sim.now() + 5_000, usize::MAX);
+    sim.inject(Fault::CrashContainer {
+        target: target("web"),
+        exit_code: 1,
+    })
+    .unwrap();
+    sim.advance_to(sim.now() + 120_000, usize::MAX);
+    let stale = get_pod(&sim, "web").unwrap();
+    assert_eq!(
+        stale.status.container_statuses[0].restart_count, 0,
+        "the API cannot hear about the restart"
+    );
+    let c = sim.machines()["node-1"]
+        .runtime
+        .container(&stale.metadata.uid, "app")
+        .unwrap()
+        .clone();
+    assert!(
+        c.running && c.attempt == 1,
+        "the kubelet restarted the container anyway"
+    );
+    let failed = kubelet_requests(&sim, "Pod/default/web")
+        .iter()
+        .filter(|(_, _, code)| *code == 503)
+        .count();
+    assert!(failed >= 1);
+
+    sim.inject(Fault::HealNode {
+        node: "node-1".into(),
+    })
+    .unwrap();
+    sim.advance_to(sim.now() + 11_000, usize::MAX);
+    let p = get_pod(&sim, "web").unwrap();
+    assert_eq!(p.status.container_statuses[0].restart_count, 1);
+    assert!(p.is_ready());
+    let n = sim
+        .get(&ObjectKey::new(Kind::Node, "", "node-1"))
+        .and_then(|o| o.as_node().cloned())
+        .unwrap();
+    assert_eq!(n.ready_status(), "True");
+}
+
+#[test]
+fn a_never_restarting_pod_that_lost_its_container_in_a_reboot_fails_instead_of_running_again() {
+    let mut sim = cluster();
+    running_pod(
+        &mut sim,
+        pod("once", "nginx:1.27").with_restart_policy("Never"),
+    );
+    sim.inject(Fault::NodeDown {
+        node: "node-1".into(),
+    })
+    .unwrap();
+    sim.advance_to(sim.now() + 10_000, usize::MAX);
+    sim.inject(Fault::NodeUp {
+        node: "node-1".into(),
+    })
+    .unwrap();
+    sim.advance_to(sim.now() + 10_000, usize::MAX);
+    let p = get_pod(&sim, "once").unwrap();
+    assert_eq!(p.status.phase, "Failed");
+    let t = p.status.container_statuses[0]
+        .state
+        .terminated
+        .clone()
+        .unwrap();
+    assert_eq!(
+        (t.exit_code, t.reason.as_deref()),
+        (137, Some("ContainerStatusUnknown"))
+    );
+    assert_eq!(times_of(&pod_events(&sim, "once"), "Started").len(), 1);
+    assert!(
+        sim.machines()["node-1"].runtime.pods.is_empty(),
+        "no sandbox for a pod that will not run"
+    );
 }

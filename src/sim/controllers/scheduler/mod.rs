@@ -181,13 +181,9 @@ impl ClusterState {
         Some(entry)
     }
 
-    /// Nodes that exist (have a Node object), in name order.
-    fn node_names(&self) -> Vec<&String> {
-        self.nodes
-            .iter()
-            .filter(|(_, ni)| ni.node.is_some())
-            .map(|(n, _)| n)
-            .collect()
+    /// How many nodes exist (have a Node object).
+    fn node_count(&self) -> usize {
+        self.nodes.values().filter(|ni| ni.node.is_some()).count()
     }
 }
 
@@ -244,17 +240,35 @@ struct FilterPass<'s> {
 /// The Filter phase (`findNodesThatPassFilters`), sequential and deterministic: from `start`,
 /// round the node list, until `limit` feasible nodes are found. Pods nominated to a node with at
 /// least this pod's priority are counted there (`RunFilterPluginsWithNominatedPods`).
-fn filter_nodes<'s>(state: &'s ClusterState, p: &PodCtx, start: usize, limit: usize) -> FilterPass<'s> {
-    let (names, infos): (Vec<&str>, Vec<&NodeInfo>) =
-        state.nodes.iter().filter(|(_, ni)| ni.node.is_some()).map(|(n, ni)| (n.as_str(), ni)).unzip();
+fn filter_nodes<'s>(
+    state: &'s ClusterState,
+    p: &PodCtx,
+    start: usize,
+    limit: usize,
+) -> FilterPass<'s> {
+    let (names, infos): (Vec<&str>, Vec<&NodeInfo>) = state
+        .nodes
+        .iter()
+        .filter(|(_, ni)| ni.node.is_some())
+        .map(|(n, ni)| (n.as_str(), ni))
+        .unzip();
     let total = names.len();
     let mut nominated_here: BTreeMap<&str, Vec<(&ObjectKey, &PodEntry)>> = BTreeMap::new();
     for (k, n) in &state.nominated {
         if *k != p.key && n.entry.priority >= p.priority {
-            nominated_here.entry(n.entry.node.as_str()).or_default().push((k, &n.entry));
+            nominated_here
+                .entry(n.entry.node.as_str())
+                .or_default()
+                .push((k, &n.entry));
         }
     }
-    let mut pass = FilterPass { names, infos, processed: Vec::new(), rejected: Vec::new(), feasible: Vec::new() };
+    let mut pass = FilterPass {
+        names,
+        infos,
+        processed: Vec::new(),
+        rejected: Vec::new(),
+        feasible: Vec::new(),
+    };
     for i in 0..total {
         if pass.feasible.len() >= limit {
             break;
@@ -291,7 +305,12 @@ impl Scores {
     fn of(&self, i: usize) -> Vec<PluginScore> {
         self.columns
             .iter()
-            .map(|(plugin, weight, raw, norm)| PluginScore { plugin, raw: raw[i], score: norm[i], weight: *weight })
+            .map(|(plugin, weight, raw, norm)| PluginScore {
+                plugin,
+                raw: raw[i],
+                score: norm[i],
+                weight: *weight,
+            })
             .collect()
     }
 }
@@ -301,28 +320,63 @@ fn score_nodes(p: &PodCtx, infos: &[&NodeInfo]) -> Scores {
     // Feasible nodes always have their Node object (Filter rejects the others).
     let mut columns = Vec::new();
 
-    let raw: Vec<i64> = infos.iter().map(|ni| ni.node().map_or(0, |n| plugins::taint_toleration_raw(p.pod, n))).collect();
+    let raw: Vec<i64> = infos
+        .iter()
+        .map(|ni| {
+            ni.node()
+                .map_or(0, |n| plugins::taint_toleration_raw(p.pod, n))
+        })
+        .collect();
     let mut norm = raw.clone();
     plugins::default_normalize(&mut norm, true);
-    columns.push((TAINT_TOLERATION, plugins::WEIGHT_TAINT_TOLERATION, raw, norm));
+    columns.push((
+        TAINT_TOLERATION,
+        plugins::WEIGHT_TAINT_TOLERATION,
+        raw,
+        norm,
+    ));
 
     if plugins::has_preferred_affinity(p.pod) {
-        let raw: Vec<i64> = infos.iter().map(|ni| ni.node().map_or(0, |n| plugins::node_affinity_raw(p.pod, n))).collect();
+        let raw: Vec<i64> = infos
+            .iter()
+            .map(|ni| {
+                ni.node()
+                    .map_or(0, |n| plugins::node_affinity_raw(p.pod, n))
+            })
+            .collect();
         let mut norm = raw.clone();
         plugins::default_normalize(&mut norm, false);
         columns.push((NODE_AFFINITY, plugins::WEIGHT_NODE_AFFINITY, raw, norm));
     }
 
-    let fit: Vec<i64> = infos.iter().map(|ni| plugins::least_allocated(p, ni)).collect();
-    columns.push((NODE_RESOURCES_FIT, plugins::WEIGHT_NODE_RESOURCES_FIT, fit.clone(), fit));
+    let fit: Vec<i64> = infos
+        .iter()
+        .map(|ni| plugins::least_allocated(p, ni))
+        .collect();
+    columns.push((
+        NODE_RESOURCES_FIT,
+        plugins::WEIGHT_NODE_RESOURCES_FIT,
+        fit.clone(),
+        fit,
+    ));
 
     // BalancedAllocation skips BestEffort pods altogether (the same answer for every node).
-    let balanced: Option<Vec<i64>> = infos.iter().map(|ni| plugins::balanced_allocation(p, ni)).collect();
+    let balanced: Option<Vec<i64>> = infos
+        .iter()
+        .map(|ni| plugins::balanced_allocation(p, ni))
+        .collect();
     if let Some(b) = balanced {
-        columns.push((BALANCED_ALLOCATION, plugins::WEIGHT_BALANCED_ALLOCATION, b.clone(), b));
+        columns.push((
+            BALANCED_ALLOCATION,
+            plugins::WEIGHT_BALANCED_ALLOCATION,
+            b.clone(),
+            b,
+        ));
     }
 
-    let totals = (0..infos.len()).map(|i| columns.iter().map(|(_, w, _, norm)| w * norm[i]).sum()).collect();
+    let totals = (0..infos.len())
+        .map(|i| columns.iter().map(|(_, w, _, norm)| w * norm[i]).sum())
+        .collect();
     Scores { columns, totals }
 }
 
@@ -351,8 +405,15 @@ fn select_host(totals: &[i64], mut rng: Option<&mut Rng>) -> Option<usize> {
 
 enum CycleOutcome {
     NoNodes,
-    Fits { node: String, total: i64 },
-    Unschedulable { message: String, plugins: BTreeSet<&'static str>, post_filter: PostFilter },
+    Fits {
+        node: String,
+        total: i64,
+    },
+    Unschedulable {
+        message: String,
+        plugins: BTreeSet<&'static str>,
+        post_filter: PostFilter,
+    },
 }
 
 struct Cycle {
@@ -368,7 +429,11 @@ const DECISION_DETAIL_NODES: usize = 100;
 /// At most this many tied nodes are named in a decision.
 const DECISION_MAX_TIED: usize = 20;
 
-fn describe_nodes(pass: &FilterPass, scores: &Scores, chosen: Option<usize>) -> (Vec<NodeDecision>, usize) {
+fn describe_nodes(
+    pass: &FilterPass,
+    scores: &Scores,
+    chosen: Option<usize>,
+) -> (Vec<NodeDecision>, usize) {
     // Per node index: its position among the feasible nodes, or its rejection.
     let n = pass.names.len();
     let mut feasible_pos: Vec<Option<usize>> = vec![None; n];
@@ -397,11 +462,20 @@ fn describe_nodes(pass: &FilterPass, scores: &Scores, chosen: Option<usize>) -> 
         .filter(|idx| keep[**idx])
         .filter_map(|idx| {
             let verdict = match (rejected[*idx], feasible_pos[*idx]) {
-                (Some(r), _) => NodeVerdict::Filtered { plugin: r.plugin, reasons: r.reasons.clone() },
-                (None, Some(i)) => NodeVerdict::Feasible { scores: scores.of(i), total: scores.totals[i] },
+                (Some(r), _) => NodeVerdict::Filtered {
+                    plugin: r.plugin,
+                    reasons: r.reasons.clone(),
+                },
+                (None, Some(i)) => NodeVerdict::Feasible {
+                    scores: scores.of(i),
+                    total: scores.totals[i],
+                },
                 (None, None) => return None,
             };
-            Some(NodeDecision { node: pass.names[*idx].to_string(), verdict })
+            Some(NodeDecision {
+                node: pass.names[*idx].to_string(),
+                verdict,
+            })
         })
         .collect();
     let omitted = pass.processed.len() - nodes.len();
@@ -409,7 +483,13 @@ fn describe_nodes(pass: &FilterPass, scores: &Scores, chosen: Option<usize>) -> 
 }
 
 /// One scheduling cycle against `state`, shared by the scheduler and [`explain`].
-fn run_cycle(state: &ClusterState, p: &PodCtx, start: usize, limit: usize, rng: Option<&mut Rng>) -> Cycle {
+fn run_cycle(
+    state: &ClusterState,
+    p: &PodCtx,
+    start: usize,
+    limit: usize,
+    rng: Option<&mut Rng>,
+) -> Cycle {
     let pass = filter_nodes(state, p, start, limit);
     let total_nodes = pass.names.len();
     let mut decision = SchedulingDecision {
@@ -425,16 +505,27 @@ fn run_cycle(state: &ClusterState, p: &PodCtx, start: usize, limit: usize, rng: 
     };
     if total_nodes == 0 {
         decision.message = Some(NO_NODES_AVAILABLE.into());
-        return Cycle { decision, processed: 0, outcome: CycleOutcome::NoNodes };
+        return Cycle {
+            decision,
+            processed: 0,
+            outcome: CycleOutcome::NoNodes,
+        };
     }
     let feasible_infos: Vec<&NodeInfo> = pass.feasible.iter().map(|idx| pass.infos[*idx]).collect();
     let scores = score_nodes(p, &feasible_infos);
 
     if pass.feasible.is_empty() {
-        let rejected: Vec<(&str, &Rejection)> = pass.rejected.iter().map(|(idx, r)| (pass.names[*idx], r)).collect();
+        let rejected: Vec<(&str, &Rejection)> = pass
+            .rejected
+            .iter()
+            .map(|(idx, r)| (pass.names[*idx], r))
+            .collect();
         let post_filter = preemption::preempt(state, p, &rejected, total_nodes);
         let pf_message = post_filter.message();
-        let reasons = pass.rejected.iter().flat_map(|(_, r)| r.reasons.iter().map(String::as_str));
+        let reasons = pass
+            .rejected
+            .iter()
+            .flat_map(|(_, r)| r.reasons.iter().map(String::as_str));
         let message = plugins::fit_error_message(total_nodes, reasons, pf_message.as_deref());
         let plugins = pass.rejected.iter().map(|(_, r)| r.plugin).collect();
         (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, None);
@@ -442,8 +533,16 @@ fn run_cycle(state: &ClusterState, p: &PodCtx, start: usize, limit: usize, rng: 
         if let PostFilter::Preempt { node, victims } = &post_filter {
             decision.preemption = Some((node.clone(), victims.clone()));
         }
-        let outcome = CycleOutcome::Unschedulable { message, plugins, post_filter };
-        return Cycle { decision, processed: pass.processed.len(), outcome };
+        let outcome = CycleOutcome::Unschedulable {
+            message,
+            plugins,
+            post_filter,
+        };
+        return Cycle {
+            decision,
+            processed: pass.processed.len(),
+            outcome,
+        };
     }
 
     let best = select_host(&scores.totals, rng).expect("feasible is not empty");
@@ -459,7 +558,11 @@ fn run_cycle(state: &ClusterState, p: &PodCtx, start: usize, limit: usize, rng: 
         .map(|(idx, _)| pass.names[*idx].to_string())
         .collect();
     decision.chosen = Some(node.clone());
-    Cycle { decision, processed: pass.processed.len(), outcome: CycleOutcome::Fits { node, total } }
+    Cycle {
+        decision,
+        processed: pass.processed.len(),
+        outcome: CycleOutcome::Fits { node, total },
+    }
 }
 
 /// Explains where `pod` would go on the live state, for the UI and `kubectl describe`: every node's
@@ -789,7 +892,9 @@ impl Scheduler {
         for (name, ni) in &self.state.nodes {
             let k = ObjectKey::new(Kind::Node, "", name);
             let same = match (&ni.node, cache.get(&k)) {
-                (Some(mine), Some(theirs)) => mine.meta().resource_version == theirs.meta().resource_version,
+                (Some(mine), Some(theirs)) => {
+                    mine.meta().resource_version == theirs.meta().resource_version
+                }
                 (None, None) => true,
                 _ => false,
             };
@@ -798,7 +903,12 @@ impl Scheduler {
             }
         }
         for n in cache.list(Kind::Node) {
-            if !self.state.nodes.get(&n.meta().name).is_some_and(|ni| ni.node.is_some()) {
+            if !self
+                .state
+                .nodes
+                .get(&n.meta().name)
+                .is_some_and(|ni| ni.node.is_some())
+            {
                 keys.insert(n.key());
             }
         }
@@ -811,7 +921,11 @@ impl Scheduler {
             }
         }
         for k in self.queue.keys() {
-            if !cache.get(k).and_then(|o| o.as_pod()).is_some_and(is_pending) {
+            if !cache
+                .get(k)
+                .and_then(|o| o.as_pod())
+                .is_some_and(is_pending)
+            {
                 keys.insert(k.clone());
             }
         }
@@ -844,7 +958,7 @@ impl Scheduler {
     ) -> Outcome {
         let mut out = Outcome::done();
         let p = PodCtx::new(pod);
-        let total_nodes = self.state.node_names().len();
+        let total_nodes = self.state.node_count();
         let limit = num_feasible_nodes_to_find(total_nodes);
         let start = if total_nodes == 0 {
             0
@@ -1091,7 +1205,12 @@ impl Controller for Scheduler {
     /// bookkeeping disagrees with, so `reconcile` can bring each back in line.
     fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
         if self.needs_rebuild {
-            return cache.list(Kind::Pod).filter_map(|o| o.as_pod()).filter(|p| is_pending(p)).map(pod_key).collect();
+            return cache
+                .list(Kind::Pod)
+                .filter_map(|o| o.as_pod())
+                .filter(|p| is_pending(p))
+                .map(pod_key)
+                .collect();
         }
         self.out_of_sync(cache)
     }
@@ -1119,7 +1238,11 @@ impl Controller for Scheduler {
         let Some(obj) = ctx.cache.get(key).cloned() else {
             self.forget_pod(key);
             let mut out = Outcome::done();
-            out.record = Self::record(format!("pod {} not found", key.name), "bound to a feasible node", String::new());
+            out.record = Self::record(
+                format!("pod {} not found", key.name),
+                "bound to a feasible node",
+                String::new(),
+            );
             return out;
         };
         let Some(pod) = obj.as_pod() else {
@@ -1138,7 +1261,11 @@ impl Controller for Scheduler {
         }
         let mut out = Outcome::done();
         out.record = self.idle_record(key);
-        if self.queue.location(key).is_some_and(|(_, q)| q == QueueName::ActiveQ) {
+        if self
+            .queue
+            .location(key)
+            .is_some_and(|(_, q)| q == QueueName::ActiveQ)
+        {
             // A pod ahead of it in activeQ goes first; it waits its turn again at the back.
             self.queue.to_back_of_active(key);
             out.requeue(1);

@@ -737,15 +737,11 @@ pub fn balanced_allocation(p: &PodCtx, ni: &NodeInfo) -> Option<i64> {
         ),
         (ni.requested.memory + req.memory, ni.allocatable.memory),
     ];
-    let fractions: Vec<f64> = resources
-        .iter()
-        .filter(|(_, alloc)| *alloc != 0)
-        .map(|(requested, alloc)| (*requested as f64 / *alloc as f64).min(1.0))
-        .collect();
-    let std = if fractions.len() == 2 {
-        ((fractions[0] - fractions[1]) / 2.0).abs()
-    } else {
-        0.0
+    // With exactly cpu and memory, the standard deviation is half their difference.
+    let fraction = |(requested, alloc): (i64, i64)| (alloc != 0).then(|| (requested as f64 / alloc as f64).min(1.0));
+    let std = match (fraction(resources[0]), fraction(resources[1])) {
+        (Some(cpu), Some(mem)) => ((cpu - mem) / 2.0).abs(),
+        _ => 0.0,
     };
     Some(((1.0 - std) * MAX_NODE_SCORE as f64) as i64)
 }

@@ -1,0 +1,351 @@
+//! `wait`, `events`, `version`, `cluster-info`, `api-resources` and the polite refusals for
+//! commands the playground does not simulate.
+//!
+//! `wait` answers at once whether the condition holds now (it never blocks the console): met
+//! prints `deployment.apps/web condition met`, not met prints kubectl's timeout error. Scenario
+//! checks use the same `kubectl wait` expressions, parsed by `scenario::parse_wait` and decided
+//! by `session::evaluate_wait`, which this command reuses.
+
+use super::args::{flag, Args, Flag, FlagKind};
+use super::resources::{self, Filter, Request};
+use super::tabwriter;
+use super::util::{error, object_name, out, since, unsupported};
+use crate::sim::scenario::{parse_wait, WaitFor};
+use crate::sim::session::{evaluate_wait, CommandOutput, Session};
+use crate::sim::types::{Event, Kind, ObjectKey};
+
+/// The Kubernetes version the playground's components report (kubelets say the same).
+pub const KUBERNETES_VERSION: &str = "v1.34.1";
+
+/// Flags of `kubectl wait`.
+pub const WAIT_FLAGS: &[Flag] = &[
+    flag("for", None, FlagKind::Str),
+    flag("timeout", None, FlagKind::Duration),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("all", None, FlagKind::Bool),
+    flag("all-namespaces", Some('A'), FlagKind::Bool),
+    flag("field-selector", None, FlagKind::Str),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("local", None, FlagKind::Bool),
+    flag("filename", Some('f'), FlagKind::Str),
+];
+
+fn quote(w: &str) -> String {
+    if w.chars().any(char::is_whitespace) || w.is_empty() {
+        format!("'{}'", w.replace('\'', ""))
+    } else {
+        w.to_string()
+    }
+}
+
+/// `kubectl wait RESOURCE --for=…`, answered for the state now.
+pub fn wait(session: &mut Session, args: &Args, words: &[String]) -> CommandOutput {
+    if args.has("filename") {
+        return error("wait -f is not supported in the playground; name the objects instead");
+    }
+    let Some(for_) = args.get("for") else {
+        return error("--for must be specified");
+    };
+    if for_.is_empty() {
+        return error("--for must be specified");
+    }
+    let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
+    let parsed = match parse_wait(&line.join(" ")) {
+        Ok(w) => w,
+        Err(e) => return error(e),
+    };
+    let request = match resources::parse_request(&args.positional, false) {
+        Ok(Some(r)) => r,
+        Ok(None) => return error("resource(s) were provided, but no name was specified"),
+        Err(e) => return error(e),
+    };
+    let ns = args.namespace();
+    let deleting = parsed.for_ == WaitFor::Delete;
+    let mut keys: Vec<ObjectKey> = Vec::new();
+    let mut stderr = String::new();
+    match &request {
+        Request::Names(names) => {
+            for (kind, name) in names {
+                let key = ObjectKey::new(*kind, &ns, name);
+                let exists = session.sim.api.get(&key).is_some();
+                if exists || parsed.for_ == WaitFor::Create {
+                    keys.push(key);
+                } else if !deleting {
+                    stderr.push_str(&format!(
+                        "Error from server (NotFound): {} \"{name}\" not found\n",
+                        kind.resource()
+                    ));
+                }
+            }
+        }
+        Request::Types(kinds) => {
+            let filter = match Filter::from_args(args) {
+                Ok(f) => f,
+                Err(e) => return error(e),
+            };
+            if filter.is_empty() && !args.bool("all") {
+                return error("resource(s) were provided, but no name was specified");
+            }
+            for kind in kinds {
+                keys.extend(
+                    resources::list(
+                        &session.sim,
+                        *kind,
+                        &ns,
+                        args.bool("all-namespaces"),
+                        &filter,
+                    )
+                    .iter()
+                    .map(|o| o.key()),
+                );
+            }
+            if keys.is_empty() && !deleting {
+                return error("no matching resources found");
+            }
+        }
+    }
+    let mut stdout = String::new();
+    for key in keys {
+        let mut one = parsed.clone();
+        one.resource = format!("{}/{}", key.kind.resource(), key.name);
+        one.namespace = key.namespace.clone();
+        one.selector = None;
+        let met = evaluate_wait(&session.sim, &one).is_ok();
+        if met {
+            if !deleting {
+                stdout.push_str(&format!(
+                    "{} condition met\n",
+                    object_name(key.kind, &key.name)
+                ));
+            }
+        } else {
+            let plural = key.kind.resource().split('.').next().unwrap_or("");
+            stderr.push_str(&format!(
+                "error: timed out waiting for the condition on {plural}/{}\n",
+                key.name
+            ));
+        }
+    }
+    CommandOutput {
+        ok: stderr.is_empty(),
+        stdout,
+        stderr,
+    }
+}
+
+/// Flags of `kubectl events`.
+pub const EVENTS_FLAGS: &[Flag] = &[
+    flag("for", None, FlagKind::Str),
+    flag("all-namespaces", Some('A'), FlagKind::Bool),
+    flag("types", None, FlagKind::Str),
+    flag("watch", Some('w'), FlagKind::Bool),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("no-headers", None, FlagKind::Bool),
+    flag("chunk-size", None, FlagKind::Int),
+];
+
+/// `kubectl events`: Events sorted by time, `OBJECT` written `Kind/name`.
+pub fn events(session: &mut Session, args: &Args) -> CommandOutput {
+    if args.bool("watch") {
+        return error("--watch is not supported in the playground: the events view updates live");
+    }
+    if args.has("output") {
+        return unsupported("kubectl events -o", "use kubectl get events -o yaml");
+    }
+    let all_ns = args.bool("all-namespaces");
+    let ns = args.namespace();
+    let target = match args.get("for") {
+        Some(f) => match f.split_once('/') {
+            Some((k, n)) => match resources::kind_of(k) {
+                Ok(k) => Some((k, n.to_string())),
+                Err(e) => return error(e),
+            },
+            None => return error(format!("--for must be in resource/name form, got {f:?}")),
+        },
+        None => None,
+    };
+    let types: Vec<String> = args
+        .get("types")
+        .map(|t| t.split(',').map(|s| s.trim().to_string()).collect())
+        .unwrap_or_default();
+    for t in &types {
+        if !t.eq_ignore_ascii_case("Normal") && !t.eq_ignore_ascii_case("Warning") {
+            return error(format!("valid --types are Normal or Warning, got {t:?}"));
+        }
+    }
+    let now = session.sim.now();
+    let mut evs: Vec<Event> = session
+        .sim
+        .api
+        .list(Kind::Event)
+        .filter_map(|o| o.as_event())
+        .filter(|e| all_ns || e.metadata.namespace == ns)
+        .filter(|e| {
+            target.as_ref().is_none_or(|(k, n)| {
+                e.involved_object.kind == k.as_str() && e.involved_object.name == *n
+            })
+        })
+        .filter(|e| types.is_empty() || types.iter().any(|t| t.eq_ignore_ascii_case(&e.type_)))
+        .cloned()
+        .collect();
+    if evs.is_empty() {
+        return CommandOutput {
+            stdout: String::new(),
+            stderr: if all_ns {
+                "No events found.\n".into()
+            } else {
+                format!("No events found in {ns} namespace.\n")
+            },
+            ok: true,
+        };
+    }
+    evs.sort_by_key(|e| e.last_timestamp.or(e.first_timestamp));
+    let mut header: Vec<String> = Vec::new();
+    if all_ns {
+        header.push("NAMESPACE".into());
+    }
+    header.extend(
+        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let rows: Vec<Vec<String>> = evs
+        .iter()
+        .map(|e| {
+            let first = since(now, e.first_timestamp);
+            let interval = if e.count > 1 {
+                format!(
+                    "{} (x{} over {first})",
+                    since(now, e.last_timestamp),
+                    e.count
+                )
+            } else {
+                first
+            };
+            let mut r = Vec::new();
+            if all_ns {
+                r.push(e.metadata.namespace.clone());
+            }
+            r.extend([
+                interval,
+                e.type_.clone(),
+                e.reason.clone(),
+                format!("{}/{}", e.involved_object.kind, e.involved_object.name),
+                e.message.trim().to_string(),
+            ]);
+            r
+        })
+        .collect();
+    let header = if args.bool("no-headers") {
+        Vec::new()
+    } else {
+        header
+    };
+    out(tabwriter::get_table(&header, &rows))
+}
+
+/// `kubectl version`.
+pub fn version(args: &Args) -> CommandOutput {
+    if args.has("output") {
+        return unsupported("kubectl version -o", "");
+    }
+    if args.bool("client") {
+        return out(format!("Client Version: {KUBERNETES_VERSION}"));
+    }
+    out(format!(
+        "Client Version: {KUBERNETES_VERSION}\nServer Version: {KUBERNETES_VERSION}"
+    ))
+}
+
+/// `kubectl cluster-info`.
+pub fn cluster_info(args: &Args) -> CommandOutput {
+    if args.positional.first().map(String::as_str) == Some("dump") {
+        return unsupported("cluster-info dump", "use kubectl get all -A -o yaml");
+    }
+    out("Kubernetes control plane is running at https://127.0.0.1:6443 (simulated in this page)\n\nTo further debug and diagnose cluster problems, use 'kubectl cluster-info dump'.")
+}
+
+/// Flags of `kubectl api-resources`.
+pub const API_RESOURCES_FLAGS: &[Flag] = &[
+    flag("namespaced", None, FlagKind::Bool),
+    flag("api-group", None, FlagKind::Str),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("no-headers", None, FlagKind::Bool),
+    flag("verbs", None, FlagKind::Str),
+    flag("sort-by", None, FlagKind::Str),
+    flag("cached", None, FlagKind::Bool),
+];
+
+/// `kubectl api-resources`: the kinds the playground simulates.
+pub fn api_resources(args: &Args) -> CommandOutput {
+    let table: [(&str, &str, Kind); 9] = [
+        ("events", "ev", Kind::Event),
+        ("nodes", "no", Kind::Node),
+        ("pods", "po", Kind::Pod),
+        ("services", "svc", Kind::Service),
+        ("deployments", "deploy", Kind::Deployment),
+        ("replicasets", "rs", Kind::ReplicaSet),
+        ("leases", "", Kind::Lease),
+        ("endpointslices", "", Kind::EndpointSlice),
+        ("poddisruptionbudgets", "pdb", Kind::PodDisruptionBudget),
+    ];
+    let rows: Vec<&(&str, &str, Kind)> = table
+        .iter()
+        .filter(|(_, _, k)| !args.has("namespaced") || args.bool("namespaced") == k.namespaced())
+        .filter(|(_, _, k)| {
+            args.get("api-group")
+                .is_none_or(|g| k.api_version().split_once('/').map_or("", |(g, _)| g) == g)
+        })
+        .collect();
+    match args.get("output") {
+        Some("name") => out(rows
+            .iter()
+            .map(|(n, _, k)| match k.api_version().split_once('/') {
+                Some((g, _)) => format!("{n}.{g}\n"),
+                None => format!("{n}\n"),
+            })
+            .collect::<String>()),
+        Some("wide") | None => {
+            let header: Vec<String> = if args.bool("no-headers") {
+                Vec::new()
+            } else {
+                ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            };
+            let body: Vec<Vec<String>> = rows
+                .iter()
+                .map(|(n, s, k)| {
+                    vec![
+                        n.to_string(),
+                        s.to_string(),
+                        k.api_version().to_string(),
+                        k.namespaced().to_string(),
+                        k.as_str().to_string(),
+                    ]
+                })
+                .collect();
+            out(tabwriter::get_table(&header, &body))
+        }
+        Some(o) => error(format!("--output {o:?} is not available")),
+    }
+}
+
+/// Commands kubectl has that the playground does not simulate, with what to do instead.
+pub fn not_simulated(verb: &str) -> Option<CommandOutput> {
+    let why = match verb {
+        "explain" => "it needs the API server's OpenAPI schema; see https://kubernetes.io/docs/reference/kubernetes-api/",
+        "logs" | "attach" | "exec" | "cp" | "debug" | "port-forward" | "proxy" => {
+            "simulated containers run no processes; the events and pod status tell their story"
+        }
+        "edit" => "edit the manifest in the editor and Apply it (kubectl apply -f)",
+        "replace" => "use kubectl apply -f (the editor's Apply button)",
+        "top" => "there is no metrics-server in the simulation",
+        "autoscale" => "HorizontalPodAutoscalers are not simulated",
+        "auth" | "certificate" | "config" | "plugin" | "completion" | "kustomize" | "diff"
+        | "alpha" | "options" => "",
+        _ => return None,
+    };
+    Some(unsupported(&format!("kubectl {verb}"), why))
+}

@@ -1,0 +1,1385 @@
+//! Commands that change objects: `apply -f`, `create deployment`, `run`, `expose`, `delete`,
+//! `scale`, `set image`, `patch`, `label`, `annotate` and `taint`, with kubectl's output lines
+//! and errors. Each one sends its request as the user (`Sim::submit`), synchronously.
+//!
+//! Deliberate differences: `delete` does not wait for the objects to disappear (kubectl's
+//! `--wait=true` default blocks until finalizers and graceful termination finish); patches of
+//! type `strategic` are applied as JSON merge patches (lists are replaced, not merged by key).
+
+use serde_json::{json, Value as Json};
+
+use super::args::{flag, Args, Flag, FlagKind};
+use super::printers::{list_json, to_json_text};
+use super::resources::{self, Request};
+use super::util::{aggregate, error, fail, object_name, out, terminate, unsupported};
+use crate::sim::api::{ApiRequest, DeleteOptions, PropagationPolicy};
+use crate::sim::decode::{self, Severity};
+use crate::sim::session::{CommandOutput, Session};
+use crate::sim::types::{
+    Container, ContainerPort, Deployment, IntOrString, Kind, LabelSelector, Object, ObjectKey,
+    ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, StringMap, Taint,
+};
+
+/// Flags of `kubectl apply`.
+pub const APPLY_FLAGS: &[Flag] = &[
+    flag("filename", Some('f'), FlagKind::Str),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("server-side", None, FlagKind::Bool),
+    flag("force-conflicts", None, FlagKind::Bool),
+    flag("prune", None, FlagKind::Bool),
+    flag("recursive", Some('R'), FlagKind::Bool),
+    flag("validate", None, FlagKind::OptionalValue("strict")),
+    flag("field-manager", None, FlagKind::Str),
+    flag("overwrite", None, FlagKind::Bool),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("kustomize", Some('k'), FlagKind::Str),
+];
+
+/// `kubectl apply -f FILE|-`. The playground has no file system: `-f -` reads `input`, and any
+/// other path names the text in `input` too (the UI passes the editor's buffer); without input a
+/// path does not exist.
+pub fn apply(session: &mut Session, args: &Args, input: Option<&str>) -> CommandOutput {
+    if args.has("kustomize") {
+        return unsupported(
+            "apply -k",
+            "there is no file system to build a kustomization from",
+        );
+    }
+    if args.bool("server-side") {
+        return unsupported(
+            "server-side apply",
+            "the playground simulates client-side apply and its last-applied-configuration 3-way merge",
+        );
+    }
+    if let Some(d) = args.get("dry-run").filter(|d| *d != "none") {
+        return unsupported(&format!("--dry-run={d}"), "");
+    }
+    let files = args.all("filename");
+    if files.is_empty() {
+        return error("must specify one of -f and -k");
+    }
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    let mut ok = true;
+    for f in files {
+        let text = match input {
+            Some(t) => t,
+            None if f == "-" => "",
+            None => {
+                return error(format!("the path \"{f}\" does not exist"));
+            }
+        };
+        if text.trim().is_empty() {
+            return error("no objects passed to apply");
+        }
+        let file = if f == "-" { "STDIN" } else { f.as_str() };
+        let report = session.apply_text(file, text);
+        for l in &report.lines {
+            stdout.push_str(&format!("{l}\n"));
+        }
+        for d in &report.diagnostics {
+            match d.severity {
+                Severity::Error => {
+                    ok = false;
+                    stderr.push_str(&diagnostic_line(file, d));
+                }
+                Severity::Warning => stderr.push_str(&format!("Warning: {}\n", d.message)),
+                Severity::Info => {}
+            }
+        }
+        ok &= report.ok;
+    }
+    CommandOutput { stdout, stderr, ok }
+}
+
+fn diagnostic_line(file: &str, d: &decode::Diagnostic) -> String {
+    let m = &d.message;
+    if m.starts_with("Error from server") || m.starts_with("The ") || m.starts_with("error: ") {
+        format!("{m}\n")
+    } else if m.starts_with("error converting YAML") {
+        format!("error: error parsing {file}: {m}\n")
+    } else {
+        format!("error: {file}:{}:{}: {m}\n", d.line, d.col)
+    }
+}
+
+// ------------------------------------------------------------------ create / run / expose
+
+/// Flags of `kubectl create deployment`.
+pub const CREATE_FLAGS: &[Flag] = &[
+    flag("image", None, FlagKind::Str),
+    flag("replicas", Some('r'), FlagKind::Int),
+    flag("port", None, FlagKind::Int),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("save-config", None, FlagKind::Bool),
+    flag("filename", Some('f'), FlagKind::Str),
+    flag("validate", None, FlagKind::OptionalValue("strict")),
+    flag("field-manager", None, FlagKind::Str),
+];
+
+/// The container name `kubectl create deployment` derives from an image: the last path segment
+/// without tag or digest, `_` turned into `-`.
+pub fn container_name_for(image: &str) -> String {
+    let base = image.rsplit('/').next().unwrap_or(image);
+    let base = base.split(':').next().unwrap_or(base);
+    let base = base.split('@').next().unwrap_or(base);
+    base.replace('_', "-")
+}
+
+/// The Deployment `kubectl create deployment NAME --image=… [--replicas] [--port]` builds.
+pub fn build_deployment(
+    name: &str,
+    ns: &str,
+    images: &[String],
+    replicas: i32,
+    port: Option<i64>,
+    command: &[String],
+) -> Deployment {
+    let labels: StringMap = [("app".to_string(), name.to_string())].into();
+    let mut used: Vec<String> = Vec::new();
+    let mut containers: Vec<Container> = Vec::new();
+    for (i, image) in images.iter().enumerate() {
+        let mut cname = container_name_for(image);
+        if used.contains(&cname) {
+            // `sanitizeAndUniquify` adds a random suffix; a counter keeps the playground deterministic.
+            cname = format!("{cname}-{i}");
+        }
+        used.push(cname.clone());
+        containers.push(Container {
+            name: cname,
+            image: image.clone(),
+            command: if command.is_empty() {
+                None
+            } else {
+                Some(json!(command))
+            },
+            ..Default::default()
+        });
+    }
+    if let (Some(p), Some(c)) = (port.filter(|p| *p >= 0), containers.first_mut()) {
+        c.ports = vec![ContainerPort {
+            container_port: p,
+            ..Default::default()
+        }];
+    }
+    let mut d = Deployment {
+        metadata: ObjectMeta {
+            name: name.to_string(),
+            namespace: ns.to_string(),
+            labels: labels.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    d.spec.replicas = Some(replicas);
+    d.spec.selector = LabelSelector {
+        match_labels: labels.clone(),
+        ..Default::default()
+    };
+    d.spec.template = PodTemplateSpec {
+        metadata: ObjectMeta {
+            labels,
+            ..Default::default()
+        },
+        spec: PodSpec {
+            containers,
+            ..Default::default()
+        },
+    };
+    d
+}
+
+/// The object as `--dry-run=client -o yaml` shows it: no namespace unless `-n` was given, and the
+/// empty structs Go's encoder writes (`strategy: {}`, `resources: {}`, `status: {}`).
+fn print_generated(obj: &Object, output: &str, explicit_ns: bool) -> CommandOutput {
+    let mut doc = obj.to_json();
+    if !explicit_ns {
+        if let Some(m) = doc.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            m.remove("namespace");
+        }
+    }
+    let spec_key = if obj.kind() == Kind::Pod {
+        None
+    } else {
+        Some("template")
+    };
+    if let Some(spec) = doc.get_mut("spec").and_then(|s| s.as_object_mut()) {
+        if obj.kind() == Kind::Deployment {
+            spec.entry("strategy").or_insert(json!({}));
+        }
+        let pod_spec = match spec_key {
+            Some(t) => spec
+                .get_mut(t)
+                .and_then(|t| t.get_mut("spec"))
+                .and_then(|s| s.as_object_mut()),
+            None => Some(spec),
+        };
+        if let Some(containers) = pod_spec
+            .and_then(|p| p.get_mut("containers"))
+            .and_then(|c| c.as_array_mut())
+        {
+            for c in containers {
+                if let Some(c) = c.as_object_mut() {
+                    c.entry("resources").or_insert(json!({}));
+                }
+            }
+        }
+    }
+    if let Some(m) = doc.as_object_mut() {
+        m.entry("status").or_insert(json!({}));
+    }
+    match output {
+        "yaml" => out(crate::sim::yaml::to_yaml(&doc)),
+        "json" => out(to_json_text(&doc)),
+        "name" => out(object_name(obj.kind(), &obj.meta().name)),
+        o => error(format!(
+            "--output={o} is not supported with --dry-run in the playground"
+        )),
+    }
+}
+
+/// `kubectl create deployment|deploy NAME --image=IMAGE …`.
+pub fn create(session: &mut Session, args: &Args) -> CommandOutput {
+    let sub = args.positional.first().map(String::as_str).unwrap_or("");
+    if args.has("filename") {
+        return error("create -f is not supported in the playground; use kubectl apply -f (the editor's Apply button)");
+    }
+    match sub {
+        "deployment" | "deploy" => {}
+        "" => {
+            return error("Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl create -h' for help and examples")
+        }
+        other => {
+            return unsupported(
+                &format!("create {other}"),
+                "the playground creates Deployments (kubectl create deployment) and everything else through kubectl apply -f",
+            )
+        }
+    }
+    let names = &args.positional[1..];
+    if names.len() != 1 {
+        return fail(args.usage_error(&format!(
+            "exactly one NAME is required, got {}",
+            names.len()
+        )));
+    }
+    let images = args.all("image");
+    if images.is_empty() {
+        return error("required flag(s) \"image\" not set");
+    }
+    if images.len() > 1 && !args.after_dashdash.is_empty() {
+        return error("cannot specify multiple --image options and command");
+    }
+    let replicas = args.int("replicas").unwrap_or(1);
+    let d = build_deployment(
+        &names[0],
+        &args.namespace(),
+        images,
+        replicas as i32,
+        args.int("port"),
+        &args.after_dashdash,
+    );
+    let obj = Object::Deployment(d);
+    if args.get("dry-run").is_some_and(|d| d == "client") {
+        return print_generated(
+            &obj,
+            args.get("output").unwrap_or("yaml"),
+            args.has("namespace"),
+        );
+    }
+    if let Some(d) = args.get("dry-run").filter(|d| *d != "none") {
+        return unsupported(&format!("--dry-run={d}"), "use --dry-run=client -o yaml");
+    }
+    match session.sim.submit(ApiRequest::Create(obj)) {
+        Ok(o) => out(format!(
+            "{} created",
+            object_name(Kind::Deployment, &o.meta().name)
+        )),
+        Err(e) => error(format!("failed to create deployment: {}", e.message)),
+    }
+}
+
+/// Flags of `kubectl run`.
+pub const RUN_FLAGS: &[Flag] = &[
+    flag("image", None, FlagKind::Str),
+    flag("port", None, FlagKind::Str),
+    flag("labels", Some('l'), FlagKind::Str),
+    flag("restart", None, FlagKind::Str),
+    flag("env", None, FlagKind::Str),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("command", None, FlagKind::Bool),
+    flag("rm", None, FlagKind::Bool),
+    flag("stdin", Some('i'), FlagKind::Bool),
+    flag("tty", Some('t'), FlagKind::Bool),
+    flag("image-pull-policy", None, FlagKind::Str),
+];
+
+/// `kubectl run NAME --image=IMAGE`: a bare Pod (no controller: `drain` needs `--force` for it).
+pub fn run(session: &mut Session, args: &Args) -> CommandOutput {
+    let Some(name) = args.positional.first() else {
+        return fail(args.usage_error("NAME is required for run"));
+    };
+    let Some(image) = args.get("image") else {
+        return error("required flag(s) \"image\" not set");
+    };
+    if args.bool("stdin") || args.bool("tty") || args.bool("rm") {
+        return unsupported("run -i/-t/--rm", "simulated containers have no terminal");
+    }
+    let mut labels = StringMap::new();
+    match args.get("labels") {
+        Some(l) => {
+            for kv in l.split(',').filter(|s| !s.is_empty()) {
+                let Some((k, v)) = kv.split_once('=') else {
+                    return error(format!("invalid label spec: {kv}"));
+                };
+                labels.insert(k.to_string(), v.to_string());
+            }
+        }
+        None => {
+            labels.insert("run".into(), name.clone());
+        }
+    }
+    let restart = args.get("restart").unwrap_or("Always");
+    if !["Always", "OnFailure", "Never"].contains(&restart) {
+        return error(format!("invalid restart policy: {restart}"));
+    }
+    let mut c = Container {
+        name: name.clone(),
+        image: image.to_string(),
+        image_pull_policy: args.get("image-pull-policy").map(String::from),
+        ..Default::default()
+    };
+    if let Some(p) = args.get("port") {
+        match p.parse::<i64>() {
+            Ok(p) => {
+                c.ports = vec![ContainerPort {
+                    container_port: p,
+                    ..Default::default()
+                }]
+            }
+            Err(_) => return error(format!("invalid port: {p}")),
+        }
+    }
+    let env: Vec<Json> = args
+        .all("env")
+        .iter()
+        .filter_map(|e| e.split_once('='))
+        .map(|(k, v)| json!({"name": k, "value": v}))
+        .collect();
+    if !env.is_empty() {
+        c.env = Some(Json::Array(env));
+    }
+    if !args.after_dashdash.is_empty() {
+        let key = if args.bool("command") {
+            "command"
+        } else {
+            "args"
+        };
+        let v = Some(json!(args.after_dashdash));
+        if key == "command" {
+            c.command = v;
+        } else {
+            c.args = v;
+        }
+    }
+    let pod = Pod {
+        metadata: ObjectMeta {
+            name: name.clone(),
+            namespace: args.namespace(),
+            labels,
+            ..Default::default()
+        },
+        spec: PodSpec {
+            containers: vec![c],
+            restart_policy: Some(restart.to_string()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let obj = Object::Pod(pod);
+    if args.get("dry-run").is_some_and(|d| d == "client") {
+        return print_generated(
+            &obj,
+            args.get("output").unwrap_or("yaml"),
+            args.has("namespace"),
+        );
+    }
+    match session.sim.submit(ApiRequest::Create(obj)) {
+        Ok(o) => out(format!("pod/{} created", o.meta().name)),
+        Err(e) => fail(e.kubectl_message()),
+    }
+}
+
+/// Flags of `kubectl expose`.
+pub const EXPOSE_FLAGS: &[Flag] = &[
+    flag("port", None, FlagKind::Str),
+    flag("target-port", None, FlagKind::Str),
+    flag("type", None, FlagKind::Str),
+    flag("name", None, FlagKind::Str),
+    flag("protocol", None, FlagKind::Str),
+    flag("selector", None, FlagKind::Str),
+    flag("labels", Some('l'), FlagKind::Str),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+];
+
+/// `kubectl expose deployment|rs|pod|svc NAME --port=…`: a Service selecting the same pods.
+pub fn expose(session: &mut Session, args: &Args) -> CommandOutput {
+    let request = match resources::parse_request(&args.positional, false) {
+        Ok(Some(Request::Names(n))) if n.len() == 1 => n.into_iter().next().expect("one"),
+        Ok(_) => {
+            return fail(args.usage_error(
+                "You must provide one resource by argument or filename (kubectl expose deployment web --port=80)",
+            ))
+        }
+        Err(e) => return error(e),
+    };
+    let (kind, name) = request;
+    let ns = args.namespace();
+    let Some(obj) = session
+        .sim
+        .api
+        .get(&ObjectKey::new(kind, &ns, &name))
+        .cloned()
+    else {
+        return fail(format!(
+            "Error from server (NotFound): {} \"{name}\" not found",
+            kind.resource()
+        ));
+    };
+    let (selector, ports): (StringMap, Vec<ContainerPort>) = match &*obj {
+        Object::Deployment(d) => {
+            if !d.spec.selector.match_expressions.is_empty() {
+                return error("couldn't retrieve selectors via --selector flag or introspection: the Deployment uses match expressions, which a Service selector cannot express");
+            }
+            (
+                d.spec.selector.match_labels.clone(),
+                d.spec
+                    .template
+                    .spec
+                    .containers
+                    .iter()
+                    .flat_map(|c| c.ports.clone())
+                    .collect(),
+            )
+        }
+        Object::ReplicaSet(rs) => (
+            rs.spec.selector.match_labels.clone(),
+            rs.spec
+                .template
+                .spec
+                .containers
+                .iter()
+                .flat_map(|c| c.ports.clone())
+                .collect(),
+        ),
+        Object::Pod(p) => (
+            p.metadata.labels.clone(),
+            p.spec
+                .containers
+                .iter()
+                .flat_map(|c| c.ports.clone())
+                .collect(),
+        ),
+        Object::Service(s) => (s.spec.selector.clone(), Vec::new()),
+        _ => return error(format!("cannot expose a {}", kind.as_str())),
+    };
+    let selector = match args.get("selector") {
+        Some(s) => {
+            let mut m = StringMap::new();
+            for kv in s.split(',') {
+                if let Some((k, v)) = kv.split_once('=') {
+                    m.insert(k.to_string(), v.to_string());
+                }
+            }
+            m
+        }
+        None => selector,
+    };
+    let port: i64 = match args.get("port") {
+        Some(p) => match p.parse() {
+            Ok(p) => p,
+            Err(_) => return error(format!("invalid port: {p}")),
+        },
+        None => match ports.first() {
+            Some(p) => p.container_port,
+            None => return error("couldn't find port via --port flag or introspection\nSee 'kubectl expose -h' for help and examples"),
+        },
+    };
+    let target = match args.get("target-port") {
+        Some(t) => match t.parse::<i64>() {
+            Ok(n) => IntOrString::Int(n),
+            Err(_) => IntOrString::String(t.to_string()),
+        },
+        None => IntOrString::Int(port),
+    };
+    let svc_name = args.get("name").unwrap_or(&name).to_string();
+    let svc = Service {
+        metadata: ObjectMeta {
+            name: svc_name.clone(),
+            namespace: ns,
+            labels: obj.meta().labels.clone(),
+            ..Default::default()
+        },
+        spec: crate::sim::types::ServiceSpec {
+            selector,
+            ports: vec![ServicePort {
+                port,
+                target_port: Some(target),
+                protocol: Some(args.get("protocol").unwrap_or("TCP").to_string()),
+                ..Default::default()
+            }],
+            type_: args.get("type").map(String::from),
+            ..Default::default()
+        },
+        status: None,
+    };
+    let obj = Object::Service(svc);
+    if args.get("dry-run").is_some_and(|d| d == "client") {
+        return print_generated(
+            &obj,
+            args.get("output").unwrap_or("yaml"),
+            args.has("namespace"),
+        );
+    }
+    match session.sim.submit(ApiRequest::Create(obj)) {
+        Ok(_) => out(format!("service/{svc_name} exposed")),
+        Err(e) => fail(e.kubectl_message()),
+    }
+}
+
+// ------------------------------------------------------------------ delete
+
+/// Flags of `kubectl delete`.
+pub const DELETE_FLAGS: &[Flag] = &[
+    flag("filename", Some('f'), FlagKind::Str),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("field-selector", None, FlagKind::Str),
+    flag("all", None, FlagKind::Bool),
+    flag("all-namespaces", Some('A'), FlagKind::Bool),
+    flag("cascade", None, FlagKind::OptionalValue("background")),
+    flag("grace-period", None, FlagKind::Int),
+    flag("force", None, FlagKind::Bool),
+    flag("now", None, FlagKind::Bool),
+    flag("wait", None, FlagKind::Bool),
+    flag("ignore-not-found", None, FlagKind::Bool),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("timeout", None, FlagKind::Duration),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("interactive", Some('i'), FlagKind::Bool),
+    flag("recursive", Some('R'), FlagKind::Bool),
+];
+
+/// `kubectl delete` by name, `-l`, `--all` or `-f`.
+pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> CommandOutput {
+    let mut warnings = String::new();
+    let policy = match args.get("cascade") {
+        None => None,
+        Some("true") => {
+            warnings.push_str("warning: --cascade=true is deprecated (boolean value) and can be replaced with --cascade=background.\n");
+            Some(PropagationPolicy::Background)
+        }
+        Some("false") => {
+            warnings.push_str("warning: --cascade=false is deprecated (boolean value) and can be replaced with --cascade=orphan.\n");
+            Some(PropagationPolicy::Orphan)
+        }
+        Some(v) => match v {
+            "background" => Some(PropagationPolicy::Background),
+            "foreground" => Some(PropagationPolicy::Foreground),
+            "orphan" => Some(PropagationPolicy::Orphan),
+            _ => {
+                return error(format!(
+                    "invalid cascade value ({v}). Must be \"background\", \"foreground\", or \"orphan\""
+                ))
+            }
+        },
+    };
+    if args.bool("interactive") {
+        return unsupported(
+            "delete --interactive",
+            "the console cannot ask for confirmation",
+        );
+    }
+    if let Some(d) = args.get("dry-run").filter(|d| *d != "none") {
+        return unsupported(&format!("--dry-run={d}"), "");
+    }
+    if let Some(o) = args.get("output").filter(|o| *o != "name") {
+        return fail(args.usage_error(&format!(
+            "Unexpected -o output mode: {o}. We only support '-o name'."
+        )));
+    }
+    if args.bool("all") && args.has("selector") {
+        return error("cannot set --all and --selector at the same time");
+    }
+    // `DeleteOptions.Complete`/`Validate`.
+    let mut grace = args.int("grace-period").unwrap_or(-1);
+    let force = args.bool("force");
+    if args.bool("now") {
+        if args.has("grace-period") {
+            return error("--now and --grace-period cannot be specified together");
+        }
+        grace = 1;
+    }
+    if grace == 0 && !force {
+        grace = 1;
+    }
+    if force && grace < 0 {
+        grace = 0;
+    }
+    if grace == 0 && force {
+        warnings.push_str("Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.\n");
+    } else if force {
+        warnings.push_str("Warning: --force is ignored because --grace-period is not 0.\n");
+    }
+    let options = DeleteOptions {
+        grace_period_seconds: (grace >= 0).then_some(grace),
+        propagation_policy: policy,
+        ..Default::default()
+    };
+    let operation = if grace == 0 {
+        "force deleted"
+    } else {
+        "deleted"
+    };
+    let ns = args.namespace();
+    let (keys, mut missing): (Vec<ObjectKey>, Vec<String>) = if let Some(f) = args.get("filename") {
+        let text = match input {
+            Some(t) => t,
+            None if f == "-" => "",
+            None => return error(format!("the path \"{f}\" does not exist")),
+        };
+        let decoded = decode::decode_manifests(if f == "-" { "STDIN" } else { f }, text);
+        if let Some(d) = decoded
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+        {
+            return fail(diagnostic_line(f, d));
+        }
+        let mut keys = Vec::new();
+        let mut missing = Vec::new();
+        for d in &decoded.objects {
+            let mut key = d.object.key();
+            if key.kind.namespaced() && key.namespace.is_empty() {
+                key.namespace = ns.clone();
+            }
+            if session.sim.api.get(&key).is_some() {
+                keys.push(key);
+            } else {
+                missing.push(format!(
+                    "Error from server (NotFound): error when deleting \"{f}\": {} \"{}\" not found",
+                    key.kind.resource(),
+                    key.name
+                ));
+            }
+        }
+        (keys, missing)
+    } else {
+        let request = match resources::parse_request(&args.positional, false) {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return error("You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
+            }
+            Err(e) => return error(e),
+        };
+        match resources::targets(&session.sim, args, &request, args.bool("all")) {
+            Ok(t) => t,
+            Err(e) => return error(e),
+        }
+    };
+    if args.bool("ignore-not-found") {
+        missing.clear();
+    }
+    let mut stdout = String::new();
+    let mut stderr = warnings;
+    if keys.is_empty() && missing.is_empty() {
+        stdout.push_str("No resources found\n");
+    }
+    for key in keys {
+        match session.sim.submit(ApiRequest::Delete {
+            key: key.clone(),
+            options: options.clone(),
+        }) {
+            Ok(_) => {
+                if args.get("output") == Some("name") {
+                    stdout.push_str(&format!("{}\n", object_name(key.kind, &key.name)));
+                } else {
+                    stdout.push_str(&format!(
+                        "{} \"{}\" {operation}\n",
+                        super::util::kind_name(key.kind),
+                        key.name
+                    ));
+                }
+            }
+            Err(e) if e.code() == 404 && args.bool("ignore-not-found") => {}
+            Err(e) => missing.push(e.kubectl_message()),
+        }
+    }
+    for m in &missing {
+        stderr.push_str(&format!("{m}\n"));
+    }
+    CommandOutput {
+        ok: missing.is_empty(),
+        stdout,
+        stderr,
+    }
+}
+
+// ------------------------------------------------------------------ scale
+
+/// Flags of `kubectl scale`.
+pub const SCALE_FLAGS: &[Flag] = &[
+    flag("replicas", None, FlagKind::Int),
+    flag("current-replicas", None, FlagKind::Int),
+    flag("resource-version", None, FlagKind::Str),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("all", None, FlagKind::Bool),
+    flag("timeout", None, FlagKind::Duration),
+    flag("filename", Some('f'), FlagKind::Str),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+];
+
+fn replicas_of(o: &Object) -> Option<i32> {
+    match o {
+        Object::Deployment(d) => Some(d.spec.replicas.unwrap_or(1)),
+        Object::ReplicaSet(r) => Some(r.spec.replicas.unwrap_or(1)),
+        _ => None,
+    }
+}
+
+/// `kubectl scale deployment/web --replicas=N`.
+pub fn scale(session: &mut Session, args: &Args) -> CommandOutput {
+    let Some(n) = args.int("replicas") else {
+        return error("required flag(s) \"replicas\" not set");
+    };
+    if n < 0 {
+        return error(
+            "The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0",
+        );
+    }
+    let request = match resources::parse_request(&args.positional, false) {
+        Ok(Some(r)) => r,
+        Ok(None) => return error("required resource not specified"),
+        Err(e) => return error(e),
+    };
+    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
+        Ok(t) => t,
+        Err(e) => return error(e),
+    };
+    let mut stdout = String::new();
+    let mut errs: Vec<String> = missing;
+    for key in keys {
+        let Some(obj) = session.sim.api.get(&key).cloned() else {
+            continue;
+        };
+        let Some(current) = replicas_of(&obj) else {
+            errs.push(format!(
+                "error: no scaler has been implemented for {{\"{}\" \"{}\"}}",
+                key.kind
+                    .api_version()
+                    .split_once('/')
+                    .map_or("", |(g, _)| g),
+                key.kind.as_str()
+            ));
+            continue;
+        };
+        if let Some(want) = args.int("current-replicas").filter(|c| *c >= 0) {
+            if i64::from(current) != want {
+                errs.push(format!(
+                    "error: Expected replicas to be {want}, was {current}"
+                ));
+                continue;
+            }
+        }
+        let mut patch = json!({"spec": {"replicas": n}});
+        if let Some(rv) = args.get("resource-version") {
+            patch["metadata"] = json!({"resourceVersion": rv});
+        }
+        match session.sim.submit(ApiRequest::Patch {
+            key: key.clone(),
+            patch,
+            status: false,
+        }) {
+            Ok(_) => stdout.push_str(&format!("{} scaled\n", object_name(key.kind, &key.name))),
+            Err(e) => errs.push(e.kubectl_message()),
+        }
+    }
+    CommandOutput {
+        ok: errs.is_empty(),
+        stdout,
+        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+    }
+}
+
+// ------------------------------------------------------------------ set image
+
+/// Flags of `kubectl set image`.
+pub const SET_IMAGE_FLAGS: &[Flag] = &[
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("all", None, FlagKind::Bool),
+    flag("local", None, FlagKind::Bool),
+    flag("record", None, FlagKind::Bool),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("filename", Some('f'), FlagKind::Str),
+];
+
+fn template_mut(o: &mut Object) -> Option<&mut PodSpec> {
+    match o {
+        Object::Deployment(d) => Some(&mut d.spec.template.spec),
+        Object::ReplicaSet(r) => Some(&mut r.spec.template.spec),
+        Object::Pod(p) => Some(&mut p.spec),
+        _ => None,
+    }
+}
+
+/// `kubectl set image deployment/web nginx=nginx:1.28 [*=image]`.
+pub fn set(session: &mut Session, args: &Args) -> CommandOutput {
+    match args.positional.first().map(String::as_str) {
+        Some("image") => {}
+        Some(other) => {
+            return unsupported(
+                &format!("set {other}"),
+                "the playground implements kubectl set image; edit other fields with kubectl patch or apply",
+            )
+        }
+        None => return error("Required resource not specified."),
+    }
+    let rest = &args.positional[1..];
+    let split = rest
+        .iter()
+        .position(|w| w.contains('='))
+        .unwrap_or(rest.len());
+    let (res, pairs) = rest.split_at(split);
+    if pairs.is_empty() {
+        return error("at least one image update is required");
+    }
+    let mut images: Vec<(String, String)> = Vec::new();
+    for p in pairs {
+        match p.split_once('=') {
+            Some((c, i)) if !c.is_empty() && !i.is_empty() => images.push((c.into(), i.into())),
+            _ => {
+                return error(format!(
+                    "invalid image update {p:?}: expected CONTAINER_NAME=CONTAINER_IMAGE"
+                ))
+            }
+        }
+    }
+    if images.len() > 1 && images.iter().any(|(c, _)| c == "*") {
+        return error("all containers are already specified by *, but saw more than one container_name=container_image pairs");
+    }
+    let request =
+        match resources::parse_request(res, false) {
+            Ok(Some(r)) => r,
+            Ok(None) => return error(
+                "one or more resources must be specified as <resource> <name> or <resource>/<name>",
+            ),
+            Err(e) => return error(e),
+        };
+    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
+        Ok(t) => t,
+        Err(e) => return error(e),
+    };
+    let mut stdout = String::new();
+    let mut errs: Vec<String> = missing;
+    for key in keys {
+        let Some(mut obj) = session.sim.api.get(&key).map(|o| (**o).clone()) else {
+            continue;
+        };
+        let Some(spec) = template_mut(&mut obj) else {
+            errs.push(format!(
+                "error: {}/{} the object has no pod template",
+                key.kind.resource(),
+                key.name
+            ));
+            continue;
+        };
+        let mut changed = false;
+        for (cname, image) in &images {
+            let mut found = false;
+            for c in spec
+                .init_containers
+                .iter_mut()
+                .chain(spec.containers.iter_mut())
+            {
+                if c.name == *cname || cname == "*" {
+                    found = true;
+                    if c.image != *image {
+                        c.image = image.clone();
+                        changed = true;
+                    }
+                }
+            }
+            if !found {
+                errs.push(format!("error: unable to find container named {cname:?}"));
+            }
+        }
+        if !changed {
+            continue;
+        }
+        match session.sim.submit(ApiRequest::Update(obj)) {
+            Ok(_) => stdout.push_str(&format!(
+                "{} image updated\n",
+                object_name(key.kind, &key.name)
+            )),
+            Err(e) => errs.push(format!(
+                "failed to patch image update to pod template: {}",
+                e.kubectl_message()
+            )),
+        }
+    }
+    CommandOutput {
+        ok: errs.is_empty(),
+        stdout,
+        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+    }
+}
+
+// ------------------------------------------------------------------ patch
+
+/// Flags of `kubectl patch`.
+pub const PATCH_FLAGS: &[Flag] = &[
+    flag("patch", Some('p'), FlagKind::Str),
+    flag("patch-file", None, FlagKind::Str),
+    flag("type", None, FlagKind::Str),
+    flag("subresource", None, FlagKind::Str),
+    flag("local", None, FlagKind::Bool),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("filename", Some('f'), FlagKind::Str),
+];
+
+/// Parses a patch written as JSON or YAML (kubectl accepts both).
+pub fn parse_patch(text: &str) -> Result<Json, String> {
+    if let Ok(v) = serde_json::from_str::<Json>(text) {
+        return Ok(v);
+    }
+    let docs = crate::sim::yaml::parse_documents(text).map_err(|d| d.message)?;
+    docs.into_iter()
+        .next()
+        .map(|d| d.value)
+        .ok_or_else(|| "empty patch".to_string())
+}
+
+/// `kubectl patch TYPE NAME -p '{…}' [--type=merge]`.
+pub fn patch(session: &mut Session, args: &Args) -> CommandOutput {
+    let type_ = args.get("type").unwrap_or("strategic");
+    match type_ {
+        "strategic" | "merge" => {}
+        "json" => {
+            return unsupported(
+                "--type=json",
+                "use --type=merge with a partial object; JSON patch operations are not simulated",
+            )
+        }
+        other => {
+            return error(format!(
+                "--type must be one of [json merge strategic], not {other:?}"
+            ))
+        }
+    }
+    let Some(text) = args.get("patch") else {
+        return error("must specify --patch or --patch-file containing the contents of the patch");
+    };
+    let p = match parse_patch(text) {
+        Ok(p) if p.is_object() => p,
+        Ok(_) => {
+            return error(format!(
+                "unable to parse {text:?}: the patch must be an object"
+            ))
+        }
+        Err(e) => return error(format!("unable to parse {text:?}: {e}")),
+    };
+    let status = match args.get("subresource") {
+        None => false,
+        Some("status") => true,
+        Some(s) => {
+            return error(format!(
+                "invalid subresource value: \"{s}\". Must be one of [status scale]"
+            ))
+        }
+    };
+    let request = match resources::parse_request(&args.positional, false) {
+        Ok(Some(r @ Request::Names(_))) => r,
+        Ok(_) => return error("resource(s) were provided, but no name was specified"),
+        Err(e) => return error(e),
+    };
+    let (keys, missing) = match resources::targets(&session.sim, args, &request, false) {
+        Ok(t) => t,
+        Err(e) => return error(e),
+    };
+    let mut stdout = String::new();
+    let mut errs = missing;
+    for key in keys {
+        let before = session
+            .sim
+            .api
+            .get(&key)
+            .map(|o| o.meta().resource_version.clone());
+        match session.sim.submit(ApiRequest::Patch {
+            key: key.clone(),
+            patch: p.clone(),
+            status,
+        }) {
+            Ok(o) => {
+                let unchanged = before.as_deref() == Some(o.meta().resource_version.as_str());
+                stdout.push_str(&format!(
+                    "{} patched{}\n",
+                    object_name(key.kind, &key.name),
+                    if unchanged { " (no change)" } else { "" }
+                ));
+            }
+            Err(e) => errs.push(e.kubectl_message()),
+        }
+    }
+    CommandOutput {
+        ok: errs.is_empty(),
+        stdout,
+        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+    }
+}
+
+// ------------------------------------------------------------------ label / annotate
+
+/// Flags of `kubectl label` and `kubectl annotate`.
+pub const LABEL_FLAGS: &[Flag] = &[
+    flag("overwrite", None, FlagKind::Bool),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("field-selector", None, FlagKind::Str),
+    flag("all", None, FlagKind::Bool),
+    flag("all-namespaces", Some('A'), FlagKind::Bool),
+    flag("list", None, FlagKind::Bool),
+    flag("local", None, FlagKind::Bool),
+    flag("resource-version", None, FlagKind::Str),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("filename", Some('f'), FlagKind::Str),
+];
+
+fn valid_label_key(k: &str) -> bool {
+    let (prefix, name) = match k.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, k),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-.".contains(c))
+    });
+    name_ok && prefix_ok
+}
+
+fn valid_label_value(v: &str) -> bool {
+    v.is_empty()
+        || (v.len() <= 63
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && v.ends_with(|c: char| c.is_ascii_alphanumeric()))
+}
+
+/// `kubectl label` (`annotations == false`) and `kubectl annotate`.
+pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOutput {
+    let what = if annotations { "annotation" } else { "label" };
+    let split = args
+        .positional
+        .iter()
+        .position(|w| w.contains('=') || (w.ends_with('-') && !w.contains('/')))
+        .unwrap_or(args.positional.len());
+    let (res, updates) = args.positional.split_at(split);
+    let list = args.bool("list");
+    if updates.is_empty() && !list {
+        return error(format!("at least one {what} update is required"));
+    }
+    let mut add: Vec<(String, String)> = Vec::new();
+    let mut remove: Vec<String> = Vec::new();
+    for u in updates {
+        if let Some((k, v)) = u.split_once('=') {
+            if !valid_label_key(k) || (!annotations && !valid_label_value(v)) {
+                return error(format!("invalid {what} spec: {u}"));
+            }
+            add.push((k.to_string(), v.to_string()));
+        } else if let Some(k) = u.strip_suffix('-') {
+            remove.push(k.to_string());
+        } else {
+            return error(format!("invalid {what} spec: {u}"));
+        }
+    }
+    if add.iter().any(|(k, _)| remove.contains(k)) {
+        return error(format!(
+            "can not both modify and remove {what}s in the same command"
+        ));
+    }
+    let request =
+        match resources::parse_request(res, false) {
+            Ok(Some(r)) => r,
+            Ok(None) => return error(
+                "one or more resources must be specified as <resource> <name> or <resource>/<name>",
+            ),
+            Err(e) => return error(e),
+        };
+    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
+        Ok(t) => t,
+        Err(e) => return error(e),
+    };
+    let overwrite = args.bool("overwrite");
+    let mut stdout = String::new();
+    let mut errs: Vec<String> = missing;
+    for key in keys {
+        let Some(obj) = session.sim.api.get(&key).cloned() else {
+            continue;
+        };
+        let current = if annotations {
+            &obj.meta().annotations
+        } else {
+            &obj.meta().labels
+        };
+        if list {
+            for (k, v) in current {
+                stdout.push_str(&format!("{k}={v}\n"));
+            }
+            continue;
+        }
+        if !overwrite {
+            let clashes: Vec<String> = add
+                .iter()
+                .filter_map(|(k, v)| {
+                    current.get(k).filter(|cur| *cur != v).map(|cur| {
+                        format!("'{k}' already has a value ({cur}), and --overwrite is false")
+                    })
+                })
+                .collect();
+            if !clashes.is_empty() {
+                errs.push(format!("error: {}", aggregate(&clashes)));
+                continue;
+            }
+        }
+        let mut updated = current.clone();
+        let mut field = serde_json::Map::new();
+        for (k, v) in &add {
+            updated.insert(k.clone(), v.clone());
+            field.insert(k.clone(), Json::String(v.clone()));
+        }
+        for k in &remove {
+            if updated.remove(k).is_none() {
+                stdout.push_str(&format!("{what} {k:?} not found.\n"));
+            }
+            field.insert(k.clone(), Json::Null);
+        }
+        let name = object_name(key.kind, &key.name);
+        if updated == *current {
+            stdout.push_str(&format!(
+                "{name} {}\n",
+                if annotations {
+                    "annotated"
+                } else {
+                    "not labeled"
+                }
+            ));
+            continue;
+        }
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            if annotations { "annotations" } else { "labels" }.to_string(),
+            Json::Object(field),
+        );
+        if let Some(rv) = args.get("resource-version") {
+            meta.insert("resourceVersion".into(), Json::String(rv.to_string()));
+        }
+        let before_len = obj.to_json().to_string().len();
+        match session.sim.submit(ApiRequest::Patch {
+            key: key.clone(),
+            patch: json!({"metadata": Json::Object(meta)}),
+            status: false,
+        }) {
+            Ok(o) => {
+                let verb = if annotations {
+                    "annotated"
+                } else if !overwrite && o.to_json().to_string().len() < before_len {
+                    "unlabeled"
+                } else {
+                    "labeled"
+                };
+                stdout.push_str(&format!("{name} {verb}\n"));
+            }
+            Err(e) => errs.push(e.kubectl_message()),
+        }
+    }
+    CommandOutput {
+        ok: errs.is_empty(),
+        stdout,
+        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+    }
+}
+
+// ------------------------------------------------------------------ taint
+
+/// Flags of `kubectl taint`.
+pub const TAINT_FLAGS: &[Flag] = &[
+    flag("overwrite", None, FlagKind::Bool),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("all", None, FlagKind::Bool),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("output", Some('o'), FlagKind::Str),
+];
+
+fn parse_taint(spec: &str) -> Result<Taint, String> {
+    let (kv, effect) = spec
+        .split_once(':')
+        .ok_or_else(|| format!("invalid taint spec: {spec}"))?;
+    if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+        return Err(format!(
+            "invalid taint spec: {spec}, invalid taint effect: {effect}, unsupported taint effect"
+        ));
+    }
+    let (key, value) = match kv.split_once('=') {
+        Some((k, v)) => (k, Some(v.to_string())),
+        None => (kv, None),
+    };
+    if !valid_label_key(key) {
+        return Err(format!("invalid taint spec: {spec}"));
+    }
+    Ok(Taint {
+        key: key.to_string(),
+        value: value.filter(|v| !v.is_empty()),
+        effect: effect.to_string(),
+        time_added: None,
+    })
+}
+
+/// `kubectl taint nodes NAME key[=value]:Effect` and `key[:Effect]-` to remove.
+pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
+    let split = args
+        .positional
+        .iter()
+        .position(|w| w.contains(':') || w.contains('=') || w.ends_with('-'))
+        .unwrap_or(args.positional.len());
+    let (res, specs) = args.positional.split_at(split);
+    if specs.is_empty() {
+        return error("at least one taint update is required");
+    }
+    let mut add = Vec::new();
+    let mut remove: Vec<(String, Option<String>)> = Vec::new();
+    for s in specs {
+        if let Some(r) = s.strip_suffix('-') {
+            match r.split_once(':') {
+                Some((k, e)) => remove.push((k.to_string(), Some(e.to_string()))),
+                None => remove.push((r.to_string(), None)),
+            }
+        } else {
+            match parse_taint(s) {
+                Ok(t) => add.push(t),
+                Err(e) => return error(e),
+            }
+        }
+    }
+    let request = match resources::parse_request(res, false) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            return error(
+                "at least one resource name must be specified since 'all' parameter is not set",
+            )
+        }
+        Err(e) => return error(e),
+    };
+    if !matches!(&request, Request::Names(n) if n.iter().all(|(k, _)| *k == Kind::Node))
+        && !matches!(&request, Request::Types(k) if k == &[Kind::Node])
+    {
+        return error("invalid resource type, only node types are supported");
+    }
+    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
+        Ok(t) => t,
+        Err(e) => return error(e),
+    };
+    let overwrite = args.bool("overwrite");
+    let mut stdout = String::new();
+    let mut errs = missing;
+    for key in keys {
+        let Some(node) = session.sim.api.get(&key).and_then(|o| o.as_node()).cloned() else {
+            continue;
+        };
+        let mut taints = node.spec.taints.clone();
+        let mut failed = false;
+        for t in &add {
+            if let Some(i) = taints
+                .iter()
+                .position(|x| x.key == t.key && x.effect == t.effect)
+            {
+                if !overwrite {
+                    errs.push(format!(
+                        "error: node {} already has {} taint(s) with same effect(s) and --overwrite is false",
+                        key.name, t.key
+                    ));
+                    failed = true;
+                    break;
+                }
+                taints[i] = t.clone();
+            } else {
+                taints.push(t.clone());
+            }
+        }
+        if failed {
+            continue;
+        }
+        let mut removed_any = false;
+        for (k, e) in &remove {
+            let before = taints.len();
+            taints.retain(|x| !(x.key == *k && e.as_ref().is_none_or(|e| *e == x.effect)));
+            if taints.len() == before {
+                errs.push(format!(
+                    "error: taint {:?} not found",
+                    match e {
+                        Some(e) => format!("{k}:{e}"),
+                        None => k.clone(),
+                    }
+                ));
+                failed = true;
+            } else {
+                removed_any = true;
+            }
+        }
+        if failed {
+            continue;
+        }
+        match session.sim.submit(ApiRequest::Patch {
+            key: key.clone(),
+            patch: json!({"spec": {"taints": taints}}),
+            status: false,
+        }) {
+            Ok(_) => stdout.push_str(&format!(
+                "node/{} {}\n",
+                key.name,
+                if add.is_empty() && removed_any {
+                    "untainted"
+                } else {
+                    "tainted"
+                }
+            )),
+            Err(e) => errs.push(e.kubectl_message()),
+        }
+    }
+    CommandOutput {
+        ok: errs.is_empty(),
+        stdout,
+        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+    }
+}
+
+/// Prints a list of objects as `kubectl get -o yaml` would (used by generated output).
+pub fn yaml_list(objs: &[Object]) -> String {
+    terminate(crate::sim::yaml::to_yaml(&list_json(
+        objs.iter().map(|o| o.to_json()).collect(),
+    )))
+}

@@ -1,0 +1,252 @@
+//! Resolving `TYPE`, `TYPE NAME…`, `TYPE/NAME…` and `TYPE1,TYPE2` arguments the way kubectl's
+//! resource builder does, and listing objects with label and field selectors.
+
+use std::sync::Arc;
+
+use super::args::Args;
+use crate::sim::scenario::json_path;
+use crate::sim::types::{Kind, LabelSelector, Object, ObjectKey};
+use crate::sim::world::{parse_label_selector, Sim};
+
+/// What the resource arguments ask for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Every object of these kinds (subject to selectors).
+    Types(Vec<Kind>),
+    /// These objects, in the order given.
+    Names(Vec<(Kind, String)>),
+}
+
+/// The kinds `kubectl get all` covers that the playground simulates.
+pub const ALL: [Kind; 4] = [Kind::Pod, Kind::Service, Kind::Deployment, Kind::ReplicaSet];
+
+/// Resolves one resource type word, with kubectl's error for an unknown one.
+pub fn kind_of(word: &str) -> Result<Kind, String> {
+    Kind::from_resource_name(word)
+        .ok_or_else(|| format!("the server doesn't have a resource type \"{word}\""))
+}
+
+/// Parses the positional arguments (`None` when there are none). `allow_all` accepts `all`.
+pub fn parse_request(positional: &[String], allow_all: bool) -> Result<Option<Request>, String> {
+    let Some(first) = positional.first() else {
+        return Ok(None);
+    };
+    if positional.iter().any(|p| p.contains('/')) {
+        if !first.contains('/') {
+            return Err("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'".into());
+        }
+        let mut names = Vec::new();
+        for p in positional {
+            let (k, n) = p.split_once('/').ok_or_else(|| {
+                "arguments in resource/name form must have a single resource and name".to_string()
+            })?;
+            if n.is_empty() || n.contains('/') {
+                return Err(
+                    "arguments in resource/name form must have a single resource and name".into(),
+                );
+            }
+            names.push((kind_of(k)?, n.to_string()));
+        }
+        return Ok(Some(Request::Names(names)));
+    }
+    let mut kinds = Vec::new();
+    for part in first.split(',').filter(|p| !p.is_empty()) {
+        if part == "all" && allow_all {
+            for k in ALL {
+                if !kinds.contains(&k) {
+                    kinds.push(k);
+                }
+            }
+        } else {
+            let k = kind_of(part)?;
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    if kinds.is_empty() {
+        return Err(format!(
+            "the server doesn't have a resource type \"{first}\""
+        ));
+    }
+    if positional.len() == 1 {
+        return Ok(Some(Request::Types(kinds)));
+    }
+    let mut names = Vec::new();
+    for k in &kinds {
+        for n in &positional[1..] {
+            names.push((*k, n.clone()));
+        }
+    }
+    Ok(Some(Request::Names(names)))
+}
+
+/// One `--field-selector` requirement.
+#[derive(Clone, Debug, PartialEq)]
+struct FieldReq {
+    path: String,
+    value: String,
+    equal: bool,
+}
+
+/// `-l` and `--field-selector`, applied to listed objects.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filter {
+    pub labels: Option<LabelSelector>,
+    fields: Vec<FieldReq>,
+}
+
+impl Filter {
+    /// Reads `-l/--selector` and `--field-selector`.
+    pub fn from_args(args: &Args) -> Result<Filter, String> {
+        let labels = args.get("selector").map(parse_label_selector).transpose()?;
+        let mut fields = Vec::new();
+        if let Some(fs) = args.get("field-selector") {
+            for part in fs.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                let (path, value, equal) = if let Some((p, v)) = part.split_once("!=") {
+                    (p, v, false)
+                } else if let Some((p, v)) = part.split_once("==") {
+                    (p, v, true)
+                } else if let Some((p, v)) = part.split_once('=') {
+                    (p, v, true)
+                } else {
+                    return Err(format!(
+                        "invalid selector: '{fs}'; can't understand '{part}'"
+                    ));
+                };
+                fields.push(FieldReq {
+                    path: path.trim().to_string(),
+                    value: value.trim().to_string(),
+                    equal,
+                });
+            }
+        }
+        Ok(Filter { labels, fields })
+    }
+
+    /// Whether an object passes both selectors.
+    pub fn matches(&self, o: &Object) -> bool {
+        if let Some(sel) = &self.labels {
+            if !sel.matches(&o.meta().labels) {
+                return false;
+            }
+        }
+        if self.fields.is_empty() {
+            return true;
+        }
+        let doc = o.to_json();
+        self.fields.iter().all(|f| {
+            let got = json_path(&doc, &format!(".{}", f.path)).map_or(String::new(), |v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            (got == f.value) == f.equal
+        })
+    }
+
+    /// True when neither selector was given.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_none() && self.fields.is_empty()
+    }
+}
+
+/// Objects of `kind` in `ns` (or every namespace), in the API server's list order.
+pub fn list(sim: &Sim, kind: Kind, ns: &str, all_ns: bool, filter: &Filter) -> Vec<Arc<Object>> {
+    sim.api
+        .list(kind)
+        .filter(|o| all_ns || !kind.namespaced() || o.meta().namespace == ns)
+        .filter(|o| filter.matches(o))
+        .cloned()
+        .collect()
+}
+
+/// The keys a mutating command (`delete`, `label`, `scale`, …) acts on: named objects (missing
+/// ones reported with kubectl's NotFound line), or with `-l`/`--all` every matching object.
+pub fn targets(
+    sim: &Sim,
+    args: &Args,
+    request: &Request,
+    select_all: bool,
+) -> Result<(Vec<ObjectKey>, Vec<String>), String> {
+    let ns = args.namespace();
+    let all_ns = args.bool("all-namespaces");
+    let filter = Filter::from_args(args)?;
+    let mut keys = Vec::new();
+    let mut missing = Vec::new();
+    match request {
+        Request::Names(names) => {
+            if !filter.is_empty() {
+                return Err("name cannot be provided when a selector is specified".into());
+            }
+            for (kind, name) in names {
+                let key = ObjectKey::new(*kind, &ns, name);
+                if sim.api.get(&key).is_some() {
+                    keys.push(key);
+                } else {
+                    missing.push(format!(
+                        "Error from server (NotFound): {} \"{name}\" not found",
+                        kind.resource()
+                    ));
+                }
+            }
+        }
+        Request::Types(kinds) => {
+            if filter.is_empty() && !select_all {
+                return Err("resource(s) were provided, but no name was specified".into());
+            }
+            for kind in kinds {
+                keys.extend(
+                    list(sim, *kind, &ns, all_ns, &filter)
+                        .iter()
+                        .map(|o| o.key()),
+                );
+            }
+        }
+    }
+    Ok((keys, missing))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(s: &str) -> Result<Option<Request>, String> {
+        let words: Vec<String> = s.split_whitespace().map(String::from).collect();
+        parse_request(&words, true)
+    }
+
+    #[test]
+    fn resource_arguments_resolve_like_kubectls_builder() {
+        assert_eq!(req("").unwrap(), None);
+        assert_eq!(
+            req("deploy").unwrap(),
+            Some(Request::Types(vec![Kind::Deployment]))
+        );
+        assert_eq!(
+            req("pods,svc").unwrap(),
+            Some(Request::Types(vec![Kind::Pod, Kind::Service]))
+        );
+        assert_eq!(req("all").unwrap(), Some(Request::Types(ALL.to_vec())));
+        assert_eq!(
+            req("deployments.apps web api").unwrap(),
+            Some(Request::Names(vec![
+                (Kind::Deployment, "web".into()),
+                (Kind::Deployment, "api".into())
+            ]))
+        );
+        assert_eq!(
+            req("deploy/web po/x").unwrap(),
+            Some(Request::Names(vec![
+                (Kind::Deployment, "web".into()),
+                (Kind::Pod, "x".into())
+            ]))
+        );
+        assert_eq!(
+            req("deploymentz").unwrap_err(),
+            "the server doesn't have a resource type \"deploymentz\""
+        );
+        assert!(req("pods deploy/web")
+            .unwrap_err()
+            .starts_with("there is no need to specify a resource type"));
+    }
+}

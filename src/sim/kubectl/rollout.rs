@@ -1,0 +1,303 @@
+//! `kubectl rollout status|history|undo|restart|pause|resume` for Deployments, using the shared
+//! helpers in `controllers::deployment_util` (the same code the Deployment controller trusts).
+//!
+//! `rollout status` answers with the state now and returns (as `--watch=false` does): the
+//! playground never blocks the console; run it again as simulated time advances.
+
+use serde_json::json;
+
+use super::args::{flag, Args, Flag, FlagKind};
+use super::describe::pod_template_raw;
+use super::resources;
+use super::tabwriter::describe_text;
+use super::util::{error, fail, object_name, out};
+use crate::sim::api::ApiRequest;
+use crate::sim::controllers::deployment_util::{
+    restart_annotation_patch, revision_of, rollback_template, rollout_status_message,
+};
+use crate::sim::session::{CommandOutput, Session};
+use crate::sim::types::{Deployment, Kind, ObjectKey, ReplicaSet};
+
+/// Flags of the `rollout` subcommands (each accepts the ones it documents).
+pub const ROLLOUT_FLAGS: &[Flag] = &[
+    flag("revision", None, FlagKind::Int),
+    flag("to-revision", None, FlagKind::Int),
+    flag("watch", Some('w'), FlagKind::Bool),
+    flag("timeout", None, FlagKind::Duration),
+    flag("selector", Some('l'), FlagKind::Str),
+    flag("output", Some('o'), FlagKind::Str),
+    flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
+    flag("filename", Some('f'), FlagKind::Str),
+    flag("field-manager", None, FlagKind::Str),
+];
+
+/// The ReplicaSets a Deployment controls (what kubectl lists for history and undo).
+fn owned_replica_sets(session: &Session, d: &Deployment) -> Vec<ReplicaSet> {
+    session
+        .sim
+        .api
+        .list(Kind::ReplicaSet)
+        .filter_map(|o| o.as_replica_set())
+        .filter(|rs| {
+            rs.metadata.namespace == d.metadata.namespace
+                && rs
+                    .metadata
+                    .controller_ref()
+                    .is_some_and(|r| r.uid == d.metadata.uid)
+        })
+        .cloned()
+        .collect()
+}
+
+/// `kubectl rollout SUBCOMMAND …`.
+pub fn rollout(session: &mut Session, args: &Args) -> CommandOutput {
+    let Some(sub) = args.positional.first().cloned() else {
+        return fail("error: Required subcommand not specified.\nAvailable Commands:\n  history, pause, restart, resume, status, undo\nSee 'kubectl rollout -h' for help and examples\n");
+    };
+    let command = format!("rollout {sub}");
+    let allowed: &[&str] = match sub.as_str() {
+        "status" => &["revision", "watch", "timeout", "selector", "filename"],
+        "history" => &["revision", "selector", "output", "filename"],
+        "undo" => &["to-revision", "selector", "dry-run", "filename"],
+        "restart" | "pause" | "resume" => &["selector", "dry-run", "filename", "field-manager", "output"],
+        other => {
+            return error(format!(
+                "unknown command \"{other}\" for \"kubectl rollout\"\n\nDid you mean this?\n\tstatus\n\thistory\n\tundo"
+            ))
+        }
+    };
+    if let Some(bad) = args
+        .flags
+        .keys()
+        .find(|f| ROLLOUT_FLAGS.iter().any(|r| r.long == **f) && !allowed.contains(f))
+    {
+        return fail(format!(
+            "error: unknown flag: --{bad}\nSee 'kubectl {command} --help' for usage.\n"
+        ));
+    }
+    if args.has("filename") {
+        return error(format!(
+            "{command} -f is not supported in the playground; name the Deployment (deployment/web)"
+        ));
+    }
+    let request = match resources::parse_request(&args.positional[1..], false) {
+        Ok(Some(r)) => r,
+        Ok(None) => return error("required resource not specified"),
+        Err(e) => return error(e),
+    };
+    let (keys, missing) = match resources::targets(&session.sim, args, &request, false) {
+        Ok(t) => t,
+        Err(e) => return error(e),
+    };
+    if let Some(m) = missing.first() {
+        return fail(m.clone());
+    }
+    let mut stdout = String::new();
+    let mut errs = Vec::new();
+    for key in keys {
+        let result = match sub.as_str() {
+            "status" => status(session, args, &key),
+            "history" => history(session, args, &key),
+            "undo" => undo(session, args, &key),
+            "restart" => restart(session, &key),
+            "pause" => pause_resume(session, &key, true),
+            _ => pause_resume(session, &key, false),
+        };
+        match result {
+            Ok(s) => stdout.push_str(&s),
+            Err(e) => errs.push(e),
+        }
+    }
+    CommandOutput {
+        ok: errs.is_empty(),
+        stdout,
+        stderr: errs
+            .iter()
+            .map(|e| {
+                if e.starts_with("error: ") {
+                    format!("{e}\n")
+                } else {
+                    format!("error: {e}\n")
+                }
+            })
+            .collect(),
+    }
+}
+
+fn deployment(session: &Session, key: &ObjectKey, what: &str) -> Result<Deployment, String> {
+    let o = session
+        .sim
+        .api
+        .get(key)
+        .ok_or_else(|| format!("{} \"{}\" not found", key.kind.resource(), key.name))?;
+    match o.as_deployment() {
+        Some(d) => Ok(d.clone()),
+        None => Err(match what {
+            "status" => format!(
+                "no status viewer has been implemented for {}",
+                group_kind(key.kind)
+            ),
+            "history" => format!(
+                "no history viewer has been implemented for {:?}",
+                key.kind.as_str()
+            ),
+            "undo" => format!(
+                "no rollbacker has been implemented for {}",
+                group_kind(key.kind)
+            ),
+            _ => format!(
+                "{} {:?} {what} is not supported",
+                key.kind.resource(),
+                key.name
+            ),
+        }),
+    }
+}
+
+fn group_kind(k: Kind) -> String {
+    match k.api_version().split_once('/') {
+        Some((g, _)) => format!("{}.{g}", k.as_str()),
+        None => k.as_str().to_string(),
+    }
+}
+
+fn status(session: &Session, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(session, key, "status")?;
+    let (msg, _done) = rollout_status_message(&d, args.int("revision"))?;
+    Ok(format!("{msg}\n"))
+}
+
+fn history(session: &Session, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(session, key, "history")?;
+    let mut revisions: Vec<(i64, ReplicaSet)> = owned_replica_sets(session, &d)
+        .into_iter()
+        .filter_map(|rs| revision_of(&rs.metadata).ok().map(|r| (r, rs)))
+        .collect();
+    revisions.sort_by_key(|(r, _)| *r);
+    let name = object_name(Kind::Deployment, &key.name);
+    if let Some(want) = args.int("revision").filter(|r| *r != 0) {
+        if want < 0 {
+            return Err(format!("revision must be a positive integer: {want}"));
+        }
+        let Some((_, rs)) = revisions.iter().find(|(r, _)| *r == want) else {
+            return Err("unable to find the specified revision".into());
+        };
+        let mut t = rs.spec.template.clone();
+        if let Some(cause) = rs.metadata.annotations.get("kubernetes.io/change-cause") {
+            t.metadata
+                .annotations
+                .insert("kubernetes.io/change-cause".into(), cause.clone());
+        }
+        return Ok(format!(
+            "{name} with revision #{want}\n{}\n",
+            pod_template_raw(&t)
+        ));
+    }
+    let mut table = String::from("REVISION\tCHANGE-CAUSE\n");
+    for (r, rs) in &revisions {
+        let cause = rs
+            .metadata
+            .annotations
+            .get("kubernetes.io/change-cause")
+            .filter(|c| !c.is_empty())
+            .map_or("<none>", String::as_str);
+        table.push_str(&format!("{r}\t{cause}\n"));
+    }
+    Ok(format!("{name} \n{}\n", describe_text(&table)))
+}
+
+fn undo(session: &mut Session, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(session, key, "undo")?;
+    let rss = owned_replica_sets(session, &d);
+    let refs: Vec<&ReplicaSet> = rss.iter().collect();
+    let plan = rollback_template(&d, &refs, args.int("to-revision"))?;
+    let line = format!(
+        "{} {}\n",
+        object_name(Kind::Deployment, &key.name),
+        plan.message()
+    );
+    if let Some(updated) = plan.apply_to(&d) {
+        if args.get("dry-run").is_some_and(|v| v != "none") {
+            return Ok(line.replace("rolled back", "rolled back (dry run)"));
+        }
+        session
+            .sim
+            .submit(ApiRequest::Update(crate::sim::types::Object::Deployment(
+                updated,
+            )))
+            .map_err(|e| e.kubectl_message())?;
+    }
+    Ok(line)
+}
+
+fn restart(session: &mut Session, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(session, key, "restart")?;
+    let resource = format!("{} {:?}", key.kind.resource(), key.name);
+    if d.spec.paused {
+        return Err(format!(
+            "error: {resource} can't restart paused deployment (run rollout resume first)"
+        ));
+    }
+    let now = session.sim.now();
+    let patch = restart_annotation_patch(now);
+    let current = d
+        .spec
+        .template
+        .metadata
+        .annotations
+        .get(crate::sim::controllers::deployment_util::RESTARTED_AT_ANNOTATION);
+    let wanted = patch["spec"]["template"]["metadata"]["annotations"]
+        [crate::sim::controllers::deployment_util::RESTARTED_AT_ANNOTATION]
+        .as_str();
+    if current.map(String::as_str) == wanted {
+        return Err(format!("failed to create patch for {}: if restart has already been triggered within the past second, please wait before attempting to trigger another", key.name));
+    }
+    session
+        .sim
+        .submit(ApiRequest::Patch {
+            key: key.clone(),
+            patch,
+            status: false,
+        })
+        .map_err(|e| format!("failed to patch: {}", e.message))?;
+    Ok(format!(
+        "{} restarted\n",
+        object_name(Kind::Deployment, &key.name)
+    ))
+}
+
+fn pause_resume(session: &mut Session, key: &ObjectKey, pause: bool) -> Result<String, String> {
+    let what = if pause { "pause" } else { "resume" };
+    let d = deployment(session, key, what)?;
+    let resource = format!("{} {:?}", key.kind.resource(), key.name);
+    if pause && d.spec.paused {
+        return Err(format!("error: {resource} is already paused"));
+    }
+    if !pause && !d.spec.paused {
+        return Err(format!("error: {resource} is not paused"));
+    }
+    session
+        .sim
+        .submit(ApiRequest::Patch {
+            key: key.clone(),
+            patch: json!({"spec": {"paused": if pause { json!(true) } else { json!(null) }}}),
+            status: false,
+        })
+        .map_err(|e| format!("failed to patch: {}", e.message))?;
+    Ok(format!(
+        "{} {}\n",
+        object_name(Kind::Deployment, &key.name),
+        if pause { "paused" } else { "resumed" }
+    ))
+}
+
+/// Prints one status line for a Deployment (used by views and tests).
+pub fn status_line(session: &Session, name: &str, ns: &str) -> CommandOutput {
+    let key = ObjectKey::new(Kind::Deployment, ns, name);
+    match deployment(session, &key, "status")
+        .and_then(|d| rollout_status_message(&d, None).map(|(m, _)| m))
+    {
+        Ok(m) => out(m),
+        Err(e) => error(e),
+    }
+}

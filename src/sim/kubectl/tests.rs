@@ -1,0 +1,842 @@
+//! Tests of the playground's kubectl: parsing and error messages (table-driven), printed tables
+//! and descriptions (insta snapshots from a deterministic world: `Session::new(seed)`, an apply,
+//! `advance_to`), and world tests of what the commands do to the cluster.
+
+use crate::sim::controllers::deployment_util::REVISION_ANNOTATION;
+use crate::sim::session::{CommandOutput, Session};
+use crate::sim::types::{Kind, ObjectKey};
+
+use super::drain::Stream;
+
+const WEB: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        ports: [{containerPort: 80}]
+        resources: {requests: {cpu: 100m, memory: 128Mi}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 80}]
+";
+
+/// A three-node cluster running `web` (3 replicas) and its Service, settled at 60 s.
+fn world() -> Session {
+    world_with(WEB, 60_000)
+}
+
+fn world_with(text: &str, until: u64) -> Session {
+    let mut s = Session::new(7);
+    let r = s.apply_text("web.yaml", text);
+    assert!(r.ok, "{r:?}");
+    s.advance_to(until, usize::MAX);
+    s
+}
+
+fn run(s: &mut Session, cmd: &str) -> CommandOutput {
+    s.kubectl(cmd)
+}
+
+fn stdout(s: &mut Session, cmd: &str) -> String {
+    let o = run(s, cmd);
+    assert!(
+        o.ok,
+        "kubectl {cmd}\nstdout: {}\nstderr: {}",
+        o.stdout, o.stderr
+    );
+    o.stdout
+}
+
+fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::types::Pod> {
+    s.sim
+        .api
+        .list(Kind::Pod)
+        .filter_map(|o| o.as_pod())
+        .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some(label))
+        .cloned()
+        .collect()
+}
+
+fn deployment(s: &Session, name: &str) -> crate::sim::types::Deployment {
+    s.sim
+        .api
+        .get(&ObjectKey::new(Kind::Deployment, "default", name))
+        .and_then(|o| o.as_deployment())
+        .cloned()
+        .expect("the deployment exists")
+}
+
+// ------------------------------------------------------------------ errors, table-driven
+
+#[test]
+fn mistakes_get_kubectls_exact_errors() {
+    let mut s = world();
+    let pod = pods_of(&s, "web")[0].metadata.name.clone();
+    let cases: Vec<(String, &str)> = vec![
+        ("frob".into(), "error: unknown command \"frob\" for \"kubectl\"\n"),
+        (
+            "get deploymentz".into(),
+            "error: the server doesn't have a resource type \"deploymentz\"\n",
+        ),
+        (
+            "get pods --foo".into(),
+            "error: unknown flag: --foo\nSee 'kubectl get --help' for usage.\n",
+        ),
+        (
+            "get deploy webb".into(),
+            "Error from server (NotFound): deployments.apps \"webb\" not found\n",
+        ),
+        (
+            "describe deployment webb".into(),
+            "Error from server (NotFound): deployments.apps \"webb\" not found\n",
+        ),
+        (
+            "scale deployment web".into(),
+            "error: required flag(s) \"replicas\" not set\n",
+        ),
+        (
+            "scale deployment web --replicas=three".into(),
+            "error: invalid argument \"three\" for \"--replicas\" flag: strconv.ParseInt: parsing \"three\": invalid syntax\nSee 'kubectl scale --help' for usage.\n",
+        ),
+        (
+            "delete deployment web --cascade=sideways".into(),
+            "error: invalid cascade value (sideways). Must be \"background\", \"foreground\", or \"orphan\"\n",
+        ),
+        (
+            format!("label pod {pod} app=other"),
+            "error: 'app' already has a value (web), and --overwrite is false\n",
+        ),
+        (
+            "patch deployment web --type=json -p '[]'".into(),
+            "error: --type=json is not supported in the playground (use --type=merge with a partial object; JSON patch operations are not simulated)\n",
+        ),
+        (
+            "rollout undo deployment/web --to-revision=5".into(),
+            "error: unable to find specified revision 5 in history\n",
+        ),
+        (
+            "rollout resume deployment/web".into(),
+            "error: deployments.apps \"web\" is not paused\n",
+        ),
+        (
+            "create deployment --image=nginx".into(),
+            "error: exactly one NAME is required, got 0\nSee 'kubectl create deployment -h' for help and examples\n",
+        ),
+        (
+            "create deployment api".into(),
+            "error: required flag(s) \"image\" not set\n",
+        ),
+        (
+            "drain".into(),
+            "error: USAGE: drain NODE [flags]\nSee 'kubectl drain -h' for help and examples\n",
+        ),
+        (
+            "drain node-9".into(),
+            "Error from server (NotFound): nodes \"node-9\" not found\n",
+        ),
+        (
+            "cordon node-9".into(),
+            "Error from server (NotFound): nodes \"node-9\" not found\n",
+        ),
+        ("wait deployment/web".into(), "error: --for must be specified\n"),
+        (
+            "set image deployment/web php=php:8".into(),
+            "error: unable to find container named \"php\"\n",
+        ),
+        (
+            "explain pods".into(),
+            "error: kubectl explain is not supported in the playground (it needs the API server's OpenAPI schema; see https://kubernetes.io/docs/reference/kubernetes-api/)\n",
+        ),
+        (
+            "get pods -w".into(),
+            "error: --watch is not supported in the playground: every view updates live as simulated time runs; run get again to see the latest state\n",
+        ),
+    ];
+    for (cmd, want) in cases {
+        let o = run(&mut s, &cmd);
+        assert!(!o.ok, "kubectl {cmd} should fail");
+        assert_eq!(o.stderr, want, "kubectl {cmd}");
+    }
+}
+
+#[test]
+fn every_command_of_the_subset_parses_and_runs() {
+    let mut s = world();
+    let cmds = [
+        "get pods",
+        "get po -o wide -l app=web",
+        "-n default get deploy,rs",
+        "get pods --field-selector=spec.nodeName=node-1",
+        "get svc web -o name",
+        "get endpointslices",
+        "get nodes --show-labels",
+        "get nodes -L kubernetes.io/os",
+        "get events --sort-by=.lastTimestamp",
+        "get deploy web -o jsonpath='{.status.readyReplicas}'",
+        "get deploy web -o json",
+        "get deploy web -o yaml",
+        "get all -A",
+        "describe pods",
+        "describe svc web",
+        "describe node node-1",
+        "events",
+        "events --for deployment/web",
+        "version",
+        "cluster-info",
+        "api-resources",
+        "api-resources --namespaced=false -o name",
+        "rollout status deployment/web",
+        "rollout history deploy/web",
+        "rollout history deploy/web --revision=1",
+        "annotate deployment web kubernetes.io/change-cause='first release'",
+        "label node node-1 disk=ssd",
+        "taint nodes node-1 dedicated=batch:NoSchedule",
+        "taint nodes node-1 dedicated:NoSchedule-",
+        "patch deployment web --type=merge -p '{\"spec\":{\"minReadySeconds\":1}}'",
+        "wait deployment/web --for=condition=Available --timeout=1m",
+        "wait pods -l app=web --for=condition=Ready",
+        "create deployment api --image=registry.k8s.io/pause:3.10 --replicas=2 --port=8080",
+        "expose deployment api --port=80 --target-port=8080",
+        "run toolbox --image=busybox:1.36",
+        "scale deployment api --replicas=1",
+        "delete service api",
+    ];
+    for cmd in cmds {
+        let o = run(&mut s, cmd);
+        assert!(
+            o.ok,
+            "kubectl {cmd}\nstdout: {}\nstderr: {}",
+            o.stdout, o.stderr
+        );
+        assert!(!o.stdout.is_empty(), "kubectl {cmd} printed nothing");
+    }
+}
+
+// ------------------------------------------------------------------ get and describe snapshots
+
+#[test]
+fn get_tables_match_kubectls_columns() {
+    let mut s = world();
+    let mut text = String::new();
+    for cmd in [
+        "get pods -o wide",
+        "get deployments -o wide",
+        "get rs -o wide",
+        "get nodes -o wide",
+        "get svc -o wide",
+        "get endpointslices",
+        "get all",
+        "get pods -A --show-labels",
+        "get deploy web -o name",
+    ] {
+        text.push_str(&format!("$ kubectl {cmd}\n{}\n", stdout(&mut s, cmd)));
+    }
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn get_events_lists_in_api_order_like_kubectl() {
+    let mut s = world();
+    insta::assert_snapshot!(stdout(&mut s, "get events"));
+}
+
+#[test]
+fn empty_results_say_no_resources_found_on_stderr() {
+    let mut s = world();
+    let o = run(&mut s, "get pdb");
+    assert!(o.ok);
+    assert_eq!(o.stdout, "");
+    assert_eq!(o.stderr, "No resources found in default namespace.\n");
+    let o = run(&mut s, "get pods -n kube-system");
+    assert_eq!(o.stderr, "No resources found in kube-system namespace.\n");
+}
+
+#[test]
+fn single_objects_print_bare_and_lists_print_as_list() {
+    let mut s = world();
+    assert!(stdout(&mut s, "get deploy web -o yaml")
+        .starts_with("apiVersion: apps/v1\nkind: Deployment\n"));
+    let list = stdout(&mut s, "get deploy -o yaml");
+    assert!(list.starts_with("apiVersion: v1\nitems:\n"), "{list}");
+    assert!(
+        stdout(&mut s, "get deploy web -o json").starts_with("{\n    \"apiVersion\": \"apps/v1\",")
+    );
+    assert_eq!(
+        stdout(&mut s, "get deploy web -o jsonpath={.spec.replicas}"),
+        "3"
+    );
+}
+
+#[test]
+fn describe_matches_kubectls_sections() {
+    let mut s = world();
+    let pod = pods_of(&s, "web")[0].metadata.name.clone();
+    let rs = s
+        .sim
+        .api
+        .list(Kind::ReplicaSet)
+        .next()
+        .expect("an RS")
+        .meta()
+        .name
+        .clone();
+    let mut text = String::new();
+    for cmd in [
+        format!("describe pod {pod}"),
+        "describe deployment web".into(),
+        format!("describe rs {rs}"),
+        "describe node node-1".into(),
+        "describe service web".into(),
+    ] {
+        text.push_str(&format!("$ kubectl {cmd}\n{}\n", stdout(&mut s, &cmd)));
+    }
+    insta::assert_snapshot!(text);
+}
+
+const PDB_TIGHT: &str = "---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web-pdb}
+spec:
+  minAvailable: 10
+  selector: {matchLabels: {app: web}}
+";
+
+#[test]
+fn describe_pdb_and_get_pdb_show_the_budget() {
+    let mut s = world_with(&format!("{WEB}{PDB_TIGHT}"), 60_000);
+    let text = format!(
+        "{}\n{}",
+        stdout(&mut s, "get pdb"),
+        stdout(&mut s, "describe pdb web-pdb")
+    );
+    insta::assert_snapshot!(text);
+}
+
+const HUGE: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: huge}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: huge}}
+  template:
+    metadata: {labels: {app: huge}}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        resources: {requests: {cpu: '16'}}
+";
+
+#[test]
+fn a_pending_pod_describes_its_failed_scheduling_events_with_repeat_counts() {
+    let mut s = world_with(HUGE, 660_000);
+    let pod = pods_of(&s, "huge")[0].metadata.name.clone();
+    let text = stdout(&mut s, &format!("describe pod {pod}"));
+    assert!(text.contains("Warning  FailedScheduling"), "{text}");
+    assert!(text.contains("0/3 nodes are available"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+// ------------------------------------------------------------------ create, label, set image, rollout
+
+#[test]
+fn create_deployment_builds_the_object_kubectl_builds() {
+    let mut s = world();
+    assert_eq!(
+        stdout(
+            &mut s,
+            "create deployment api --image=registry.k8s.io/pause:3.10 --replicas=2 --port=8080"
+        ),
+        "deployment.apps/api created\n"
+    );
+    let d = deployment(&s, "api");
+    assert_eq!(
+        d.metadata.labels.get("app").map(String::as_str),
+        Some("api")
+    );
+    assert_eq!(
+        d.spec.selector.match_labels.get("app").map(String::as_str),
+        Some("api")
+    );
+    assert_eq!(d.spec.replicas, Some(2));
+    let c = &d.spec.template.spec.containers[0];
+    assert_eq!(c.name, "pause");
+    assert_eq!(c.ports[0].container_port, 8080);
+    let yaml = stdout(
+        &mut s,
+        "create deployment dry --image=nginx:1.27 --dry-run=client -o yaml",
+    );
+    insta::assert_snapshot!(yaml);
+    assert!(s
+        .sim
+        .api
+        .get(&ObjectKey::new(Kind::Deployment, "default", "dry"))
+        .is_none());
+    let o = run(&mut s, "create deployment api --image=nginx");
+    assert_eq!(
+        o.stderr,
+        "error: failed to create deployment: deployments.apps \"api\" already exists\n"
+    );
+}
+
+#[test]
+fn relabelling_a_pod_with_overwrite_makes_the_replicaset_release_it_and_replace_it() {
+    let mut s = world();
+    let pod = pods_of(&s, "web")[0].clone();
+    let name = pod.metadata.name.clone();
+    assert_eq!(
+        stdout(&mut s, &format!("label pod {name} app=other --overwrite")),
+        format!("pod/{name} labeled\n")
+    );
+    s.advance_to(90_000, usize::MAX);
+    let released = s
+        .sim
+        .api
+        .get(&ObjectKey::new(Kind::Pod, "default", &name))
+        .and_then(|o| o.as_pod())
+        .cloned()
+        .expect("the pod still exists");
+    assert!(
+        released.metadata.controller_ref().is_none(),
+        "the ReplicaSet released the pod: {:?}",
+        released.metadata.owner_references
+    );
+    let web: Vec<_> = pods_of(&s, "web");
+    assert_eq!(web.len(), 3, "a replacement was created");
+    assert!(web.iter().all(|p| p.metadata.name != name));
+    // Removing a label: `key-`.
+    assert_eq!(
+        stdout(&mut s, &format!("label pod {name} app-")),
+        format!("pod/{name} unlabeled\n")
+    );
+    assert_eq!(
+        stdout(&mut s, &format!("label pod {name} tier=web")),
+        format!("pod/{name} labeled\n")
+    );
+    assert_eq!(
+        stdout(&mut s, &format!("label pod {name} tier=web")),
+        format!("pod/{name} not labeled\n")
+    );
+}
+
+#[test]
+fn set_image_starts_a_rollout_and_undo_to_revision_one_makes_it_revision_three() {
+    let mut s = world();
+    assert_eq!(
+        stdout(&mut s, "set image deployment/web nginx=nginx:1.28"),
+        "deployment.apps/web image updated\n"
+    );
+    // Same image again: kubectl prints nothing.
+    assert_eq!(
+        stdout(&mut s, "set image deployment/web nginx=nginx:1.28"),
+        ""
+    );
+    s.advance_to(61_000, usize::MAX);
+    let status = stdout(&mut s, "rollout status deployment/web");
+    assert!(
+        status.starts_with("Waiting for deployment \"web\" rollout to finish"),
+        "{status}"
+    );
+    s.advance_to(180_000, usize::MAX);
+    assert_eq!(
+        stdout(&mut s, "rollout status deployment/web"),
+        "deployment \"web\" successfully rolled out\n"
+    );
+    let d = deployment(&s, "web");
+    assert_eq!(d.metadata.annotations[REVISION_ANNOTATION], "2");
+    assert_eq!(
+        stdout(&mut s, "rollout history deployment/web"),
+        "deployment.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    );
+    assert_eq!(
+        stdout(&mut s, "rollout undo deployment/web --to-revision=1"),
+        "deployment.apps/web rolled back\n"
+    );
+    s.advance_to(300_000, usize::MAX);
+    let d = deployment(&s, "web");
+    assert_eq!(d.metadata.annotations[REVISION_ANNOTATION], "3");
+    assert_eq!(d.spec.template.spec.containers[0].image, "nginx:1.27");
+    assert_eq!(
+        stdout(&mut s, "rollout history deployment/web"),
+        "deployment.apps/web \nREVISION  CHANGE-CAUSE\n2         <none>\n3         <none>\n\n"
+    );
+    assert_eq!(
+        stdout(&mut s, "rollout undo deployment/web --to-revision=3"),
+        "deployment.apps/web skipped rollback (current template already matches revision 3)\n"
+    );
+}
+
+#[test]
+fn pause_resume_and_restart_print_what_kubectl_prints() {
+    let mut s = world();
+    assert_eq!(
+        stdout(&mut s, "rollout pause deployment/web"),
+        "deployment.apps/web paused\n"
+    );
+    let o = run(&mut s, "rollout pause deployment/web");
+    assert_eq!(
+        o.stderr,
+        "error: deployments.apps \"web\" is already paused\n"
+    );
+    let o = run(&mut s, "rollout restart deployment/web");
+    assert_eq!(
+        o.stderr,
+        "error: deployments.apps \"web\" can't restart paused deployment (run rollout resume first)\n"
+    );
+    let o = run(&mut s, "rollout undo deployment/web");
+    assert!(o.stderr.starts_with("error: "), "{o:?}");
+    assert_eq!(
+        stdout(&mut s, "rollout resume deployment/web"),
+        "deployment.apps/web resumed\n"
+    );
+    assert_eq!(
+        stdout(&mut s, "rollout restart deployment/web"),
+        "deployment.apps/web restarted\n"
+    );
+    let o = run(&mut s, "rollout restart deployment/web");
+    assert!(
+        o.stderr
+            .contains("if restart has already been triggered within the past second"),
+        "{o:?}"
+    );
+    s.advance_to(180_000, usize::MAX);
+    assert_eq!(
+        deployment(&s, "web").metadata.annotations[REVISION_ANNOTATION],
+        "2"
+    );
+}
+
+#[test]
+fn scale_patch_and_delete_print_kubectls_lines() {
+    let mut s = world();
+    assert_eq!(
+        stdout(&mut s, "scale deployment web --replicas=5"),
+        "deployment.apps/web scaled\n"
+    );
+    let o = run(
+        &mut s,
+        "scale deployment web --replicas=4 --current-replicas=3",
+    );
+    assert_eq!(o.stderr, "error: Expected replicas to be 3, was 5\n");
+    assert_eq!(
+        stdout(
+            &mut s,
+            "patch deployment web -p '{\"spec\":{\"replicas\":5}}'"
+        ),
+        "deployment.apps/web patched (no change)\n"
+    );
+    assert_eq!(
+        stdout(
+            &mut s,
+            "patch deploy web --type=merge -p '{\"spec\":{\"replicas\":2}}'"
+        ),
+        "deployment.apps/web patched\n"
+    );
+    s.advance_to(90_000, usize::MAX);
+    let pod = pods_of(&s, "web")[0].metadata.name.clone();
+    let o = run(&mut s, &format!("delete pod {pod} --force"));
+    assert!(o.ok);
+    assert_eq!(o.stdout, format!("pod \"{pod}\" force deleted\n"));
+    assert_eq!(o.stderr, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.\n");
+    assert_eq!(
+        stdout(&mut s, "delete deployment web --cascade=orphan"),
+        "deployment.apps \"web\" deleted\n"
+    );
+    assert_eq!(
+        stdout(&mut s, "delete pods -l app=nothing"),
+        "No resources found\n"
+    );
+}
+
+#[test]
+fn apply_reads_the_editor_text_as_stdin() {
+    let mut s = Session::new(7);
+    let o = s.kubectl_with_input("apply -f -", Some(WEB));
+    assert!(o.ok, "{o:?}");
+    assert_eq!(
+        o.stdout,
+        "deployment.apps/web created\nservice/web created\n"
+    );
+    let o = s.kubectl_with_input("apply -f web.yaml", Some(WEB));
+    assert_eq!(
+        o.stdout,
+        "deployment.apps/web unchanged\nservice/web unchanged\n"
+    );
+    let o = s.kubectl("apply -f web.yaml");
+    assert_eq!(o.stderr, "error: the path \"web.yaml\" does not exist\n");
+    let o = s.kubectl("apply -f -");
+    assert_eq!(o.stderr, "error: no objects passed to apply\n");
+    let o = s.kubectl_with_input("delete -f -", Some(WEB));
+    assert_eq!(
+        o.stdout,
+        "deployment.apps \"web\" deleted\nservice \"web\" deleted\n"
+    );
+}
+
+#[test]
+fn wait_answers_now_whether_the_condition_holds() {
+    let mut s = Session::new(7);
+    s.apply_text("web.yaml", WEB);
+    s.advance_to(100, usize::MAX);
+    let o = run(
+        &mut s,
+        "wait deployment/web --for=condition=Available --timeout=30s",
+    );
+    assert_eq!(
+        o.stderr,
+        "error: timed out waiting for the condition on deployments/web\n"
+    );
+    s.advance_to(60_000, usize::MAX);
+    assert_eq!(
+        stdout(&mut s, "wait deployment/web --for=condition=Available"),
+        "deployment.apps/web condition met\n"
+    );
+    assert_eq!(
+        stdout(
+            &mut s,
+            "wait deploy/web --for=jsonpath='{.status.readyReplicas}'=3"
+        ),
+        "deployment.apps/web condition met\n"
+    );
+    assert_eq!(stdout(&mut s, "wait pod/gone --for=delete"), "");
+    let o = run(&mut s, "wait pods -l app=nothing --for=condition=Ready");
+    assert_eq!(o.stderr, "error: no matching resources found\n");
+}
+
+// ------------------------------------------------------------------ cordon and drain
+
+#[test]
+fn cordon_adds_the_unschedulable_taint_through_the_node_controller() {
+    let mut s = world();
+    assert_eq!(stdout(&mut s, "cordon node-2"), "node/node-2 cordoned\n");
+    assert_eq!(
+        stdout(&mut s, "cordon node-2"),
+        "node/node-2 already cordoned\n"
+    );
+    s.advance_to(70_000, usize::MAX);
+    let node = s
+        .sim
+        .api
+        .get(&ObjectKey::new(Kind::Node, "", "node-2"))
+        .and_then(|o| o.as_node())
+        .cloned()
+        .expect("node-2");
+    assert!(node
+        .spec
+        .taints
+        .iter()
+        .any(|t| t.key == "node.kubernetes.io/unschedulable" && t.effect == "NoSchedule"));
+    assert!(stdout(&mut s, "get nodes").contains("node-2   Ready,SchedulingDisabled"));
+    assert_eq!(
+        stdout(&mut s, "uncordon node-2"),
+        "node/node-2 uncordoned\n"
+    );
+    assert_eq!(
+        stdout(&mut s, "uncordon node-2"),
+        "node/node-2 already uncordoned\n"
+    );
+}
+
+const FIVE: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 5
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: nginx
+        image: nginx:1.27
+";
+
+fn node_with_most_web_pods(s: &Session) -> String {
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for p in pods_of(s, "web") {
+        *counts.entry(p.spec.node_name.clone()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(n, c)| (*c, std::cmp::Reverse(n.clone())))
+        .map(|(n, _)| n)
+        .expect("web runs somewhere")
+}
+
+#[test]
+fn drain_with_a_satisfiable_budget_evicts_every_pod_and_finishes() {
+    let pdb = "---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web-pdb}
+spec:
+  minAvailable: 4
+  selector: {matchLabels: {app: web}}
+";
+    let mut s = world_with(&format!("{FIVE}{pdb}"), 60_000);
+    let node = node_with_most_web_pods(&s);
+    let on_node = pods_of(&s, "web")
+        .iter()
+        .filter(|p| p.spec.node_name == node)
+        .count();
+    assert!(on_node >= 2, "the test wants a PDB-limited second eviction");
+    let o = run(&mut s, &format!("drain {node} --ignore-daemonsets"));
+    assert!(o.ok, "{o:?}");
+    assert_eq!(o.stdout, format!("node/{node} cordoned\n"));
+    s.advance_to(300_000, usize::MAX);
+    let logs = s.command_logs();
+    assert_eq!(logs.len(), 1);
+    let log = &logs[0];
+    assert_eq!(log.finished.map(|(_, ok)| ok), Some(true), "{}", log.text());
+    let last = log.lines.last().expect("output");
+    assert_eq!(last.text, format!("node/{node} drained"));
+    assert_eq!(
+        log.lines
+            .iter()
+            .filter(|l| l.text.ends_with(" evicted"))
+            .count(),
+        on_node,
+        "{}",
+        log.text()
+    );
+    assert!(
+        log.lines.iter().any(|l| l.stream == Stream::Stderr
+            && l.text.ends_with("(will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.")),
+        "the budget made a second eviction wait: {}",
+        log.text()
+    );
+    assert!(pods_of(&s, "web").iter().all(|p| p.spec.node_name != node));
+    assert_eq!(pods_of(&s, "web").len(), 5);
+}
+
+#[test]
+fn drain_blocked_by_a_budget_stricter_than_the_replicas_retries_every_five_seconds() {
+    let mut s = world_with(&format!("{FIVE}{PDB_TIGHT}"), 60_000);
+    let node = node_with_most_web_pods(&s);
+    let o = run(&mut s, &format!("drain {node} --ignore-daemonsets"));
+    assert!(o.ok, "{o:?}");
+    s.advance_to(100_000, usize::MAX);
+    let log = s.command_logs().remove(0);
+    assert!(log.running(), "{}", log.text());
+    let retries: Vec<_> = log
+        .lines
+        .iter()
+        .filter(|l| l.stream == Stream::Stderr)
+        .collect();
+    let first_pod = retries[0].text.clone();
+    assert!(
+        first_pod.starts_with("error when evicting pods/\"web-")
+            && first_pod.ends_with(" -n \"default\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget."),
+        "{first_pod}"
+    );
+    let times: Vec<u64> = retries
+        .iter()
+        .filter(|l| l.text == first_pod)
+        .map(|l| l.at)
+        .collect();
+    assert!(times.len() >= 6, "{}", log.text());
+    for w in times.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(
+            (5_000..5_100).contains(&gap),
+            "retries 5 s apart: {times:?}"
+        );
+    }
+    let node_obj = s
+        .sim
+        .api
+        .get(&ObjectKey::new(Kind::Node, "", &node))
+        .and_then(|o| o.as_node())
+        .cloned()
+        .expect("node");
+    assert!(node_obj.spec.unschedulable, "the node stays cordoned");
+    assert_eq!(pods_of(&s, "web").len(), 5);
+    // Ctrl-C ends it.
+    assert!(s.interrupt_command(&log.id));
+    let log = s.command_logs().remove(0);
+    assert_eq!(log.lines.last().map(|l| l.text.as_str()), Some("^C"));
+    assert!(!log.running());
+}
+
+#[test]
+fn drain_with_a_timeout_gives_up_with_kubectls_error_sequence() {
+    let mut s = world_with(&format!("{FIVE}{PDB_TIGHT}"), 60_000);
+    let node = node_with_most_web_pods(&s);
+    run(&mut s, &format!("drain {node} --timeout=12s"));
+    s.advance_to(120_000, usize::MAX);
+    let log = s.command_logs().remove(0);
+    assert_eq!(
+        log.finished.map(|(_, ok)| ok),
+        Some(false),
+        "{}",
+        log.text()
+    );
+    let text = log.text();
+    assert!(text.contains("global timeout reached: 12s"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "error: unable to drain node \"{node}\" due to error: "
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "There are pending nodes to be drained:\n {node}\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "There are pending pods in node \"{node}\" when an error occurred"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn drain_refuses_pods_without_a_controller_unless_forced() {
+    let mut s = world();
+    stdout(&mut s, "run toolbox --image=busybox:1.36");
+    s.advance_to(90_000, usize::MAX);
+    let node = s
+        .sim
+        .api
+        .get(&ObjectKey::new(Kind::Pod, "default", "toolbox"))
+        .and_then(|o| o.as_pod())
+        .map(|p| p.spec.node_name.clone())
+        .expect("toolbox is scheduled");
+    let o = run(&mut s, &format!("drain {node}"));
+    assert!(!o.ok);
+    assert_eq!(o.stdout, format!("node/{node} cordoned\n"));
+    let err = "cannot delete cannot delete Pods that declare no controller (use --force to override): default/toolbox";
+    assert_eq!(
+        o.stderr,
+        format!("error: unable to drain node \"{node}\" due to error: {err}, continuing command...\nThere are pending nodes to be drained:\n {node}\nerror: {err}\n")
+    );
+    let o = run(&mut s, &format!("drain {node} --force"));
+    assert!(o.ok, "{o:?}");
+    assert_eq!(o.stdout, format!("node/{node} already cordoned\n"));
+    assert_eq!(
+        o.stderr,
+        "Warning: deleting Pods that declare no controller: default/toolbox\n"
+    );
+    s.advance_to(150_000, usize::MAX);
+    let log = s.command_logs().remove(0);
+    assert_eq!(log.finished.map(|(_, ok)| ok), Some(true), "{}", log.text());
+    insta::assert_snapshot!(log.text());
+}
