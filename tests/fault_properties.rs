@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::quantity::parse_quantity;
 use kubeloop::sim::session::Session;
-use kubeloop::sim::types::{Kind, Object, Pod};
+use kubeloop::sim::types::{Kind, Object, ObjectKey, Pod};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::json;
@@ -175,15 +175,11 @@ fn manifest(replicas: u32, image: u32) -> String {
     )
 }
 
-fn pods(s: &Session) -> Vec<Pod> {
-    s.sim
-        .api
-        .list(Kind::Pod)
-        .filter_map(|o| o.as_pod().cloned())
-        .collect()
+fn pods(s: &Session) -> Vec<&Pod> {
+    s.sim.api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect()
 }
 
-fn web_pods(s: &Session) -> Vec<Pod> {
+fn web_pods(s: &Session) -> Vec<&Pod> {
     pods(s)
         .into_iter()
         .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some("web"))
@@ -198,7 +194,10 @@ fn quantity(map: &BTreeMap<String, String>, name: &str, millis: bool) -> i64 {
 
 /// Safety, after every step.
 fn check_invariants(s: &Session) -> Result<(), String> {
-    for p in pods(s) {
+    let api = &s.sim.api;
+    // Per node: pods held (not finished), CPU millicores and memory bytes requested.
+    let mut held: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
+    for p in api.list(Kind::Pod).filter_map(|o| o.as_pod()) {
         let controllers = p
             .metadata
             .owner_references
@@ -208,54 +207,33 @@ fn check_invariants(s: &Session) -> Result<(), String> {
         if controllers > 1 {
             return Err(format!("pod {} has {controllers} controllers", p.metadata.name));
         }
+        if p.spec.node_name.is_empty() || matches!(p.status.phase.as_str(), "Succeeded" | "Failed")
+        {
+            continue;
+        }
+        let h = held.entry(p.spec.node_name.as_str()).or_default();
+        h.0 += 1;
+        for r in p.spec.containers.iter().filter_map(|c| c.resources.as_ref()) {
+            h.1 += quantity(&r.requests, "cpu", true);
+            h.2 += quantity(&r.requests, "memory", false);
+        }
     }
-    for o in s.sim.api.list(Kind::Node) {
-        let node = o.as_node().expect("a node");
-        let name = &node.metadata.name;
+    for (name, (n, cpu, mem)) in held {
+        let node = api
+            .get(&ObjectKey::new(Kind::Node, "", name))
+            .and_then(|o| o.as_node())
+            .ok_or_else(|| format!("pods are bound to {name}, which does not exist"))?;
         let alloc = &node.status.allocatable;
-        let held: Vec<Pod> = pods(s)
-            .into_iter()
-            .filter(|p| &p.spec.node_name == name)
-            .filter(|p| !matches!(p.status.phase.as_str(), "Succeeded" | "Failed"))
-            .collect();
-        let cpu: i64 = held
-            .iter()
-            .flat_map(|p| &p.spec.containers)
-            .filter_map(|c| c.resources.as_ref())
-            .map(|r| quantity(&r.requests, "cpu", true))
-            .sum();
-        let mem: i64 = held
-            .iter()
-            .flat_map(|p| &p.spec.containers)
-            .filter_map(|c| c.resources.as_ref())
-            .map(|r| quantity(&r.requests, "memory", false))
-            .sum();
-        if cpu > quantity(alloc, "cpu", true)
+        if n > quantity(alloc, "pods", false)
+            || cpu > quantity(alloc, "cpu", true)
             || mem > quantity(alloc, "memory", false)
-            || held.len() as i64 > quantity(alloc, "pods", false)
         {
             return Err(format!(
-                "{name} holds {} pods, {cpu}m CPU, {mem} bytes: more than it can",
-                held.len()
+                "{name} holds {n} pods, {cpu}m CPU, {mem} bytes: more than it can"
             ));
         }
     }
-    for p in pods(s) {
-        if !p.spec.node_name.is_empty()
-            && s.sim
-                .api
-                .get(&kubeloop::sim::types::ObjectKey::new(Kind::Node, "", &p.spec.node_name))
-                .is_none()
-        {
-            return Err(format!("pod {} is bound to a node that does not exist", p.metadata.name));
-        }
-    }
-    for o in s
-        .sim
-        .api
-        .list(Kind::Deployment)
-        .chain(s.sim.api.list(Kind::ReplicaSet))
-    {
+    for o in api.list(Kind::Deployment).chain(api.list(Kind::ReplicaSet)) {
         let observed = match &**o {
             Object::Deployment(d) => d.status.observed_generation,
             Object::ReplicaSet(r) => r.status.observed_generation,
@@ -350,7 +328,7 @@ fn converged(s: &Session, replicas: u32, image: u32) -> Result<(), String> {
 }
 
 fn nth_web_pod(s: &Session, i: usize) -> Option<Pod> {
-    let live: Vec<Pod> = web_pods(s)
+    let live: Vec<&Pod> = web_pods(s)
         .into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .collect();

@@ -289,22 +289,15 @@ pub fn describe_request(req: &ApiRequest, cached: Option<&Object>) -> String {
             let mut head = format!("update {} {}", o.kind(), o.meta().name);
             // A status write names status fields bare (`readyReplicas 2→3`); a spec write names
             // them in full (`spec.replicas 3→2`).
-            let sections: &[(&str, &str)] = if status {
+            if status {
                 head.push_str(" status");
-                &[("status", "")]
-            } else {
-                &[("metadata", "metadata"), ("spec", "spec")]
-            };
+            }
             let mut changes = Vec::new();
             if let Some(old) = cached {
-                let (old, new) = (old.to_json(), o.to_json());
-                for (section, prefix) in sections {
-                    json_changes(
-                        prefix,
-                        old.get(section).unwrap_or(&Json::Null),
-                        new.get(section).unwrap_or(&Json::Null),
-                        &mut changes,
-                    );
+                for ((prefix, before), (_, after)) in
+                    sections(old, status).into_iter().zip(sections(o, status))
+                {
+                    json_changes(prefix, &before, &after, &mut changes);
                 }
             }
             with_changes(head, changes)
@@ -321,6 +314,40 @@ pub fn describe_request(req: &ApiRequest, cached: Option<&Object>) -> String {
         ApiRequest::Delete { key, .. } => format!("delete {} {}", key.kind, key.name),
         ApiRequest::Bind { key, node } => format!("bind {} → {node}", key.name),
         ApiRequest::Evict { key, .. } => format!("evict {} {}", key.kind, key.name),
+    }
+}
+
+/// The parts of an object a write changes, as JSON: `status` for a status write (named bare),
+/// `metadata` and `spec` otherwise. Only those parts are serialised: this runs on every write.
+fn sections(o: &Object, status: bool) -> Vec<(&'static str, Json)> {
+    fn json<T: Serialize>(v: &T) -> Json {
+        serde_json::to_value(v).unwrap_or(Json::Null)
+    }
+    macro_rules! parts {
+        ($x:expr, status) => {
+            if status {
+                vec![("", json(&$x.status))]
+            } else {
+                vec![("metadata", json(&$x.metadata)), ("spec", json(&$x.spec))]
+            }
+        };
+    }
+    match o {
+        Object::Pod(x) => parts!(x, status),
+        Object::ReplicaSet(x) => parts!(x, status),
+        Object::Deployment(x) => parts!(x, status),
+        Object::Node(x) => parts!(x, status),
+        Object::PodDisruptionBudget(x) => parts!(x, status),
+        other => {
+            let mut whole = other.to_json();
+            let take = |w: &mut Json, k: &str| w.get_mut(k).map(Json::take).unwrap_or(Json::Null);
+            if status {
+                vec![("", take(&mut whole, "status"))]
+            } else {
+                let meta = take(&mut whole, "metadata");
+                vec![("metadata", meta), ("", whole)]
+            }
+        }
     }
 }
 
