@@ -526,7 +526,6 @@ fn run_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<(), Tes
             Ok(()) => {
                 let start = *since.get_or_insert(now);
                 if now >= start + STAYS_FOR {
-                    if std::env::var("FP_DEBUG").is_ok() { eprintln!("CASE quiet={} conv={} end={} ops={}", quiet_from, start, now, schedule.len()); }
                     return Ok(());
                 }
             }

@@ -15,7 +15,7 @@ use super::api::{
 };
 use super::rng::Rng;
 use super::types::*;
-use super::{admission, validation};
+use super::{admission, limits, validation};
 
 /// How long watch history is kept: `DefaultEventFreshDuration` (bookmark frequency 1 min + 15 s).
 pub const WATCH_HISTORY_WINDOW: Millis = 75_000;
@@ -61,6 +61,8 @@ pub struct ApiServer {
     /// The oldest resourceVersion a watch can still resume from.
     compacted_rv: u64,
     rng: Rng,
+    /// Objects per kind, kept as the store changes so the limits in `limits` cost O(1) per create.
+    counts: BTreeMap<Kind, usize>,
 }
 
 impl ApiServer {
@@ -72,6 +74,7 @@ impl ApiServer {
             history: VecDeque::new(),
             compacted_rv: 1,
             rng: Rng::stream(seed, "apiserver"),
+            counts: BTreeMap::new(),
         }
     }
 
@@ -111,6 +114,26 @@ impl ApiServer {
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty()
+    }
+
+    /// Number of stored objects of one kind (O(1), for the playground limits and views).
+    pub fn count(&self, kind: Kind) -> usize {
+        self.counts.get(&kind).copied().unwrap_or(0)
+    }
+
+    /// The length of the watch history kept for resuming watches (bounded by
+    /// [`WATCH_HISTORY_WINDOW`] and an entry cap), for views and the memory-bound tests.
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+
+    fn count_change(&mut self, kind: Kind, added: bool) {
+        let n = self.counts.entry(kind).or_default();
+        if added {
+            *n += 1;
+        } else {
+            *n = n.saturating_sub(1);
+        }
     }
 
     /// Watch events after `rv`, or 410 when history was compacted past it.
@@ -187,7 +210,9 @@ impl ApiServer {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = rv.to_string();
         let obj = Arc::new(obj);
-        self.objects.insert(obj.key(), obj.clone());
+        if self.objects.insert(obj.key(), obj.clone()).is_none() {
+            self.count_change(obj.kind(), true);
+        }
         let ev = self.commit(now, type_, obj.clone(), rv, cause);
         (obj, ev)
     }
@@ -199,6 +224,7 @@ impl ApiServer {
         cause: u64,
     ) -> Option<(Arc<Object>, WatchEvent)> {
         let old = self.objects.remove(key)?;
+        self.count_change(key.kind, false);
         let rv = self.next_rv();
         let mut last = (*old).clone();
         last.meta_mut().resource_version = rv.to_string();
@@ -264,6 +290,15 @@ impl ApiServer {
         }
         admission::apply_defaults(&mut obj);
         Self::validate(&obj, None)?;
+        // The playground's ResourceQuota-like caps (admission runs before storage, as in Kubernetes).
+        limits::admit_create(
+            kind,
+            &obj.meta().name,
+            limits::StoreCounts {
+                of_kind: self.count(kind),
+                total: self.objects.len() - self.count(Kind::Event),
+            },
+        )?;
         if self.objects.contains_key(&obj.key()) {
             return Err(ApiError::already_exists(kind, &obj.meta().name));
         }
@@ -652,8 +687,8 @@ impl ApiServer {
 
     /// Removes an Event directly (TTL expiry), without a watch event anyone needs.
     pub fn expire_event(&mut self, key: &ObjectKey) {
-        if key.kind == Kind::Event {
-            self.objects.remove(key);
+        if key.kind == Kind::Event && self.objects.remove(key).is_some() {
+            self.count_change(Kind::Event, false);
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod events;
 pub mod examples;
 pub mod faults;
 pub mod kubectl;
+pub mod limits;
 pub mod quantity;
 pub mod rng;
 pub mod runtime;

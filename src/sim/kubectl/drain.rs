@@ -828,6 +828,25 @@ impl DrainController {
 
 // ------------------------------------------------------------------ session access
 
+/// Stops the components of drains that have exited, so they stop receiving watch events; their
+/// logs stay readable.
+pub fn retire_finished(sim: &mut Sim) {
+    let finished: Vec<ComponentId> = sim
+        .component_ids()
+        .into_iter()
+        .filter(|id| matches!(id, ComponentId::Drain(_)) && sim.is_running(id))
+        .filter(|id| {
+            sim.component(id)
+                .and_then(|c| c.as_any())
+                .and_then(|a| a.downcast_ref::<DrainController>())
+                .is_some_and(|d| d.log.finished.is_some())
+        })
+        .collect();
+    for id in finished {
+        sim.retire_component(&id);
+    }
+}
+
 impl Session {
     /// The output of every long-running kubectl command started in this session (`drain`), in
     /// the order they started; running ones keep growing as simulated time advances.

@@ -39,6 +39,7 @@ pub fn execute(session: &mut Session, line: &str) -> CommandOutput {
 /// read). The playground has no file system: `-f NAME` also reads `input`, so the UI can pass
 /// the editor's text under the editor's file name.
 pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>) -> CommandOutput {
+    drain::retire_finished(&mut session.sim);
     let mut words = match split_words(line) {
         Ok(w) => w,
         Err(e) => return error(e),

@@ -1,0 +1,87 @@
+// Shared by tests/determinism.rs (native) and tests/wasm_determinism.rs (wasm32): the same scenario
+// must produce the same trace on both targets, pinned by one committed fingerprint.
+
+use kubeloop::sim::session::Session;
+
+/// A scenario that exercises every controller: a rollout, a crash, a node failure, a Service, a PDB.
+pub const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: determinism}
+spec:
+  seed: 11
+  nodes: {count: 3, cpu: "2", memory: 4Gi}
+  steps:
+  - at: 20s
+    kubectl: scale deployment/web --replicas=5
+  - at: 30s
+    fault: {type: NodeDown, node: node-3}
+  - at: 45s
+    apply: |
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        replicas: 5
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers:
+            - name: app
+              image: nginx:1.28
+              resources: {requests: {cpu: 300m, memory: 128Mi}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        resources: {requests: {cpu: 300m, memory: 128Mi}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 2
+  selector: {matchLabels: {app: web}}
+"#;
+
+/// (number of trace entries, FNV-1a 64 of their JSON lines) after 8 simulated minutes.
+pub fn fingerprint() -> (usize, u64) {
+    let mut s = Session::load("determinism.yaml", SCENARIO, None).expect("the scenario loads");
+    s.advance_to(8 * 60_000, usize::MAX);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut n = 0;
+    for e in s.sim.trace().entries() {
+        n += 1;
+        for b in e.to_json().to_string().bytes().chain([b'\n']) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    (n, h)
+}
+
+/// The committed fingerprint: `entries hash`.
+pub const EXPECTED: &str = include_str!("../snapshots/determinism-fingerprint.txt");
+
+pub fn expected() -> (usize, u64) {
+    let mut it = EXPECTED.split_whitespace();
+    let n = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let h = it.next().and_then(|s| u64::from_str_radix(s, 16).ok()).unwrap_or(0);
+    (n, h)
+}

@@ -1,0 +1,24 @@
+//! Determinism: the same scenario and seed give the same trace, run after run and on every target.
+
+#[path = "common/determinism.rs"]
+mod common;
+
+#[test]
+fn the_same_scenario_gives_the_same_trace_twice() {
+    assert_eq!(common::fingerprint(), common::fingerprint());
+}
+
+#[test]
+fn the_native_trace_matches_the_committed_fingerprint_the_wasm_test_also_checks() {
+    let got = common::fingerprint();
+    if std::env::var_os("UPDATE_DETERMINISM").is_some() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/determinism-fingerprint.txt");
+        std::fs::write(path, format!("{} {:016x}\n", got.0, got.1)).expect("writable");
+        return;
+    }
+    assert_eq!(
+        got,
+        common::expected(),
+        "the simulation's behaviour changed; if intended, run `UPDATE_DETERMINISM=1 cargo test --test determinism` and commit the new fingerprint"
+    );
+}

@@ -1,0 +1,14 @@
+//! The wasm build runs the same scenario to the same trace as the native build (one fingerprint).
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen_test::*;
+
+#[path = "common/determinism.rs"]
+mod common;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+fn the_wasm_trace_matches_the_native_fingerprint() {
+    assert_eq!(common::fingerprint(), common::expected());
+}
