@@ -143,7 +143,12 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
     let mut s = running(1, 3);
     let victim = first_pod(&s);
     let before = s.sim.trace().next_seq();
-    inject(&mut s, Fault::DeletePod { target: pod_target(&victim) });
+    inject(
+        &mut s,
+        Fault::DeletePod {
+            target: pod_target(&victim),
+        },
+    );
     advance(&mut s, 10 * S);
 
     let fault = fault_entries(&s, "DeletePod")[0].seq;
@@ -161,19 +166,26 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
                 component, actions, ..
             } => {
                 component == "replicaset-controller"
-                    && actions.iter().any(|a| a.starts_with("create Pod (generateName web-"))
+                    && actions
+                        .iter()
+                        .any(|a| a.starts_with("create Pod (generateName web-"))
             }
             _ => false,
         })
         .expect("the ReplicaSet's pass that creates the replacement descends from the fault");
     let created = effects
         .iter()
-        .find(|e| matches!(&e.kind, TraceKind::Api { verb, code: 201, .. } if verb == "create") && e.cause == Some(pass.seq))
+        .find(|e| {
+            matches!(&e.kind, TraceKind::Api { verb, code: 201, .. } if verb == "create")
+                && e.cause == Some(pass.seq)
+        })
         .expect("the replacement's create");
     let chain = cause_chain(s.sim.trace(), created.seq);
     assert_eq!(chain.first().map(|e| e.seq), Some(fault), "root first");
     assert_eq!(chain.last().map(|e| e.seq), Some(created.seq));
-    assert!(chain.iter().any(|e| matches!(&e.kind, TraceKind::Watch { .. })));
+    assert!(chain
+        .iter()
+        .any(|e| matches!(&e.kind, TraceKind::Watch { .. })));
     assert_eq!(web_pods(&s).len(), 3);
     assert!(!web_pods(&s).iter().any(|p| p.metadata.name == victim));
 }
@@ -200,8 +212,12 @@ fn every_reconcile_pass_lists_the_actions_it_took() {
             .any(|a| a.starts_with("update ReplicaSet web-") && a.contains("spec.replicas 2→3")),
         "{actions:#?}"
     );
-    assert!(actions.iter().any(|a| a.starts_with("create Pod (generateName web-")));
-    assert!(actions.iter().any(|a| a.starts_with("bind web-") && a.contains(" → node-")));
+    assert!(actions
+        .iter()
+        .any(|a| a.starts_with("create Pod (generateName web-")));
+    assert!(actions
+        .iter()
+        .any(|a| a.starts_with("bind web-") && a.contains(" → node-")));
 }
 
 // ------------------------------------------------------------------ level versus edge
@@ -222,7 +238,12 @@ fn lose_a_pod_deletion(mode: TriggerMode, fault: Fault) -> Session {
     assert_eq!(ready_pods(&s).len(), 3, "{mode:?} starts 3 pods");
     inject(&mut s, fault);
     let victim = first_pod(&s);
-    inject(&mut s, Fault::DeletePod { target: pod_target(&victim) });
+    inject(
+        &mut s,
+        Fault::DeletePod {
+            target: pod_target(&victim),
+        },
+    );
     advance(&mut s, 5 * MIN);
     s
 }
@@ -254,11 +275,18 @@ fn edge_triggered_stays_short_after_lost_pod_events_while_level_triggered_heals_
     assert_eq!(web_pods(&edge).len(), 2, "edge-triggered stays one short");
     assert_eq!(the_replica_set(&edge).spec.replicas, Some(3));
     assert_eq!(
-        creates_by(&edge, "replicaset-controller", fault_entries(&edge, "DeletePod")[0].seq),
+        creates_by(
+            &edge,
+            "replicaset-controller",
+            fault_entries(&edge, "DeletePod")[0].seq
+        ),
         0,
         "its relist refreshed the cache but told it nothing"
     );
-    assert_eq!(edge.sim.trigger_mode(&ComponentId::ReplicaSet), TriggerMode::Edge);
+    assert_eq!(
+        edge.sim.trigger_mode(&ComponentId::ReplicaSet),
+        TriggerMode::Edge
+    );
     assert!(EDGE_TRIGGERED_NOTE.contains("not how Kubernetes works"));
     // Still short much later: nothing repairs a missed edge.
     let mut edge = edge;
@@ -315,7 +343,10 @@ fn an_edge_triggered_replica_set_still_follows_scaling_when_it_misses_nothing() 
             mode: TriggerMode::Level,
         },
     );
-    assert_eq!(s.sim.trigger_mode(&ComponentId::ReplicaSet), TriggerMode::Level);
+    assert_eq!(
+        s.sim.trigger_mode(&ComponentId::ReplicaSet),
+        TriggerMode::Level
+    );
 }
 
 #[test]
@@ -329,7 +360,9 @@ fn only_the_replica_set_controller_has_an_edge_triggered_variant() {
         .unwrap_err();
     assert!(err.contains("no edge-triggered variant"), "{err}");
     let refused = fault_entries(&s, "SetTriggerMode");
-    assert!(matches!(&refused[0].kind, TraceKind::Fault { description, .. } if description.contains("refused")));
+    assert!(
+        matches!(&refused[0].kind, TraceKind::Fault { description, .. } if description.contains("refused"))
+    );
 }
 
 #[test]
@@ -360,7 +393,12 @@ fn a_lost_pod_added_event_stalls_the_replica_set_until_its_expectations_expire()
     let mut s = running(5, 3);
     // With no scheduler, the new pod stays Pending and produces no later event that would
     // reveal it: only the expectations timeout (5 min) unblocks the ReplicaSet.
-    inject(&mut s, Fault::StopComponent { component: "scheduler".into() });
+    inject(
+        &mut s,
+        Fault::StopComponent {
+            component: "scheduler".into(),
+        },
+    );
     inject(
         &mut s,
         Fault::DropWatchEvents {
@@ -377,7 +415,11 @@ fn a_lost_pod_added_event_stalls_the_replica_set_until_its_expectations_expire()
     apply(&mut s, &deployment(4, "nginx:1.27"));
     advance(&mut s, 4 * MIN);
     assert_eq!(creates_by(&s, "replicaset-controller", after), 1);
-    assert_eq!(web_pods(&s).len(), 4, "the pod exists; the controller just never saw it");
+    assert_eq!(
+        web_pods(&s).len(),
+        4,
+        "the pod exists; the controller just never saw it"
+    );
     let waiting = s.sim.trace().since(after).any(|e| {
         matches!(&e.kind, TraceKind::Reconcile { component, record: Some(r), .. }
             if component == "replicaset-controller" && r.diff.contains("expectations pending (add 1"))
@@ -390,9 +432,18 @@ fn a_lost_pod_added_event_stalls_the_replica_set_until_its_expectations_expire()
         2,
         "after ExpectationsTimeout the sync proceeds on its stale view and creates one more"
     );
-    inject(&mut s, Fault::StartComponent { component: "scheduler".into() });
+    inject(
+        &mut s,
+        Fault::StartComponent {
+            component: "scheduler".into(),
+        },
+    );
     advance(&mut s, 60 * S);
-    assert_eq!(ready_pods(&s).len(), 4, "the lost pod's next event reveals the extra pod");
+    assert_eq!(
+        ready_pods(&s).len(),
+        4,
+        "the lost pod's next event reveals the extra pod"
+    );
     assert_eq!(web_pods(&s).len(), 4);
 }
 
@@ -410,13 +461,21 @@ fn delayed_watch_events_slow_the_loop_down_and_the_delay_heals_by_itself() {
     let after = s.sim.trace().next_seq();
     apply(&mut s, &deployment(3, "nginx:1.27"));
     advance(&mut s, 15 * S);
-    assert_eq!(creates_by(&s, "replicaset-controller", after), 0, "it has not seen the scale yet");
+    assert_eq!(
+        creates_by(&s, "replicaset-controller", after),
+        0,
+        "it has not seen the scale yet"
+    );
     advance(&mut s, 20 * S);
     assert_eq!(ready_pods(&s).len(), 3);
     advance(&mut s, 30 * S);
     let healed = fault_entries(&s, "DelayWatchEvents");
     assert_eq!(healed.len(), 2);
-    assert_eq!(healed[1].cause, Some(healed[0].seq), "the heal is caused by the fault");
+    assert_eq!(
+        healed[1].cause,
+        Some(healed[0].seq),
+        "the heal is caused by the fault"
+    );
 }
 
 // ------------------------------------------------------------------ crashes and restarts
@@ -453,12 +512,19 @@ fn a_controller_manager_restart_in_the_middle_of_a_rollout_still_completes_it() 
             .iter()
             .map(|r| r.spec.replicas.unwrap_or(0))
             .collect();
-        assert_eq!(scaled.iter().filter(|&&n| n > 0).count(), 1, "offset {offset}ms: {scaled:?}");
+        assert_eq!(
+            scaled.iter().filter(|&&n| n > 0).count(),
+            1,
+            "offset {offset}ms: {scaled:?}"
+        );
         let restarts = entries(&s)
             .into_iter()
             .filter(|e| matches!(&e.kind, TraceKind::List { reason, .. } if reason == "restarted"))
             .count();
-        assert_eq!(restarts, 7, "all seven controllers of kube-controller-manager relist");
+        assert_eq!(
+            restarts, 7,
+            "all seven controllers of kube-controller-manager relist"
+        );
     }
 }
 
@@ -476,7 +542,11 @@ fn a_restarted_replica_set_controller_relists_and_the_restart_is_the_cause() {
     let effects = effects_of(s.sim.trace(), fault);
     assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::List { component, .. } if component == "replicaset-controller")));
     assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::Reconcile { component, trigger, .. } if component == "replicaset-controller" && trigger == "relist")));
-    assert_eq!(ready_pods(&s).len(), 2, "nothing changes: the relist finds everything in place");
+    assert_eq!(
+        ready_pods(&s).len(),
+        2,
+        "nothing changes: the relist finds everything in place"
+    );
 }
 
 #[test]
@@ -518,8 +588,13 @@ fn while_the_api_server_is_down_every_request_gets_503_and_the_cluster_recovers_
         assert!(!refused.ok, "kubectl gets 503 too");
         advance(&mut s, outage);
         let calls = api_calls(&s, after);
-        assert!(calls.iter().any(|(a, _, _, c)| a.starts_with("kubelet/") && *c == 503));
-        assert!(calls.iter().all(|(_, _, _, c)| *c == 503), "nothing gets through");
+        assert!(calls
+            .iter()
+            .any(|(a, _, _, c)| a.starts_with("kubelet/") && *c == 503));
+        assert!(
+            calls.iter().all(|(_, _, _, c)| *c == 503),
+            "nothing gets through"
+        );
         inject(
             &mut s,
             Fault::StartComponent {
@@ -528,7 +603,9 @@ fn while_the_api_server_is_down_every_request_gets_503_and_the_cluster_recovers_
         );
         if outage > 75 * S {
             // The watch history no longer reaches back: 410 Gone, and the informers relist.
-            assert!(entries(&s).iter().any(|e| matches!(&e.kind, TraceKind::List { reason, .. } if reason.contains("410"))));
+            assert!(entries(&s).iter().any(
+                |e| matches!(&e.kind, TraceKind::List { reason, .. } if reason.contains("410"))
+            ));
         }
         advance(&mut s, 2 * MIN);
         apply(&mut s, &deployment(5, "nginx:1.27"));
@@ -570,9 +647,14 @@ fn a_conflicting_writer_costs_each_controller_write_one_409_and_loses_nothing() 
         .iter()
         .filter(|(_, _, o, _)| *o == rs.to_string())
         .collect();
-    assert!(on_rs.iter().any(|(a, _, _, c)| a == RIVAL_ACTOR && *c == 200));
+    assert!(on_rs
+        .iter()
+        .any(|(a, _, _, c)| a == RIVAL_ACTOR && *c == 200));
     let conflicts = on_rs.iter().filter(|(_, _, _, c)| *c == 409).count();
-    assert!(conflicts >= 2, "the scale and the status writes both meet 409: {on_rs:#?}");
+    assert!(
+        conflicts >= 2,
+        "the scale and the status writes both meet 409: {on_rs:#?}"
+    );
     // Every 409 is retried until it goes through.
     let owners_ok = on_rs
         .iter()
@@ -581,7 +663,9 @@ fn a_conflicting_writer_costs_each_controller_write_one_409_and_loses_nothing() 
     assert!(owners_ok >= 2);
     let retries = s.sim.trace().since(after).filter(|e| {
         matches!(&e.kind, TraceKind::Reconcile { trigger, .. } if trigger == "retry")
-            && e.cause.and_then(|c| s.sim.trace().get(c)).is_some_and(|c| matches!(&c.kind, TraceKind::Api { code: 409, .. }))
+            && e.cause
+                .and_then(|c| s.sim.trace().get(c))
+                .is_some_and(|c| matches!(&c.kind, TraceKind::Api { code: 409, .. }))
     });
     assert!(retries.count() >= 1, "a retry names the 409 it follows");
     assert_eq!(ready_pods(&s).len(), 4);
@@ -640,7 +724,10 @@ fn a_relabelled_pod_is_released_by_its_replica_set_which_creates_a_replacement()
         .into_iter()
         .find(|p| p.metadata.name == name)
         .expect("the released pod keeps running");
-    assert!(orphan.metadata.owner_references.is_empty(), "released: no ownerReference");
+    assert!(
+        orphan.metadata.owner_references.is_empty(),
+        "released: no ownerReference"
+    );
     assert!(orphan.is_ready());
     assert_eq!(ready_pods(&s).len(), 3, "a replacement took its place");
 }
@@ -700,32 +787,56 @@ fn a_dead_nodes_pods_stay_terminating_there_and_are_replaced_after_50_s_plus_300
     inject(&mut s, Fault::NodeDown { node: dead.clone() });
 
     s.advance_to(t0 + 40 * S, usize::MAX);
-    assert_eq!(node_ready(&s, &dead), "True", "within the grace period nothing is noticed");
+    assert_eq!(
+        node_ready(&s, &dead),
+        "True",
+        "within the grace period nothing is noticed"
+    );
     s.advance_to(t0 + 70 * S, usize::MAX);
-    assert_eq!(node_ready(&s, &dead), "Unknown", "after 50 s the node is Unknown");
-    assert!(pods_on(&s, &dead).iter().all(|p| !p.is_ready()), "its pods are marked not ready");
-    assert!(pods_on(&s, &dead).iter().all(|p| p.metadata.deletion_timestamp.is_none()));
+    assert_eq!(
+        node_ready(&s, &dead),
+        "Unknown",
+        "after 50 s the node is Unknown"
+    );
+    assert!(
+        pods_on(&s, &dead).iter().all(|p| !p.is_ready()),
+        "its pods are marked not ready"
+    );
+    assert!(pods_on(&s, &dead)
+        .iter()
+        .all(|p| p.metadata.deletion_timestamp.is_none()));
     s.advance_to(t0 + 330 * S, usize::MAX);
     assert!(
-        pods_on(&s, &dead).iter().all(|p| p.metadata.deletion_timestamp.is_none()),
+        pods_on(&s, &dead)
+            .iter()
+            .all(|p| p.metadata.deletion_timestamp.is_none()),
         "the 300 s tolerations have not run out"
     );
     s.advance_to(t0 + 400 * S, usize::MAX);
     let stuck = pods_on(&s, &dead);
     assert_eq!(stuck.len(), victims.len());
     assert!(
-        stuck.iter().all(|p| p.metadata.deletion_timestamp.is_some()),
+        stuck
+            .iter()
+            .all(|p| p.metadata.deletion_timestamp.is_some()),
         "evicted: Terminating"
     );
     assert_eq!(ready_pods(&s).len(), 3, "replacements run elsewhere");
     assert!(ready_pods(&s).iter().all(|p| p.spec.node_name != dead));
 
     s.advance_to(t0 + 30 * MIN, usize::MAX);
-    assert_eq!(pods_on(&s, &dead).len(), victims.len(), "Terminating forever: no kubelet finishes them");
+    assert_eq!(
+        pods_on(&s, &dead).len(),
+        victims.len(),
+        "Terminating forever: no kubelet finishes them"
+    );
 
     inject(&mut s, Fault::NodeUp { node: dead.clone() });
     advance(&mut s, 2 * MIN);
-    assert!(pods_on(&s, &dead).is_empty(), "the kubelet finishes the deletions when it is back");
+    assert!(
+        pods_on(&s, &dead).is_empty(),
+        "the kubelet finishes the deletions when it is back"
+    );
     assert_eq!(node_ready(&s, &dead), "True");
     assert_eq!(ready_pods(&s).len(), 3);
 }
@@ -739,22 +850,29 @@ fn a_partitioned_node_is_reconciled_on_both_sides_when_it_heals() {
     advance(&mut s, 7 * MIN);
     // The control plane's side: Unknown, evicted, replaced.
     assert_eq!(node_ready(&s, &cut), "Unknown");
-    assert!(pods_on(&s, &cut).iter().all(|p| p.metadata.deletion_timestamp.is_some()));
+    assert!(pods_on(&s, &cut)
+        .iter()
+        .all(|p| p.metadata.deletion_timestamp.is_some()));
     assert_eq!(ready_pods(&s).len(), 3);
     // The node's side: its containers kept running, unaware.
     let machine = &s.sim.machines()[&cut];
     assert!(machine.up);
-    assert!(victims
-        .iter()
-        .all(|p| machine.runtime.container(&p.metadata.uid, "app").is_some_and(|c| c.running)));
+    assert!(victims.iter().all(|p| machine
+        .runtime
+        .container(&p.metadata.uid, "app")
+        .is_some_and(|c| c.running)));
 
     inject(&mut s, Fault::HealNode { node: cut.clone() });
     advance(&mut s, 2 * MIN);
-    assert!(pods_on(&s, &cut).is_empty(), "the kubelet learns of the deletions and finishes them");
+    assert!(
+        pods_on(&s, &cut).is_empty(),
+        "the kubelet learns of the deletions and finishes them"
+    );
     let machine = &s.sim.machines()[&cut];
-    assert!(victims
-        .iter()
-        .all(|p| !machine.runtime.container(&p.metadata.uid, "app").is_some_and(|c| c.running)));
+    assert!(victims.iter().all(|p| !machine
+        .runtime
+        .container(&p.metadata.uid, "app")
+        .is_some_and(|c| c.running)));
     assert_eq!(node_ready(&s, &cut), "True");
     assert_eq!(ready_pods(&s).len(), 3);
 }
@@ -764,7 +882,12 @@ fn a_partitioned_node_is_reconciled_on_both_sides_when_it_heals() {
 #[test]
 fn with_the_scheduler_stopped_pods_stay_pending_until_it_starts() {
     let mut s = Session::new(18);
-    inject(&mut s, Fault::StopComponent { component: "kube-scheduler".into() });
+    inject(
+        &mut s,
+        Fault::StopComponent {
+            component: "kube-scheduler".into(),
+        },
+    );
     apply(&mut s, &deployment(3, "nginx:1.27"));
     advance(&mut s, 2 * MIN);
     let pending = web_pods(&s);
@@ -772,7 +895,12 @@ fn with_the_scheduler_stopped_pods_stay_pending_until_it_starts() {
     assert!(pending
         .iter()
         .all(|p| p.spec.node_name.is_empty() && !p.is_ready()));
-    inject(&mut s, Fault::StartComponent { component: "scheduler".into() });
+    inject(
+        &mut s,
+        Fault::StartComponent {
+            component: "scheduler".into(),
+        },
+    );
     advance(&mut s, 30 * S);
     assert_eq!(ready_pods(&s).len(), 3);
 }
@@ -807,7 +935,12 @@ fn a_crashed_container_is_restarted_in_place_by_the_kubelet() {
 fn an_oom_killed_container_reports_oom_killed_and_restarts() {
     let mut s = running(20, 1);
     let name = first_pod(&s);
-    inject(&mut s, Fault::OomKill { target: pod_target(&name) });
+    inject(
+        &mut s,
+        Fault::OomKill {
+            target: pod_target(&name),
+        },
+    );
     advance(&mut s, 30 * S);
     let st = container_status(&s, &name);
     assert_eq!(st.restart_count, 1);
@@ -841,7 +974,11 @@ fn a_crash_loop_backs_off_and_ends_with_its_duration() {
         "backing off: {waiting:?}"
     );
     advance(&mut s, 6 * MIN);
-    assert_eq!(ready_pods(&s).len(), 1, "after the loop ends the next restart sticks");
+    assert_eq!(
+        ready_pods(&s).len(),
+        1,
+        "after the loop ends the next restart sticks"
+    );
     let faults = fault_entries(&s, "CrashLoop");
     assert_eq!(faults.len(), 2);
     assert_eq!(faults[1].cause, Some(faults[0].seq));
@@ -860,11 +997,19 @@ fn a_failing_readiness_probe_takes_the_pod_out_of_ready_for_its_duration_only() 
     );
     advance(&mut s, 20 * S);
     assert_eq!(ready_pods(&s).len(), 1);
-    assert_eq!(web_pods(&s).len(), 2, "not ready is not gone: nothing replaces it");
+    assert_eq!(
+        web_pods(&s).len(),
+        2,
+        "not ready is not gone: nothing replaces it"
+    );
     advance(&mut s, 40 * S);
     assert_eq!(ready_pods(&s).len(), 2);
     assert_eq!(container_status(&s, &name).restart_count, 0);
-    assert_eq!(fault_entries(&s, "FailReadiness").len(), 2, "fault and heal");
+    assert_eq!(
+        fault_entries(&s, "FailReadiness").len(),
+        2,
+        "fault and heal"
+    );
 }
 
 #[test]
@@ -886,7 +1031,12 @@ fn a_failing_liveness_probe_makes_the_kubelet_restart_the_container() {
 #[test]
 fn a_broken_image_fails_new_pulls_until_it_is_fixed() {
     let mut s = running(24, 2);
-    inject(&mut s, Fault::BreakImage { image: "nginx:1.28".into() });
+    inject(
+        &mut s,
+        Fault::BreakImage {
+            image: "nginx:1.28".into(),
+        },
+    );
     apply(&mut s, &deployment(2, "nginx:1.28"));
     advance(&mut s, 60 * S);
     let stuck: Vec<Pod> = web_pods(&s)
@@ -904,12 +1054,23 @@ fn a_broken_image_fails_new_pulls_until_it_is_fixed() {
         matches!(reason.as_deref(), Some("ErrImagePull" | "ImagePullBackOff")),
         "{reason:?}"
     );
-    assert_eq!(ready_pods(&s).len(), 2, "the rollout keeps old pods while new ones cannot start");
-    inject(&mut s, Fault::FixImage { image: "nginx:1.28".into() });
+    assert_eq!(
+        ready_pods(&s).len(),
+        2,
+        "the rollout keeps old pods while new ones cannot start"
+    );
+    inject(
+        &mut s,
+        Fault::FixImage {
+            image: "nginx:1.28".into(),
+        },
+    );
     advance(&mut s, 6 * MIN);
     let pods = ready_pods(&s);
     assert_eq!(pods.len(), 2);
-    assert!(pods.iter().all(|p| p.spec.containers[0].image == "nginx:1.28"));
+    assert!(pods
+        .iter()
+        .all(|p| p.spec.containers[0].image == "nginx:1.28"));
 }
 
 // ------------------------------------------------------------------ refusals
@@ -918,8 +1079,12 @@ fn a_broken_image_fails_new_pulls_until_it_is_fixed() {
 fn faults_on_things_that_do_not_exist_are_refused_and_traced_as_refused() {
     let mut s = Session::new(25);
     for f in [
-        Fault::NodeDown { node: "node-9".into() },
-        Fault::RestartController { component: "nope".into() },
+        Fault::NodeDown {
+            node: "node-9".into(),
+        },
+        Fault::RestartController {
+            component: "nope".into(),
+        },
         Fault::ConflictingWriter {
             object: "Deployment/default/missing".into(),
             duration: None,

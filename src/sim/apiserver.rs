@@ -290,6 +290,12 @@ impl ApiServer {
         }
         admission::apply_defaults(&mut obj);
         Self::validate(&obj, None)?;
+        if let Object::Pod(pod) = &mut obj {
+            // The pod registry's PrepareForCreate: a new pod is Pending until a kubelet says otherwise.
+            if pod.status.phase.is_empty() {
+                pod.status.phase = "Pending".into();
+            }
+        }
         // The playground's ResourceQuota-like caps (admission runs before storage, as in Kubernetes).
         limits::admit_create(
             kind,

@@ -22,6 +22,7 @@ use serde::de::{
 use serde_json::Value as Json;
 
 use super::admission::apply_defaults;
+use super::limits;
 use super::types::{Kind, Object, ObjectKey};
 use super::validation::{invalid_status_message, validate, BadValue, FieldError};
 use super::yaml::{self, push_index, push_key, Span, YamlDoc};
@@ -162,12 +163,14 @@ pub fn decode_manifests(file: &str, text: &str) -> Decoded {
         }
     };
     let mut seen: BTreeMap<ObjectKey, u32> = BTreeMap::new();
+    let mut over_cap = false;
     for (index, doc) in docs.into_iter().enumerate() {
         let mut ctx = DocContext {
             file,
             index,
             out: &mut out,
             seen: &mut seen,
+            over_cap: &mut over_cap,
         };
         ctx.decode_document(doc);
     }
@@ -210,6 +213,8 @@ struct DocContext<'a> {
     index: usize,
     out: &'a mut Decoded,
     seen: &'a mut BTreeMap<ObjectKey, u32>,
+    /// Set once the file went over `limits::MAX_OBJECTS_PER_FILE` (reported once).
+    over_cap: &'a mut bool,
 }
 
 impl DocContext<'_> {
@@ -298,9 +303,16 @@ impl DocContext<'_> {
             .unwrap_or_default();
         for (i, item) in items.into_iter().enumerate() {
             let prefix = push_index("items", i);
+            // The item's paths are a contiguous run of the sorted map (`items[1]`, `items[1].x`,
+            // also `items[10]…`, filtered out below): a range, not a scan of every span, keeps a
+            // List of thousands of items linear.
             let spans = doc
                 .spans
-                .iter()
+                .range::<str, _>((
+                    std::ops::Bound::Included(prefix.as_str()),
+                    std::ops::Bound::Unbounded,
+                ))
+                .take_while(|(p, _)| p.starts_with(&prefix))
                 .filter_map(|(p, s)| {
                     let rest = p.strip_prefix(&prefix)?;
                     let rest = rest
@@ -319,6 +331,18 @@ impl DocContext<'_> {
     }
 
     fn decode_typed(&mut self, kind: Kind, api_version: &str, doc: &YamlDoc) {
+        if self.out.objects.len() >= limits::MAX_OBJECTS_PER_FILE {
+            if !*self.over_cap {
+                *self.over_cap = true;
+                self.push(
+                    Severity::Error,
+                    doc.start,
+                    limits::too_many_objects_message(),
+                    None,
+                );
+            }
+            return;
+        }
         let version = api_version.rsplit('/').next().unwrap_or(api_version);
         let cannot = |msg: &str| {
             format!("{kind} in version {version:?} cannot be handled as a {kind}: {msg}")

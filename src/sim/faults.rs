@@ -66,7 +66,9 @@ fn ser_duration<S: serde::Serializer>(v: &Millis, s: S) -> Result<S::Ok, S::Erro
 /// How a controller is woken and what it looks at (set per component with `SetTriggerMode`).
 ///
 /// `Level` is how Kubernetes works; `Edge` is a teaching device (see [`EDGE_TRIGGERED_NOTE`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub enum TriggerMode {
     /// Every pass recomputes from the whole cached state; events only say which key to look at;
     /// relists and resyncs queue every key again. A missed event is repaired by the next one.
@@ -91,7 +93,8 @@ impl TriggerMode {
 }
 
 /// What the UI says wherever the edge-triggered switch appears: it is not how Kubernetes works.
-pub const EDGE_TRIGGERED_NOTE: &str = "Edge-triggered mode is a teaching device, not how Kubernetes works. \
+pub const EDGE_TRIGGERED_NOTE: &str =
+    "Edge-triggered mode is a teaching device, not how Kubernetes works. \
 Real controllers are level-triggered: an event only says which object to look at, and every pass \
 compares the whole current state with the spec, so a missed, late or duplicated event is repaired \
 by the next one, by a relist or by a resync. This variant instead acts only on the change each \
@@ -247,7 +250,10 @@ pub enum Fault {
     EditObject { object: String, patch: Json },
     /// Teaching switch: runs a controller level-triggered (as Kubernetes does) or edge-triggered
     /// (acting only on each event's delta, never relisting). Restarts the component.
-    SetTriggerMode { component: String, mode: TriggerMode },
+    SetTriggerMode {
+        component: String,
+        mode: TriggerMode,
+    },
     /// Sets a component's informer resync period (`off`, or absent, for none, as
     /// kube-controller-manager's controllers effectively run).
     SetResync {

@@ -122,11 +122,14 @@ pub fn check_command_line(line: &str) -> Result<(), String> {
             line.len()
         ));
     }
+    // Line breaks around the command (a YAML block scalar's, a paste's) are harmless.
+    let lead = line.len() - line.trim_start().len();
     let bad = line
+        .trim()
         .char_indices()
         .find(|&(_, c)| c.is_control() && c != '\t');
     if let Some((at, c)) = bad {
-        let column = line[..at].chars().count() + 1;
+        let column = line[..lead + at].chars().count() + 1;
         return Err(format!(
             "error: the command line contains a control character (U+{:04X}) at column {column}; type the command without it",
             c as u32
@@ -188,6 +191,10 @@ mod tests {
     #[test]
     fn command_lines_with_control_characters_are_refused_with_the_column() {
         assert!(check_command_line("get pods\t-A").is_ok());
+        assert!(check_command_line("\n  get pods\r\n").is_ok());
+        assert!(check_command_line(" get\npods")
+            .unwrap_err()
+            .contains("(U+000A) at column 5"));
         assert_eq!(
             check_command_line("get pods\u{1b}[2J").unwrap_err(),
             "error: the command line contains a control character (U+001B) at column 9; type the command without it"

@@ -224,6 +224,14 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
             ),
         }
     })?;
+    if let Some(n) = &scenario.spec.nodes {
+        if let Some(e) = super::limits::check_node_count(u64::from(n.count), "spec.nodes.count") {
+            return Err(ScenarioError {
+                field: e.field.clone(),
+                message: format!("Scenario {:?} is invalid: {e}", scenario.metadata.name),
+            });
+        }
+    }
     scenario.timeline()?;
     for (i, c) in scenario.spec.checks.iter().enumerate() {
         parse_wait(&c.wait).map_err(|m| ScenarioError {

@@ -209,7 +209,10 @@ impl Session {
     }
 
     fn create_default_nodes(&mut self, n: &scenario::NodeShorthand) {
-        for i in 1..=n.count {
+        // decode_scenario refuses a count over the limit; a Scenario built in code is clamped
+        // here rather than looping billions of times on creates the API server would refuse.
+        let count = n.count.min(super::limits::MAX_NODES as u32);
+        for i in 1..=count {
             let name = format!("node-{i}");
             let mut labels: StringMap = n.labels.clone();
             labels.insert("kubernetes.io/hostname".into(), name.clone());
@@ -865,15 +868,18 @@ fn json_scalar(v: &Json) -> String {
 }
 
 impl Sim {
-    /// Records a learner command in the trace.
+    /// Records a learner command in the trace. The command and its output are clipped to
+    /// [`super::limits::MAX_TRACE_TEXT`] so a pasted megabyte or a 20,000-row table cannot make
+    /// every trace entry's memory unbounded.
     pub fn record_command(&mut self, command: &str, output: &str, ok: bool) -> u64 {
         let now = self.now();
+        let max = super::limits::MAX_TRACE_TEXT;
         self.trace_push(
             now,
             None,
             TraceKind::Command {
-                command: command.into(),
-                output: output.into(),
+                command: super::limits::clip(command, max).into_owned(),
+                output: super::limits::clip(output, max).into_owned(),
                 ok,
             },
         )

@@ -408,12 +408,18 @@ fn json_changes(prefix: &str, old: &Json, new: &Json, out: &mut Vec<String>) {
                 );
             }
         }
-        (Json::Null, Json::Object(b)) => {
-            json_changes(prefix, &Json::Object(Default::default()), &Json::Object(b.clone()), out)
-        }
-        (Json::Object(a), Json::Null) => {
-            json_changes(prefix, &Json::Object(a.clone()), &Json::Object(Default::default()), out)
-        }
+        (Json::Null, Json::Object(b)) => json_changes(
+            prefix,
+            &Json::Object(Default::default()),
+            &Json::Object(b.clone()),
+            out,
+        ),
+        (Json::Object(a), Json::Null) => json_changes(
+            prefix,
+            &Json::Object(a.clone()),
+            &Json::Object(Default::default()),
+            out,
+        ),
         _ => match (scalar(old), scalar(new)) {
             (Some(a), Some(b)) => out.push(format!("{prefix} {a}→{b}")),
             _ => out.push(prefix.to_string()),

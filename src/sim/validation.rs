@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use super::limits;
 use super::quantity::parse_quantity;
 use super::types::{
     Container, Deployment, IntOrString, Kind, LabelSelector, Node, NodeSelectorRequirement, Object,
@@ -865,6 +866,10 @@ fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
         i64::from(spec.replicas.unwrap_or(1)),
         "spec.replicas",
     ));
+    errs.extend(limits::check_replicas(
+        i64::from(spec.replicas.unwrap_or(1)),
+        "spec.replicas",
+    ));
     validate_selector_and_template(&spec.selector, &spec.template, &mut errs);
 
     let strategy = spec.strategy.clone().unwrap_or_default();
@@ -946,6 +951,10 @@ fn validate_replica_set(rs: &ReplicaSet) -> Vec<FieldError> {
     let spec = &rs.spec;
     let mut errs = Vec::new();
     errs.extend(nonnegative(
+        i64::from(spec.replicas.unwrap_or(1)),
+        "spec.replicas",
+    ));
+    errs.extend(limits::check_replicas(
         i64::from(spec.replicas.unwrap_or(1)),
         "spec.replicas",
     ));

@@ -703,6 +703,11 @@ impl Sim {
             (true, false) => Some(WatchEventType::Added),
             (true, true) => Some(WatchEventType::Modified),
             (false, true) => Some(WatchEventType::Deleted),
+            // client-go hands a DELETED to the handlers even when the object never reached the
+            // cache (its ADD was lost): they still learn it is gone.
+            (false, false) if ev.type_ == WatchEventType::Deleted && c.ctrl.accepts(&ev.object) => {
+                Some(WatchEventType::Deleted)
+            }
             (false, false) => None,
         };
         c.cache.last_rv = c.cache.last_rv.max(ev.resource_version);
@@ -1179,7 +1184,9 @@ impl Sim {
 
     fn names(ids: &[ComponentId]) -> String {
         if ids.len() == ComponentId::CONTROLLER_MANAGER.len()
-            && ComponentId::CONTROLLER_MANAGER.iter().all(|c| ids.contains(c))
+            && ComponentId::CONTROLLER_MANAGER
+                .iter()
+                .all(|c| ids.contains(c))
         {
             return "kube-controller-manager".into();
         }
@@ -1472,7 +1479,11 @@ impl Sim {
             Fault::ConflictingWriter { object, duration } => {
                 let key = parse_object_ref(object)?;
                 if self.api.get(&key).is_none() {
-                    return Err(format!("{} \"{}\" not found", key.kind.resource(), key.name));
+                    return Err(format!(
+                        "{} \"{}\" not found",
+                        key.kind.resource(),
+                        key.name
+                    ));
                 }
                 let until = duration.map(|d| self.now + d);
                 self.rivals.insert(
@@ -1553,7 +1564,8 @@ impl Sim {
             return;
         }
         let (fault, n) = (rival.fault, rival.writes + 1);
-        let patch = serde_json::json!({"metadata": {"annotations": {RIVAL_ANNOTATION: n.to_string()}}});
+        let patch =
+            serde_json::json!({"metadata": {"annotations": {RIVAL_ANNOTATION: n.to_string()}}});
         let result = self.send_as(
             RIVAL_ACTOR,
             false,
@@ -1643,7 +1655,7 @@ impl Sim {
                 );
             }
             Heal::Rival(key) => {
-                if !self.rivals.get(&key).is_some_and(|r| r.fault == fault) {
+                if self.rivals.get(&key).is_none_or(|r| r.fault != fault) {
                     return;
                 }
                 let rival = self.rivals.remove(&key).expect("checked");
@@ -1939,7 +1951,11 @@ fn is_api_server(name: &str) -> bool {
 
 fn parse_kind(k: &str) -> Result<Kind, String> {
     Kind::from_kind_str(k)
-        .or_else(|| Kind::ALL.into_iter().find(|x| x.as_str().eq_ignore_ascii_case(k)))
+        .or_else(|| {
+            Kind::ALL
+                .into_iter()
+                .find(|x| x.as_str().eq_ignore_ascii_case(k))
+        })
         .ok_or_else(|| format!("unknown kind {k:?}"))
 }
 

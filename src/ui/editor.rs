@@ -54,6 +54,8 @@ fn is_mac() -> bool {
 #[component]
 pub fn Editor(p: &EditorProps) -> Html {
     let text = use_state(|| storage::load_editor().unwrap_or_else(|| DEFAULT_MANIFEST.to_string()));
+    // Share links and embeds read and set the editor's text (src/ui/share.rs).
+    super::share::use_editor_sync(&text);
     let area = use_node_ref();
     let gutter = use_node_ref();
 

@@ -7,7 +7,7 @@ use super::icons;
 use super::state::{reply, Action};
 use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
-use crate::viewmodel::inspect::{ConditionRow, GapRow};
+use crate::viewmodel::inspect::{ConditionRow, GapRow, SchedulingView};
 use crate::viewmodel::EventRow;
 
 /// Everything the inspector shows about the selected object.
@@ -24,6 +24,8 @@ pub struct InspectorData {
     pub yaml: String,
     /// `metadata.generation` / `status.observedGeneration`, when the kind has them.
     pub generation: Option<(i64, i64)>,
+    /// For a pod: the scheduler's filter and score pass over the current nodes.
+    pub scheduling: Option<SchedulingView>,
 }
 
 /// Inspector inputs.
@@ -36,6 +38,7 @@ pub struct InspectorProps {
 #[derive(Clone, Copy, PartialEq)]
 enum Tab {
     Gap,
+    Scheduling,
     Conditions,
     Events,
     Yaml,
@@ -114,6 +117,9 @@ pub fn Inspector(p: &InspectorProps) -> Html {
             </div>
             <div class="tabs" role="tablist">
                 { tab_btn(Tab::Gap, if gaps > 0 { format!("Spec vs status · {gaps} gap{}", if gaps == 1 { "" } else { "s" }) } else { "Spec vs status".into() }) }
+                if d.scheduling.is_some() {
+                    { tab_btn(Tab::Scheduling, "Scheduling".into()) }
+                }
                 { tab_btn(Tab::Conditions, format!("Conditions ({})", d.conditions.len())) }
                 { tab_btn(Tab::Events, format!("Events ({})", d.events.len())) }
                 { tab_btn(Tab::Yaml, "YAML".into()) }
@@ -121,6 +127,7 @@ pub fn Inspector(p: &InspectorProps) -> Html {
             <div class="inspector-body">
                 { match *tab {
                     Tab::Gap => gap_view(d),
+                    Tab::Scheduling => scheduling_view(d.scheduling.as_ref()),
                     Tab::Conditions => conditions_view(&d.conditions),
                     Tab::Events => events_view(&d.events),
                     Tab::Yaml => html! { <pre class="yaml">{ &d.yaml }</pre> },
@@ -170,6 +177,30 @@ fn gap_view(d: &InspectorData) -> Html {
                     <pre class="yaml">{ if d.status_yaml.trim().is_empty() { "{}" } else { &d.status_yaml } }</pre>
                 </div>
             </div>
+        </>
+    }
+}
+
+fn scheduling_view(v: Option<&SchedulingView>) -> Html {
+    let Some(v) = v else { return html! { <p class="empty">{ "Only pods are scheduled." }</p> } };
+    html! {
+        <>
+            <p class="note">{ &v.summary }</p>
+            <p class="note">{ "The scheduler's filter and score pass, replayed on the nodes as they are now (this pod left out): a filter rejects a node outright; the feasible ones are scored and the highest wins." }</p>
+            <table class="table sched-table">
+                <thead><tr><th>{ "node" }</th><th>{ "verdict" }</th><th>{ "score" }</th></tr></thead>
+                <tbody>
+                    { for v.rows.iter().map(|r| html! {
+                        <tr class={classes!(if r.fits { "is-ok" } else { "is-gap" }, r.chosen.then_some("is-chosen"))}>
+                            <td class="mono nowrap">
+                                { if r.chosen { "★ " } else if r.tied { "☆ " } else { "" } }{ &r.node }
+                            </td>
+                            <td>{ if r.fits { "fits" } else { "filtered" } }<div class="muted small">{ &r.detail }</div></td>
+                            <td class="mono">{ r.total.map(|t| t.to_string()).unwrap_or_else(|| "—".into()) }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
         </>
     }
 }

@@ -7,6 +7,7 @@ mod chart;
 mod cluster;
 mod console;
 mod editor;
+mod embed;
 mod events;
 mod faults;
 mod hooks;
@@ -16,6 +17,7 @@ mod js_api;
 mod loop_panel;
 mod ownership;
 mod sequence;
+mod share;
 mod state;
 mod storage;
 mod toolbar;
@@ -28,7 +30,7 @@ use yew::prelude::*;
 
 use crate::sim::types::{Kind, Object};
 use crate::sim::yaml::to_yaml;
-use crate::viewmodel::inspect::{condition_rows, gap_rows, DeploymentGap};
+use crate::viewmodel::inspect::{condition_rows, gap_rows, DeploymentGap, SchedulingView};
 use crate::viewmodel::playground::NoticeKind;
 use crate::viewmodel::Playground;
 use inspector::InspectorData;
@@ -99,6 +101,7 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
             status_yaml: String::new(),
             yaml: String::new(),
             generation: None,
+            scheduling: None,
         });
     };
     let generation = match &*obj {
@@ -106,6 +109,11 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
         Object::ReplicaSet(r) => Some((r.metadata.generation, r.status.observed_generation)),
         _ => None,
     };
+    let scheduling = obj.as_pod().map(|pod| {
+        let nodes: Vec<_> = m.session.sim.api.list(Kind::Node).filter_map(|o| o.as_node()).collect();
+        let pods: Vec<_> = m.session.sim.api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
+        SchedulingView::of(&crate::sim::controllers::scheduler::explain(pod, &nodes, &pods))
+    });
     Some(InspectorData {
         exists,
         gap: gap_rows(&obj, now),
@@ -115,6 +123,7 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
         status_yaml: to_yaml(&obj.status_json()),
         yaml: to_yaml(&obj.to_json()),
         generation,
+        scheduling,
         key,
     })
 }
@@ -148,8 +157,13 @@ fn App() -> Html {
         let d = dispatch.clone();
         let model = state.model.clone();
         use_effect_with((), move |_| {
-            let api = js_api::install(d, model);
-            move || drop(api)
+            let api = js_api::install(d.clone(), model.clone());
+            // Share links, URL flags and the embed bridge (src/ui/share.rs, src/ui/embed.rs).
+            let share = share::install(d, model);
+            move || {
+                drop(share);
+                drop(api);
+            }
         });
     }
     {
@@ -285,6 +299,7 @@ fn App() -> Html {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
             <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging}
                 faults_open={*faults_open} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
+            <share::LinkBanner />
             if *faults_open {
                 <faults::FaultPanel {pods} {nodes} {components} dispatch={dispatch.clone()} on_close={close_faults} />
             }
@@ -342,5 +357,8 @@ fn App() -> Html {
 pub fn start() {
     console_error_panic_hook::set_once();
     let _ = Rc::new(());
-    yew::Renderer::<App>::new().render();
+    // Embed mode may wait for a click before mounting anything (src/ui/embed.rs).
+    embed::start(|| {
+        yew::Renderer::<App>::new().render();
+    });
 }

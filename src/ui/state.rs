@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use crate::sim::decode::Diagnostic;
 use crate::sim::faults::Fault;
 use crate::sim::session::{ApplyReport, CommandOutput};
 use crate::sim::types::{Millis, ObjectKey};
@@ -35,6 +36,8 @@ pub enum Action {
     /// Deterministic fast-forward.
     Advance(Millis),
     Apply(String, Reply<ApplyReport>),
+    /// Opens a scenario (a share link, an embed's `load`): text and an optional seed override.
+    Load(String, Option<u64>, Reply<Result<(), Vec<Diagnostic>>>),
     Delete(String, Reply<ApplyReport>),
     Inject(Fault, Reply<Result<String, String>>),
     DeletePod {
@@ -115,6 +118,11 @@ impl Reducible for AppState {
             Action::Apply(text, r) => {
                 let report = m.apply(&text);
                 fill(&r, report);
+                true
+            }
+            Action::Load(text, seed, r) => {
+                let result = m.load_scenario(&text, seed);
+                fill(&r, result);
                 true
             }
             Action::Delete(text, r) => {

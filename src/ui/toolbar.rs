@@ -102,6 +102,7 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                 </div>
             </div>
             <div class="toolbar-actions">
+                <super::share::ShareButton />
                 <button class={classes!("btn", "btn-ghost", p.faults_open.then_some("is-active"))} data-testid="faults-toggle"
                     aria-expanded={p.faults_open.to_string()} aria-controls="fault-panel" onclick={faults}>
                     { icons::bolt() }<span>{ "Faults" }</span>

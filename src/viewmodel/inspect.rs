@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::cluster::PodView;
+use crate::sim::controllers::scheduler::{NodeVerdict, SchedulingDecision};
 use crate::sim::time::human_age;
 use crate::sim::types::{Condition, Millis, Object, Pod};
 
@@ -212,6 +213,72 @@ impl DeploymentGap {
             && self.ready == self.desired
             && self.available == self.desired
             && self.updated == self.desired
+    }
+}
+
+/// One node's line in the scheduling explanation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedulingRow {
+    pub node: String,
+    /// Passed every filter.
+    pub fits: bool,
+    /// The filter plugin and its reasons, or the score breakdown.
+    pub detail: String,
+    /// The weighted total of a feasible node.
+    pub total: Option<i64>,
+    /// The node the scheduler picks (or picked).
+    pub chosen: bool,
+    /// Tied with the chosen node: the real scheduler picks among these at random.
+    pub tied: bool,
+}
+
+/// Why a pod goes where it goes (or nowhere): the scheduler's filter and score pass, replayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedulingView {
+    /// One sentence: how many nodes fit and which wins, or why none does.
+    pub summary: String,
+    pub rows: Vec<SchedulingRow>,
+}
+
+impl SchedulingView {
+    /// Lays out a scheduling decision for the inspector.
+    pub fn of(d: &SchedulingDecision) -> SchedulingView {
+        let rows: Vec<SchedulingRow> = d
+            .nodes
+            .iter()
+            .map(|n| {
+                let (fits, detail, total) = match &n.verdict {
+                    NodeVerdict::Filtered { plugin, reasons } => (false, format!("{plugin}: {}", reasons.join("; ")), None),
+                    NodeVerdict::Feasible { scores, total } => (
+                        true,
+                        scores.iter().map(|s| format!("{} {}×{}", s.plugin, s.score, s.weight)).collect::<Vec<_>>().join(", "),
+                        Some(*total),
+                    ),
+                };
+                SchedulingRow {
+                    chosen: d.chosen.as_deref() == Some(n.node.as_str()),
+                    tied: d.tied_with.contains(&n.node),
+                    node: n.node.clone(),
+                    fits,
+                    detail,
+                    total,
+                }
+            })
+            .collect();
+        let summary = match (&d.chosen, &d.message) {
+            (Some(c), _) if d.tied_with.is_empty() => {
+                format!("{} of {} nodes fit; {c} scores highest.", d.feasible_nodes, d.total_nodes)
+            }
+            (Some(c), _) => format!(
+                "{} of {} nodes fit; {c} ties for the highest score with {} (the scheduler picks one at random).",
+                d.feasible_nodes,
+                d.total_nodes,
+                d.tied_with.join(", ")
+            ),
+            (None, Some(m)) => m.clone(),
+            (None, None) => "No node was evaluated.".into(),
+        };
+        SchedulingView { summary, rows }
     }
 }
 
@@ -462,6 +529,41 @@ mod tests {
         g.available = 3;
         assert_eq!(g.words(), "converged");
         assert!(g.converged());
+    }
+
+    #[test]
+    fn a_scheduling_decision_reads_as_one_row_per_node() {
+        use crate::sim::controllers::scheduler::{NodeDecision, PluginScore};
+        use crate::sim::types::{Kind, ObjectKey};
+        let d = SchedulingDecision {
+            pod: ObjectKey::new(Kind::Pod, "default", "p"),
+            nodes: vec![
+                NodeDecision {
+                    node: "node-1".into(),
+                    verdict: NodeVerdict::Filtered { plugin: "NodeResourcesFit", reasons: vec!["Insufficient cpu".into()] },
+                },
+                NodeDecision {
+                    node: "node-2".into(),
+                    verdict: NodeVerdict::Feasible {
+                        scores: vec![PluginScore { plugin: "NodeResourcesFit", raw: 90, score: 90, weight: 1 }],
+                        total: 90,
+                    },
+                },
+            ],
+            omitted_nodes: 0,
+            chosen: Some("node-2".into()),
+            tied_with: vec![],
+            message: None,
+            preemption: None,
+            total_nodes: 2,
+            feasible_nodes: 1,
+        };
+        let v = SchedulingView::of(&d);
+        assert_eq!(v.summary, "1 of 2 nodes fit; node-2 scores highest.");
+        assert_eq!(v.rows[0].detail, "NodeResourcesFit: Insufficient cpu");
+        assert!(!v.rows[0].fits);
+        assert!(v.rows[1].chosen);
+        assert_eq!(v.rows[1].total, Some(90));
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! inspector's spec-vs-status gap and the chart. `src/ui` only turns these into HTML.
 
 pub mod cluster;
+pub mod embed_flags;
+pub mod embed_protocol;
 pub mod events;
 pub mod faults;
 pub mod format;

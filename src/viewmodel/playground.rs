@@ -186,6 +186,43 @@ impl Playground {
         self.notify("Cluster reset: three empty nodes", NoticeKind::Info);
     }
 
+    /// Opens a scenario file the way a share link or an embed hands it over: its objects are
+    /// applied at t=0, its steps scheduled and its checks armed, exactly as `kubeloop run` starts
+    /// it (no boot phase), so the same text and seed give the same run. `seed` overrides the
+    /// scenario's. A text with errors changes nothing but the diagnostics under the editor.
+    pub fn load_scenario(&mut self, text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
+        match Session::load(EDITOR_FILE, text, seed) {
+            Ok(session) => {
+                self.seed = session.sim.config().seed;
+                self.session = session;
+                self.playing = false;
+                self.last_apply = None;
+                self.selected = None;
+                self.loops.clear();
+                self.sequence.clear();
+                self.history.clear();
+                self.trace_seq = 0;
+                self.carry = 0.0;
+                self.lagging = false;
+                self.sync();
+                let name = self.session.scenario.metadata.name.clone();
+                let what = if name.is_empty() { "the shared scenario".to_string() } else { format!("scenario \"{name}\"") };
+                self.notify(&format!("Opened {what}"), NoticeKind::Info);
+                Ok(())
+            }
+            Err(diagnostics) => {
+                self.last_apply = Some(ApplyReport {
+                    ok: false,
+                    diagnostics: diagnostics.clone(),
+                    ..Default::default()
+                });
+                self.notify("This scenario has errors; nothing was loaded", NoticeKind::Error);
+                self.version += 1;
+                Err(diagnostics)
+            }
+        }
+    }
+
     /// One animation frame of `real_ms` real milliseconds: advances the clock by `real_ms × speed`
     /// when playing, within the event budget. Returns true when anything changed.
     pub fn frame(&mut self, real_ms: f64) -> bool {

@@ -318,9 +318,7 @@ impl SequenceLog {
                         MsgStyle::Reconcile,
                     );
                     m.detail = match record {
-                        Some(r) if !r.diff.is_empty() => {
-                            format!("gap: {} → {} request(s)", r.diff, requests)
-                        }
+                        Some(r) if !r.diff.is_empty() => format!("gap: {}", r.diff),
                         Some(_) if *requests > 0 => format!("{requests} request(s)"),
                         Some(_) => "no gap: nothing to do".into(),
                         None if *requests > 0 => format!("{requests} request(s) ({trigger})"),

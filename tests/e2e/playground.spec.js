@@ -77,9 +77,9 @@ test('README screenshot: a pod replaced mid-flight, with the API conversation', 
   const [victim] = await readyPods(page);
   await page.getByTestId(`pod-${victim}`).hover();
   await page.getByTestId(`delete-pod-${victim}`).click();
-  // 150 ms later: the old pod is terminating, its replacement is being created, and the
-  // conversation that made it happen is on screen.
-  await advance(page, '150ms');
+  // 25 ms later: the old pod is terminating, the ReplicaSet controller has seen the gap and
+  // created a replacement that waits for the scheduler, and the conversation is on screen.
+  await advance(page, '25ms');
   await page.getByTestId('tab-sequence').click();
   await expect(page.getByTestId('sequence')).toContainText('reconcile');
   await page.mouse.move(0, 0);

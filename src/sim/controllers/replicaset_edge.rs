@@ -142,7 +142,13 @@ fn pod_from_template(rs: &ReplicaSet) -> Pod {
     }
 }
 
-fn event(type_: &'static str, rs: &ObjectKey, uid: &str, reason: &str, message: String) -> EventRecord {
+fn event(
+    type_: &'static str,
+    rs: &ObjectKey,
+    uid: &str,
+    reason: &str,
+    message: String,
+) -> EventRecord {
     EventRecord {
         type_,
         reason: reason.into(),
@@ -308,7 +314,12 @@ impl Controller for EdgeReplicaSetController {
         out
     }
 
-    fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, _now: crate::sim::types::Millis) {
+    fn on_response(
+        &mut self,
+        req: &ApiRequest,
+        result: &ApiResult,
+        _now: crate::sim::types::Millis,
+    ) {
         let Err(e) = result else { return };
         match req {
             ApiRequest::Create(Object::Pod(pod)) => {
@@ -374,14 +385,22 @@ impl Controller for EdgeReplicaSetController {
 }
 
 /// Counts from the cache, as the real controller's `calculateStatus` does.
-fn status_from_cache(rs: &ReplicaSet, owned: &[&Pod], now: crate::sim::types::Millis) -> ReplicaSetStatus {
+fn status_from_cache(
+    rs: &ReplicaSet,
+    owned: &[&Pod],
+    now: crate::sim::types::Millis,
+) -> ReplicaSetStatus {
     let min_ready = rs.spec.min_ready_seconds as i64;
     let labels = &rs.spec.template.metadata.labels;
     let mut status = rs.status.clone();
     status.replicas = owned.len() as i32;
     status.fully_labeled_replicas = owned
         .iter()
-        .filter(|p| labels.iter().all(|(k, v)| p.metadata.labels.get(k) == Some(v)))
+        .filter(|p| {
+            labels
+                .iter()
+                .all(|(k, v)| p.metadata.labels.get(k) == Some(v))
+        })
         .count() as i32;
     status.ready_replicas = owned.iter().filter(|p| p.is_ready()).count() as i32;
     status.available_replicas = owned

@@ -39,6 +39,10 @@ pub fn execute(session: &mut Session, line: &str) -> CommandOutput {
 /// read). The playground has no file system: `-f NAME` also reads `input`, so the UI can pass
 /// the editor's text under the editor's file name.
 pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>) -> CommandOutput {
+    // Too long, or holding control characters: refused before any parsing (see sim::limits).
+    if let Err(e) = crate::sim::limits::check_command_line(line) {
+        return error(e);
+    }
     drain::retire_finished(&mut session.sim);
     let mut words = match split_words(line) {
         Ok(w) => w,
@@ -46,6 +50,15 @@ pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>
     };
     if words.first().map(String::as_str) == Some("kubectl") {
         words.remove(0);
+    }
+    if words
+        .iter()
+        .any(|w| matches!(w.as_str(), "|" | ">" | ">>" | "<" | "&&" | "||" | ";"))
+    {
+        return util::unsupported(
+            "shell syntax (pipes, redirections, chained commands)",
+            "run one kubectl command at a time",
+        );
     }
     // Global flags may come before the command: `kubectl -n kube-system get pods`.
     let Some(verb_at) = find_verb(&words) else {

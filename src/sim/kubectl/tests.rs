@@ -153,6 +153,26 @@ fn mistakes_get_kubectls_exact_errors() {
         ),
         ("wait deployment/web".into(), "error: --for must be specified\n"),
         (
+            "drain node-1 --ignore-daemonset".into(),
+            "error: unknown flag: --ignore-daemonset\nSee 'kubectl drain --help' for usage.\n",
+        ),
+        (
+            "rollout status deployment/web --to-revision=1".into(),
+            "error: unknown flag: --to-revision\nSee 'kubectl rollout status --help' for usage.\n",
+        ),
+        (
+            "create deployment api --imag=nginx".into(),
+            "error: unknown flag: --imag\nSee 'kubectl create deployment --help' for usage.\n",
+        ),
+        (
+            "delete pod x --grace-period=soon".into(),
+            "error: invalid argument \"soon\" for \"--grace-period\" flag: strconv.ParseInt: parsing \"soon\": invalid syntax\nSee 'kubectl delete --help' for usage.\n",
+        ),
+        (
+            "-n kube-system get po -x".into(),
+            "error: unknown shorthand flag: 'x' in -x\nSee 'kubectl get --help' for usage.\n",
+        ),
+        (
             "set image deployment/web php=php:8".into(),
             "error: unable to find container named \"php\"\n",
         ),

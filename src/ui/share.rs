@@ -1,0 +1,638 @@
+//! Share links in the app: opening `#example/<name>` and `#k1:…` links, the Share button
+//! (Ctrl/Cmd+S), and the address bar that follows the editor.
+//!
+//! The editor owns its text; [`use_editor_sync`] mirrors it here and lets this module put text
+//! in it (a link, an embed's `apply`/`load`). Opening a link loads its scenario through
+//! [`Action::Load`], so the page starts exactly where `kubeloop run` starts. A link that cannot be
+//! opened changes nothing: the reader's own text stays in the editor (and in localStorage, which
+//! only the reader's typing ever writes) and a banner says, as text, what was wrong.
+//!
+//! In an embed ([`super::embed`]) the address bar is never touched and the Share button becomes
+//! an "Open in Kubeloop" link to the full playground with the same scenario.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo_timers::callback::Interval;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use yew::prelude::*;
+
+use super::embed;
+use super::state::{reply, Action};
+use crate::sim::decode::Diagnostic;
+use crate::sim::examples;
+use crate::sim::share::{self, Link, Shared, LONG_LINK_WARNING, MAX_FRAGMENT};
+use crate::viewmodel::embed_flags::{self, first_tab, parse_query, parse_view, Flags, Panel};
+use crate::viewmodel::Playground;
+
+/// localStorage key of the "keep the address bar in sync" switch (on unless turned off).
+const TRACK_KEY: &str = "kubeloop.trackUrl.v1";
+/// How long the editor must be still before the address bar is rewritten, in ms.
+const DEBOUNCE_MS: f64 = 500.0;
+
+/// The Share popover's contents.
+#[derive(Clone, Debug, PartialEq)]
+struct Popover {
+    url: String,
+    /// None while the clipboard is being asked; Some(true) copied; Some(false) copy by hand.
+    copied: Option<bool>,
+}
+
+#[derive(Default)]
+struct Bus {
+    /// The editor's text as last reported.
+    text: String,
+    /// The editor reported at least once.
+    seen_editor: bool,
+    /// Text the page itself put in the editor (initial, link, embed call): not a reader edit.
+    clean: Option<String>,
+    set_text: Option<UseStateSetter<String>>,
+    /// Text waiting for the editor to mount.
+    pending: Option<String>,
+    dispatch: Option<Callback<Action>>,
+    model: Option<Rc<RefCell<Playground>>>,
+    flags: Option<Rc<Flags>>,
+    /// The seed the open link (or `?seed=`) asked for, carried into new links.
+    seed: Option<u64>,
+    /// The `view=` the open link carried.
+    view: Option<String>,
+    /// Why the last link could not be opened.
+    banner: Option<String>,
+    popover: Option<Popover>,
+    /// A reader edit not yet in the address bar: when it happened (ms).
+    dirty_since: Option<f64>,
+    track: bool,
+    listeners: Vec<(u64, Rc<dyn Fn()>)>,
+    next_listener: u64,
+}
+
+thread_local! {
+    static BUS: RefCell<Bus> = RefCell::new(Bus { track: true, ..Bus::default() });
+}
+
+/// Runs `f` on the bus. Never call into Yew (emit, set) inside: that may re-enter.
+fn with<R>(f: impl FnOnce(&mut Bus) -> R) -> R {
+    BUS.with(|b| f(&mut b.borrow_mut()))
+}
+
+fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+fn warn(msg: &str) {
+    web_sys::console::warn_1(&JsValue::from_str(msg));
+}
+
+/// The page's URL flags, parsed once.
+pub fn flags() -> Rc<Flags> {
+    if let Some(f) = with(|b| b.flags.clone()) {
+        return f;
+    }
+    let search = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    let f = Rc::new(parse_query(&search));
+    for w in &f.warnings {
+        warn(&format!("kubeloop: ignored URL flag: {w}"));
+    }
+    with(|b| b.flags = Some(f.clone()));
+    f
+}
+
+fn notify_listeners() {
+    let ls: Vec<Rc<dyn Fn()>> = with(|b| b.listeners.iter().map(|(_, l)| l.clone()).collect());
+    for l in ls {
+        l();
+    }
+}
+
+/// Re-renders the calling component whenever the share state (banner, popover) changes.
+#[hook]
+fn use_bus_updates() {
+    let update = use_force_update();
+    use_effect_with((), move |_| {
+        let id = with(|b| {
+            b.next_listener += 1;
+            let id = b.next_listener;
+            b.listeners
+                .push((id, Rc::new(move || update.force_update()) as Rc<dyn Fn()>));
+            id
+        });
+        move || with(|b| b.listeners.retain(|(i, _)| *i != id))
+    });
+}
+
+/// Mirrors the editor's text here and lets share links and the embed put text in the editor.
+/// Called once by the editor component with its text state.
+#[hook]
+pub fn use_editor_sync(text: &UseStateHandle<String>) {
+    {
+        let setter = text.setter();
+        use_effect_with((), move |_| {
+            let pending = with(|b| {
+                b.set_text = Some(setter.clone());
+                b.pending.take()
+            });
+            if let Some(p) = pending {
+                setter.set(p);
+            }
+            || with(|b| b.set_text = None)
+        });
+    }
+    let current: &str = text;
+    let changed = with(|b| !b.seen_editor || b.text != current);
+    if changed {
+        let t = current.to_string();
+        with(|b| {
+            if !b.seen_editor {
+                // The text the editor opened with (autosave or the default) is nobody's edit.
+                b.seen_editor = true;
+                if b.clean.is_none() {
+                    b.clean = Some(t.clone());
+                }
+            }
+            if b.clean.as_deref() != Some(t.as_str()) {
+                b.dirty_since = Some(now_ms());
+            }
+            b.text = t;
+        });
+    }
+}
+
+/// The editor's current text.
+pub fn editor_text() -> String {
+    with(|b| b.text.clone())
+}
+
+/// Puts `text` in the editor as the page's own (not a reader edit: it is not autosaved and does
+/// not rewrite the address bar by itself).
+pub fn set_editor_text(text: &str) {
+    let setter = with(|b| {
+        b.clean = Some(text.to_string());
+        b.text = text.to_string();
+        b.dirty_since = None;
+        match &b.set_text {
+            Some(s) => Some(s.clone()),
+            None => {
+                b.pending = Some(text.to_string());
+                None
+            }
+        }
+    });
+    if let Some(s) = setter {
+        s.set(text.to_string());
+    }
+}
+
+/// The app's dispatcher, once the app is mounted.
+pub fn dispatcher() -> Option<Callback<Action>> {
+    with(|b| b.dispatch.clone())
+}
+
+/// The playground model, once the app is mounted.
+pub fn model() -> Option<Rc<RefCell<Playground>>> {
+    with(|b| b.model.clone())
+}
+
+/// Opens `text` as a scenario: into the editor and into a fresh simulation.
+pub fn load(text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
+    set_editor_text(text);
+    let Some(d) = dispatcher() else {
+        return Err(Vec::new());
+    };
+    let r = reply();
+    d.emit(Action::Load(text.to_string(), seed, r.clone()));
+    let result = r.borrow_mut().take();
+    result.unwrap_or_else(|| Err(Vec::new()))
+}
+
+fn set_banner(msg: Option<String>) {
+    with(|b| b.banner = msg);
+    notify_listeners();
+}
+
+/// Clicks the activity tab for `panel` (the tabs are the app's own buttons).
+pub fn select_tab(panel: Panel) {
+    let sel = format!("[data-testid=\"tab-{}\"]", panel.as_str());
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(&sel).ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        el.click();
+    }
+}
+
+/// Reads a fragment (`#k1:…`, `#example/<name>`) and opens what it names. Returns false (and
+/// shows why in the banner) when it could not be opened; an empty fragment is not a link.
+pub fn open_fragment(hash: &str) -> bool {
+    let frag = hash.trim_start_matches('#');
+    if frag.trim().is_empty() {
+        return true;
+    }
+    let flags = flags();
+    let (text, link_seed, link_view, link_speed) = match share::decode(frag) {
+        Ok(Link::Example(name)) => match examples::by_name(&name) {
+            Some(t) => (t.to_string(), None, None, None),
+            None => {
+                let shown: String = name.chars().take(60).collect();
+                set_banner(Some(format!(
+                    "There is no built-in example called \"{shown}\". Nothing was changed; your own scenario is still here."
+                )));
+                return false;
+            }
+        },
+        Ok(Link::Scenario(s)) => (s.text, s.seed, s.view, s.speed),
+        Err(e) => {
+            set_banner(Some(e.to_string()));
+            return false;
+        }
+    };
+    let seed = link_seed.or(flags.seed);
+    with(|b| {
+        b.seed = link_seed;
+        b.view = link_view.clone();
+    });
+    set_banner(None);
+    let result = load(&text, seed);
+    if let Err(diags) = &result {
+        warn(&format!(
+            "kubeloop: the linked scenario has {} problem(s); it is in the editor to fix",
+            diags.len()
+        ));
+    }
+    if let Some(d) = dispatcher() {
+        if let Some(s) = flags.speed.or(link_speed.filter(|s| s.is_finite() && *s > 0.0)) {
+            d.emit(Action::SetSpeed(s));
+        }
+    }
+    let view = flags.view.clone().or_else(|| link_view.map(|v| parse_view(&v).0));
+    if let Some(tab) = view.as_deref().and_then(first_tab) {
+        select_tab(tab);
+    }
+    true
+}
+
+/// What the current scenario looks like as a link payload.
+fn current_shared() -> Shared {
+    let (text, seed, view) = with(|b| (b.text.clone(), b.seed, b.view.clone()));
+    let speed = model()
+        .and_then(|m| m.try_borrow().ok().map(|m| m.speed))
+        .filter(|s| (*s - 1.0).abs() > 1e-9);
+    let flags = flags();
+    let view = view.or_else(|| flags.view.as_deref().map(embed_flags::view_param));
+    Shared {
+        text,
+        seed,
+        view,
+        speed,
+    }
+}
+
+fn href() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_default()
+}
+
+/// The link to the full playground with the current scenario (the Share URL outside an embed,
+/// the "Open in Kubeloop" URL inside one).
+pub fn share_url() -> String {
+    let fragment = share::encode(&current_shared());
+    embed_flags::playground_url(&href(), &fragment)
+}
+
+/// Rewrites the address bar to the current scenario (never in an embed).
+fn write_address_bar() {
+    if flags().embed {
+        return;
+    }
+    let fragment = share::encode(&current_shared());
+    if fragment.len() > MAX_FRAGMENT {
+        warn("kubeloop: the scenario is too large for a link; the address bar was not updated");
+        return;
+    }
+    let url = format!("{}#{fragment}", embed_flags::without_fragment(&href()));
+    if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    if flags().embed {
+        return None;
+    }
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+fn set_tracking(on: bool) {
+    with(|b| b.track = on);
+    if let Some(s) = storage() {
+        let _ = s.set_item(TRACK_KEY, if on { "1" } else { "0" });
+    }
+    if on {
+        write_address_bar();
+    } else if let Some(w) = web_sys::window() {
+        // The address bar stops following the editor: leave no stale scenario in it.
+        let url = embed_flags::without_fragment(&href()).to_string();
+        if let Ok(h) = w.history() {
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        }
+    }
+    notify_listeners();
+}
+
+/// Opens the Share popover and tries to copy the link to the clipboard.
+pub fn share_now() {
+    let url = share_url();
+    with(|b| {
+        b.popover = Some(Popover {
+            url: url.clone(),
+            copied: None,
+        })
+    });
+    notify_listeners();
+    let done = |ok: bool| {
+        with(|b| {
+            if let Some(p) = &mut b.popover {
+                p.copied = Some(ok);
+            }
+        });
+        notify_listeners();
+        if !ok {
+            select_url_field();
+        }
+    };
+    // navigator.clipboard is missing on insecure origins and may refuse in iframes.
+    let promise = web_sys::window()
+        .and_then(|w| js_sys::Reflect::get(&w.navigator(), &"clipboard".into()).ok())
+        .filter(|c| !c.is_undefined() && !c.is_null())
+        .and_then(|c| {
+            let f = js_sys::Reflect::get(&c, &"writeText".into())
+                .ok()?
+                .dyn_into::<js_sys::Function>()
+                .ok()?;
+            f.call1(&c, &JsValue::from_str(&url))
+                .ok()?
+                .dyn_into::<js_sys::Promise>()
+                .ok()
+        });
+    match promise {
+        Some(p) => {
+            let ok = Closure::once_into_js(move |_: JsValue| done(true));
+            let fail = Closure::once_into_js(move |_: JsValue| done(false));
+            let _ = p.then2(ok.unchecked_ref(), fail.unchecked_ref());
+        }
+        None => done(false),
+    }
+}
+
+fn select_url_field() {
+    if let Some(input) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("[data-testid=\"share-url\"]").ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok())
+    {
+        let _ = input.focus();
+        input.select();
+    }
+}
+
+fn close_popover() {
+    with(|b| b.popover = None);
+    notify_listeners();
+}
+
+/// Keeps the listeners and the timer installed by [`install`]; dropping it removes them.
+pub struct ShareHandle {
+    _timer: Interval,
+    keydown: Closure<dyn Fn(web_sys::KeyboardEvent)>,
+    hashchange: Closure<dyn Fn(web_sys::Event)>,
+}
+
+impl Drop for ShareHandle {
+    fn drop(&mut self) {
+        if let Some(w) = web_sys::window() {
+            let _ = w.remove_event_listener_with_callback(
+                "keydown",
+                self.keydown.as_ref().unchecked_ref(),
+            );
+            let _ = w.remove_event_listener_with_callback(
+                "hashchange",
+                self.hashchange.as_ref().unchecked_ref(),
+            );
+        }
+        with(|b| {
+            b.dispatch = None;
+            b.model = None;
+        });
+        embed::detach();
+    }
+}
+
+/// Wires share links to the mounted app: opens the link in the address bar, applies the URL
+/// flags, starts following the editor in the address bar, installs Ctrl/Cmd+S, and hands the
+/// model to the embed bridge. Called once, from the app's first effect.
+pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Option<ShareHandle> {
+    let window = web_sys::window()?;
+    let flags = flags();
+    let track = storage()
+        .and_then(|s| s.get_item(TRACK_KEY).ok().flatten())
+        .is_none_or(|v| v != "0");
+    with(|b| {
+        b.dispatch = Some(dispatch.clone());
+        b.model = Some(model);
+        b.track = track && !flags.embed;
+    });
+
+    let hash = window.location().hash().unwrap_or_default();
+    let opened_link = !hash.trim_start_matches('#').trim().is_empty();
+    if opened_link {
+        open_fragment(&hash);
+    } else {
+        if let Some(s) = flags.speed {
+            dispatch.emit(Action::SetSpeed(s));
+        }
+        if let Some(tab) = flags.view.as_deref().and_then(first_tab) {
+            select_tab(tab);
+        }
+    }
+    embed::attach();
+    if flags.autoplay {
+        dispatch.emit(Action::Play);
+    }
+
+    let keydown = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {
+        let s = e.key().eq_ignore_ascii_case("s");
+        if s && (e.ctrl_key() || e.meta_key()) && !e.alt_key() && !e.shift_key() && !flags().embed
+        {
+            e.prevent_default();
+            share_now();
+        } else if e.key() == "Escape" && with(|b| b.popover.is_some()) {
+            close_popover();
+        }
+    });
+    let _ = window.add_event_listener_with_callback("keydown", keydown.as_ref().unchecked_ref());
+    let hashchange = Closure::<dyn Fn(web_sys::Event)>::new(|_: web_sys::Event| {
+        // A link pasted into the address bar of an open playground only changes the fragment.
+        let hash = web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .unwrap_or_default();
+        open_fragment(&hash);
+    });
+    let _ = window
+        .add_event_listener_with_callback("hashchange", hashchange.as_ref().unchecked_ref());
+
+    let timer = Interval::new(250, || {
+        let due = with(|b| {
+            b.track && b.dirty_since.is_some_and(|t| now_ms() - t >= DEBOUNCE_MS)
+        });
+        if due {
+            with(|b| {
+                b.dirty_since = None;
+                b.clean = Some(b.text.clone());
+            });
+            write_address_bar();
+        }
+    });
+    Some(ShareHandle {
+        _timer: timer,
+        keydown,
+        hashchange,
+    })
+}
+
+/// The "this link could not be opened" banner (nothing when the link was fine).
+#[component]
+pub fn LinkBanner() -> Html {
+    use_bus_updates();
+    let Some(msg) = with(|b| b.banner.clone()) else {
+        return html! {};
+    };
+    let dismiss = Callback::from(|_: MouseEvent| set_banner(None));
+    html! {
+        <div class="link-banner" role="alert" data-testid="link-error">
+            <svg class="icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" focusable="false">
+                <path fill="currentColor" d="M12 3 1.5 21h21L12 3zm-1 6h2v6h-2V9zm0 8h2v2h-2v-2z" />
+            </svg>
+            <div class="link-banner-text">
+                <strong>{ "This link could not be opened." }</strong>
+                <span>{ msg }</span>
+            </div>
+            <button class="btn btn-small" onclick={dismiss}>{ "Dismiss" }</button>
+        </div>
+    }
+}
+
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The toolbar's Share button and its popover; in an embed, the "Open in Kubeloop" link.
+#[component]
+pub fn ShareButton() -> Html {
+    use_bus_updates();
+    if flags().embed {
+        // The href is filled in at click time, so it carries what the editor holds then.
+        let refresh = Callback::from(|e: MouseEvent| {
+            if let Some(a) = e
+                .current_target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            {
+                let _ = a.set_attribute("href", &share_url());
+            }
+        });
+        let refresh_focus = Callback::from(|e: FocusEvent| {
+            if let Some(a) = e
+                .current_target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            {
+                let _ = a.set_attribute("href", &share_url());
+            }
+        });
+        let base = embed_flags::playground_url(&href(), "");
+        return html! {
+            <a class="btn btn-ghost open-full" data-testid="open-full" href={base} target="_blank" rel="noopener"
+                onclick={refresh.clone()} onmousedown={refresh} onfocus={refresh_focus}
+                title="Open this scenario in the full playground, in a new tab">
+                <span>{ "Open in Kubeloop" }</span>
+                <svg class="icon" viewBox="0 0 24 24" width="14" height="14" aria-hidden="true" focusable="false">
+                    <path fill="currentColor" d="M14 4h6v6h-2V7.4l-7.3 7.3-1.4-1.4L16.6 6H14V4zM5 6h6v2H6v10h10v-5h2v7H4V6h1z" />
+                </svg>
+            </a>
+        };
+    }
+    let (popover, track) = with(|b| (b.popover.clone(), b.track));
+    let open = Callback::from(|_: MouseEvent| {
+        if with(|b| b.popover.is_some()) {
+            close_popover();
+        } else {
+            share_now();
+        }
+    });
+    let pop = popover.map(|p| {
+        let len = p.url.len();
+        let long = len > LONG_LINK_WARNING;
+        let status = match p.copied {
+            None => "Copying…",
+            Some(true) => "Link copied to the clipboard.",
+            Some(false) => "Your browser did not let the page copy: select the link and copy it (Ctrl+C / ⌘C).",
+        };
+        let on_track = Callback::from(|e: Event| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            set_tracking(el.checked());
+        });
+        let select_all = Callback::from(|e: FocusEvent| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            el.select();
+        });
+        html! {
+            <div class="share-pop" role="dialog" aria-label="Share this scenario" data-testid="share-popover">
+                <div class="share-pop-head">
+                    <strong>{ "Share this scenario" }</strong>
+                    <button class="icon-btn" aria-label="Close" onclick={Callback::from(|_: MouseEvent| close_popover())}>
+                        <svg class="icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
+                            <path fill="currentColor" d="M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12 19 17.6 17.6 19 12 13.4 6.4 19 5 17.6 10.6 12 5 6.4z" />
+                        </svg>
+                    </button>
+                </div>
+                <p class={classes!("share-status", (p.copied == Some(true)).then_some("is-ok"))} data-testid="share-status" aria-live="polite">{ status }</p>
+                <input class="share-url" data-testid="share-url" readonly=true value={p.url.clone()} aria-label="Share link" onfocus={select_all} />
+                <p class="share-meta">
+                    <span data-testid="share-length">{ format!("{} characters", thousands(len)) }</span>
+                    { " · the whole scenario is in the link; it never reaches a server." }
+                </p>
+                if long {
+                    <p class="share-warning" role="alert" data-testid="share-warning">
+                        { format!("This link is longer than {} KB. Chat tools, mail and some servers cut long links: check that it still opens, or shorten the scenario.", LONG_LINK_WARNING / 1024) }
+                    </p>
+                }
+                <label class="share-track">
+                    <input type="checkbox" data-testid="share-track" checked={track} onchange={on_track} />
+                    <span>{ "Keep the address bar in sync with the editor" }</span>
+                </label>
+            </div>
+        }
+    });
+    html! {
+        <div class="share-anchor">
+            <button class="btn btn-ghost" data-testid="share" onclick={open} title="Copy a link to this scenario (Ctrl/Cmd+S)"
+                aria-haspopup="dialog">
+                <svg class="icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
+                    <path fill="currentColor" d="M10.6 13.4a1 1 0 0 1 0-1.4l3.5-3.5a3 3 0 1 1 4.2 4.2l-2 2-1.4-1.4 2-2a1 1 0 1 0-1.4-1.4l-3.5 3.5a1 1 0 0 1-1.4 0zm2.8-2.8a1 1 0 0 1 0 1.4l-3.5 3.5a3 3 0 1 1-4.2-4.2l2-2 1.4 1.4-2 2a1 1 0 1 0 1.4 1.4l3.5-3.5a1 1 0 0 1 1.4 0z" />
+                </svg>
+                <span>{ "Share" }</span>
+            </button>
+            { for pop }
+        </div>
+    }
+}

@@ -1,0 +1,650 @@
+//! The embed protocol: the messages a course page and an embedded playground exchange with
+//! `postMessage`, checked here without a browser.
+//!
+//! ```text
+//! host → app   {type: "kubeloop:init", id}                                    handshake (retried)
+//! app  → host  {type: "kubeloop:ready", id, version, protocol, loaded}
+//! host → app   {type: "kubeloop:call", id, callId, method, args: [...]}
+//! app  → host  {type: "kubeloop:result", id, callId, ok: true, value} | {…, ok: false, error}
+//! app  → host  {type: "kubeloop:event", id, event, data}                      see [`Watcher`]
+//! app  → any   {type: "kubeloop:hello", protocol}                             "I am up: (re)send init"
+//! ```
+//!
+//! Everything inbound is hostile until proven otherwise: [`parse_inbound`] checks the envelope
+//! (types, lengths, a known method, the argument types) and returns what to do, or why not.
+//! The browser side ([`crate::ui`]'s embed module) adds the origin and source checks and the
+//! size cap before the message is even turned into JSON.
+
+use serde_json::{json, Value as Json};
+
+use crate::sim::faults::Fault;
+use crate::sim::session::Session;
+use crate::sim::time::{clock, parse_duration};
+use crate::sim::trace::TraceKind;
+use crate::sim::types::{Kind, Millis};
+
+/// The protocol version this build speaks (`ready.protocol`). Additive changes keep it.
+pub const PROTOCOL: u32 = 1;
+/// The longest message accepted, in characters of its JSON form (a 1 MiB scenario plus room).
+pub const MAX_MESSAGE_CHARS: usize = (1 << 20) + 16 * 1024;
+/// The longest `id` / string `callId` accepted.
+pub const MAX_ID_CHARS: usize = 128;
+/// The most arguments a call may carry.
+pub const MAX_ARGS: usize = 4;
+/// The longest kubectl command line accepted.
+pub const MAX_COMMAND_CHARS: usize = 4096;
+/// The furthest one `advance` call may move the clock (a longer one would freeze the page).
+pub const MAX_ADVANCE_MS: Millis = 60 * 60 * 1000;
+/// The most events posted per poll; the rest are counted in a `dropped` event.
+pub const MAX_EVENTS_PER_POLL: usize = 400;
+
+/// What a host may ask.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Call {
+    /// `kubectl apply -f` of this YAML (it is also put in the editor).
+    Apply(String),
+    /// Loads this text as a scenario (as a share link would), with an optional seed override.
+    Load { text: String, seed: Option<u64> },
+    Inject(Fault),
+    Kubectl(String),
+    Play,
+    Pause,
+    /// Runs to the next visible move of the loop.
+    Step,
+    SetSpeed(f64),
+    /// Deterministic fast-forward by this many simulated milliseconds.
+    Advance(Millis),
+    GetState,
+    GetShareUrl,
+    RunChecks,
+}
+
+/// The method names, as the SDK spells them.
+pub const METHODS: &[&str] = &[
+    "apply",
+    "load",
+    "inject",
+    "kubectl",
+    "play",
+    "pause",
+    "step",
+    "setSpeed",
+    "advance",
+    "getState",
+    "getShareUrl",
+    "runChecks",
+];
+
+/// A call's id: the host's number or string, echoed in the result.
+pub type CallId = Json;
+
+/// A checked inbound message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inbound {
+    Init { id: String },
+    Call { id: String, call_id: CallId, call: Call },
+}
+
+/// Why an inbound message was not acted on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rejected {
+    /// Not a Kubeloop message at all (other scripts use postMessage too): ignore silently.
+    Foreign,
+    /// A Kubeloop message that breaks the schema: warn and ignore. When the envelope was good
+    /// enough to name a call, the host gets an error result for it (nothing else happens).
+    Malformed {
+        reason: String,
+        reply: Option<(String, CallId)>,
+    },
+}
+
+fn malformed(reason: impl Into<String>) -> Rejected {
+    Rejected::Malformed {
+        reason: reason.into(),
+        reply: None,
+    }
+}
+
+fn short_string(v: Option<&Json>, what: &str) -> Result<String, Rejected> {
+    match v {
+        Some(Json::String(s)) if !s.is_empty() && s.chars().count() <= MAX_ID_CHARS => {
+            Ok(s.clone())
+        }
+        Some(Json::Number(n)) if n.is_u64() => Ok(n.to_string()),
+        _ => Err(malformed(format!(
+            "{what} must be a non-empty string of at most {MAX_ID_CHARS} characters"
+        ))),
+    }
+}
+
+fn call_id(v: Option<&Json>) -> Result<CallId, Rejected> {
+    match v {
+        Some(Json::Number(n)) if n.as_u64().is_some_and(|n| n < (1 << 53)) => Ok(Json::Number(n.clone())),
+        Some(Json::String(s)) if !s.is_empty() && s.chars().count() <= MAX_ID_CHARS => {
+            Ok(Json::String(s.clone()))
+        }
+        _ => Err(malformed(
+            "callId must be a whole number or a short string",
+        )),
+    }
+}
+
+/// Checks one inbound message (already parsed from JSON, already under [`MAX_MESSAGE_CHARS`]).
+pub fn parse_inbound(msg: &Json) -> Result<Inbound, Rejected> {
+    let Json::Object(m) = msg else {
+        return Err(Rejected::Foreign);
+    };
+    let Some(Json::String(ty)) = m.get("type") else {
+        return Err(Rejected::Foreign);
+    };
+    let Some(kind) = ty.strip_prefix("kubeloop:") else {
+        return Err(Rejected::Foreign);
+    };
+    match kind {
+        "init" => Ok(Inbound::Init {
+            id: short_string(m.get("id"), "id")?,
+        }),
+        "call" => {
+            let id = short_string(m.get("id"), "id")?;
+            let cid = call_id(m.get("callId"))?;
+            let fail = |reason: String| Rejected::Malformed {
+                reason,
+                reply: Some((id.clone(), cid.clone())),
+            };
+            let Some(Json::String(method)) = m.get("method") else {
+                return Err(fail("method must be a string".into()));
+            };
+            let args: &[Json] = match m.get("args") {
+                None | Some(Json::Null) => &[],
+                Some(Json::Array(a)) if a.len() <= MAX_ARGS => a,
+                Some(Json::Array(_)) => {
+                    return Err(fail(format!("at most {MAX_ARGS} arguments")));
+                }
+                Some(_) => return Err(fail("args must be an array".into())),
+            };
+            let call = parse_call(method, args).map_err(|e| fail(format!("{method}: {e}")))?;
+            Ok(Inbound::Call {
+                id,
+                call_id: cid,
+                call,
+            })
+        }
+        "ready" | "result" | "event" | "hello" => Err(Rejected::Foreign),
+        other => Err(malformed(format!(
+            "unknown message type \"kubeloop:{}\"",
+            other.chars().take(40).collect::<String>()
+        ))),
+    }
+}
+
+fn text_arg(args: &[Json], what: &str, max: usize) -> Result<String, String> {
+    match args.first() {
+        Some(Json::String(s)) if s.len() <= max => Ok(s.clone()),
+        Some(Json::String(_)) => Err(format!("{what} is longer than {max} bytes")),
+        _ => Err(format!("expected {what} (a string)")),
+    }
+}
+
+fn seed_arg(v: Option<&Json>) -> Result<Option<u64>, String> {
+    match v {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Number(n)) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| "the seed must be a whole number".to_string()),
+        Some(_) => Err("the seed must be a whole number".into()),
+    }
+}
+
+fn parse_call(method: &str, args: &[Json]) -> Result<Call, String> {
+    const MAX_TEXT: usize = crate::sim::share::MAX_INFLATED;
+    Ok(match method {
+        "apply" => Call::Apply(text_arg(args, "the YAML", MAX_TEXT)?),
+        "load" => match args.first() {
+            Some(Json::Object(o)) => {
+                let text = match o.get("yaml").or_else(|| o.get("text")) {
+                    Some(Json::String(s)) if s.len() <= MAX_TEXT => s.clone(),
+                    _ => return Err("expected {yaml: string, seed?: number}".into()),
+                };
+                Call::Load {
+                    text,
+                    seed: seed_arg(o.get("seed"))?,
+                }
+            }
+            _ => Call::Load {
+                text: text_arg(args, "the scenario text", MAX_TEXT)?,
+                seed: seed_arg(args.get(1))?,
+            },
+        },
+        "inject" => {
+            let v = match args.first() {
+                Some(Json::String(s)) if s.len() <= 64 * 1024 => {
+                    serde_json::from_str::<Json>(s).map_err(|e| format!("the fault is not JSON: {e}"))?
+                }
+                Some(o @ Json::Object(_)) => o.clone(),
+                _ => return Err("expected a fault such as {type: 'DeletePod', pod: 'web-…'}".into()),
+            };
+            Call::Inject(serde_json::from_value::<Fault>(v).map_err(|e| e.to_string())?)
+        }
+        "kubectl" => {
+            let cmd = text_arg(args, "the command line", MAX_COMMAND_CHARS)?;
+            if cmd.trim().is_empty() {
+                return Err("the command line is empty".into());
+            }
+            Call::Kubectl(cmd)
+        }
+        "play" => Call::Play,
+        "pause" => Call::Pause,
+        "step" => Call::Step,
+        "setSpeed" => match args.first().and_then(Json::as_f64) {
+            Some(s) if s.is_finite() && s > 0.0 => Call::SetSpeed(s.clamp(0.01, 1000.0)),
+            _ => return Err("expected a positive number".into()),
+        },
+        "advance" => {
+            let ms = match args.first() {
+                Some(Json::Number(n)) => match n.as_f64() {
+                    Some(x) if x.is_finite() && x >= 0.0 => x as Millis,
+                    _ => return Err("expected a duration such as \"30s\" or milliseconds".into()),
+                },
+                Some(Json::String(s)) => parse_duration(s)?,
+                _ => return Err("expected a duration such as \"30s\" or milliseconds".into()),
+            };
+            if ms > MAX_ADVANCE_MS {
+                return Err("at most 1h per call".into());
+            }
+            Call::Advance(ms)
+        }
+        "getState" => Call::GetState,
+        "getShareUrl" => Call::GetShareUrl,
+        "runChecks" => Call::RunChecks,
+        other => {
+            return Err(format!(
+                "unknown method \"{}\" (known: {})",
+                other.chars().take(40).collect::<String>(),
+                METHODS.join(", ")
+            ))
+        }
+    })
+}
+
+/// The handshake reply.
+pub fn ready_message(id: &str, version: &str, loaded: bool) -> Json {
+    json!({"type": "kubeloop:ready", "id": id, "version": version, "protocol": PROTOCOL, "loaded": loaded})
+}
+
+/// A call's result.
+pub fn result_message(id: &str, call_id: &CallId, result: Result<Json, String>) -> Json {
+    match result {
+        Ok(value) => {
+            json!({"type": "kubeloop:result", "id": id, "callId": call_id, "ok": true, "value": value})
+        }
+        Err(error) => {
+            json!({"type": "kubeloop:result", "id": id, "callId": call_id, "ok": false, "error": error})
+        }
+    }
+}
+
+/// An event.
+pub fn event_message(id: &str, event: &str, data: Json) -> Json {
+    json!({"type": "kubeloop:event", "id": id, "event": event, "data": data})
+}
+
+/// What a newly started playground announces to whatever page holds it (no content, any origin).
+pub fn hello_message() -> Json {
+    json!({"type": "kubeloop:hello", "protocol": PROTOCOL})
+}
+
+/// One Deployment's replica counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeploymentCounts {
+    pub namespace: String,
+    pub name: String,
+    /// `spec.replicas` (1 when unset).
+    pub replicas: i32,
+    /// `status.replicas`: every pod the Deployment's ReplicaSets own.
+    pub current: i32,
+    pub updated: i32,
+    pub ready: i32,
+    pub available: i32,
+    /// The controller has seen the newest spec (`observedGeneration >= generation`).
+    pub observed: bool,
+}
+
+impl DeploymentCounts {
+    /// This Deployment has converged: the controller saw the newest spec and every replica is
+    /// updated, ready and available, with no extra pods left over.
+    pub fn converged(&self) -> bool {
+        self.observed
+            && self.current == self.replicas
+            && self.updated == self.replicas
+            && self.ready == self.replicas
+            && self.available == self.replicas
+    }
+
+    /// As the host sees it.
+    pub fn to_json(&self) -> Json {
+        json!({
+            "namespace": self.namespace, "name": self.name, "replicas": self.replicas,
+            "current": self.current, "updated": self.updated, "ready": self.ready,
+            "available": self.available, "converged": self.converged(),
+        })
+    }
+}
+
+/// Every Deployment's counts, in store order.
+pub fn deployment_counts(session: &Session) -> Vec<DeploymentCounts> {
+    session
+        .sim
+        .api
+        .list(Kind::Deployment)
+        .filter_map(|o| o.as_deployment())
+        .map(|d| DeploymentCounts {
+            namespace: d.metadata.namespace.clone(),
+            name: d.metadata.name.clone(),
+            replicas: d.spec.replicas.unwrap_or(1),
+            current: d.status.replicas,
+            updated: d.status.updated_replicas,
+            ready: d.status.ready_replicas,
+            available: d.status.available_replicas,
+            observed: d.status.observed_generation >= d.metadata.generation,
+        })
+        .collect()
+}
+
+/// True when there is at least one Deployment and every Deployment has converged.
+pub fn converged(session: &Session) -> bool {
+    let all = deployment_counts(session);
+    !all.is_empty() && all.iter().all(DeploymentCounts::converged)
+}
+
+/// The scenario's checks as the host sees them (`passed` is null while undecided).
+pub fn checks_json(session: &Session) -> Json {
+    Json::Array(
+        session
+            .checks()
+            .into_iter()
+            .map(|c| json!({"name": c.name, "passed": c.passed, "message": c.message}))
+            .collect(),
+    )
+}
+
+/// Turns what happened in a session into outbound events, incrementally.
+///
+/// Reads the trace since the last poll: each Kubernetes Event becomes `event`, each fault (and
+/// heal) `fault`, each `apply` `applied`, each decided check `checkPassed` / `checkFailed`; and
+/// it compares convergence with the last poll (`converged` when every Deployment reaches
+/// updated = ready = available = replicas, `diverged` when that stops being true). A session
+/// replaced under it (Reset, a loaded scenario) is noticed by its clock or trace going back.
+#[derive(Clone, Debug, Default)]
+pub struct Watcher {
+    after: u64,
+    last_now: Millis,
+    converged: Option<bool>,
+}
+
+impl Watcher {
+    /// A watcher that reports only what happens from now on.
+    pub fn starting_at(session: &Session) -> Watcher {
+        Watcher {
+            after: session.sim.trace().next_seq().saturating_sub(1),
+            last_now: session.sim.now(),
+            converged: Some(converged(session)),
+        }
+    }
+
+    /// Forget the position: the next poll reads the session from its first entry.
+    pub fn restart(&mut self) {
+        *self = Watcher::default();
+    }
+
+    /// The events since the last poll, oldest first, as (name, data).
+    pub fn poll(&mut self, session: &Session) -> Vec<(&'static str, Json)> {
+        let trace = session.sim.trace();
+        let now = session.sim.now();
+        if trace.next_seq() <= self.after || now < self.last_now {
+            self.restart();
+        }
+        self.last_now = now;
+        let mut out = Vec::new();
+        let mut dropped = 0usize;
+        for e in trace.since(self.after) {
+            self.after = e.seq;
+            let item = match &e.kind {
+                TraceKind::Event {
+                    event_type,
+                    reason,
+                    message,
+                    object,
+                    source,
+                } => Some((
+                    "event",
+                    json!({"time": e.t, "type": event_type, "reason": reason, "message": message, "object": object, "source": source}),
+                )),
+                TraceKind::Fault { fault, description } => Some((
+                    "fault",
+                    json!({"time": e.t, "fault": fault, "description": description}),
+                )),
+                TraceKind::Command { command, output, ok } if command.starts_with("apply") => {
+                    Some((
+                        "applied",
+                        json!({"time": e.t, "ok": ok, "output": output}),
+                    ))
+                }
+                TraceKind::Check {
+                    name,
+                    passed,
+                    message,
+                } => Some((
+                    if *passed { "checkPassed" } else { "checkFailed" },
+                    json!({"time": e.t, "name": name, "message": message}),
+                )),
+                _ => None,
+            };
+            if let Some(item) = item {
+                if out.len() < MAX_EVENTS_PER_POLL {
+                    out.push(item);
+                } else {
+                    dropped += 1;
+                }
+            }
+        }
+        if dropped > 0 {
+            out.push(("dropped", json!({"count": dropped})));
+        }
+        let c = converged(session);
+        if self.converged != Some(c) {
+            let was = self.converged.replace(c);
+            if c || was == Some(true) {
+                let deployments: Vec<Json> =
+                    deployment_counts(session).iter().map(|d| d.to_json()).collect();
+                out.push((
+                    if c { "converged" } else { "diverged" },
+                    json!({"time": now, "clock": clock(now), "deployments": deployments}),
+                ));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::examples;
+
+    fn call(method: &str, args: Json) -> Result<Inbound, Rejected> {
+        parse_inbound(&json!({"type": "kubeloop:call", "id": "kl-1", "callId": 7, "method": method, "args": args}))
+    }
+
+    fn reason(r: Result<Inbound, Rejected>) -> String {
+        match r {
+            Err(Rejected::Malformed { reason, .. }) => reason,
+            other => panic!("expected a malformed message, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_handshake_and_every_method_parse() {
+        assert_eq!(
+            parse_inbound(&json!({"type": "kubeloop:init", "id": "kl-1"})),
+            Ok(Inbound::Init { id: "kl-1".into() })
+        );
+        let ok = |m: &str, a: Json, c: Call| {
+            assert_eq!(
+                call(m, a),
+                Ok(Inbound::Call { id: "kl-1".into(), call_id: json!(7), call: c }),
+                "{m}"
+            )
+        };
+        ok("apply", json!(["kind: Pod\n"]), Call::Apply("kind: Pod\n".into()));
+        ok("load", json!(["x: 1\n", 9]), Call::Load { text: "x: 1\n".into(), seed: Some(9) });
+        ok("load", json!([{"yaml": "x", "seed": 3}]), Call::Load { text: "x".into(), seed: Some(3) });
+        ok("kubectl", json!(["get pods"]), Call::Kubectl("get pods".into()));
+        ok("play", json!([]), Call::Play);
+        ok("pause", Json::Null, Call::Pause);
+        ok("step", json!([]), Call::Step);
+        ok("setSpeed", json!([2000]), Call::SetSpeed(1000.0));
+        ok("advance", json!(["30s"]), Call::Advance(30_000));
+        ok("advance", json!([1500]), Call::Advance(1500));
+        ok("getState", json!([]), Call::GetState);
+        ok("getShareUrl", json!([]), Call::GetShareUrl);
+        ok("runChecks", json!([]), Call::RunChecks);
+        let Ok(Inbound::Call { call: Call::Inject(f), .. }) =
+            call("inject", json!([{"type": "DeletePod", "pod": "web-1"}]))
+        else {
+            panic!("inject did not parse");
+        };
+        assert_eq!(f.name(), "DeletePod");
+        assert!(matches!(
+            call("inject", json!(["{\"type\":\"NodeDown\",\"node\":\"node-2\"}"])),
+            Ok(Inbound::Call { call: Call::Inject(_), .. })
+        ));
+    }
+
+    #[test]
+    fn other_scripts_messages_are_ignored_silently() {
+        for m in [json!("hello"), json!(null), json!([1, 2]), json!({"type": 3}), json!({"source": "react-devtools"}), json!({"type": "webpackOk"}), json!({"type": "kubeloop:ready", "id": "x"})] {
+            assert_eq!(parse_inbound(&m), Err(Rejected::Foreign), "{m}");
+        }
+    }
+
+    #[test]
+    fn malformed_envelopes_are_rejected_without_a_reply() {
+        for m in [
+            json!({"type": "kubeloop:init"}),
+            json!({"type": "kubeloop:init", "id": ""}),
+            json!({"type": "kubeloop:init", "id": "x".repeat(MAX_ID_CHARS + 1)}),
+            json!({"type": "kubeloop:init", "id": {"a": 1}}),
+            json!({"type": "kubeloop:call", "id": "a", "method": "play"}),
+            json!({"type": "kubeloop:call", "id": "a", "callId": -1, "method": "play"}),
+            json!({"type": "kubeloop:call", "id": "a", "callId": 1.5, "method": "play"}),
+            json!({"type": "kubeloop:call", "id": "a", "callId": [1], "method": "play"}),
+            json!({"type": "kubeloop:evil"}),
+        ] {
+            assert!(
+                matches!(parse_inbound(&m), Err(Rejected::Malformed { reply: None, .. })),
+                "{m}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_call_gets_an_error_reply_and_does_nothing() {
+        let r = call("rm -rf", json!([]));
+        assert!(matches!(&r, Err(Rejected::Malformed { reply: Some((id, cid)), .. }) if id == "kl-1" && *cid == json!(7)));
+        assert!(reason(r).contains("unknown method"));
+        assert!(reason(call("apply", json!([42]))).contains("expected the YAML"));
+        assert!(reason(call("apply", json!(["x".repeat(crate::sim::share::MAX_INFLATED + 1)]))).contains("longer"));
+        assert!(reason(call("setSpeed", json!(["fast"]))).contains("positive number"));
+        assert!(reason(call("setSpeed", json!([-1]))).contains("positive number"));
+        assert!(reason(call("advance", json!(["2h"]))).contains("at most 1h"));
+        assert!(reason(call("advance", json!(["soon"]))).contains("advance"));
+        assert!(reason(call("inject", json!([{"type": "Meteor"}]))).contains("inject"));
+        assert!(reason(call("inject", json!([{"type": "DeletePod", "pod": "x", "extra": 1}]))).contains("inject"));
+        assert!(reason(call("kubectl", json!(["   "]))).contains("empty"));
+        assert!(reason(call("play", json!({"a": 1}))).contains("args must be an array"));
+        assert!(reason(call("play", json!([1, 2, 3, 4, 5]))).contains("at most"));
+        assert!(reason(call("load", json!([{"seed": 1}]))).contains("expected {yaml"));
+    }
+
+    #[test]
+    fn messages_have_the_documented_shape() {
+        assert_eq!(
+            ready_message("kl-1", "0.1.0", true),
+            json!({"type": "kubeloop:ready", "id": "kl-1", "version": "0.1.0", "protocol": 1, "loaded": true})
+        );
+        assert_eq!(
+            result_message("kl-1", &json!(3), Err("no".into())),
+            json!({"type": "kubeloop:result", "id": "kl-1", "callId": 3, "ok": false, "error": "no"})
+        );
+        assert_eq!(
+            result_message("kl-1", &json!("c"), Ok(json!(true)))["value"],
+            json!(true)
+        );
+        assert_eq!(event_message("a", "converged", json!({}))["event"], "converged");
+    }
+
+    #[test]
+    fn the_watcher_reports_events_faults_checks_and_convergence_once_each() {
+        let text = examples::by_name("thermostat").unwrap();
+        let mut s = Session::load("thermostat.yaml", text, None).expect("the lesson loads");
+        let mut w = Watcher::default();
+        let first = w.poll(&s);
+        assert!(!first.iter().any(|(n, _)| *n == "converged"), "nothing runs at t=0");
+        s.advance_to(60_000, usize::MAX);
+        let mut seen = w.poll(&s);
+        let names: Vec<&str> = seen.iter().map(|(n, _)| *n).collect();
+        assert!(names.contains(&"event"), "{names:?}");
+        assert_eq!(names.iter().filter(|n| **n == "converged").count(), 1, "{names:?}");
+        assert!(w.poll(&s).is_empty(), "nothing new, nothing posted");
+
+        let pod = s
+            .sim
+            .api
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod())
+            .map(|p| p.metadata.name.clone())
+            .next()
+            .unwrap();
+        s.inject(serde_json::from_value(json!({"type": "DeletePod", "pod": pod})).unwrap())
+            .unwrap();
+        s.advance_to(61_000, usize::MAX);
+        let evs = w.poll(&s);
+        seen.extend(evs.iter().cloned());
+        let fault = evs.iter().find(|(n, _)| *n == "fault").expect("a fault event");
+        assert_eq!(fault.1["fault"], "DeletePod");
+        assert!(evs.iter().any(|(n, _)| *n == "diverged"), "{evs:?}");
+        s.advance_to(120_000, usize::MAX);
+        let evs = w.poll(&s);
+        assert!(evs.iter().any(|(n, _)| *n == "converged"));
+        seen.extend(evs);
+        assert!(
+            seen.iter().any(|(n, d)| *n == "checkPassed" && d["name"].as_str().unwrap().contains("Available again")),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn a_replaced_session_is_read_from_its_start() {
+        let mut s = Session::load("a.yaml", examples::DEFAULT_MANIFEST, None).unwrap();
+        s.advance_to(60_000, usize::MAX);
+        let mut w = Watcher::starting_at(&s);
+        assert!(w.poll(&s).is_empty());
+        let mut fresh = Session::load("a.yaml", examples::DEFAULT_MANIFEST, None).unwrap();
+        fresh.advance_to(30_000, usize::MAX);
+        let evs = w.poll(&fresh);
+        assert!(evs.iter().any(|(n, _)| *n == "event"), "the new session's events are reported");
+        assert!(evs.iter().any(|(n, _)| *n == "diverged" || *n == "converged") || converged(&fresh));
+    }
+
+    #[test]
+    fn converged_needs_every_replica_updated_ready_and_available() {
+        let mut s = Session::load("a.yaml", examples::DEFAULT_MANIFEST, None).unwrap();
+        assert!(!converged(&s));
+        s.advance_to(60_000, usize::MAX);
+        assert!(converged(&s), "{:?}", deployment_counts(&s));
+        let d = &deployment_counts(&s)[0];
+        assert_eq!((d.replicas, d.ready, d.available), (3, 3, 3));
+        assert!(!converged(&Session::new(1)), "no Deployment, nothing converged");
+    }
+}
