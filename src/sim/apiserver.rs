@@ -296,6 +296,15 @@ impl ApiServer {
                 pod.status.phase = "Pending".into();
             }
         }
+        if let Object::Service(svc) = &mut obj {
+            // The service registry allocates a ClusterIP from the service CIDR (10.96.0.0/12).
+            let headless = svc.spec.cluster_ip.as_deref() == Some("None");
+            let external = svc.spec.type_.as_deref() == Some("ExternalName");
+            if svc.spec.cluster_ip.is_none() && !external && !headless {
+                let n = self.objects.keys().filter(|k| k.kind == Kind::Service).count() as u32 + 1;
+                svc.spec.cluster_ip = Some(format!("10.96.{}.{}", n / 250, 10 + n % 240));
+            }
+        }
         // The playground's ResourceQuota-like caps (admission runs before storage, as in Kubernetes).
         limits::admit_create(
             kind,

@@ -429,7 +429,11 @@ impl Session {
                 key: d.object.key(),
                 options: DeleteOptions::default(),
             }) {
-                Ok(_) => report.lines.push(format!("{what} deleted")),
+                Ok(_) => {
+                    // kubectl prints `deployment.apps "web" deleted` for deletes.
+                    let (resource, name) = what.split_once('/').unwrap_or((what.as_str(), ""));
+                    report.lines.push(format!("{resource} \"{name}\" deleted"))
+                }
                 Err(e) => {
                     report.ok = false;
                     report.lines.push(e.kubectl_message());

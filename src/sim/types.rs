@@ -347,7 +347,7 @@ pub struct ContainerPort {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostIP", default, skip_serializing_if = "Option::is_none")]
     pub host_ip: Option<String>,
 }
 
@@ -562,9 +562,9 @@ pub struct PodSpec {
     pub runtime_class_name: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_process_namespace: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostPID", default, skip_serializing_if = "Option::is_none")]
     pub host_pid: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostIPC", default, skip_serializing_if = "Option::is_none")]
     pub host_ipc: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns_config: Option<Json>,
@@ -690,9 +690,9 @@ pub struct ContainerStatus {
     pub state: ContainerState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_state: Option<ContainerState>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "imageID", default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "containerID", default, skip_serializing_if = "Option::is_none")]
     pub container_id: Option<String>,
 }
 
@@ -708,9 +708,9 @@ pub struct PodStatus {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostIP", default, skip_serializing_if = "Option::is_none")]
     pub host_ip: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podIP", default, skip_serializing_if = "Option::is_none")]
     pub pod_ip: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<Time>,
@@ -929,9 +929,9 @@ pub struct NodeSpec {
     pub unschedulable: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<Taint>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podCIDR", default, skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "providerID", default, skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
 }
 
@@ -1023,12 +1023,12 @@ pub struct ServiceSpec {
     pub ports: Vec<ServicePort>,
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "clusterIP", default, skip_serializing_if = "Option::is_none")]
     pub cluster_ip: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub publish_not_ready_addresses: bool,
     // Accepted but not simulated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "clusterIPs", default, skip_serializing_if = "Option::is_none")]
     pub cluster_ips: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_affinity: Option<Json>,
@@ -1040,9 +1040,9 @@ pub struct ServiceSpec {
     pub ip_families: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_family_policy: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "loadBalancerIP", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_ip: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "externalIPs", default, skip_serializing_if = "Option::is_none")]
     pub external_ips: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_name: Option<Json>,

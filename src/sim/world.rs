@@ -115,6 +115,8 @@ struct Component {
     mode: TriggerMode,
     /// Its list failed (the API server was down): it lists as soon as the server is back.
     needs_relist: bool,
+    /// When its next resync is due; a resync timer for any other time is stale.
+    resync_at: Option<Millis>,
     /// Keys its field selector currently lets through, as the watch cache tracks them server-side:
     /// events about other objects are never sent (a kubelet does not hear of other nodes' pods),
     /// except the one that takes an object out of the selection.
@@ -141,6 +143,7 @@ impl Component {
             delay: None,
             mode: TriggerMode::Level,
             needs_relist: false,
+            resync_at: None,
         }
     }
 }
@@ -294,6 +297,11 @@ impl Sim {
         self.components.keys().cloned().collect()
     }
 
+    /// Whether the API server answers (a StopComponent kube-apiserver fault makes it 503).
+    pub fn is_api_server_up(&self) -> bool {
+        self.api_server_up
+    }
+
     /// Whether a component is running (not stopped or down).
     pub fn is_running(&self, id: &ComponentId) -> bool {
         self.components.get(id).is_some_and(|c| c.running)
@@ -441,9 +449,21 @@ impl Sim {
         self.relist(id, reason);
         let gen = self.components[id].generation;
         self.tick(id, gen);
-        if let Some(&period) = self.config.resync.get(id) {
+        self.arm_resync(id);
+    }
+
+    /// Schedules a component's next resync from its configured period (or none).
+    fn arm_resync(&mut self, id: &ComponentId) {
+        let period = self.config.resync.get(id).copied();
+        let now = self.now;
+        let Some(c) = self.components.get_mut(id) else {
+            return;
+        };
+        c.resync_at = period.map(|p| now + p);
+        let gen = c.generation;
+        if let Some(at) = c.resync_at {
             self.schedule(
-                self.now + period,
+                at,
                 SimEvent::Resync {
                     to: id.clone(),
                     gen,
@@ -875,7 +895,8 @@ impl Sim {
         let Some(c) = self.components.get(id) else {
             return;
         };
-        if !c.running || c.generation != gen {
+        // A timer from before the period changed, or a second one for the same moment.
+        if !c.running || c.generation != gen || c.resync_at != Some(self.now) {
             return;
         }
         // An edge-triggered component never looks at everything again.
@@ -887,15 +908,7 @@ impl Sim {
         for k in keys {
             self.enqueue(id, gen, k, "resync", None);
         }
-        if let Some(&period) = self.config.resync.get(id) {
-            self.schedule(
-                self.now + period,
-                SimEvent::Resync {
-                    to: id.clone(),
-                    gen,
-                },
-            );
-        }
+        self.arm_resync(id);
     }
 
     /// Changes a component's resync period (None turns resync off) from now on.
@@ -908,18 +921,9 @@ impl Sim {
                 self.config.resync.remove(id);
             }
         }
-        if let Some(c) = self.components.get_mut(id) {
-            // Re-arm under a new generation-independent timer: old timers check the period again.
-            let gen = c.generation;
-            if let Some(p) = period {
-                self.schedule(
-                    self.now + p.max(1000),
-                    SimEvent::Resync {
-                        to: id.clone(),
-                        gen,
-                    },
-                );
-            }
+        // The next resync is one new period from now; timers armed before are ignored.
+        if self.is_running(id) {
+            self.arm_resync(id);
         }
     }
 

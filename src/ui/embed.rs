@@ -206,8 +206,7 @@ fn install_listeners() {
             on_message(e);
         }
     });
-    let _ =
-        window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref());
+    let _ = window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref());
 
     // Read-only: the editor's Tab handler writes into the textarea directly, which `readonly`
     // does not stop; swallow Tab before it reaches the app (focus still moves on).
@@ -281,10 +280,11 @@ fn report_height(force: bool) {
 /// Every 200 ms: events since the last poll, and the read-only attribute kept on the editor.
 fn tick() {
     if share::flags().readonly {
-        if let Some(el) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.query_selector("textarea[data-testid=\"editor\"]").ok().flatten())
-        {
+        if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+            d.query_selector("textarea[data-testid=\"editor\"]")
+                .ok()
+                .flatten()
+        }) {
             if !el.has_attribute("readonly") {
                 let _ = el.set_attribute("readonly", "");
                 let _ = el.set_attribute("aria-readonly", "true");
@@ -388,23 +388,31 @@ fn on_message(e: web_sys::MessageEvent) {
         _ => false,
     };
     if !from_parent {
-        warn(&format!("ignored {ty} from {origin}: it did not come from the page embedding this playground"));
+        warn(&format!(
+            "ignored {ty} from {origin}: it did not come from the page embedding this playground"
+        ));
         return;
     }
     let flags = share::flags();
     if !flags.origin_allowed(&origin) {
-        warn(&format!("ignored {ty}: origin {origin} is not allowed to drive this playground"));
+        warn(&format!(
+            "ignored {ty}: origin {origin} is not allowed to drive this playground"
+        ));
         return;
     }
     let pinned = with(|b| b.host.as_ref().map(|h| (h.origin.clone(), h.id.clone())));
     if let Some((o, _)) = &pinned {
         if *o != origin {
-            warn(&format!("ignored {ty} from {origin}: this playground answers {o} only"));
+            warn(&format!(
+                "ignored {ty} from {origin}: this playground answers {o} only"
+            ));
             return;
         }
     }
     let Some(json) = message_json(&data) else {
-        warn(&format!("ignored {ty}: larger than {MAX_MESSAGE_CHARS} characters or not JSON"));
+        warn(&format!(
+            "ignored {ty}: larger than {MAX_MESSAGE_CHARS} characters or not JSON"
+        ));
         return;
     };
     match parse_inbound(&json) {
@@ -423,7 +431,9 @@ fn on_message(e: web_sys::MessageEvent) {
         }
         Ok(Inbound::Call { id, call_id, call }) => {
             if pinned.as_ref().map(|(_, i)| i.as_str()) != Some(id.as_str()) {
-                warn(&format!("ignored a call for \"{id}\": no handshake with that id"));
+                warn(&format!(
+                    "ignored a call for \"{id}\": no handshake with that id"
+                ));
                 return;
             }
             let result = execute(call);
@@ -496,7 +506,9 @@ fn execute(call: Call) -> Result<Json, String> {
             with(|b| b.watcher.restart());
             let value = match result {
                 Ok(()) => json!({"ok": true, "diagnostics": []}),
-                Err(diags) => json!({"ok": false, "diagnostics": diags.iter().map(diagnostic_json).collect::<Vec<_>>()}),
+                Err(diags) => {
+                    json!({"ok": false, "diagnostics": diags.iter().map(diagnostic_json).collect::<Vec<_>>()})
+                }
             };
             post_event("applied", json!({"source": "load", "ok": value["ok"]}));
             Ok(value)

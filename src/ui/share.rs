@@ -160,11 +160,6 @@ pub fn use_editor_sync(text: &UseStateHandle<String>) {
     }
 }
 
-/// The editor's current text.
-pub fn editor_text() -> String {
-    with(|b| b.text.clone())
-}
-
 /// Puts `text` in the editor as the page's own (not a reader edit: it is not autosaved and does
 /// not rewrite the address bar by itself).
 pub fn set_editor_text(text: &str) {
@@ -263,11 +258,17 @@ pub fn open_fragment(hash: &str) -> bool {
         ));
     }
     if let Some(d) = dispatcher() {
-        if let Some(s) = flags.speed.or(link_speed.filter(|s| s.is_finite() && *s > 0.0)) {
+        if let Some(s) = flags
+            .speed
+            .or(link_speed.filter(|s| s.is_finite() && *s > 0.0))
+        {
             d.emit(Action::SetSpeed(s));
         }
     }
-    let view = flags.view.clone().or_else(|| link_view.map(|v| parse_view(&v).0));
+    let view = flags
+        .view
+        .clone()
+        .or_else(|| link_view.map(|v| parse_view(&v).0));
     if let Some(tab) = view.as_deref().and_then(first_tab) {
         select_tab(tab);
     }
@@ -380,9 +381,15 @@ pub fn share_now() {
         });
     match promise {
         Some(p) => {
-            let ok = Closure::once_into_js(move |_: JsValue| done(true));
-            let fail = Closure::once_into_js(move |_: JsValue| done(false));
-            let _ = p.then2(ok.unchecked_ref(), fail.unchecked_ref());
+            let ok = Closure::<dyn FnMut(JsValue)>::once_into_js(move |_: JsValue| done(true));
+            let fail = Closure::<dyn FnMut(JsValue)>::once_into_js(move |_: JsValue| done(false));
+            // Through Reflect: js-sys' typed `then2` wants owned closures; these free themselves.
+            let then = js_sys::Reflect::get(&p, &"then".into())
+                .ok()
+                .and_then(|t| t.dyn_into::<js_sys::Function>().ok());
+            if let Some(then) = then {
+                let _ = then.call2(&p, &ok, &fail);
+            }
         }
         None => done(false),
     }
@@ -391,7 +398,11 @@ pub fn share_now() {
 fn select_url_field() {
     if let Some(input) = web_sys::window()
         .and_then(|w| w.document())
-        .and_then(|d| d.query_selector("[data-testid=\"share-url\"]").ok().flatten())
+        .and_then(|d| {
+            d.query_selector("[data-testid=\"share-url\"]")
+                .ok()
+                .flatten()
+        })
         .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok())
     {
         let _ = input.focus();
@@ -465,7 +476,10 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
 
     let keydown = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {
         let s = e.key().eq_ignore_ascii_case("s");
-        if s && (e.ctrl_key() || e.meta_key()) && !e.alt_key() && !e.shift_key() && !flags().embed
+        if s && (e.ctrl_key() || e.meta_key())
+            && !e.alt_key()
+            && !e.shift_key()
+            && !self::flags().embed
         {
             e.prevent_default();
             share_now();
@@ -481,13 +495,11 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
             .unwrap_or_default();
         open_fragment(&hash);
     });
-    let _ = window
-        .add_event_listener_with_callback("hashchange", hashchange.as_ref().unchecked_ref());
+    let _ =
+        window.add_event_listener_with_callback("hashchange", hashchange.as_ref().unchecked_ref());
 
     let timer = Interval::new(250, || {
-        let due = with(|b| {
-            b.track && b.dirty_since.is_some_and(|t| now_ms() - t >= DEBOUNCE_MS)
-        });
+        let due = with(|b| b.track && b.dirty_since.is_some_and(|t| now_ms() - t >= DEBOUNCE_MS));
         if due {
             with(|b| {
                 b.dirty_since = None;

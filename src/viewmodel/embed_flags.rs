@@ -288,7 +288,7 @@ pub fn parse_query(search: &str) -> Flags {
         faults: true,
         ..Flags::default()
     };
-    let mut warn = |f: &mut Flags, m: String| f.warnings.push(m);
+    let warn = |f: &mut Flags, m: String| f.warnings.push(m);
     for (k, v) in query_pairs(search) {
         match k.as_str() {
             "embed" => match truthy(&v) {
@@ -332,7 +332,10 @@ pub fn parse_query(search: &str) -> Flags {
                         Some(_) => {}
                         None => warn(
                             &mut f,
-                            format!("origins: \"{}\" is not an origin such as https://course.example", o.chars().take(80).collect::<String>()),
+                            format!(
+                                "origins: \"{}\" is not an origin such as https://course.example",
+                                o.chars().take(80).collect::<String>()
+                            ),
                         ),
                     }
                 }
@@ -439,7 +442,8 @@ mod tests {
 
     #[test]
     fn bad_values_are_warned_about_and_ignored() {
-        let f = parse_query("embed=maybe&speed=fast&theme=purple&view=editor,bogus&seed=-1&speed=-3");
+        let f =
+            parse_query("embed=maybe&speed=fast&theme=purple&view=editor,bogus&seed=-1&speed=-3");
         assert!(!f.embed);
         assert_eq!(f.speed, None);
         assert_eq!(f.theme, Theme::Auto);
@@ -465,7 +469,10 @@ mod tests {
         assert!(unknown.is_empty());
         assert_eq!(view_attr(&[Panel::Events, Panel::Editor]), "editor events");
         assert_eq!(view_param(&[Panel::Events, Panel::Editor]), "events,editor");
-        assert_eq!(first_tab(&[Panel::Editor, Panel::Chart, Panel::Events]), Some(Panel::Chart));
+        assert_eq!(
+            first_tab(&[Panel::Editor, Panel::Chart, Panel::Events]),
+            Some(Panel::Chart)
+        );
         assert_eq!(first_tab(&[Panel::Editor, Panel::Cluster]), None);
         let f = parse_query("view=%20");
         assert_eq!(f.view, None, "an empty view keeps the default");
@@ -482,15 +489,39 @@ mod tests {
 
     #[test]
     fn origins_are_normalised_and_checked_exactly() {
-        assert_eq!(normalize_origin("HTTPS://Course.Example/"), Some("https://course.example".into()));
-        assert_eq!(normalize_origin("https://a.example:443"), Some("https://a.example".into()));
-        assert_eq!(normalize_origin("http://127.0.0.1:8080"), Some("http://127.0.0.1:8080".into()));
-        assert_eq!(normalize_origin("http://[::1]:3000"), Some("http://[::1]:3000".into()));
-        for bad in ["null", "", "file:///x", "https://a.example/path", "https://u@a.example", "javascript:alert(1)", "https://a.example:99999", "https://"] {
+        assert_eq!(
+            normalize_origin("HTTPS://Course.Example/"),
+            Some("https://course.example".into())
+        );
+        assert_eq!(
+            normalize_origin("https://a.example:443"),
+            Some("https://a.example".into())
+        );
+        assert_eq!(
+            normalize_origin("http://127.0.0.1:8080"),
+            Some("http://127.0.0.1:8080".into())
+        );
+        assert_eq!(
+            normalize_origin("http://[::1]:3000"),
+            Some("http://[::1]:3000".into())
+        );
+        for bad in [
+            "null",
+            "",
+            "file:///x",
+            "https://a.example/path",
+            "https://u@a.example",
+            "javascript:alert(1)",
+            "https://a.example:99999",
+            "https://",
+        ] {
             assert_eq!(normalize_origin(bad), None, "{bad}");
         }
         let f = parse_query("origins=https%3A%2F%2Fcourse.example,http://127.0.0.1:8080,nonsense");
-        assert_eq!(f.origins, vec!["https://course.example", "http://127.0.0.1:8080"]);
+        assert_eq!(
+            f.origins,
+            vec!["https://course.example", "http://127.0.0.1:8080"]
+        );
         assert_eq!(f.warnings.len(), 1);
         assert!(f.origin_allowed("https://course.example"));
         assert!(f.origin_allowed("http://127.0.0.1:8080"));
@@ -499,7 +530,10 @@ mod tests {
         assert!(!f.origin_allowed("null"));
         let open = parse_query("embed=1");
         assert!(open.origin_allowed("https://anyone.example"));
-        assert!(!open.origin_allowed("null"), "opaque origins never drive an embed");
+        assert!(
+            !open.origin_allowed("null"),
+            "opaque origins never drive an embed"
+        );
     }
 
     #[test]
@@ -508,7 +542,10 @@ mod tests {
             playground_url("https://x.test/kubeloop/index.html?embed=1&view=cluster&seed=4&readonly=1#example/thermostat", "k1:abc"),
             "https://x.test/kubeloop/index.html?seed=4#k1:abc"
         );
-        assert_eq!(playground_url("http://h/?embed=1&ctl=1", "k1:x"), "http://h/#k1:x");
+        assert_eq!(
+            playground_url("http://h/?embed=1&ctl=1", "k1:x"),
+            "http://h/#k1:x"
+        );
         assert_eq!(playground_url("http://h/", ""), "http://h/");
         assert_eq!(without_fragment("http://h/a?b=1#k1:zz"), "http://h/a?b=1");
     }

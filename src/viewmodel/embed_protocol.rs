@@ -44,7 +44,10 @@ pub enum Call {
     /// `kubectl apply -f` of this YAML (it is also put in the editor).
     Apply(String),
     /// Loads this text as a scenario (as a share link would), with an optional seed override.
-    Load { text: String, seed: Option<u64> },
+    Load {
+        text: String,
+        seed: Option<u64>,
+    },
     Inject(Fault),
     Kubectl(String),
     Play,
@@ -81,8 +84,14 @@ pub type CallId = Json;
 /// A checked inbound message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inbound {
-    Init { id: String },
-    Call { id: String, call_id: CallId, call: Call },
+    Init {
+        id: String,
+    },
+    Call {
+        id: String,
+        call_id: CallId,
+        call: Call,
+    },
 }
 
 /// Why an inbound message was not acted on.
@@ -119,13 +128,13 @@ fn short_string(v: Option<&Json>, what: &str) -> Result<String, Rejected> {
 
 fn call_id(v: Option<&Json>) -> Result<CallId, Rejected> {
     match v {
-        Some(Json::Number(n)) if n.as_u64().is_some_and(|n| n < (1 << 53)) => Ok(Json::Number(n.clone())),
+        Some(Json::Number(n)) if n.as_u64().is_some_and(|n| n < (1 << 53)) => {
+            Ok(Json::Number(n.clone()))
+        }
         Some(Json::String(s)) if !s.is_empty() && s.chars().count() <= MAX_ID_CHARS => {
             Ok(Json::String(s.clone()))
         }
-        _ => Err(malformed(
-            "callId must be a whole number or a short string",
-        )),
+        _ => Err(malformed("callId must be a whole number or a short string")),
     }
 }
 
@@ -218,11 +227,12 @@ fn parse_call(method: &str, args: &[Json]) -> Result<Call, String> {
         },
         "inject" => {
             let v = match args.first() {
-                Some(Json::String(s)) if s.len() <= 64 * 1024 => {
-                    serde_json::from_str::<Json>(s).map_err(|e| format!("the fault is not JSON: {e}"))?
-                }
+                Some(Json::String(s)) if s.len() <= 64 * 1024 => serde_json::from_str::<Json>(s)
+                    .map_err(|e| format!("the fault is not JSON: {e}"))?,
                 Some(o @ Json::Object(_)) => o.clone(),
-                _ => return Err("expected a fault such as {type: 'DeletePod', pod: 'web-…'}".into()),
+                _ => {
+                    return Err("expected a fault such as {type: 'DeletePod', pod: 'web-…'}".into())
+                }
             };
             Call::Inject(serde_json::from_value::<Fault>(v).map_err(|e| e.to_string())?)
         }
@@ -424,18 +434,23 @@ impl Watcher {
                     "fault",
                     json!({"time": e.t, "fault": fault, "description": description}),
                 )),
-                TraceKind::Command { command, output, ok } if command.starts_with("apply") => {
-                    Some((
-                        "applied",
-                        json!({"time": e.t, "ok": ok, "output": output}),
-                    ))
+                TraceKind::Command {
+                    command,
+                    output,
+                    ok,
+                } if command.starts_with("apply") => {
+                    Some(("applied", json!({"time": e.t, "ok": ok, "output": output})))
                 }
                 TraceKind::Check {
                     name,
                     passed,
                     message,
                 } => Some((
-                    if *passed { "checkPassed" } else { "checkFailed" },
+                    if *passed {
+                        "checkPassed"
+                    } else {
+                        "checkFailed"
+                    },
                     json!({"time": e.t, "name": name, "message": message}),
                 )),
                 _ => None,
@@ -455,8 +470,10 @@ impl Watcher {
         if self.converged != Some(c) {
             let was = self.converged.replace(c);
             if c || was == Some(true) {
-                let deployments: Vec<Json> =
-                    deployment_counts(session).iter().map(|d| d.to_json()).collect();
+                let deployments: Vec<Json> = deployment_counts(session)
+                    .iter()
+                    .map(|d| d.to_json())
+                    .collect();
                 out.push((
                     if c { "converged" } else { "diverged" },
                     json!({"time": now, "clock": clock(now), "deployments": deployments}),
@@ -473,7 +490,9 @@ mod tests {
     use crate::sim::examples;
 
     fn call(method: &str, args: Json) -> Result<Inbound, Rejected> {
-        parse_inbound(&json!({"type": "kubeloop:call", "id": "kl-1", "callId": 7, "method": method, "args": args}))
+        parse_inbound(
+            &json!({"type": "kubeloop:call", "id": "kl-1", "callId": 7, "method": method, "args": args}),
+        )
     }
 
     fn reason(r: Result<Inbound, Rejected>) -> String {
@@ -492,14 +511,40 @@ mod tests {
         let ok = |m: &str, a: Json, c: Call| {
             assert_eq!(
                 call(m, a),
-                Ok(Inbound::Call { id: "kl-1".into(), call_id: json!(7), call: c }),
+                Ok(Inbound::Call {
+                    id: "kl-1".into(),
+                    call_id: json!(7),
+                    call: c
+                }),
                 "{m}"
             )
         };
-        ok("apply", json!(["kind: Pod\n"]), Call::Apply("kind: Pod\n".into()));
-        ok("load", json!(["x: 1\n", 9]), Call::Load { text: "x: 1\n".into(), seed: Some(9) });
-        ok("load", json!([{"yaml": "x", "seed": 3}]), Call::Load { text: "x".into(), seed: Some(3) });
-        ok("kubectl", json!(["get pods"]), Call::Kubectl("get pods".into()));
+        ok(
+            "apply",
+            json!(["kind: Pod\n"]),
+            Call::Apply("kind: Pod\n".into()),
+        );
+        ok(
+            "load",
+            json!(["x: 1\n", 9]),
+            Call::Load {
+                text: "x: 1\n".into(),
+                seed: Some(9),
+            },
+        );
+        ok(
+            "load",
+            json!([{"yaml": "x", "seed": 3}]),
+            Call::Load {
+                text: "x".into(),
+                seed: Some(3),
+            },
+        );
+        ok(
+            "kubectl",
+            json!(["get pods"]),
+            Call::Kubectl("get pods".into()),
+        );
         ok("play", json!([]), Call::Play);
         ok("pause", Json::Null, Call::Pause);
         ok("step", json!([]), Call::Step);
@@ -509,21 +554,37 @@ mod tests {
         ok("getState", json!([]), Call::GetState);
         ok("getShareUrl", json!([]), Call::GetShareUrl);
         ok("runChecks", json!([]), Call::RunChecks);
-        let Ok(Inbound::Call { call: Call::Inject(f), .. }) =
-            call("inject", json!([{"type": "DeletePod", "pod": "web-1"}]))
+        let Ok(Inbound::Call {
+            call: Call::Inject(f),
+            ..
+        }) = call("inject", json!([{"type": "DeletePod", "pod": "web-1"}]))
         else {
             panic!("inject did not parse");
         };
         assert_eq!(f.name(), "DeletePod");
         assert!(matches!(
-            call("inject", json!(["{\"type\":\"NodeDown\",\"node\":\"node-2\"}"])),
-            Ok(Inbound::Call { call: Call::Inject(_), .. })
+            call(
+                "inject",
+                json!(["{\"type\":\"NodeDown\",\"node\":\"node-2\"}"])
+            ),
+            Ok(Inbound::Call {
+                call: Call::Inject(_),
+                ..
+            })
         ));
     }
 
     #[test]
     fn other_scripts_messages_are_ignored_silently() {
-        for m in [json!("hello"), json!(null), json!([1, 2]), json!({"type": 3}), json!({"source": "react-devtools"}), json!({"type": "webpackOk"}), json!({"type": "kubeloop:ready", "id": "x"})] {
+        for m in [
+            json!("hello"),
+            json!(null),
+            json!([1, 2]),
+            json!({"type": 3}),
+            json!({"source": "react-devtools"}),
+            json!({"type": "webpackOk"}),
+            json!({"type": "kubeloop:ready", "id": "x"}),
+        ] {
             assert_eq!(parse_inbound(&m), Err(Rejected::Foreign), "{m}");
         }
     }
@@ -542,7 +603,10 @@ mod tests {
             json!({"type": "kubeloop:evil"}),
         ] {
             assert!(
-                matches!(parse_inbound(&m), Err(Rejected::Malformed { reply: None, .. })),
+                matches!(
+                    parse_inbound(&m),
+                    Err(Rejected::Malformed { reply: None, .. })
+                ),
                 "{m}"
             );
         }
@@ -551,16 +615,26 @@ mod tests {
     #[test]
     fn a_bad_call_gets_an_error_reply_and_does_nothing() {
         let r = call("rm -rf", json!([]));
-        assert!(matches!(&r, Err(Rejected::Malformed { reply: Some((id, cid)), .. }) if id == "kl-1" && *cid == json!(7)));
+        assert!(
+            matches!(&r, Err(Rejected::Malformed { reply: Some((id, cid)), .. }) if id == "kl-1" && *cid == json!(7))
+        );
         assert!(reason(r).contains("unknown method"));
         assert!(reason(call("apply", json!([42]))).contains("expected the YAML"));
-        assert!(reason(call("apply", json!(["x".repeat(crate::sim::share::MAX_INFLATED + 1)]))).contains("longer"));
+        assert!(reason(call(
+            "apply",
+            json!(["x".repeat(crate::sim::share::MAX_INFLATED + 1)])
+        ))
+        .contains("longer"));
         assert!(reason(call("setSpeed", json!(["fast"]))).contains("positive number"));
         assert!(reason(call("setSpeed", json!([-1]))).contains("positive number"));
         assert!(reason(call("advance", json!(["2h"]))).contains("at most 1h"));
         assert!(reason(call("advance", json!(["soon"]))).contains("advance"));
         assert!(reason(call("inject", json!([{"type": "Meteor"}]))).contains("inject"));
-        assert!(reason(call("inject", json!([{"type": "DeletePod", "pod": "x", "extra": 1}]))).contains("inject"));
+        assert!(reason(call(
+            "inject",
+            json!([{"type": "DeletePod", "pod": "x", "extra": 1}])
+        ))
+        .contains("inject"));
         assert!(reason(call("kubectl", json!(["   "]))).contains("empty"));
         assert!(reason(call("play", json!({"a": 1}))).contains("args must be an array"));
         assert!(reason(call("play", json!([1, 2, 3, 4, 5]))).contains("at most"));
@@ -581,7 +655,10 @@ mod tests {
             result_message("kl-1", &json!("c"), Ok(json!(true)))["value"],
             json!(true)
         );
-        assert_eq!(event_message("a", "converged", json!({}))["event"], "converged");
+        assert_eq!(
+            event_message("a", "converged", json!({}))["event"],
+            "converged"
+        );
     }
 
     #[test]
@@ -590,12 +667,19 @@ mod tests {
         let mut s = Session::load("thermostat.yaml", text, None).expect("the lesson loads");
         let mut w = Watcher::default();
         let first = w.poll(&s);
-        assert!(!first.iter().any(|(n, _)| *n == "converged"), "nothing runs at t=0");
+        assert!(
+            !first.iter().any(|(n, _)| *n == "converged"),
+            "nothing runs at t=0"
+        );
         s.advance_to(60_000, usize::MAX);
         let mut seen = w.poll(&s);
         let names: Vec<&str> = seen.iter().map(|(n, _)| *n).collect();
         assert!(names.contains(&"event"), "{names:?}");
-        assert_eq!(names.iter().filter(|n| **n == "converged").count(), 1, "{names:?}");
+        assert_eq!(
+            names.iter().filter(|n| **n == "converged").count(),
+            1,
+            "{names:?}"
+        );
         assert!(w.poll(&s).is_empty(), "nothing new, nothing posted");
 
         let pod = s
@@ -611,7 +695,10 @@ mod tests {
         s.advance_to(61_000, usize::MAX);
         let evs = w.poll(&s);
         seen.extend(evs.iter().cloned());
-        let fault = evs.iter().find(|(n, _)| *n == "fault").expect("a fault event");
+        let fault = evs
+            .iter()
+            .find(|(n, _)| *n == "fault")
+            .expect("a fault event");
         assert_eq!(fault.1["fault"], "DeletePod");
         assert!(evs.iter().any(|(n, _)| *n == "diverged"), "{evs:?}");
         s.advance_to(120_000, usize::MAX);
@@ -619,7 +706,8 @@ mod tests {
         assert!(evs.iter().any(|(n, _)| *n == "converged"));
         seen.extend(evs);
         assert!(
-            seen.iter().any(|(n, d)| *n == "checkPassed" && d["name"].as_str().unwrap().contains("Available again")),
+            seen.iter().any(|(n, d)| *n == "checkPassed"
+                && d["name"].as_str().unwrap().contains("Available again")),
             "{seen:?}"
         );
     }
@@ -633,8 +721,42 @@ mod tests {
         let mut fresh = Session::load("a.yaml", examples::DEFAULT_MANIFEST, None).unwrap();
         fresh.advance_to(30_000, usize::MAX);
         let evs = w.poll(&fresh);
-        assert!(evs.iter().any(|(n, _)| *n == "event"), "the new session's events are reported");
-        assert!(evs.iter().any(|(n, _)| *n == "diverged" || *n == "converged") || converged(&fresh));
+        assert!(
+            evs.iter().any(|(n, _)| *n == "event"),
+            "the new session's events are reported"
+        );
+        assert!(
+            evs.iter()
+                .any(|(n, _)| *n == "diverged" || *n == "converged")
+                || converged(&fresh)
+        );
+    }
+
+    #[test]
+    fn a_loaded_scenario_runs_in_the_playground_exactly_as_the_cli_runs_it() {
+        use crate::viewmodel::Playground;
+        let text = examples::by_name("node-dies").unwrap();
+        let mut p = Playground::new(1);
+        p.apply(examples::DEFAULT_MANIFEST);
+        p.advance_by(5_000);
+        p.load_scenario(text, None).expect("the lesson loads");
+        assert_eq!(p.now(), 0, "a loaded scenario starts at t=0, like `kubeloop run`");
+        assert_eq!(p.seed(), 11, "the scenario's seed");
+        p.advance_by(90_000);
+        let mut cli = Session::load("playground.yaml", text, None).unwrap();
+        cli.advance_to(90_000, usize::MAX);
+        assert_eq!(p.session.state_json(), cli.state_json());
+
+        let before = p.session.state_json();
+        let err = p
+            .load_scenario("kind: Deployment\nspec: [", Some(3))
+            .expect_err("broken YAML is refused");
+        assert!(!err.is_empty());
+        assert_eq!(p.session.state_json(), before, "a broken scenario changes nothing");
+        assert_eq!(p.last_apply.as_ref().map(|r| r.ok), Some(false), "its diagnostics show");
+
+        p.load_scenario(text, Some(5)).unwrap();
+        assert_eq!(p.seed(), 5, "a link's seed overrides the scenario's");
     }
 
     #[test]
@@ -645,6 +767,9 @@ mod tests {
         assert!(converged(&s), "{:?}", deployment_counts(&s));
         let d = &deployment_counts(&s)[0];
         assert_eq!((d.replicas, d.ready, d.available), (3, 3, 3));
-        assert!(!converged(&Session::new(1)), "no Deployment, nothing converged");
+        assert!(
+            !converged(&Session::new(1)),
+            "no Deployment, nothing converged"
+        );
     }
 }

@@ -206,7 +206,11 @@ impl Playground {
                 self.lagging = false;
                 self.sync();
                 let name = self.session.scenario.metadata.name.clone();
-                let what = if name.is_empty() { "the shared scenario".to_string() } else { format!("scenario \"{name}\"") };
+                let what = if name.is_empty() {
+                    "the shared scenario".to_string()
+                } else {
+                    format!("scenario \"{name}\"")
+                };
                 self.notify(&format!("Opened {what}"), NoticeKind::Info);
                 Ok(())
             }
@@ -216,7 +220,10 @@ impl Playground {
                     diagnostics: diagnostics.clone(),
                     ..Default::default()
                 });
-                self.notify("This scenario has errors; nothing was loaded", NoticeKind::Error);
+                self.notify(
+                    "This scenario has errors; nothing was loaded",
+                    NoticeKind::Error,
+                );
                 self.version += 1;
                 Err(diagnostics)
             }

@@ -213,6 +213,17 @@ test('faults from the panel and the node menu; the inspector shows spec vs statu
   await expect(insp).toContainText('Available');
   await page.getByTestId('inspector-close').click();
   await expect(insp).toHaveCount(0);
+
+  // A pod's inspector replays the scheduler's decision over the nodes as they are now.
+  const [pod] = await readyPods(page);
+  await page.getByTestId(`pod-${pod}`).locator('.pod-main').click();
+  await expect(insp).toContainText(pod);
+  await insp.getByRole('tab', { name: 'Scheduling' }).click();
+  await expect(insp).toContainText(/\d of 3 nodes fit/);
+  await expect(insp).toContainText('node-3');
+  await page.screenshot({ path: 'docs/screenshots/inspector-scheduling.png' });
+  await page.keyboard.press('Escape');
+  await expect(insp).toHaveCount(0);
 });
 
 test('the editor text is autosaved and restored, but never in embed mode', async ({ page }) => {

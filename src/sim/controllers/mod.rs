@@ -51,3 +51,8 @@ pub fn for_trigger_mode(
         _ => None,
     }
 }
+
+/// Whether `id` has an edge-triggered teaching variant (for the UI's switch).
+pub fn has_edge_variant(id: &super::controller::ComponentId) -> bool {
+    matches!(id, super::controller::ComponentId::ReplicaSet)
+}

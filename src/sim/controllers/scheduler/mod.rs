@@ -903,11 +903,11 @@ impl Scheduler {
             }
         }
         for n in cache.list(Kind::Node) {
-            if !self
+            if self
                 .state
                 .nodes
                 .get(&n.meta().name)
-                .is_some_and(|ni| ni.node.is_some())
+                .is_none_or(|ni| ni.node.is_none())
             {
                 keys.insert(n.key());
             }
@@ -1267,7 +1267,7 @@ impl Controller for Scheduler {
             .is_some_and(|(_, q)| q == QueueName::ActiveQ)
         {
             // A pod ahead of it in activeQ goes first; it waits its turn again at the back.
-            self.queue.to_back_of_active(key);
+            self.queue.send_to_back(key);
             out.requeue(1);
         }
         out

@@ -738,7 +738,9 @@ pub fn balanced_allocation(p: &PodCtx, ni: &NodeInfo) -> Option<i64> {
         (ni.requested.memory + req.memory, ni.allocatable.memory),
     ];
     // With exactly cpu and memory, the standard deviation is half their difference.
-    let fraction = |(requested, alloc): (i64, i64)| (alloc != 0).then(|| (requested as f64 / alloc as f64).min(1.0));
+    let fraction = |(requested, alloc): (i64, i64)| {
+        (alloc != 0).then(|| (requested as f64 / alloc as f64).min(1.0))
+    };
     let std = match (fraction(resources[0]), fraction(resources[1])) {
         (Some(cpu), Some(mem)) => ((cpu - mem) / 2.0).abs(),
         _ => 0.0,

@@ -190,7 +190,7 @@ impl SchedulingQueue {
     /// Sends an activeQ pod to the back of its priority band, as if it had just entered
     /// activeQ (used when it was offered out of turn and must wait for the world's queue to
     /// come round to it again).
-    pub fn to_back_of_active(&mut self, key: &ObjectKey) {
+    pub fn send_to_back(&mut self, key: &ObjectKey) {
         if self
             .pods
             .get(key)

@@ -294,7 +294,15 @@ fn watch(type_: WatchEventType, obj: Object) -> WatchEvent {
 fn each_filter_plugin_accepts_or_rejects_with_its_reason() {
     let gpu = node("n").taint("dedicated", "gpu", "NoSchedule");
     let zoned = node("n").label("zone", "a").label("cores", "8");
-    let cases: Vec<(&str, Pod, Node, Vec<Pod>, Option<(&str, &str)>)> = vec![
+    // (case, pod, node, pods already on the node, expected (plugin, reason) or None for a fit)
+    type Case = (
+        &'static str,
+        Pod,
+        Node,
+        Vec<Pod>,
+        Option<(&'static str, &'static str)>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "a cordoned node rejects pods",
             pod("p"),
@@ -1077,7 +1085,7 @@ fn an_unschedulable_pod_is_retried_when_a_fitting_node_is_added() {
 #[test]
 fn uncordoning_a_node_retries_the_pods_it_rejected() {
     let cordoned = node("node-1").cordoned();
-    let mut cache = cache_of(&[cordoned.clone()], &[pod("web")]);
+    let mut cache = cache_of(std::slice::from_ref(&cordoned), &[pod("web")]);
     let mut s = Scheduler::new();
     reconcile(&mut s, &cache, &pkey("web"), 1_000);
     s.tick(3_000);
@@ -1376,13 +1384,19 @@ fn ten_thousand_pods_schedule_onto_a_thousand_nodes_quickly() {
     }
     println!("scheduled {bound} in {:?}", t1.elapsed());
     assert_eq!(bound, 10_000);
-    let counts: Vec<usize> =
-        nodes.iter().filter_map(|n| s.requested_on(&n.metadata.name)).map(|(_, count)| count).collect();
+    let counts: Vec<usize> = nodes
+        .iter()
+        .filter_map(|n| s.requested_on(&n.metadata.name))
+        .map(|(_, count)| count)
+        .collect();
     let (min, max) = (counts.iter().min().copied(), counts.iter().max().copied());
     println!("pods per node: min {min:?} max {max:?}");
     // Only ~42% of the nodes are scored per cycle (percentageOfNodesToScore), so the spread is
     // close to, not exactly, even.
-    assert!(max.zip(min).is_some_and(|(max, min)| max - min <= 3), "min {min:?} max {max:?}");
+    assert!(
+        max.zip(min).is_some_and(|(max, min)| max - min <= 3),
+        "min {min:?} max {max:?}"
+    );
 }
 
 #[test]
@@ -1410,32 +1424,4 @@ fn a_relist_that_missed_a_deletion_is_caught_up_by_resync_keys() {
         s.requested_on("node-1").map(|(r, n)| (r.milli_cpu, n)),
         Some((0, 1))
     );
-}
-
-#[test]
-#[ignore = "temporary"]
-fn zz_world_scale() {
-    use crate::sim::world::{Sim, SimConfig};
-    let t0 = std::time::Instant::now();
-    let mut sim = Sim::new(SimConfig::default());
-    for i in 0..100 {
-        sim.submit(ApiRequest::Create(Object::Node(node(&format!("node-{i:03}")).alloc("16", "64Gi", "110")))).expect("node");
-    }
-    for i in 0..2000 {
-        let mut p = pod(&format!("web-{i:05}")).req("100m", "128Mi");
-        p.metadata.uid.clear();
-        p.metadata.creation_timestamp = None;
-        p.status = Default::default();
-        sim.submit(ApiRequest::Create(Object::Pod(p))).expect("pod created");
-    }
-    println!("setup {:?}", t0.elapsed());
-    let t1 = std::time::Instant::now();
-    let mut t = 0;
-    loop {
-        t += 1000;
-        sim.advance_to(t, usize::MAX);
-        let pending = sim.api.list(Kind::Pod).filter(|o| o.as_pod().is_some_and(|p| p.spec.node_name.is_empty())).count();
-        println!("t={t} pending={pending} wall={:?}", t1.elapsed());
-        if pending == 0 || t > 30_000 { break; }
-    }
 }
