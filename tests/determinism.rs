@@ -12,7 +12,10 @@ fn the_same_scenario_gives_the_same_trace_twice() {
 fn the_native_trace_matches_the_committed_fingerprint_the_wasm_test_also_checks() {
     let got = common::fingerprint();
     if std::env::var_os("UPDATE_DETERMINISM").is_some() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/determinism-fingerprint.txt");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/snapshots/determinism-fingerprint.txt"
+        );
         std::fs::write(path, format!("{} {:016x}\n", got.0, got.1)).expect("writable");
         return;
     }

@@ -12,7 +12,8 @@
  *   const pg = Kubeloop.get('lab');        // element, wrapper or id
  *   await pg.apply(yaml); await pg.inject({type: 'DeletePod', pod: 'web-…'});
  *   pg.on('converged', (data) => …);       // ready, loaded, applied, event, fault, converged,
- *                                          // diverged, checkPassed, checkFailed, resize
+ *                                          // diverged, checkPassed, checkFailed, resize, error
+ *   pg.text                                // the inline or data-src scenario text
  *
  * Security: messages go to the playground's exact origin, never '*'; replies are accepted only
  * from that iframe's window and origin; the iframe URL pins this page's origin (origins=).
@@ -135,6 +136,7 @@
         var holder = this.source.querySelector('script[type="text/yaml"],template');
         text = dedent(holder ? (holder.content ? holder.content.textContent || holder.innerHTML : holder.textContent) : this.source.textContent);
       }
+      this.text = text;
       var frag = await encode(text, options);
       if (frag) { url.hash = frag; text = null; }
     }
@@ -181,7 +183,7 @@
       if (first) {
         this._resolveReady(msg);
         this._emit('ready', msg);
-        if (msg.loaded) this._emit('loaded', {});
+        if (msg.loaded) { this.loaded = true; this._emit('loaded', {}); }
       }
     } else if (msg.type === 'kubeloop:result') {
       var p = this.pending.get(msg.callId);
@@ -194,6 +196,7 @@
         var h = Math.max(120, Math.min(20000, Math.ceil(msg.data.height)));
         this.iframe.style.height = h + 'px';
       }
+      if (msg.event === 'loaded') { if (this.loaded) return; this.loaded = true; }
       this._emit(msg.event, msg.data);
     }
   };
@@ -226,7 +229,9 @@
   Playground.prototype.on = function (name, handler) {
     var self = this;
     (this.handlers[name] = this.handlers[name] || []).push(handler);
+    // Late subscribers still hear that the playground is ready / loaded.
     if (name === 'ready' && this.readyInfo) handler(this.readyInfo);
+    if (name === 'loaded' && this.loaded) handler({});
     return function () { self.off(name, handler); };
   };
 

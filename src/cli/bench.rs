@@ -127,13 +127,16 @@ fn schedule(nodes: usize, pods: usize) -> Result<(f64, u64), String> {
     Ok((start.elapsed().as_secs_f64(), s.sim.now()))
 }
 
+/// A named case: what it measures, how to run it once, how many pods it places.
+type Case = (String, Box<dyn Fn() -> Result<(f64, u64), String>>, usize);
+
 /// Runs the benchmark table. `--quick` runs each case once at reduced scale (a smoke check).
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let quick = args.iter().any(|a| a == "--quick");
     let full = args.iter().any(|a| a == "--full");
     let runs = if quick { 1 } else { 3 };
     let mut rows: Vec<Row> = Vec::new();
-    let mut cases: Vec<(String, Box<dyn Fn() -> Result<(f64, u64), String>>, usize)> = vec![
+    let mut cases: Vec<Case> = vec![
         (
             "converge 100 replicas / 10 nodes".into(),
             Box::new(|| converge(10, 100)),
@@ -212,8 +215,9 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
     let _ = writeln!(
         out,
-        "\n{:<42} {:>10} {:>10} {:>10}  {}",
-        "case (native, release)", "median s", "min s", "max s", "detail"
+        "
+{:<42} {:>10} {:>10} {:>10}  detail",
+        "case (native, release)", "median s", "min s", "max s"
     );
     for r in &rows {
         let min = r.samples.iter().cloned().fold(f64::INFINITY, f64::min);

@@ -301,7 +301,12 @@ impl ApiServer {
             let headless = svc.spec.cluster_ip.as_deref() == Some("None");
             let external = svc.spec.type_.as_deref() == Some("ExternalName");
             if svc.spec.cluster_ip.is_none() && !external && !headless {
-                let n = self.objects.keys().filter(|k| k.kind == Kind::Service).count() as u32 + 1;
+                let n = self
+                    .objects
+                    .keys()
+                    .filter(|k| k.kind == Kind::Service)
+                    .count() as u32
+                    + 1;
                 svc.spec.cluster_ip = Some(format!("10.96.{}.{}", n / 250, 10 + n % 240));
             }
         }
@@ -467,7 +472,7 @@ impl ApiServer {
             let bound = !pod.spec.node_name.is_empty();
             let terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
             if bound && grace > 0 && !terminal {
-                let deadline = now + grace as u64 * 1000;
+                let deadline = now.saturating_add(limits::seconds_to_millis(grace));
                 let shorter = pod
                     .metadata
                     .deletion_timestamp

@@ -131,6 +131,17 @@ impl Recorder {
         self.by_identity.retain(|_, n| n != name);
     }
 
+    /// How many entries the recorder holds (event identities plus similar-event windows): what
+    /// its memory grows with, for the memory-bound tests.
+    pub fn len(&self) -> usize {
+        self.by_identity.len() + self.similar.len()
+    }
+
+    /// True when the recorder remembers nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Forgets everything.
     pub fn clear(&mut self) {
         *self = Recorder::default();

@@ -32,7 +32,14 @@ fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mill
         Some(Json::String(s)) => super::time::parse_duration(&s)
             .map(Some)
             .map_err(serde::de::Error::custom),
-        Some(Json::Number(n)) => Ok(n.as_u64().map(|s| s * 1000)),
+        // Whole seconds; past the longest simulated duration it is refused, not overflowed.
+        Some(Json::Number(n)) => match n.as_u64().and_then(|s| s.checked_mul(1000)) {
+            Some(ms) if ms <= super::limits::MAX_DURATION_MS => Ok(Some(ms)),
+            _ => Err(serde::de::Error::custom(format!(
+                "invalid duration {n}: a number of seconds must be a whole number from 0 to {}",
+                super::limits::MAX_DURATION_MS / 1000
+            ))),
+        },
         Some(other) => Err(serde::de::Error::custom(format!(
             "invalid duration {other}"
         ))),

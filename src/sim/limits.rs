@@ -29,7 +29,7 @@
 use std::borrow::Cow;
 
 use super::api::{ApiError, StatusReason};
-use super::types::Kind;
+use super::types::{Kind, Millis};
 use super::validation::FieldError;
 
 /// The most replicas a Deployment or ReplicaSet may ask for.
@@ -46,6 +46,20 @@ pub const MAX_OBJECTS_PER_FILE: usize = 5_000;
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// The most of a command's text, and of its output, the trace keeps.
 pub const MAX_TRACE_TEXT: usize = 64 * 1024;
+
+/// The longest duration anything in the simulation waits (about 31,700 years; the same bound
+/// `time::parse_duration` puts on Go durations). Seconds fields are int64 in Kubernetes
+/// (`terminationGracePeriodSeconds`, `tolerationSeconds`); clamping them here keeps every
+/// deadline computed from them far from overflowing.
+pub const MAX_DURATION_MS: Millis = 1_000_000_000_000_000;
+
+/// A Kubernetes seconds field as simulated milliseconds: negative counts as 0, and anything past
+/// [`MAX_DURATION_MS`] as that.
+pub fn seconds_to_millis(seconds: i64) -> Millis {
+    (seconds.max(0) as u64)
+        .saturating_mul(1000)
+        .min(MAX_DURATION_MS)
+}
 
 /// The words every limit message ends with, so nobody mistakes a playground cap for Kubernetes.
 pub const LIMIT_NOTE: &str = "in the playground (a simulated cluster's limit)";
@@ -202,6 +216,13 @@ mod tests {
         assert!(check_command_line(&"x".repeat(MAX_COMMAND_BYTES + 1))
             .unwrap_err()
             .contains("at most 65536 bytes"));
+    }
+
+    #[test]
+    fn seconds_fields_become_bounded_milliseconds() {
+        assert_eq!(seconds_to_millis(-5), 0);
+        assert_eq!(seconds_to_millis(30), 30_000);
+        assert_eq!(seconds_to_millis(i64::MAX), MAX_DURATION_MS);
     }
 
     #[test]

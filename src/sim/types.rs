@@ -692,7 +692,11 @@ pub struct ContainerStatus {
     pub last_state: Option<ContainerState>,
     #[serde(rename = "imageID", default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
-    #[serde(rename = "containerID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "containerID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub container_id: Option<String>,
 }
 
@@ -931,7 +935,11 @@ pub struct NodeSpec {
     pub taints: Vec<Taint>,
     #[serde(rename = "podCIDR", default, skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
-    #[serde(rename = "providerID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "providerID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub provider_id: Option<String>,
 }
 
@@ -1028,7 +1036,11 @@ pub struct ServiceSpec {
     #[serde(default, skip_serializing_if = "is_false")]
     pub publish_not_ready_addresses: bool,
     // Accepted but not simulated.
-    #[serde(rename = "clusterIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "clusterIPs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cluster_ips: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_affinity: Option<Json>,
@@ -1040,9 +1052,17 @@ pub struct ServiceSpec {
     pub ip_families: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_family_policy: Option<Json>,
-    #[serde(rename = "loadBalancerIP", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "loadBalancerIP",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub load_balancer_ip: Option<Json>,
-    #[serde(rename = "externalIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "externalIPs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub external_ips: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_name: Option<Json>,

@@ -1926,6 +1926,17 @@ impl Sim {
         self.schedule(self.now + 10_000, SimEvent::Housekeeping);
     }
 
+    /// How many events wait in the world's queue (deliveries, timers, requests in flight): with
+    /// [`Sim::recorder_len`], what the memory-bound tests watch over a long run.
+    pub fn queued_events(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// How many entries the Event recorder remembers (see [`super::events::Recorder::len`]).
+    pub fn recorder_len(&self) -> usize {
+        self.recorder.len()
+    }
+
     /// True when nothing but periodic timers remains: no watch deliveries, API calls or queued keys.
     pub fn is_quiescent(&self) -> bool {
         self.components.values().all(|c| c.queue.is_empty())

@@ -138,7 +138,27 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
         let d = dispatch.clone();
         Callback::from(move |e: MouseEvent| {
             e.stop_propagation();
+            // Close the menu the item was chosen from.
+            let menu = e
+                .target_dyn_into::<web_sys::Element>()
+                .and_then(|t| t.closest("details").ok().flatten());
+            if let Some(menu) = menu {
+                let _ = menu.remove_attribute("open");
+            }
             d.emit(Action::Inject(f.clone(), reply()));
+        })
+    };
+    let run = |cmd: String| {
+        let d = dispatch.clone();
+        Callback::from(move |e: MouseEvent| {
+            e.stop_propagation();
+            let menu = e
+                .target_dyn_into::<web_sys::Element>()
+                .and_then(|t| t.closest("details").ok().flatten());
+            if let Some(menu) = menu {
+                let _ = menu.remove_attribute("open");
+            }
+            d.emit(Action::Run(cmd.clone()));
         })
     };
     let name = n.name.clone();
@@ -174,6 +194,20 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
                         <button role="menuitem" data-testid={format!("heal-{name}")}
                             onclick={fault(Fault::HealNode { node: name.clone() })}>
                             <strong>{ "Reconnect" }</strong><small>{ "HealNode: the kubelet resumes its watch" }</small>
+                        </button>
+                        <div class="menu-sep" role="separator">{ "kubectl" }</div>
+                        if n.unschedulable {
+                            <button role="menuitem" data-testid={format!("uncordon-{name}")} onclick={run(format!("uncordon {name}"))}>
+                                <strong>{ "Uncordon" }</strong><small>{ "accept new pods again" }</small>
+                            </button>
+                        } else {
+                            <button role="menuitem" data-testid={format!("cordon-{name}")} onclick={run(format!("cordon {name}"))}>
+                                <strong>{ "Cordon" }</strong><small>{ "no new pods; running ones stay" }</small>
+                            </button>
+                        }
+                        <button role="menuitem" data-testid={format!("drain-{name}")}
+                            onclick={run(format!("drain {name} --ignore-daemonsets --delete-emptydir-data"))}>
+                            <strong>{ "Drain" }</strong><small>{ "cordon, then evict its pods (PDBs respected)" }</small>
                         </button>
                     </div>
                 </details>

@@ -182,7 +182,9 @@ fn gap_view(d: &InspectorData) -> Html {
 }
 
 fn scheduling_view(v: Option<&SchedulingView>) -> Html {
-    let Some(v) = v else { return html! { <p class="empty">{ "Only pods are scheduled." }</p> } };
+    let Some(v) = v else {
+        return html! { <p class="empty">{ "Only pods are scheduled." }</p> };
+    };
     html! {
         <>
             <p class="note">{ &v.summary }</p>

@@ -109,10 +109,28 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
         Object::ReplicaSet(r) => Some((r.metadata.generation, r.status.observed_generation)),
         _ => None,
     };
+    // Replayed as if the pod were being scheduled now: a bound pod's nodeName would otherwise
+    // make the NodeName filter reject every other node.
     let scheduling = obj.as_pod().map(|pod| {
-        let nodes: Vec<_> = m.session.sim.api.list(Kind::Node).filter_map(|o| o.as_node()).collect();
-        let pods: Vec<_> = m.session.sim.api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
-        SchedulingView::of(&crate::sim::controllers::scheduler::explain(pod, &nodes, &pods))
+        let nodes: Vec<_> = m
+            .session
+            .sim
+            .api
+            .list(Kind::Node)
+            .filter_map(|o| o.as_node())
+            .collect();
+        let pods: Vec<_> = m
+            .session
+            .sim
+            .api
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod())
+            .collect();
+        SchedulingView::of(&crate::sim::controllers::scheduler::explain(
+            &unbound(pod),
+            &nodes,
+            &pods,
+        ))
     });
     Some(InspectorData {
         exists,
@@ -126,6 +144,35 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
         scheduling,
         key,
     })
+}
+
+/// A copy of `pod` with no node, for replaying its scheduling decision.
+fn unbound(pod: &crate::sim::types::Pod) -> crate::sim::types::Pod {
+    let mut p = pod.clone();
+    p.spec.node_name.clear();
+    p
+}
+
+/// Closes every open `<details class="menu">` except `keep`.
+fn close_menus(keep: Option<&web_sys::Element>) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let mut kept = Vec::new();
+    for _ in 0..32 {
+        let Ok(Some(el)) = doc.query_selector("details.menu[open]:not([data-keep])") else {
+            break;
+        };
+        if keep.is_some_and(|k| k == &el) {
+            let _ = el.set_attribute("data-keep", "");
+            kept.push(el);
+        } else {
+            let _ = el.remove_attribute("open");
+        }
+    }
+    for el in kept {
+        let _ = el.remove_attribute("data-keep");
+    }
 }
 
 fn is_typing_target(e: &KeyboardEvent) -> bool {
@@ -175,8 +222,12 @@ fn App() -> Html {
             let handler = Closure::<dyn Fn(KeyboardEvent)>::new(move |e: KeyboardEvent| {
                 if e.key() == "Escape" {
                     // Escape closes the overlays, wherever the focus is.
+                    close_menus(None);
                     close_faults.set(false);
-                    let selected = model.try_borrow().map(|m| m.selected.is_some()).unwrap_or(false);
+                    let selected = model
+                        .try_borrow()
+                        .map(|m| m.selected.is_some())
+                        .unwrap_or(false);
                     if selected {
                         d.emit(Action::Select(None));
                     }
@@ -208,10 +259,20 @@ fn App() -> Html {
                     _ => {}
                 }
             });
+            // A click anywhere but inside an open menu closes it, as menus do.
+            let clicks = Closure::<dyn Fn(MouseEvent)>::new(move |e: MouseEvent| {
+                let inside = e
+                    .target()
+                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                    .and_then(|t| t.closest("details.menu").ok().flatten());
+                close_menus(inside.as_ref());
+            });
             let window = web_sys::window();
             if let Some(w) = &window {
                 let _ =
                     w.add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
+                let _ =
+                    w.add_event_listener_with_callback("click", clicks.as_ref().unchecked_ref());
             }
             move || {
                 if let Some(w) = window {
@@ -219,7 +280,12 @@ fn App() -> Html {
                         "keydown",
                         handler.as_ref().unchecked_ref(),
                     );
+                    let _ = w.remove_event_listener_with_callback(
+                        "click",
+                        clicks.as_ref().unchecked_ref(),
+                    );
                 }
+                drop(clicks);
                 drop(handler);
             }
         });

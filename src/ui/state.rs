@@ -45,6 +45,8 @@ pub enum Action {
         name: String,
     },
     Kubectl(String, Reply<CommandOutput>),
+    /// A kubectl command from a button or menu: like `Kubectl`, plus a notice of its result.
+    Run(String),
     Select(Option<ObjectKey>),
     Reset,
     Dismiss(u64),
@@ -137,6 +139,10 @@ impl Reducible for AppState {
             }
             Action::DeletePod { namespace, name } => {
                 let _ = m.delete_pod(&namespace, &name);
+                true
+            }
+            Action::Run(cmd) => {
+                m.run_command(&cmd);
                 true
             }
             Action::Kubectl(cmd, r) => {

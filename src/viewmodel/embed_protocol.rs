@@ -740,7 +740,11 @@ mod tests {
         p.apply(examples::DEFAULT_MANIFEST);
         p.advance_by(5_000);
         p.load_scenario(text, None).expect("the lesson loads");
-        assert_eq!(p.now(), 0, "a loaded scenario starts at t=0, like `kubeloop run`");
+        assert_eq!(
+            p.now(),
+            0,
+            "a loaded scenario starts at t=0, like `kubeloop run`"
+        );
         assert_eq!(p.seed(), 11, "the scenario's seed");
         p.advance_by(90_000);
         let mut cli = Session::load("playground.yaml", text, None).unwrap();
@@ -752,8 +756,16 @@ mod tests {
             .load_scenario("kind: Deployment\nspec: [", Some(3))
             .expect_err("broken YAML is refused");
         assert!(!err.is_empty());
-        assert_eq!(p.session.state_json(), before, "a broken scenario changes nothing");
-        assert_eq!(p.last_apply.as_ref().map(|r| r.ok), Some(false), "its diagnostics show");
+        assert_eq!(
+            p.session.state_json(),
+            before,
+            "a broken scenario changes nothing"
+        );
+        assert_eq!(
+            p.last_apply.as_ref().map(|r| r.ok),
+            Some(false),
+            "its diagnostics show"
+        );
 
         p.load_scenario(text, Some(5)).unwrap();
         assert_eq!(p.seed(), 5, "a link's seed overrides the scenario's");

@@ -248,10 +248,16 @@ impl SchedulingView {
             .iter()
             .map(|n| {
                 let (fits, detail, total) = match &n.verdict {
-                    NodeVerdict::Filtered { plugin, reasons } => (false, format!("{plugin}: {}", reasons.join("; ")), None),
+                    NodeVerdict::Filtered { plugin, reasons } => {
+                        (false, format!("{plugin}: {}", reasons.join("; ")), None)
+                    }
                     NodeVerdict::Feasible { scores, total } => (
                         true,
-                        scores.iter().map(|s| format!("{} {}×{}", s.plugin, s.score, s.weight)).collect::<Vec<_>>().join(", "),
+                        scores
+                            .iter()
+                            .map(|s| format!("{} {}×{}", s.plugin, s.score, s.weight))
+                            .collect::<Vec<_>>()
+                            .join(", "),
                         Some(*total),
                     ),
                 };
@@ -540,12 +546,20 @@ mod tests {
             nodes: vec![
                 NodeDecision {
                     node: "node-1".into(),
-                    verdict: NodeVerdict::Filtered { plugin: "NodeResourcesFit", reasons: vec!["Insufficient cpu".into()] },
+                    verdict: NodeVerdict::Filtered {
+                        plugin: "NodeResourcesFit",
+                        reasons: vec!["Insufficient cpu".into()],
+                    },
                 },
                 NodeDecision {
                     node: "node-2".into(),
                     verdict: NodeVerdict::Feasible {
-                        scores: vec![PluginScore { plugin: "NodeResourcesFit", raw: 90, score: 90, weight: 1 }],
+                        scores: vec![PluginScore {
+                            plugin: "NodeResourcesFit",
+                            raw: 90,
+                            score: 90,
+                            weight: 1,
+                        }],
                         total: 90,
                     },
                 },

@@ -384,6 +384,17 @@ impl Playground {
         out
     }
 
+    /// Runs a kubectl command from a button or menu (cordon, drain…) and says what it did, since
+    /// the console that also keeps it may not be on screen.
+    pub fn run_command(&mut self, cmd: &str) -> CommandOutput {
+        let out = self.kubectl(cmd);
+        let text = if out.ok { &out.stdout } else { &out.stderr };
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or(if out.ok { "done" } else { "failed" });
+        let kind = if out.ok { NoticeKind::Info } else { NoticeKind::Error };
+        self.notify(&format!("kubectl {}: {first}", cmd.trim()), kind);
+        out
+    }
+
     /// Shows a notice.
     pub fn notify(&mut self, text: &str, kind: NoticeKind) {
         let id = self.next_id;
@@ -582,6 +593,16 @@ mod tests {
         );
         assert_eq!(p.session.sim.api.list(Kind::Deployment).count(), 0);
         assert_eq!(p.notices().last().map(|n| n.kind), Some(NoticeKind::Error));
+    }
+
+    #[test]
+    fn menu_commands_run_through_kubectl_and_say_what_they_did() {
+        let mut p = Playground::new(1);
+        let out = p.run_command("cordon node-1");
+        assert!(out.ok, "{out:?}");
+        assert_eq!(p.console.len(), 1);
+        assert!(p.notices().last().is_some_and(|n| n.text.starts_with("kubectl cordon node-1: ")));
+        assert!(p.cluster().nodes[0].unschedulable);
     }
 
     #[test]

@@ -721,7 +721,10 @@ mod tests {
         tracker.ingest(t.entries());
         let planned = tracker.card("replicaset-controller").expect("card");
         assert_eq!(planned.actions.len(), 3);
-        assert!(planned.actions.iter().all(|a| a.code.is_none()), "no answers yet");
+        assert!(
+            planned.actions.iter().all(|a| a.code.is_none()),
+            "no answers yet"
+        );
         let seen = t.next_seq() - 1;
         for (i, code) in [201, 201, 409].into_iter().enumerate() {
             t.push(

@@ -82,6 +82,9 @@ pub const EXPECTED: &str = include_str!("../snapshots/determinism-fingerprint.tx
 pub fn expected() -> (usize, u64) {
     let mut it = EXPECTED.split_whitespace();
     let n = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let h = it.next().and_then(|s| u64::from_str_radix(s, 16).ok()).unwrap_or(0);
+    let h = it
+        .next()
+        .and_then(|s| u64::from_str_radix(s, 16).ok())
+        .unwrap_or(0);
     (n, h)
 }

@@ -185,6 +185,11 @@ test('faults from the panel and the node menu; the inspector shows spec vs statu
   await page.getByTestId('menu-node-node-3').click();
   await page.getByTestId('nodedown-node-3').click();
   await expect(page.locator('.notice').last()).toContainText('node-3');
+  // …and kubectl from the same menu: cordon.
+  await page.getByTestId('menu-node-node-1').click();
+  await page.getByTestId('cordon-node-1').click();
+  await expect(page.getByTestId('node-node-1')).toContainText('SchedulingDisabled');
+  await expect(page.getByTestId('cordon-node-1')).toHaveCount(0); // the menu closed and now offers Uncordon
 
   // The fault panel: every fault, with its parameters.
   await page.getByTestId('faults-toggle').click();

@@ -69,7 +69,8 @@ pub fn min_toleration_time(used: &[&Toleration]) -> Option<Millis> {
             min = Some(min.map_or(s, |m| m.min(s)));
         }
     }
-    min.map(|s| s as Millis * 1000)
+    // Clamped: tolerationSeconds is an int64, and a deadline must not overflow.
+    min.map(crate::sim::limits::seconds_to_millis)
 }
 
 /// One pod's entry in the timed work queue.

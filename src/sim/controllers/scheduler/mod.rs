@@ -1,8 +1,8 @@
 //! kube-scheduler: places pending pods on nodes, one scheduling cycle per reconcile.
 //!
 //! Faithful to `pkg/scheduler` in the parts a learner can observe: the scheduling queue
-//! ([`queue`]), the default profile's Filter and Score plugins with their weights and reason
-//! strings ([`plugins`]), DefaultPreemption ([`preemption`]), the assume cache (a pod charged to
+//! (`queue.rs`), the default profile's Filter and Score plugins with their weights and reason
+//! strings (`plugins.rs`), DefaultPreemption (`preemption.rs`), the assume cache (a pod charged to
 //! its node the moment it is chosen, before the binding is seen), the exact `FailedScheduling`
 //! text, and the `PodScheduled` condition.
 //!
@@ -14,9 +14,10 @@
 //! moving it, its back-off ending), its key is handed to the world — from `keys_for_event` or
 //! `tick`. `reconcile(pod)` runs one scheduling cycle for that pod only if it is the head of
 //! activeQ (highest priority, then earliest into activeQ); otherwise it goes to the back of its
-//! priority band and asks to be requeued, so pods are always scheduled in activeQ order. Back-off expiry and the
-//! 5-minute unschedulablePods flush are driven by `tick`, which is timed to the next back-off
-//! expiry (at most 1 s apart, kube-scheduler's backoffQ flush period).
+//! priority band and asks to be requeued, so pods are always scheduled in activeQ order.
+//! Back-off expiry and the 5-minute unschedulablePods flush are driven by `tick`, which is timed
+//! to the next back-off expiry (at most 1 s apart, kube-scheduler's backoffQ flush period).
+//! Pods waiting in backoffQ or unschedulablePods are not on the world's queue at all.
 //!
 //! One cycle: snapshot = the informer cache + assumed pods → Filter (every node, starting where
 //! the previous cycle stopped, until enough feasible nodes are found as
@@ -118,7 +119,7 @@ pub struct SchedulingDecision {
     pub tied_with: Vec<String>,
     /// The FailedScheduling message when no node fits.
     pub message: Option<String>,
-    /// Nodes the preemption would evict pods from, and which pods.
+    /// When no node fits but evicting lower-priority pods would help: the node and the victims.
     pub preemption: Option<(String, Vec<ObjectKey>)>,
     /// Nodes in the snapshot.
     pub total_nodes: usize,
