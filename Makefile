@@ -110,8 +110,11 @@ e2e: ## Browser tests (Playwright) against dist/; assumes `make tools build` ran
 # Wall-clock benchmarks live in the CLI (`kubeloop bench`), not in tests: the machines are shared
 # and noisy. `make bench BENCH_ARGS=--quick` for a short run.
 BENCH_ARGS ?=
-bench: ## Run the wall-clock benchmarks (kubeloop bench, release build)
+bench: build ## Wall-clock benchmarks, natively (kubeloop bench) and in wasm (headless Chromium)
+	$(call banner,bench (native, release))
 	cargo run --release --quiet -- bench $(BENCH_ARGS)
+	$(call banner,bench (wasm, the built page in headless Chromium))
+	node scripts/browser-bench.js $(BENCH_ARGS)
 
 clean: ## Remove build output (target/, dist/, test results)
 	cargo clean

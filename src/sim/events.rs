@@ -1,7 +1,7 @@
 //! The event recorder: turns components' [`EventRecord`]s into core/v1 Event objects, with
 //! client-go's EventCorrelator de-duplication and similar-event aggregation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::controller::EventRecord;
 use super::types::{
@@ -131,6 +131,24 @@ impl Recorder {
         self.by_identity.retain(|_, n| n != name);
     }
 
+    /// [`Recorder::forget`] for many expired events in one pass over the identities (an hour
+    /// after a large rollout, thousands expire in one housekeeping round).
+    pub fn forget_all(&mut self, names: &BTreeSet<String>) {
+        if !names.is_empty() {
+            self.by_identity.retain(|_, n| !names.contains(n));
+        }
+    }
+
+    /// Drops similar-event windows with no message left in them. Without this, every object that
+    /// ever had an Event (every pod of every rollout) would keep an entry for the rest of the run;
+    /// client-go bounds the same cache as an LRU of 4,096 entries.
+    pub fn prune(&mut self, now: Millis) {
+        self.similar.retain(|_, times| {
+            times.retain(|t| t + AGGREGATE_INTERVAL >= now);
+            !times.is_empty()
+        });
+    }
+
     /// How many entries the recorder holds (event identities plus similar-event windows): what
     /// its memory grows with, for the memory-bound tests.
     pub fn len(&self) -> usize {
@@ -176,6 +194,23 @@ mod tests {
         assert!(!second.is_new);
         assert_eq!(second.event.count, 2);
         assert_eq!(second.event.last_timestamp, Some(Time(5_000)));
+    }
+
+    #[test]
+    fn quiet_objects_are_forgotten_once_their_aggregation_window_passes() {
+        let mut r = Recorder::default();
+        let stored = r.record(0, "kubelet", "", &rec("x"), |_| None).event;
+        assert_eq!(r.len(), 2);
+        r.prune(AGGREGATE_INTERVAL);
+        assert_eq!(r.len(), 2, "still inside the window");
+        r.prune(AGGREGATE_INTERVAL + 1);
+        assert_eq!(
+            r.len(),
+            1,
+            "the window is gone, the identity stays until the Event expires"
+        );
+        r.forget_all(&BTreeSet::from([stored.metadata.name]));
+        assert!(r.is_empty());
     }
 
     #[test]

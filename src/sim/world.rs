@@ -1919,10 +1919,12 @@ impl Sim {
             })
             .map(|o| o.key())
             .collect();
+        let names = expired.iter().map(|k| k.name.clone()).collect();
+        self.recorder.forget_all(&names);
         for k in expired {
-            self.recorder.forget(&k.name);
             self.api.expire_event(&k);
         }
+        self.recorder.prune(self.now);
         self.schedule(self.now + 10_000, SimEvent::Housekeeping);
     }
 

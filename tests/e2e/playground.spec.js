@@ -219,7 +219,13 @@ test('faults from the panel and the node menu; the inspector shows spec vs statu
   await page.getByTestId('inspector-close').click();
   await expect(insp).toHaveCount(0);
 
-  // A pod's inspector replays the scheduler's decision over the nodes as they are now.
+});
+
+test("a pod's inspector replays the scheduler's decision", async ({ page }) => {
+  await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '30s');
+  const insp = page.getByTestId('inspector');
   const [pod] = await readyPods(page);
   await page.getByTestId(`pod-${pod}`).locator('.pod-main').click();
   await expect(insp).toContainText(pod);
