@@ -58,6 +58,8 @@ build: $(TOOLS_DEP) ## Release build of the web app into dist/ and print its dow
 	@# trunk runs cargo --offline (Trunk.toml), so make sure every crate is downloaded first.
 	cargo fetch --target $(WASM_TARGET) --quiet
 	$(TRUNK) build --offline --release --public-url '$(PUBLIC_URL)'
+	@# The Content-Security-Policy as a <meta> in dist/index.html and all headers in dist/_headers.
+	@node scripts/csp.js dist
 	@node scripts/size-report.js dist
 
 serve: $(TOOLS_DEP) ## Build and serve the app on http://127.0.0.1:8080, rebuilding on changes

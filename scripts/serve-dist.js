@@ -9,6 +9,9 @@ const fs = require('fs');
 const path = require('path');
 
 const root = path.resolve(process.argv[2] || 'dist');
+// Served with the headers hosts are told to send (docs/hosting.md), so the e2e tests run under them.
+const security = Object.fromEntries(
+  Object.entries(require('./security-headers.json')).filter(([k]) => !k.startsWith('//')));
 const port = Number(process.argv[3] || 8080);
 const types = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
@@ -26,6 +29,7 @@ http.createServer((req, res) => {
   fs.readFile(file, (err, body) => {
     if (err) { res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n'); return; }
     res.writeHead(200, {
+      ...security,
       'Content-Type': types[path.extname(file)] || 'application/octet-stream',
       'Cache-Control': 'no-store',
     }).end(body);

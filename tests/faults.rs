@@ -1117,3 +1117,34 @@ fn faults_on_things_that_do_not_exist_are_refused_and_traced_as_refused() {
         .count();
     assert_eq!(refused, 4);
 }
+
+#[test]
+fn a_scenario_step_can_switch_the_replica_set_controller_to_edge_triggered() {
+    let text = r#"apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: edge}
+spec:
+  seed: 4
+  steps:
+  - at: 0s
+    fault: {type: SetTriggerMode, component: replicaset-controller, mode: edge}
+  - at: 0s
+    fault: {type: SetResync, component: replicaset, period: off}
+  - at: 20s
+    fault: {type: DropWatchEvents, component: replicaset, kind: Pod, eventType: DELETED, count: 1}
+  - at: 20s
+    fault: {type: DeletePod, selector: app=web}
+"#;
+    let mut s = Session::load("edge.yaml", text, None).expect("the scenario loads");
+    apply(&mut s, &deployment(1, "nginx:1.27"));
+    s.advance_to(5 * MIN, usize::MAX);
+    assert_eq!(
+        s.sim.trigger_mode(&ComponentId::ReplicaSet),
+        TriggerMode::Edge
+    );
+    assert!(
+        web_pods(&s).is_empty(),
+        "its only pod is gone and never replaced"
+    );
+    assert_eq!(the_replica_set(&s).spec.replicas, Some(1));
+}

@@ -134,6 +134,7 @@
         text = await res.text();
       } else {
         var holder = this.source.querySelector('script[type="text/yaml"],template');
+        // html-ok: reads the page author's own markup as scenario text; nothing is inserted.
         text = dedent(holder ? (holder.content ? holder.content.textContent || holder.innerHTML : holder.textContent) : this.source.textContent);
       }
       this.text = text;

@@ -46,10 +46,11 @@ fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mill
     }
 }
 
-/// A resync period: a duration, or `off` / `never` / null for none.
+/// A resync period: a duration, or `off` / `never` / null for none (YAML reads a bare `off` as
+/// `false`).
 fn de_period<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Millis>, D::Error> {
     match Option::<Json>::deserialize(d)? {
-        None | Some(Json::Null) => Ok(None),
+        None | Some(Json::Null) | Some(Json::Bool(false)) => Ok(None),
         Some(Json::String(s)) if matches!(s.as_str(), "off" | "never" | "none") => Ok(None),
         Some(other) => de_duration_opt(other).map_err(serde::de::Error::custom),
     }
@@ -199,7 +200,9 @@ pub enum Fault {
     PartitionNode { node: String },
     /// Ends a partition: the kubelet resumes its watch (or relists after 410) and reconciles.
     HealNode { node: String },
-    /// A component misses watch events: the next `count`, or each with `probability`.
+    /// A component's informer loses watch events: the next `count` (default 1), each with
+    /// `probability`, or — with only a `duration` — every matching one for that long. Its cache
+    /// stays stale for those objects until a later event about them or a relist.
     DropWatchEvents {
         component: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,7 +245,9 @@ pub enum Fault {
     StopComponent { component: String },
     /// Starts a stopped component.
     StartComponent { component: String },
-    /// A second writer races the owner of `object` (`Kind/namespace/name`), causing 409s.
+    /// A second writer races the owners of `object` (`Kind/namespace/name`): just before each
+    /// conditional write that would succeed it writes the object itself, so that write meets
+    /// 409 Conflict and is retried from a fresh read. Nothing is lost; each write costs one 409.
     ConflictingWriter {
         object: String,
         #[serde(

@@ -9,6 +9,7 @@ use yew::prelude::*;
 use super::state::{reply, Action};
 use super::storage;
 use crate::sim::decode::{Diagnostic, Severity};
+use crate::sim::examples;
 use crate::viewmodel::format::utf16_offset;
 use crate::viewmodel::DEFAULT_MANIFEST;
 
@@ -40,6 +41,14 @@ fn severity_word(s: Severity) -> &'static str {
         Severity::Error => "error",
         Severity::Warning => "warning",
         Severity::Info => "info",
+    }
+}
+
+/// Closes the `<details>` menu an item was chosen from.
+fn close_menu(e: &MouseEvent) {
+    let menu = e.target_dyn_into::<web_sys::Element>().and_then(|t| t.closest("details").ok().flatten());
+    if let Some(menu) = menu {
+        let _ = menu.remove_attribute("open");
     }
 }
 
@@ -133,7 +142,8 @@ pub fn Editor(p: &EditorProps) -> Html {
     };
     let on_restore = {
         let text = text.clone();
-        Callback::from(move |_: MouseEvent| {
+        Callback::from(move |e: MouseEvent| {
+            close_menu(&e);
             storage::save_editor(DEFAULT_MANIFEST);
             text.set(DEFAULT_MANIFEST.to_string());
         })
@@ -173,7 +183,30 @@ pub fn Editor(p: &EditorProps) -> Html {
                 <h2 id="editor-title" class="panel-title">{ "Desired state" }</h2>
                 <span class="panel-sub">{ "YAML" }</span>
                 <div class="panel-actions">
-                    <button class="btn btn-small btn-ghost" onclick={on_restore} title="Put the example Deployment back in the editor">{ "Example" }</button>
+                    <details class="menu lessons-menu">
+                        <summary class="btn btn-small btn-ghost" data-testid="lessons-menu">{ "Lessons ▾" }</summary>
+                        <div class="menu-items menu-left" role="menu">
+                            <button role="menuitem" onclick={on_restore}>
+                                <strong>{ "The example Deployment" }</strong>
+                                <small>{ "Put it back in the editor (the cluster is left as it is)" }</small>
+                            </button>
+                            <div class="menu-sep" role="separator">{ "lessons: each opens a fresh cluster" }</div>
+                            { for examples::LESSONS.iter().map(|l| {
+                                let name = l.name;
+                                let open = Callback::from(move |e: MouseEvent| {
+                                    close_menu(&e);
+                                    if let Some(text) = examples::by_name(name) {
+                                        let _ = super::share::load(text, None);
+                                    }
+                                });
+                                html! {
+                                    <button role="menuitem" data-testid={format!("lesson-{name}")} onclick={open} title={l.summary}>
+                                        <strong>{ format!("{}. {}", l.order, l.title) }</strong>
+                                    </button>
+                                }
+                            }) }
+                        </div>
+                    </details>
                     <button class="btn btn-small btn-ghost" data-testid="delete-manifest" onclick={on_delete_click}
                         title="kubectl delete -f: delete the objects in the editor">{ "Delete" }</button>
                 </div>

@@ -170,6 +170,7 @@ fn show_click_to_load(render: impl FnOnce() + 'static) {
     };
     wrap.set_class_name("kl-ctl");
     let _ = wrap.set_attribute("data-testid", "click-to-load");
+    // html-ok: CTL_HTML is a compile-time constant; the lesson title goes in as text below.
     wrap.set_inner_html(CTL_HTML);
     // Name the lesson when the link names one (set as text, never as HTML).
     let hash = web_sys::window()

@@ -13,6 +13,7 @@ mod faults;
 mod hooks;
 mod icons;
 mod inspector;
+mod lesson;
 mod js_api;
 mod loop_panel;
 mod ownership;
@@ -370,7 +371,12 @@ fn App() -> Html {
                 <faults::FaultPanel {pods} {nodes} {components} dispatch={dispatch.clone()} on_close={close_faults} />
             }
             <main class="layout">
-                <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} />
+                <div class="left-col">
+                    if let Some(lesson) = m.lesson() {
+                        <lesson::LessonCard {lesson} dispatch={dispatch.clone()} />
+                    }
+                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} />
+                </div>
                 <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()} />
                 <loop_panel::LoopPanel {cards} />
                 <section class="panel bottom-panel" aria-label="Activity">

@@ -47,6 +47,8 @@ pub enum Action {
     Kubectl(String, Reply<CommandOutput>),
     /// A kubectl command from a button or menu: like `Kubectl`, plus a notice of its result.
     Run(String),
+    /// The loaded lesson's n-th "try this" action.
+    TryThis(usize),
     Select(Option<ObjectKey>),
     Reset,
     Dismiss(u64),
@@ -139,6 +141,10 @@ impl Reducible for AppState {
             }
             Action::DeletePod { namespace, name } => {
                 let _ = m.delete_pod(&namespace, &name);
+                true
+            }
+            Action::TryThis(i) => {
+                let _ = m.try_this(i);
                 true
             }
             Action::Run(cmd) => {

@@ -12,6 +12,7 @@ pub mod faults;
 pub mod format;
 pub mod history;
 pub mod inspect;
+pub mod lesson;
 pub mod playground;
 pub mod trace_views;
 

@@ -14,6 +14,7 @@ use super::inspect::OwnershipView;
 use super::trace_views::{is_heartbeat, LoopTracker, SequenceLog};
 use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::faults::{Fault, PodTarget};
+use crate::sim::scenario::StepAction;
 use crate::sim::session::{ApplyReport, CommandOutput, Session};
 use crate::sim::types::{Kind, Millis, ObjectKey};
 use crate::sim::world::Advanced;
@@ -31,30 +32,9 @@ pub const BOOT_LIMIT_MS: Millis = 5_000;
 /// The file name diagnostics of the editor's text carry.
 pub const EDITOR_FILE: &str = "playground.yaml";
 
-/// The manifest the editor opens with: a small Deployment, ready to apply.
-pub const DEFAULT_MANIFEST: &str = "\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-        resources:
-          requests:
-            cpu: 100m
-            memory: 128Mi
-";
+/// The manifest the editor opens with: the engine's built-in `playground` example (a small
+/// Deployment, ready to apply), so the page, `#example/playground` links and the CLI agree.
+pub const DEFAULT_MANIFEST: &str = crate::sim::examples::DEFAULT_MANIFEST;
 
 /// How a notice is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +89,8 @@ pub struct Playground {
     real_clock: f64,
     /// Bumped on every change a view might show.
     pub version: u64,
+    /// The scenario text and seed override last opened, so Reset starts the lesson over.
+    loaded: Option<(String, Option<u64>)>,
 }
 
 impl Playground {
@@ -132,6 +114,7 @@ impl Playground {
             lagging: false,
             real_clock: 0.0,
             version: 0,
+            loaded: None,
         };
         p.boot();
         p
@@ -171,8 +154,15 @@ impl Playground {
         self.session.sim.now()
     }
 
-    /// Throws the cluster away and starts again from three empty nodes (same seed, same speed).
+    /// Throws the cluster away and starts again: the open lesson from its beginning, or three
+    /// empty nodes (same seed, same speed).
     pub fn reset(&mut self) {
+        if let Some((text, seed)) = self.loaded.clone() {
+            if self.load_scenario(&text, seed).is_ok() {
+                self.notify("Lesson restarted from the beginning", NoticeKind::Info);
+                return;
+            }
+        }
         self.session = Session::new(self.seed);
         self.last_apply = None;
         self.selected = None;
@@ -193,6 +183,7 @@ impl Playground {
     pub fn load_scenario(&mut self, text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
         match Session::load(EDITOR_FILE, text, seed) {
             Ok(session) => {
+                self.loaded = Some((text.to_string(), seed));
                 self.seed = session.sim.config().seed;
                 self.session = session;
                 self.playing = false;
@@ -389,10 +380,48 @@ impl Playground {
     pub fn run_command(&mut self, cmd: &str) -> CommandOutput {
         let out = self.kubectl(cmd);
         let text = if out.ok { &out.stdout } else { &out.stderr };
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or(if out.ok { "done" } else { "failed" });
-        let kind = if out.ok { NoticeKind::Info } else { NoticeKind::Error };
+        let first = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or(if out.ok { "done" } else { "failed" });
+        let kind = if out.ok {
+            NoticeKind::Info
+        } else {
+            NoticeKind::Error
+        };
         self.notify(&format!("kubectl {}: {first}", cmd.trim()), kind);
         out
+    }
+
+    /// The loaded lesson's card, if any.
+    pub fn lesson(&self) -> Option<super::lesson::LessonView> {
+        super::lesson::LessonView::of(&self.session)
+    }
+
+    /// Runs the lesson's `index`-th "try this" action now.
+    pub fn try_this(&mut self, index: usize) -> Result<String, String> {
+        let Some(t) = self.session.scenario.spec.try_this.get(index).cloned() else {
+            return Err(format!("this lesson has no action #{index}"));
+        };
+        match t.action()? {
+            StepAction::Fault(f) => self.inject(f),
+            StepAction::Kubectl(cmd) => {
+                let out = self.run_command(&cmd);
+                if out.ok {
+                    Ok(out.stdout)
+                } else {
+                    Err(out.stderr)
+                }
+            }
+            StepAction::Apply(text) => {
+                let report = self.apply(&text);
+                if report.ok {
+                    Ok(report.lines.join("\n"))
+                } else {
+                    Err("the lesson's manifest was refused".into())
+                }
+            }
+        }
     }
 
     /// Shows a notice.
@@ -601,8 +630,29 @@ mod tests {
         let out = p.run_command("cordon node-1");
         assert!(out.ok, "{out:?}");
         assert_eq!(p.console.len(), 1);
-        assert!(p.notices().last().is_some_and(|n| n.text.starts_with("kubectl cordon node-1: ")));
+        assert!(p
+            .notices()
+            .last()
+            .is_some_and(|n| n.text.starts_with("kubectl cordon node-1: ")));
         assert!(p.cluster().nodes[0].unschedulable);
+    }
+
+    #[test]
+    fn a_lesson_offers_its_actions_and_reset_starts_it_over() {
+        let mut p = Playground::new(1);
+        assert!(p.lesson().is_none());
+        let text = crate::sim::examples::by_name("thermostat").expect("built-in");
+        assert!(p.load_scenario(text, None).is_ok());
+        let lesson = p.lesson().expect("a lesson card");
+        assert!(!lesson.try_this.is_empty());
+        p.advance_by(30_000);
+        let pods_before = p.cluster().all_pods().count();
+        assert!(pods_before > 0);
+        assert!(p.try_this(0).is_ok(), "Delete every web pod");
+        assert!(p.try_this(99).is_err());
+        p.reset();
+        assert_eq!(p.now(), 0, "the lesson starts over at t=0");
+        assert!(p.lesson().is_some());
     }
 
     #[test]

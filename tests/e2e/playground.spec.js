@@ -264,3 +264,21 @@ test('dark theme follows the system preference', async ({ browser }) => {
   await page.screenshot({ path: 'docs/screenshots/playground-dark.png' });
   await context.close();
 });
+
+test('a lesson opens from the menu, offers its actions and ticks its checks', async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('lessons-menu').click();
+  await page.getByTestId('lesson-thermostat').click();
+  const lesson = page.getByTestId('lesson');
+  await expect(lesson).toContainText('Lesson 3');
+  await expect(lesson).toContainText('Try this');
+  await expect(page.getByTestId('editor')).toHaveValue(/kind: Scenario/);
+  await advance(page, '40s');
+  await expect(page.locator(READY)).toHaveCount(3);
+  await page.getByTestId('try-0').click(); // Delete every web pod
+  await advance(page, '60s');
+  await expect(lesson.locator('.check-passed').first()).toBeVisible();
+  await page.addStyleTag({ content: '.notices { display: none !important; }' });
+  await page.screenshot({ path: 'docs/screenshots/lesson.png' });
+  expect(errors).toEqual([]);
+});

@@ -1,0 +1,209 @@
+// Share links in the real page: a link opens the same scenario (same objects and clock after the
+// same deterministic advance), example links open lessons, a broken, truncated or bomb link shows a
+// friendly banner and keeps the reader's own text, the Share button copies and measures the link,
+// and the address bar follows the editor (except in an embed, which never touches its URL or
+// localStorage).
+// @ts-check
+const { test, expect } = require('@playwright/test');
+const zlib = require('zlib');
+
+const b64url = (buf) => buf.toString('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+/** A `k1:` fragment made independently of the app (Node's zlib, raw deflate). */
+const k1 = (shared) => 'k1:' + b64url(zlib.deflateRawSync(Buffer.from(JSON.stringify(shared))));
+
+const SCENARIO = `apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: shared-web}
+spec:
+  seed: 42
+  nodes: {count: 2, cpu: "2", memory: 4Gi}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        resources: {requests: {cpu: 100m, memory: 64Mi}}
+`;
+
+/** Opens a page, records console errors and uncaught exceptions, waits for the app. */
+async function open(page, path) {
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
+  });
+  await page.goto(path);
+  await expect(page.getByTestId('app')).toBeVisible();
+  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
+  return errors;
+}
+
+/** Everything a run produced, minus what differs between two honest runs (nothing should). */
+const snapshot = (page) =>
+  page.evaluate(() => ({ now: window.kubeloop.now(), state: window.kubeloop.state(), events: window.kubeloop.events() }));
+
+test('a share link opens the same scenario: same objects and clock after the same advance', async ({ browser }) => {
+  // The author writes a scenario and copies its link with the Share button.
+  const author = await browser.newContext();
+  await author.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const page = await author.newPage();
+  const errors = await open(page, '/');
+  await page.getByTestId('editor').fill(SCENARIO);
+  await page.getByTestId('share').click();
+  await expect(page.getByTestId('share-status')).toHaveText(/copied/);
+  const url = await page.getByTestId('share-url').inputValue();
+  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#k1:[A-Za-z0-9_-]+$/);
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+  await expect(page.getByTestId('share-length')).toHaveText(`${url.length.toLocaleString('en-US')} characters`);
+  await expect(page.getByTestId('share-warning')).toHaveCount(0);
+  expect(errors).toEqual([]);
+
+  // Two readers open it in fresh browsers (no autosave) and run it the same way.
+  const runs = [];
+  for (let i = 0; i < 2; i++) {
+    const ctx = await browser.newContext();
+    const reader = await ctx.newPage();
+    const errs = await open(reader, url.replace(/^http:\/\/127\.0\.0\.1:\d+/, ''));
+    await expect(reader.getByTestId('editor')).toHaveValue(SCENARIO);
+    await expect(reader.getByTestId('link-error')).toHaveCount(0);
+    await expect(reader.getByTestId('clock')).toHaveText('00:00.0');
+    await expect(reader.locator('[data-testid^="node-"]')).toHaveCount(2); // the scenario's nodes
+    expect(await reader.evaluate(() => window.kubeloop.advance('45s'))).toBe(45000);
+    await expect(reader.getByTestId('clock')).toHaveText('00:45.0');
+    await expect(reader.locator('[data-testid^="pod-"][data-ready="true"]')).toHaveCount(4);
+    runs.push(await snapshot(reader));
+    expect(errs).toEqual([]);
+    await ctx.close();
+  }
+  expect(runs[0].now).toBe(45000);
+  expect(runs[1]).toEqual(runs[0]);
+  const names = runs[0].state.items.filter((o) => o.kind === 'Pod').map((o) => o.metadata.name);
+  expect(names).toHaveLength(4);
+  await author.close();
+});
+
+test('a link made outside the app (another deflate) opens, with its seed and speed', async ({ page }) => {
+  const frag = k1({ y: SCENARIO, s: 7, x: 10 });
+  await open(page, `/#${frag}`);
+  await expect(page.getByTestId('editor')).toHaveValue(SCENARIO);
+  await expect(page.getByTestId('speed')).toHaveValue('10');
+  // The frozen test vector from share.rs decodes too.
+  await page.goto('/#k1:q1aqVLJSys7MS7FSCMhPiclTqgUA');
+  await expect(page.getByTestId('editor')).toHaveValue('kind: Pod\n');
+});
+
+test('example links open a built-in lesson at t=0', async ({ page }) => {
+  const errors = await open(page, '/#example/thermostat');
+  await expect(page.getByTestId('editor')).toHaveValue(/name: thermostat/);
+  await expect(page.getByTestId('clock')).toHaveText('00:00.0');
+  expect(await page.evaluate(() => window.kubeloop.checks().length)).toBe(5);
+  expect(errors).toEqual([]);
+});
+
+test('a truncated link shows the friendly message and keeps the previous text', async ({ page }) => {
+  await open(page, '/');
+  const mine = '# my own work in progress\napiVersion: v1\nkind: Namespace\nmetadata: {name: mine}\n';
+  await page.getByTestId('editor').fill(mine);
+  const good = k1({ y: SCENARIO });
+  const truncated = good.slice(0, good.length - 9);
+
+  // Pasted into the address bar of the open page: only the fragment changes.
+  await page.goto(`/#${truncated}`);
+  const banner = page.getByTestId('link-error');
+  await expect(banner).toBeVisible();
+  await expect(banner).toContainText('This link could not be opened.');
+  await expect(banner).toContainText('looks incomplete');
+  await expect(banner).toContainText('your own scenario is still here');
+  await expect(page.getByTestId('editor')).toHaveValue(mine);
+
+  // Opened fresh (a reload): the autosaved text is back, the link refused the same way.
+  await page.reload();
+  await expect(page.getByTestId('app')).toBeVisible();
+  await expect(page.getByTestId('link-error')).toContainText('looks incomplete');
+  await expect(page.getByTestId('editor')).toHaveValue(mine);
+  expect(await page.evaluate(() => localStorage.getItem('kubeloop.editor.v1'))).toBe(mine);
+  await page.getByRole('button', { name: 'Dismiss' }).first().click();
+  await expect(page.getByTestId('link-error')).toHaveCount(0);
+});
+
+test('a decompression bomb, a newer format and an unknown example are refused, as text', async ({ page }) => {
+  await open(page, '/');
+  const mine = 'kind: Mine\n';
+  await page.getByTestId('editor').fill(mine);
+  // 64 MiB of 'a' deflates to ~64 KB: far past the 1 MiB inflate cap.
+  const bomb = 'k1:' + b64url(zlib.deflateRawSync(Buffer.alloc(64 << 20, 97), { level: 9 }));
+  await page.goto(`/#${bomb}`);
+  await expect(page.getByTestId('link-error')).toContainText('more than 1024 KiB');
+  await expect(page.getByTestId('editor')).toHaveValue(mine);
+
+  await page.goto('/#k9:AAAA');
+  await expect(page.getByTestId('link-error')).toContainText('newer version of Kubeloop');
+
+  await page.goto('/#example/<img src=x onerror="window.pwned=1">');
+  await expect(page.getByTestId('link-error')).toContainText('There is no built-in example called');
+  await expect(page.locator('[data-testid="link-error"] img')).toHaveCount(0);
+  expect(await page.evaluate(() => window.pwned)).toBeUndefined();
+  await expect(page.getByTestId('editor')).toHaveValue(mine);
+});
+
+test('Ctrl+S shares, long links are flagged, and the address bar follows the editor unless switched off', async ({ page, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await open(page, '/');
+  // Incompressible text makes a link past 8 KB.
+  const noise = Array.from({ length: 300 }, (_, i) => `# ${i} ${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`).join('\n');
+  const big = `${noise}\napiVersion: v1\nkind: Namespace\nmetadata: {name: big}\n`;
+  await page.getByTestId('editor').fill(big);
+  await page.locator('body').click({ position: { x: 5, y: 700 } });
+  await page.keyboard.press('Control+s');
+  await expect(page.getByTestId('share-popover')).toBeVisible();
+  const len = (await page.getByTestId('share-url').inputValue()).length;
+  expect(len).toBeGreaterThan(8192);
+  await expect(page.getByTestId('share-warning')).toContainText('longer than 8 KB');
+
+  // The address bar caught up with the edit (debounced), and reopening it restores the text.
+  await expect.poll(() => page.url(), { timeout: 5000 }).toContain('#k1:');
+  const tracked = page.url();
+  const other = await context.newPage();
+  await other.goto(tracked);
+  await expect(other.getByTestId('editor')).toHaveValue(big);
+  await other.close();
+
+  // Switched off: the fragment goes, and edits no longer rewrite the URL.
+  await page.getByTestId('share-track').uncheck();
+  await expect.poll(() => page.url()).not.toContain('#');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('share-popover')).toHaveCount(0);
+  await page.getByTestId('editor').fill('kind: Changed\n');
+  await page.waitForTimeout(1200);
+  expect(page.url()).not.toContain('#');
+  expect(await page.evaluate(() => localStorage.getItem('kubeloop.trackUrl.v1'))).toBe('0');
+});
+
+test('an embedded playground never rewrites its URL and never writes localStorage', async ({ page }) => {
+  await open(page, '/?embed=1#example/thermostat');
+  const url = page.url();
+  await expect(page.getByTestId('editor')).toHaveValue(/name: thermostat/);
+  await page.getByTestId('editor').fill('kind: EditedInEmbed\n');
+  await page.waitForTimeout(1200);
+  expect(page.url()).toBe(url);
+  expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
+  // No Share button in an embed: an "Open in Kubeloop" link to the full playground instead.
+  await expect(page.getByTestId('share')).toHaveCount(0);
+  const link = page.getByTestId('open-full');
+  await link.focus();
+  const href = await link.getAttribute('href');
+  expect(href).toMatch(/\/#k1:/);
+  expect(href).not.toContain('embed=1');
+  const full = await page.context().newPage();
+  await full.goto(/** @type {string} */ (href));
+  await expect(full.getByTestId('editor')).toHaveValue('kind: EditedInEmbed\n');
+  await expect(full.locator('.is-embed')).toHaveCount(0);
+});
