@@ -40,7 +40,7 @@ TRUNK := RUST_LIB_BACKTRACE=0 trunk
 # Prints a banner so each stage of a long log is easy to find.
 banner = @printf '\n==> %s\n' "$(1)"
 
-.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e bench clean
+.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e bench fuzz fuzz-libfuzzer clean
 
 help: ## List the targets
 	@echo "Kubeloop: make <target>"
@@ -117,6 +117,25 @@ bench: build ## Wall-clock benchmarks, natively (kubeloop bench) and in wasm (he
 	cargo run --release --quiet -- bench $(BENCH_ARGS)
 	$(call banner,bench (wasm, the built page in headless Chromium))
 	node scripts/browser-bench.js $(BENCH_ARGS)
+
+# Fuzzing. `cargo test` already runs tests/fuzz.rs with a few hundred cases per target; `make fuzz`
+# runs FUZZ_CASES per target (for an hour or so: FUZZ_CASES=50000). It stays a debug build on
+# purpose: the release profile wraps integer overflow silently, and overflows are what it finds.
+# A failing case lands in proptest-regressions/fuzz.txt and is replayed first from then on.
+FUZZ_CASES ?= 2000
+fuzz: ## Longer fuzz run of tests/fuzz.rs (FUZZ_CASES=2000 per target); libFuzzer: fuzz-libfuzzer
+	FUZZ_CASES=$(FUZZ_CASES) cargo test --test fuzz -- --nocapture
+
+# Coverage-guided fuzzing with libFuzzer (fuzz/README.md): cargo-fuzz needs nightly flags, which
+# RUSTC_BOOTSTRAP=1 unlocks on the stable toolchain. FUZZ_TARGET: manifest, share_link, kubectl,
+# scenario. FUZZ_TIME in seconds.
+FUZZ_TARGET ?= manifest
+FUZZ_TIME ?= 300
+fuzz-libfuzzer: ## Coverage-guided fuzzing: FUZZ_TARGET=manifest FUZZ_TIME=300 (needs cargo-fuzz)
+	@command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is missing: cargo install cargo-fuzz"; exit 1; }
+	RUSTC_BOOTSTRAP=1 cargo fuzz run -a $(FUZZ_TARGET) fuzz/corpus/$(FUZZ_TARGET) \
+	  tests/fixtures/manifests tests/fixtures/hostile src/lessons \
+	  -- -max_total_time=$(FUZZ_TIME) -dict=fuzz/yaml.dict -max_len=65536
 
 clean: ## Remove build output (target/, dist/, test results)
 	cargo clean

@@ -12,7 +12,8 @@ fn deployment(replicas: u32, image: &str, strategy: &str, extra: &str) -> String
     )
 }
 
-const ROLLING_10: &str = "  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 3, maxUnavailable: 2}\n";
+const ROLLING_10: &str =
+    "  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 3, maxUnavailable: 2}\n";
 const RECREATE: &str = "  strategy: {type: Recreate}\n";
 
 /// The trace as readable lines: Events and writes (reads, watch deliveries and no-op reconciles left out).
@@ -20,17 +21,36 @@ fn pinned(s: &Session, from_seq: u64) -> String {
     let mut out = String::new();
     for e in s.sim.trace().since(from_seq) {
         let line = match &e.kind {
-            TraceKind::Event { event_type, reason, message, object, source } => {
+            TraceKind::Event {
+                event_type,
+                reason,
+                message,
+                object,
+                source,
+            } => {
                 format!("event  {event_type:<7} {reason:<22} {object}  {message}  [{source}]")
             }
-            TraceKind::Api { actor, verb, object, code, .. } if !actor.starts_with("kubelet") || verb != "update" || !object.starts_with("Lease") => {
-                if object.starts_with("Lease/") || object.starts_with("Node/") && verb.starts_with("update/status") {
+            TraceKind::Api {
+                actor,
+                verb,
+                object,
+                code,
+                ..
+            } if !actor.starts_with("kubelet")
+                || verb != "update"
+                || !object.starts_with("Lease") =>
+            {
+                if object.starts_with("Lease/")
+                    || object.starts_with("Node/") && verb.starts_with("update/status")
+                {
                     continue;
                 }
                 format!("api    {code} {actor:<28} {verb:<15} {object}")
             }
             TraceKind::Fault { fault, .. } => format!("fault  {fault}"),
-            TraceKind::Command { command, ok, .. } => format!("cmd    {command} ({})", if *ok { "ok" } else { "error" }),
+            TraceKind::Command { command, ok, .. } => {
+                format!("cmd    {command} ({})", if *ok { "ok" } else { "error" })
+            }
             _ => continue,
         };
         out.push_str(&format!("{:>9} {line}\n", kubeloop::sim::time::clock(e.t)));
@@ -42,7 +62,10 @@ fn started(replicas: u32, strategy: &str, extra: &str) -> (Session, u64) {
     let mut s = Session::new(5);
     s.advance_to(SECOND, usize::MAX);
     let from = s.sim.trace().next_seq() - 1;
-    let r = s.apply_text("web.yaml", &deployment(replicas, "nginx:1.27", strategy, extra));
+    let r = s.apply_text(
+        "web.yaml",
+        &deployment(replicas, "nginx:1.27", strategy, extra),
+    );
     assert!(r.ok, "{:?}", r.diagnostics);
     (s, from)
 }
@@ -75,9 +98,20 @@ fn rolling_update_of_ten_with_surge_three_and_unavailable_two() {
     assert!(r.ok);
     s.advance_to(160 * SECOND, usize::MAX);
     let trace = pinned(&s, from);
-    let scaling: Vec<&str> = trace.lines().filter(|l| l.contains("ScalingReplicaSet")).collect();
-    assert!(scaling[0].contains("from 0 to 3"), "the new ReplicaSet starts at maxSurge: {}", scaling[0]);
-    assert!(scaling[1].contains("from 10 to 8"), "old scales down by maxUnavailable: {}", scaling[1]);
+    let scaling: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains("ScalingReplicaSet"))
+        .collect();
+    assert!(
+        scaling[0].contains("from 0 to 3"),
+        "the new ReplicaSet starts at maxSurge: {}",
+        scaling[0]
+    );
+    assert!(
+        scaling[1].contains("from 10 to 8"),
+        "old scales down by maxUnavailable: {}",
+        scaling[1]
+    );
     insta::assert_snapshot!(trace);
 }
 
@@ -86,7 +120,10 @@ fn recreate_stops_every_old_pod_before_starting_new_ones() {
     let (mut s, _) = started(3, RECREATE, "");
     s.advance_to(30 * SECOND, usize::MAX);
     let from = s.sim.trace().next_seq() - 1;
-    assert!(s.apply_text("web.yaml", &deployment(3, "nginx:1.28", RECREATE, "")).ok);
+    assert!(
+        s.apply_text("web.yaml", &deployment(3, "nginx:1.28", RECREATE, ""))
+            .ok
+    );
     s.advance_to(120 * SECOND, usize::MAX);
     insta::assert_snapshot!(pinned(&s, from));
 }
@@ -122,12 +159,23 @@ fn a_bad_image_stalls_the_rollout_at_its_progress_deadline() {
     let (mut s, _) = started(3, "", "  progressDeadlineSeconds: 60\n");
     s.advance_to(30 * SECOND, usize::MAX);
     let from = s.sim.trace().next_seq() - 1;
-    assert!(s.inject(serde_json::from_str(r#"{"type":"BreakImage","image":"nginx:9.99"}"#).unwrap()).is_ok());
-    assert!(s.apply_text("web.yaml", &deployment(3, "nginx:9.99", "", "  progressDeadlineSeconds: 60\n")).ok);
+    assert!(s
+        .inject(serde_json::from_str(r#"{"type":"BreakImage","image":"nginx:9.99"}"#).unwrap())
+        .is_ok());
+    assert!(
+        s.apply_text(
+            "web.yaml",
+            &deployment(3, "nginx:9.99", "", "  progressDeadlineSeconds: 60\n")
+        )
+        .ok
+    );
     s.advance_to(150 * SECOND, usize::MAX);
     let trace = pinned(&s, from);
     let status = s.kubectl("rollout status deployment/web");
-    assert!(status.stderr.contains("exceeded its progress deadline"), "{status:?}");
+    assert!(
+        status.stderr.contains("exceeded its progress deadline"),
+        "{status:?}"
+    );
     insta::assert_snapshot!(trace);
 }
 
@@ -139,7 +187,13 @@ fn deleting_a_deployment_cascades_to_its_replicasets_and_pods() {
     assert!(s.kubectl("delete deployment web").ok);
     s.advance_to(90 * SECOND, usize::MAX);
     assert_eq!(s.sim.api.list(kubeloop::sim::types::Kind::Pod).count(), 0);
-    assert_eq!(s.sim.api.list(kubeloop::sim::types::Kind::ReplicaSet).count(), 0);
+    assert_eq!(
+        s.sim
+            .api
+            .list(kubeloop::sim::types::Kind::ReplicaSet)
+            .count(),
+        0
+    );
     insta::assert_snapshot!(pinned(&s, from));
 }
 
@@ -148,13 +202,30 @@ fn a_conflicting_write_is_retried_and_nothing_is_lost() {
     let (mut s, _) = started(3, "", "");
     s.advance_to(30 * SECOND, usize::MAX);
     let from = s.sim.trace().next_seq() - 1;
-    let fault = serde_json::from_str(r#"{"type":"ConflictingWriter","object":"Deployment/default/web","duration":"60s"}"#).unwrap();
+    let fault = serde_json::from_str(
+        r#"{"type":"ConflictingWriter","object":"Deployment/default/web","duration":"60s"}"#,
+    )
+    .unwrap();
     assert!(s.inject(fault).is_ok());
     assert!(s.kubectl("scale deployment/web --replicas=5").ok);
     s.advance_to(120 * SECOND, usize::MAX);
     let trace = pinned(&s, from);
-    assert!(trace.contains("api    409"), "a 409 Conflict appears in the trace");
-    let d = s.sim.api.list(kubeloop::sim::types::Kind::Deployment).next().unwrap().as_deployment().cloned().unwrap();
-    assert_eq!((d.status.ready_replicas, d.status.available_replicas), (5, 5));
+    assert!(
+        trace.contains("api    409"),
+        "a 409 Conflict appears in the trace"
+    );
+    let d = s
+        .sim
+        .api
+        .list(kubeloop::sim::types::Kind::Deployment)
+        .next()
+        .unwrap()
+        .as_deployment()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (d.status.ready_replicas, d.status.available_replicas),
+        (5, 5)
+    );
     insta::assert_snapshot!(trace);
 }

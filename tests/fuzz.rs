@@ -39,8 +39,8 @@ fn cases(default: u32) -> u32 {
 fn config(default: u32) -> ProptestConfig {
     ProptestConfig {
         cases: cases(default),
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-            "proptest-regressions",
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "proptest-regressions/fuzz.txt",
         ))),
         // Shrinking a failing operation sequence replays sessions: keep it bounded.
         max_shrink_iters: 2_000,
@@ -174,11 +174,11 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     let at = any::<usize>();
     prop_oneof![
-        3 => (at.clone(), 0u8..8).prop_map(|(at, bit)| Mutation::Flip { at, bit }),
-        1 => at.clone().prop_map(|at| Mutation::Truncate { at }),
-        2 => (at.clone(), 1usize..64).prop_map(|(at, len)| Mutation::Delete { at, len }),
-        4 => (at.clone(), any::<usize>()).prop_map(|(at, token)| Mutation::Insert { at, token }),
-        2 => (at.clone(), any::<usize>(), any::<usize>(), 1usize..400)
+        3 => (at, 0u8..8).prop_map(|(at, bit)| Mutation::Flip { at, bit }),
+        1 => at.prop_map(|at| Mutation::Truncate { at }),
+        2 => (at, 1usize..64).prop_map(|(at, len)| Mutation::Delete { at, len }),
+        4 => (at, any::<usize>()).prop_map(|(at, token)| Mutation::Insert { at, token }),
+        2 => (at, any::<usize>(), any::<usize>(), 1usize..400)
             .prop_map(|(at, from, start, len)| Mutation::Splice { at, from, start, len }),
         1 => (at, 1usize..200).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
     ]
@@ -1196,6 +1196,27 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn a_file_with_more_objects_than_the_limit_is_refused_once_at_the_first_extra_one() {
+    use kubeloop::sim::limits::MAX_OBJECTS_PER_FILE;
+    let items: String = (0..MAX_OBJECTS_PER_FILE + 5)
+        .map(|i| format!("- {{apiVersion: v1, kind: Node, metadata: {{name: n{i}}}}}\n"))
+        .collect();
+    let text = format!("apiVersion: v1\nkind: List\nitems:\n{items}");
+    let d = decode_manifests("many.yaml", &text);
+    let errors: Vec<String> = d
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        vec![format!("many.yaml:{}:3: too many objects: a file may hold at most 2000 objects in the playground (a simulated cluster's limit); the rest were not read", MAX_OBJECTS_PER_FILE + 4)]
+    );
+    assert_eq!(d.objects.len(), MAX_OBJECTS_PER_FILE);
 }
 
 // ------------------------------------------------------------------ regressions found by fuzzing

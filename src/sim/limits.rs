@@ -41,7 +41,9 @@ pub const MAX_NODES: usize = 5_000;
 /// The most objects of all kinds but Events (which expire after an hour) the store holds.
 pub const MAX_OBJECTS: usize = 60_000;
 /// The most objects one file (one apply, one scenario, one link) may hold, counting List items.
-pub const MAX_OBJECTS_PER_FILE: usize = 5_000;
+/// The YAML layer's 25,000-node cap usually stops a file first; this one names the problem when
+/// it does not (2,000 minimal objects fit in 25,000 nodes).
+pub const MAX_OBJECTS_PER_FILE: usize = 2_000;
 /// The longest kubectl command line accepted (standard input is capped by the YAML limits).
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// The most of a command's text, and of its output, the trace keeps.

@@ -46,7 +46,9 @@ fn severity_word(s: Severity) -> &'static str {
 
 /// Closes the `<details>` menu an item was chosen from.
 fn close_menu(e: &MouseEvent) {
-    let menu = e.target_dyn_into::<web_sys::Element>().and_then(|t| t.closest("details").ok().flatten());
+    let menu = e
+        .target_dyn_into::<web_sys::Element>()
+        .and_then(|t| t.closest("details").ok().flatten());
     if let Some(menu) = menu {
         let _ = menu.remove_attribute("open");
     }

@@ -13,8 +13,8 @@ mod faults;
 mod hooks;
 mod icons;
 mod inspector;
-mod lesson;
 mod js_api;
+mod lesson;
 mod loop_panel;
 mod ownership;
 mod sequence;
@@ -292,13 +292,38 @@ fn App() -> Html {
         });
     }
 
+    // What changes the events list and the inspector: an object write, the selection, and the
+    // clock's whole second (ages). Memoised on those, so busy frames don't rebuild them.
+    let (selected, rv, second) = state
+        .model
+        .try_borrow()
+        .map(|m| {
+            (
+                m.selected.clone(),
+                m.session.sim.api.resource_version(),
+                m.now() / 1000,
+            )
+        })
+        .unwrap_or_default();
+    let event_rows = {
+        let model = state.model.clone();
+        use_memo((rv, second), move |_| {
+            model.try_borrow().map(|m| m.events()).unwrap_or_default()
+        })
+    };
+    let insp = {
+        let model = state.model.clone();
+        use_memo((selected, rv, second), move |_| {
+            model.try_borrow().ok().and_then(|m| inspector_data(&m))
+        })
+    };
+
     let Ok(m) = state.model.try_borrow() else {
         return html! { <div class="app" data-testid="app" /> };
     };
     let cluster_view = m.cluster();
-    let event_rows = m.events();
     let cards = m.loops.cards();
-    let insp = inspector_data(&m);
+    let insp = (*insp).clone();
     let (diags, lines, ok) = match &m.last_apply {
         Some(r) => (r.diagnostics.clone(), r.lines.clone(), Some(r.ok)),
         None => (Vec::new(), Vec::new(), None),
@@ -328,7 +353,7 @@ fn App() -> Html {
 
     let bottom = match *tab {
         Tab::Events => {
-            html! { <events::Events rows={event_rows.clone()} dispatch={dispatch.clone()} /> }
+            html! { <events::Events rows={(*event_rows).clone()} dispatch={dispatch.clone()} /> }
         }
         Tab::Sequence => html! {
             <sequence::Sequence msgs={m.sequence.last(80)} show_heartbeats={m.sequence.show_heartbeats}

@@ -62,6 +62,8 @@ struct Bus {
     popover: Option<Popover>,
     /// A reader edit not yet in the address bar: when it happened (ms).
     dirty_since: Option<f64>,
+    /// The embed's "Open in Kubeloop" link needs the current text.
+    open_link_stale: bool,
     track: bool,
     listeners: Vec<(u64, Rc<dyn Fn()>)>,
     next_listener: u64,
@@ -156,6 +158,7 @@ pub fn use_editor_sync(text: &UseStateHandle<String>) {
                 b.dirty_since = Some(now_ms());
             }
             b.text = t;
+            b.open_link_stale = true;
         });
     }
 }
@@ -167,6 +170,7 @@ pub fn set_editor_text(text: &str) {
         b.clean = Some(text.to_string());
         b.text = text.to_string();
         b.dirty_since = None;
+        b.open_link_stale = true;
         match &b.set_text {
             Some(s) => Some(s.clone()),
             None => {
@@ -226,6 +230,8 @@ pub fn open_fragment(hash: &str) -> bool {
     if frag.trim().is_empty() {
         return true;
     }
+    // The address bar now shows what the reader asked for: no pending edit may overwrite it.
+    with(|b| b.dirty_since = None);
     let flags = flags();
     let (text, link_seed, link_view, link_speed) = match share::decode(frag) {
         Ok(Link::Example(name)) => match examples::by_name(&name) {
@@ -317,6 +323,17 @@ fn write_address_bar() {
     let url = format!("{}#{fragment}", embed_flags::without_fragment(&href()));
     if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
         let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// Points the embed's "Open in Kubeloop" link at the current scenario.
+fn refresh_open_link() {
+    if let Some(a) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+        d.query_selector("[data-testid=\"open-full\"]")
+            .ok()
+            .flatten()
+    }) {
+        let _ = a.set_attribute("href", &share_url());
     }
 }
 
@@ -499,6 +516,9 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         window.add_event_listener_with_callback("hashchange", hashchange.as_ref().unchecked_ref());
 
     let timer = Interval::new(250, || {
+        if with(|b| std::mem::take(&mut b.open_link_stale)) && self::flags().embed {
+            refresh_open_link();
+        }
         let due = with(|b| b.track && b.dirty_since.is_some_and(|t| now_ms() - t >= DEBOUNCE_MS));
         if due {
             with(|b| {
@@ -554,27 +574,12 @@ fn thousands(n: usize) -> String {
 pub fn ShareButton() -> Html {
     use_bus_updates();
     if flags().embed {
-        // The href is filled in at click time, so it carries what the editor holds then.
-        let refresh = Callback::from(|e: MouseEvent| {
-            if let Some(a) = e
-                .current_target()
-                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            {
-                let _ = a.set_attribute("href", &share_url());
-            }
-        });
-        let refresh_focus = Callback::from(|e: FocusEvent| {
-            if let Some(a) = e
-                .current_target()
-                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            {
-                let _ = a.set_attribute("href", &share_url());
-            }
-        });
+        // Kept current by the timer in `install`, and refreshed at click time to be sure.
+        let refresh = Callback::from(|_: MouseEvent| refresh_open_link());
         let base = embed_flags::playground_url(&href(), "");
         return html! {
             <a class="btn btn-ghost open-full" data-testid="open-full" href={base} target="_blank" rel="noopener"
-                onclick={refresh.clone()} onmousedown={refresh} onfocus={refresh_focus}
+                onclick={refresh.clone()} onmousedown={refresh}
                 title="Open this scenario in the full playground, in a new tab">
                 <span>{ "Open in Kubeloop" }</span>
                 <svg class="icon" viewBox="0 0 24 24" width="14" height="14" aria-hidden="true" focusable="false">

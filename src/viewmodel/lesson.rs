@@ -64,7 +64,11 @@ impl LessonView {
         let sc = &session.scenario;
         let name = sc.metadata.name.clone();
         let description = sc.spec.description.clone().unwrap_or_default();
-        if name.is_empty() && description.is_empty() && sc.spec.try_this.is_empty() && sc.spec.checks.is_empty() {
+        if name.is_empty()
+            && description.is_empty()
+            && sc.spec.try_this.is_empty()
+            && sc.spec.checks.is_empty()
+        {
             return None;
         }
         let builtin = examples::lesson(&name);
@@ -82,11 +86,24 @@ impl LessonView {
                     (_, Some(t)) => format!("{} ({})", c.message, clock(t)),
                     _ => c.message.clone(),
                 };
-                CheckView { name: c.name, state, message }
+                CheckView {
+                    name: c.name,
+                    state,
+                    message,
+                }
             })
             .collect();
         Some(LessonView {
-            title: builtin.map_or_else(|| if name.is_empty() { "Scenario".into() } else { name.clone() }, |l| l.title.to_string()),
+            title: builtin.map_or_else(
+                || {
+                    if name.is_empty() {
+                        "Scenario".into()
+                    } else {
+                        name.clone()
+                    }
+                },
+                |l| l.title.to_string(),
+            ),
             order: builtin.map(|l| l.order),
             name,
             description,
@@ -97,7 +114,11 @@ impl LessonView {
 
     /// `2 of 5 checks passed`.
     pub fn progress(&self) -> String {
-        let passed = self.checks.iter().filter(|c| c.state == CheckState::Passed).count();
+        let passed = self
+            .checks
+            .iter()
+            .filter(|c| c.state == CheckState::Passed)
+            .count();
         format!("{passed} of {} checks passed", self.checks.len())
     }
 }
@@ -119,7 +140,10 @@ mod tests {
         assert_eq!(v.order, Some(3));
         assert!(v.title.starts_with("The thermostat"));
         assert!(!v.description.is_empty());
-        assert_eq!(v.try_this.first().map(String::as_str), Some("Delete every web pod"));
+        assert_eq!(
+            v.try_this.first().map(String::as_str),
+            Some("Delete every web pod")
+        );
         assert!(!v.checks.is_empty());
         assert!(v.checks.iter().all(|c| c.state == CheckState::Waiting));
         assert!(v.progress().starts_with("0 of "));
@@ -133,7 +157,10 @@ mod tests {
     #[test]
     fn every_check_state_has_its_own_glyph() {
         let g: std::collections::BTreeSet<_> =
-            [CheckState::Waiting, CheckState::Passed, CheckState::Failed].iter().map(|s| s.glyph()).collect();
+            [CheckState::Waiting, CheckState::Passed, CheckState::Failed]
+                .iter()
+                .map(|s| s.glyph())
+                .collect();
         assert_eq!(g.len(), 3);
     }
 }

@@ -222,7 +222,7 @@ impl Playground {
     }
 
     /// One animation frame of `real_ms` real milliseconds: advances the clock by `real_ms × speed`
-    /// when playing, within the event budget. Returns true when anything changed.
+    /// when playing, within the event budget. Returns true when anything visible changed.
     pub fn frame(&mut self, real_ms: f64) -> bool {
         let real_ms = if real_ms.is_finite() {
             real_ms.clamp(0.0, MAX_FRAME_MS)
@@ -240,6 +240,8 @@ impl Playground {
             return expired;
         }
         self.carry -= whole;
+        let before = self.fingerprint();
+        let was_lagging = self.lagging;
         let target = self.now() + whole as Millis;
         let adv = self.session.advance_to(target, FRAME_EVENT_BUDGET);
         self.lagging = adv.capped;
@@ -248,7 +250,18 @@ impl Playground {
             self.carry = 0.0;
         }
         self.sync();
-        true
+        // Re-render only when something on screen changed: a new trace entry or object version,
+        // or the clock's tenth of a second. At 1× most frames change nothing a person can see.
+        expired || was_lagging != self.lagging || before != self.fingerprint()
+    }
+
+    /// What the page shows changes only when one of these does.
+    fn fingerprint(&self) -> (u64, u64, Millis) {
+        (
+            self.session.sim.trace().next_seq(),
+            self.session.sim.api.resource_version(),
+            self.now() / 100,
+        )
     }
 
     /// Deterministic fast-forward by `ms` of simulated time (the JS API's `advance`), in
@@ -588,6 +601,22 @@ mod tests {
         assert_eq!(p.now(), t0 + 160);
         p.frame(5_000.0);
         assert_eq!(p.now(), t0 + 160 + (MAX_FRAME_MS * 10.0) as Millis);
+    }
+
+    #[test]
+    fn a_quiet_frame_asks_for_no_re_render() {
+        let mut p = Playground::new(1);
+        p.playing = true;
+        // Let the boot traffic settle, then frames within one tenth of a second change nothing.
+        p.advance_by(1_000);
+        let t = p.now() - p.now() % 100 + 100;
+        p.advance_by(t - p.now());
+        assert!(!p.frame(16.0), "16 ms of an idle cluster is invisible");
+        let mut changed = false;
+        for _ in 0..10 {
+            changed |= p.frame(16.0);
+        }
+        assert!(changed, "the clock's tenth ticks over within 160 ms");
     }
 
     #[test]

@@ -20,6 +20,10 @@ async function open(page, path = '/') {
   return errors;
 }
 
+/** Hides the transient toasts for a screenshot (through the CSSOM: the CSP forbids inline <style>). */
+const hideNotices = (page) =>
+  page.evaluate(() => document.querySelectorAll('.notices').forEach((n) => n.style.setProperty('display', 'none')));
+
 /** Deterministic fast-forward; resolves to the new clock in ms. */
 const advance = (page, d) => page.evaluate((dur) => window.kubeloop.advance(dur), d);
 
@@ -83,7 +87,7 @@ test('README screenshot: a pod replaced mid-flight, with the API conversation', 
   await page.getByTestId('tab-sequence').click();
   await expect(page.getByTestId('sequence')).toContainText('reconcile');
   await page.mouse.move(0, 0);
-  await page.addStyleTag({ content: '.notices { display: none !important; }' }); // transient toasts
+  await hideNotices(page); // transient toasts
   await page.waitForTimeout(600); // let the entry animations settle
   await page.screenshot({ path: 'docs/screenshots/playground.png' });
   expect(errors).toEqual([]);
@@ -278,7 +282,7 @@ test('a lesson opens from the menu, offers its actions and ticks its checks', as
   await page.getByTestId('try-0').click(); // Delete every web pod
   await advance(page, '60s');
   await expect(lesson.locator('.check-passed').first()).toBeVisible();
-  await page.addStyleTag({ content: '.notices { display: none !important; }' });
+  await hideNotices(page);
   await page.screenshot({ path: 'docs/screenshots/lesson.png' });
   expect(errors).toEqual([]);
 });
