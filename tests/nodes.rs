@@ -1,0 +1,144 @@
+//! Where pods live: short node outages, readiness flapping in and out of a Service's endpoints.
+
+use kubeloop::sim::controllers::endpointslice::ready_endpoints;
+use kubeloop::sim::faults::{Fault, PodTarget};
+use kubeloop::sim::session::Session;
+use kubeloop::sim::types::{Kind, Object};
+
+const SECOND: u64 = 1000;
+
+const WEB: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        ports: [{containerPort: 80}]
+        readinessProbe: {httpGet: {path: /, port: 80}, periodSeconds: 2, failureThreshold: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 80}]
+";
+
+fn converged() -> Session {
+    let mut s = Session::new(9);
+    assert!(s.apply_text("web.yaml", WEB).ok);
+    s.advance_to(60 * SECOND, usize::MAX);
+    s
+}
+
+fn pod_names(s: &Session) -> Vec<String> {
+    s.sim
+        .api
+        .list(Kind::Pod)
+        .map(|o| o.meta().name.clone())
+        .collect()
+}
+
+fn ready_addresses(s: &Session) -> usize {
+    ready_endpoints(s.sim.api.list(Kind::EndpointSlice), "default", "web").len()
+}
+
+#[test]
+fn a_node_back_before_the_grace_period_ends_loses_nothing() {
+    let mut s = converged();
+    let before = pod_names(&s);
+    let node = s
+        .sim
+        .api
+        .list(Kind::Pod)
+        .find_map(|o| o.as_pod().map(|p| p.spec.node_name.clone()))
+        .expect("a bound pod");
+    s.inject(Fault::NodeDown { node: node.clone() })
+        .expect("node goes down");
+    // Back after 30 s: well inside the 50 s node-monitor-grace-period.
+    s.advance_to(90 * SECOND, usize::MAX);
+    let n = s
+        .sim
+        .api
+        .get(&kubeloop::sim::types::ObjectKey::new(Kind::Node, "", &node))
+        .unwrap()
+        .clone();
+    assert_eq!(
+        n.as_node().unwrap().ready_status(),
+        "True",
+        "not yet noticed at 30 s"
+    );
+    s.inject(Fault::NodeUp { node: node.clone() })
+        .expect("node boots");
+    s.advance_to(10 * 60 * SECOND, usize::MAX);
+    assert_eq!(pod_names(&s), before, "no pod was evicted or replaced");
+    let n = s
+        .sim
+        .api
+        .get(&kubeloop::sim::types::ObjectKey::new(Kind::Node, "", &node))
+        .unwrap()
+        .clone();
+    let node_obj = n.as_node().unwrap();
+    assert!(
+        node_obj.spec.taints.iter().all(|t| t.effect != "NoExecute"),
+        "{:?}",
+        node_obj.spec.taints
+    );
+    assert!(s.sim.trace().entries().all(|e| !matches!(&e.kind, kubeloop::sim::trace::TraceKind::Event { reason, .. } if reason == "TaintManagerEviction")));
+}
+
+#[test]
+fn a_pod_whose_readiness_flaps_leaves_and_rejoins_the_service_endpoints() {
+    let mut s = converged();
+    assert_eq!(ready_addresses(&s), 3);
+    let victim = pod_names(&s)[0].clone();
+    let fault = Fault::FailReadiness {
+        target: PodTarget {
+            pod: Some(victim.clone()),
+            namespace: "default".into(),
+            ..Default::default()
+        },
+        duration: Some(20 * SECOND),
+    };
+    s.inject(fault).expect("readiness fails");
+    s.advance_to(75 * SECOND, usize::MAX);
+    assert_eq!(
+        ready_addresses(&s),
+        2,
+        "the unready pod receives no traffic"
+    );
+    let pod = s
+        .sim
+        .api
+        .list(Kind::Pod)
+        .find(|o| o.meta().name == victim)
+        .cloned()
+        .unwrap();
+    match &*pod {
+        Object::Pod(p) => {
+            assert!(!p.is_ready());
+            assert_eq!(
+                p.status.phase, "Running",
+                "not ready is not crashed: no restart, no replacement"
+            );
+        }
+        _ => unreachable!(),
+    }
+    assert_eq!(
+        pod_names(&s).len(),
+        3,
+        "the ReplicaSet counts it: nothing is replaced"
+    );
+    s.advance_to(120 * SECOND, usize::MAX);
+    assert_eq!(
+        ready_addresses(&s),
+        3,
+        "back in the endpoints once the probe passes again"
+    );
+}
