@@ -115,21 +115,13 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
 
   // The screenshot: the first lab converged after a pod was replaced, the second mid-lesson.
   await sdk(page, 'lab1', 'advance', '30s');
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.waitForTimeout(600); // toasts and the iframe's height transition settle
-  const lab1Box = await page.locator('#lab1-check').boundingBox();
-  await page.screenshot({
-    path: 'docs/screenshots/course-example.png',
-    fullPage: true,
-    clip: { x: 0, y: 0, width: 1280, height: Math.ceil((lab1Box?.y ?? 1500) + (lab1Box?.height ?? 0) + 40) },
-  });
-  const lab2Box = await page.locator('#patience').boundingBox();
-  const lab2End = await page.locator('#lab2-checks').boundingBox();
-  await page.screenshot({
-    path: 'docs/screenshots/course-example-lab2.png',
-    fullPage: true,
-    clip: { x: 0, y: Math.floor(lab2Box?.y ?? 0) - 20, width: 1280, height: Math.ceil((lab2End?.y ?? 0) + (lab2End?.height ?? 0) - (lab2Box?.y ?? 0) + 60) },
-  });
+  await page.locator('#lab1').scrollIntoViewIfNeeded();
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: 'docs/screenshots/course-example.png', fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 1000 });
+  await page.locator('h2#patience').scrollIntoViewIfNeeded();
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: 'docs/screenshots/course-example-lab2.png' });
   expect(log.errors).toEqual([]);
 });
 
@@ -285,7 +277,7 @@ test('read-only embeds cannot be edited but still apply; flags pick panels, them
   await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   await expect(editor).toHaveValue(text);
-  await expect(page.getByTestId('lessons-menu')).toBeHidden();
+  await expect(page.getByRole('button', { name: 'Example' })).toBeHidden();
   await page.getByTestId('apply').click();
   await expect(page.getByTestId('diagnostics')).toContainText('deployment.apps/web unchanged');
 
