@@ -35,6 +35,8 @@ const cases = [
         : { name: 'converge 10,000 replicas / 1,000 nodes', nodes: 1000, replicas: 10000 },
 ];
 // The playground's ceiling (src/sim/limits.rs): MAX_REPLICAS on MAX_NODES nodes.
+cases.push(quick ? { name: 'schedule 1,000 pods / 100 nodes', nodes: 100, replicas: 1000, schedule: true }
+                 : { name: 'schedule 10,000 pods / 1,000 nodes', nodes: 1000, replicas: 10000, schedule: true });
 if (full) cases.push({ name: 'converge 20,000 replicas / 5,000 nodes', nodes: 5000, replicas: 20000 });
 
 async function runCase(page, c) {
