@@ -173,7 +173,14 @@
 
   Playground.prototype._receive = function (msg) {
     if (msg.type === 'kubeloop:hello') {
-      if (!this.readyInfo) this._handshake();
+      if (this.readyInfo) {
+        // The playground started again (a reload): shake hands with the new instance.
+        var self = this;
+        this.readyInfo = null;
+        this.loaded = false;
+        this.ready = new Promise(function (resolve) { self._resolveReady = resolve; });
+      }
+      this._handshake();
       return;
     }
     if (msg.id !== this.id) return;

@@ -195,7 +195,22 @@ pub fn model() -> Option<Rc<RefCell<Playground>>> {
 }
 
 /// Opens `text` as a scenario: into the editor and into a fresh simulation.
+///
+/// For the page's own openings (the lessons menu, an embed's `load`): the address bar then
+/// names what is open, and new links carry `seed`.
 pub fn load(text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
+    with(|b| {
+        b.seed = seed;
+        b.view = None;
+    });
+    let result = load_inner(text, seed);
+    if result.is_ok() && with(|b| b.track) {
+        write_address_bar();
+    }
+    result
+}
+
+fn load_inner(text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
     set_editor_text(text);
     let Some(d) = dispatcher() else {
         return Err(Vec::new());
@@ -231,7 +246,10 @@ pub fn open_fragment(hash: &str) -> bool {
         return true;
     }
     // The address bar now shows what the reader asked for: no pending edit may overwrite it.
-    with(|b| b.dirty_since = None);
+    with(|b| {
+        b.dirty_since = None;
+        b.popover = None;
+    });
     let flags = flags();
     let (text, link_seed, link_view, link_speed) = match share::decode(frag) {
         Ok(Link::Example(name)) => match examples::by_name(&name) {
@@ -256,7 +274,7 @@ pub fn open_fragment(hash: &str) -> bool {
         b.view = link_view.clone();
     });
     set_banner(None);
-    let result = load(&text, seed);
+    let result = load_inner(&text, seed);
     if let Err(diags) = &result {
         warn(&format!(
             "kubeloop: the linked scenario has {} problem(s); it is in the editor to fix",
@@ -306,8 +324,19 @@ fn href() -> String {
 /// The link to the full playground with the current scenario (the Share URL outside an embed,
 /// the "Open in Kubeloop" URL inside one).
 pub fn share_url() -> String {
-    let fragment = share::encode(&current_shared());
+    let fragment = fragment_for(&current_shared());
     embed_flags::playground_url(&href(), &fragment)
+}
+
+/// The link fragment: `example/<name>` for an untouched built-in example with no settings,
+/// else the encoded scenario.
+fn fragment_for(shared: &Shared) -> String {
+    if shared.seed.is_none() && shared.speed.is_none() && shared.view.is_none() {
+        if let Some((name, _)) = examples::ALL.iter().find(|(_, t)| *t == shared.text) {
+            return format!("example/{name}");
+        }
+    }
+    share::encode(shared)
 }
 
 /// Rewrites the address bar to the current scenario (never in an embed).
@@ -315,7 +344,7 @@ fn write_address_bar() {
     if flags().embed {
         return;
     }
-    let fragment = share::encode(&current_shared());
+    let fragment = fragment_for(&current_shared());
     if fragment.len() > MAX_FRAGMENT {
         warn("kubeloop: the scenario is too large for a link; the address bar was not updated");
         return;

@@ -7,7 +7,7 @@
 //! | flag | meaning |
 //! |---|---|
 //! | `embed=1` | compact layout for an iframe: never rewrites its URL, never writes localStorage |
-//! | `view=editor,cluster,events` | which panels show (see [`Panel`]); the first activity tab listed is selected |
+//! | `view=editor,cluster,events` | which panels show (see [`Panel`]: editor, lesson, cluster, loops, events, sequence, ownership, chart, console); the first activity tab listed is selected |
 //! | `readonly=1` | the editor cannot be edited (Apply still applies what it shows) |
 //! | `autoplay=1` | the clock starts running as soon as the playground is loaded |
 //! | `speed=10` | simulated seconds per real second (0.01–1000) |
@@ -25,6 +25,8 @@
 pub enum Panel {
     /// The YAML editor.
     Editor,
+    /// The lesson card (description, "try this" actions, checks) of a built-in lesson.
+    Lesson,
     /// Nodes and pods.
     Cluster,
     /// The reconcile-loop cards.
@@ -43,8 +45,9 @@ pub enum Panel {
 
 impl Panel {
     /// Every panel, in page order.
-    pub const ALL: [Panel; 8] = [
+    pub const ALL: [Panel; 9] = [
         Panel::Editor,
+        Panel::Lesson,
         Panel::Cluster,
         Panel::Loops,
         Panel::Events,
@@ -58,6 +61,7 @@ impl Panel {
     pub fn as_str(self) -> &'static str {
         match self {
             Panel::Editor => "editor",
+            Panel::Lesson => "lesson",
             Panel::Cluster => "cluster",
             Panel::Loops => "loops",
             Panel::Events => "events",
@@ -72,6 +76,7 @@ impl Panel {
     pub fn parse(word: &str) -> Option<Panel> {
         Some(match word.trim().to_ascii_lowercase().as_str() {
             "editor" | "yaml" | "spec" => Panel::Editor,
+            "lesson" | "guide" | "description" => Panel::Lesson,
             "cluster" | "nodes" | "pods" => Panel::Cluster,
             "loops" | "loop" | "controllers" => Panel::Loops,
             "events" => Panel::Events,
@@ -85,7 +90,10 @@ impl Panel {
 
     /// True for the panels shown as tabs of the activity panel.
     pub fn is_tab(self) -> bool {
-        !matches!(self, Panel::Editor | Panel::Cluster | Panel::Loops)
+        !matches!(
+            self,
+            Panel::Editor | Panel::Lesson | Panel::Cluster | Panel::Loops
+        )
     }
 }
 
@@ -113,8 +121,10 @@ impl Theme {
 /// The slowest and fastest speed a flag may ask for (the toolbar offers a subset).
 pub const SPEED_RANGE: (f64, f64) = (0.01, 1000.0);
 
-/// What an embed shows when the page gave no `view=`: the editor, the cluster and the events.
-pub const DEFAULT_EMBED_VIEW: [Panel; 3] = [Panel::Editor, Panel::Cluster, Panel::Events];
+/// What an embed shows when the page gave no `view=`: the editor (and a lesson's card), the
+/// cluster and the events.
+pub const DEFAULT_EMBED_VIEW: [Panel; 4] =
+    [Panel::Editor, Panel::Lesson, Panel::Cluster, Panel::Events];
 
 /// Every setting the query string can carry.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -298,7 +308,7 @@ pub fn parse_query(search: &str) -> Flags {
             "view" => {
                 let (panels, unknown) = parse_view(&v);
                 for u in unknown {
-                    warn(&mut f, format!("view: unknown panel \"{u}\" (known: editor, cluster, loops, events, sequence, ownership, chart, console)"));
+                    warn(&mut f, format!("view: unknown panel \"{u}\" (known: editor, lesson, cluster, loops, events, sequence, ownership, chart, console)"));
                 }
                 if !panels.is_empty() {
                     f.view = Some(panels);
@@ -464,8 +474,11 @@ mod tests {
 
     #[test]
     fn views_accept_synonyms_separators_and_drop_duplicates() {
-        let (p, unknown) = parse_view("yaml+nodes kubectl,editor");
-        assert_eq!(p, vec![Panel::Editor, Panel::Cluster, Panel::Console]);
+        let (p, unknown) = parse_view("yaml+nodes kubectl,editor guide");
+        assert_eq!(
+            p,
+            vec![Panel::Editor, Panel::Cluster, Panel::Console, Panel::Lesson]
+        );
         assert!(unknown.is_empty());
         assert_eq!(view_attr(&[Panel::Events, Panel::Editor]), "editor events");
         assert_eq!(view_param(&[Panel::Events, Panel::Editor]), "events,editor");

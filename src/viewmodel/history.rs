@@ -128,6 +128,53 @@ pub fn step_path(
     d
 }
 
+/// An SVG path shading the area between two step series (`upper` over `lower` at each sample
+/// time) over `[t0, t1]`: the chart's gap between desired and ready.
+pub fn band_path(
+    points: &[(Millis, u32, u32)],
+    t0: Millis,
+    t1: Millis,
+    max: u32,
+    w: f64,
+    h: f64,
+) -> String {
+    if points.is_empty() || t1 <= t0 {
+        return String::new();
+    }
+    let x = |t: Millis| ((t.max(t0) - t0) as f64 / (t1 - t0) as f64 * w).clamp(0.0, w);
+    let y = |v: u32| h - (v as f64 / max.max(1) as f64) * h;
+    // Forward along the upper series, as steps.
+    let mut d = String::new();
+    for (i, (t, up, _)) in points.iter().enumerate() {
+        let px = x(*t);
+        if i == 0 {
+            d.push_str(&format!("M{px:.1},{:.1}", y(*up)));
+        } else {
+            d.push_str(&format!(
+                " L{px:.1},{:.1} L{px:.1},{:.1}",
+                y(points[i - 1].1),
+                y(*up)
+            ));
+        }
+    }
+    let last = points[points.len() - 1];
+    d.push_str(&format!(
+        " L{w:.1},{:.1} L{w:.1},{:.1}",
+        y(last.1),
+        y(last.2)
+    ));
+    // Back along the lower series.
+    for i in (0..points.len()).rev() {
+        let px = x(points[i].0);
+        d.push_str(&format!(" L{px:.1},{:.1}", y(points[i].2)));
+        if i > 0 {
+            d.push_str(&format!(" L{px:.1},{:.1}", y(points[i - 1].2)));
+        }
+    }
+    d.push_str(" Z");
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +216,16 @@ mod tests {
         h.record(s(5_000, 3, 1));
         h.record(s(0, 3, 0));
         assert_eq!(h.samples().count(), 1);
+    }
+
+    #[test]
+    fn the_gap_band_runs_along_desired_and_back_along_ready() {
+        let d = band_path(&[(0, 2, 0), (50, 2, 2)], 0, 100, 2, 100.0, 10.0);
+        assert_eq!(
+            d,
+            "M0.0,0.0 L50.0,0.0 L50.0,0.0 L100.0,0.0 L100.0,0.0 L50.0,0.0 L50.0,10.0 L0.0,10.0 Z"
+        );
+        assert_eq!(band_path(&[], 0, 100, 2, 100.0, 10.0), "");
     }
 
     #[test]

@@ -350,7 +350,11 @@ impl SequenceLog {
                         format!("⚡ {fault}"),
                         MsgStyle::Fault,
                     );
-                    m.detail = description.clone();
+                    // The description is `<fault as JSON> — <what happened>`: the band shows
+                    // what happened; the JSON is already summed up by the fault's name.
+                    m.detail = description
+                        .split_once(" — ")
+                        .map_or_else(|| description.clone(), |(_, what)| what.to_string());
                     self.push(m);
                 }
                 TraceKind::Command {
@@ -669,6 +673,27 @@ mod tests {
             log.messages().next().map(|m| m.node.clone()),
             Some(Some("node-1".into()))
         );
+    }
+
+    #[test]
+    fn a_fault_band_says_what_happened_not_its_json() {
+        let mut t = Trace::default();
+        t.push(
+            0,
+            None,
+            TraceKind::Fault {
+                fault: "NodeDown".into(),
+                description: r#"{"type":"NodeDown","node":"node-2"} — node node-2 is down"#.into(),
+            },
+        );
+        let mut log = SequenceLog::default();
+        log.ingest(t.entries());
+        let m = log.messages().next().expect("a band");
+        assert_eq!(
+            (m.label.as_str(), m.detail.as_str()),
+            ("⚡ NodeDown", "node node-2 is down")
+        );
+        assert_eq!(m.to.len(), Lane::ALL.len());
     }
 
     #[test]

@@ -73,14 +73,15 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
   expect(after).toHaveLength(3);
   expect(after.filter((n) => !before.includes(n))).toHaveLength(1);
 
-  // apply() through the SDK: the lab's editor shows what was applied.
+  // apply() through the SDK: refused with positioned diagnostics, or applied; the lab's editor
+  // shows what was applied.
+  const refused = await sdk(page, 'lab1', 'apply', 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: many}\n');
+  expect(refused.ok).toBe(false);
+  expect(refused.diagnostics[0]).toEqual(expect.objectContaining({ line: 4, severity: 'error' }));
   const yaml4 = (await page.evaluate(() => window.Kubeloop.get('lab1').text)).replace('replicas: 3', 'replicas: 4');
   const applied = await sdk(page, 'lab1', 'apply', yaml4);
   expect(applied).toEqual(expect.objectContaining({ ok: true, lines: ['deployment.apps/web configured'] }));
   await expect(lab1.getByTestId('editor')).toHaveValue(/replicas: 4/);
-  const refused = await sdk(page, 'lab1', 'apply', 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: many}\n');
-  expect(refused.ok).toBe(false);
-  expect(refused.diagnostics[0]).toEqual(expect.objectContaining({ line: 4, severity: 'error' }));
   await expect(sdk(page, 'lab1', 'inject', { type: 'NodeDown', node: 'node-9' })).rejects.toThrow(/node-9/);
   const out = await sdk(page, 'lab1', 'kubectl', 'get deployment web');
   expect(out.ok).toBe(true);
@@ -115,13 +116,21 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
 
   // The screenshot: the first lab converged after a pod was replaced, the second mid-lesson.
   await sdk(page, 'lab1', 'advance', '30s');
-  await page.locator('#lab1').scrollIntoViewIfNeeded();
-  await page.waitForTimeout(500);
-  await page.screenshot({ path: 'docs/screenshots/course-example.png', fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 1000 });
-  await page.locator('h2#patience').scrollIntoViewIfNeeded();
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: 'docs/screenshots/course-example-lab2.png' });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(600); // toasts and the iframe's height transition settle
+  const lab1Box = await page.locator('#lab1-check').boundingBox();
+  await page.screenshot({
+    path: 'docs/screenshots/course-example.png',
+    fullPage: true,
+    clip: { x: 0, y: 0, width: 1280, height: Math.ceil((lab1Box?.y ?? 1500) + (lab1Box?.height ?? 0) + 40) },
+  });
+  const lab2Box = await page.locator('#patience').boundingBox();
+  const lab2End = await page.locator('#lab2-checks').boundingBox();
+  await page.screenshot({
+    path: 'docs/screenshots/course-example-lab2.png',
+    fullPage: true,
+    clip: { x: 0, y: Math.floor(lab2Box?.y ?? 0) - 20, width: 1280, height: Math.ceil((lab2End?.y ?? 0) + (lab2End?.height ?? 0) - (lab2Box?.y ?? 0) + 60) },
+  });
   expect(log.errors).toEqual([]);
 });
 
@@ -143,6 +152,23 @@ test('auto-resize: the iframe follows the height of the playground', async ({ pa
   await expect.poll(height, { timeout: 5000 }).toBeGreaterThanOrEqual(h1 + 299);
   await frame.evaluate(() => document.getElementById('grow').remove());
   await expect.poll(height, { timeout: 5000 }).toBeLessThanOrEqual(h1 + 1);
+});
+
+test('a playground that reloads shakes hands again and keeps answering', async ({ page }) => {
+  await page.goto(COURSE);
+  await labLoaded(page, 'lab1');
+  await sdk(page, 'lab1', 'advance', '10s');
+  const frame = await (await page.locator('#lab1 iframe').elementHandle())?.contentFrame();
+  if (!frame) throw new Error('no frame');
+  await page.evaluate(() => {
+    let seen = 0;
+    window.reready = new Promise((r) => window.Kubeloop.get('lab1').on('ready', () => { if (++seen === 2) r(true); }));
+  });
+  await frame.evaluate(() => location.reload());
+  await page.evaluate(() => window.reready);
+  const s = await sdk(page, 'lab1', 'getState');
+  expect(s.time).toBe(0); // the reloaded playground opened its link afresh
+  expect(s.deployments[0].name).toBe('web');
 });
 
 test('messages from a popup or another origin are ignored; malformed ones too', async ({ page, context }) => {
@@ -277,7 +303,7 @@ test('read-only embeds cannot be edited but still apply; flags pick panels, them
   await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   await expect(editor).toHaveValue(text);
-  await expect(page.getByRole('button', { name: 'Example' })).toBeHidden();
+  await expect(page.getByTestId('lessons-menu')).toBeHidden();
   await page.getByTestId('apply').click();
   await expect(page.getByTestId('diagnostics')).toContainText('deployment.apps/web unchanged');
 

@@ -71,6 +71,13 @@ test('apply converges to three ready pods, and a deleted pod is replaced by a ne
   await expect(events.locator('th')).toHaveText(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
 
   await page.screenshot({ path: 'docs/screenshots/playground-converged.png' });
+
+  // The chart shows the gap the deletion opened and the loop closing it again.
+  await page.getByTestId('tab-chart').click();
+  await expect(page.getByTestId('chart')).toContainText('desired 3');
+  await expect(page.getByTestId('chart')).toContainText('no gap');
+  await hideNotices(page);
+  await page.screenshot({ path: 'docs/screenshots/chart.png' });
   expect(errors, 'no errors in the browser console').toEqual([]);
 });
 

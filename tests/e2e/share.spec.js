@@ -51,6 +51,7 @@ const snapshot = (page) =>
   page.evaluate(() => ({ now: window.kubeloop.now(), state: window.kubeloop.state(), events: window.kubeloop.events() }));
 
 test('a share link opens the same scenario: same objects and clock after the same advance', async ({ browser }) => {
+  test.setTimeout(120_000); // three fresh browsers, each loading the app
   // The author writes a scenario and copies its link with the Share button.
   const author = await browser.newContext();
   await author.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -106,6 +107,16 @@ test('example links open a built-in lesson at t=0', async ({ page }) => {
   await expect(page.getByTestId('clock')).toHaveText('00:00.0');
   expect(await page.evaluate(() => window.kubeloop.checks().length)).toBe(5);
   expect(errors).toEqual([]);
+});
+
+test('a lesson opened from the menu is named in the address bar and in share links', async ({ page }) => {
+  await open(page, '/');
+  await page.getByTestId('lessons-menu').click();
+  await page.getByTestId('lesson-node-dies').click();
+  await expect(page.getByTestId('editor')).toHaveValue(/name: node-dies/);
+  await expect.poll(() => page.url()).toMatch(/#example\/node-dies$/);
+  await page.getByTestId('share').click();
+  await expect(page.getByTestId('share-url')).toHaveValue(/#example\/node-dies$/);
 });
 
 test('a truncated link shows the friendly message and keeps the previous text', async ({ page }) => {
