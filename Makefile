@@ -14,6 +14,8 @@ MAKEFLAGS += --no-builtin-rules --no-print-directory
 WASM_TARGET := wasm32-unknown-unknown
 # Site root the app is deployed under, e.g. `make build PUBLIC_URL=/kubeloop/` for a subpath.
 PUBLIC_URL ?= /
+# Where `make build` writes the site (`make build DIST=/tmp/site`); `make e2e` tests it.
+DIST ?= dist
 # `make serve TRUNK_PROFILE=` serves a debug build (faster rebuilds, much bigger wasm).
 TRUNK_PROFILE ?= --release
 
@@ -40,11 +42,11 @@ TRUNK := RUST_LIB_BACKTRACE=0 trunk
 # Prints a banner so each stage of a long log is easy to find.
 banner = @printf '\n==> %s\n' "$(1)"
 
-.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e bench fuzz fuzz-libfuzzer clean
+.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench fuzz fuzz-libfuzzer clean
 
 help: ## List the targets
 	@echo "Kubeloop: make <target>"
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-12s %s\n", $$1, $$2 }'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 
 tools: ## Install missing tools (wasm target, trunk, wasm-bindgen-cli, chromium, npm deps)
 	$(call banner,tools)
@@ -53,14 +55,15 @@ tools: ## Install missing tools (wasm target, trunk, wasm-bindgen-cli, chromium,
 # `make test` checks the tools once and then runs each stage with TOOLS_OK=1.
 TOOLS_DEP := $(if $(TOOLS_OK),,tools)
 
-build: $(TOOLS_DEP) ## Release build of the web app into dist/ and print its download size
+build: $(TOOLS_DEP) ## Release build of the web app into dist/; fails if its download is past budget
 	$(call banner,build (trunk, release))
 	@# trunk runs cargo --offline (Trunk.toml), so make sure every crate is downloaded first.
 	cargo fetch --target $(WASM_TARGET) --quiet
-	$(TRUNK) build --offline --release --public-url '$(PUBLIC_URL)'
+	$(TRUNK) build --offline --release --public-url '$(PUBLIC_URL)' --dist '$(DIST)'
 	@# The Content-Security-Policy as a <meta> in dist/index.html and all headers in dist/_headers.
-	@node scripts/csp.js dist
-	@node scripts/size-report.js dist
+	@node scripts/csp.js '$(DIST)'
+	@# The first-paint download, raw and compressed; exits 1 past scripts/size-budget.json's budget.
+	@node scripts/size-report.js '$(DIST)'
 
 serve: $(TOOLS_DEP) ## Build and serve the app on http://127.0.0.1:8080, rebuilding on changes
 	$(call banner,serve)
@@ -104,10 +107,23 @@ test-wasm:
 	$(call banner,cargo test (wasm32 in headless chromium))
 	$(WASM_TEST_ENV) cargo test --target $(WASM_TARGET) --lib --test 'wasm*'
 
-e2e: ## Browser tests (Playwright) against dist/; assumes `make tools build` ran
-	$(call banner,e2e (playwright against dist/))
-	@test -f dist/index.html || { echo "dist/ is missing: run 'make build' first"; exit 1; }
-	E2E_PORT=$$(node scripts/free-port.js) playwright test
+# Two servers (playwright.config.js): $(DIST) at the site root, and a copy of it rebased to
+# /kubeloop/ (scripts/rebase-dist.js, into $(DIST)-subpath/) served only under that path, for
+# tests/e2e/subpath.spec.js. The copy costs a second, not a second release build.
+e2e: ## Browser tests (Playwright) against dist/, at / and under /kubeloop/; assumes `make build` ran
+	$(call banner,e2e (playwright against $(DIST)/, at / and under /kubeloop/))
+	@test -f '$(DIST)/index.html' || { echo "$(DIST)/ is missing: run 'make build' first"; exit 1; }
+	E2E_DIST='$(DIST)' E2E_PORT=$$(node scripts/free-port.js) E2E_SUBPATH_PORT=$$(node scripts/free-port.js) playwright test
+
+# The e2e suite's sub-path site is a rebased copy of $(DIST), not a build. This proves the copy is
+# what trunk would build (run it after upgrading trunk or editing Trunk.toml): a real release build
+# with PUBLIC_URL=/kubeloop/ must equal it byte for byte. Slow: wasm-bindgen and wasm-opt again.
+REBASE_CHECK := target/rebase-check
+verify-rebase: build ## Check the e2e sub-path copy against a real PUBLIC_URL=/kubeloop/ build (slow)
+	$(call banner,verify-rebase (a real sub-path build vs the rebased copy))
+	$(TRUNK) build --offline --release --public-url /kubeloop/ --dist '$(REBASE_CHECK)'
+	@node scripts/csp.js '$(REBASE_CHECK)' >/dev/null
+	node scripts/rebase-dist.js --verify '$(DIST)' '$(REBASE_CHECK)' /kubeloop/
 
 # Wall-clock benchmarks live in the CLI (`kubeloop bench`), not in tests: the machines are shared
 # and noisy. `make bench BENCH_ARGS=--quick` for a short run.
@@ -139,4 +155,4 @@ fuzz-libfuzzer: ## Coverage-guided fuzzing: FUZZ_TARGET=manifest FUZZ_TIME=300 (
 
 clean: ## Remove build output (target/, dist/, test results)
 	cargo clean
-	rm -rf dist test-results playwright-report
+	rm -rf dist dist-subpath test-results playwright-report

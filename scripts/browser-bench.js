@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // The wasm half of `make bench`: drives the real, release-built page in headless Chromium through
-// window.kubeloop and times how long the simulation takes to converge a Deployment (wall time in
-// the page, performance.now()), with the simulated time it covered and the JS heap afterwards.
+// window.kubeloop. Three tables:
+//  0. start: navigation to an interactive playground with a lesson loaded (measureStart below);
+//  1. convergence: how long the simulation takes to converge a Deployment (wall time in the page,
+//     performance.now()), with the simulated time it covered and the JS heap afterwards;
+//  2. frames: the page playing at lesson scale, a few hundred pods and 1,000 nodes / 10,000 pods,
+//     with frame times (requestAnimationFrame deltas: median, p95, fps), long tasks
+//     (PerformanceObserver 'longtask': count and longest), main-thread busy time per frame (the
+//     DevTools Performance domain's TaskDuration over the frames counted) and JS + wasm memory.
 // Prints median and spread; asserts nothing about speed (the machines are shared and noisy).
-// Usage: node scripts/browser-bench.js [--quick|--full]   (run `make build` first)
+// Usage: node scripts/browser-bench.js [--quick|--full] [--start|--frames|--converge] [--dist DIR]
+//   [--only TEXT]   (run `make build` first; --dist defaults to dist/; --only runs only the frame
+//   cases whose name contains TEXT, e.g. --only "10,000 pods")
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
@@ -12,6 +20,13 @@ const { chromium } = require('@playwright/test');
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const full = args.includes('--full');
+const onlyFrames = args.includes('--frames');
+const onlyConverge = args.includes('--converge');
+const onlyStart = args.includes('--start');
+const distArg = args.indexOf('--dist');
+const dist = distArg >= 0 ? args[distArg + 1] : 'dist';
+const onlyArg = args.indexOf('--only');
+const only = onlyArg >= 0 ? args[onlyArg + 1] : '';
 const runs = quick ? 1 : 3;
 
 function nodes(n, cpu, memory, pods) {
@@ -23,10 +38,10 @@ function nodes(n, cpu, memory, pods) {
   return out;
 }
 
-function deployment(replicas) {
+function deployment(replicas, image = 'nginx:1.27') {
   return `---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bench}\nspec:\n  replicas: ${replicas}\n` +
     `  selector: {matchLabels: {app: bench}}\n  template:\n    metadata: {labels: {app: bench}}\n    spec:\n` +
-    `      containers: [{name: app, image: "nginx:1.27", resources: {requests: {cpu: 10m, memory: 16Mi}}}]\n`;
+    `      containers: [{name: app, image: "${image}", resources: {requests: {cpu: 10m, memory: 16Mi}}}]\n`;
 }
 
 const cases = [
@@ -39,9 +54,27 @@ cases.push(quick ? { name: 'schedule 1,000 pods / 100 nodes', nodes: 100, replic
                  : { name: 'schedule 10,000 pods / 1,000 nodes', nodes: 1000, replicas: 10000, schedule: true });
 if (full) cases.push({ name: 'converge 20,000 replicas / 5,000 nodes', nodes: 5000, replicas: 20000 });
 
-async function runCase(page, c) {
+// Frame cases: build a cluster (nodes: 0 keeps the page's three default nodes), let it converge
+// with advance() (deterministic, not measured), then play at `speed` for `seconds` of wall time
+// while measuring. `rollout` starts a rolling update as the measurement starts, so pods keep
+// changing state (created → scheduled → pulling → running → ready, old ones terminating) the
+// whole time; without it the cluster is idle and only heartbeats and leases tick.
+const big = quick ? { nodes: 100, replicas: 1000, label: '100 nodes / 1,000 pods' }
+                  : { nodes: 1000, replicas: 10000, label: '1,000 nodes / 10,000 pods' };
+const frameCases = [
+  { name: 'lesson: 3 nodes / 30 pods, rollout 1×', nodes: 0, replicas: 30, speed: 1, rollout: true, seconds: 5 },
+  { name: '10 nodes / 300 pods, rollout 1×', nodes: 10, replicas: 300, speed: 1, rollout: true, seconds: 5 },
+  { name: `${big.label}, idle 1×`, nodes: big.nodes, replicas: big.replicas, speed: 1, rollout: false, seconds: 5 },
+  { name: `${big.label}, rollout 10×`, nodes: big.nodes, replicas: big.replicas, speed: 10, rollout: true, seconds: 5 },
+];
+
+async function open(page) {
   await page.goto('/?bench=1');
-  await page.waitForFunction(() => window.kubeloop && window.kubeloop.apply, null, { timeout: 30000 });
+  await page.waitForFunction(() => window.kubeloop && window.kubeloop.apply, null, { timeout: 60000 });
+}
+
+async function runCase(page, c) {
+  await open(page);
   return page.evaluate(async ({ manifest, replicas, schedule }) => {
     const k = window.kubeloop;
     k.pause && k.pause();
@@ -65,40 +98,222 @@ async function runCase(page, c) {
   }, { manifest: nodes(c.nodes, 64, '256Gi', 250) + deployment(c.replicas), replicas: c.replicas, schedule: !!c.schedule });
 }
 
+// Builds the cluster of a frame case and lets it converge (advance: deterministic, unmeasured).
+async function buildCluster(page, c) {
+  await open(page);
+  return page.evaluate(async ({ manifest, replicas }) => {
+    const k = window.kubeloop;
+    k.pause();
+    const errors = (k.apply(manifest) || []).filter((d) => (d.severity || '').toLowerCase() === 'error');
+    if (errors.length) return { error: JSON.stringify(errors.slice(0, 3)) };
+    const ready = () => Number((k.kubectl('get deployment bench -o jsonpath={.status.readyReplicas}').stdout || '0').trim() || 0);
+    const t0 = performance.now();
+    while (ready() < replicas) {
+      k.advance('2s');
+      // The simulation's own speed decides how long this takes; give up rather than hang.
+      if (performance.now() - t0 > 20 * 60 * 1000) return { error: `not converged in 20 min: ${ready()} of ${replicas} ready` };
+    }
+    // Let the rollout's leftovers (terminating pods, events) settle before measuring.
+    k.advance('30s');
+    return { build: (performance.now() - t0) / 1000 };
+  }, { manifest: (c.nodes ? nodes(c.nodes, 64, '256Gi', 250) : '') + deployment(c.replicas), replicas: c.replicas });
+}
+
+// Plays for `seconds` and measures frames, long tasks and main-thread time.
+async function measureFrames(page, cdp, c, run) {
+  // Two frames to let the first render after building land outside the window.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const before = await cdp.send('Performance.getMetrics');
+  const res = await page.evaluate(async ({ speed, rollout, seconds }) => {
+    const k = window.kubeloop;
+    const long = [];
+    const obs = new PerformanceObserver((list) => { for (const e of list.getEntries()) long.push(e.duration); });
+    obs.observe({ type: 'longtask' });
+    k.setSpeed(speed);
+    if (rollout) k.kubectl(`set image deployment/bench app=${rollout}`);
+    const sim0 = k.now();
+    k.play();
+    const deltas = [];
+    await new Promise((resolve) => {
+      let last = null;
+      const end = performance.now() + seconds * 1000;
+      const tick = (ts) => {
+        if (last !== null) deltas.push(ts - last);
+        last = ts;
+        if (ts < end) requestAnimationFrame(tick); else resolve();
+      };
+      requestAnimationFrame(tick);
+    });
+    k.pause();
+    // Long tasks are reported after they end: give the observer a moment.
+    await new Promise((r) => setTimeout(r, 100));
+    obs.disconnect();
+    const heap = performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN;
+    const wasm = window.__benchWasm ? window.__benchWasm.memory.buffer.byteLength / 1048576 : NaN;
+    const tiles = document.querySelectorAll('[data-testid^="node-"]').length;
+    const dense = !!document.querySelector('[data-testid="cluster-dense"]');
+    return { deltas, long, heap, wasm, simMs: k.now() - sim0, tiles, dense };
+  }, { speed: c.speed, rollout: c.rollout ? `nginx:1.${28 + run}` : '', seconds: c.seconds });
+  const after = await cdp.send('Performance.getMetrics');
+  const metric = (m, name) => (m.metrics.find((x) => x.name === name) || { value: NaN }).value;
+  const busy = (metric(after, 'TaskDuration') - metric(before, 'TaskDuration')) * 1000;
+  const d = [...res.deltas].sort((a, b) => a - b);
+  const q = (p) => (d.length ? d[Math.min(d.length - 1, Math.floor(p * d.length))] : NaN);
+  return {
+    median: q(0.5), p95: q(0.95), fps: d.length / c.seconds, frames: d.length,
+    longCount: res.long.length, longMax: res.long.length ? Math.max(...res.long) : 0,
+    busyPerFrame: busy / Math.max(1, d.length), heap: res.heap, wasm: res.wasm,
+    simPerWall: res.simMs / 1000 / c.seconds, dense: res.dense, tiles: res.tiles,
+  };
+}
+
+// Start time (issue #10: navigation to an interactive playground with a lesson loaded, under 1 s).
+// Each run is a cold navigation in a fresh browser context to the first lesson's link; the page is
+// ready when the lesson card is in the DOM and window.kubeloop is installed (the app's effects have
+// run, so its handlers are attached), and the time taken is that of the first frame painted after
+// it. Milestones on the way: the .wasm downloaded (Resource Timing), the app started (www/boot.js's
+// TrunkApplicationStarted, after the wasm is compiled and instantiated), DOMContentLoaded.
+const START_LESSON = 'spec-status-gap';
+
+async function measureStart(browser, baseURL, n) {
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    // Main-thread time (thread ticks, so a busy machine inflates it far less than wall time).
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Performance.enable', { timeDomain: 'threadTicks' }).catch(() => cdp.send('Performance.enable'));
+    await page.addInitScript(() => {
+      addEventListener('TrunkApplicationStarted', () => performance.mark('bench:app-started'));
+      const check = () => {
+        if (window.__benchReady || !window.kubeloop || !document.querySelector('[data-testid="lesson"]')) return;
+        window.__benchReady = performance.now();
+        // After the next frame's paint: a task queued from requestAnimationFrame runs after it.
+        requestAnimationFrame(() => setTimeout(() => { window.__benchPainted = performance.now(); }));
+      };
+      new MutationObserver(check).observe(document, { subtree: true, childList: true });
+    });
+    try {
+      await page.goto(`/#example/${START_LESSON}`);
+      await page.waitForFunction(() => window.__benchPainted, null, { timeout: 60000, polling: 50 });
+      const metrics = await cdp.send('Performance.getMetrics');
+      const busy = (metrics.metrics.find((m) => m.name === 'TaskDuration') || { value: NaN }).value * 1000;
+      samples.push(await page.evaluate((busy) => {
+        const res = performance.getEntriesByType('resource');
+        const wasm = res.find((e) => /\.wasm$/.test(e.name));
+        const mark = (name) => (performance.getEntriesByName(name)[0] || {}).startTime;
+        return {
+          total: window.__benchPainted, ready: window.__benchReady, wasm: wasm ? wasm.responseEnd : NaN,
+          started: mark('bench:app-started'), dcl: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
+          busy,
+        };
+      }, busy));
+    } catch (e) {
+      await context.close();
+      return { error: String(e.message || e).split('\n')[0], samples };
+    }
+    await context.close();
+  }
+  return { samples };
+}
+
+function printStart({ samples, error }) {
+  const name = `navigation → lesson interactive (#example/${START_LESSON})`;
+  console.log(`\n${'start (wasm, headless Chromium)'.padEnd(56)} ${'median ms'.padStart(10)} ${'min ms'.padStart(8)} ${'max ms'.padStart(8)}  detail`);
+  if (error || !samples.length) { console.log(`${name.padEnd(56)} FAILED: ${error}`); return; }
+  const g = (k) => samples.map((s) => s[k]);
+  const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
+  const t = [...g('total')].sort((a, b) => a - b);
+  console.log(`${name.padEnd(56)} ${f0(median(t)).padStart(10)} ${f0(t[0]).padStart(8)} ${f0(t[t.length - 1]).padStart(8)}  ` +
+    `medians: DOMContentLoaded ${f0(median(g('dcl')))}, wasm downloaded ${f0(median(g('wasm')))}, ` +
+    `app started ${f0(median(g('started')))}, lesson in the DOM ${f0(median(g('ready')))} ms; ` +
+    `main thread busy ${f0(median(g('busy')))} ms (target: under 1000 ms)`);
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f(s[0])}–${f(s[s.length - 1])}`; };
+
 (async () => {
   const port = 41000 + Math.floor(Math.random() * 2000);
-  const server = spawn(process.execPath, [path.join(__dirname, 'serve-dist.js'), 'dist', String(port)], { stdio: 'ignore' });
+  const server = spawn(process.execPath, [path.join(__dirname, 'serve-dist.js'), dist, String(port)], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 500));
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--enable-precise-memory-info'],
   });
-  const page = await browser.newPage({ baseURL: `http://127.0.0.1:${port}` });
-  const rows = [];
-  for (const c of cases) {
-    process.stderr.write(`running (wasm): ${c.name}\n`);
-    const samples = [];
-    let last;
-    for (let i = 0; i < runs; i++) {
-      last = await runCase(page, c);
-      if (last.error) { process.stderr.write(`  failed: ${last.error}\n`); break; }
-      samples.push(last.wall);
+  const page = await browser.newPage({ baseURL: `http://127.0.0.1:${port}`, viewport: { width: 1280, height: 800 } });
+  // The wasm instance's exports, for its memory size (www/boot.js announces it).
+  await page.addInitScript(() => addEventListener('TrunkApplicationStarted', (e) => { window.__benchWasm = e.detail.wasm; }));
+  const pad = (s, n) => String(s).padEnd(n);
+  let failed = false;
+
+  if (!onlyFrames && !onlyConverge) {
+    const s = await measureStart(browser, `http://127.0.0.1:${port}`, quick ? 3 : 5);
+    if (s.error) failed = true;
+    printStart(s);
+  }
+
+  if (!onlyFrames && !onlyStart) {
+    const rows = [];
+    for (const c of cases) {
+      process.stderr.write(`running (wasm): ${c.name}\n`);
+      const samples = [];
+      let last;
+      for (let i = 0; i < runs; i++) {
+        last = await runCase(page, c);
+        if (last.error) { process.stderr.write(`  failed: ${last.error}\n`); break; }
+        samples.push(last.wall);
+      }
+      rows.push({ c, samples, last });
     }
-    rows.push({ c, samples, last });
+    const num = (x) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a').padStart(10);
+    console.log(`\n${pad('case (wasm, headless Chromium)', 42)} ${'median s'.padStart(10)} ${'min s'.padStart(10)} ${'max s'.padStart(10)}  detail`);
+    for (const { c, samples, last } of rows) {
+      if (!samples.length) { failed = true; console.log(`${pad(c.name, 42)} FAILED: ${last && last.error}`); continue; }
+      const sorted = [...samples].sort((a, b) => a - b);
+      const med = sorted[Math.floor(sorted.length / 2)];
+      console.log(`${pad(c.name, 42)} ${num(med)} ${num(sorted[0])} ${num(sorted[sorted.length - 1])}  ` +
+        `${(last.sim / 1000).toFixed(0)}s simulated, ${(c.replicas / med).toFixed(0)} pods/wall-s, JS heap ${last.heap.toFixed(0)} MiB`);
+    }
+  }
+
+  if (!onlyConverge && !onlyStart) {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable', { timeDomain: 'threadTicks' }).catch(() => cdp.send('Performance.enable'));
+    const rows = [];
+    for (const c of frameCases.filter((fc) => fc.name.includes(only))) {
+      process.stderr.write(`running (wasm frames): ${c.name}\n`);
+      // One cluster per case (a big one takes a while to build), measured `runs` times: an idle
+      // case plays on where it stopped, a rollout case starts a new rollout each time.
+      const samples = [];
+      let error;
+      const built = await buildCluster(page, c);
+      if (built.error) error = built.error;
+      for (let i = 0; !error && i < runs; i++) {
+        const m = await measureFrames(page, cdp, c, i);
+        m.build = built.build;
+        samples.push(m);
+        if (c.rollout) await page.evaluate(() => window.kubeloop.advance('120s'));
+      }
+      rows.push({ c, samples, error });
+    }
+    const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+    const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
+    console.log(`\n${pad('frames (wasm, headless Chromium)', 42)} ${'fps'.padStart(6)} ${'frame ms'.padStart(9)} ${'p95 ms'.padStart(8)} ` +
+      `${'busy ms/frame'.padStart(14)} ${'long tasks'.padStart(11)} ${'max long ms'.padStart(12)}  detail`);
+    for (const { c, samples, error } of rows) {
+      if (!samples.length) { failed = true; console.log(`${pad(c.name, 42)} FAILED: ${error}`); continue; }
+      const g = (k) => samples.map((s) => s[k]);
+      const last = samples[samples.length - 1];
+      console.log(`${pad(c.name, 42)} ${f0(median(g('fps'))).padStart(6)} ${f1(median(g('median'))).padStart(9)} ${f1(median(g('p95'))).padStart(8)} ` +
+        `${f1(median(g('busyPerFrame'))).padStart(14)} ${f0(median(g('longCount'))).padStart(11)} ${f0(median(g('longMax'))).padStart(12)}  ` +
+        `fps ${spread(g('fps'), f0)}, busy ${spread(g('busyPerFrame'), f1)} ms; ${last.dense ? 'dense' : 'cards'} view, ` +
+        `${f1(median(g('simPerWall')))}× simulated/wall, JS heap ${f0(last.heap)} MiB, wasm ${f0(last.wasm)} MiB, ` +
+        `built in ${f1(median(g('build')))} s`);
+    }
   }
   await browser.close();
   server.kill();
-  const pad = (s, n) => String(s).padEnd(n);
-  const num = (x) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a').padStart(10);
-  console.log(`\n${pad('case (wasm, headless Chromium)', 42)} ${'median s'.padStart(10)} ${'min s'.padStart(10)} ${'max s'.padStart(10)}  detail`);
-  let failed = false;
-  for (const { c, samples, last } of rows) {
-    if (!samples.length) { failed = true; console.log(`${pad(c.name, 42)} FAILED: ${last && last.error}`); continue; }
-    const sorted = [...samples].sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)];
-    console.log(`${pad(c.name, 42)} ${num(median)} ${num(sorted[0])} ${num(sorted[sorted.length - 1])}  ` +
-      `${(last.sim / 1000).toFixed(0)}s simulated, ${(c.replicas / median).toFixed(0)} pods/wall-s, JS heap ${last.heap.toFixed(0)} MiB`);
-  }
   process.exit(failed ? 1 : 0);
 })().catch((e) => { console.error(e); process.exit(2); });

@@ -1081,10 +1081,9 @@ fn scaling_past_the_replica_limit_is_refused_like_a_validation_error() {
     let mut s = small_session();
     let out = s.kubectl("scale deployment/web --replicas=1000000");
     assert!(!out.ok);
-    assert!(
-        out.stderr.contains("Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground (a simulated cluster's limit)"),
-        "{}",
-        out.stderr
+    assert_eq!(
+        out.stderr,
+        "The Deployment \"web\" is invalid: spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground (a simulated cluster's limit)\n",
     );
     assert!(s.kubectl("scale deployment/web --replicas=20000").ok);
 }

@@ -2,8 +2,38 @@
 // as a file (Trunk.toml's pattern_script points here) so the page runs under a Content-Security-
 // Policy without 'unsafe-inline' or per-build hashes: script-src 'self' 'wasm-unsafe-eval'.
 // The script tag carries the hashed file names trunk chose for this build.
-const tag = document.querySelector('script[data-kubeloop-js]');
-const bindings = await import(tag.dataset.kubeloopJs);
-const wasm = await bindings.default({ module_or_path: tag.dataset.kubeloopWasm });
-window.wasmBindings = bindings;
-dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
+//
+// The crash screen (www/crash.js) is loaded first, so it is there before any Rust code runs: the
+// panic hook (src/ui/crash.rs) hands it every panic, and a start that fails (the wasm did not
+// download, the browser cannot run it) shows a message here instead of a blank page.
+
+/** Last resort when even crash.js is missing: one line of text, built without HTML parsing. */
+function plainFailure(error) {
+  const p = document.createElement('p');
+  p.setAttribute('role', 'alert');
+  p.className = 'kl-boot-plain';
+  p.textContent = `Kubeloop could not start: ${error && error.message ? error.message : String(error)}. Reload the page to try again.`;
+  document.body.append(p);
+}
+
+let crash = null;
+try {
+  crash = await import('./crash.js');
+} catch (e) {
+  console.error('kubeloop: the crash screen (www/crash.js) could not be loaded', e);
+}
+
+try {
+  const tag = document.querySelector('script[data-kubeloop-js]');
+  if (!tag) throw new Error('the page has no script tag naming the app (see Trunk.toml, pattern_script)');
+  const bindings = await import(tag.dataset.kubeloopJs);
+  const wasm = await bindings.default({ module_or_path: tag.dataset.kubeloopWasm });
+  window.wasmBindings = bindings;
+  dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
+} catch (e) {
+  if (crash) crash.bootFailed(e);
+  else {
+    console.error('kubeloop: the app could not start', e);
+    plainFailure(e);
+  }
+}

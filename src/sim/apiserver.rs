@@ -13,6 +13,7 @@ use super::api::{
     ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent,
     WatchEventType,
 };
+use super::events::EventStore;
 use super::rng::Rng;
 use super::types::*;
 use super::{admission, limits, validation};
@@ -63,6 +64,12 @@ pub struct ApiServer {
     rng: Rng,
     /// Objects per kind, kept as the store changes so the limits in `limits` cost O(1) per create.
     counts: BTreeMap<Kind, usize>,
+    /// Objects whose stored `spec` is known to survive a JSON round trip unchanged, with the
+    /// resourceVersion that is known of (a later write makes the entry stale). A status write
+    /// then keeps the spec as it is instead of serialising it again: see [`merge_status_only`].
+    spec_canonical: BTreeMap<ObjectKey, u64>,
+    /// How many Events were ever removed (see [`EventStore::event_removals`]).
+    event_removals: u64,
 }
 
 impl ApiServer {
@@ -75,6 +82,8 @@ impl ApiServer {
             compacted_rv: 1,
             rng: Rng::stream(seed, "apiserver"),
             counts: BTreeMap::new(),
+            spec_canonical: BTreeMap::new(),
+            event_removals: 0,
         }
     }
 
@@ -225,6 +234,10 @@ impl ApiServer {
     ) -> Option<(Arc<Object>, WatchEvent)> {
         let old = self.objects.remove(key)?;
         self.count_change(key.kind, false);
+        self.spec_canonical.remove(key);
+        if key.kind == Kind::Event {
+            self.event_removals += 1;
+        }
         let rv = self.next_rv();
         let mut last = (*old).clone();
         last.meta_mut().resource_version = rv.to_string();
@@ -352,18 +365,23 @@ impl ApiServer {
         if !rv.is_empty() && *rv != old.meta().resource_version {
             return Err(ApiError::conflict(key.kind, &key.name));
         }
+        let old_spec_canonical = self.spec_canonical.get(&key) == Some(&old.meta().rv());
+        let mut spec_canonical = false;
         if status {
-            obj = merge_status_only(&old, &obj);
+            (obj, spec_canonical) = merge_status_only(&old, &obj, old_spec_canonical);
         } else {
-            obj = keep_system_fields(&old, obj);
+            obj = keep_system_fields(&old, obj, old_spec_canonical);
             admission::apply_defaults(&mut obj);
             Self::validate(&obj, Some(&old))?;
-            if has_generation(key.kind) && old.spec_json() != obj.spec_json() {
+            if has_generation(key.kind) && spec_changed(&old, &obj) {
                 obj.meta_mut().generation = old.meta().generation + 1;
             }
         }
         if obj == *old {
             // A no-op write does not bump the resourceVersion, as etcd's guaranteed update skips it.
+            if spec_canonical {
+                self.spec_canonical.insert(key, old.meta().rv());
+            }
             return Ok(old);
         }
         // Clearing the last finalizer of an object being deleted completes the deletion.
@@ -379,6 +397,9 @@ impl ApiServer {
         }
         let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
         events.push(ev);
+        if spec_canonical {
+            self.spec_canonical.insert(key, stored.meta().rv());
+        }
         Ok(stored)
     }
 
@@ -538,6 +559,9 @@ impl ApiServer {
                 message: format!("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is being deleted, cannot be assigned to a host", key.name, key.name),
             });
         }
+        // Binding sets only `spec.nodeName` (a string): a spec that survived a JSON round trip
+        // still does.
+        let spec_canonical = self.spec_canonical.get(key) == Some(&old.meta().rv());
         pod.spec.node_name = node.to_string();
         set_condition(
             &mut pod.status.conditions,
@@ -550,6 +574,9 @@ impl ApiServer {
         );
         let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
         events.push(ev);
+        if spec_canonical {
+            self.spec_canonical.insert(key.clone(), stored.meta().rv());
+        }
         Ok(stored)
     }
 
@@ -709,7 +736,48 @@ impl ApiServer {
     pub fn expire_event(&mut self, key: &ObjectKey) {
         if key.kind == Kind::Event && self.objects.remove(key).is_some() {
             self.count_change(Kind::Event, false);
+            self.event_removals += 1;
         }
+    }
+}
+
+impl EventStore for ApiServer {
+    fn event(&self, namespace: &str, name: &str) -> Option<&Event> {
+        self.get(&ObjectKey::new(Kind::Event, namespace, name))
+            .and_then(|o| o.as_event())
+    }
+
+    /// One walk over the namespace's Events in name order from the first candidate: the
+    /// fixed-width hex suffix sorts like the number, so taken candidates come in order.
+    fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
+        let mut v = start;
+        let mut candidate = format!("{base}.{v:016x}");
+        let lo = ObjectKey {
+            kind: Kind::Event,
+            namespace: namespace.to_string(),
+            name: candidate.clone(),
+        };
+        for key in self
+            .objects
+            .range(lo..)
+            .map(|(k, _)| k)
+            .take_while(|k| k.kind == Kind::Event && k.namespace == namespace)
+        {
+            match key.name.cmp(&candidate) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => {
+                    v += 1;
+                    candidate.truncate(base.len() + 1);
+                    candidate.push_str(&format!("{v:016x}"));
+                }
+                std::cmp::Ordering::Greater => break,
+            }
+        }
+        v
+    }
+
+    fn event_removals(&self) -> u64 {
+        self.event_removals
     }
 }
 
@@ -726,9 +794,21 @@ fn is_graceful_pod(obj: &Object) -> bool {
     })
 }
 
+/// Whether a write changed the spec (and so bumps `generation`): the specs compared as the API
+/// serves them. Equal typed specs serialise alike, so only differing ones are compared as JSON.
+fn spec_changed(old: &Object, new: &Object) -> bool {
+    let typed_equal = match (old, new) {
+        (Object::Deployment(a), Object::Deployment(b)) => a.spec == b.spec,
+        (Object::ReplicaSet(a), Object::ReplicaSet(b)) => a.spec == b.spec,
+        (Object::PodDisruptionBudget(a), Object::PodDisruptionBudget(b)) => a.spec == b.spec,
+        _ => false,
+    };
+    !typed_equal && old.spec_json() != new.spec_json()
+}
+
 /// Main-resource writes cannot change what the server owns: uid, timestamps, and status where a
 /// status subresource exists.
-fn keep_system_fields(old: &Object, mut new: Object) -> Object {
+fn keep_system_fields(old: &Object, mut new: Object, old_spec_canonical: bool) -> Object {
     let om = old.meta();
     let nm = new.meta_mut();
     nm.uid = om.uid.clone();
@@ -743,40 +823,276 @@ fn keep_system_fields(old: &Object, mut new: Object) -> Object {
         nm.generate_name.clone()
     };
     if old.kind().has_status_subresource() {
-        let status = old.status_json();
-        let mut doc = new.to_json();
-        if let Json::Object(m) = &mut doc {
-            if status.is_null() {
-                m.remove("status");
-            } else {
-                m.insert("status".into(), status);
-            }
+        if let Some(kept) = canon::with_old_status(old, &new, old_spec_canonical) {
+            debug_assert_eq!(Some(&kept), json_keep_status(old, &new).as_ref());
+            return kept;
         }
-        if let Ok(o) = Object::from_json(old.kind(), doc) {
+        if let Some(o) = json_keep_status(old, &new) {
             return o;
         }
     }
     new
 }
 
-/// A status write changes only status (and the resourceVersion the server assigns).
-fn merge_status_only(old: &Object, new: &Object) -> Object {
+/// [`keep_system_fields`]' status step through JSON, as the server stores it: `new` with `old`'s
+/// status, read back from its JSON form (None when that does not read back).
+fn json_keep_status(old: &Object, new: &Object) -> Option<Object> {
+    let status = old.status_json();
+    let mut doc = new.to_json();
+    if let Json::Object(m) = &mut doc {
+        if status.is_null() {
+            m.remove("status");
+        } else {
+            m.insert("status".into(), status);
+        }
+    }
+    Object::from_json(old.kind(), doc).ok()
+}
+
+/// A status write changes only status (and the resourceVersion the server assigns). Returns the
+/// object to store and whether its spec is known to survive a JSON round trip.
+fn merge_status_only(old: &Object, new: &Object, old_spec_canonical: bool) -> (Object, bool) {
     if !old.kind().has_status_subresource() {
         let mut o = new.clone();
         *o.meta_mut() = old.meta().clone();
-        return o;
+        return (o, false);
     }
-    let mut doc = old.to_json();
-    if let Json::Object(m) = &mut doc {
-        m.insert("status".into(), new.status_json());
-    }
-    let mut merged = Object::from_json(old.kind(), doc).unwrap_or_else(|_| old.clone());
+    let (mut merged, canonical) = match canon::with_new_status(old, new, old_spec_canonical) {
+        Some(m) => {
+            debug_assert_eq!(Some(&m), json_merge_status(old, new).as_ref());
+            (m, true)
+        }
+        None => match json_merge_status(old, new) {
+            Some(m) => (m, true),
+            None => (old.clone(), false),
+        },
+    };
     // deploymentStatusStrategy resets only spec and labels: the Deployment controller records
     // `deployment.kubernetes.io/revision` through the status subresource.
     if let (Object::Deployment(m), Object::Deployment(n)) = (&mut merged, new) {
         m.metadata.annotations = n.metadata.annotations.clone();
     }
-    merged
+    (merged, canonical)
+}
+
+/// [`merge_status_only`] through JSON: `old` with `new`'s status, read back from its JSON form
+/// (None when that does not read back).
+fn json_merge_status(old: &Object, new: &Object) -> Option<Object> {
+    let mut doc = old.to_json();
+    if let Json::Object(m) = &mut doc {
+        m.insert("status".into(), new.status_json());
+    }
+    Object::from_json(old.kind(), doc).ok()
+}
+
+/// The API server keeps objects as JSON, and a JSON round trip changes a value in exactly two
+/// ways: times lose their milliseconds (`metav1.Time` has second precision) and an explicit
+/// `null` in an opaque field reads back as absent. These functions apply that to the parts of an
+/// object a write combines, without serialising them, for the kinds written most often; every
+/// other case goes through JSON. `None` means "take the JSON path": a time past the year 9999 has
+/// no RFC 3339 form that reads back. Debug builds check each result against the JSON path.
+mod canon {
+    use serde::{de::DeserializeOwned, Serialize};
+    use serde_json::Value as Json;
+
+    use crate::sim::types::*;
+
+    /// The last millisecond whose RFC 3339 form has a four-digit year (9999-12-31T23:59:59.999Z).
+    pub const LAST_FOUR_DIGIT_YEAR: Millis =
+        (253_402_300_799 - EPOCH_UNIX_SECONDS as u64) * 1000 + 999;
+
+    pub fn time(t: &mut Option<Time>) -> Option<()> {
+        if let Some(x) = t {
+            if x.0 > LAST_FOUR_DIGIT_YEAR {
+                return None;
+            }
+            x.0 -= x.0 % 1000;
+        }
+        Some(())
+    }
+
+    fn json(j: &mut Option<Json>) {
+        if matches!(j, Some(Json::Null)) {
+            *j = None;
+        }
+    }
+
+    fn meta(m: &mut ObjectMeta) -> Option<()> {
+        time(&mut m.creation_timestamp)?;
+        time(&mut m.deletion_timestamp)?;
+        json(&mut m.managed_fields);
+        Some(())
+    }
+
+    fn conditions(cs: &mut [Condition]) -> Option<()> {
+        for c in cs {
+            time(&mut c.last_transition_time)?;
+            time(&mut c.last_update_time)?;
+            time(&mut c.last_heartbeat_time)?;
+            time(&mut c.last_probe_time)?;
+        }
+        Some(())
+    }
+
+    fn container_state(s: &mut ContainerState) -> Option<()> {
+        if let Some(r) = &mut s.running {
+            time(&mut r.started_at)?;
+        }
+        if let Some(t) = &mut s.terminated {
+            time(&mut t.started_at)?;
+            time(&mut t.finished_at)?;
+        }
+        Some(())
+    }
+
+    fn pod_status(s: &mut PodStatus) -> Option<()> {
+        conditions(&mut s.conditions)?;
+        time(&mut s.start_time)?;
+        for c in s
+            .container_statuses
+            .iter_mut()
+            .chain(s.init_container_statuses.iter_mut())
+        {
+            container_state(&mut c.state)?;
+            if let Some(l) = &mut c.last_state {
+                container_state(l)?;
+            }
+        }
+        Some(())
+    }
+
+    fn node_status(s: &mut NodeStatus) -> Option<()> {
+        conditions(&mut s.conditions)?;
+        json(&mut s.addresses);
+        json(&mut s.node_info);
+        json(&mut s.images);
+        Some(())
+    }
+
+    /// A part through JSON and back, by the round trip itself.
+    fn round_trip<T: Serialize + DeserializeOwned>(x: &T) -> Option<T> {
+        serde_json::from_value(serde_json::to_value(x).ok()?).ok()
+    }
+
+    /// `spec` as a JSON round trip leaves it: as it is when known to survive one.
+    fn spec<T: Clone + Serialize + DeserializeOwned>(s: &T, canonical: bool) -> Option<T> {
+        if canonical {
+            Some(s.clone())
+        } else {
+            round_trip(s)
+        }
+    }
+
+    /// `old` with `new`'s status, as [`super::merge_status_only`] stores it.
+    pub fn with_new_status(old: &Object, new: &Object, spec_canonical: bool) -> Option<Object> {
+        match (old, new) {
+            (Object::Pod(o), Object::Pod(n)) => {
+                let mut metadata = o.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = n.status.clone();
+                pod_status(&mut status)?;
+                let spec = spec(&o.spec, spec_canonical)?;
+                Some(Object::Pod(Pod {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            (Object::ReplicaSet(o), Object::ReplicaSet(n)) => {
+                let mut metadata = o.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = n.status.clone();
+                conditions(&mut status.conditions)?;
+                let spec = spec(&o.spec, spec_canonical)?;
+                Some(Object::ReplicaSet(ReplicaSet {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            (Object::Deployment(o), Object::Deployment(n)) => {
+                let mut metadata = o.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = n.status.clone();
+                conditions(&mut status.conditions)?;
+                let spec = spec(&o.spec, spec_canonical)?;
+                Some(Object::Deployment(Deployment {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            (Object::Node(o), Object::Node(n)) => {
+                let mut metadata = o.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = n.status.clone();
+                node_status(&mut status)?;
+                let spec = spec(&o.spec, spec_canonical)?;
+                Some(Object::Node(Node {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// `new` with `old`'s status, as [`super::keep_system_fields`] stores it. `new`'s spec is
+    /// taken as it is when it equals `old`'s and that one is known to survive a round trip.
+    pub fn with_old_status(old: &Object, new: &Object, old_spec_canonical: bool) -> Option<Object> {
+        match (old, new) {
+            (Object::Pod(o), Object::Pod(n)) => {
+                let mut metadata = n.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = o.status.clone();
+                pod_status(&mut status)?;
+                let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
+                Some(Object::Pod(Pod {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            (Object::ReplicaSet(o), Object::ReplicaSet(n)) => {
+                let mut metadata = n.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = o.status.clone();
+                conditions(&mut status.conditions)?;
+                let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
+                Some(Object::ReplicaSet(ReplicaSet {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            (Object::Deployment(o), Object::Deployment(n)) => {
+                let mut metadata = n.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = o.status.clone();
+                conditions(&mut status.conditions)?;
+                let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
+                Some(Object::Deployment(Deployment {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            (Object::Node(o), Object::Node(n)) => {
+                let mut metadata = n.metadata.clone();
+                meta(&mut metadata)?;
+                let mut status = o.status.clone();
+                node_status(&mut status)?;
+                let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
+                Some(Object::Node(Node {
+                    metadata,
+                    spec,
+                    status,
+                }))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, anything else replaces.

@@ -7,13 +7,71 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::api::{WatchEvent, WatchEventType};
-use super::types::{Kind, Object, ObjectKey};
+use super::types::{Kind, Millis, Object, ObjectKey, Pod, StringMap};
+
+/// What a workload controller counts about the pods one owner controls that share one label set
+/// (a ReplicaSet's pods all carry its template's labels), kept as pods come and go so that a pass
+/// over a ReplicaSet of 10,000 pods need not look at each of them. A selector or a template
+/// depends only on labels, so a group matches or fails as a whole.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodGroup {
+    /// Cached pods in the group, whatever their state.
+    pub pods: usize,
+    /// Active pods ([`Pod::is_active`]).
+    pub active: usize,
+    /// Active, Ready pods by when they became Ready ([`Pod::ready_since`], in ms).
+    pub ready_since: BTreeMap<Option<Millis>, usize>,
+}
+
+impl PodGroup {
+    /// Active, Ready pods.
+    pub fn ready(&self) -> usize {
+        self.ready_since.values().sum()
+    }
+
+    fn change(&mut self, pod: &Pod, add: bool) {
+        let step = |n: &mut usize| {
+            if add {
+                *n += 1
+            } else {
+                *n = n.saturating_sub(1)
+            }
+        };
+        step(&mut self.pods);
+        if pod.is_active() {
+            step(&mut self.active);
+            if pod.is_ready() {
+                let since = pod.ready_since().map(|t| t.0);
+                let n = self.ready_since.entry(since).or_default();
+                step(n);
+                if *n == 0 {
+                    self.ready_since.remove(&since);
+                }
+            }
+        }
+    }
+}
+
+/// What a pod adds to its group: whether it is active, and when it became Ready if it is
+/// active and Ready.
+fn contribution(p: &Pod) -> (bool, Option<Option<Millis>>) {
+    let active = p.is_active();
+    let ready = (active && p.is_ready()).then(|| p.ready_since().map(|t| t.0));
+    (active, ready)
+}
+
+/// Pod groups of one owner: namespace → labels → group.
+type OwnerGroups = BTreeMap<String, BTreeMap<StringMap, PodGroup>>;
 
 /// A component's cached view plus the indexes every controller needs.
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
     objects: BTreeMap<ObjectKey, Arc<Object>>,
     by_controller: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// Objects no controller owns (orphans a controller may adopt).
+    uncontrolled: BTreeSet<ObjectKey>,
+    /// Pods by controller uid, grouped by namespace and labels (see [`PodGroup`]).
+    pod_groups: BTreeMap<String, OwnerGroups>,
     pods_by_node: BTreeMap<String, BTreeSet<ObjectKey>>,
     /// The resourceVersion of the newest change this cache has seen (where a watch resumes).
     pub last_rv: u64,
@@ -69,6 +127,74 @@ impl Cache {
             .filter_map(|k| self.objects.get(k))
     }
 
+    /// Objects of `kind` in `namespace` that `owner_uid` controls or that no controller owns,
+    /// in name order: what `list_ns` gives after dropping objects another controller owns, which
+    /// is all a controller's claim (adopt orphans, keep or release its own) can act on. It costs
+    /// what the owner has, not what the namespace holds.
+    pub fn claimable<'a>(
+        &'a self,
+        kind: Kind,
+        namespace: &str,
+        owner_uid: &str,
+    ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        let lo = ObjectKey {
+            kind,
+            namespace: namespace.to_string(),
+            name: String::new(),
+        };
+        let in_scope =
+            |k: &ObjectKey, lo: &ObjectKey| k.kind == lo.kind && k.namespace == lo.namespace;
+        let owned: Vec<&ObjectKey> = self
+            .by_controller
+            .get(owner_uid)
+            .map(|set| set.range(&lo..).take_while(|k| in_scope(k, &lo)).collect())
+            .unwrap_or_default();
+        let orphans: Vec<&ObjectKey> = self
+            .uncontrolled
+            .range(&lo..)
+            .take_while(|k| in_scope(k, &lo))
+            .collect();
+        let mut merged = Vec::with_capacity(owned.len() + orphans.len());
+        let (mut a, mut b) = (owned.into_iter().peekable(), orphans.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x <= y => a.next(),
+                (Some(_), Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => break,
+            };
+            merged.extend(next);
+        }
+        merged.into_iter().filter_map(|k| self.objects.get(k))
+    }
+
+    /// Whether any object of `kind` in `namespace` has no controller (an orphan to adopt).
+    pub fn has_uncontrolled(&self, kind: Kind, namespace: &str) -> bool {
+        let lo = ObjectKey {
+            kind,
+            namespace: namespace.to_string(),
+            name: String::new(),
+        };
+        self.uncontrolled
+            .range(&lo..)
+            .next()
+            .is_some_and(|k| k.kind == kind && k.namespace == namespace)
+    }
+
+    /// The pods `owner_uid` controls in `namespace`, counted per label set (see [`PodGroup`]).
+    pub fn pod_groups<'a>(
+        &'a self,
+        owner_uid: &str,
+        namespace: &str,
+    ) -> impl Iterator<Item = (&'a StringMap, &'a PodGroup)> + 'a {
+        self.pod_groups
+            .get(owner_uid)
+            .and_then(|by_ns| by_ns.get(namespace))
+            .into_iter()
+            .flatten()
+    }
+
     /// Pods bound to `node`.
     pub fn pods_on_node(&self, node: &str) -> impl Iterator<Item = &Arc<Object>> {
         self.pods_by_node
@@ -93,40 +219,150 @@ impl Cache {
         self.objects.values()
     }
 
-    fn unindex(&mut self, obj: &Object) {
-        let key = obj.key();
-        if let Some(r) = obj.meta().controller_ref() {
-            if let Some(set) = self.by_controller.get_mut(&r.uid) {
-                set.remove(&key);
-                if set.is_empty() {
-                    self.by_controller.remove(&r.uid);
+    fn index_owner(&mut self, obj: &Object, key: &ObjectKey, add: bool) {
+        match obj.meta().controller_ref() {
+            Some(r) if add => {
+                if let Some(set) = self.by_controller.get_mut(&r.uid) {
+                    set.insert(key.clone());
+                } else {
+                    self.by_controller
+                        .insert(r.uid.clone(), BTreeSet::from([key.clone()]));
                 }
             }
-        }
-        if let Some(p) = obj.as_pod() {
-            if let Some(set) = self.pods_by_node.get_mut(&p.spec.node_name) {
-                set.remove(&key);
-                if set.is_empty() {
-                    self.pods_by_node.remove(&p.spec.node_name);
+            Some(r) => {
+                if let Some(set) = self.by_controller.get_mut(&r.uid) {
+                    set.remove(key);
+                    if set.is_empty() {
+                        self.by_controller.remove(&r.uid);
+                    }
                 }
+            }
+            None if add => {
+                self.uncontrolled.insert(key.clone());
+            }
+            None => {
+                self.uncontrolled.remove(key);
             }
         }
     }
 
-    fn index(&mut self, obj: &Object) {
-        let key = obj.key();
-        if let Some(r) = obj.meta().controller_ref() {
-            self.by_controller
-                .entry(r.uid.clone())
-                .or_default()
-                .insert(key.clone());
-        }
-        if let Some(p) = obj.as_pod() {
-            if !p.spec.node_name.is_empty() {
+    fn index_node(&mut self, p: &Pod, key: &ObjectKey, add: bool) {
+        let node = &p.spec.node_name;
+        if add {
+            if node.is_empty() {
+                return;
+            }
+            if let Some(set) = self.pods_by_node.get_mut(node) {
+                set.insert(key.clone());
+            } else {
                 self.pods_by_node
-                    .entry(p.spec.node_name.clone())
-                    .or_default()
-                    .insert(key);
+                    .insert(node.clone(), BTreeSet::from([key.clone()]));
+            }
+        } else if let Some(set) = self.pods_by_node.get_mut(node) {
+            set.remove(key);
+            if set.is_empty() {
+                self.pods_by_node.remove(node);
+            }
+        }
+    }
+
+    /// The pod's group, created when `create` (None when absent and not created).
+    fn group_mut(&mut self, p: &Pod, create: bool) -> Option<&mut PodGroup> {
+        let uid = &p.metadata.controller_ref()?.uid;
+        let ns = &p.metadata.namespace;
+        if create {
+            if !self.pod_groups.contains_key(uid) {
+                self.pod_groups.insert(uid.clone(), BTreeMap::new());
+            }
+            let by_ns = self.pod_groups.get_mut(uid).expect("inserted above");
+            if !by_ns.contains_key(ns) {
+                by_ns.insert(ns.clone(), BTreeMap::new());
+            }
+            let by_labels = by_ns.get_mut(ns).expect("inserted above");
+            if !by_labels.contains_key(&p.metadata.labels) {
+                by_labels.insert(p.metadata.labels.clone(), PodGroup::default());
+            }
+            by_labels.get_mut(&p.metadata.labels)
+        } else {
+            self.pod_groups
+                .get_mut(uid)?
+                .get_mut(ns)?
+                .get_mut(&p.metadata.labels)
+        }
+    }
+
+    fn index_group(&mut self, p: &Pod, add: bool) {
+        let Some(g) = self.group_mut(p, add) else {
+            return;
+        };
+        g.change(p, add);
+        if add || g.pods > 0 {
+            return;
+        }
+        let uid = &p.metadata.controller_ref().expect("has a group").uid;
+        let ns = &p.metadata.namespace;
+        let by_ns = self.pod_groups.get_mut(uid).expect("has a group");
+        let by_labels = by_ns.get_mut(ns).expect("has a group");
+        by_labels.remove(&p.metadata.labels);
+        if by_labels.is_empty() {
+            by_ns.remove(ns);
+            if by_ns.is_empty() {
+                self.pod_groups.remove(uid);
+            }
+        }
+    }
+
+    fn unindex(&mut self, obj: &Object, key: &ObjectKey) {
+        self.index_owner(obj, key, false);
+        if let Some(p) = obj.as_pod() {
+            self.index_group(p, false);
+            self.index_node(p, key, false);
+        }
+    }
+
+    fn index(&mut self, obj: &Object, key: &ObjectKey) {
+        self.index_owner(obj, key, true);
+        if let Some(p) = obj.as_pod() {
+            self.index_group(p, true);
+            self.index_node(p, key, true);
+        }
+    }
+
+    /// Moves the indexes from `old` to `new` (same key), touching only what changed: most
+    /// updates (a status write) leave owner, node and labels as they were.
+    fn reindex(&mut self, old: &Object, new: &Object, key: &ObjectKey) {
+        let old_owner = old.meta().controller_ref().map(|r| &r.uid);
+        let new_owner = new.meta().controller_ref().map(|r| &r.uid);
+        let same_owner = old_owner == new_owner;
+        if !same_owner {
+            self.index_owner(old, key, false);
+            self.index_owner(new, key, true);
+        }
+        match (old.as_pod(), new.as_pod()) {
+            (Some(o), Some(n)) => {
+                if !same_owner || o.metadata.labels != n.metadata.labels {
+                    self.index_group(o, false);
+                    self.index_group(n, true);
+                } else if contribution(o) != contribution(n) {
+                    if let Some(g) = self.group_mut(o, false) {
+                        g.change(o, false);
+                        g.change(n, true);
+                    }
+                }
+                if o.spec.node_name != n.spec.node_name {
+                    self.index_node(o, key, false);
+                    self.index_node(n, key, true);
+                }
+            }
+            _ => {
+                if let Some(o) = old.as_pod() {
+                    self.index_group(o, false);
+                    self.index_node(o, key, false);
+                }
+                if let Some(n) = new.as_pod() {
+                    self.index_group(n, true);
+                    self.index_node(n, key, true);
+                }
             }
         }
     }
@@ -134,11 +370,11 @@ impl Cache {
     /// Stores an object, returning the previous cached version.
     pub fn upsert(&mut self, obj: Arc<Object>) -> Option<Arc<Object>> {
         let key = obj.key();
-        let old = self.objects.insert(key, obj.clone());
-        if let Some(o) = &old {
-            self.unindex(o);
+        let old = self.objects.insert(key.clone(), obj.clone());
+        match &old {
+            Some(o) => self.reindex(o, &obj, &key),
+            None => self.index(&obj, &key),
         }
-        self.index(&obj);
         old
     }
 
@@ -146,7 +382,7 @@ impl Cache {
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
         let old = self.objects.remove(key);
         if let Some(o) = &old {
-            self.unindex(o);
+            self.unindex(o, key);
         }
         old
     }

@@ -229,6 +229,15 @@ pub trait Controller {
         true
     }
 
+    /// The node this component's field selector is pinned to, when [`Controller::accepts`] is
+    /// exactly a kubelet's `spec.nodeName=<node>` (a Pod bound to `node`, or the Node named
+    /// `node`, and nothing else) and the component's id is `ComponentId::Kubelet(node)`. The world
+    /// then routes watch events to it by node name, as the watch cache does server-side, instead
+    /// of asking each of a thousand kubelets about every pod.
+    fn node_selector(&self) -> Option<&str> {
+        None
+    }
+
     /// The event handler: which keys a change should wake. `old` is the previously cached version.
     /// Runs after the cache was updated. May update in-memory bookkeeping (expectations).
     fn keys_for_event(

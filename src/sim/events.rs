@@ -1,9 +1,10 @@
 //! The event recorder: turns components' [`EventRecord`]s into core/v1 Event objects, with
 //! client-go's EventCorrelator de-duplication and similar-event aggregation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::controller::EventRecord;
+use super::controller::{ComponentId, EventRecord};
+use super::controllers::disruption;
 use super::types::{
     Event, EventSource, Millis, ObjectKey, ObjectMeta, ObjectReference, Time, EPOCH_UNIX_SECONDS,
 };
@@ -15,13 +16,83 @@ const AGGREGATE_MAX_EVENTS: usize = 10;
 /// The window for similar-event aggregation.
 const AGGREGATE_INTERVAL: Millis = 600_000;
 
+/// One remembered Event identity of an object and message: (source, uid, type, reason) → its
+/// name.
+#[derive(Clone, Debug)]
+struct Identity {
+    source: String,
+    uid: String,
+    type_: String,
+    reason: String,
+    name: String,
+}
+
+impl Identity {
+    fn is(&self, source: &str, rec: &EventRecord) -> bool {
+        self.reason == rec.reason
+            && self.uid == rec.uid
+            && self.type_ == rec.type_
+            && self.source == source
+    }
+}
+
+/// One similar-event window of an object: (source, type, reason) → times of distinct messages.
+#[derive(Clone, Debug)]
+struct Window {
+    source: String,
+    type_: String,
+    reason: String,
+    /// Oldest first (the clock only moves forward), so expiry pops from the front.
+    times: VecDeque<Millis>,
+}
+
+/// What the recorder reads from the API server's store.
+pub trait EventStore {
+    /// The stored Event `name` in `namespace`.
+    fn event(&self, namespace: &str, name: &str) -> Option<&Event>;
+
+    /// The first `v >= start` for which no Event named `{base}.{v:016x}` exists in `namespace`
+    /// (client-go names an Event after its object and the time, bumping the suffix on a clash).
+    fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
+        let mut v = start;
+        while self.event(namespace, &format!("{base}.{v:016x}")).is_some() {
+            v += 1;
+        }
+        v
+    }
+
+    /// A count that changes whenever an Event is removed, freeing its name.
+    fn event_removals(&self) -> u64;
+}
+
+/// Where the last clash-free Event name was found: suffixes from `nanos` up to `next` were all
+/// taken then, and stay taken until an Event is removed. A ReplicaSet that creates 500 pods in one
+/// millisecond records 500 `SuccessfulCreate` Events for one object and one time; without this
+/// each would probe every name the ones before it took.
+#[derive(Clone, Debug)]
+struct NameHint {
+    namespace: String,
+    base: String,
+    nanos: u64,
+    next: u64,
+    removals: u64,
+}
+
 /// Correlates events so repeats become one Event with a count.
+///
+/// Both caches are keyed by the involved object first, then by message (a ReplicaSet that
+/// created 10,000 pods has 10,000 identities, one per `Created pod: <name>`), so a lookup borrows
+/// the record's fields instead of building six-string tuple keys, and stays logarithmic.
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
-    /// (source, object, uid, type, reason, message) → Event name.
-    by_identity: BTreeMap<(String, ObjectKey, String, String, String, String), String>,
-    /// (source, object, type, reason) → times of distinct messages seen.
-    similar: BTreeMap<(String, ObjectKey, String, String), Vec<Millis>>,
+    /// Per object and message: (source, uid, type, reason) → Event name.
+    by_identity: BTreeMap<ObjectKey, BTreeMap<String, Vec<Identity>>>,
+    /// Per object: (source, type, reason) → times of distinct messages seen.
+    similar: BTreeMap<ObjectKey, Vec<Window>>,
+    /// Identities and windows held (what [`Recorder::len`] reports).
+    identities: usize,
+    windows: usize,
+    name_hint: Option<NameHint>,
 }
 
 /// What the recorder decided: a new Event object or an updated one.
@@ -32,41 +103,66 @@ pub struct Recorded {
 }
 
 impl Recorder {
-    /// Turns a record into the Event object to store. `existing` looks up stored Events by name.
+    fn identity_name(&self, source: &str, rec: &EventRecord, message: &str) -> Option<&str> {
+        self.by_identity
+            .get(&rec.object)?
+            .get(message)?
+            .iter()
+            .find(|i| i.is(source, rec))
+            .map(|i| i.name.as_str())
+    }
+
+    /// Turns a record into the Event object to store, reading stored Events from `store`.
     pub fn record(
         &mut self,
         now: Millis,
         source: &str,
         host: &str,
         rec: &EventRecord,
-        existing: impl Fn(&str) -> Option<Event>,
+        store: &impl EventStore,
     ) -> Recorded {
+        let source = recorder_source(source);
+        let namespace = if rec.object.namespace.is_empty() {
+            "default"
+        } else {
+            rec.object.namespace.as_str()
+        };
+        let existing = |name: &str| store.event(namespace, name);
         let mut message = rec.message.clone();
-        let sim_key = (
-            source.to_string(),
-            rec.object.clone(),
-            rec.type_.to_string(),
-            rec.reason.clone(),
-        );
-        let times = self.similar.entry(sim_key).or_default();
-        times.retain(|t| t + AGGREGATE_INTERVAL >= now);
-        let ident = (
-            source.to_string(),
-            rec.object.clone(),
-            rec.uid.clone(),
-            rec.type_.to_string(),
-            rec.reason.clone(),
-            message.clone(),
-        );
-        if !self.by_identity.contains_key(&ident) {
-            times.push(now);
+        let known = self.identity_name(source, rec, &message).is_some();
+        if !self.similar.contains_key(&rec.object) {
+            self.similar.insert(rec.object.clone(), Vec::new());
+        }
+        let windows = self.similar.get_mut(&rec.object).expect("inserted above");
+        let w = match windows
+            .iter()
+            .position(|w| w.reason == rec.reason && w.type_ == rec.type_ && w.source == source)
+        {
+            Some(i) => i,
+            None => {
+                windows.push(Window {
+                    source: source.to_string(),
+                    type_: rec.type_.to_string(),
+                    reason: rec.reason.clone(),
+                    times: VecDeque::new(),
+                });
+                self.windows += 1;
+                windows.len() - 1
+            }
+        };
+        let times = &mut windows[w].times;
+        while times.front().is_some_and(|t| t + AGGREGATE_INTERVAL < now) {
+            times.pop_front();
+        }
+        if !known {
+            times.push_back(now);
             if times.len() > AGGREGATE_MAX_EVENTS {
                 message = format!("(combined from similar events): {message}");
             }
         }
-        let ident = (ident.0, ident.1, ident.2, ident.3, ident.4, message.clone());
-        if let Some(name) = self.by_identity.get(&ident) {
-            if let Some(mut ev) = existing(name) {
+        if let Some(name) = self.identity_name(source, rec, &message) {
+            if let Some(ev) = existing(name) {
+                let mut ev = ev.clone();
                 ev.count += 1;
                 ev.last_timestamp = Some(Time(now));
                 return Recorded {
@@ -76,22 +172,62 @@ impl Recorder {
             }
         }
         let nanos = ((EPOCH_UNIX_SECONDS as u64) * 1000 + now) * 1_000_000;
-        let mut name = format!("{}.{:016x}", rec.object.name, nanos);
-        let mut bump = 1u64;
-        while existing(&name).is_some() {
-            name = format!("{}.{:016x}", rec.object.name, nanos + bump);
-            bump += 1;
-        }
-        self.by_identity.insert(ident, name.clone());
-        let namespace = if rec.object.namespace.is_empty() {
-            "default".to_string()
-        } else {
-            rec.object.namespace.clone()
+        let removals = store.event_removals();
+        let start = match &self.name_hint {
+            Some(h)
+                if h.nanos == nanos
+                    && h.removals == removals
+                    && h.base == rec.object.name
+                    && h.namespace == namespace =>
+            {
+                h.next
+            }
+            _ => nanos,
         };
+        let free = store.first_free_suffix(namespace, &rec.object.name, start);
+        debug_assert_eq!(free, {
+            let mut v = nanos;
+            while existing(&format!("{}.{v:016x}", rec.object.name)).is_some() {
+                v += 1;
+            }
+            v
+        });
+        let name = format!("{}.{:016x}", rec.object.name, free);
+        self.name_hint = Some(NameHint {
+            namespace: namespace.to_string(),
+            base: rec.object.name.clone(),
+            nanos,
+            next: free,
+            removals,
+        });
+        if !self.by_identity.contains_key(&rec.object) {
+            self.by_identity.insert(rec.object.clone(), BTreeMap::new());
+        }
+        let by_message = self
+            .by_identity
+            .get_mut(&rec.object)
+            .expect("inserted above");
+        if !by_message.contains_key(&message) {
+            by_message.insert(message.clone(), Vec::new());
+        }
+        let ids = by_message.get_mut(&message).expect("inserted above");
+        match ids.iter_mut().find(|i| i.is(source, rec)) {
+            Some(i) => i.name = name.clone(),
+            None => {
+                ids.push(Identity {
+                    source: source.to_string(),
+                    uid: rec.uid.clone(),
+                    type_: rec.type_.to_string(),
+                    reason: rec.reason.clone(),
+                    name: name.clone(),
+                });
+                self.identities += 1;
+            }
+        }
         let event = Event {
             metadata: ObjectMeta {
                 name,
-                namespace,
+                namespace: namespace.to_string(),
                 ..Default::default()
             },
             involved_object: ObjectReference {
@@ -128,14 +264,28 @@ impl Recorder {
 
     /// Forgets identities of events that expired, so a later repeat makes a fresh Event.
     pub fn forget(&mut self, name: &str) {
-        self.by_identity.retain(|_, n| n != name);
+        self.forget_where(|n| n == name);
+    }
+
+    fn forget_where(&mut self, gone: impl Fn(&str) -> bool) {
+        let mut dropped = 0;
+        self.by_identity.retain(|_, by_message| {
+            by_message.retain(|_, ids| {
+                let before = ids.len();
+                ids.retain(|i| !gone(&i.name));
+                dropped += before - ids.len();
+                !ids.is_empty()
+            });
+            !by_message.is_empty()
+        });
+        self.identities -= dropped;
     }
 
     /// [`Recorder::forget`] for many expired events in one pass over the identities (an hour
     /// after a large rollout, thousands expire in one housekeeping round).
     pub fn forget_all(&mut self, names: &BTreeSet<String>) {
         if !names.is_empty() {
-            self.by_identity.retain(|_, n| !names.contains(n));
+            self.forget_where(|n| names.contains(n));
         }
     }
 
@@ -143,16 +293,23 @@ impl Recorder {
     /// ever had an Event (every pod of every rollout) would keep an entry for the rest of the run;
     /// client-go bounds the same cache as an LRU of 4,096 entries.
     pub fn prune(&mut self, now: Millis) {
-        self.similar.retain(|_, times| {
-            times.retain(|t| t + AGGREGATE_INTERVAL >= now);
-            !times.is_empty()
+        let mut dropped = 0;
+        self.similar.retain(|_, windows| {
+            let before = windows.len();
+            windows.retain_mut(|w| {
+                w.times.retain(|t| t + AGGREGATE_INTERVAL >= now);
+                !w.times.is_empty()
+            });
+            dropped += before - windows.len();
+            !windows.is_empty()
         });
+        self.windows -= dropped;
     }
 
     /// How many entries the recorder holds (event identities plus similar-event windows): what
     /// its memory grows with, for the memory-bound tests.
     pub fn len(&self) -> usize {
-        self.by_identity.len() + self.similar.len()
+        self.identities + self.windows
     }
 
     /// True when the recorder remembers nothing.
@@ -166,10 +323,44 @@ impl Recorder {
     }
 }
 
+/// The `source.component` Kubernetes' recorder writes for a simulated component: its name,
+/// except for the disruption controller, whose upstream recorder is named `controllermanager`.
+fn recorder_source(component: &str) -> &str {
+    if component == ComponentId::Disruption.name() {
+        disruption::EVENT_SOURCE
+    } else {
+        component
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sim::types::Kind;
+
+    /// A store holding at most one Event, under any name.
+    struct One(Option<Event>);
+
+    impl EventStore for One {
+        fn event(&self, _namespace: &str, _name: &str) -> Option<&Event> {
+            self.0.as_ref()
+        }
+        fn event_removals(&self) -> u64 {
+            0
+        }
+    }
+
+    /// A store of Events by name.
+    struct Named(BTreeMap<String, Event>);
+
+    impl EventStore for Named {
+        fn event(&self, _namespace: &str, name: &str) -> Option<&Event> {
+            self.0.get(name)
+        }
+        fn event_removals(&self) -> u64 {
+            0
+        }
+    }
 
     fn rec(msg: &str) -> EventRecord {
         EventRecord {
@@ -185,12 +376,10 @@ mod tests {
     #[test]
     fn identical_events_are_counted_on_one_object() {
         let mut r = Recorder::default();
-        let first = r.record(0, "kubelet", "node-1", &rec("x"), |_| None);
+        let first = r.record(0, "kubelet", "node-1", &rec("x"), &One(None));
         assert!(first.is_new);
         let stored = first.event.clone();
-        let second = r.record(5_000, "kubelet", "node-1", &rec("x"), |_| {
-            Some(stored.clone())
-        });
+        let second = r.record(5_000, "kubelet", "node-1", &rec("x"), &One(Some(stored)));
         assert!(!second.is_new);
         assert_eq!(second.event.count, 2);
         assert_eq!(second.event.last_timestamp, Some(Time(5_000)));
@@ -199,7 +388,7 @@ mod tests {
     #[test]
     fn quiet_objects_are_forgotten_once_their_aggregation_window_passes() {
         let mut r = Recorder::default();
-        let stored = r.record(0, "kubelet", "", &rec("x"), |_| None).event;
+        let stored = r.record(0, "kubelet", "", &rec("x"), &One(None)).event;
         assert_eq!(r.len(), 2);
         r.prune(AGGREGATE_INTERVAL);
         assert_eq!(r.len(), 2, "still inside the window");
@@ -214,12 +403,76 @@ mod tests {
     }
 
     #[test]
+    fn disruption_controller_events_carry_the_controllermanager_source_as_upstream() {
+        let mut r = Recorder::default();
+        let ev = r
+            .record(
+                0,
+                &ComponentId::Disruption.name(),
+                "",
+                &rec("x"),
+                &One(None),
+            )
+            .event;
+        assert_eq!(ev.source.component, "controllermanager");
+        assert_eq!(ev.reporting_component.as_deref(), Some("controllermanager"));
+        let ev = r
+            .record(
+                0,
+                &ComponentId::ReplicaSet.name(),
+                "",
+                &rec("x"),
+                &One(None),
+            )
+            .event;
+        assert_eq!(ev.source.component, "replicaset-controller");
+    }
+
+    #[test]
+    fn events_about_one_object_in_one_millisecond_get_the_next_free_names() {
+        let mut r = Recorder::default();
+        let mut store = Named(BTreeMap::new());
+        let mut names = Vec::new();
+        for i in 0..4 {
+            let ev = r
+                .record(
+                    7,
+                    "replicaset-controller",
+                    "",
+                    &rec(&format!("m{i}")),
+                    &store,
+                )
+                .event;
+            names.push(ev.metadata.name.clone());
+            store.0.insert(ev.metadata.name.clone(), ev);
+        }
+        let nanos = ((EPOCH_UNIX_SECONDS as u64) * 1000 + 7) * 1_000_000;
+        let want: Vec<String> = (0..4).map(|b| format!("p.{:016x}", nanos + b)).collect();
+        assert_eq!(names, want);
+        // A name freed in the middle is found again (the removal count moved on).
+        struct Freed(Named);
+        impl EventStore for Freed {
+            fn event(&self, ns: &str, name: &str) -> Option<&Event> {
+                self.0.event(ns, name)
+            }
+            fn event_removals(&self) -> u64 {
+                1
+            }
+        }
+        store.0.remove(&want[1]);
+        let ev = r
+            .record(7, "replicaset-controller", "", &rec("m9"), &Freed(store))
+            .event;
+        assert_eq!(ev.metadata.name, want[1]);
+    }
+
+    #[test]
     fn more_than_ten_similar_messages_are_combined() {
         let mut r = Recorder::default();
         let mut last = String::new();
         for i in 0..11 {
             last = r
-                .record(i, "kubelet", "", &rec(&format!("m{i}")), |_| None)
+                .record(i, "kubelet", "", &rec(&format!("m{i}")), &One(None))
                 .event
                 .message;
         }

@@ -241,8 +241,18 @@ impl Session {
     }
 
     /// `kubectl apply -f` of the editor's text. The whole text is checked first and then applied
-    /// against a dry run of the store, so a rejected document changes nothing.
+    /// against a dry run of the store, so a rejected document changes nothing. Recorded in the
+    /// trace as an `apply -f` command.
     pub fn apply_text(&mut self, file: &str, text: &str) -> ApplyReport {
+        let report = self.apply_text_unrecorded(file, text);
+        self.log_command("apply -f", &report);
+        report
+    }
+
+    /// [`Session::apply_text`] without the trace entry, for callers that record the command
+    /// themselves: `kubectl apply -f` through [`Session::kubectl`] is recorded once, with the
+    /// command line the learner typed and kubectl's output.
+    pub fn apply_text_unrecorded(&mut self, file: &str, text: &str) -> ApplyReport {
         let decoded = decode::decode_manifests(file, text);
         let mut report = ApplyReport {
             diagnostics: decoded.diagnostics.clone(),
@@ -263,14 +273,12 @@ impl Session {
             .iter()
             .any(|d| d.severity == Severity::Error)
         {
-            self.log_command("apply -f", &report);
             return report;
         }
         let applied = self.apply_decoded(file, decoded);
         report.diagnostics.extend(applied.diagnostics);
         report.lines = applied.lines;
         report.ok = applied.ok;
-        self.log_command("apply -f", &report);
         report
     }
 

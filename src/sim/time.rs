@@ -1,4 +1,5 @@
-//! Simulated-time helpers: Go-style duration parsing (`90s`, `1h30m`) and kubectl-style ages.
+//! Simulated-time helpers: Go-style duration parsing (`90s`, `1h30m`) and kubectl-style ages
+//! (`duration.HumanDuration`, the one implementation the UI and the kubectl printers share).
 
 use super::types::Millis;
 
@@ -80,37 +81,62 @@ pub fn format_duration(ms: Millis) -> String {
     }
 }
 
-/// kubectl's human age (`duration.HumanDuration`): `45s`, `3m20s`, `5m`, `2h10m`, `3d`.
-pub fn human_age(ms: Millis) -> String {
-    let secs = ms / SECOND;
-    if secs < 60 * 2 {
-        return format!("{secs}s");
+/// apimachinery's `duration.HumanDuration`, which kubectl uses for every AGE and LAST SEEN
+/// column and for `describe`'s relative times: about two significant figures (`45s`, `3m20s`,
+/// `15m`, `5h7m`, `30h`, `2d2h`, `10d`, `2y3d`). The duration is signed because a timestamp can
+/// be in the future (a terminating pod's deletionTimestamp): Go truncates toward zero, allows a
+/// second of clock skew as `0s`, and prints anything further ahead as `<invalid>`.
+pub fn human_duration(ms: i64) -> String {
+    let seconds = ms / 1000;
+    if seconds < -1 {
+        return "<invalid>".into();
     }
-    let mins = secs / 60;
-    if mins < 10 {
-        let s = secs % 60;
-        return if s == 0 {
-            format!("{mins}m")
-        } else {
-            format!("{mins}m{s}s")
-        };
+    if seconds < 0 {
+        return "0s".into();
     }
-    if mins < 60 * 3 {
-        return format!("{mins}m");
+    if seconds < 60 * 2 {
+        return format!("{seconds}s");
     }
-    let hours = mins / 60;
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        return with_remainder(minutes, "m", seconds % 60, "s");
+    }
+    if minutes < 60 * 3 {
+        return format!("{minutes}m");
+    }
+    let hours = minutes / 60;
     if hours < 8 {
-        let m = mins % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
+        return with_remainder(hours, "h", minutes % 60, "m");
     }
     if hours < 48 {
         return format!("{hours}h");
     }
-    format!("{}d", hours / 24)
+    let days = hours / 24;
+    if hours < 24 * 8 {
+        return with_remainder(days, "d", hours % 24, "h");
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{days}d");
+    }
+    let years = days / 365;
+    if hours < 24 * 365 * 8 {
+        return with_remainder(years, "y", days % 365, "d");
+    }
+    format!("{years}y")
+}
+
+/// `3m20s`, or `3m` when the smaller unit is zero, as `HumanDuration` writes two-unit values.
+fn with_remainder(big: i64, big_unit: &str, small: i64, small_unit: &str) -> String {
+    if small == 0 {
+        format!("{big}{big_unit}")
+    } else {
+        format!("{big}{big_unit}{small}{small_unit}")
+    }
+}
+
+/// [`human_duration`] of an elapsed time: what the UI shows as an age (`3m20s ago`).
+pub fn human_age(ms: Millis) -> String {
+    human_duration(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
 /// The simulated clock as shown in the UI and CLI: `mm:ss.t` below an hour, `h:mm:ss` above.
@@ -170,5 +196,55 @@ mod tests {
         assert_eq!(human_age(200_000), "3m20s");
         assert_eq!(human_age(15 * MINUTE), "15m");
         assert_eq!(human_age(5 * HOUR + 7 * MINUTE), "5h7m");
+    }
+
+    #[test]
+    fn human_durations_change_shape_exactly_where_apimachinery_does() {
+        const DAY: i64 = 24 * 3_600_000;
+        const S: i64 = 1000;
+        const M: i64 = 60 * S;
+        const H: i64 = 60 * M;
+        for (ms, want) in [
+            (-2 * S, "<invalid>"),
+            (-1999, "0s"),
+            (-S, "0s"),
+            (0, "0s"),
+            (999, "0s"),
+            (59 * S, "59s"),
+            (60 * S, "60s"),
+            (119 * S, "119s"),
+            (2 * M, "2m"),
+            (2 * M + 5 * S, "2m5s"),
+            (9 * M + 59 * S, "9m59s"),
+            (10 * M, "10m"),
+            (10 * M + 59 * S, "10m"),
+            (119 * M, "119m"),
+            (179 * M + 59 * S, "179m"),
+            (3 * H, "3h"),
+            (2 * H, "120m"),
+            (3 * H + 2 * M, "3h2m"),
+            (7 * H + 59 * M, "7h59m"),
+            (8 * H, "8h"),
+            (8 * H + 59 * M, "8h"),
+            (47 * H + 59 * M, "47h"),
+            (48 * H, "2d"),
+            (50 * H, "2d2h"),
+            (7 * DAY + 23 * H, "7d23h"),
+            (8 * DAY, "8d"),
+            (365 * DAY, "365d"),
+            (729 * DAY + 23 * H, "729d"),
+            (730 * DAY, "2y"),
+            (733 * DAY, "2y3d"),
+            (8 * 365 * DAY - DAY, "7y364d"),
+            (8 * 365 * DAY, "8y"),
+            (40 * 365 * DAY + 100 * DAY, "40y"),
+        ] {
+            assert_eq!(human_duration(ms), want, "{ms} ms");
+        }
+    }
+
+    #[test]
+    fn an_age_too_large_for_a_signed_duration_still_prints_in_years() {
+        assert!(human_age(u64::MAX).ends_with('y'));
     }
 }

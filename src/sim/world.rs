@@ -2,7 +2,6 @@
 //! the trace. Every state change in the simulation happens inside [`Sim::apply`] or
 //! [`Sim::advance_to`], in (time, sequence) order, so a seed and a list of actions replay exactly.
 
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
@@ -193,6 +192,90 @@ enum SimEvent {
     Housekeeping,
 }
 
+/// A slot in the event queue: when, the tie-breaking sequence number, and where the event waits.
+/// Kept small (the event itself stays put in [`Sim::slots`]) so the heap moves 24 bytes a level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Scheduled {
+    at: Millis,
+    seq: u64,
+    slot: u32,
+}
+
+impl Ord for Scheduled {
+    /// Reversed, so the max-heap pops the earliest (time, sequence) first.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Which running components watch one kind, kept up to date as components start, stop,
+/// partition and heal, so a write is offered only to the components that can hear of it.
+#[derive(Clone, Debug, Default)]
+struct Watchers {
+    /// Components asked about every event of the kind ([`Controller::accepts`]), in id order.
+    general: Vec<ComponentId>,
+    /// Kubelets routed by node name ([`Controller::node_selector`]), sorted by node name (which
+    /// is their id order).
+    by_node: Vec<String>,
+}
+
+/// Whether `id` sorts before `ComponentId::Kubelet(node)`.
+fn before_kubelet(id: &ComponentId, node: &str) -> bool {
+    match id {
+        ComponentId::Kubelet(n) => n.as_str() < node,
+        other => *other < ComponentId::Kubelet(String::new()),
+    }
+}
+
+/// The node a routed (kubelet-style) field selector would pick an object by.
+fn routed_node(obj: &Object) -> Option<&str> {
+    match obj {
+        Object::Pod(p) => Some(p.spec.node_name.as_str()),
+        Object::Node(n) => Some(n.metadata.name.as_str()),
+        _ => None,
+    }
+}
+
+/// The node a component is routed by, if its selector is a kubelet's and its id says the same.
+fn routing_of<'a>(id: &'a ComponentId, ctrl: &dyn Controller) -> Option<&'a str> {
+    match (id, ctrl.node_selector()) {
+        (ComponentId::Kubelet(n), Some(sel)) if n == sel => Some(n.as_str()),
+        _ => None,
+    }
+}
+
+/// The node of a kubelet id (routed components are kubelets).
+fn id_node(id: &ComponentId) -> &str {
+    match id {
+        ComponentId::Kubelet(n) => n,
+        _ => "",
+    }
+}
+
+/// Records that `node`'s kubelet selects `key` (see `Sim::routed_selected`).
+fn hold(index: &mut BTreeMap<ObjectKey, Vec<String>>, key: &ObjectKey, node: &str) {
+    let nodes = index.entry(key.clone()).or_default();
+    if !nodes.iter().any(|n| n == node) {
+        nodes.push(node.to_string());
+    }
+}
+
+/// Records that `node`'s kubelet no longer selects `key`.
+fn release(index: &mut BTreeMap<ObjectKey, Vec<String>>, key: &ObjectKey, node: &str) {
+    if let Some(nodes) = index.get_mut(key) {
+        nodes.retain(|n| n != node);
+        if nodes.is_empty() {
+            index.remove(key);
+        }
+    }
+}
+
 /// What [`Sim::advance_to`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Advanced {
@@ -207,8 +290,17 @@ pub struct Sim {
     now: Millis,
     seq: u64,
     config: SimConfig,
-    queue: BinaryHeap<Reverse<(Millis, u64)>>,
-    pending: BTreeMap<u64, SimEvent>,
+    queue: BinaryHeap<Scheduled>,
+    /// Where queued events wait (a slab: freed slots are reused, lowest-freed-last, which is
+    /// deterministic and never observable).
+    slots: Vec<Option<SimEvent>>,
+    free_slots: Vec<u32>,
+    /// Running, connected watchers per kind (see [`Watchers`]).
+    watchers: BTreeMap<Kind, Watchers>,
+    /// For kubelet-style routed components: object key → the nodes whose kubelet's field
+    /// selector currently holds it (the inverse of their `selected` sets), so an object leaving
+    /// a node's selection still reaches that node's kubelet.
+    routed_selected: BTreeMap<ObjectKey, Vec<String>>,
     /// The API server's store.
     pub api: ApiServer,
     components: BTreeMap<ComponentId, Component>,
@@ -243,7 +335,10 @@ impl Sim {
             now: 0,
             seq: 0,
             queue: BinaryHeap::new(),
-            pending: BTreeMap::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            watchers: BTreeMap::new(),
+            routed_selected: BTreeMap::new(),
             api: ApiServer::new(seed),
             components: BTreeMap::new(),
             machines: BTreeMap::new(),
@@ -349,13 +444,26 @@ impl Sim {
 
     /// Time of the next scheduled event, if any.
     pub fn next_event_time(&self) -> Option<Millis> {
-        self.queue.peek().map(|Reverse((t, _))| *t)
+        self.queue.peek().map(|s| s.at)
     }
 
     fn schedule(&mut self, at: Millis, ev: SimEvent) {
         self.seq += 1;
-        self.queue.push(Reverse((at.max(self.now), self.seq)));
-        self.pending.insert(self.seq, ev);
+        let slot = match self.free_slots.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(ev);
+                i
+            }
+            None => {
+                self.slots.push(Some(ev));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.queue.push(Scheduled {
+            at: at.max(self.now),
+            seq: self.seq,
+            slot,
+        });
     }
 
     fn jitter(&mut self, range: (Millis, Millis)) -> Millis {
@@ -367,7 +475,7 @@ impl Sim {
     /// last processed event so nothing is skipped.
     pub fn advance_to(&mut self, t: Millis, max_events: usize) -> Advanced {
         let mut done = Advanced::default();
-        while let Some(&Reverse((at, _))) = self.queue.peek() {
+        while let Some(&Scheduled { at, .. }) = self.queue.peek() {
             if at > t {
                 break;
             }
@@ -392,13 +500,14 @@ impl Sim {
     }
 
     fn step_one(&mut self) {
-        let Some(Reverse((at, seq))) = self.queue.pop() else {
+        let Some(Scheduled { at, slot, .. }) = self.queue.pop() else {
             return;
         };
         self.now = self.now.max(at);
-        let Some(ev) = self.pending.remove(&seq) else {
+        let Some(ev) = self.slots.get_mut(slot as usize).and_then(Option::take) else {
             return;
         };
+        self.free_slots.push(slot);
         match ev {
             SimEvent::Deliver { to, gen, event } => self.deliver(&to, gen, event),
             SimEvent::Pump { to, gen } => self.pump(&to, gen),
@@ -446,6 +555,7 @@ impl Sim {
         c.requeues.clear();
         c.triggers.clear();
         c.pump_scheduled = false;
+        self.refresh_watchers(id);
         self.relist(id, reason);
         let gen = self.components[id].generation;
         self.tick(id, gen);
@@ -478,6 +588,7 @@ impl Sim {
             c.generation += 1;
             c.pump_scheduled = false;
         }
+        self.refresh_watchers(id);
     }
 
     fn relist(&mut self, id: &ComponentId, reason: &str) {
@@ -526,7 +637,16 @@ impl Sim {
         }
         let rv = self.api.resource_version();
         c.cache.last_rv = rv;
-        c.selected = c.cache.all().map(|o| o.key()).collect();
+        let selected: BTreeSet<ObjectKey> = c.cache.all().map(|o| o.key()).collect();
+        if let Some(node) = routing_of(id, c.ctrl.as_ref()) {
+            for key in c.selected.difference(&selected) {
+                release(&mut self.routed_selected, key, node);
+            }
+            for key in selected.difference(&c.selected) {
+                hold(&mut self.routed_selected, key, node);
+            }
+        }
+        c.selected = selected;
         let n = c.cache.len();
         let gen = c.generation;
         let edge = c.mode == TriggerMode::Edge;
@@ -623,27 +743,123 @@ impl Sim {
         }
     }
 
+    /// Brings the per-kind watcher index up to date for one component, after it was added,
+    /// started, stopped, partitioned, healed, replaced or removed.
+    fn refresh_watchers(&mut self, id: &ComponentId) {
+        for w in self.watchers.values_mut() {
+            if let Ok(i) = w.general.binary_search(id) {
+                w.general.remove(i);
+            }
+            if let ComponentId::Kubelet(n) = id {
+                if let Ok(i) = w.by_node.binary_search(n) {
+                    w.by_node.remove(i);
+                }
+            }
+        }
+        let Some(c) = self.components.get(id) else {
+            return;
+        };
+        if !c.running || c.partitioned {
+            return;
+        }
+        let routed = routing_of(id, c.ctrl.as_ref()).map(str::to_string);
+        for kind in c.ctrl.watched_kinds() {
+            let w = self.watchers.entry(*kind).or_default();
+            match &routed {
+                Some(n) => {
+                    if let Err(i) = w.by_node.binary_search(n) {
+                        w.by_node.insert(i, n.clone());
+                    }
+                }
+                None => {
+                    if let Err(i) = w.general.binary_search(id) {
+                        w.general.insert(i, id.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The running, connected components that can hear of `ev`, each with its rank among all
+    /// of the kind's running watchers (its place in the latency draws), in rank order; and how
+    /// many watchers there are in all. Routed kubelets that neither select the object nor held
+    /// it are left out: they would only have drawn a latency.
+    fn listeners(
+        &self,
+        ev: &WatchEvent,
+        key: &ObjectKey,
+    ) -> (Vec<(usize, ComponentId, bool)>, usize) {
+        let Some(w) = self.watchers.get(&key.kind) else {
+            return (Vec::new(), 0);
+        };
+        let mut heard: Vec<(usize, ComponentId, bool)> = Vec::with_capacity(w.general.len() + 2);
+        for (i, g) in w.general.iter().enumerate() {
+            let kubelets_before = match g {
+                ComponentId::Kubelet(n) => w.by_node.partition_point(|m| m < n),
+                other if *other < ComponentId::Kubelet(String::new()) => 0,
+                _ => w.by_node.len(),
+            };
+            heard.push((i + kubelets_before, g.clone(), false));
+        }
+        if !w.by_node.is_empty() {
+            let mut nodes: Vec<&str> = Vec::new();
+            if let Some(n) = routed_node(&ev.object) {
+                nodes.push(n);
+            }
+            if let Some(held) = self.routed_selected.get(key) {
+                nodes.extend(held.iter().map(String::as_str));
+            }
+            nodes.sort_unstable();
+            nodes.dedup();
+            for n in nodes {
+                if let Ok(p) = w.by_node.binary_search_by(|m| m.as_str().cmp(n)) {
+                    let general_before = w.general.partition_point(|g| before_kubelet(g, n));
+                    heard.push((
+                        general_before + p,
+                        ComponentId::Kubelet(n.to_string()),
+                        true,
+                    ));
+                }
+            }
+            heard.sort_by_key(|(rank, _, _)| *rank);
+        }
+        (heard, w.general.len() + w.by_node.len())
+    }
+
     fn fan_out(&mut self, events: &[WatchEvent]) {
+        let (lo, hi) = self.config.watch_latency;
+        // `Rng::range` draws once per call exactly when the range is not empty.
+        let draws_each = u64::from(hi > lo);
         for ev in events {
             self.maybe_boot_machine(ev);
             let kind = ev.object.kind();
-            let ids: Vec<ComponentId> = self
-                .components
-                .iter()
-                .filter(|(_, c)| {
-                    c.running && !c.partitioned && c.ctrl.watched_kinds().contains(&kind)
-                })
-                .map(|(id, _)| id.clone())
-                .collect();
-            for id in ids {
-                let latency = self.jitter(self.config.watch_latency);
+            let key = ev.object.key();
+            // Every running watcher of the kind draws a latency, in id order, whether its field
+            // selector lets the event through or not; only those that can hear of it are visited,
+            // each with the draw at its rank, and the stream then jumps past all of them.
+            let (heard, total) = self.listeners(ev, &key);
+            #[cfg(debug_assertions)]
+            self.check_unheard(ev, &key, &heard);
+            let base = self.latency_rng.clone();
+            for (rank, id, routed) in heard {
+                let latency = {
+                    let mut r = base.clone();
+                    r.skip(rank as u64 * draws_each);
+                    r.range(lo, hi)
+                };
                 let now = self.now;
-                let c = self.components.get_mut(&id).expect("listed above");
-                let key = ev.object.key();
+                let c = self
+                    .components
+                    .get_mut(&id)
+                    .expect("indexed watchers exist");
                 if ev.type_ != WatchEventType::Deleted && c.ctrl.accepts(&ev.object) {
-                    c.selected.insert(key);
+                    if c.selected.insert(key.clone()) && routed {
+                        hold(&mut self.routed_selected, &key, id_node(&id));
+                    }
                 } else if !c.selected.remove(&key) {
                     continue;
+                } else if routed {
+                    release(&mut self.routed_selected, &key, id_node(&id));
                 }
                 // A lost event never reaches the informer; its cache stays stale for that object.
                 if let Some(rule) = &mut c.drop {
@@ -700,6 +916,31 @@ impl Sim {
                     },
                 );
             }
+            self.latency_rng.skip(total as u64 * draws_each);
+        }
+    }
+
+    /// Debug builds check the routing: a kubelet left out of a fan-out would not have heard
+    /// of the event anyway.
+    #[cfg(debug_assertions)]
+    fn check_unheard(
+        &self,
+        ev: &WatchEvent,
+        key: &ObjectKey,
+        heard: &[(usize, ComponentId, bool)],
+    ) {
+        for (id, c) in &self.components {
+            if !c.running || c.partitioned || !c.ctrl.watched_kinds().contains(&key.kind) {
+                continue;
+            }
+            if heard.iter().any(|(_, h, _)| h == id) {
+                continue;
+            }
+            let accepted = ev.type_ != WatchEventType::Deleted && c.ctrl.accepts(&ev.object);
+            assert!(
+                !accepted && !c.selected.contains(key),
+                "{id} would hear of {key} but was not routed to"
+            );
         }
     }
 
@@ -1071,19 +1312,9 @@ impl Sim {
             ComponentId::Kubelet(node) => ("kubelet".to_string(), node.clone()),
             other => (other.name(), String::new()),
         };
-        let api = &self.api;
-        let recorded = self.recorder.record(self.now, &source, &host, rec, |name| {
-            api.get(&ObjectKey::new(
-                Kind::Event,
-                if rec.object.namespace.is_empty() {
-                    "default"
-                } else {
-                    &rec.object.namespace
-                },
-                name,
-            ))
-            .and_then(|o| o.as_event().cloned())
-        });
+        let recorded = self
+            .recorder
+            .record(self.now, &source, &host, rec, &self.api);
         let ev = recorded.event;
         self.trace.push(
             self.now,
@@ -1126,7 +1357,15 @@ impl Sim {
                 // Deleting the Node object decommissions the machine (a deliberate simplification:
                 // a real kubelet would re-register its node).
                 self.machines.remove(&name);
-                self.components.remove(&ComponentId::Kubelet(name));
+                let id = ComponentId::Kubelet(name);
+                if let Some(c) = self.components.remove(&id) {
+                    if let Some(node) = routing_of(&id, c.ctrl.as_ref()) {
+                        for key in &c.selected {
+                            release(&mut self.routed_selected, key, node);
+                        }
+                    }
+                }
+                self.refresh_watchers(&id);
             }
             _ => {}
         }
@@ -1256,6 +1495,7 @@ impl Sim {
                     return Err(format!("node {node} is already partitioned"));
                 }
                 c.partitioned = true;
+                self.refresh_watchers(&id);
                 Ok(format!(
                     "node {node} is cut off from the API server; its containers keep running"
                 ))
@@ -1270,7 +1510,9 @@ impl Sim {
                     return Err(format!("node {node} is not partitioned"));
                 }
                 c.partitioned = false;
-                if c.running {
+                let running = c.running;
+                self.refresh_watchers(&id);
+                if running {
                     self.resume_watch(&id);
                 }
                 Ok(format!(
@@ -1727,6 +1969,7 @@ impl Sim {
         let c = self.components.get_mut(id).expect("checked above");
         c.ctrl = ctrl;
         c.mode = mode;
+        self.refresh_watchers(id);
         if running {
             self.stop_component(id);
             self.start_component(id, &format!("restarted {}-triggered", mode.as_str()));
@@ -1931,7 +2174,7 @@ impl Sim {
     /// How many events wait in the world's queue (deliveries, timers, requests in flight): with
     /// [`Sim::recorder_len`], what the memory-bound tests watch over a long run.
     pub fn queued_events(&self) -> usize {
-        self.pending.len()
+        self.queue.len()
     }
 
     /// How many entries the Event recorder remembers (see [`super::events::Recorder::len`]).
@@ -1942,7 +2185,7 @@ impl Sim {
     /// True when nothing but periodic timers remains: no watch deliveries, API calls or queued keys.
     pub fn is_quiescent(&self) -> bool {
         self.components.values().all(|c| c.queue.is_empty())
-            && self.pending.values().all(|e| {
+            && self.slots.iter().flatten().all(|e| {
                 matches!(
                     e,
                     SimEvent::Tick { .. }

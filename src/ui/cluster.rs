@@ -1,19 +1,29 @@
-//! The cluster view: nodes as cards with capacity bars, pods as chips, and the unscheduled tray.
+//! The cluster view: nodes as cards with capacity bars and pods as chips, or, for big clusters,
+//! dense tiles with pods counted by state; the unscheduled tray either way.
+//!
+//! Cheap by construction: the view arrives as an `Rc<ClusterView>` kept up to date incrementally
+//! (`viewmodel::cluster::ClusterCache`), every node is its own component whose props compare by
+//! `Rc` pointer, so a frame redraws only the nodes that changed, and the panel itself is skipped
+//! when the view is the same `Rc`.
 
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::icons;
 use super::state::{reply, Action};
 use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
+use crate::viewmodel::cluster::{Bucket, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS};
 use crate::viewmodel::format::pod_suffix;
 use crate::viewmodel::inspect::DeploymentGap;
 use crate::viewmodel::{ClusterView, NodeView, PodView, Tone, Usage};
 
 /// Cluster view inputs.
-#[derive(Properties, PartialEq)]
+#[derive(Properties)]
 pub struct ClusterProps {
-    pub view: ClusterView,
+    pub view: Rc<ClusterView>,
     /// Each Deployment's spec vs status, as pills in the header.
     pub deployments: Vec<DeploymentGap>,
     pub dispatch: Callback<Action>,
@@ -21,54 +31,133 @@ pub struct ClusterProps {
     pub selected: Option<ObjectKey>,
 }
 
+impl PartialEq for ClusterProps {
+    // The view is compared by pointer (the cache hands out the same Rc while nothing changed),
+    // never pod by pod; `dispatch` always reaches the same reducer, so it does not count.
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.view, &other.view)
+            && self.deployments == other.deployments
+            && self.selected == other.selected
+    }
+}
+
+/// How the person chose to see the nodes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Cards up to [`DENSE_NODES`] nodes and [`DENSE_PODS`] pods, dense tiles above.
+    Auto,
+    Cards,
+    Dense,
+}
+
 /// The cluster panel.
 #[component]
 pub fn Cluster(p: &ClusterProps) -> Html {
+    let layout = use_state(|| Layout::Auto);
     let v = &p.view;
-    let total = v.all_pods().count();
-    let ready = v.all_pods().filter(|x| x.tone == Tone::Ready).count();
-    let counts = v.tone_counts();
+    let total = v.pod_count();
+    let ready = v.counts.get(Tone::Ready);
+    let counts = &v.counts;
+    let dense = match *layout {
+        Layout::Auto => v.dense_by_default(),
+        Layout::Cards => false,
+        Layout::Dense => true,
+    };
+    let choose = |l: Layout| {
+        let layout = layout.clone();
+        Callback::from(move |_: MouseEvent| layout.set(l))
+    };
+    let auto_note = format!(
+        "Chosen automatically: dense above {DENSE_NODES} nodes or {DENSE_PODS} pods. Click to choose."
+    );
     html! {
-        <section class="panel cluster-panel" aria-labelledby="cluster-title">
+        <section class="panel cluster-panel" aria-labelledby="cluster-title" data-layout={if dense { "dense" } else { "cards" }}>
             <div class="panel-head">
                 <h2 id="cluster-title" class="panel-title">{ "Actual state" }</h2>
                 <span class="panel-sub" data-testid="cluster-summary">
                     { format!("{} nodes · {} pods · {} ready", v.nodes.len(), total, ready) }
                 </span>
+                <div class="layout-toggle" role="group" aria-label="Cluster layout"
+                    title={if *layout == Layout::Auto { auto_note } else { "Your choice for this page".to_string() }}>
+                    <button class={classes!("layout-btn", (!dense).then_some("is-on"))} aria-pressed={(!dense).to_string()}
+                        data-testid="layout-cards" onclick={choose(Layout::Cards)}>{ "Cards" }</button>
+                    <button class={classes!("layout-btn", dense.then_some("is-on"))} aria-pressed={dense.to_string()}
+                        data-testid="layout-dense" onclick={choose(Layout::Dense)}>{ "Dense" }</button>
+                </div>
                 <div class="gap-pills">
                     { for p.deployments.iter().map(|d| gap_pill(d, &p.dispatch)) }
                 </div>
             </div>
-            <div class="cluster-body">
-                <div class={classes!("unscheduled", (!v.unscheduled.is_empty()).then_some("has-pods"))} data-testid="unscheduled"
-                    aria-label="Pods waiting for a node">
-                    <div class="unscheduled-head">
-                        <span class="unscheduled-title">{ "Waiting for a node" }</span>
-                        <span class="unscheduled-sub">
-                            { if v.unscheduled.is_empty() { "none: the scheduler has placed every pod".to_string() }
-                              else { format!("{} pending: not bound to a node yet", v.unscheduled.len()) } }
-                        </span>
-                    </div>
-                    <div class="chips">
-                        { for v.unscheduled.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "pod")) }
+            if dense {
+                <DenseBody view={p.view.clone()} dispatch={p.dispatch.clone()} selected={p.selected.clone()} />
+            } else {
+                <div class="cluster-body">
+                    { tray(&v.unscheduled, usize::MAX, &p.dispatch, &p.selected) }
+                    <div class="nodes">
+                        { for v.nodes.iter().map(|n| {
+                            let selected = relevant_selection(n, &p.selected);
+                            html! { <NodeCard key={n.name.clone()} node={n.clone()} {selected} dispatch={p.dispatch.clone()} /> }
+                        }) }
+                        if v.nodes.is_empty() {
+                            <div class="empty">{ "No nodes. Apply a Node, or press Reset for three fresh ones." }</div>
+                        }
                     </div>
                 </div>
-                <div class="nodes">
-                    { for v.nodes.iter().map(|n| node_card(n, &p.dispatch, &p.selected)) }
-                    if v.nodes.is_empty() {
-                        <div class="empty">{ "No nodes. Apply a Node, or press Reset for three fresh ones." }</div>
-                    }
-                </div>
-            </div>
+            }
             <ul class="legend" aria-label="Pod states">
-                { for Tone::ALL.iter().filter(|t| **t != Tone::Unknown || counts.contains_key(*t)).map(|t| html! {
-                    <li class={classes!("legend-item", t.class(), counts.contains_key(t).then_some("is-present"))}>
+                { for Tone::ALL.iter().filter(|t| **t != Tone::Unknown || counts.get(**t) > 0).map(|t| html! {
+                    <li class={classes!("legend-item", t.class(), (counts.get(*t) > 0).then_some("is-present"))}>
                         <span class="legend-glyph" aria-hidden="true">{ t.glyph() }</span>
                         <span>{ t.label() }</span>
                     </li>
                 }) }
             </ul>
         </section>
+    }
+}
+
+/// The selection as far as one node card cares (the node itself or one of its pods), so that
+/// selecting something re-renders only the cards it touches.
+fn relevant_selection(n: &NodeView, selected: &Option<ObjectKey>) -> Option<ObjectKey> {
+    let k = selected.as_ref()?;
+    let mine = match k.kind {
+        Kind::Node => k.name == n.name,
+        Kind::Pod => n
+            .pods
+            .iter()
+            .any(|p| p.name == k.name && p.namespace == k.namespace),
+        _ => false,
+    };
+    mine.then(|| k.clone())
+}
+
+/// The "waiting for a node" tray, with at most `max_chips` chips and a count of the rest.
+fn tray(
+    pods: &[PodView],
+    max_chips: usize,
+    dispatch: &Callback<Action>,
+    selected: &Option<ObjectKey>,
+) -> Html {
+    let hidden = pods.len().saturating_sub(max_chips);
+    html! {
+        <div class={classes!("unscheduled", (!pods.is_empty()).then_some("has-pods"))} data-testid="unscheduled"
+            data-count={pods.len().to_string()} aria-label="Pods waiting for a node">
+            <div class="unscheduled-head">
+                <span class="unscheduled-title">{ "Waiting for a node" }</span>
+                <span class="unscheduled-sub">
+                    { if pods.is_empty() { "none: the scheduler has placed every pod".to_string() }
+                      else { format!("{} pending: not bound to a node yet", pods.len()) } }
+                </span>
+                if hidden > 0 {
+                    <span class="chips-more" data-testid="unscheduled-more">
+                        { format!("the oldest {max_chips} shown, {hidden} more") }
+                    </span>
+                }
+            </div>
+            <div class="chips">
+                { for pods.iter().take(max_chips).map(|pod| chip(pod, dispatch, selected, "pod")) }
+            </div>
+        </div>
     }
 }
 
@@ -114,6 +203,27 @@ fn bar(label: &str, u: &Usage) -> Html {
             <span class="bar-text">{ &u.text }</span>
         </div>
     }
+}
+
+/// One node card's inputs.
+#[derive(Properties)]
+struct NodeCardProps {
+    node: Rc<NodeView>,
+    /// The selection, only when it is this node or one of its pods.
+    selected: Option<ObjectKey>,
+    dispatch: Callback<Action>,
+}
+
+impl PartialEq for NodeCardProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.node, &other.node) && self.selected == other.selected
+    }
+}
+
+/// A node card: its own component so that an unchanged node is not redrawn.
+#[component]
+fn NodeCard(p: &NodeCardProps) -> Html {
+    node_card(&p.node, &p.dispatch, &p.selected)
 }
 
 fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<ObjectKey>) -> Html {
@@ -165,7 +275,7 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
     let down = n.machine_up == Some(false);
     html! {
         <article class={classes!("node", state_class, down.then_some("node--down"), is_selected.then_some("is-selected"))}
-            data-testid={format!("node-{}", n.name)} data-ready={n.ready_attr()} key={n.name.clone()}
+            data-testid={format!("node-{}", n.name)} data-ready={n.ready_attr()}
             aria-label={format!("Node {}: {}", n.name, n.status)}>
             <header class="node-head">
                 <button class="node-name" onclick={select} title="Inspect this node">
@@ -235,6 +345,222 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
     }
 }
 
+/// The dense view's inputs.
+#[derive(Properties)]
+struct DenseProps {
+    view: Rc<ClusterView>,
+    dispatch: Callback<Action>,
+    selected: Option<ObjectKey>,
+}
+
+impl PartialEq for DenseProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.view, &other.view) && self.selected == other.selected
+    }
+}
+
+/// The dense view: the aggregate row, the unscheduled tray as a count and its first chips, a
+/// search box, and one small tile per node (pods counted by state, not drawn one by one).
+#[component]
+fn DenseBody(p: &DenseProps) -> Html {
+    let filter = use_state(String::new);
+    let grid = use_node_ref();
+    let v = &p.view;
+    let needle = filter.trim().to_ascii_lowercase();
+    let shown: Vec<&Rc<NodeView>> = v
+        .nodes
+        .iter()
+        .filter(|n| needle.is_empty() || n.name.to_ascii_lowercase().contains(&needle))
+        .collect();
+    let selected_node = p
+        .selected
+        .as_ref()
+        .filter(|k| k.kind == Kind::Node)
+        .map(|k| k.name.clone());
+    // One tile is in the tab order (the selected one, else the first); arrows move among them.
+    let tabbable = selected_node
+        .clone()
+        .filter(|s| shown.iter().any(|n| &n.name == s))
+        .or_else(|| shown.first().map(|n| n.name.clone()));
+    let on_input = {
+        let filter = filter.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target_dyn_into::<web_sys::HtmlInputElement>() {
+                filter.set(input.value());
+            }
+        })
+    };
+    let on_search_key = {
+        let d = p.dispatch.clone();
+        let first = shown.first().map(|n| n.name.clone());
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() == "Enter" {
+                if let Some(name) = &first {
+                    d.emit(Action::Select(Some(ObjectKey::new(Kind::Node, "", name))));
+                }
+            }
+        })
+    };
+    let on_grid_key = {
+        let grid = grid.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            if move_focus(&grid, &e.key()) {
+                e.prevent_default();
+            }
+        })
+    };
+    let n_shown = shown.len();
+    html! {
+        <div class="cluster-body dense" data-testid="cluster-dense">
+            <ul class="dense-summary" aria-label="Pods by state">
+                { for Bucket::ALL.iter().filter(|b| **b != Bucket::Completed || v.counts.bucket(**b) > 0).map(|b| {
+                    let n = v.counts.bucket(*b);
+                    html! {
+                        <li class={classes!("dense-count", b.tone().class(), (n > 0).then_some("is-present"))}
+                            data-testid={format!("dense-count-{}", b.id())} data-count={n.to_string()}>
+                            <span class="dense-count-glyph" aria-hidden="true">{ b.tone().glyph() }</span>
+                            <span class="dense-count-n">{ n }</span>
+                            <span class="dense-count-label">{ b.label() }</span>
+                        </li>
+                    }
+                }) }
+            </ul>
+            { tray(&v.unscheduled, DENSE_TRAY_CHIPS, &p.dispatch, &p.selected) }
+            <div class="dense-tools">
+                <input type="search" class="dense-filter" placeholder="Find a node…" aria-label="Find a node by name"
+                    data-testid="dense-filter" value={(*filter).clone()} oninput={on_input} onkeydown={on_search_key} />
+                <span class="dense-shown">
+                    { if needle.is_empty() { format!("{} nodes · arrows move, Enter inspects", v.nodes.len()) }
+                      else { format!("{n_shown} of {} nodes", v.nodes.len()) } }
+                </span>
+            </div>
+            <div class="dense-grid" role="group" aria-label="Nodes" ref={grid} onkeydown={on_grid_key}>
+                { for shown.into_iter().map(|n| {
+                    let selected = selected_node.as_deref() == Some(n.name.as_str());
+                    let tabbable = tabbable.as_deref() == Some(n.name.as_str());
+                    html! { <DenseTile key={n.name.clone()} node={n.clone()} {selected} {tabbable} dispatch={p.dispatch.clone()} /> }
+                }) }
+                if n_shown == 0 {
+                    <div class="empty">{ if v.nodes.is_empty() { "No nodes." } else { "No node matches." } }</div>
+                }
+            </div>
+        </div>
+    }
+}
+
+/// Moves the focus among the tiles of `grid` for an arrow, Home or End key. True when it
+/// handled the key. Up and Down find the tile in the same column of the next row by position,
+/// since the grid's column count follows the panel's width.
+fn move_focus(grid: &NodeRef, key: &str) -> bool {
+    let Some(grid) = grid.cast::<web_sys::Element>() else {
+        return false;
+    };
+    let active = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.active_element());
+    let Some(active) = active.filter(|a| a.parent_element().as_ref() == Some(&grid)) else {
+        return false;
+    };
+    let column = |e: &web_sys::Element| {
+        let r = e.get_bounding_client_rect();
+        (r.left(), r.top())
+    };
+    let (left, top) = column(&active);
+    let target = match key {
+        "ArrowRight" => active.next_element_sibling(),
+        "ArrowLeft" => active.previous_element_sibling(),
+        "Home" => grid.first_element_child(),
+        "End" => grid.last_element_child(),
+        "ArrowDown" | "ArrowUp" => {
+            let down = key == "ArrowDown";
+            let mut cur = Some(active.clone());
+            let mut found = None;
+            // A row holds a few dozen tiles at most; stop after a generous bound either way.
+            for _ in 0..256 {
+                cur = cur.and_then(|c| {
+                    if down {
+                        c.next_element_sibling()
+                    } else {
+                        c.previous_element_sibling()
+                    }
+                });
+                let Some(c) = &cur else { break };
+                let (l, t) = column(c);
+                if (t - top).abs() > 1.0 && (l - left).abs() < 2.0 {
+                    found = cur.clone();
+                    break;
+                }
+            }
+            found
+        }
+        _ => return false,
+    };
+    if let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = el.focus();
+    }
+    true
+}
+
+/// One dense tile's inputs.
+#[derive(Properties)]
+struct DenseTileProps {
+    node: Rc<NodeView>,
+    selected: bool,
+    tabbable: bool,
+    dispatch: Callback<Action>,
+}
+
+impl PartialEq for DenseTileProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.node, &other.node)
+            && self.selected == other.selected
+            && self.tabbable == other.tabbable
+    }
+}
+
+/// One node as a small tile: its condition as colour and glyph, cordoned as a stripe and a
+/// mark, its pods as a bar of capacity split by state. Clicking inspects the node.
+#[component]
+fn DenseTile(p: &DenseTileProps) -> Html {
+    let n = &p.node;
+    let state = n.state();
+    let select = {
+        let d = p.dispatch.clone();
+        let key = ObjectKey::new(Kind::Node, "", &n.name);
+        Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
+    };
+    let describe = n.describe();
+    let used = n.counts.total();
+    // The filled share of the bar is pods against capacity (at least a sliver when any).
+    let fill = if used == 0 {
+        0
+    } else {
+        n.pods_usage.pct.clamp(4, 100)
+    };
+    html! {
+        <button class={classes!("tile", state.class(), n.unschedulable.then_some("is-cordoned"), p.selected.then_some("is-selected"))}
+            data-testid={format!("node-{}", n.name)} data-ready={n.ready_attr()} data-pods={used.to_string()}
+            tabindex={if p.tabbable { "0" } else { "-1" }} aria-pressed={p.selected.to_string()}
+            title={describe.clone()} aria-label={describe} onclick={select}>
+            <span class="tile-head">
+                <span class="tile-glyph" aria-hidden="true">{ state.glyph() }</span>
+                <span class="tile-name">{ &n.name }</span>
+                if n.unschedulable {
+                    <span class="tile-cordon" aria-hidden="true">{ "⊘" }</span>
+                }
+            </span>
+            <span class="tile-bar" aria-hidden="true">
+                <span class="tile-fill" style={format!("width: {fill}%")}>
+                    { for n.counts.present().map(|(t, k)| html! {
+                        <span class={classes!("tile-seg", t.class())} style={format!("flex-grow: {k}")} />
+                    }) }
+                </span>
+            </span>
+            <span class="tile-count" aria-hidden="true">{ format!("{used}/{}", n.pods_usage.total) }</span>
+        </button>
+    }
+}
+
 /// One pod chip (also used by the ownership view). `testid` prefixes its test ids: the cluster
 /// view's chips are `pod-<name>` / `delete-pod-<name>`; other views use another prefix so that
 /// `[data-testid^="pod-"]` always counts each pod once.
@@ -270,7 +596,7 @@ pub fn chip(
             data-phase={pod.phase.clone()}
             data-ready={pod.ready.to_string()}
             data-status={pod.status.clone()}>
-            <button class="pod-main" onclick={select} title={pod.describe()} aria-label={pod.describe()}>
+            <button class="pod-main" onclick={select} title={format!("{}. Enter inspects it; Shift+F10 opens its faults.", pod.describe())} aria-label={pod.describe()}>
                 <span class="pod-glyph" aria-hidden="true">{ pod.tone.glyph() }</span>
                 <span class="pod-text">
                     <span class="pod-name">{ pod_suffix(&pod.name) }</span>
@@ -285,6 +611,8 @@ pub fn chip(
                     title={format!("Delete pod {} (kubectl delete pod)", pod.name)} aria-label={format!("Delete pod {}", pod.name)}>
                     { icons::close() }
                 </button>
+                // Its faults: right click, the ContextMenu key or Shift+F10 (src/ui/menus.rs).
+                { super::menus::pod_menu(pod, dispatch, testid) }
             }
         </div>
     }

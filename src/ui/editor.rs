@@ -1,9 +1,22 @@
-//! The manifest editor: a textarea with a line-number gutter, Apply (Ctrl/Cmd+Enter), and the
-//! diagnostics of the last apply, each pointing at its line and column.
+//! The manifest editor: a textarea over its syntax-highlighted copy, a line-number gutter, Apply
+//! (Ctrl/Cmd+Enter), and the diagnostics of the last apply underlined at their line and column,
+//! explained on hover, when the caret is on their line, and in the problems list.
+//!
+//! Two layers: the `<textarea>` on top has transparent text and keeps everything a text field
+//! does (typing, selection, undo, IME, autofill off, screen readers); the `<pre>` under it draws
+//! the same text in colour with the same font, padding and line height, moved with the
+//! textarea's scroll by a CSS transform. Only the lines in view (and a margin) are drawn, and the
+//! highlight keeps the line states before an edit (`viewmodel::yaml_highlight::Highlight`), so a
+//! keystroke in a 10,000-line file costs about what it costs in a short one. The underlines lie
+//! beneath the textarea, so hovering finds them with `document.elementsFromPoint`; keyboard and
+//! screen-reader users get the message of the caret's line in a live region. User text only ever
+//! becomes Yew text nodes.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
-use web_sys::HtmlTextAreaElement;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, HtmlTextAreaElement};
 use yew::prelude::*;
 
 use super::state::{reply, Action};
@@ -11,7 +24,17 @@ use super::storage;
 use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::examples;
 use crate::viewmodel::format::utf16_offset;
+use crate::viewmodel::yaml_highlight::{
+    line_col_at, line_marks, segments, Highlight, HighlightedLine, LineMap, Mark, Pin,
+};
 use crate::viewmodel::DEFAULT_MANIFEST;
+
+/// The line height in pixels; `www/style.css` sets the same 20px on the textarea, the
+/// highlighted layer and the gutter.
+const LINE_PX: i32 = 20;
+/// Lines per step of the drawn window: the window moves (and the editor re-renders) once per
+/// this many lines scrolled, and this many extra lines are drawn above and below the view.
+const CHUNK: usize = 32;
 
 /// Editor inputs.
 #[derive(Properties, PartialEq)]
@@ -61,28 +84,256 @@ fn is_mac() -> bool {
         .is_some_and(|p| p.starts_with("Mac") || p.starts_with("iP"))
 }
 
+/// Which lines are drawn: the view's first line in [`CHUNK`]s, and how many lines fit.
+#[derive(Clone, Copy, PartialEq)]
+struct Window {
+    chunk: usize,
+    rows: usize,
+}
+
+impl Window {
+    /// The 0-based lines to draw: the view plus a chunk of margin each way.
+    fn range(self, line_count: usize) -> std::ops::Range<usize> {
+        let first = self.chunk * CHUNK;
+        let end = (first + self.rows + 2 * CHUNK).min(line_count);
+        first.saturating_sub(CHUNK).min(end)..end
+    }
+}
+
+/// The hover tooltip: which diagnostics, and where (pixels inside the code area).
+#[derive(Clone, PartialEq)]
+struct Tip {
+    ids: Vec<usize>,
+    left: i32,
+    top: i32,
+    above: bool,
+}
+
+/// The diagnostics, and the text they were computed for, as the editor last saw them: edits made
+/// since then move the underlines with their lines (or drop them, on an edited line).
+#[derive(Default)]
+struct Applied {
+    diagnostics: Vec<Diagnostic>,
+    text: String,
+}
+
+/// A line of the highlighted layer, with its diagnostics' underlines.
+fn line_html(l: &HighlightedLine<'_>, pins: Option<&Vec<Pin>>, diags: &[Diagnostic]) -> Html {
+    let marks = pins.map_or_else(Vec::new, |p| line_marks(l.text, &l.spans, p));
+    let segs = segments(&l.spans, &marks);
+    let piece = |start: usize, end: usize, class: Option<&'static str>| -> Html {
+        let text = l.text.get(start..end).unwrap_or_default();
+        match class {
+            Some(c) => html! { <span class={c}>{ text }</span> },
+            None => Html::from(text),
+        }
+    };
+    let mut children: Vec<Html> = Vec::with_capacity(segs.len());
+    let mut i = 0;
+    while i < segs.len() {
+        match segs[i].mark {
+            None => {
+                children.push(piece(segs[i].start, segs[i].end, segs[i].tok.class()));
+                i += 1;
+            }
+            Some(m) => {
+                let mut inner = Vec::new();
+                while i < segs.len() && segs[i].mark == Some(m) {
+                    inner.push(piece(segs[i].start, segs[i].end, segs[i].tok.class()));
+                    i += 1;
+                }
+                children.push(mark_html(l.index, &marks[m], diags, inner));
+            }
+        }
+    }
+    for m in marks.iter().filter(|m| m.at_end()) {
+        children.push(mark_html(l.index, m, diags, vec![Html::from(" ")]));
+    }
+    html! { <span class="hl-line" key={l.index}>{ for children }</span> }
+}
+
+/// One wavy underline. `data-diags` lists the diagnostics it stands for (indexes into the
+/// problems list), read back by the hover handler.
+fn mark_html(index: usize, m: &Mark, diags: &[Diagnostic], inner: Vec<Html>) -> Html {
+    let ids: Vec<String> = m.ids.iter().map(usize::to_string).collect();
+    let col = m
+        .ids
+        .first()
+        .and_then(|&i| diags.get(i))
+        .map_or(0, |d| d.col);
+    html! {
+        <span class={classes!("diag-mark", severity_class(m.severity), m.at_end().then_some("diag-eol"))}
+            data-testid="diag-mark" data-line={(index + 1).to_string()} data-col={col.to_string()}
+            data-diags={ids.join(",")}>
+            { for inner }
+        </span>
+    }
+}
+
+/// `6:3 error: message` lines for the given diagnostics, as the gutter's native tooltip.
+fn gutter_title(ids: &[usize], diags: &[Diagnostic]) -> String {
+    ids.iter()
+        .filter_map(|&i| diags.get(i))
+        .map(|d| {
+            format!(
+                "{}:{} {}: {}",
+                d.line,
+                d.col,
+                severity_word(d.severity),
+                d.message
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The editor panel.
 #[component]
 pub fn Editor(p: &EditorProps) -> Html {
     let text = use_state(|| storage::load_editor().unwrap_or_else(|| DEFAULT_MANIFEST.to_string()));
     // Share links and embeds read and set the editor's text (src/ui/share.rs).
     super::share::use_editor_sync(&text);
+    // The highlight of the current text, updated from the last one (which keeps the line states
+    // before the edit) rather than rebuilt.
+    let last_hl = use_mut_ref(|| None::<Rc<Highlight>>);
+    let hl: Rc<Highlight> = {
+        let mut last = last_hl.borrow_mut();
+        let next = match last.as_ref() {
+            Some(h) if h.is_of(&text) => h.clone(),
+            Some(h) => Rc::new(h.update(&text)),
+            None => Rc::new(Highlight::new(&text)),
+        };
+        *last = Some(next.clone());
+        next
+    };
     let area = use_node_ref();
-    let gutter = use_node_ref();
+    let wrap = use_node_ref();
+    let layer = use_node_ref();
+    let gutter_inner = use_node_ref();
+    let window = use_state_eq(|| Window { chunk: 0, rows: 60 });
+    let tip = use_state_eq(|| None::<Tip>);
+    let caret_line = use_state_eq(|| None::<u32>);
+    let applied = use_mut_ref(Applied::default);
+
+    // Where each diagnostic is in the text now (None: its line was edited since it was found).
+    let placed: Vec<Option<u32>> = {
+        let mut a = applied.borrow_mut();
+        if a.diagnostics != p.diagnostics {
+            a.diagnostics = p.diagnostics.clone();
+            a.text = hl.text().to_string();
+        }
+        let n = u32::try_from(hl.line_count()).unwrap_or(u32::MAX);
+        let map = if p.diagnostics.is_empty() || a.text == hl.text() {
+            LineMap::identity(n)
+        } else {
+            LineMap::between(&a.text, hl.text())
+        };
+        p.diagnostics.iter().map(|d| map.map(d.line)).collect()
+    };
+    let mut pins: BTreeMap<u32, Vec<Pin>> = BTreeMap::new();
+    for (id, (d, line)) in p.diagnostics.iter().zip(&placed).enumerate() {
+        if let Some(line) = line {
+            pins.entry(*line).or_default().push(Pin {
+                col: d.col,
+                severity: d.severity,
+                id,
+            });
+        }
+    }
+    let has_marks = !pins.is_empty();
+
+    // Moves the highlighted layer and the gutter with the textarea's scroll, and the drawn
+    // window when the view leaves it. Direct DOM writes: no re-render per scroll event.
+    let sync = {
+        let area = area.clone();
+        let layer = layer.clone();
+        let gutter_inner = gutter_inner.clone();
+        let window = window.clone();
+        Rc::new(move || {
+            let Some(a) = area.cast::<HtmlTextAreaElement>() else {
+                return;
+            };
+            let (top, left) = (a.scroll_top(), a.scroll_left());
+            if let Some(el) = layer.cast::<Element>() {
+                let _ = el.set_attribute(
+                    "style",
+                    &format!("transform: translate({}px, {}px)", -left, -top),
+                );
+            }
+            if let Some(el) = gutter_inner.cast::<Element>() {
+                let _ = el.set_attribute("style", &format!("transform: translateY({}px)", -top));
+            }
+            let rows = (a.client_height() / LINE_PX).max(1) as usize + 1;
+            let first = (top.max(0) / LINE_PX) as usize;
+            window.set(Window {
+                chunk: first / CHUNK,
+                rows,
+            });
+        })
+    };
+    {
+        // After every render: the text or the panel's size may have changed the scroll.
+        let sync = sync.clone();
+        use_effect(move || sync());
+    }
 
     let apply = {
         let d = p.dispatch.clone();
         let text = text.clone();
-        Callback::from(move |_: ()| d.emit(Action::Apply((*text).clone(), reply())))
+        let applied = applied.clone();
+        let hl = hl.clone();
+        Callback::from(move |_: ()| {
+            // Whatever comes back describes this text, even if it equals the last diagnostics.
+            applied.borrow_mut().text = hl.text().to_string();
+            d.emit(Action::Apply((*text).clone(), reply()))
+        })
+    };
+    // The caret's line, from the textarea's selection (its moving end) in `value`.
+    let track_caret = {
+        let caret_line = caret_line.clone();
+        Rc::new(move |el: &HtmlTextAreaElement, value: &str| {
+            let backward = el.selection_direction().ok().flatten().as_deref() == Some("backward");
+            let at = if backward {
+                el.selection_start()
+            } else {
+                el.selection_end()
+            };
+            if let Ok(Some(at)) = at {
+                caret_line.set(Some(line_col_at(value, at).0));
+            }
+        })
     };
     let on_input = {
         let text = text.clone();
+        let track_caret = track_caret.clone();
         Callback::from(move |e: InputEvent| {
             let el: HtmlTextAreaElement = e.target_unchecked_into();
             let v = el.value();
             storage::save_editor(&v);
+            track_caret(&el, &v);
             text.set(v);
         })
+    };
+    let on_caret_event = {
+        let track_caret = track_caret.clone();
+        let hl = hl.clone();
+        move |e: &Event| {
+            if let Some(el) = e.target_dyn_into::<HtmlTextAreaElement>() {
+                track_caret(&el, hl.text());
+            }
+        }
+    };
+    let on_keyup = {
+        let f = on_caret_event.clone();
+        Callback::from(move |e: KeyboardEvent| f(&e))
+    };
+    let on_mouseup = {
+        let f = on_caret_event.clone();
+        Callback::from(move |e: MouseEvent| f(&e))
+    };
+    let on_focus = {
+        let f = on_caret_event;
+        Callback::from(move |e: FocusEvent| f(&e))
     };
     let on_keydown = {
         let apply = apply.clone();
@@ -122,14 +373,78 @@ pub fn Editor(p: &EditorProps) -> Html {
         })
     };
     let on_scroll = {
-        let gutter = gutter.clone();
-        let area = area.clone();
+        let sync = sync.clone();
+        let tip = tip.clone();
         Callback::from(move |_: Event| {
-            if let (Some(g), Some(a)) = (
-                gutter.cast::<web_sys::HtmlElement>(),
-                area.cast::<HtmlTextAreaElement>(),
-            ) {
-                g.set_scroll_top(a.scroll_top());
+            sync();
+            tip.set(None);
+        })
+    };
+    // Hover: the underlines are beneath the textarea, so look through it for one.
+    let on_mousemove = {
+        let tip = tip.clone();
+        let wrap = wrap.clone();
+        Callback::from(move |e: MouseEvent| {
+            if !has_marks {
+                tip.set(None);
+                return;
+            }
+            let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+                return;
+            };
+            let mark = doc
+                .elements_from_point(e.client_x() as f32, e.client_y() as f32)
+                .iter()
+                .filter_map(|v| v.dyn_into::<Element>().ok())
+                .find(|el| el.has_attribute("data-diags"));
+            let (Some(mark), Some(w)) = (mark, wrap.cast::<Element>()) else {
+                tip.set(None);
+                return;
+            };
+            let ids: Vec<usize> = mark
+                .get_attribute("data-diags")
+                .unwrap_or_default()
+                .split(',')
+                .filter_map(|s| s.parse().ok())
+                .collect();
+            let (m, w) = (
+                mark.get_bounding_client_rect(),
+                w.get_bounding_client_rect(),
+            );
+            // Clear of the whole 20px line, so the tooltip never hides the wavy underline.
+            let line = mark
+                .closest(".hl-line")
+                .ok()
+                .flatten()
+                .map_or_else(|| m.clone(), |l| l.get_bounding_client_rect());
+            let tip_width = (w.width() - 8.0).min(340.0);
+            let left = (m.left() - w.left())
+                .min(w.width() - tip_width - 4.0)
+                .max(4.0);
+            let above = line.bottom() - w.top() > w.height() * 0.6;
+            let top = if above {
+                line.top() - w.top() - 2.0
+            } else {
+                line.bottom() - w.top() + 2.0
+            };
+            tip.set(Some(Tip {
+                ids,
+                left: left.round() as i32,
+                top: top.round() as i32,
+                above,
+            }));
+        })
+    };
+    let on_mouseleave = {
+        let tip = tip.clone();
+        Callback::from(move |_: MouseEvent| tip.set(None))
+    };
+    // The gutter is not scrollable itself: a wheel over it scrolls the text.
+    let on_gutter_wheel = {
+        let area = area.clone();
+        Callback::from(move |e: WheelEvent| {
+            if let Some(a) = area.cast::<HtmlTextAreaElement>() {
+                a.set_scroll_top(a.scroll_top() + e.delta_y().round() as i32);
             }
         })
     };
@@ -152,32 +467,40 @@ pub fn Editor(p: &EditorProps) -> Html {
     };
     let jump = {
         let area = area.clone();
-        let text = text.clone();
+        let hl = hl.clone();
+        let caret_line = caret_line.clone();
         Callback::from(move |(line, col): (u32, u32)| {
             if let Some(a) = area.cast::<HtmlTextAreaElement>() {
-                let off = utf16_offset(&text, line, col.max(1));
+                let off = utf16_offset(hl.text(), line, col.max(1));
                 let _ = a.focus();
                 let _ = a.set_selection_range(off, off);
-                // Bring the line into view: about 20px per line.
-                let target = (line.saturating_sub(4) as i32) * 20;
-                a.set_scroll_top(target);
+                // Bring the line into view, four lines below the top.
+                a.set_scroll_top(line.saturating_sub(4) as i32 * LINE_PX);
+                caret_line.set(Some(line));
             }
         })
     };
 
-    let n_lines = text.split('\n').count().max(1);
-    let mut marks: BTreeMap<u32, Severity> = BTreeMap::new();
-    for d in &p.diagnostics {
-        let e = marks.entry(d.line).or_insert(d.severity);
-        if d.severity < *e {
-            *e = d.severity;
-        }
-    }
+    let line_count = hl.line_count();
+    let range = window.range(line_count);
+    let lines = hl.lines(range.clone());
+    let spacer = format!("height: {}px", range.start as i64 * i64::from(LINE_PX));
+    let digits = line_count.to_string().len();
+    let gutter_style = (digits > 3).then(|| format!("width: {}px", 18 + 7 * digits));
     let errors = p
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .count();
+    let caret_diags: Vec<(usize, &Diagnostic)> = match *caret_line {
+        Some(line) => p
+            .diagnostics
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| placed[*i] == Some(line))
+            .collect(),
+        None => Vec::new(),
+    };
 
     html! {
         <section class="panel editor-panel" aria-labelledby="editor-title">
@@ -214,26 +537,71 @@ pub fn Editor(p: &EditorProps) -> Html {
                 </div>
             </div>
             <div class="editor">
-                <div class="gutter" ref={gutter} aria-hidden="true">
-                    { for (1..=n_lines as u32).map(|i| {
-                        let cls = marks.get(&i).map(|s| severity_class(*s));
-                        html! { <div class={classes!("gutter-line", cls)}>{ i }</div> }
-                    }) }
+                <div class="gutter" aria-hidden="true" style={gutter_style} onwheel={on_gutter_wheel}>
+                    <div class="gutter-inner" ref={gutter_inner}>
+                        <div style={spacer.clone()} />
+                        { for range.clone().map(|i| {
+                            let n = i as u32 + 1;
+                            let here = pins.get(&n);
+                            let worst = here.and_then(|v| v.iter().map(|p| p.severity).min());
+                            let title = here.map(|v| {
+                                gutter_title(&v.iter().map(|p| p.id).collect::<Vec<_>>(), &p.diagnostics)
+                            });
+                            html! {
+                                <div key={i} class={classes!("gutter-line", worst.map(severity_class))}
+                                    data-testid={worst.map(|_| "gutter-mark")} {title}>{ n }</div>
+                            }
+                        }) }
+                    </div>
                 </div>
-                <textarea
-                    ref={area}
-                    data-testid="editor"
-                    class="code"
-                    spellcheck="false"
-                    autocomplete="off"
-                    autocapitalize="off"
-                    wrap="off"
-                    aria-label="Manifest YAML. Ctrl+Enter applies it; Escape then Tab leaves the editor."
-                    value={(*text).clone()}
-                    oninput={on_input}
-                    onkeydown={on_keydown}
-                    onscroll={on_scroll}
-                />
+                <div class="code-wrap" ref={wrap.clone()}>
+                    <pre class="code-hl" aria-hidden="true" data-testid="editor-highlight">
+                        <span class="hl-inner" ref={layer}>
+                            <span class="hl-spacer" style={spacer} />
+                            { for lines.iter().map(|l| line_html(l, pins.get(&(l.index as u32 + 1)), &p.diagnostics)) }
+                        </span>
+                    </pre>
+                    <textarea
+                        ref={area}
+                        data-testid="editor"
+                        class="code"
+                        spellcheck="false"
+                        autocomplete="off"
+                        autocapitalize="off"
+                        wrap="off"
+                        aria-label="Manifest YAML. Ctrl+Enter applies it; Escape then Tab leaves the editor."
+                        aria-describedby="editor-caret-diag"
+                        value={(*text).clone()}
+                        oninput={on_input}
+                        onkeydown={on_keydown}
+                        onkeyup={on_keyup}
+                        onmouseup={on_mouseup}
+                        onfocus={on_focus}
+                        onscroll={on_scroll}
+                        onmousemove={on_mousemove}
+                        onmouseleave={on_mouseleave}
+                    />
+                    if let Some(t) = (*tip).clone() {
+                        <div class={classes!("editor-tip", t.above.then_some("is-above"))} role="tooltip"
+                            data-testid="editor-tip" style={format!("left: {}px; top: {}px", t.left, t.top)}>
+                            { for t.ids.iter().filter_map(|&i| p.diagnostics.get(i)).map(|d| html! {
+                                <div class={classes!("tip-row", severity_class(d.severity))}>
+                                    <span class="diag-sev">{ severity_word(d.severity) }</span>
+                                    <span class="tip-msg">{ &d.message }</span>
+                                </div>
+                            }) }
+                        </div>
+                    }
+                </div>
+            </div>
+            <div id="editor-caret-diag" class="caret-diag" data-testid="caret-diagnostic" role="status" aria-live="polite">
+                { for caret_diags.iter().map(|(_, d)| html! {
+                    <div class={classes!("caret-diag-row", severity_class(d.severity))}>
+                        <span class="diag-pos">{ format!("Line {}", caret_line.unwrap_or(d.line)) }</span>
+                        <span class="diag-sev">{ severity_word(d.severity) }</span>
+                        <span class="diag-msg">{ &d.message }</span>
+                    </div>
+                }) }
             </div>
             <div class="apply-row">
                 <button class={classes!("btn", "btn-primary", "btn-apply", p.hint.then_some("is-hint"))} data-testid="apply" onclick={on_apply_click}
@@ -250,14 +618,15 @@ pub fn Editor(p: &EditorProps) -> Html {
                 if p.ok == Some(false) && errors > 0 {
                     <div class="apply-refused">{ format!("Nothing was applied: {errors} error(s).") }</div>
                 }
-                { for p.diagnostics.iter().map(|d| {
+                { for p.diagnostics.iter().zip(&placed).map(|(d, now)| {
                     let jump = jump.clone();
-                    let (line, col) = (d.line, d.col);
+                    let (line, col) = (now.unwrap_or(d.line), d.col);
+                    let stale = now.is_none();
                     html! {
-                        <button class={classes!("diag", severity_class(d.severity))} data-testid="diagnostic"
+                        <button class={classes!("diag", severity_class(d.severity), stale.then_some("is-stale"))} data-testid="diagnostic"
                             data-line={d.line.to_string()} data-col={d.col.to_string()}
                             onclick={Callback::from(move |_: MouseEvent| jump.emit((line, col)))}
-                            title="Show this line in the editor">
+                            title={if stale { "This line was edited since Apply; Apply again to recheck" } else { "Show this line in the editor" }}>
                             <span class="diag-pos">{ format!("{}:{}", d.line, d.col) }</span>
                             <span class="diag-sev">{ severity_word(d.severity) }</span>
                             <span class="diag-msg">{ &d.message }</span>

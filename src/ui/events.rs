@@ -1,5 +1,7 @@
 //! The events list, as `kubectl get events` shows it, newest first.
 
+use std::rc::Rc;
+
 use yew::prelude::*;
 
 use super::state::Action;
@@ -9,7 +11,9 @@ use crate::viewmodel::EventRow;
 /// Events list inputs.
 #[derive(Properties, PartialEq)]
 pub struct EventsProps {
-    pub rows: Vec<EventRow>,
+    /// Shared with the app's memo: a big cluster has tens of thousands of rows, too many to copy
+    /// or compare on every frame (an `Rc` of an `Eq` type compares by pointer first).
+    pub rows: Rc<Vec<EventRow>>,
     pub dispatch: Callback<Action>,
 }
 

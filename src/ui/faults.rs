@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -25,6 +26,16 @@ pub fn FaultPanel(p: &FaultPanelProps) -> Html {
     let kind = use_state(|| "DeletePod".to_string());
     let values = use_state(BTreeMap::<String, String>::new);
     let error = use_state(|| None::<String>);
+    // Opened from the keyboard, the panel takes the focus (its first field)…
+    let first = use_node_ref();
+    {
+        let first = first.clone();
+        use_effect_with((), move |_| {
+            if let Some(el) = first.cast::<web_sys::HtmlElement>() {
+                let _ = el.focus();
+            }
+        });
+    }
     let Some(spec) = fault_spec(&kind) else {
         return html! {};
     };
@@ -56,12 +67,16 @@ pub fn FaultPanel(p: &FaultPanelProps) -> Html {
     };
     let close = {
         let c = p.on_close.clone();
-        Callback::from(move |_: MouseEvent| c.emit(()))
+        Callback::from(move |_: MouseEvent| {
+            focus_toggle();
+            c.emit(())
+        })
     };
     let on_key = {
         let c = p.on_close.clone();
         Callback::from(move |e: KeyboardEvent| {
             if e.key() == "Escape" {
+                focus_toggle();
                 c.emit(());
             }
         })
@@ -82,7 +97,7 @@ pub fn FaultPanel(p: &FaultPanelProps) -> Html {
             <form class="fault-form" onsubmit={submit}>
                 <label class="field">
                     <span>{ "Fault" }</span>
-                    <select data-testid="fault-type" onchange={on_kind} aria-label="Fault type">
+                    <select ref={first} data-testid="fault-type" onchange={on_kind} aria-label="Fault type">
                         { for groups.iter().map(|g| html! {
                             <optgroup label={*g}>
                                 { for FAULTS.iter().filter(|f| f.group == *g).map(|f| html! {
@@ -132,5 +147,20 @@ pub fn FaultPanel(p: &FaultPanelProps) -> Html {
                 </div>
             </form>
         </div>
+    }
+}
+
+/// …and gives it back to the Faults button when it closes, instead of dropping it on the page.
+fn focus_toggle() {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| {
+            d.query_selector("[data-testid=\"faults-toggle\"]")
+                .ok()
+                .flatten()
+        })
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
     }
 }

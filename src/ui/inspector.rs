@@ -51,12 +51,18 @@ pub fn Inspector(p: &InspectorProps) -> Html {
     let d = &p.data;
     let close = {
         let dispatch = p.dispatch.clone();
-        Callback::from(move |_: MouseEvent| dispatch.emit(Action::Select(None)))
+        let key = d.key.clone();
+        Callback::from(move |_: MouseEvent| {
+            focus_object(&key);
+            dispatch.emit(Action::Select(None))
+        })
     };
     let on_key = {
         let dispatch = p.dispatch.clone();
+        let key = d.key.clone();
         Callback::from(move |e: KeyboardEvent| {
             if e.key() == "Escape" {
+                focus_object(&key);
                 dispatch.emit(Action::Select(None));
             }
         })
@@ -134,6 +140,24 @@ pub fn Inspector(p: &InspectorProps) -> Html {
                 } }
             </div>
         </aside>
+    }
+}
+
+/// Closing the inspector gives the focus back to the object it showed (its chip, card or pill),
+/// instead of dropping it on the page when the drawer goes.
+fn focus_object(key: &ObjectKey) {
+    let selector = match key.kind {
+        Kind::Pod => format!("[data-testid=\"pod-{}\"] .pod-main", key.name),
+        Kind::Node => format!("[data-testid=\"node-{}\"] .node-name", key.name),
+        Kind::Deployment => format!("[data-testid=\"gap-{}\"]", key.name),
+        _ => return,
+    };
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(&selector).ok().flatten())
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+    {
+        let _ = el.focus();
     }
 }
 

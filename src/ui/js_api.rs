@@ -20,6 +20,12 @@
 //! | `checks()` | the scenario's checks `[{name, passed, message}]` |
 //! | `trace(afterSeq)` | trace entries after a sequence number (at most 10 000), as `--trace` prints them |
 //! | `version` | the crate version |
+//! | `debugPanic(message?)` | never returns: a real Rust panic, for tests and diagnostics of the crash screen (see below) |
+//!
+//! `debugPanic` is a test/diagnostic hook, not part of the embed protocol (a course page cannot
+//! reach it): it panics with `message` while holding the model's RefCell mutably borrowed, as a
+//! bug inside a reducer would, so the e2e tests prove the panic boundary (`src/ui/crash.rs`)
+//! needs nothing the panic left borrowed. The page is dead afterwards, as after any panic.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -273,6 +279,22 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
                 .map(|c| json!({ "name": c.name, "passed": c.passed, "message": c.message }))
                 .collect();
             Ok(to_js(&Json::Array(checks)))
+        }),
+    );
+
+    let m = model.clone();
+    add(
+        "debugPanic",
+        Box::new(move |message| {
+            let message: String = message
+                .as_string()
+                .unwrap_or_else(|| "window.kubeloop.debugPanic() was called".to_string())
+                .chars()
+                .take(64 * 1024)
+                .collect();
+            // Held across the panic on purpose (see the module doc).
+            let _held = m.try_borrow_mut();
+            panic!("{message}");
         }),
     );
 

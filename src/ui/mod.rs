@@ -6,6 +6,7 @@
 mod chart;
 mod cluster;
 mod console;
+mod crash;
 mod editor;
 mod embed;
 mod events;
@@ -16,11 +17,13 @@ mod inspector;
 mod js_api;
 mod lesson;
 mod loop_panel;
+mod menus;
 mod ownership;
 mod sequence;
 mod share;
 mod state;
 mod storage;
+mod timeline;
 mod toolbar;
 
 use std::rc::Rc;
@@ -41,6 +44,7 @@ use state::{reply, Action, AppState};
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Tab {
     Events,
+    Timeline,
     Sequence,
     Ownership,
     Chart,
@@ -48,8 +52,9 @@ enum Tab {
 }
 
 impl Tab {
-    const ALL: [Tab; 5] = [
+    const ALL: [Tab; 6] = [
         Tab::Events,
+        Tab::Timeline,
         Tab::Sequence,
         Tab::Ownership,
         Tab::Chart,
@@ -59,6 +64,7 @@ impl Tab {
     fn label(self) -> &'static str {
         match self {
             Tab::Events => "Events",
+            Tab::Timeline => "Fault timeline",
             Tab::Sequence => "API conversation",
             Tab::Ownership => "Ownership",
             Tab::Chart => "Desired vs ready",
@@ -69,6 +75,7 @@ impl Tab {
     fn id(self) -> &'static str {
         match self {
             Tab::Events => "events",
+            Tab::Timeline => "timeline",
             Tab::Sequence => "sequence",
             Tab::Ownership => "ownership",
             Tab::Chart => "chart",
@@ -82,15 +89,20 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
     let now = m.now();
     let obj = m.session.sim.api.get(&key).cloned();
     let exists = obj.is_some();
-    let events = m
-        .events()
-        .into_iter()
-        .filter(|e| {
-            e.object_kind == key.kind.as_str()
-                && e.object_name == key.name
-                && (e.object_namespace == key.namespace || key.namespace.is_empty())
-        })
-        .collect();
+    // Only this object's Events become rows: a big cluster has tens of thousands.
+    let events = crate::viewmodel::events::event_rows(
+        m.session
+            .sim
+            .api
+            .list(Kind::Event)
+            .filter_map(|o| o.as_event())
+            .filter(|e| {
+                e.involved_object.kind == key.kind.as_str()
+                    && e.involved_object.name == key.name
+                    && (e.involved_object.namespace == key.namespace || key.namespace.is_empty())
+            }),
+        now,
+    );
     let Some(obj) = obj else {
         return Some(InspectorData {
             key,
@@ -192,8 +204,15 @@ fn is_typing_target(e: &KeyboardEvent) -> bool {
 #[component]
 fn App() -> Html {
     let state = use_reducer(|| AppState::new(Playground::new(storage::seed())));
-    let dispatch: Callback<Action> = state.dispatcher().to_callback();
+    // One callback for the app's lifetime: a fresh one per render would make every child's
+    // props differ on every frame, and so redraw the whole page 60 times a second.
+    let dispatch: Callback<Action> = {
+        let dispatcher = state.dispatcher();
+        (*use_memo((), move |_| dispatcher.to_callback())).clone()
+    };
     let tab = use_state(|| Tab::Events);
+    // The chart's Deployment (None: all), kept here so it survives the chart's re-renders and tab switches.
+    let chart_sel = use_state(|| None::<String>);
     let faults_open = use_state(|| false);
     let embed = use_memo((), |_| storage::is_embed());
 
@@ -208,7 +227,10 @@ fn App() -> Html {
             let api = js_api::install(d.clone(), model.clone());
             // Share links, URL flags and the embed bridge (src/ui/share.rs, src/ui/embed.rs).
             let share = share::install(d, model);
+            // Arrow keys, Escape and focus return for every menu; pod/node context menus.
+            let menus = menus::install();
             move || {
+                drop(menus);
                 drop(share);
                 drop(api);
             }
@@ -292,28 +314,37 @@ fn App() -> Html {
         });
     }
 
-    // What changes the events list and the inspector: an object write, the selection, and the
-    // clock's whole second (ages). Memoised on those, so busy frames don't rebuild them.
-    let (selected, rv, second) = state
+    // What changes the events list and the inspector: a write of an Event (or of the selected
+    // object's kind), the selection, and the clock's whole second (ages). Memoised on those, not
+    // on the store-wide resourceVersion that every heartbeat bumps, so a frame of a big cluster
+    // does not rebuild tens of thousands of event rows.
+    let (selected, events_rev, selected_rev, second) = state
         .model
         .try_borrow()
         .map(|m| {
-            (
-                m.selected.clone(),
-                m.session.sim.api.resource_version(),
-                m.now() / 1000,
-            )
+            let events = (
+                m.revision(Kind::Event),
+                m.session.sim.api.count(Kind::Event),
+            );
+            // A pod's scheduling explanation also reads the nodes.
+            let selected_rev = m.selected.as_ref().map(|k| {
+                (
+                    m.revision(k.kind),
+                    (k.kind == Kind::Pod).then(|| m.revision(Kind::Node)),
+                )
+            });
+            (m.selected.clone(), events, selected_rev, m.now() / 1000)
         })
         .unwrap_or_default();
     let event_rows = {
         let model = state.model.clone();
-        use_memo((rv, second), move |_| {
+        use_memo((events_rev, second), move |_| {
             model.try_borrow().map(|m| m.events()).unwrap_or_default()
         })
     };
     let insp = {
         let model = state.model.clone();
-        use_memo((selected, rv, second), move |_| {
+        use_memo((selected, selected_rev, events_rev, second), move |_| {
             model.try_borrow().ok().and_then(|m| inspector_data(&m))
         })
     };
@@ -321,7 +352,7 @@ fn App() -> Html {
     let Ok(m) = state.model.try_borrow() else {
         return html! { <div class="app" data-testid="app" /> };
     };
-    let cluster_view = m.cluster();
+    let cluster_view = m.cluster_view();
     let cards = m.loops.cards();
     let insp = (*insp).clone();
     let (diags, lines, ok) = match &m.last_apply {
@@ -353,7 +384,7 @@ fn App() -> Html {
 
     let bottom = match *tab {
         Tab::Events => {
-            html! { <events::Events rows={(*event_rows).clone()} dispatch={dispatch.clone()} /> }
+            html! { <events::Events rows={event_rows.clone()} dispatch={dispatch.clone()} /> }
         }
         Tab::Sequence => html! {
             <sequence::Sequence msgs={m.sequence.last(80)} show_heartbeats={m.sequence.show_heartbeats}
@@ -362,28 +393,46 @@ fn App() -> Html {
         Tab::Ownership => {
             html! { <ownership::Ownership view={m.ownership()} selected={m.selected.clone()} dispatch={dispatch.clone()} /> }
         }
+        Tab::Timeline => html! {
+            <timeline::Timeline incidents={m.timeline.incidents().rev().take(20).cloned().collect::<Vec<_>>()}
+                now={m.now()} dispatch={dispatch.clone()} />
+        },
         Tab::Chart => {
-            html! { <chart::Chart samples={m.history.samples().copied().collect::<Vec<_>>()} now={m.now()} window={m.history.window} /> }
+            let samples = m.history.samples_of(chart_sel.as_deref());
+            html! { <chart::Chart {samples} now={m.now()} window={m.history.window} deployments={m.history.deployments()} selected={chart_sel.clone()} /> }
         }
         Tab::Console => {
             html! { <console::Console entries={m.console.clone()} dispatch={dispatch.clone()} /> }
         }
     };
     let warnings = event_rows.iter().filter(|r| r.is_warning()).count();
-    let pods: Vec<String> = cluster_view.all_pods().map(|p| p.name.clone()).collect();
-    let nodes: Vec<String> = cluster_view.nodes.iter().map(|n| n.name.clone()).collect();
-    let mut components: Vec<String> = m
-        .session
-        .sim
-        .component_ids()
-        .iter()
-        .map(|c| c.name())
-        .filter(|n| n != "user")
-        .collect();
-    components.extend([
-        "controller-manager".to_string(),
-        "kube-apiserver".to_string(),
-    ]);
+    // Only the open fault panel needs every name (10,000 of them in a big cluster).
+    let (pods, nodes): (Vec<String>, Vec<String>) = if *faults_open {
+        (
+            cluster_view.all_pods().map(|p| p.name.clone()).collect(),
+            cluster_view.nodes.iter().map(|n| n.name.clone()).collect(),
+        )
+    } else {
+        Default::default()
+    };
+    // Likewise the components (a kubelet per node: a thousand names in a big cluster).
+    let mut components: Vec<String> = if *faults_open {
+        m.session
+            .sim
+            .component_ids()
+            .iter()
+            .map(|c| c.name())
+            .filter(|n| n != "user")
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if *faults_open {
+        components.extend([
+            "controller-manager".to_string(),
+            "kube-apiserver".to_string(),
+        ]);
+    }
     let deployments = DeploymentGap::all(m.session.sim.api.list(Kind::Deployment));
     let n_deploy = deployments.len();
 
@@ -411,6 +460,7 @@ fn App() -> Html {
                             let t = *t;
                             let badge = match t {
                                 Tab::Events if warnings > 0 => Some(warnings.to_string()),
+                                Tab::Timeline if m.timeline.incidents().len() > 0 => Some(m.timeline.incidents().len().to_string()),
                                 Tab::Ownership if n_deploy > 0 => Some(n_deploy.to_string()),
                                 _ => None,
                             };
@@ -452,7 +502,8 @@ fn App() -> Html {
 
 /// Mounts the app on the page.
 pub fn start() {
-    console_error_panic_hook::set_once();
+    // The panic boundary (src/ui/crash.rs): console logging plus the crash screen of www/crash.js.
+    crash::install();
     let _ = Rc::new(());
     // Embed mode may wait for a click before mounting anything (src/ui/embed.rs).
     embed::start(|| {

@@ -5,7 +5,9 @@
 //! in it (a link, an embed's `apply`/`load`). Opening a link loads its scenario through
 //! [`Action::Load`], so the page starts exactly where `kubeloop run` starts. A link that cannot be
 //! opened changes nothing: the reader's own text stays in the editor (and in localStorage, which
-//! only the reader's typing ever writes) and a banner says, as text, what was wrong.
+//! only the reader's typing ever writes) and a banner says, as text, what was wrong. Reloading a
+//! page whose address bar holds a link re-opens that link from t=0 with its seed, keeping the
+//! reader's own edits to it ([`edits_to_keep`]): a reload is a replay that loses no typing.
 //!
 //! In an embed ([`super::embed`]) the address bar is never touched and the Share button becomes
 //! an "Open in Kubeloop" link to the full playground with the same scenario.
@@ -30,6 +32,9 @@ use crate::viewmodel::Playground;
 const TRACK_KEY: &str = "kubeloop.trackUrl.v1";
 /// How long the editor must be still before the address bar is rewritten, in ms.
 const DEBOUNCE_MS: f64 = 500.0;
+/// localStorage key: a digest of the address-bar fragment the reader's latest edits were made
+/// to, so that reloading that link keeps them (see [`edits_to_keep`]).
+const EDITED_LINK_KEY: &str = "kubeloop.editedLink.v1";
 
 /// The Share popover's contents.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +64,8 @@ struct Bus {
     view: Option<String>,
     /// Why the last link could not be opened.
     banner: Option<String>,
+    /// The reader's own text to open instead of the link's, once (a reload; see [`install`]).
+    keep_edits: Option<String>,
     popover: Option<Popover>,
     /// A reader edit not yet in the address bar: when it happened (ms).
     dirty_since: Option<f64>,
@@ -146,7 +153,7 @@ pub fn use_editor_sync(text: &UseStateHandle<String>) {
     let changed = with(|b| !b.seen_editor || b.text != current);
     if changed {
         let t = current.to_string();
-        with(|b| {
+        let first_edit = with(|b| {
             if !b.seen_editor {
                 // The text the editor opened with (autosave or the default) is nobody's edit.
                 b.seen_editor = true;
@@ -154,13 +161,63 @@ pub fn use_editor_sync(text: &UseStateHandle<String>) {
                     b.clean = Some(t.clone());
                 }
             }
+            let first_edit = b.dirty_since.is_none();
             if b.clean.as_deref() != Some(t.as_str()) {
                 b.dirty_since = Some(now_ms());
             }
             b.text = t;
             b.open_link_stale = true;
+            first_edit && b.dirty_since.is_some()
         });
+        if first_edit {
+            remember_edited_link();
+        }
     }
+}
+
+/// FNV-1a, 64 bits: enough to tell one link from another without storing a long fragment.
+fn digest(fragment: &str) -> String {
+    let h = fragment.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{h:016x}")
+}
+
+/// Notes which link (the address-bar fragment now) the reader's edits start from.
+fn remember_edited_link() {
+    let Some(s) = storage() else {
+        return;
+    };
+    let hash = web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default();
+    let _ = s.set_item(EDITED_LINK_KEY, &digest(hash.trim_start_matches('#')));
+}
+
+/// True when this page load is a reload (or Back/Forward) rather than a link being opened.
+fn is_reload() -> bool {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.get_entries_by_type("navigation").get(0))
+        .and_then(|e| js_sys::Reflect::get(&e, &"type".into()).ok())
+        .and_then(|t| t.as_string())
+        .is_some_and(|t| t == "reload" || t == "back_forward")
+}
+
+/// What a reload of the link `hash` opens instead of the link's own text: the autosaved text,
+/// when the reader's latest edits were made to this very link. Those edits may be newer than the
+/// address bar (it catches up [`DEBOUNCE_MS`] after typing stops, and never with the switch
+/// off), and a reload must not lose them. Opening a link fresh (pasted, clicked, another tab)
+/// always shows exactly the link.
+fn edits_to_keep(hash: &str) -> Option<String> {
+    if !is_reload() {
+        return None;
+    }
+    let base = storage()?.get_item(EDITED_LINK_KEY).ok().flatten()?;
+    if base != digest(hash.trim_start_matches('#')) {
+        return None;
+    }
+    super::storage::autosaved_text()
 }
 
 /// Puts `text` in the editor as the page's own (not a reader edit: it is not autosaved and does
@@ -242,6 +299,7 @@ pub fn select_tab(panel: Panel) {
 /// shows why in the banner) when it could not be opened; an empty fragment is not a link.
 pub fn open_fragment(hash: &str) -> bool {
     let frag = hash.trim_start_matches('#');
+    let kept = with(|b| b.keep_edits.take());
     if frag.trim().is_empty() {
         return true;
     }
@@ -274,7 +332,13 @@ pub fn open_fragment(hash: &str) -> bool {
         b.view = link_view.clone();
     });
     set_banner(None);
+    let keeping = kept.is_some();
+    let text = kept.unwrap_or(text);
     let result = load_inner(&text, seed);
+    if keeping && with(|b| b.track) {
+        // The address bar names what is open: the link with the reader's edits.
+        write_address_bar();
+    }
     if let Err(diags) = &result {
         warn(&format!(
             "kubeloop: the linked scenario has {} problem(s); it is in the editor to fix",
@@ -457,8 +521,23 @@ fn select_url_field() {
 }
 
 fn close_popover() {
+    // The focus was in the popover (its link field, its Close button): back to Share, not lost.
+    let doc = web_sys::window().and_then(|w| w.document());
+    let inside = doc
+        .as_ref()
+        .and_then(|d| d.active_element())
+        .and_then(|a| a.closest(".share-pop").ok().flatten())
+        .is_some();
     with(|b| b.popover = None);
     notify_listeners();
+    if inside {
+        if let Some(button) = doc
+            .and_then(|d| d.query_selector("[data-testid=\"share\"]").ok().flatten())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = button.focus();
+        }
+    }
 }
 
 /// Keeps the listeners and the timer installed by [`install`]; dropping it removes them.
@@ -506,6 +585,9 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
     let hash = window.location().hash().unwrap_or_default();
     let opened_link = !hash.trim_start_matches('#').trim().is_empty();
     if opened_link {
+        // A reload re-opens the link from t=0, with the reader's edits to it (edits_to_keep).
+        let kept = edits_to_keep(&hash);
+        with(|b| b.keep_edits = kept);
         open_fragment(&hash);
     } else {
         if let Some(s) = flags.speed {
@@ -678,7 +760,9 @@ pub fn ShareButton() -> Html {
                 </svg>
                 <span>{ "Share" }</span>
             </button>
-            { for pop }
+            // A stable wrapper: Yew matches unkeyed children from the end, so a popover appearing
+            // as a new last child used to replace the button, and the focus on it was lost.
+            <div class="share-pop-slot">{ for pop }</div>
         </div>
     }
 }

@@ -15,6 +15,11 @@ use crate::sim::session::{ApplyReport, CommandOutput};
 use crate::sim::types::{Millis, ObjectKey};
 use crate::viewmodel::Playground;
 
+/// Wall-clock milliseconds of simulation work one animation frame may spend before the rest waits
+/// for the next frame (input, drawing and the browser need the remainder of a 16.7 ms frame). A
+/// busy big cluster then runs slower than real time, and the toolbar says it is lagging.
+pub const FRAME_SIM_BUDGET_MS: f64 = 8.0;
+
 /// A slot an action fills with its result, so callers outside Yew (the JS API) can read it right
 /// after dispatching: Yew runs the reducer synchronously inside `dispatch`.
 pub type Reply<T> = Rc<RefCell<Option<T>>>;
@@ -94,7 +99,15 @@ impl Reducible for AppState {
             return self;
         };
         let changed = match action {
-            Action::Frame(ms) => m.frame(ms),
+            Action::Frame(ms) => {
+                let perf = web_sys::window().and_then(|w| w.performance());
+                let start = perf.as_ref().map(|p| p.now());
+                let mut out_of_time = || match (&perf, start) {
+                    (Some(p), Some(s)) => p.now() - s > FRAME_SIM_BUDGET_MS,
+                    _ => false,
+                };
+                m.frame_within(ms, &mut out_of_time)
+            }
             Action::Play => {
                 m.playing = true;
                 true

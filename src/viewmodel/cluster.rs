@@ -1,13 +1,24 @@
-//! The cluster view's model: nodes as cards with capacity bars, pods as chips with a status.
+//! The cluster view's model: nodes as cards (or dense tiles) with capacity bars, pods as chips.
 //!
 //! A pod's STATUS text is computed exactly as `kubectl get pods` prints it (kubectl's `printPod`),
 //! so what the learner sees on a chip matches what they will see in a real terminal.
+//!
+//! The same view must stay cheap from 3 nodes to 1,000 nodes and 10,000 pods, so besides the
+//! one-shot [`ClusterView::build`] there is [`ClusterCache`]: it follows the API server's watch
+//! history like an informer and rebuilds only the nodes whose pods or status changed, keeping every
+//! unchanged [`NodeView`] as the same `Rc` (which is what lets the page skip redrawing it). Above
+//! [`DENSE_NODES`] nodes or [`DENSE_PODS`] pods the page switches to dense tiles with per-node
+//! [`ToneCounts`] and an aggregate row of [`Bucket`]s instead of one chip per pod.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, percent};
+use crate::sim::api::WatchEventType;
 use crate::sim::time::human_age;
-use crate::sim::types::{find_condition, Millis, Node, Pod};
+use crate::sim::types::{find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time};
+use crate::sim::world::Sim;
 
 /// The visual family of a pod: colour, glyph and label always travel together so the state is
 /// readable without colour (shape and text carry it too).
@@ -248,7 +259,7 @@ pub fn pod_tone(pod: &Pod, status: &str) -> Tone {
 }
 
 /// One pod chip.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodView {
     pub name: String,
     pub namespace: String,
@@ -343,7 +354,7 @@ impl PodView {
 }
 
 /// One capacity bar: requested vs allocatable.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Usage {
     pub used: u64,
     pub total: u64,
@@ -394,8 +405,171 @@ pub fn pod_requests(pod: &Pod) -> (u64, u64) {
     (c.max(ic), m.max(im))
 }
 
+/// Above this many nodes the cluster view opens in dense tiles: a card per node stops being
+/// readable (and cheap to draw) somewhere past a few screens of cards.
+pub const DENSE_NODES: usize = 60;
+/// Above this many pods the cluster view opens in dense tiles: one chip per pod stops being
+/// something a person can scan.
+pub const DENSE_PODS: usize = 600;
+/// How many unscheduled pods the dense view still shows as chips (the rest as a count), so the
+/// first few are one click from the scheduler's explanation.
+pub const DENSE_TRAY_CHIPS: usize = 6;
+
+/// Pods counted by [`Tone`], per node and for the whole cluster: what a dense tile and the
+/// aggregate row draw instead of one chip per pod.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToneCounts([u32; Tone::ALL.len()]);
+
+impl ToneCounts {
+    /// Counts one more pod of `tone`.
+    pub fn add(&mut self, tone: Tone) {
+        self.0[tone as usize] += 1;
+    }
+
+    /// Pods of `tone`.
+    pub fn get(&self, tone: Tone) -> u32 {
+        self.0[tone as usize]
+    }
+
+    /// Every pod counted.
+    pub fn total(&self) -> u32 {
+        self.0.iter().sum()
+    }
+
+    /// Adds another set of counts (a node's into the cluster's).
+    pub fn merge(&mut self, other: &ToneCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a += b;
+        }
+    }
+
+    /// Pods in `bucket`.
+    pub fn bucket(&self, bucket: Bucket) -> u32 {
+        bucket.tones().iter().map(|t| self.get(*t)).sum()
+    }
+
+    /// The non-zero counts, in legend order.
+    pub fn present(&self) -> impl Iterator<Item = (Tone, u32)> + '_ {
+        Tone::ALL
+            .iter()
+            .map(|t| (*t, self.get(*t)))
+            .filter(|(_, n)| *n > 0)
+    }
+}
+
+/// The aggregate row of the dense view: the questions a person asks of 10,000 pods first (how
+/// many serve, how many wait, how many are stuck, crashing, going away, or unheard of).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Bucket {
+    /// Running and Ready.
+    Ready,
+    /// Pending: not scheduled yet, or scheduled and still starting (pulling, creating).
+    Pending,
+    /// Running, but the Ready condition is not True.
+    RunningNotReady,
+    /// CrashLoopBackOff, image pull errors, Error, OOMKilled, Failed.
+    Failing,
+    /// deletionTimestamp set, the kubelet still shutting it down.
+    Terminating,
+    /// The node stopped reporting, so the pod's state is stale.
+    Unknown,
+    /// Succeeded.
+    Completed,
+}
+
+impl Bucket {
+    /// Every bucket, in the order the row shows them.
+    pub const ALL: [Bucket; 7] = [
+        Bucket::Ready,
+        Bucket::Pending,
+        Bucket::RunningNotReady,
+        Bucket::Failing,
+        Bucket::Terminating,
+        Bucket::Unknown,
+        Bucket::Completed,
+    ];
+
+    /// The tones a bucket gathers.
+    pub fn tones(self) -> &'static [Tone] {
+        match self {
+            Bucket::Ready => &[Tone::Ready],
+            Bucket::Pending => &[Tone::Unscheduled, Tone::Starting],
+            Bucket::RunningNotReady => &[Tone::NotReady],
+            Bucket::Failing => &[Tone::Failing],
+            Bucket::Terminating => &[Tone::Terminating],
+            Bucket::Unknown => &[Tone::Unknown],
+            Bucket::Completed => &[Tone::Completed],
+        }
+    }
+
+    /// The tone whose colour and glyph the bucket borrows.
+    pub fn tone(self) -> Tone {
+        self.tones()[self.tones().len() - 1]
+    }
+
+    /// The row's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Bucket::Ready => "Ready",
+            Bucket::Pending => "Pending",
+            Bucket::RunningNotReady => "Running, not ready",
+            Bucket::Failing => "CrashLoop / failing",
+            Bucket::Terminating => "Terminating",
+            Bucket::Unknown => "Unknown",
+            Bucket::Completed => "Completed",
+        }
+    }
+
+    /// A stable id for test ids and CSS (`dense-count-pending`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Bucket::Ready => "ready",
+            Bucket::Pending => "pending",
+            Bucket::RunningNotReady => "notready",
+            Bucket::Failing => "failing",
+            Bucket::Terminating => "terminating",
+            Bucket::Unknown => "unknown",
+            Bucket::Completed => "completed",
+        }
+    }
+}
+
+/// A node's condition as a dense tile draws it: colour, glyph and words together, so NotReady,
+/// Unknown, powered-off and cordoned nodes differ in shape as well as colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeState {
+    Ready,
+    NotReady,
+    /// No Ready condition heard recently (the node controller set Unknown, or none yet).
+    Unknown,
+    /// The machine is powered off (a NodeDown fault), whatever the API still says.
+    Down,
+}
+
+impl NodeState {
+    /// The CSS modifier class (shared with the cards).
+    pub fn class(self) -> &'static str {
+        match self {
+            NodeState::Ready => "node--ready",
+            NodeState::NotReady => "node--notready",
+            NodeState::Unknown => "node--unknown",
+            NodeState::Down => "node--down",
+        }
+    }
+
+    /// A glyph whose shape alone tells the state apart.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            NodeState::Ready => "✓",
+            NodeState::NotReady => "✕",
+            NodeState::Unknown => "?",
+            NodeState::Down => "■",
+        }
+    }
+}
+
 /// One node card.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeView {
     pub name: String,
     /// The Ready condition's status: `True`, `False` or `Unknown`.
@@ -409,6 +583,8 @@ pub struct NodeView {
     pub pods_usage: Usage,
     /// Pods bound to this node, oldest first (so a new pod appears at the end).
     pub pods: Vec<PodView>,
+    /// The node's pods counted by tone, for the dense tile.
+    pub counts: ToneCounts,
     /// `key=value:Effect` for each taint.
     pub taints: Vec<String>,
     pub unschedulable: bool,
@@ -421,14 +597,166 @@ impl NodeView {
     pub fn ready_attr(&self) -> String {
         self.ready.to_ascii_lowercase()
     }
+
+    /// The condition a dense tile shows.
+    pub fn state(&self) -> NodeState {
+        if self.machine_up == Some(false) {
+            return NodeState::Down;
+        }
+        match self.ready.as_str() {
+            "True" => NodeState::Ready,
+            "False" => NodeState::NotReady,
+            _ => NodeState::Unknown,
+        }
+    }
+
+    /// A one-line summary for a tile's tooltip and screen readers: the status, the pod count
+    /// against capacity, and the pods by tone.
+    pub fn describe(&self) -> String {
+        let mut s = format!("Node {}: {}", self.name, self.status);
+        if self.machine_up == Some(false) {
+            s.push_str(", machine powered off");
+        }
+        s.push_str(&format!(
+            "; {} of {} pods",
+            self.pods_usage.used, self.pods_usage.total
+        ));
+        let parts: Vec<String> = self
+            .counts
+            .present()
+            .map(|(t, n)| format!("{n} {}", t.label().to_ascii_lowercase()))
+            .collect();
+        if !parts.is_empty() {
+            s.push_str(&format!(" ({})", parts.join(", ")));
+        }
+        s
+    }
 }
 
 /// Everything the cluster view draws.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterView {
-    pub nodes: Vec<NodeView>,
-    /// Pods with no node yet (or bound to a node that does not exist).
-    pub unscheduled: Vec<PodView>,
+    /// In name order. Shared: a node that did not change keeps the same `Rc` between frames.
+    pub nodes: Vec<Rc<NodeView>>,
+    /// Pods with no node yet (or bound to a node that does not exist), oldest first.
+    pub unscheduled: Rc<Vec<PodView>>,
+    /// Every pod counted by tone (the legend and the dense view's aggregate row).
+    pub counts: ToneCounts,
+    /// Bumped by [`ClusterCache`] whenever anything above changed, so the page can compare two
+    /// views in O(1) instead of pod by pod. Always 0 from [`ClusterView::build`].
+    pub revision: u64,
+}
+
+/// What a pod adds to its node's bars: its requests, if it still holds them.
+fn holds_resources(pod: &Pod) -> bool {
+    pod.status.phase != "Succeeded" && pod.status.phase != "Failed"
+}
+
+/// The order pods are listed in: creation time, then namespace and name.
+type PodOrder = (Option<Time>, String, String);
+
+fn pod_order(pod: &Pod) -> PodOrder {
+    (
+        pod.metadata.creation_timestamp,
+        pod.metadata.namespace.clone(),
+        pod.metadata.name.clone(),
+    )
+}
+
+/// One pod as the view needs it: its chip and what it adds to its node's bars.
+#[derive(Clone, Debug)]
+struct PodPart {
+    view: PodView,
+    /// (cpu millicores, memory bytes) when it holds resources.
+    requests: Option<(u64, u64)>,
+}
+
+impl PodPart {
+    fn of(pod: &Pod, now: Millis) -> PodPart {
+        PodPart {
+            view: PodView::of(pod, now),
+            requests: holds_resources(pod).then(|| pod_requests(pod)),
+        }
+    }
+}
+
+/// Builds one node's view from its pods (already in display order).
+fn node_view<'a>(
+    node: &Node,
+    pods: impl Iterator<Item = &'a PodPart>,
+    machine_up: Option<bool>,
+) -> NodeView {
+    let name = node.metadata.name.clone();
+    let mut views = Vec::new();
+    let mut counts = ToneCounts::default();
+    let (mut cpu_used, mut mem_used, mut n_pods) = (0, 0, 0);
+    for p in pods {
+        // Allocated resources count pods that still hold them: not Succeeded/Failed.
+        if let Some((c, m)) = p.requests {
+            cpu_used += c;
+            mem_used += m;
+            n_pods += 1;
+        }
+        counts.add(p.view.tone);
+        views.push(p.view.clone());
+    }
+    let alloc = if node.status.allocatable.is_empty() {
+        &node.status.capacity
+    } else {
+        &node.status.allocatable
+    };
+    let cpu_total = alloc
+        .get("cpu")
+        .and_then(|q| parse_cpu_millis(q))
+        .unwrap_or(0);
+    let mem_total = alloc
+        .get("memory")
+        .and_then(|q| parse_bytes(q))
+        .unwrap_or(0);
+    let pods_total = alloc
+        .get("pods")
+        .and_then(|q| q.parse::<u64>().ok())
+        .unwrap_or(110);
+    let ready_cond = find_condition(&node.status.conditions, "Ready");
+    let ready = node.ready_status().to_string();
+    let mut status = match ready.as_str() {
+        "True" => "Ready".to_string(),
+        "False" => "NotReady".to_string(),
+        _ => "Unknown".to_string(),
+    };
+    if node.spec.unschedulable {
+        status.push_str(",SchedulingDisabled");
+    }
+    NodeView {
+        machine_up,
+        ready,
+        status,
+        cpu: Usage::new(cpu_used, cpu_total, format_cpu),
+        memory: Usage::new(mem_used, mem_total, format_bytes),
+        pods_usage: Usage::new(n_pods, pods_total, |n| n.to_string()),
+        pods: views,
+        counts,
+        taints: node
+            .spec
+            .taints
+            .iter()
+            .map(|t| match &t.value {
+                Some(v) if !v.is_empty() => format!("{}={}:{}", t.key, v, t.effect),
+                _ => format!("{}:{}", t.key, t.effect),
+            })
+            .collect(),
+        unschedulable: node.spec.unschedulable,
+        ready_reason: ready_cond
+            .map(|c| {
+                let r = c.reason.clone().unwrap_or_default();
+                match &c.message {
+                    Some(m) if !m.is_empty() => format!("{r}: {m}"),
+                    _ => r,
+                }
+            })
+            .unwrap_or_else(|| "no Ready condition reported yet".into()),
+        name,
+    }
 }
 
 impl ClusterView {
@@ -439,109 +767,36 @@ impl ClusterView {
         machine_up: &BTreeMap<String, bool>,
         now: Millis,
     ) -> ClusterView {
-        let mut by_node: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
-        let mut view = ClusterView::default();
-        let mut unscheduled: Vec<&Pod> = Vec::new();
         let node_list: Vec<&Node> = nodes.into_iter().collect();
+        let names: BTreeSet<&str> = node_list.iter().map(|n| n.metadata.name.as_str()).collect();
+        let mut by_node: BTreeMap<&str, Vec<(PodOrder, PodPart)>> = BTreeMap::new();
+        let mut unscheduled: Vec<(PodOrder, PodPart)> = Vec::new();
         for pod in pods {
-            if pod.spec.node_name.is_empty()
-                || !node_list
-                    .iter()
-                    .any(|n| n.metadata.name == pod.spec.node_name)
-            {
-                unscheduled.push(pod);
-            } else {
+            let part = (pod_order(pod), PodPart::of(pod, now));
+            if names.contains(pod.spec.node_name.as_str()) {
                 by_node
-                    .entry(pod.spec.node_name.clone())
+                    .entry(pod.spec.node_name.as_str())
                     .or_default()
-                    .push(pod);
+                    .push(part);
+            } else {
+                unscheduled.push(part);
             }
         }
-        let order = |a: &&Pod, b: &&Pod| {
-            (
-                a.metadata.creation_timestamp,
-                &a.metadata.namespace,
-                &a.metadata.name,
-            )
-                .cmp(&(
-                    b.metadata.creation_timestamp,
-                    &b.metadata.namespace,
-                    &b.metadata.name,
-                ))
-        };
-        unscheduled.sort_by(order);
-        view.unscheduled = unscheduled
-            .into_iter()
-            .map(|p| PodView::of(p, now))
-            .collect();
+        unscheduled.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut view = ClusterView::default();
+        for (_, p) in &unscheduled {
+            view.counts.add(p.view.tone);
+        }
+        view.unscheduled = Rc::new(unscheduled.into_iter().map(|(_, p)| p.view).collect());
         for node in node_list {
-            let name = node.metadata.name.clone();
-            let mut pods = by_node.remove(&name).unwrap_or_default();
-            pods.sort_by(order);
-            // Allocated resources count pods that still hold them: not Succeeded/Failed.
-            let holding = pods
-                .iter()
-                .filter(|p| p.status.phase != "Succeeded" && p.status.phase != "Failed");
-            let (cpu_used, mem_used, n_pods) = holding.fold((0, 0, 0), |(c, m, n), p| {
-                let (pc, pm) = pod_requests(p);
-                (c + pc, m + pm, n + 1)
-            });
-            let alloc = if node.status.allocatable.is_empty() {
-                &node.status.capacity
-            } else {
-                &node.status.allocatable
-            };
-            let cpu_total = alloc
-                .get("cpu")
-                .and_then(|q| parse_cpu_millis(q))
-                .unwrap_or(0);
-            let mem_total = alloc
-                .get("memory")
-                .and_then(|q| parse_bytes(q))
-                .unwrap_or(0);
-            let pods_total = alloc
-                .get("pods")
-                .and_then(|q| q.parse::<u64>().ok())
-                .unwrap_or(110);
-            let ready_cond = find_condition(&node.status.conditions, "Ready");
-            let ready = node.ready_status().to_string();
-            let mut status = match ready.as_str() {
-                "True" => "Ready".to_string(),
-                "False" => "NotReady".to_string(),
-                _ => "Unknown".to_string(),
-            };
-            if node.spec.unschedulable {
-                status.push_str(",SchedulingDisabled");
-            }
-            view.nodes.push(NodeView {
-                machine_up: machine_up.get(&name).copied(),
-                ready,
-                status,
-                cpu: Usage::new(cpu_used, cpu_total, format_cpu),
-                memory: Usage::new(mem_used, mem_total, format_bytes),
-                pods_usage: Usage::new(n_pods, pods_total, |n| n.to_string()),
-                pods: pods.into_iter().map(|p| PodView::of(p, now)).collect(),
-                taints: node
-                    .spec
-                    .taints
-                    .iter()
-                    .map(|t| match &t.value {
-                        Some(v) if !v.is_empty() => format!("{}={}:{}", t.key, v, t.effect),
-                        _ => format!("{}:{}", t.key, t.effect),
-                    })
-                    .collect(),
-                unschedulable: node.spec.unschedulable,
-                ready_reason: ready_cond
-                    .map(|c| {
-                        let r = c.reason.clone().unwrap_or_default();
-                        match &c.message {
-                            Some(m) if !m.is_empty() => format!("{r}: {m}"),
-                            _ => r,
-                        }
-                    })
-                    .unwrap_or_else(|| "no Ready condition reported yet".into()),
-                name,
-            });
+            let mut pods = by_node
+                .remove(node.metadata.name.as_str())
+                .unwrap_or_default();
+            pods.sort_by(|a, b| a.0.cmp(&b.0));
+            let up = machine_up.get(&node.metadata.name).copied();
+            let nv = node_view(node, pods.iter().map(|(_, p)| p), up);
+            view.counts.merge(&nv.counts);
+            view.nodes.push(Rc::new(nv));
         }
         view
     }
@@ -554,14 +809,286 @@ impl ClusterView {
             .chain(self.unscheduled.iter())
     }
 
+    /// How many pods the view holds.
+    pub fn pod_count(&self) -> usize {
+        self.counts.total() as usize
+    }
+
     /// Counts per tone, for the legend.
     pub fn tone_counts(&self) -> BTreeMap<Tone, usize> {
-        let mut m = BTreeMap::new();
-        for p in self.all_pods() {
-            *m.entry(p.tone).or_insert(0) += 1;
-        }
-        m
+        self.counts
+            .present()
+            .map(|(t, n)| (t, n as usize))
+            .collect()
     }
+
+    /// True when the cluster is too big for cards: the page opens the dense tiles instead
+    /// (a person can still switch back).
+    pub fn dense_by_default(&self) -> bool {
+        is_dense(self.nodes.len(), self.pod_count())
+    }
+}
+
+/// The size rule behind [`ClusterView::dense_by_default`]: more than [`DENSE_NODES`] nodes or
+/// [`DENSE_PODS`] pods.
+pub fn is_dense(nodes: usize, pods: usize) -> bool {
+    nodes > DENSE_NODES || pods > DENSE_PODS
+}
+
+/// The cluster view kept between frames, following the API server's watch history the way an
+/// informer follows a watch: each [`ClusterCache::update`] reads only the changes since the last
+/// one and rebuilds only the nodes they touch. An unchanged node keeps its `Rc<NodeView>`, and an
+/// update that changes nothing visible keeps the whole `Rc<ClusterView>` (and its revision).
+///
+/// Time-relative texts (a pod's `age`, "(15s ago)" after its restarts) are computed when the pod
+/// last changed, not on every frame: the cluster view does not show them (the inspector and
+/// `kubectl` do, from fresh data). [`ClusterView::build`] computes them fresh.
+#[derive(Debug, Default)]
+pub struct ClusterCache {
+    /// False until the first full build, and after [`ClusterCache::invalidate`].
+    valid: bool,
+    /// The store's resourceVersion this cache reflects.
+    seen_rv: u64,
+    nodes: BTreeMap<String, Arc<Object>>,
+    pods: BTreeMap<ObjectKey, (String, PodOrder)>,
+    /// `spec.nodeName` ("" for none) → pods in display order.
+    by_node: BTreeMap<String, BTreeMap<PodOrder, PodPart>>,
+    /// Each machine's power state as last seen (NodeDown changes it without an API write).
+    machines: Vec<(String, bool)>,
+    node_views: BTreeMap<String, Rc<NodeView>>,
+    view: Rc<ClusterView>,
+    revision: u64,
+    /// Per-kind change counters, bumped once per update that saw a change of that kind: other
+    /// memoised views (the events list) key on them instead of the store-wide resourceVersion.
+    kind_revisions: BTreeMap<Kind, u64>,
+    /// Counts every update that changed anything at all, for the same purpose (all kinds).
+    full_builds: u64,
+}
+
+impl ClusterCache {
+    /// Forgets everything: the next update rebuilds from the store (after the session was
+    /// replaced, when the watch history means nothing any more).
+    pub fn invalidate(&mut self) {
+        self.valid = false;
+    }
+
+    /// The current view (as of the last update).
+    pub fn view(&self) -> Rc<ClusterView> {
+        self.view.clone()
+    }
+
+    /// How many times objects of `kind` were seen changing (an update with several changes of
+    /// one kind counts once; a full rebuild counts for every kind).
+    pub fn kind_revision(&self, kind: Kind) -> u64 {
+        self.full_builds + self.kind_revisions.get(&kind).copied().unwrap_or(0)
+    }
+
+    /// How many times the cache rebuilt everything from the store (the first update, a new
+    /// session, a gap too long to replay), as opposed to following the changes.
+    pub fn rebuilds(&self) -> u64 {
+        self.full_builds
+    }
+
+    /// Brings the view up to date with `sim`. Returns true when the view changed.
+    pub fn update(&mut self, sim: &Sim) -> bool {
+        let api = &sim.api;
+        let rv = api.resource_version();
+        let now = sim.now();
+        let machines_changed = self.machines.len() != sim.machines().len()
+            || self
+                .machines
+                .iter()
+                .zip(sim.machines())
+                .any(|((a, up_a), (b, m))| a != b || *up_a != m.up);
+        if self.valid && rv == self.seen_rv && !machines_changed {
+            return false;
+        }
+        // A long gap is cheaper to rebuild than to replay, and a gap the history no longer
+        // covers (or a store that went backwards: a new session) can only be rebuilt.
+        let budget = 2 * (self.pods.len() + self.nodes.len()) as u64 + 1_000;
+        let events = if !self.valid || rv < self.seen_rv || rv - self.seen_rv > budget {
+            None
+        } else {
+            api.events_since(self.seen_rv).ok()
+        };
+        let Some(events) = events else {
+            self.rebuild(sim);
+            return true;
+        };
+        self.seen_rv = rv;
+        // The last change of each object wins; earlier ones within the same update are moot.
+        let mut latest: BTreeMap<ObjectKey, Option<Arc<Object>>> = BTreeMap::new();
+        let mut kinds: BTreeSet<Kind> = BTreeSet::new();
+        for ev in events {
+            let key = ev.object.key();
+            kinds.insert(key.kind);
+            if matches!(key.kind, Kind::Pod | Kind::Node) {
+                let obj = (ev.type_ != WatchEventType::Deleted).then_some(ev.object);
+                latest.insert(key, obj);
+            }
+        }
+        for k in kinds {
+            *self.kind_revisions.entry(k).or_default() += 1;
+        }
+        let mut dirty: BTreeSet<String> = BTreeSet::new();
+        let mut membership = false;
+        for (key, obj) in latest {
+            match key.kind {
+                Kind::Node => {
+                    let existed = match obj {
+                        Some(o) => self.nodes.insert(key.name.clone(), o).is_some(),
+                        None => self.nodes.remove(&key.name).is_some(),
+                    };
+                    // A node appearing or going moves its pods to or from the unscheduled tray.
+                    membership |= existed != self.nodes.contains_key(&key.name);
+                    dirty.insert(key.name);
+                }
+                _ => {
+                    if let Some((node, order)) = self.pods.remove(&key) {
+                        if let Some(group) = self.by_node.get_mut(&node) {
+                            group.remove(&order);
+                        }
+                        dirty.insert(node);
+                    }
+                    if let Some(pod) = obj.as_deref().and_then(Object::as_pod) {
+                        let node = pod.spec.node_name.clone();
+                        let order = pod_order(pod);
+                        self.by_node
+                            .entry(node.clone())
+                            .or_default()
+                            .insert(order.clone(), PodPart::of(pod, now));
+                        self.pods.insert(key, (node.clone(), order));
+                        dirty.insert(node);
+                    }
+                }
+            }
+        }
+        if machines_changed {
+            let before: BTreeMap<&str, bool> = self
+                .machines
+                .iter()
+                .map(|(n, u)| (n.as_str(), *u))
+                .collect();
+            for (name, m) in sim.machines() {
+                if before.get(name.as_str()) != Some(&m.up) {
+                    dirty.insert(name.clone());
+                }
+            }
+            for (name, _) in &self.machines {
+                if !sim.machines().contains_key(name) {
+                    dirty.insert(name.clone());
+                }
+            }
+            self.machines = machine_list(sim);
+        }
+        self.refresh(dirty, membership, sim)
+    }
+
+    /// Rebuilds the views of `dirty` node names (and the tray when needed); bumps the revision
+    /// when anything visible changed.
+    fn refresh(&mut self, dirty: BTreeSet<String>, membership: bool, sim: &Sim) -> bool {
+        self.by_node.retain(|_, g| !g.is_empty());
+        let mut changed = membership;
+        let mut tray = membership;
+        for name in &dirty {
+            let Some(node) = self.nodes.get(name).and_then(|o| o.as_node()) else {
+                // Not a node (any more): its pods are in the tray.
+                changed |= self.node_views.remove(name).is_some();
+                tray = true;
+                continue;
+            };
+            let up = sim.machines().get(name).map(|m| m.up);
+            let pods = self.by_node.get(name).into_iter().flat_map(|g| g.values());
+            let nv = node_view(node, pods, up);
+            if self.node_views.get(name).map(|v| **v != nv).unwrap_or(true) {
+                self.node_views.insert(name.clone(), Rc::new(nv));
+                changed = true;
+            }
+        }
+        if !changed && !tray {
+            return false;
+        }
+        let unscheduled = if tray {
+            let mut waiting: Vec<(&PodOrder, &PodPart)> = self
+                .by_node
+                .iter()
+                .filter(|(node, _)| !self.nodes.contains_key(*node))
+                .flat_map(|(_, g)| g.iter())
+                .collect();
+            waiting.sort_by(|a, b| a.0.cmp(b.0));
+            let list: Vec<PodView> = waiting.into_iter().map(|(_, p)| p.view.clone()).collect();
+            if *self.view.unscheduled != list {
+                changed = true;
+                Rc::new(list)
+            } else {
+                self.view.unscheduled.clone()
+            }
+        } else {
+            self.view.unscheduled.clone()
+        };
+        if !changed {
+            return false;
+        }
+        let mut counts = ToneCounts::default();
+        for p in unscheduled.iter() {
+            counts.add(p.tone);
+        }
+        let nodes: Vec<Rc<NodeView>> = self.node_views.values().cloned().collect();
+        for n in &nodes {
+            counts.merge(&n.counts);
+        }
+        self.revision += 1;
+        self.view = Rc::new(ClusterView {
+            nodes,
+            unscheduled,
+            counts,
+            revision: self.revision,
+        });
+        true
+    }
+
+    /// Builds everything from the store.
+    fn rebuild(&mut self, sim: &Sim) {
+        let api = &sim.api;
+        let now = sim.now();
+        self.valid = true;
+        self.seen_rv = api.resource_version();
+        self.full_builds += 1;
+        self.nodes = api
+            .list(Kind::Node)
+            .map(|o| (o.meta().name.clone(), o.clone()))
+            .collect();
+        self.pods.clear();
+        self.by_node.clear();
+        for o in api.list(Kind::Pod) {
+            if let Some(pod) = o.as_pod() {
+                let order = pod_order(pod);
+                let node = pod.spec.node_name.clone();
+                self.by_node
+                    .entry(node.clone())
+                    .or_default()
+                    .insert(order.clone(), PodPart::of(pod, now));
+                self.pods.insert(o.key(), (node, order));
+            }
+        }
+        self.machines = machine_list(sim);
+        // Keep the Rc of every node whose view came out the same, so the page redraws only the
+        // nodes that really changed even across a rebuild.
+        let old = std::mem::take(&mut self.node_views);
+        let dirty: BTreeSet<String> = self.nodes.keys().cloned().collect();
+        self.node_views = old
+            .into_iter()
+            .filter(|(n, _)| self.nodes.contains_key(n))
+            .collect();
+        self.refresh(dirty, true, sim);
+    }
+}
+
+fn machine_list(sim: &Sim) -> Vec<(String, bool)> {
+    sim.machines()
+        .iter()
+        .map(|(n, m)| (n.clone(), m.up))
+        .collect()
 }
 
 #[cfg(test)]
@@ -813,6 +1340,247 @@ mod tests {
         let names: Vec<&str> = view.nodes[0].pods.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["z-early", "a-late"]);
         assert_eq!(view.nodes[0].pods[1].age, "1s");
+    }
+
+    #[test]
+    fn the_dense_view_starts_above_sixty_nodes_or_six_hundred_pods() {
+        assert!(!is_dense(3, 30));
+        assert!(!is_dense(DENSE_NODES, DENSE_PODS));
+        assert!(is_dense(DENSE_NODES + 1, 0));
+        assert!(is_dense(3, DENSE_PODS + 1));
+        let small = ClusterView::build([&node("node-1", "True")], [], &BTreeMap::new(), 0);
+        assert!(!small.dense_by_default());
+        let names: Vec<String> = (0..=DENSE_NODES).map(|i| format!("n-{i}")).collect();
+        let many: Vec<Node> = names.iter().map(|n| node(n, "True")).collect();
+        let big = ClusterView::build(&many, [], &BTreeMap::new(), 0);
+        assert!(big.dense_by_default());
+    }
+
+    #[test]
+    fn pods_are_counted_by_tone_per_node_and_for_the_whole_cluster() {
+        let (n1, n2) = (node("node-1", "True"), node("node-2", "True"));
+        let a = running(on(pod("a"), "node-1"), true);
+        let b = running(on(pod("b"), "node-1"), false);
+        let c = waiting(on(pod("c"), "node-2"), "ContainerCreating", 0);
+        let mut d = waiting(on(pod("d"), "node-2"), "CrashLoopBackOff", 4);
+        d.status.phase = "Running".into();
+        let mut e = running(on(pod("e"), "node-2"), true);
+        e.metadata.deletion_timestamp = Some(Time(1));
+        let f = pod("f");
+        let view = ClusterView::build([&n1, &n2], [&a, &b, &c, &d, &e, &f], &BTreeMap::new(), 0);
+        let one = view.nodes[0].counts;
+        assert_eq!(
+            (one.get(Tone::Ready), one.get(Tone::NotReady), one.total()),
+            (1, 1, 2)
+        );
+        let two = view.nodes[1].counts;
+        assert_eq!(
+            (
+                two.get(Tone::Starting),
+                two.get(Tone::Failing),
+                two.get(Tone::Terminating)
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(view.pod_count(), 6);
+        let row: Vec<(Bucket, u32)> = Bucket::ALL
+            .iter()
+            .map(|b| (*b, view.counts.bucket(*b)))
+            .collect();
+        assert_eq!(
+            row,
+            [
+                (Bucket::Ready, 1),
+                (Bucket::Pending, 2), // one unscheduled, one creating its container
+                (Bucket::RunningNotReady, 1),
+                (Bucket::Failing, 1),
+                (Bucket::Terminating, 1),
+                (Bucket::Unknown, 0),
+                (Bucket::Completed, 0),
+            ]
+        );
+        assert_eq!(view.tone_counts().get(&Tone::Unscheduled), Some(&1));
+        assert_eq!(
+            view.tone_counts().get(&Tone::Unknown),
+            None,
+            "absent tones are left out"
+        );
+    }
+
+    #[test]
+    fn every_tone_falls_in_exactly_one_bucket() {
+        for t in Tone::ALL {
+            let homes = Bucket::ALL
+                .iter()
+                .filter(|b| b.tones().contains(&t))
+                .count();
+            assert_eq!(homes, 1, "{t:?}");
+        }
+        let ids: BTreeSet<_> = Bucket::ALL.iter().map(|b| b.id()).collect();
+        assert_eq!(ids.len(), Bucket::ALL.len());
+    }
+
+    #[test]
+    fn a_tile_tells_ready_notready_unknown_and_powered_off_nodes_apart_by_glyph() {
+        let up = BTreeMap::from([("off".to_string(), false), ("on".to_string(), true)]);
+        let nodes = [
+            node("on", "True"),
+            node("sick", "False"),
+            node("quiet", "Unknown"),
+            node("off", "True"),
+        ];
+        let view = ClusterView::build(&nodes, [], &up, 0);
+        let states: BTreeMap<&str, NodeState> = view
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.state()))
+            .collect();
+        assert_eq!(states["on"], NodeState::Ready);
+        assert_eq!(states["sick"], NodeState::NotReady);
+        assert_eq!(states["quiet"], NodeState::Unknown);
+        assert_eq!(
+            states["off"],
+            NodeState::Down,
+            "the machine wins over a stale Ready"
+        );
+        let glyphs: BTreeSet<_> = states.values().map(|s| s.glyph()).collect();
+        assert_eq!(glyphs.len(), 4);
+    }
+
+    #[test]
+    fn a_tile_description_counts_the_nodes_pods_by_state() {
+        let n = node("node-1", "True");
+        let a = running(on(pod("a"), "node-1"), true);
+        let b = running(on(pod("b"), "node-1"), true);
+        let c = running(on(pod("c"), "node-1"), false);
+        let view = ClusterView::build([&n], [&a, &b, &c], &BTreeMap::new(), 0);
+        assert_eq!(
+            view.nodes[0].describe(),
+            "Node node-1: Ready; 3 of 110 pods (1 not ready, 2 ready)"
+        );
+    }
+
+    /// The view without the texts the cache computes when a pod changes rather than every frame.
+    fn timeless(v: &ClusterView) -> ClusterView {
+        let strip = |p: &PodView| PodView {
+            age: String::new(),
+            restarts_text: String::new(),
+            ..p.clone()
+        };
+        ClusterView {
+            nodes: v
+                .nodes
+                .iter()
+                .map(|n| {
+                    Rc::new(NodeView {
+                        pods: n.pods.iter().map(strip).collect(),
+                        ..(**n).clone()
+                    })
+                })
+                .collect(),
+            unscheduled: Rc::new(v.unscheduled.iter().map(strip).collect()),
+            counts: v.counts,
+            revision: 0,
+        }
+    }
+
+    fn assert_cache_matches(p: &crate::viewmodel::Playground, when: &str) {
+        let cached = p.cluster_view();
+        assert_eq!(timeless(&cached), timeless(&p.cluster()), "{when}");
+    }
+
+    #[test]
+    fn the_cache_follows_changes_instead_of_rebuilding() {
+        let mut p = crate::viewmodel::Playground::new(3);
+        let mut cache = ClusterCache::default();
+        cache.update(&p.session.sim);
+        assert!(p.apply(WEB).ok);
+        for _ in 0..60 {
+            p.advance_by(500);
+            cache.update(&p.session.sim);
+            assert_eq!(timeless(&cache.view()), timeless(&p.cluster()));
+        }
+        assert_eq!(
+            cache.rebuilds(),
+            1,
+            "only the first update built from scratch"
+        );
+        assert_eq!(cache.view().pod_count(), 8);
+    }
+
+    const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 8\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: app, image: \"nginx:1.27\"}]\n";
+
+    #[test]
+    fn the_incremental_view_matches_a_fresh_build_through_rollouts_faults_and_node_changes() {
+        let mut p = crate::viewmodel::Playground::new(3);
+        assert_cache_matches(&p, "booted");
+        assert!(p.apply(WEB).ok);
+        for i in 0..40 {
+            p.advance_by(250);
+            assert_cache_matches(&p, &format!("converging, slice {i}"));
+        }
+        p.run_command("set image deployment/web app=nginx:1.28");
+        p.run_command("cordon node-1");
+        assert!(p
+            .inject(crate::sim::faults::Fault::NodeDown {
+                node: "node-2".into()
+            })
+            .is_ok());
+        for i in 0..30 {
+            p.advance_by(1_000);
+            assert_cache_matches(&p, &format!("rolling with node-2 down, second {i}"));
+        }
+        p.run_command("delete node node-3");
+        p.advance_by(500);
+        assert_cache_matches(&p, "node-3 deleted");
+        assert!(
+            p.apply("apiVersion: v1\nkind: Node\nmetadata: {name: node-9}\n")
+                .ok
+        );
+        p.advance_by(60_000);
+        assert_cache_matches(&p, "node-9 added");
+        p.reset();
+        assert_cache_matches(&p, "after a reset (a new session)");
+    }
+
+    #[test]
+    fn an_unchanged_node_keeps_its_rc_and_an_idle_cluster_keeps_the_whole_view() {
+        let mut p = crate::viewmodel::Playground::new(3);
+        assert!(p.apply(WEB).ok);
+        p.advance_by(60_000);
+        let before = p.cluster_view();
+        p.advance_by(10_000);
+        let idle = p.cluster_view();
+        assert!(
+            Rc::ptr_eq(&before, &idle),
+            "leases and heartbeats change nothing the view shows"
+        );
+        assert!(p.revision(Kind::Lease) > 0);
+        let victim = idle.nodes[0].pods[0].name.clone();
+        assert!(p.delete_pod("default", &victim).is_ok());
+        p.advance_by(100);
+        let after = p.cluster_view();
+        assert!(after.revision > idle.revision);
+        assert!(
+            !Rc::ptr_eq(&after.nodes[0], &idle.nodes[0]),
+            "node-1 lost a pod"
+        );
+        let untouched = (1..3)
+            .filter(|i| Rc::ptr_eq(&after.nodes[*i], &idle.nodes[*i]))
+            .count();
+        assert!(
+            untouched >= 1,
+            "a node the deletion did not touch is not rebuilt"
+        );
+    }
+
+    #[test]
+    fn a_long_gap_is_rebuilt_rather_than_replayed_and_still_matches() {
+        let mut p = crate::viewmodel::Playground::new(5);
+        let _ = p.cluster_view();
+        assert!(p.apply(WEB).ok);
+        p.advance_by(300_000);
+        assert_cache_matches(&p, "five minutes later");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! | flag | meaning |
 //! |---|---|
 //! | `embed=1` | compact layout for an iframe: never rewrites its URL, never writes localStorage |
-//! | `view=editor,cluster,events` | which panels show (see [`Panel`]: editor, lesson, cluster, loops, events, sequence, ownership, chart, console); the first activity tab listed is selected |
+//! | `view=editor,cluster,events` | which panels show (see [`Panel`]: editor, lesson, cluster, loops, events, timeline, sequence, ownership, chart, console); the first activity tab listed is selected |
 //! | `readonly=1` | the editor cannot be edited (Apply still applies what it shows) |
 //! | `autoplay=1` | the clock starts running as soon as the playground is loaded |
 //! | `speed=10` | simulated seconds per real second (0.01–1000) |
@@ -33,6 +33,8 @@ pub enum Panel {
     Loops,
     /// Activity tab: the Events list.
     Events,
+    /// Activity tab: each fault, what it hit, and when the system recovered.
+    Timeline,
     /// Activity tab: the API conversation (sequence diagram).
     Sequence,
     /// Activity tab: the ownership tree.
@@ -45,12 +47,13 @@ pub enum Panel {
 
 impl Panel {
     /// Every panel, in page order.
-    pub const ALL: [Panel; 9] = [
+    pub const ALL: [Panel; 10] = [
         Panel::Editor,
         Panel::Lesson,
         Panel::Cluster,
         Panel::Loops,
         Panel::Events,
+        Panel::Timeline,
         Panel::Sequence,
         Panel::Ownership,
         Panel::Chart,
@@ -65,6 +68,7 @@ impl Panel {
             Panel::Cluster => "cluster",
             Panel::Loops => "loops",
             Panel::Events => "events",
+            Panel::Timeline => "timeline",
             Panel::Sequence => "sequence",
             Panel::Ownership => "ownership",
             Panel::Chart => "chart",
@@ -80,6 +84,7 @@ impl Panel {
             "cluster" | "nodes" | "pods" => Panel::Cluster,
             "loops" | "loop" | "controllers" => Panel::Loops,
             "events" => Panel::Events,
+            "timeline" | "incidents" => Panel::Timeline,
             "sequence" | "api" | "conversation" => Panel::Sequence,
             "ownership" | "owners" => Panel::Ownership,
             "chart" => Panel::Chart,
@@ -308,7 +313,7 @@ pub fn parse_query(search: &str) -> Flags {
             "view" => {
                 let (panels, unknown) = parse_view(&v);
                 for u in unknown {
-                    warn(&mut f, format!("view: unknown panel \"{u}\" (known: editor, lesson, cluster, loops, events, sequence, ownership, chart, console)"));
+                    warn(&mut f, format!("view: unknown panel \"{u}\" (known: editor, lesson, cluster, loops, events, timeline, sequence, ownership, chart, console)"));
                 }
                 if !panels.is_empty() {
                     f.view = Some(panels);
@@ -489,6 +494,16 @@ mod tests {
         assert_eq!(first_tab(&[Panel::Editor, Panel::Cluster]), None);
         let f = parse_query("view=%20");
         assert_eq!(f.view, None, "an empty view keeps the default");
+    }
+
+    #[test]
+    fn the_fault_timeline_is_an_activity_tab_with_its_own_view_word() {
+        let (p, unknown) = parse_view("cluster,timeline");
+        assert_eq!(p, vec![Panel::Cluster, Panel::Timeline]);
+        assert!(unknown.is_empty());
+        assert_eq!(first_tab(&p), Some(Panel::Timeline));
+        assert_eq!(Panel::parse("incidents"), Some(Panel::Timeline));
+        assert_eq!(Panel::Timeline.as_str(), "timeline");
     }
 
     #[test]

@@ -438,7 +438,7 @@ impl Watcher {
                     command,
                     output,
                     ok,
-                } if command.starts_with("apply") => {
+                } if command.starts_with("apply") || command.starts_with("kubectl apply") => {
                     Some(("applied", json!({"time": e.t, "ok": ok, "output": output})))
                 }
                 TraceKind::Check {
@@ -769,6 +769,19 @@ mod tests {
 
         p.load_scenario(text, Some(5)).unwrap();
         assert_eq!(p.seed(), 5, "a link's seed overrides the scenario's");
+    }
+
+    #[test]
+    fn an_apply_from_the_editor_or_the_console_is_reported_once_as_applied() {
+        let mut s = Session::new(1);
+        let mut w = Watcher::starting_at(&s);
+        assert!(s.apply_text("a.yaml", examples::DEFAULT_MANIFEST).ok);
+        assert!(
+            s.kubectl_with_input("apply -f -", Some(examples::DEFAULT_MANIFEST))
+                .ok
+        );
+        let applied = w.poll(&s).iter().filter(|(n, _)| *n == "applied").count();
+        assert_eq!(applied, 2);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use crate::sim::time::human_age;
 use crate::sim::types::{Event, Millis};
 
 /// One row of the events list.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventRow {
     /// The Event object's name (stable across count bumps: a good list key).
     pub name: String,

@@ -2,9 +2,11 @@
 //!
 //! Everything the page shows is computed here from the session: pod STATUS text as kubectl prints
 //! it, node capacity bars, the events list, the loop cards, the sequence diagram's rows, the
-//! inspector's spec-vs-status gap and the chart. `src/ui` only turns these into HTML.
+//! inspector's spec-vs-status gap, the chart and the fault timeline. `src/ui` only turns these
+//! into HTML.
 
 pub mod cluster;
+pub mod crash;
 pub mod embed_flags;
 pub mod embed_protocol;
 pub mod events;
@@ -14,7 +16,9 @@ pub mod history;
 pub mod inspect;
 pub mod lesson;
 pub mod playground;
+pub mod timeline;
 pub mod trace_views;
+pub mod yaml_highlight;
 
 pub use cluster::{ClusterView, NodeView, PodView, Tone, Usage};
 pub use events::EventRow;

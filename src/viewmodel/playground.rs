@@ -5,12 +5,15 @@
 //! the animation frame and maps it to [`Playground::frame`]; buttons map to the other methods.
 //! That keeps the whole behaviour testable natively.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
-use super::cluster::ClusterView;
+use super::cluster::{ClusterCache, ClusterView};
 use super::events::{event_rows, EventRow};
-use super::history::{History, Sample};
+use super::history::History;
 use super::inspect::OwnershipView;
+use super::timeline::Timeline;
 use super::trace_views::{is_heartbeat, LoopTracker, SequenceLog};
 use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::faults::{Fault, PodTarget};
@@ -22,6 +25,10 @@ use crate::sim::world::Advanced;
 /// Most simulation events processed in one animation frame, so the tab never freezes: a frame
 /// that hits it leaves the clock behind, and the page says the simulation is lagging.
 pub const FRAME_EVENT_BUDGET: usize = 20_000;
+/// Simulation events processed between two looks at the frame's time budget
+/// ([`Playground::frame_within`]): small enough that a chunk never costs a visible stall, large
+/// enough that asking the clock costs nothing.
+pub const FRAME_EVENT_CHUNK: usize = 64;
 /// A frame longer than this (a background tab, a debugger pause) counts as this long, so the
 /// simulation never leaps ahead after the page was hidden.
 pub const MAX_FRAME_MS: f64 = 100.0;
@@ -76,6 +83,8 @@ pub struct Playground {
     pub loops: LoopTracker,
     pub sequence: SequenceLog,
     pub history: History,
+    /// Each fault, what it hit and when the system recovered.
+    pub timeline: Timeline,
     /// The object the inspector shows.
     pub selected: Option<ObjectKey>,
     pub console: Vec<ConsoleEntry>,
@@ -91,6 +100,8 @@ pub struct Playground {
     pub version: u64,
     /// The scenario text and seed override last opened, so Reset starts the lesson over.
     loaded: Option<(String, Option<u64>)>,
+    /// The cluster view, followed incrementally (updated lazily by [`Playground::cluster_view`]).
+    cluster_cache: RefCell<ClusterCache>,
 }
 
 impl Playground {
@@ -107,6 +118,7 @@ impl Playground {
             loops: LoopTracker::default(),
             sequence: SequenceLog::default(),
             history: History::default(),
+            timeline: Timeline::default(),
             selected: None,
             console: Vec::new(),
             trace_seq: 0,
@@ -115,6 +127,7 @@ impl Playground {
             real_clock: 0.0,
             version: 0,
             loaded: None,
+            cluster_cache: RefCell::default(),
         };
         p.boot();
         p
@@ -164,11 +177,13 @@ impl Playground {
             }
         }
         self.session = Session::new(self.seed);
+        self.cluster_cache.get_mut().invalidate();
         self.last_apply = None;
         self.selected = None;
         self.loops.clear();
         self.sequence.clear();
         self.history.clear();
+        self.timeline.clear();
         self.trace_seq = 0;
         self.carry = 0.0;
         self.lagging = false;
@@ -186,12 +201,14 @@ impl Playground {
                 self.loaded = Some((text.to_string(), seed));
                 self.seed = session.sim.config().seed;
                 self.session = session;
+                self.cluster_cache.get_mut().invalidate();
                 self.playing = false;
                 self.last_apply = None;
                 self.selected = None;
                 self.loops.clear();
                 self.sequence.clear();
                 self.history.clear();
+                self.timeline.clear();
                 self.trace_seq = 0;
                 self.carry = 0.0;
                 self.lagging = false;
@@ -224,6 +241,16 @@ impl Playground {
     /// One animation frame of `real_ms` real milliseconds: advances the clock by `real_ms × speed`
     /// when playing, within the event budget. Returns true when anything visible changed.
     pub fn frame(&mut self, real_ms: f64) -> bool {
+        self.frame_within(real_ms, &mut || false)
+    }
+
+    /// [`Playground::frame`] with a time budget: `out_of_time` is asked after every
+    /// [`FRAME_EVENT_CHUNK`] events and stops the frame's simulation work when it says so (the page
+    /// asks the browser's clock, so input and drawing always get their share of the frame). What
+    /// is left carries over to the next frame in the event queue, which runs in (time, sequence)
+    /// order however it is sliced: frame timing decides only how fast the simulation gets
+    /// somewhere, never where it goes.
+    pub fn frame_within(&mut self, real_ms: f64, out_of_time: &mut dyn FnMut() -> bool) -> bool {
         let real_ms = if real_ms.is_finite() {
             real_ms.clamp(0.0, MAX_FRAME_MS)
         } else {
@@ -243,7 +270,19 @@ impl Playground {
         let before = self.fingerprint();
         let was_lagging = self.lagging;
         let target = self.now() + whole as Millis;
-        let adv = self.session.advance_to(target, FRAME_EVENT_BUDGET);
+        let mut adv = Advanced::default();
+        loop {
+            let chunk = FRAME_EVENT_CHUNK.min(FRAME_EVENT_BUDGET - adv.events);
+            let step = self.session.advance_to(target, chunk);
+            adv.events += step.events;
+            if !step.capped {
+                break;
+            }
+            if adv.events >= FRAME_EVENT_BUDGET || out_of_time() {
+                adv.capped = true;
+                break;
+            }
+        }
         self.lagging = adv.capped;
         if adv.capped {
             // Don't let the debt grow without bound while the simulation catches up.
@@ -501,18 +540,11 @@ impl Playground {
         self.loops.ingest(trace.since(self.trace_seq));
         self.sequence.ingest(trace.since(self.trace_seq));
         self.trace_seq = trace.next_seq().saturating_sub(1);
-        let mut s = Sample {
-            t: self.now(),
-            ..Default::default()
-        };
-        for o in self.session.sim.api.list(Kind::Deployment) {
-            if let Some(d) = o.as_deployment() {
-                s.desired += d.spec.replicas.unwrap_or(1).max(0) as u32;
-                s.ready += d.status.ready_replicas.max(0) as u32;
-                s.available += d.status.available_replicas.max(0) as u32;
-            }
-        }
-        self.history.record(s);
+        let now = self.now();
+        let deployments = self.session.sim.api.list(Kind::Deployment);
+        self.history
+            .record_deployments(now, deployments.filter_map(|o| o.as_deployment()));
+        self.timeline.observe(&self.session.sim);
         if let Some(k) = &self.selected {
             if self.session.sim.api.get(k).is_none() && k.kind != Kind::Pod {
                 // Keep a deleted pod selected (its card says it is gone); other kinds just close.
@@ -537,6 +569,32 @@ impl Playground {
             .map(|(k, m)| (k.clone(), m.up))
             .collect();
         ClusterView::build(nodes, pods, &up, self.now())
+    }
+
+    /// The cluster view as the page draws it every frame: kept up to date incrementally (see
+    /// [`ClusterCache`]), so an unchanged node keeps its `Rc` and an idle frame costs almost
+    /// nothing. [`Playground::cluster`] builds a fresh one from scratch.
+    pub fn cluster_view(&self) -> Rc<ClusterView> {
+        match self.cluster_cache.try_borrow_mut() {
+            Ok(mut c) => {
+                c.update(&self.session.sim);
+                c.view()
+            }
+            Err(_) => Rc::new(self.cluster()),
+        }
+    }
+
+    /// How many times objects of `kind` changed as far as the page has looked (a memo key for
+    /// views that show one kind, cheaper than the store-wide resourceVersion, which every
+    /// heartbeat bumps).
+    pub fn revision(&self, kind: Kind) -> u64 {
+        match self.cluster_cache.try_borrow_mut() {
+            Ok(mut c) => {
+                c.update(&self.session.sim);
+                c.kind_revision(kind)
+            }
+            Err(_) => self.session.sim.api.resource_version(),
+        }
     }
 
     /// The events list, newest first.
@@ -617,6 +675,34 @@ mod tests {
             changed |= p.frame(16.0);
         }
         assert!(changed, "the clock's tenth ticks over within 160 ms");
+    }
+
+    #[test]
+    fn a_frame_loop_cut_short_by_its_time_budget_ends_where_one_long_advance_does() {
+        let mut sliced = Playground::new(7);
+        let mut whole = Playground::new(7);
+        assert!(sliced.apply(DEFAULT_MANIFEST).ok);
+        assert!(whole.apply(DEFAULT_MANIFEST).ok);
+        sliced.playing = true;
+        sliced.speed = 100.0;
+        // A budget that runs out after every chunk: the most a frame loop can be sliced.
+        let (mut frames, mut lagged) = (0, false);
+        while sliced.now() < 40_000 {
+            sliced.frame_within(16.0, &mut || true);
+            lagged |= sliced.lagging;
+            frames += 1;
+            assert!(frames < 100_000, "the frame loop makes progress");
+        }
+        assert!(lagged, "some frames had more than one chunk of work");
+        sliced.playing = false;
+        let end = 45_000;
+        sliced.advance_by(end - sliced.now());
+        whole.advance_by(end - whole.now());
+        assert_eq!(sliced.session.state_json(), whole.session.state_json());
+        assert_eq!(
+            sliced.session.sim.trace().next_seq(),
+            whole.session.sim.trace().next_seq()
+        );
     }
 
     #[test]

@@ -2,7 +2,13 @@
 // same deterministic advance), example links open lessons, a broken, truncated or bomb link shows a
 // friendly banner and keeps the reader's own text, the Share button copies and measures the link,
 // and the address bar follows the editor (except in an embed, which never touches its URL or
-// localStorage).
+// localStorage). A reload re-runs the linked scenario from t=0 with its seed, keeping the edits
+// made to it; opening the link fresh shows exactly the link.
+//
+// No test waits for wall time: the simulation moves with window.kubeloop.advance, and where the
+// address bar's debounce (500 ms of real time) matters, Playwright's fake clock moves it
+// (page.clock.runFor), so a loaded machine can only make a test slower, never wrong. Page loads
+// get a generous timeout: compiling the wasm is what a loaded machine slows down most.
 // @ts-check
 const { test, expect } = require('@playwright/test');
 const zlib = require('zlib');
@@ -33,6 +39,15 @@ spec:
         resources: {requests: {cpu: 100m, memory: 64Mi}}
 `;
 
+/** How long a page may take to download and compile the app on a busy machine. */
+const BOOT = { timeout: 60_000 };
+
+/** Waits until the app is mounted and its JS API installed (after a goto or a reload). */
+async function appReady(page) {
+  await expect(page.getByTestId('app')).toBeVisible(BOOT);
+  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null, null, BOOT);
+}
+
 /** Opens a page, records console errors and uncaught exceptions, waits for the app. */
 async function open(page, path) {
   const errors = [];
@@ -41,17 +56,19 @@ async function open(page, path) {
     if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
   });
   await page.goto(path);
-  await expect(page.getByTestId('app')).toBeVisible();
-  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
+  await appReady(page);
   return errors;
 }
+
+/** The address bar catches up with an edit once the editor has been still for 500 ms. */
+const DEBOUNCE_PASSED = 1000;
 
 /** Everything a run produced, minus what differs between two honest runs (nothing should). */
 const snapshot = (page) =>
   page.evaluate(() => ({ now: window.kubeloop.now(), state: window.kubeloop.state(), events: window.kubeloop.events() }));
 
 test('a share link opens the same scenario: same objects and clock after the same advance', async ({ browser }) => {
-  test.setTimeout(120_000); // three fresh browsers, each loading the app
+  test.setTimeout(240_000); // three fresh browsers, each compiling the app (BOOT each, at worst)
   // The author writes a scenario and copies its link with the Share button.
   const author = await browser.newContext();
   await author.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -120,11 +137,14 @@ test('a lesson opened from the menu is named in the address bar and in share lin
 });
 
 test('a truncated link shows the friendly message and keeps the previous text', async ({ page }) => {
+  test.setTimeout(90_000);
+  await page.clock.install();
   await open(page, '/');
   const mine = '# my own work in progress\napiVersion: v1\nkind: Namespace\nmetadata: {name: mine}\n';
   await page.getByTestId('editor').fill(mine);
   // The address bar follows the edit (debounced) before the reader pastes a link.
-  await expect.poll(() => page.url(), { timeout: 5000 }).toContain('#k1:');
+  await page.clock.runFor(DEBOUNCE_PASSED);
+  await expect.poll(() => page.url()).toContain('#k1:');
   const good = k1({ y: SCENARIO });
   const truncated = good.slice(0, good.length - 9);
 
@@ -139,12 +159,81 @@ test('a truncated link shows the friendly message and keeps the previous text', 
 
   // Opened fresh (a reload): the autosaved text is back, the link refused the same way.
   await page.reload();
-  await expect(page.getByTestId('app')).toBeVisible();
+  await appReady(page);
   await expect(page.getByTestId('link-error')).toContainText('looks incomplete');
   await expect(page.getByTestId('editor')).toHaveValue(mine);
   expect(await page.evaluate(() => localStorage.getItem('kubeloop.editor.v1'))).toBe(mine);
   await page.getByTestId('link-error').getByRole('button', { name: 'Dismiss' }).click();
   await expect(page.getByTestId('link-error')).toHaveCount(0);
+});
+
+test('a reload re-runs the linked scenario from t=0 with its seed, keeping the edits made to it', async ({ page, context }) => {
+  test.setTimeout(150_000); // four page loads
+  // No fake clock here: it fakes `performance` too, which tells a reload from an opened link.
+  // The outcome below is the same whether or not the address bar caught up before the reload;
+  // the next test pins the case where it cannot (the switch is off).
+  const link = `/#${k1({ y: SCENARIO, s: 7 })}`;
+  const errors = await open(page, link);
+  await expect(page.getByTestId('editor')).toHaveValue(SCENARIO);
+  await page.evaluate(() => window.kubeloop.advance('45s'));
+  const run = await snapshot(page);
+  expect(run.now).toBe(45000);
+
+  // An edit that changes nothing in the run (a comment), then a reload right away, most likely
+  // before the address bar caught up with it: the edit is not lost either way.
+  const edited = `${SCENARIO}# my note: same cluster\n`;
+  await page.getByTestId('editor').fill(edited);
+  await expect.poll(() => page.evaluate(() => localStorage.getItem('kubeloop.editedLink.v1'))).not.toBeNull();
+  await page.reload();
+  await appReady(page);
+  await expect(page.getByTestId('editor')).toHaveValue(edited);
+  await expect(page.getByTestId('link-error')).toHaveCount(0);
+  // From t=0, with the link's seed: the same run as before the reload.
+  await expect(page.getByTestId('clock')).toHaveText('00:00.0');
+  await expect(page.locator('[data-testid^="node-"]')).toHaveCount(2);
+  await page.evaluate(() => window.kubeloop.advance('45s'));
+  expect(await snapshot(page)).toEqual(run);
+  // The address bar now names what is open (the edited text, the same seed)…
+  const now = page.url();
+  expect(now).toMatch(/#k1:/);
+  expect(now).not.toBe(new URL(link, now).href);
+
+  // …so a later reload opens that link: the same text, from t=0, the same run again.
+  await page.reload();
+  await appReady(page);
+  await expect(page.getByTestId('editor')).toHaveValue(edited);
+  await expect(page.getByTestId('clock')).toHaveText('00:00.0');
+  await page.evaluate(() => window.kubeloop.advance('45s'));
+  expect(await snapshot(page)).toEqual(run);
+  expect(errors).toEqual([]);
+
+  // Opening the original link fresh (not a reload) shows exactly the link, not the edits.
+  const other = await context.newPage();
+  await open(other, link);
+  await expect(other.getByTestId('editor')).toHaveValue(SCENARIO);
+  await other.close();
+});
+
+test('with the address-bar switch off, a reload of an opened link still keeps the edits', async ({ page }) => {
+  test.setTimeout(90_000);
+  await open(page, '/');
+  await page.getByTestId('share').click();
+  await page.getByTestId('share-track').uncheck();
+  await page.keyboard.press('Escape');
+  const link = `/#${k1({ y: SCENARIO })}`;
+  await page.goto(link); // pasted into the address bar: the link opens, and stays there
+  await expect(page.getByTestId('editor')).toHaveValue(SCENARIO);
+  const edited = SCENARIO.replace('replicas: 4', 'replicas: 5');
+  await page.getByTestId('editor').fill(edited);
+  await expect.poll(() => page.evaluate(() => localStorage.getItem('kubeloop.editedLink.v1'))).not.toBeNull();
+  await page.reload();
+  await appReady(page);
+  expect(page.url()).toBe(new URL(link, page.url()).href); // the switch is off: the URL is untouched
+  await expect(page.getByTestId('editor')).toHaveValue(edited);
+  await expect(page.getByTestId('clock')).toHaveText('00:00.0');
+  // Re-run from t=0 with the edits applied.
+  await page.evaluate(() => window.kubeloop.advance('45s'));
+  await expect(page.locator('[data-testid^="pod-"][data-ready="true"]')).toHaveCount(5);
 });
 
 test('a decompression bomb, a newer format and an unknown example are refused, as text', async ({ page }) => {
@@ -168,7 +257,9 @@ test('a decompression bomb, a newer format and an unknown example are refused, a
 });
 
 test('Ctrl+S shares, long links are flagged, and the address bar follows the editor unless switched off', async ({ page, context }) => {
+  test.setTimeout(90_000);
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.clock.install();
   await open(page, '/');
   // Incompressible text makes a link past 8 KB.
   const noise = Array.from({ length: 600 }, (_, i) => `# ${i} ${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`).join('\n');
@@ -181,10 +272,12 @@ test('Ctrl+S shares, long links are flagged, and the address bar follows the edi
   await expect(page.getByTestId('share-warning')).toContainText('longer than 8 KB');
 
   // The address bar caught up with the edit (debounced), and reopening it restores the text.
-  await expect.poll(() => page.url(), { timeout: 5000 }).toContain('#k1:');
+  await page.clock.runFor(DEBOUNCE_PASSED);
+  await expect.poll(() => page.url()).toContain('#k1:');
   const tracked = page.url();
   const other = await context.newPage();
   await other.goto(tracked);
+  await appReady(other);
   await expect(other.getByTestId('editor')).toHaveValue(big);
   await other.close();
 
@@ -194,17 +287,19 @@ test('Ctrl+S shares, long links are flagged, and the address bar follows the edi
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('share-popover')).toHaveCount(0);
   await page.getByTestId('editor').fill('kind: Changed\n');
-  await page.waitForTimeout(1200);
+  await page.clock.runFor(DEBOUNCE_PASSED * 3); // well past the debounce: still nothing
   expect(page.url()).not.toContain('#');
   expect(await page.evaluate(() => localStorage.getItem('kubeloop.trackUrl.v1'))).toBe('0');
 });
 
 test('an embedded playground never rewrites its URL and never writes localStorage', async ({ page }) => {
+  test.setTimeout(90_000);
+  await page.clock.install();
   await open(page, '/?embed=1#example/thermostat');
   const url = page.url();
   await expect(page.getByTestId('editor')).toHaveValue(/name: thermostat/);
   await page.getByTestId('editor').fill('kind: EditedInEmbed\n');
-  await page.waitForTimeout(1200);
+  await page.clock.runFor(DEBOUNCE_PASSED * 3); // well past the debounce, and its 250 ms ticks
   expect(page.url()).toBe(url);
   expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
   // No Share button in an embed: an "Open in Kubeloop" link to the full playground instead.
@@ -215,6 +310,7 @@ test('an embedded playground never rewrites its URL and never writes localStorag
   expect(href).not.toContain('embed=1');
   const full = await page.context().newPage();
   await full.goto(/** @type {string} */ (href));
+  await appReady(full);
   await expect(full.getByTestId('editor')).toHaveValue('kind: EditedInEmbed\n');
   await expect(full.locator('.is-embed')).toHaveCount(0);
 });

@@ -18,8 +18,9 @@
 //! - A pod whose `DisruptionTarget` condition went stale (no deletion 2 min later) gets it set False.
 //!
 //! Like Kubernetes, the controller does not react to ReplicaSet or Deployment changes by
-//! themselves (it only reads them); pod changes trigger the recount. Deliberate simplifications:
-//! Events come from `disruption-controller` (Kubernetes' recorder says `controllermanager`); the
+//! themselves (it only reads them); pod changes trigger the recount. Its Events carry the source
+//! [`EVENT_SOURCE`] (`controllermanager`), as upstream's recorder writes them, while the trace
+//! names the component `disruption-controller`. Deliberate simplifications: the
 //! `MultiplePodDisruptionBudgets` warning on pods is not recorded; controllers other than
 //! ReplicaSets and Deployments (StatefulSets, ReplicationControllers, custom `/scale`) do not
 //! exist in the simulation and count as "not found".
@@ -34,6 +35,11 @@ use crate::sim::types::{
     find_condition, set_condition, Condition, IntOrString, Kind, LabelSelector, Millis, Object,
     ObjectKey, Pod, PodDisruptionBudget, Time,
 };
+
+/// The `source.component` of this controller's Events (what `kubectl describe pdb` shows under
+/// From). Upstream creates the recorder with `v1.EventSource{Component: "controllermanager"}`
+/// (pkg/controller/disruption/disruption.go), not with the controller's name.
+pub const EVENT_SOURCE: &str = "controllermanager";
 
 /// `DeletionTimeout`: how long an Eviction API entry in `disruptedPods` keeps a pod out of the count.
 pub const DELETION_TIMEOUT: Millis = 120_000;

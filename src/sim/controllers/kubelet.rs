@@ -1841,6 +1841,10 @@ impl Controller for Kubelet {
         }
     }
 
+    fn node_selector(&self) -> Option<&str> {
+        Some(&self.node)
+    }
+
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,

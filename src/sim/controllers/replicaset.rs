@@ -328,14 +328,27 @@ impl Controller for ReplicaSetController {
 
         // Claim: adopt matching orphans, release owned pods that no longer match.
         let being_deleted = rs.metadata.deletion_timestamp.is_some();
+        let replicas = rs.spec.replicas.unwrap_or(1).max(0) as usize;
+        // With no orphan to adopt and every owned pod still matching, the claim changes nothing
+        // and the pass needs only counts, which the cache keeps per label set; choosing pods to
+        // delete needs the pods themselves.
+        let counted = count_groups(rs, ctx.cache, now)
+            .filter(|c| !(needs_sync && !being_deleted && c.claimed > replicas));
         let mut claimed: Vec<&Pod> = Vec::new();
         let mut claim_patches = Vec::new();
         let (mut adopted, mut released) = (0usize, 0usize);
-        for pod in ctx
-            .cache
-            .list_ns(Kind::Pod, &rs.metadata.namespace)
-            .filter_map(|o| o.as_pod())
-        {
+        // Pods another controller owns are skipped below anyway; the cache's claim index
+        // leaves them out, so a pass costs what this ReplicaSet owns, not the namespace.
+        let scan = counted.is_none() || cfg!(debug_assertions);
+        let candidates: Vec<&Pod> = if scan {
+            ctx.cache
+                .claimable(Kind::Pod, &rs.metadata.namespace, &rs.metadata.uid)
+                .filter_map(|o| o.as_pod())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for pod in candidates {
             if !pod.is_active() {
                 continue;
             }
@@ -361,10 +374,17 @@ impl Controller for ReplicaSetController {
                 }
             }
         }
+        let counts = match counted {
+            Some(c) => {
+                debug_assert_eq!(c, count_pods(rs, &claimed, now), "claim counts for {key}");
+                debug_assert!(claim_patches.is_empty());
+                c
+            }
+            None => count_pods(rs, &claimed, now),
+        };
         out.batch(claim_patches);
 
         // manageReplicas.
-        let replicas = rs.spec.replicas.unwrap_or(1).max(0) as usize;
         let diff_text;
         if !needs_sync {
             let e = self.expectations.get(key).copied().unwrap_or_default();
@@ -382,8 +402,8 @@ impl Controller for ReplicaSetController {
             );
         } else if being_deleted {
             diff_text = "being deleted: no pods created or deleted".into();
-        } else if claimed.len() < replicas {
-            let missing = replicas - claimed.len();
+        } else if counts.claimed < replicas {
+            let missing = replicas - counts.claimed;
             let n = missing.min(BURST_REPLICAS);
             if rs.spec.template.metadata.labels.is_empty() {
                 let err = ManageError {
@@ -407,8 +427,8 @@ impl Controller for ReplicaSetController {
                     format!("{missing} missing → create {n}")
                 };
             }
-        } else if claimed.len() > replicas {
-            let extra = claimed.len() - replicas;
+        } else if counts.claimed > replicas {
+            let extra = counts.claimed - replicas;
             let n = extra.min(BURST_REPLICAS);
             let related = indirectly_related_pods(rs, ctx.cache);
             let victims = pods_to_delete(&claimed, &related, n, now);
@@ -438,7 +458,7 @@ impl Controller for ReplicaSetController {
         }
 
         // Status.
-        let new_status = calculate_status(rs, &claimed, self.manage_errors.get(key), now);
+        let new_status = calculate_status(rs, &counts, self.manage_errors.get(key), now);
         let ready = new_status.ready_replicas;
         if status_differs(rs, &new_status) {
             let mut updated = rs.clone();
@@ -448,14 +468,14 @@ impl Controller for ReplicaSetController {
             };
             out.batch(vec![ApiRequest::UpdateStatus(Object::ReplicaSet(updated))]);
         }
-        if let Some(wait) = next_availability(rs, &claimed, now) {
+        if let Some(wait) = counts.next_available {
             out.requeue(wait);
         }
 
         let mut observed = format!(
             "{} active pod{} ({ready} ready)",
-            claimed.len(),
-            plural(claimed.len())
+            counts.claimed,
+            plural(counts.claimed)
         );
         if adopted > 0 {
             observed.push_str(&format!(", adopting {adopted} orphan{}", plural(adopted)));
@@ -985,29 +1005,86 @@ fn template_labels_match(template: &StringMap, labels: &StringMap) -> bool {
     template.iter().all(|(k, v)| labels.get(k) == Some(v))
 }
 
+/// What `calculateStatus` and the availability requeue need from the claimed pods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ClaimCounts {
+    claimed: usize,
+    fully_labeled: i32,
+    ready: i32,
+    available: i32,
+    /// When the next ready-but-not-yet-available pod becomes available (minReadySeconds).
+    next_available: Option<Millis>,
+}
+
+/// Counts over the claimed pods, one by one.
+fn count_pods(rs: &ReplicaSet, pods: &[&Pod], now: Millis) -> ClaimCounts {
+    let min_ready = rs.spec.min_ready_seconds as i64;
+    let mut c = ClaimCounts {
+        claimed: pods.len(),
+        next_available: next_availability(rs, pods, now),
+        ..ClaimCounts::default()
+    };
+    for pod in pods {
+        if template_labels_match(&rs.spec.template.metadata.labels, &pod.metadata.labels) {
+            c.fully_labeled += 1;
+        }
+        if pod.is_ready() {
+            c.ready += 1;
+            if pod.is_available(min_ready, now) {
+                c.available += 1;
+            }
+        }
+    }
+    c
+}
+
+/// The same counts from the cache's per-label-set groups of the pods this ReplicaSet controls,
+/// when the claim would change nothing: no orphan in the namespace to adopt, and every active
+/// owned pod still matching the selector. None otherwise (the pass then claims pod by pod).
+fn count_groups(rs: &ReplicaSet, cache: &Cache, now: Millis) -> Option<ClaimCounts> {
+    let ns = &rs.metadata.namespace;
+    if cache.has_uncontrolled(Kind::Pod, ns) {
+        return None;
+    }
+    let min_ready = rs.spec.min_ready_seconds as i64;
+    let mut c = ClaimCounts::default();
+    for (labels, g) in cache.pod_groups(&rs.metadata.uid, ns) {
+        if g.active == 0 {
+            continue;
+        }
+        if !rs.spec.selector.matches(labels) {
+            return None;
+        }
+        c.claimed += g.active;
+        if template_labels_match(&rs.spec.template.metadata.labels, labels) {
+            c.fully_labeled += g.active as i32;
+        }
+        for (since, &n) in &g.ready_since {
+            c.ready += n as i32;
+            // `Pod::is_available` and `next_availability`, per distinct Ready time.
+            let available =
+                min_ready == 0 || since.is_some_and(|t| t + (min_ready as u64) * 1000 <= now);
+            if available {
+                c.available += n as i32;
+            } else if min_ready > 0 {
+                if let Some(t) = since {
+                    let wait = (t + min_ready as u64 * 1000).saturating_sub(now).max(1);
+                    c.next_available = Some(c.next_available.map_or(wait, |w| w.min(wait)));
+                }
+            }
+        }
+    }
+    Some(c)
+}
+
 /// `calculateStatus`: counts over the claimed pods plus the ReplicaFailure condition.
 fn calculate_status(
     rs: &ReplicaSet,
-    pods: &[&Pod],
+    counts: &ClaimCounts,
     failure: Option<&ManageError>,
     now: Millis,
 ) -> ReplicaSetStatus {
     let mut status = rs.status.clone();
-    let min_ready = rs.spec.min_ready_seconds as i64;
-    let mut fully_labeled = 0;
-    let mut ready = 0;
-    let mut available = 0;
-    for pod in pods {
-        if template_labels_match(&rs.spec.template.metadata.labels, &pod.metadata.labels) {
-            fully_labeled += 1;
-        }
-        if pod.is_ready() {
-            ready += 1;
-            if pod.is_available(min_ready, now) {
-                available += 1;
-            }
-        }
-    }
     let existing = status
         .conditions
         .iter()
@@ -1033,10 +1110,10 @@ fn calculate_status(
         (None, Some(_)) => status.conditions.retain(|c| c.type_ != REPLICA_FAILURE),
         (None, None) => {}
     }
-    status.replicas = pods.len() as i32;
-    status.fully_labeled_replicas = fully_labeled;
-    status.ready_replicas = ready;
-    status.available_replicas = available;
+    status.replicas = counts.claimed as i32;
+    status.fully_labeled_replicas = counts.fully_labeled;
+    status.ready_replicas = counts.ready;
+    status.available_replicas = counts.available;
     status
 }
 

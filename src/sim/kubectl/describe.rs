@@ -13,10 +13,11 @@ use super::args::{flag, Args, Flag, FlagKind};
 use super::printers::{cluster_ip, node_roles};
 use super::resources::{self, Filter, Request};
 use super::tabwriter::describe_text;
-use super::util::{error, fail, human_duration, out, rfc1123z, since};
+use super::util::{error, event_interval, fail, out, rfc1123z, since};
 use crate::sim::controllers::deployment_util::{equal_ignore_hash, LAST_APPLIED_ANNOTATION};
 use crate::sim::quantity::{format_bytes, parse_quantity, Quantity, QuantityFormat};
 use crate::sim::session::{CommandOutput, Session};
+use crate::sim::time::human_duration;
 use crate::sim::types::{
     Container, ContainerState, ContainerStatus, Event, IntOrString, Kind, LabelSelector, Millis,
     Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap, Time, Toleration,
@@ -174,16 +175,7 @@ fn events_table(w: &mut String, now: Millis, events: Option<&[Event]>) {
     w.push_str("Events:\n  Type\tReason\tAge\tFrom\tMessage\n");
     w.push_str("  ----\t------\t----\t----\t-------\n");
     for e in events {
-        let first = since(now, e.first_timestamp);
-        let interval = if e.count > 1 {
-            format!(
-                "{} (x{} over {first})",
-                since(now, e.last_timestamp),
-                e.count
-            )
-        } else {
-            first
-        };
+        let interval = event_interval(now, e);
         let source = if e.source.component.is_empty() {
             e.reporting_component.clone().unwrap_or_default()
         } else {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::args::{flag, Args, Flag, FlagKind};
-use super::util::{aggregate, error, fail};
+use super::util::{aggregate, error, fail, merge_patch};
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent};
 use crate::sim::cache::Cache;
 use crate::sim::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
@@ -166,12 +166,8 @@ fn cordon_one(sim: &mut Sim, node: &str, desired: bool) -> Result<String, String
     } else {
         json!({"spec": {"unschedulable": null}})
     };
-    sim.submit(ApiRequest::Patch {
-        key,
-        patch,
-        status: false,
-    })
-    .map_err(|e| format!("error: unable to {verb} node {node:?}: {}", e.message))?;
+    merge_patch(sim, &key, patch)
+        .map_err(|e| format!("error: unable to {verb} node {node:?}: {}", e.message))?;
     Ok(format!("node/{node} {verb}ed"))
 }
 
@@ -684,23 +680,25 @@ impl Controller for DrainController {
                         .then_some(self.opts.grace_period),
                     ..Default::default()
                 };
-                if self.using_eviction() {
+                let request = if self.using_eviction() {
                     self.log.push(
                         now,
                         Stream::Stdout,
                         format!("evicting pod {}/{}", key.namespace, key.name),
                     );
-                    if timed_out {
-                        let e = format!(
-                            "error when evicting {pod_ref}: global timeout reached: {}",
-                            self.timeout_text()
-                        );
-                        self.set(key, Step::Failed(e));
-                    } else {
-                        out.request(ApiRequest::Evict {
-                            key: key.clone(),
-                            options,
-                        });
+                    (!timed_out).then(|| ApiRequest::Evict {
+                        key: key.clone(),
+                        options,
+                    })
+                } else {
+                    Some(ApiRequest::Delete {
+                        key: key.clone(),
+                        options,
+                    })
+                };
+                match request {
+                    Some(request) => {
+                        out.request(request);
                         self.set(
                             key,
                             Step::Evict {
@@ -709,18 +707,13 @@ impl Controller for DrainController {
                             },
                         );
                     }
-                } else {
-                    out.request(ApiRequest::Delete {
-                        key: key.clone(),
-                        options,
-                    });
-                    self.set(
-                        key,
-                        Step::Evict {
-                            at: now,
-                            in_flight: true,
-                        },
-                    );
+                    None => {
+                        let e = format!(
+                            "error when evicting {pod_ref}: global timeout reached: {}",
+                            self.timeout_text()
+                        );
+                        self.set(key, Step::Failed(e));
+                    }
                 }
                 out.record = Some(ReconcileRecord {
                     observed: format!("pod {} on {}", key.name, self.node),

@@ -9,7 +9,7 @@
 use super::args::{flag, Args, Flag, FlagKind};
 use super::resources::{self, Filter, Request};
 use super::tabwriter;
-use super::util::{error, object_name, out, since, unsupported};
+use super::util::{error, event_interval, object_name, out, unsupported};
 use crate::sim::scenario::{parse_wait, WaitFor};
 use crate::sim::session::{evaluate_wait, CommandOutput, Session};
 use crate::sim::types::{Event, Kind, ObjectKey};
@@ -212,16 +212,7 @@ pub fn events(session: &mut Session, args: &Args) -> CommandOutput {
     let rows: Vec<Vec<String>> = evs
         .iter()
         .map(|e| {
-            let first = since(now, e.first_timestamp);
-            let interval = if e.count > 1 {
-                format!(
-                    "{} (x{} over {first})",
-                    since(now, e.last_timestamp),
-                    e.count
-                )
-            } else {
-                first
-            };
+            let interval = event_interval(now, e);
             let mut r = Vec::new();
             if all_ns {
                 r.push(e.metadata.namespace.clone());

@@ -13,6 +13,7 @@
 pub mod args;
 pub mod describe;
 pub mod drain;
+pub mod errors;
 pub mod misc;
 pub mod mutate;
 pub mod printers;

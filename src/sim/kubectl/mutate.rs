@@ -9,10 +9,13 @@
 use serde_json::{json, Value as Json};
 
 use super::args::{flag, Args, Flag, FlagKind};
+use super::errors::{check_err, finish, CmdError, InvalidDetails};
 use super::printers::{list_json, to_json_text};
 use super::resources::{self, Request};
-use super::util::{aggregate, error, fail, object_name, out, terminate, unsupported};
-use crate::sim::api::{ApiRequest, DeleteOptions, PropagationPolicy};
+use super::util::{
+    aggregate, error, fail, merge_patch, object_name, or_return, out, terminate, unsupported,
+};
+use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
 use crate::sim::decode::{self, Severity};
 use crate::sim::session::{CommandOutput, Session};
 use crate::sim::types::{
@@ -60,7 +63,8 @@ pub fn apply(session: &mut Session, args: &Args, input: Option<&str>) -> Command
         return error("must specify one of -f and -k");
     }
     let mut stdout = String::new();
-    let mut stderr = String::new();
+    let mut warnings = String::new();
+    let mut errs: Vec<CmdError> = Vec::new();
     let mut ok = true;
     for f in files {
         let text = match input {
@@ -74,23 +78,75 @@ pub fn apply(session: &mut Session, args: &Args, input: Option<&str>) -> Command
             return error("no objects passed to apply");
         }
         let file = if f == "-" { "STDIN" } else { f.as_str() };
-        let report = session.apply_text(file, text);
+        let report = session.apply_text_unrecorded(file, text);
         for l in &report.lines {
             stdout.push_str(&format!("{l}\n"));
         }
         for d in &report.diagnostics {
             match d.severity {
-                Severity::Error => {
-                    ok = false;
-                    stderr.push_str(&diagnostic_line(file, d));
-                }
-                Severity::Warning => stderr.push_str(&format!("Warning: {}\n", d.message)),
+                Severity::Error => gather_apply_error(session, args, &mut errs, file, d),
+                Severity::Warning => warnings.push_str(&format!("Warning: {}\n", d.message)),
                 Severity::Info => {}
             }
         }
         ok &= report.ok;
     }
-    CommandOutput { stdout, stderr, ok }
+    CommandOutput {
+        ok: ok && errs.is_empty(),
+        stdout,
+        stderr: warnings + &check_err(&errs),
+    }
+}
+
+/// Adds an error diagnostic of an apply as kubectl reports it. The decoder reports a refused
+/// object once per field (each positioned for the editor); the API server refuses it with one
+/// 422 carrying every cause, so consecutive findings about one object become one error, which
+/// prints as `The Deployment "web" is invalid: …` when it is the command's only error. Other
+/// findings keep their line.
+fn gather_apply_error(
+    session: &Session,
+    args: &Args,
+    errs: &mut Vec<CmdError>,
+    file: &str,
+    d: &decode::Diagnostic,
+) {
+    let Some(found) = InvalidDetails::parse(&d.message) else {
+        errs.push(CmdError::Line(
+            diagnostic_line(file, d).trim_end().to_string(),
+        ));
+        return;
+    };
+    if let Some(CmdError::Status { error, .. }) = errs.last_mut() {
+        if let Some(mut same) =
+            InvalidDetails::parse(&error.message).filter(|p| p.same_object(&found))
+        {
+            for c in found.causes {
+                if !same.causes.contains(&c) {
+                    same.causes.push(c);
+                }
+            }
+            *error = same.to_api_error();
+            return;
+        }
+    }
+    // `AddSourceToErr`: kubectl creates a new object and patches an existing one (for a patch it
+    // also prints the patch and the object, which the playground leaves out).
+    let exists = Kind::ALL
+        .into_iter()
+        .find(|k| crate::sim::validation::qualified_kind(*k) == found.qualified_kind)
+        .is_some_and(|k| {
+            let name = found.quoted_name.trim_matches('"');
+            session
+                .sim
+                .api
+                .get(&ObjectKey::new(k, &args.namespace(), name))
+                .is_some()
+        });
+    let verb = if exists { "patching" } else { "creating" };
+    errs.push(CmdError::Status {
+        error: found.to_api_error(),
+        context: Some(format!("error when {verb} \"{file}\"")),
+    });
 }
 
 fn diagnostic_line(file: &str, d: &decode::Diagnostic) -> String {
@@ -282,12 +338,8 @@ pub fn create(session: &mut Session, args: &Args) -> CommandOutput {
         &args.after_dashdash,
     );
     let obj = Object::Deployment(d);
-    if args.get("dry-run").is_some_and(|d| d == "client") {
-        return print_generated(
-            &obj,
-            args.get("output").unwrap_or("yaml"),
-            args.has("namespace"),
-        );
+    if let Some(printed) = client_dry_run(args, &obj) {
+        return printed;
     }
     if let Some(d) = args.get("dry-run").filter(|d| *d != "none") {
         return unsupported(&format!("--dry-run={d}"), "use --dry-run=client -o yaml");
@@ -399,18 +451,9 @@ pub fn run(session: &mut Session, args: &Args) -> CommandOutput {
         },
         ..Default::default()
     };
-    let obj = Object::Pod(pod);
-    if args.get("dry-run").is_some_and(|d| d == "client") {
-        return print_generated(
-            &obj,
-            args.get("output").unwrap_or("yaml"),
-            args.has("namespace"),
-        );
-    }
-    match session.sim.submit(ApiRequest::Create(obj)) {
-        Ok(o) => out(format!("pod/{} created", o.meta().name)),
-        Err(e) => fail(e.kubectl_message()),
-    }
+    send_generated(session, args, Object::Pod(pod), |o| {
+        format!("pod/{} created", o.meta().name)
+    })
 }
 
 /// Flags of `kubectl expose`.
@@ -450,43 +493,26 @@ pub fn expose(session: &mut Session, args: &Args) -> CommandOutput {
             kind.resource()
         ));
     };
-    let (selector, ports): (StringMap, Vec<ContainerPort>) = match &*obj {
+    let selector: StringMap = match &*obj {
         Object::Deployment(d) => {
             if !d.spec.selector.match_expressions.is_empty() {
                 return error("couldn't retrieve selectors via --selector flag or introspection: the Deployment uses match expressions, which a Service selector cannot express");
             }
-            (
-                d.spec.selector.match_labels.clone(),
-                d.spec
-                    .template
-                    .spec
-                    .containers
-                    .iter()
-                    .flat_map(|c| c.ports.clone())
-                    .collect(),
-            )
+            d.spec.selector.match_labels.clone()
         }
-        Object::ReplicaSet(rs) => (
-            rs.spec.selector.match_labels.clone(),
-            rs.spec
-                .template
-                .spec
-                .containers
-                .iter()
-                .flat_map(|c| c.ports.clone())
-                .collect(),
-        ),
-        Object::Pod(p) => (
-            p.metadata.labels.clone(),
-            p.spec
-                .containers
-                .iter()
-                .flat_map(|c| c.ports.clone())
-                .collect(),
-        ),
-        Object::Service(s) => (s.spec.selector.clone(), Vec::new()),
+        Object::ReplicaSet(rs) => rs.spec.selector.match_labels.clone(),
+        Object::Pod(p) => p.metadata.labels.clone(),
+        Object::Service(s) => s.spec.selector.clone(),
         _ => return error(format!("cannot expose a {}", kind.as_str())),
     };
+    let ports: Vec<ContainerPort> = pod_spec(&obj)
+        .map(|spec| {
+            spec.containers
+                .iter()
+                .flat_map(|c| c.ports.clone())
+                .collect()
+        })
+        .unwrap_or_default();
     let selector = match args.get("selector") {
         Some(s) => {
             let mut m = StringMap::new();
@@ -537,17 +563,36 @@ pub fn expose(session: &mut Session, args: &Args) -> CommandOutput {
         },
         status: None,
     };
-    let obj = Object::Service(svc);
-    if args.get("dry-run").is_some_and(|d| d == "client") {
-        return print_generated(
-            &obj,
+    send_generated(session, args, Object::Service(svc), |_| {
+        format!("service/{svc_name} exposed")
+    })
+}
+
+/// `--dry-run=client`: the generated object printed (`-o yaml` unless told) instead of sent.
+fn client_dry_run(args: &Args, obj: &Object) -> Option<CommandOutput> {
+    (args.get("dry-run") == Some("client")).then(|| {
+        print_generated(
+            obj,
             args.get("output").unwrap_or("yaml"),
             args.has("namespace"),
-        );
+        )
+    })
+}
+
+/// Creates an object `run` or `expose` generated (or prints it, see [`client_dry_run`]); `done`
+/// words the success line from the stored object.
+fn send_generated(
+    session: &mut Session,
+    args: &Args,
+    obj: Object,
+    done: impl FnOnce(&Object) -> String,
+) -> CommandOutput {
+    if let Some(printed) = client_dry_run(args, &obj) {
+        return printed;
     }
     match session.sim.submit(ApiRequest::Create(obj)) {
-        Ok(_) => out(format!("service/{svc_name} exposed")),
-        Err(e) => fail(e.kubectl_message()),
+        Ok(o) => out(done(&o)),
+        Err(e) => finish(String::new(), &[e.into()]),
     }
 }
 
@@ -645,7 +690,7 @@ pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> Comman
         "deleted"
     };
     let ns = args.namespace();
-    let (keys, mut missing): (Vec<ObjectKey>, Vec<String>) = if let Some(f) = args.get("filename") {
+    let (keys, mut errs): (Vec<ObjectKey>, Vec<CmdError>) = if let Some(f) = args.get("filename") {
         let text = match input {
             Some(t) => t,
             None if f == "-" => "",
@@ -669,33 +714,25 @@ pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> Comman
             if session.sim.api.get(&key).is_some() {
                 keys.push(key);
             } else {
-                missing.push(format!(
-                    "Error from server (NotFound): error when deleting \"{f}\": {} \"{}\" not found",
-                    key.kind.resource(),
-                    key.name
-                ));
+                missing.push(CmdError::Status {
+                    error: ApiError::not_found(key.kind, &key.name),
+                    context: Some(format!("error when deleting \"{f}\"")),
+                });
             }
         }
         (keys, missing)
     } else {
-        let request = match resources::parse_request(&args.positional, false) {
-            Ok(Some(r)) => r,
-            Ok(None) => {
-                return error("You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
-            }
-            Err(e) => return error(e),
-        };
-        match resources::targets(&session.sim, args, &request, args.bool("all")) {
-            Ok(t) => t,
-            Err(e) => return error(e),
-        }
+        let request = or_return!(resources::request_or(
+            &args.positional,
+            "You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'"
+        ));
+        or_return!(resources::resolve(&session.sim, args, &request))
     };
     if args.bool("ignore-not-found") {
-        missing.clear();
+        errs.clear();
     }
     let mut stdout = String::new();
-    let mut stderr = warnings;
-    if keys.is_empty() && missing.is_empty() {
+    if keys.is_empty() && errs.is_empty() {
         stdout.push_str("No resources found\n");
     }
     for key in keys {
@@ -715,17 +752,12 @@ pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> Comman
                 }
             }
             Err(e) if e.code() == 404 && args.bool("ignore-not-found") => {}
-            Err(e) => missing.push(e.kubectl_message()),
+            Err(e) => errs.push(e.into()),
         }
     }
-    for m in &missing {
-        stderr.push_str(&format!("{m}\n"));
-    }
-    CommandOutput {
-        ok: missing.is_empty(),
-        stdout,
-        stderr,
-    }
+    let mut done = finish(stdout, &errs);
+    done.stderr.insert_str(0, &warnings);
+    done
 }
 
 // ------------------------------------------------------------------ scale
@@ -751,7 +783,9 @@ fn replicas_of(o: &Object) -> Option<i32> {
     }
 }
 
-/// `kubectl scale deployment/web --replicas=N`.
+/// `kubectl scale deployment/web --replicas=N`. As `RunScale` does, the first object that
+/// cannot be scaled ends the command with its error alone; names that were not found are
+/// reported only when every found object was scaled.
 pub fn scale(session: &mut Session, args: &Args) -> CommandOutput {
     let Some(n) = args.int("replicas") else {
         return error("required flag(s) \"replicas\" not set");
@@ -761,61 +795,63 @@ pub fn scale(session: &mut Session, args: &Args) -> CommandOutput {
             "The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0",
         );
     }
-    let request = match resources::parse_request(&args.positional, false) {
-        Ok(Some(r)) => r,
-        Ok(None) => return error("required resource not specified"),
-        Err(e) => return error(e),
-    };
-    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
-        Ok(t) => t,
-        Err(e) => return error(e),
-    };
+    let request = or_return!(resources::request_or(
+        &args.positional,
+        "required resource not specified"
+    ));
+    let (keys, missing) = or_return!(resources::resolve(&session.sim, args, &request));
     let mut stdout = String::new();
-    let mut errs: Vec<String> = missing;
     for key in keys {
         let Some(obj) = session.sim.api.get(&key).cloned() else {
             continue;
         };
-        let Some(current) = replicas_of(&obj) else {
-            errs.push(format!(
-                "error: no scaler has been implemented for {{\"{}\" \"{}\"}}",
-                key.kind
-                    .api_version()
-                    .split_once('/')
-                    .map_or("", |(g, _)| g),
-                key.kind.as_str()
-            ));
-            continue;
-        };
-        if let Some(want) = args.int("current-replicas").filter(|c| *c >= 0) {
-            if i64::from(current) != want {
-                errs.push(format!(
-                    "error: Expected replicas to be {want}, was {current}"
-                ));
-                continue;
-            }
+        if let Err(e) = scale_one(session, args, &key, &obj, n) {
+            return finish(stdout, &[e]);
         }
-        let mut patch = json!({"spec": {"replicas": n}});
-        if let Some(rv) = args.get("resource-version") {
-            patch["metadata"] = json!({"resourceVersion": rv});
-        }
-        match session.sim.submit(ApiRequest::Patch {
-            key: key.clone(),
-            patch,
-            status: false,
-        }) {
-            Ok(_) => stdout.push_str(&format!("{} scaled\n", object_name(key.kind, &key.name))),
-            Err(e) => errs.push(e.kubectl_message()),
+        stdout.push_str(&format!("{} scaled\n", object_name(key.kind, &key.name)));
+    }
+    finish(stdout, &missing)
+}
+
+/// Scales one object: its precondition (`--current-replicas`), then the patch of `spec.replicas`.
+fn scale_one(
+    session: &mut Session,
+    args: &Args,
+    key: &ObjectKey,
+    obj: &Object,
+    replicas: i64,
+) -> Result<(), CmdError> {
+    let Some(current) = replicas_of(obj) else {
+        return Err(CmdError::Line(format!(
+            "error: no scaler has been implemented for {{\"{}\" \"{}\"}}",
+            key.kind
+                .api_version()
+                .split_once('/')
+                .map_or("", |(g, _)| g),
+            key.kind.as_str()
+        )));
+    };
+    if let Some(want) = args.int("current-replicas").filter(|c| *c >= 0) {
+        if i64::from(current) != want {
+            return Err(CmdError::Line(format!(
+                "error: Expected replicas to be {want}, was {current}"
+            )));
         }
     }
-    CommandOutput {
-        ok: errs.is_empty(),
-        stdout,
-        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+    let mut patch = json!({"spec": {"replicas": replicas}});
+    if let Some(rv) = args.get("resource-version") {
+        patch["metadata"] = json!({"resourceVersion": rv});
     }
+    merge_patch(&mut session.sim, key, patch)
+        .map(|_| ())
+        .map_err(CmdError::from)
 }
 
 // ------------------------------------------------------------------ set image
+
+/// The error of `set image`, `label` and `annotate` when no resource is named.
+const NO_RESOURCE: &str =
+    "one or more resources must be specified as <resource> <name> or <resource>/<name>";
 
 /// Flags of `kubectl set image`.
 pub const SET_IMAGE_FLAGS: &[Flag] = &[
@@ -827,6 +863,16 @@ pub const SET_IMAGE_FLAGS: &[Flag] = &[
     flag("output", Some('o'), FlagKind::Str),
     flag("filename", Some('f'), FlagKind::Str),
 ];
+
+/// The pod spec a workload runs: a Deployment's or ReplicaSet's template, a Pod's own.
+fn pod_spec(o: &Object) -> Option<&PodSpec> {
+    match o {
+        Object::Deployment(d) => Some(&d.spec.template.spec),
+        Object::ReplicaSet(r) => Some(&r.spec.template.spec),
+        Object::Pod(p) => Some(&p.spec),
+        _ => None,
+    }
+}
 
 fn template_mut(o: &mut Object) -> Option<&mut PodSpec> {
     match o {
@@ -872,30 +918,19 @@ pub fn set(session: &mut Session, args: &Args) -> CommandOutput {
     if images.len() > 1 && images.iter().any(|(c, _)| c == "*") {
         return error("all containers are already specified by *, but saw more than one container_name=container_image pairs");
     }
-    let request =
-        match resources::parse_request(res, false) {
-            Ok(Some(r)) => r,
-            Ok(None) => return error(
-                "one or more resources must be specified as <resource> <name> or <resource>/<name>",
-            ),
-            Err(e) => return error(e),
-        };
-    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
-        Ok(t) => t,
-        Err(e) => return error(e),
-    };
+    let request = or_return!(resources::request_or(res, NO_RESOURCE));
+    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
     let mut stdout = String::new();
-    let mut errs: Vec<String> = missing;
     for key in keys {
         let Some(mut obj) = session.sim.api.get(&key).map(|o| (**o).clone()) else {
             continue;
         };
         let Some(spec) = template_mut(&mut obj) else {
-            errs.push(format!(
+            errs.push(CmdError::Line(format!(
                 "error: {}/{} the object has no pod template",
                 key.kind.resource(),
                 key.name
-            ));
+            )));
             continue;
         };
         let mut changed = false;
@@ -915,7 +950,9 @@ pub fn set(session: &mut Session, args: &Args) -> CommandOutput {
                 }
             }
             if !found {
-                errs.push(format!("error: unable to find container named {cname:?}"));
+                errs.push(CmdError::Line(format!(
+                    "error: unable to find container named {cname:?}"
+                )));
             }
         }
         if !changed {
@@ -926,17 +963,15 @@ pub fn set(session: &mut Session, args: &Args) -> CommandOutput {
                 "{} image updated\n",
                 object_name(key.kind, &key.name)
             )),
-            Err(e) => errs.push(format!(
-                "failed to patch image update to pod template: {}",
-                e.kubectl_message()
-            )),
+            // `fmt.Errorf("failed to patch image update to pod template: %v", err)`: the status
+            // message becomes plain text, so even a 422 prints with `error: `.
+            Err(e) => errs.push(CmdError::Line(format!(
+                "error: failed to patch image update to pod template: {}",
+                e.message
+            ))),
         }
     }
-    CommandOutput {
-        ok: errs.is_empty(),
-        stdout,
-        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
-    }
+    finish(stdout, &errs)
 }
 
 // ------------------------------------------------------------------ patch
@@ -1003,17 +1038,13 @@ pub fn patch(session: &mut Session, args: &Args) -> CommandOutput {
             ))
         }
     };
-    let request = match resources::parse_request(&args.positional, false) {
-        Ok(Some(r @ Request::Names(_))) => r,
-        Ok(_) => return error("resource(s) were provided, but no name was specified"),
-        Err(e) => return error(e),
+    const NO_NAME: &str = "resource(s) were provided, but no name was specified";
+    let request = match or_return!(resources::request_or(&args.positional, NO_NAME)) {
+        r @ Request::Names(_) => r,
+        Request::Types(_) => return error(NO_NAME),
     };
-    let (keys, missing) = match resources::targets(&session.sim, args, &request, false) {
-        Ok(t) => t,
-        Err(e) => return error(e),
-    };
+    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
     let mut stdout = String::new();
-    let mut errs = missing;
     for key in keys {
         let before = session
             .sim
@@ -1033,14 +1064,10 @@ pub fn patch(session: &mut Session, args: &Args) -> CommandOutput {
                     if unchanged { " (no change)" } else { "" }
                 ));
             }
-            Err(e) => errs.push(e.kubectl_message()),
+            Err(e) => errs.push(e.into()),
         }
     }
-    CommandOutput {
-        ok: errs.is_empty(),
-        stdout,
-        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
-    }
+    finish(stdout, &errs)
 }
 
 // ------------------------------------------------------------------ label / annotate
@@ -1122,21 +1149,10 @@ pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOu
             "can not both modify and remove {what}s in the same command"
         ));
     }
-    let request =
-        match resources::parse_request(res, false) {
-            Ok(Some(r)) => r,
-            Ok(None) => return error(
-                "one or more resources must be specified as <resource> <name> or <resource>/<name>",
-            ),
-            Err(e) => return error(e),
-        };
-    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
-        Ok(t) => t,
-        Err(e) => return error(e),
-    };
+    let request = or_return!(resources::request_or(res, NO_RESOURCE));
+    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
     let overwrite = args.bool("overwrite");
     let mut stdout = String::new();
-    let mut errs: Vec<String> = missing;
     for key in keys {
         let Some(obj) = session.sim.api.get(&key).cloned() else {
             continue;
@@ -1162,7 +1178,7 @@ pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOu
                 })
                 .collect();
             if !clashes.is_empty() {
-                errs.push(format!("error: {}", aggregate(&clashes)));
+                errs.push(CmdError::Line(format!("error: {}", aggregate(&clashes))));
                 continue;
             }
         }
@@ -1199,11 +1215,11 @@ pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOu
             meta.insert("resourceVersion".into(), Json::String(rv.to_string()));
         }
         let before_len = obj.to_json().to_string().len();
-        match session.sim.submit(ApiRequest::Patch {
-            key: key.clone(),
-            patch: json!({"metadata": Json::Object(meta)}),
-            status: false,
-        }) {
+        match merge_patch(
+            &mut session.sim,
+            &key,
+            json!({"metadata": Json::Object(meta)}),
+        ) {
             Ok(o) => {
                 let verb = if annotations {
                     "annotated"
@@ -1214,14 +1230,10 @@ pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOu
                 };
                 stdout.push_str(&format!("{name} {verb}\n"));
             }
-            Err(e) => errs.push(e.kubectl_message()),
+            Err(e) => errs.push(e.into()),
         }
     }
-    CommandOutput {
-        ok: errs.is_empty(),
-        stdout,
-        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
-    }
+    finish(stdout, &errs)
 }
 
 // ------------------------------------------------------------------ taint
@@ -1285,27 +1297,18 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
             }
         }
     }
-    let request = match resources::parse_request(res, false) {
-        Ok(Some(r)) => r,
-        Ok(None) => {
-            return error(
-                "at least one resource name must be specified since 'all' parameter is not set",
-            )
-        }
-        Err(e) => return error(e),
-    };
+    let request = or_return!(resources::request_or(
+        res,
+        "at least one resource name must be specified since 'all' parameter is not set"
+    ));
     if !matches!(&request, Request::Names(n) if n.iter().all(|(k, _)| *k == Kind::Node))
         && !matches!(&request, Request::Types(k) if k == &[Kind::Node])
     {
         return error("invalid resource type, only node types are supported");
     }
-    let (keys, missing) = match resources::targets(&session.sim, args, &request, args.bool("all")) {
-        Ok(t) => t,
-        Err(e) => return error(e),
-    };
+    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
     let overwrite = args.bool("overwrite");
     let mut stdout = String::new();
-    let mut errs = missing;
     for key in keys {
         let Some(node) = session.sim.api.get(&key).and_then(|o| o.as_node()).cloned() else {
             continue;
@@ -1318,10 +1321,10 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
                 .position(|x| x.key == t.key && x.effect == t.effect)
             {
                 if !overwrite {
-                    errs.push(format!(
+                    errs.push(CmdError::Line(format!(
                         "error: node {} already has {} taint(s) with same effect(s) and --overwrite is false",
                         key.name, t.key
-                    ));
+                    )));
                     failed = true;
                     break;
                 }
@@ -1338,13 +1341,13 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
             let before = taints.len();
             taints.retain(|x| !(x.key == *k && e.as_ref().is_none_or(|e| *e == x.effect)));
             if taints.len() == before {
-                errs.push(format!(
+                errs.push(CmdError::Line(format!(
                     "error: taint {:?} not found",
                     match e {
                         Some(e) => format!("{k}:{e}"),
                         None => k.clone(),
                     }
-                ));
+                )));
                 failed = true;
             } else {
                 removed_any = true;
@@ -1353,11 +1356,7 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
         if failed {
             continue;
         }
-        match session.sim.submit(ApiRequest::Patch {
-            key: key.clone(),
-            patch: json!({"spec": {"taints": taints}}),
-            status: false,
-        }) {
+        match merge_patch(&mut session.sim, &key, json!({"spec": {"taints": taints}})) {
             Ok(_) => stdout.push_str(&format!(
                 "node/{} {}\n",
                 key.name,
@@ -1367,14 +1366,10 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
                     "tainted"
                 }
             )),
-            Err(e) => errs.push(e.kubectl_message()),
+            Err(e) => errs.push(e.into()),
         }
     }
-    CommandOutput {
-        ok: errs.is_empty(),
-        stdout,
-        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
-    }
+    finish(stdout, &errs)
 }
 
 /// Prints a list of objects as `kubectl get -o yaml` would (used by generated output).

@@ -459,7 +459,7 @@ pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
                 (0, _) | (_, None) => s.restarts.to_string(),
                 (n, Some(t)) => format!(
                     "{n} ({} ago)",
-                    super::util::human_duration(now as i64 - t as i64)
+                    crate::sim::time::human_duration(now as i64 - t as i64)
                 ),
             };
             let mut r = vec![name, s.ready, s.status, restarts, age(now, o)];

@@ -4,7 +4,10 @@
 use std::sync::Arc;
 
 use super::args::Args;
+use super::errors::CmdError;
+use super::util::error;
 use crate::sim::scenario::json_path;
+use crate::sim::session::CommandOutput;
 use crate::sim::types::{Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::world::{parse_label_selector, Sim};
 
@@ -204,6 +207,28 @@ pub fn targets(
         }
     }
     Ok((keys, missing))
+}
+
+/// [`parse_request`] for a command that needs resource arguments: `none` is the command's own
+/// error when there are none. Errors come back as the output that ends the command.
+pub fn request_or(words: &[String], none: &str) -> Result<Request, CommandOutput> {
+    match parse_request(words, false) {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => Err(error(none)),
+        Err(e) => Err(error(e)),
+    }
+}
+
+/// [`targets`] for a command that gathers its errors: the keys (every object of the types with
+/// `--all`, for commands that have the flag), and one NotFound error per named object that does
+/// not exist, as kubectl's `ContinueOnError` visitor gathers them.
+pub fn resolve(
+    sim: &Sim,
+    args: &Args,
+    request: &Request,
+) -> Result<(Vec<ObjectKey>, Vec<CmdError>), CommandOutput> {
+    let (keys, missing) = targets(sim, args, request, args.bool("all")).map_err(error)?;
+    Ok((keys, missing.into_iter().map(CmdError::Line).collect()))
 }
 
 #[cfg(test)]

@@ -8,9 +8,10 @@ use serde_json::json;
 
 use super::args::{flag, Args, Flag, FlagKind};
 use super::describe::pod_template_raw;
+use super::errors::finish;
 use super::resources;
 use super::tabwriter::describe_text;
-use super::util::{error, fail, object_name, out};
+use super::util::{error, fail, merge_patch, object_name, or_return, out};
 use crate::sim::api::ApiRequest;
 use crate::sim::controllers::deployment_util::{
     restart_annotation_patch, revision_of, rollback_template, rollout_status_message,
@@ -80,17 +81,13 @@ pub fn rollout(session: &mut Session, args: &Args) -> CommandOutput {
             "{command} -f is not supported in the playground; name the Deployment (deployment/web)"
         ));
     }
-    let request = match resources::parse_request(&args.positional[1..], false) {
-        Ok(Some(r)) => r,
-        Ok(None) => return error("required resource not specified"),
-        Err(e) => return error(e),
-    };
-    let (keys, missing) = match resources::targets(&session.sim, args, &request, false) {
-        Ok(t) => t,
-        Err(e) => return error(e),
-    };
+    let request = or_return!(resources::request_or(
+        &args.positional[1..],
+        "required resource not specified"
+    ));
+    let (keys, missing) = or_return!(resources::resolve(&session.sim, args, &request));
     if let Some(m) = missing.first() {
-        return fail(m.clone());
+        return finish(String::new(), std::slice::from_ref(m));
     }
     let mut stdout = String::new();
     let mut errs = Vec::new();
@@ -252,13 +249,7 @@ fn restart(session: &mut Session, key: &ObjectKey) -> Result<String, String> {
     if current.map(String::as_str) == wanted {
         return Err(format!("failed to create patch for {}: if restart has already been triggered within the past second, please wait before attempting to trigger another", key.name));
     }
-    session
-        .sim
-        .submit(ApiRequest::Patch {
-            key: key.clone(),
-            patch,
-            status: false,
-        })
+    merge_patch(&mut session.sim, key, patch)
         .map_err(|e| format!("failed to patch: {}", e.message))?;
     Ok(format!(
         "{} restarted\n",
@@ -276,13 +267,8 @@ fn pause_resume(session: &mut Session, key: &ObjectKey, pause: bool) -> Result<S
     if !pause && !d.spec.paused {
         return Err(format!("error: {resource} is not paused"));
     }
-    session
-        .sim
-        .submit(ApiRequest::Patch {
-            key: key.clone(),
-            patch: json!({"spec": {"paused": if pause { json!(true) } else { json!(null) }}}),
-            status: false,
-        })
+    let paused = if pause { json!(true) } else { json!(null) };
+    merge_patch(&mut session.sim, key, json!({"spec": {"paused": paused}}))
         .map_err(|e| format!("failed to patch: {}", e.message))?;
     Ok(format!(
         "{} {}\n",

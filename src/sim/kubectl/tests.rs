@@ -608,6 +608,156 @@ fn apply_reads_the_editor_text_as_stdin() {
 }
 
 #[test]
+fn apply_through_kubectl_is_recorded_once_in_the_trace() {
+    let mut s = Session::new(7);
+    let before = command_entries(&s).len();
+    assert!(s.kubectl_with_input("apply -f -", Some(WEB)).ok);
+    assert!(s.kubectl("apply -f -").stderr.contains("no objects passed"));
+    assert!(s.apply_text("web.yaml", WEB).ok);
+    let commands = command_entries(&s);
+    assert_eq!(
+        commands[before..],
+        [
+            (
+                "kubectl apply -f -".to_string(),
+                "deployment.apps/web created\nservice/web created".to_string()
+            ),
+            (
+                "kubectl apply -f -".to_string(),
+                "error: no objects passed to apply".to_string()
+            ),
+            (
+                "apply -f".to_string(),
+                "deployment.apps/web unchanged\nservice/web unchanged".to_string()
+            ),
+        ]
+    );
+}
+
+/// Every command the trace recorded, with its output.
+fn command_entries(s: &Session) -> Vec<(String, String)> {
+    s.sim
+        .trace()
+        .entries()
+        .filter_map(|e| match &e.kind {
+            crate::sim::trace::TraceKind::Command {
+                command, output, ..
+            } => Some((command.clone(), output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ 422 Invalid, as CheckErr prints it
+
+/// `WEB`'s Deployment with other replicas and revisionHistoryLimit lines.
+fn web_with(replicas: &str, extra: &str) -> String {
+    WEB.split("---").next().expect("the Deployment").replace(
+        "  replicas: 3\n",
+        &format!("  replicas: {replicas}\n{extra}"),
+    )
+}
+
+#[test]
+fn a_refused_change_prints_the_is_invalid_line_kubectl_prints_on_every_path() {
+    let mut s = world();
+    let pod_port = "The Pod \"p\" is invalid: spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive\n";
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "scale deployment/web --replicas=1000000",
+            "The Deployment \"web\" is invalid: spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground (a simulated cluster's limit)\n".into(),
+        ),
+        (
+            "patch deployment web -p '{\"spec\":{\"replicas\":-1}}'",
+            "The Deployment \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0\n".into(),
+        ),
+        (
+            // Several causes: `MultilineError` puts each on its own `* ` line (the first line keeps
+            // the space after the colon).
+            "patch deployment web --type=merge -p '{\"spec\":{\"replicas\":-1,\"revisionHistoryLimit\":-2}}'",
+            "The Deployment \"web\" is invalid: \n\
+             * spec.replicas: Invalid value: -1: must be greater than or equal to 0\n\
+             * spec.revisionHistoryLimit: Invalid value: -2: must be greater than or equal to 0\n"
+                .into(),
+        ),
+        ("run p --image=nginx --port=70000", pod_port.into()),
+        (
+            // `kubectl create deployment` wraps the server's error in its own text
+            // (`fmt.Errorf("failed to create deployment: %v", err)`): the status message, several
+            // causes as the aggregate's `[a, b]`.
+            "create deployment big --image=nginx --replicas=1000000 --port=70000",
+            "error: failed to create deployment: Deployment.apps \"big\" is invalid: [spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground (a simulated cluster's limit), spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive]\n".into(),
+        ),
+        (
+            // `set image` also wraps it (`failed to patch image update to pod template: %v`).
+            "set image deployment/web 'nginx=nginx:1.28 '",
+            "error: failed to patch image update to pod template: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].image: Invalid value: \"nginx:1.28 \": must not have leading or trailing whitespace\n".into(),
+        ),
+        (
+            // One error among several prints in `StandardErrorMessage`'s form, each on its line.
+            "patch deployment nope web -p '{\"spec\":{\"replicas\":-1}}'",
+            "Error from server (NotFound): deployments.apps \"nope\" not found\n\
+             Error from server (Invalid): Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0\n"
+                .into(),
+        ),
+    ];
+    for (cmd, want) in cases {
+        let o = run(&mut s, cmd);
+        assert!(!o.ok, "kubectl {cmd} succeeded");
+        assert_eq!(o.stderr, want, "kubectl {cmd}");
+    }
+    assert_eq!(
+        deployment(&s, "web").spec.replicas,
+        Some(3),
+        "nothing changed"
+    );
+}
+
+#[test]
+fn apply_reports_a_refused_object_as_one_invalid_error_with_every_cause() {
+    let mut s = Session::new(7);
+    let o = s.kubectl_with_input("apply -f -", Some(&web_with("-1", "")));
+    assert_eq!(
+        o.stderr,
+        "The Deployment \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0\n"
+    );
+    assert!(!o.ok);
+    let o = s.kubectl_with_input(
+        "apply -f -",
+        Some(&web_with("-1", "  revisionHistoryLimit: -1\n")),
+    );
+    assert_eq!(
+        o.stderr,
+        "The Deployment \"web\" is invalid: \n\
+         * spec.replicas: Invalid value: -1: must be greater than or equal to 0\n\
+         * spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0\n"
+    );
+    let two = format!(
+        "{}---\n{}",
+        web_with("-1", ""),
+        web_with("-2", "").replace("name: web\n", "name: api\n")
+    );
+    let o = s.kubectl_with_input("apply -f -", Some(&two));
+    assert_eq!(
+        o.stderr,
+        "Error from server (Invalid): error when creating \"STDIN\": Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0\n\
+         Error from server (Invalid): error when creating \"STDIN\": Deployment.apps \"api\" is invalid: spec.replicas: Invalid value: -2: must be greater than or equal to 0\n"
+    );
+    assert!(s.sim.api.list(Kind::Deployment).next().is_none());
+}
+
+#[test]
+fn apply_reports_an_immutable_selector_as_the_api_server_refuses_it() {
+    let mut s = world();
+    let moved = web_with("3", "").replace("app: web}", "app: web2}");
+    let o = s.kubectl_with_input("apply -f -", Some(&moved));
+    assert_eq!(
+        o.stderr,
+        "The Deployment \"web\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable\n"
+    );
+}
+
+#[test]
 fn wait_answers_now_whether_the_condition_holds() {
     let mut s = Session::new(7);
     s.apply_text("web.yaml", WEB);

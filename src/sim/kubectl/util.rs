@@ -1,69 +1,15 @@
 //! Small formatting helpers kubectl uses everywhere: ages, RFC 1123 timestamps, resource names,
 //! label lists, and the error shapes cobra and the API machinery print.
 
-use crate::sim::session::CommandOutput;
-use crate::sim::types::{Kind, LabelSelector, Millis, Object, StringMap, Time, EPOCH_UNIX_SECONDS};
+use serde_json::Value as Json;
 
-/// `duration.HumanDuration` on a signed duration: negative beyond a second is `<invalid>` (what
-/// `describe` shows for a terminating pod's future deletion timestamp), then `45s`, `3m20s`,
-/// `5m`, `2h10m`, `3d4h`, `5d`, `2y3d`.
-pub fn human_duration(ms: i64) -> String {
-    // Go truncates toward zero: -1.5 s is -1 and reads as "0s".
-    let seconds = ms / 1000;
-    if seconds < -1 {
-        return "<invalid>".into();
-    }
-    if seconds < 0 {
-        return "0s".into();
-    }
-    if seconds < 60 * 2 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    }
-    if minutes < 60 * 3 {
-        return format!("{minutes}m");
-    }
-    let hours = minutes / 60;
-    if hours < 8 {
-        let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        return if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        };
-    }
-    format!("{}y", hours / 24 / 365)
-}
+use crate::sim::api::{ApiRequest, ApiResult};
+use crate::sim::session::CommandOutput;
+use crate::sim::time::human_duration;
+use crate::sim::types::{
+    Event, Kind, LabelSelector, Millis, Object, ObjectKey, StringMap, Time, EPOCH_UNIX_SECONDS,
+};
+use crate::sim::world::Sim;
 
 /// `translateTimestampSince`: the age of a timestamp at `now`, `<unknown>` when absent.
 pub fn since(now: Millis, t: Option<Time>) -> String {
@@ -71,6 +17,31 @@ pub fn since(now: Millis, t: Option<Time>) -> String {
         Some(t) => human_duration(now as i64 - t.0 as i64),
         None => "<unknown>".into(),
     }
+}
+
+/// When an Event happened, as `describe`'s Events table and `kubectl events` print it: `59s`
+/// once, `10s (x5 over 3m)` for a repeated one (last seen, count, first seen).
+pub fn event_interval(now: Millis, e: &Event) -> String {
+    let first = since(now, e.first_timestamp);
+    if e.count > 1 {
+        format!(
+            "{} (x{} over {first})",
+            since(now, e.last_timestamp),
+            e.count
+        )
+    } else {
+        first
+    }
+}
+
+/// Sends the user's merge patch of an object's main resource (not `status`), as the commands
+/// that change one field (`scale`, `label`, `taint`, `cordon`, `rollout pause`…) do.
+pub fn merge_patch(sim: &mut Sim, key: &ObjectKey, patch: Json) -> ApiResult {
+    sim.submit(ApiRequest::Patch {
+        key: key.clone(),
+        patch,
+        status: false,
+    })
 }
 
 /// An object's AGE column.
@@ -156,6 +127,18 @@ pub fn error(msg: impl AsRef<str>) -> CommandOutput {
     }
 }
 
+/// Unwraps one step of a command, or returns the output the step ended the command with:
+/// `let request = or_return!(request_or(words, "…"));`.
+macro_rules! or_return {
+    ($step:expr) => {
+        match $step {
+            Ok(value) => value,
+            Err(output) => return output,
+        }
+    };
+}
+pub(crate) use or_return;
+
 /// Adds a trailing newline to non-empty text that lacks one.
 pub fn terminate(mut s: String) -> String {
     if !s.is_empty() && !s.ends_with('\n') {
@@ -201,24 +184,6 @@ pub fn aggregate(errs: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn human_durations_match_apimachinery() {
-        for (ms, want) in [
-            (-3000, "<invalid>"),
-            (-1500, "0s"),
-            (0, "0s"),
-            (65_000, "65s"),
-            (125_000, "2m5s"),
-            (600_000, "10m"),
-            (3 * 3_600_000 + 120_000, "3h2m"),
-            (30 * 3_600_000, "30h"),
-            (50 * 3_600_000, "2d2h"),
-            (10 * 86_400_000, "10d"),
-        ] {
-            assert_eq!(human_duration(ms), want, "{ms}");
-        }
-    }
 
     #[test]
     fn rfc1123z_names_the_weekday() {
