@@ -232,6 +232,20 @@ impl History {
     }
 }
 
+/// The chart's mapping from (time, value) to plot coordinates, shared by every path so the lines
+/// and the gap band always line up. Callers guarantee `t1 > t0`.
+fn plot_scale(
+    t0: Millis,
+    t1: Millis,
+    max: u32,
+    w: f64,
+    h: f64,
+) -> (impl Fn(Millis) -> f64, impl Fn(u32) -> f64) {
+    let x = move |t: Millis| ((t.max(t0) - t0) as f64 / (t1 - t0) as f64 * w).clamp(0.0, w);
+    let y = move |v: u32| h - (v as f64 / max.max(1) as f64) * h;
+    (x, y)
+}
+
 /// An SVG path drawing one series as a step line over `[t0, t1]`, scaled into `w × h`
 /// (value `max` at the top). Steps, not slopes: replica counts change in jumps.
 pub fn step_path(
@@ -245,8 +259,7 @@ pub fn step_path(
     if points.is_empty() || t1 <= t0 {
         return String::new();
     }
-    let x = |t: Millis| ((t.max(t0) - t0) as f64 / (t1 - t0) as f64 * w).clamp(0.0, w);
-    let y = |v: u32| h - (v as f64 / max.max(1) as f64) * h;
+    let (x, y) = plot_scale(t0, t1, max, w, h);
     let mut d = String::new();
     let mut prev_y: Option<f64> = None;
     for (t, v) in points {
@@ -281,8 +294,7 @@ pub fn band_path(
     if points.is_empty() || t1 <= t0 {
         return String::new();
     }
-    let x = |t: Millis| ((t.max(t0) - t0) as f64 / (t1 - t0) as f64 * w).clamp(0.0, w);
-    let y = |v: u32| h - (v as f64 / max.max(1) as f64) * h;
+    let (x, y) = plot_scale(t0, t1, max, w, h);
     // Forward along the upper series, as steps.
     let mut d = String::new();
     for (i, (t, up, _)) in points.iter().enumerate() {
