@@ -5,23 +5,11 @@
 // with advance() (deterministic), never by waiting. Saves docs/screenshots/dense.png.
 // @ts-check
 const { test, expect } = require('@playwright/test');
+const { open } = require('./helpers');
 
 const BIG_NODES = 65; // past the 60-node threshold (src/viewmodel/cluster.rs DENSE_NODES)
 const PER_NODE = 4; // pods each big node takes
 const REPLICAS = BIG_NODES * PER_NODE + 20; // 20 more than fit: they wait for a node
-
-/** Opens the page, collects console errors, waits for window.kubeloop. */
-async function open(page) {
-  const errors = [];
-  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
-  });
-  await page.goto('/');
-  await expect(page.getByTestId('app')).toBeVisible();
-  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
-  return errors;
-}
 
 /** 65 small nodes in a pool, and a Deployment that asks for 20 more pods than the pool holds. */
 function bigCluster() {

@@ -5,22 +5,7 @@
 // Saves docs/screenshots/editor.png and editor-dark.png.
 // @ts-check
 const { test, expect } = require('@playwright/test');
-
-/** Opens the page, collects console errors, waits for window.kubeloop. */
-async function open(page, path = '/') {
-  const errors = [];
-  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
-  });
-  await page.goto(path);
-  await expect(page.getByTestId('app')).toBeVisible();
-  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
-  return errors;
-}
-
-const hideNotices = (page) =>
-  page.evaluate(() => document.querySelectorAll('.notices').forEach((n) => n.style.setProperty('display', 'none')));
+const { open, hideNotices } = require('./helpers');
 
 const SAMPLE = [
   '# The web tier',

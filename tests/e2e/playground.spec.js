@@ -4,28 +4,11 @@
 // wall-clock simulation speed. Saves the README screenshot to docs/screenshots/playground.png.
 // @ts-check
 const { test, expect } = require('@playwright/test');
+const { open, hideNotices, advance } = require('./helpers');
 
 const READY = '[data-testid^="pod-"][data-phase="Running"][data-ready="true"]';
 
-/** Opens the page, fails the test on any console error, waits for window.kubeloop. */
-async function open(page, path = '/') {
-  const errors = [];
-  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
-  });
-  await page.goto(path);
-  await expect(page.getByTestId('app')).toBeVisible();
-  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
-  return errors;
-}
-
-/** Hides the transient toasts for a screenshot (through the CSSOM: the CSP forbids inline <style>). */
-const hideNotices = (page) =>
-  page.evaluate(() => document.querySelectorAll('.notices').forEach((n) => n.style.setProperty('display', 'none')));
-
 /** Deterministic fast-forward; resolves to the new clock in ms. */
-const advance = (page, d) => page.evaluate((dur) => window.kubeloop.advance(dur), d);
 
 /** Names of the pods that are Running and Ready. */
 const readyPods = (page) =>

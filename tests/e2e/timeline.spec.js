@@ -5,6 +5,7 @@
 // recovery. Saves docs/screenshots/fault-timeline.png and docs/screenshots/chart-deployment.png.
 // @ts-check
 const { test, expect } = require('@playwright/test');
+const { open, hideNotices, advance, apply } = require('./helpers');
 
 const READY = '[data-testid^="pod-"][data-phase="Running"][data-ready="true"]';
 
@@ -38,25 +39,7 @@ spec:
   containers: [{name: shell, image: "busybox:1.36"}]
 `;
 
-/** Opens the page, collects console errors, waits for window.kubeloop. */
-async function open(page) {
-  const errors = [];
-  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
-  });
-  await page.goto('/');
-  await expect(page.getByTestId('app')).toBeVisible();
-  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
-  return errors;
-}
-
-const advance = (page, d) => page.evaluate((dur) => window.kubeloop.advance(dur), d);
-const apply = (page, yaml) => page.evaluate((y) => window.kubeloop.apply(y), yaml);
 const inject = (page, fault) => page.evaluate((f) => window.kubeloop.inject(f), fault);
-const hideNotices = (page) =>
-  page.evaluate(() => document.querySelectorAll('.notices').forEach((n) => n.style.setProperty('display', 'none')));
-
 /** Pod names that are Running and Ready on the page, with a prefix. */
 const readyPods = (page, prefix) =>
   page
