@@ -794,6 +794,10 @@ fn is_graceful_pod(obj: &Object) -> bool {
     })
 }
 
+/// The last millisecond whose RFC 3339 form has a four-digit year (9999-12-31T23:59:59.999Z):
+/// later times do not survive a JSON round trip.
+pub const LAST_FOUR_DIGIT_YEAR: Millis = (253_402_300_799 - EPOCH_UNIX_SECONDS as u64) * 1000 + 999;
+
 /// Whether a write changed the spec (and so bumps `generation`): the specs compared as the API
 /// serves them. Equal typed specs serialise alike, so only differing ones are compared as JSON.
 fn spec_changed(old: &Object, new: &Object) -> bool {
@@ -897,9 +901,7 @@ mod canon {
 
     use crate::sim::types::*;
 
-    /// The last millisecond whose RFC 3339 form has a four-digit year (9999-12-31T23:59:59.999Z).
-    pub const LAST_FOUR_DIGIT_YEAR: Millis =
-        (253_402_300_799 - EPOCH_UNIX_SECONDS as u64) * 1000 + 999;
+    use super::LAST_FOUR_DIGIT_YEAR;
 
     pub fn time(t: &mut Option<Time>) -> Option<()> {
         if let Some(x) = t {
@@ -1119,6 +1121,152 @@ pub fn merge_patch(target: &mut Json, patch: &Json) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn pod_with_times(ms: Millis) -> Object {
+        let mut pod = Pod::default();
+        pod.metadata.name = "p".into();
+        pod.metadata.namespace = "default".into();
+        pod.metadata.uid = "u".into();
+        pod.metadata.creation_timestamp = Some(Time(ms));
+        pod.metadata.managed_fields = Some(Json::Null);
+        pod.spec.containers.push(Container {
+            name: "app".into(),
+            image: "nginx".into(),
+            env: Some(Json::Null),
+            ..Default::default()
+        });
+        pod.status.start_time = Some(Time(ms + 1));
+        pod.status.conditions.push(Condition {
+            type_: "Ready".into(),
+            status: "True".into(),
+            last_transition_time: Some(Time(ms + 2)),
+            ..Default::default()
+        });
+        pod.status.container_statuses.push(ContainerStatus {
+            name: "app".into(),
+            state: ContainerState {
+                running: Some(ContainerStateRunning {
+                    started_at: Some(Time(ms + 3)),
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        Object::Pod(pod)
+    }
+
+    #[test]
+    fn the_last_four_digit_year_is_the_last_time_that_reads_back() {
+        let last = Time(LAST_FOUR_DIGIT_YEAR);
+        assert_eq!(last.to_rfc3339(), "9999-12-31T23:59:59Z");
+        assert_eq!(
+            Time::parse_rfc3339(&last.to_rfc3339()),
+            Some(Time(LAST_FOUR_DIGIT_YEAR - 999))
+        );
+        assert!(Time(LAST_FOUR_DIGIT_YEAR + 1)
+            .to_rfc3339()
+            .starts_with("10000-"));
+    }
+
+    #[test]
+    fn typed_status_merges_store_what_the_json_round_trip_stores() {
+        for ms in [0, 1_234, 59_999, 3_600_000_001] {
+            let old = pod_with_times(ms);
+            let new = pod_with_times(ms + 777);
+            for canonical_spec in [false, true] {
+                let old = if canonical_spec {
+                    json_merge_status(&old, &old).expect("reads back")
+                } else {
+                    old.clone()
+                };
+                assert_eq!(
+                    canon::with_new_status(&old, &new, canonical_spec),
+                    json_merge_status(&old, &new),
+                    "status write at {ms} ms"
+                );
+                assert_eq!(
+                    canon::with_old_status(&old, &new, canonical_spec),
+                    json_keep_status(&old, &new),
+                    "main-resource write at {ms} ms"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_time_past_the_year_9999_takes_the_json_path() {
+        let mut far = pod_with_times(1_000);
+        far.meta_mut().deletion_timestamp = Some(Time(LAST_FOUR_DIGIT_YEAR + 1));
+        let new = pod_with_times(2_000);
+        assert_eq!(canon::with_new_status(&far, &new, false), None);
+        // The JSON path cannot read such a time back either: the stored object stays as it was.
+        assert_eq!(json_merge_status(&far, &new), None);
+        assert_eq!(merge_status_only(&far, &new, false), (far.clone(), false));
+    }
+
+    #[test]
+    fn a_status_write_keeps_the_spec_known_to_survive_a_round_trip() {
+        let mut api = ApiServer::new(1);
+        let created = api
+            .handle(5, ApiRequest::Create(pod_with_times(0)), 1)
+            .result
+            .expect("created");
+        let key = created.key();
+        let mut status = (*created).clone();
+        status.as_pod_mut().expect("a pod").status.phase = "Running".into();
+        let first = api
+            .handle(1_500, ApiRequest::UpdateStatus(status.clone()), 2)
+            .result
+            .expect("written");
+        // The round trip dropped the null env and the creation time's milliseconds.
+        let pod = first.as_pod().expect("a pod");
+        assert_eq!(pod.spec.containers[0].env, None);
+        assert_eq!(pod.metadata.creation_timestamp, Some(Time(0)));
+        assert_eq!(api.spec_canonical.get(&key), Some(&first.meta().rv()));
+        let mut again = (*first).clone();
+        again.as_pod_mut().expect("a pod").status.phase = "Succeeded".into();
+        let second = api
+            .handle(2_500, ApiRequest::UpdateStatus(again), 3)
+            .result
+            .expect("written");
+        assert_eq!(api.spec_canonical.get(&key), Some(&second.meta().rv()));
+        api.handle(
+            3_000,
+            ApiRequest::Delete {
+                key: key.clone(),
+                options: DeleteOptions {
+                    grace_period_seconds: Some(0),
+                    ..Default::default()
+                },
+            },
+            4,
+        );
+        assert!(!api.spec_canonical.contains_key(&key));
+    }
+
+    #[test]
+    fn clashing_event_names_take_the_next_free_suffix_in_one_walk() {
+        let mut api = ApiServer::new(1);
+        let event = |name: &str| {
+            Object::Event(Event {
+                metadata: ObjectMeta {
+                    name: name.into(),
+                    namespace: "default".into(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+        };
+        for v in [10u64, 11, 13] {
+            api.put_event(0, event(&format!("web.{v:016x}")), 0);
+        }
+        // A name between two candidates (another object's event) does not stop the walk.
+        api.put_event(0, event(&format!("web.{:016x}x", 11)), 0);
+        assert_eq!(api.first_free_suffix("default", "web", 10), 12);
+        assert_eq!(api.first_free_suffix("default", "web", 13), 14);
+        assert_eq!(api.first_free_suffix("default", "web", 9), 9);
+        assert_eq!(api.first_free_suffix("other", "web", 10), 10);
+    }
 
     #[test]
     fn merge_patch_deletes_nulls_and_merges_maps() {

@@ -370,10 +370,16 @@ impl Cache {
     /// Stores an object, returning the previous cached version.
     pub fn upsert(&mut self, obj: Arc<Object>) -> Option<Arc<Object>> {
         let key = obj.key();
-        let old = self.objects.insert(key.clone(), obj.clone());
+        let old = self
+            .objects
+            .get_mut(&key)
+            .map(|slot| std::mem::replace(slot, obj.clone()));
         match &old {
             Some(o) => self.reindex(o, &obj, &key),
-            None => self.index(&obj, &key),
+            None => {
+                self.objects.insert(key.clone(), obj.clone());
+                self.index(&obj, &key);
+            }
         }
         old
     }
@@ -399,5 +405,121 @@ impl Cache {
     /// Empties the cache (a restarted process starts with nothing).
     pub fn clear(&mut self) {
         *self = Cache::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::types::{Condition, OwnerReference, Time};
+
+    fn pod(
+        name: &str,
+        owner: Option<&str>,
+        app: &str,
+        node: &str,
+        ready_at: Option<Millis>,
+    ) -> Arc<Object> {
+        let mut p = Pod::default();
+        p.metadata.name = name.into();
+        p.metadata.namespace = "default".into();
+        p.metadata.uid = format!("uid-{name}");
+        p.metadata.labels.insert("app".into(), app.into());
+        if let Some(o) = owner {
+            p.metadata.owner_references.push(OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: "ReplicaSet".into(),
+                name: o.into(),
+                uid: o.into(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            });
+        }
+        p.spec.node_name = node.into();
+        p.status.phase = "Running".into();
+        if let Some(t) = ready_at {
+            p.status.conditions.push(Condition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                last_transition_time: Some(Time(t)),
+                ..Default::default()
+            });
+        }
+        Arc::new(Object::Pod(p))
+    }
+
+    /// The same objects indexed from scratch.
+    fn rebuilt(c: &Cache) -> Cache {
+        let mut fresh = Cache::new();
+        for o in c.all() {
+            fresh.upsert(o.clone());
+        }
+        fresh
+    }
+
+    fn same_indexes(a: &Cache, b: &Cache) {
+        assert_eq!(a.by_controller, b.by_controller);
+        assert_eq!(a.uncontrolled, b.uncontrolled);
+        assert_eq!(a.pods_by_node, b.pods_by_node);
+        assert_eq!(a.pod_groups, b.pod_groups);
+    }
+
+    #[test]
+    fn updates_keep_every_index_as_a_fresh_build_would() {
+        let mut c = Cache::new();
+        c.upsert(pod("a", Some("rs1"), "web", "", None));
+        c.upsert(pod("b", Some("rs1"), "web", "n1", None));
+        c.upsert(pod("c", None, "web", "n2", Some(5)));
+        same_indexes(&c, &rebuilt(&c));
+        // Bound, became ready, relabelled, adopted, orphaned, moved: one change at a time.
+        c.upsert(pod("a", Some("rs1"), "web", "n1", None));
+        same_indexes(&c, &rebuilt(&c));
+        c.upsert(pod("a", Some("rs1"), "web", "n1", Some(1_000)));
+        same_indexes(&c, &rebuilt(&c));
+        c.upsert(pod("b", Some("rs1"), "db", "n1", None));
+        same_indexes(&c, &rebuilt(&c));
+        c.upsert(pod("c", Some("rs2"), "web", "n2", Some(5)));
+        same_indexes(&c, &rebuilt(&c));
+        c.upsert(pod("a", None, "web", "n3", Some(1_000)));
+        same_indexes(&c, &rebuilt(&c));
+        c.remove(&ObjectKey::new(Kind::Pod, "default", "b"));
+        same_indexes(&c, &rebuilt(&c));
+        c.remove(&ObjectKey::new(Kind::Pod, "default", "c"));
+        c.remove(&ObjectKey::new(Kind::Pod, "default", "a"));
+        same_indexes(&c, &Cache::new());
+    }
+
+    #[test]
+    fn claimable_is_list_ns_without_what_other_controllers_own() {
+        let mut c = Cache::new();
+        for (name, owner) in [
+            ("a", Some("rs1")),
+            ("b", Some("rs2")),
+            ("c", None),
+            ("d", Some("rs1")),
+        ] {
+            c.upsert(pod(name, owner, "web", "", None));
+        }
+        let names: Vec<String> = c
+            .claimable(Kind::Pod, "default", "rs1")
+            .map(|o| o.meta().name.clone())
+            .collect();
+        assert_eq!(names, ["a", "c", "d"]);
+        assert!(c.has_uncontrolled(Kind::Pod, "default"));
+        assert!(!c.has_uncontrolled(Kind::Pod, "other"));
+    }
+
+    #[test]
+    fn pod_groups_count_active_and_ready_pods_per_label_set() {
+        let mut c = Cache::new();
+        c.upsert(pod("a", Some("rs1"), "web", "n1", Some(1_000)));
+        c.upsert(pod("b", Some("rs1"), "web", "n1", Some(1_000)));
+        c.upsert(pod("c", Some("rs1"), "web", "n1", None));
+        c.upsert(pod("d", Some("rs1"), "db", "n1", Some(2_000)));
+        let groups: Vec<(String, usize, usize, usize)> = c
+            .pod_groups("rs1", "default")
+            .map(|(l, g)| (l["app"].clone(), g.pods, g.active, g.ready()))
+            .collect();
+        assert_eq!(groups, [("db".into(), 1, 1, 1), ("web".into(), 3, 3, 2)]);
     }
 }

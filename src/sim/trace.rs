@@ -16,8 +16,9 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use super::api::ApiRequest;
+use super::apiserver::LAST_FOUR_DIGIT_YEAR;
 use super::controller::ReconcileRecord;
-use super::types::{Millis, Object, PodStatus};
+use super::types::{Condition, ContainerState, ContainerStatus, Millis, Object, PodStatus, Time};
 
 /// Default number of entries kept.
 pub const DEFAULT_TRACE_CAPACITY: usize = 200_000;
@@ -406,14 +407,35 @@ fn pod_status_changes(a: &PodStatus, b: &PodStatus, out: &mut Vec<String>) {
         init_container_statuses: _,
         qos_class: _,
     } = a;
+    // A list is named whole when its JSON differs; times compare at the second, as serialised.
+    macro_rules! list {
+        ($name:literal, $f:ident, $same:expr) => {
+            if a.$f != b.$f {
+                match $same(&a.$f, &b.$f) {
+                    Some(true) => {}
+                    Some(false) => out.push($name.to_string()),
+                    None => json_changes(
+                        $name,
+                        &part(&a.$f, a.$f.is_empty()),
+                        &part(&b.$f, b.$f.is_empty()),
+                        out,
+                    ),
+                }
+            }
+        };
+    }
     let none = |o: &Option<String>| o.is_none();
-    field!("conditions", conditions, Vec::is_empty);
-    field!("containerStatuses", container_statuses, Vec::is_empty);
+    list!("conditions", conditions, same_conditions);
+    list!(
+        "containerStatuses",
+        container_statuses,
+        same_container_statuses
+    );
     field!("hostIP", host_ip, none);
-    field!(
+    list!(
         "initContainerStatuses",
         init_container_statuses,
-        Vec::is_empty
+        same_container_statuses
     );
     field!("message", message, none);
     field!("nominatedNodeName", nominated_node_name, none);
@@ -422,6 +444,131 @@ fn pod_status_changes(a: &PodStatus, b: &PodStatus, out: &mut Vec<String>) {
     field!("qosClass", qos_class, none);
     field!("reason", reason, none);
     field!("startTime", start_time, Option::is_none);
+}
+
+/// Whether two times serialise alike (second precision); None when either has no four-digit
+/// year, whose form this does not model.
+fn same_second(a: &Option<Time>, b: &Option<Time>) -> Option<bool> {
+    match (a, b) {
+        (None, None) => Some(true),
+        (Some(x), Some(y)) if x.0 <= LAST_FOUR_DIGIT_YEAR && y.0 <= LAST_FOUR_DIGIT_YEAR => {
+            Some(x.0 / 1000 == y.0 / 1000)
+        }
+        (Some(_), Some(_)) => None,
+        _ => Some(false),
+    }
+}
+
+/// Whether two condition lists serialise alike.
+fn same_conditions(a: &[Condition], b: &[Condition]) -> Option<bool> {
+    if a.len() != b.len() {
+        return Some(false);
+    }
+    for (x, y) in a.iter().zip(b) {
+        let Condition {
+            type_,
+            status,
+            reason,
+            message,
+            last_transition_time,
+            last_update_time,
+            last_heartbeat_time,
+            last_probe_time,
+            observed_generation,
+        } = x;
+        if *type_ != y.type_
+            || *status != y.status
+            || *reason != y.reason
+            || *message != y.message
+            || *observed_generation != y.observed_generation
+        {
+            return Some(false);
+        }
+        for (p, q) in [
+            (last_transition_time, &y.last_transition_time),
+            (last_update_time, &y.last_update_time),
+            (last_heartbeat_time, &y.last_heartbeat_time),
+            (last_probe_time, &y.last_probe_time),
+        ] {
+            if !same_second(p, q)? {
+                return Some(false);
+            }
+        }
+    }
+    Some(true)
+}
+
+/// Whether two container states serialise alike.
+fn same_state(a: &ContainerState, b: &ContainerState) -> Option<bool> {
+    let ContainerState {
+        waiting,
+        running,
+        terminated,
+    } = a;
+    if *waiting != b.waiting {
+        return Some(false);
+    }
+    match (running, &b.running) {
+        (None, None) => {}
+        (Some(x), Some(y)) => {
+            if !same_second(&x.started_at, &y.started_at)? {
+                return Some(false);
+            }
+        }
+        _ => return Some(false),
+    }
+    match (terminated, &b.terminated) {
+        (None, None) => Some(true),
+        (Some(x), Some(y)) => Some(
+            x.exit_code == y.exit_code
+                && x.reason == y.reason
+                && x.message == y.message
+                && same_second(&x.started_at, &y.started_at)?
+                && same_second(&x.finished_at, &y.finished_at)?,
+        ),
+        _ => Some(false),
+    }
+}
+
+/// Whether two container status lists serialise alike.
+fn same_container_statuses(a: &[ContainerStatus], b: &[ContainerStatus]) -> Option<bool> {
+    if a.len() != b.len() {
+        return Some(false);
+    }
+    for (x, y) in a.iter().zip(b) {
+        let ContainerStatus {
+            name,
+            image,
+            ready,
+            started,
+            restart_count,
+            state,
+            last_state,
+            image_id,
+            container_id,
+        } = x;
+        if *name != y.name
+            || *image != y.image
+            || *ready != y.ready
+            || *started != y.started
+            || *restart_count != y.restart_count
+            || *image_id != y.image_id
+            || *container_id != y.container_id
+            || !same_state(state, &y.state)?
+        {
+            return Some(false);
+        }
+        match (last_state, &y.last_state) {
+            (None, None) => {}
+            (Some(p), Some(q)) => {
+                if !same_state(p, q)? {
+                    return Some(false);
+                }
+            }
+            _ => return Some(false),
+        }
+    }
+    Some(true)
 }
 
 /// At most this many changed fields are named per request; the rest are counted.

@@ -1547,11 +1547,15 @@ impl ObjectKey {
 impl std::fmt::Display for ObjectKey {
     /// `Kind/namespace/name`, or `Kind/name` when cluster-scoped: the trace's object notation.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.namespace.is_empty() {
-            write!(f, "{}/{}", self.kind, self.name)
-        } else {
-            write!(f, "{}/{}/{}", self.kind, self.namespace, self.name)
+        // Plain writes: every trace entry names an object, and this is measurably cheaper than
+        // going through format arguments.
+        f.write_str(self.kind.as_str())?;
+        f.write_str("/")?;
+        if !self.namespace.is_empty() {
+            f.write_str(&self.namespace)?;
+            f.write_str("/")?;
         }
+        f.write_str(&self.name)
     }
 }
 

@@ -94,6 +94,8 @@ enum Heal {
 /// One component with its informer cache and work queue.
 struct Component {
     ctrl: Box<dyn Controller>,
+    /// Its [`ComponentId::name`], kept: every delivery and pass it makes names it in the trace.
+    name: String,
     cache: Cache,
     queue: WorkQueue,
     rng: Rng,
@@ -124,9 +126,11 @@ struct Component {
 
 impl Component {
     fn new(ctrl: Box<dyn Controller>, seed: u64) -> Component {
-        let rng = Rng::stream(seed, &ctrl.id().name());
+        let name = ctrl.id().name();
+        let rng = Rng::stream(seed, &name);
         Component {
             ctrl,
+            name,
             cache: Cache::new(),
             selected: BTreeSet::new(),
             queue: WorkQueue::new(),
@@ -980,7 +984,7 @@ impl Sim {
             now,
             Some(local_ev.cause),
             TraceKind::Watch {
-                component: id.name(),
+                component: c.name.clone(),
                 event_type: local_ev.type_.as_str().into(),
                 object: key.to_string(),
                 resource_version: local_ev.resource_version,
@@ -1032,7 +1036,7 @@ impl Sim {
             now,
             cause,
             TraceKind::Reconcile {
-                component: id.name(),
+                component: c.name.clone(),
                 key: key.to_string(),
                 trigger,
                 record: outcome.record.clone(),
@@ -2344,5 +2348,87 @@ pub fn parse_label_selector(s: &str) -> Result<super::types::LabelSelector, Stri
 impl Sim {
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
         self.api.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::session::Session;
+    use crate::sim::types::{Container, ObjectMeta, Pod, PodSpec};
+
+    fn kubelet_sees(sim: &Sim, node: &str, key: &ObjectKey) -> bool {
+        sim.cache_of(&ComponentId::Kubelet(node.into()))
+            .is_some_and(|c| c.get(key).is_some())
+    }
+
+    #[test]
+    fn a_pod_moved_to_another_node_leaves_the_old_kubelets_view_and_enters_the_new_one() {
+        // Debug builds also check every fan-out: no kubelet left out would have heard of a write.
+        let mut s = Session::new(1);
+        s.advance_to(2_000, usize::MAX);
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: "p".into(),
+                namespace: "default".into(),
+                ..Default::default()
+            },
+            spec: PodSpec {
+                node_name: "node-1".into(),
+                containers: vec![Container {
+                    name: "app".into(),
+                    image: "nginx".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let created = s
+            .sim
+            .submit(ApiRequest::Create(Object::Pod(pod)))
+            .expect("created");
+        let key = created.key();
+        s.advance_to(3_000, usize::MAX);
+        assert!(kubelet_sees(&s.sim, "node-1", &key));
+        assert!(!kubelet_sees(&s.sim, "node-2", &key));
+        let mut moved = (*s.sim.api.get(&key).expect("stored").clone()).clone();
+        moved.as_pod_mut().expect("a pod").spec.node_name = "node-2".into();
+        moved.meta_mut().resource_version.clear();
+        s.sim.submit(ApiRequest::Update(moved)).expect("updated");
+        s.advance_to(4_000, usize::MAX);
+        assert!(!kubelet_sees(&s.sim, "node-1", &key));
+        assert!(kubelet_sees(&s.sim, "node-2", &key));
+        assert_eq!(
+            s.sim.routed_selected.get(&key).map(Vec::as_slice),
+            Some(&["node-2".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn watchers_are_indexed_only_while_running_and_connected() {
+        let mut s = Session::new(1);
+        s.advance_to(1_000, usize::MAX);
+        let pods = |sim: &Sim| sim.watchers.get(&Kind::Pod).cloned().unwrap_or_default();
+        assert_eq!(pods(&s.sim).by_node, ["node-1", "node-2", "node-3"]);
+        assert!(pods(&s.sim).general.contains(&ComponentId::Scheduler));
+        s.sim
+            .inject(Fault::PartitionNode {
+                node: "node-2".into(),
+            })
+            .expect("partitioned");
+        s.sim
+            .inject(Fault::StopComponent {
+                component: "scheduler".into(),
+            })
+            .expect("stopped");
+        assert_eq!(pods(&s.sim).by_node, ["node-1", "node-3"]);
+        assert!(!pods(&s.sim).general.contains(&ComponentId::Scheduler));
+        s.sim
+            .inject(Fault::HealNode {
+                node: "node-2".into(),
+            })
+            .expect("healed");
+        assert_eq!(pods(&s.sim).by_node, ["node-1", "node-2", "node-3"]);
     }
 }

@@ -211,6 +211,15 @@ impl GarbageCollector {
 
     fn observe(&mut self, obj: &Object) {
         let key = obj.key();
+        // Most changes (a status write) leave the identity and owners as they were: the graph
+        // would be rebuilt exactly as it is.
+        if self
+            .nodes
+            .get(&key)
+            .is_some_and(|n| n.uid == obj.meta().uid && n.owners == obj.meta().owner_references)
+        {
+            return;
+        }
         let node = GraphNode {
             uid: obj.meta().uid.clone(),
             owners: obj.meta().owner_references.clone(),
