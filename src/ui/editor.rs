@@ -599,7 +599,7 @@ pub fn Editor(p: &EditorProps) -> Html {
                     <div class={classes!("caret-diag-row", severity_class(d.severity))}>
                         <span class="diag-pos">{ format!("Line {}", caret_line.unwrap_or(d.line)) }</span>
                         <span class="diag-sev">{ severity_word(d.severity) }</span>
-                        <span class="diag-msg">{ &d.message }</span>
+                        <span class="diag-msg" title={d.message.clone()}>{ &d.message }</span>
                     </div>
                 }) }
             </div>

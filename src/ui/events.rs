@@ -6,14 +6,19 @@ use yew::prelude::*;
 
 use super::state::Action;
 use crate::sim::types::{Kind, ObjectKey};
+use crate::viewmodel::events::EventList;
 use crate::viewmodel::EventRow;
+
+/// How many rows the table shows (the model builds only these: `newest_event_rows`).
+pub const SHOWN: usize = 300;
 
 /// Events list inputs.
 #[derive(Properties, PartialEq)]
 pub struct EventsProps {
-    /// Shared with the app's memo: a big cluster has tens of thousands of rows, too many to copy
-    /// or compare on every frame (an `Rc` of an `Eq` type compares by pointer first).
-    pub rows: Rc<Vec<EventRow>>,
+    /// Shared with the app's memo, and only the newest rows: a big cluster has tens of thousands
+    /// of Events, too many to build, copy or compare on every frame (an `Rc` of an `Eq` type
+    /// compares by pointer first).
+    pub list: Rc<EventList>,
     pub dispatch: Callback<Action>,
 }
 
@@ -25,17 +30,18 @@ pub fn Events(p: &EventsProps) -> Html {
         let w = warnings_only.clone();
         Callback::from(move |_: Event| w.set(!*w))
     };
-    let n_warn = p.rows.iter().filter(|r| r.is_warning()).count();
+    let n_warn = p.list.warnings;
     let rows: Vec<&EventRow> = p
+        .list
         .rows
         .iter()
         .filter(|r| !*warnings_only || r.is_warning())
-        .take(300)
+        .take(SHOWN)
         .collect();
     html! {
         <div class="events" data-testid="events">
             <div class="subbar">
-                <span class="subbar-text">{ format!("{} events · {} warnings · newest first", p.rows.len(), n_warn) }</span>
+                <span class="subbar-text">{ format!("{} events · {} warnings · newest first", p.list.total, n_warn) }</span>
                 <label class="check">
                     <input type="checkbox" checked={*warnings_only} onchange={toggle} />
                     { "Warnings only" }

@@ -339,7 +339,20 @@ fn App() -> Html {
     let event_rows = {
         let model = state.model.clone();
         use_memo((events_rev, second), move |_| {
-            model.try_borrow().map(|m| m.events()).unwrap_or_default()
+            model
+                .try_borrow()
+                .map(|m| {
+                    crate::viewmodel::events::newest_event_rows(
+                        m.session
+                            .sim
+                            .api
+                            .list(Kind::Event)
+                            .filter_map(|o| o.as_event()),
+                        m.now(),
+                        events::SHOWN,
+                    )
+                })
+                .unwrap_or_default()
         })
     };
     let insp = {
@@ -384,7 +397,7 @@ fn App() -> Html {
 
     let bottom = match *tab {
         Tab::Events => {
-            html! { <events::Events rows={event_rows.clone()} dispatch={dispatch.clone()} /> }
+            html! { <events::Events list={event_rows.clone()} dispatch={dispatch.clone()} /> }
         }
         Tab::Sequence => html! {
             <sequence::Sequence msgs={m.sequence.last(80)} show_heartbeats={m.sequence.show_heartbeats}
@@ -405,7 +418,7 @@ fn App() -> Html {
             html! { <console::Console entries={m.console.clone()} dispatch={dispatch.clone()} /> }
         }
     };
-    let warnings = event_rows.iter().filter(|r| r.is_warning()).count();
+    let warnings = event_rows.warnings;
     // Only the open fault panel needs every name (10,000 of them in a big cluster).
     let (pods, nodes): (Vec<String>, Vec<String>) = if *faults_open {
         (
