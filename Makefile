@@ -131,6 +131,8 @@ BENCH_ARGS ?=
 bench: build ## Wall-clock benchmarks, natively (kubeloop bench) and in wasm (headless Chromium)
 	$(call banner,bench (native, release))
 	cargo run --release --quiet -- bench $(BENCH_ARGS)
+	$(call banner,bench (native heap: a counting allocator, where the bytes are, flat over 30 min))
+	cargo run --release --quiet --features alloc-stats -- bench --memory $(BENCH_ARGS)
 	$(call banner,bench (wasm, the built page in headless Chromium))
 	node scripts/browser-bench.js $(BENCH_ARGS)
 

@@ -11,8 +11,29 @@ use std::time::Instant;
 
 use crate::sim::api::ApiRequest;
 use crate::sim::session::Session;
-use crate::sim::time::{format_duration, SECOND};
+use crate::sim::time::{format_duration, MINUTE, SECOND};
 use crate::sim::types::{Kind, Object, ObjectMeta, Pod, PodSpec};
+use crate::sim::world::MemoryPart;
+use crate::viewmodel::Playground;
+
+/// Counts live heap bytes for `--memory` (one atomic add per allocation and free). Only in builds
+/// with the `alloc-stats` feature, so the timed cases run on the plain system allocator.
+#[cfg(feature = "alloc-stats")]
+#[global_allocator]
+static HEAP: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
+/// Live heap bytes of the whole process, when the counting allocator is built in (also for
+/// one-off measurements in tests built with `--features alloc-stats`).
+pub fn heap_bytes() -> Option<usize> {
+    #[cfg(feature = "alloc-stats")]
+    {
+        Some(HEAP.allocated())
+    }
+    #[cfg(not(feature = "alloc-stats"))]
+    {
+        None
+    }
+}
 
 /// One benchmark result.
 struct Row {
@@ -181,10 +202,194 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
 /// A named case: what it measures, how to run it once, how many pods it places.
 type Case = (String, Box<dyn Fn() -> Result<Sample, String>>, usize);
 
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / 1_048_576.0
+}
+
+/// Live heap bytes above `base` (0 without the counting allocator).
+fn heap_above(base: usize) -> usize {
+    heap_bytes().unwrap_or(0).saturating_sub(base)
+}
+
+/// Converges `replicas` pods on `nodes` nodes the way the page holds them: a [`Playground`]
+/// (session, chart history, loop and sequence trackers) whose cluster view is followed every
+/// simulated second. Returns it and the highest live heap seen above `base`, sampled each second
+/// (a peak inside one second can be missed: a lower bound, close because one second's garbage is
+/// small next to the state).
+fn converge_playground(
+    nodes: usize,
+    replicas: usize,
+    base: usize,
+) -> Result<(Playground, usize), String> {
+    let mut pg = Playground::new(1);
+    pg.load_scenario(&scenario(nodes, replicas), Some(1))
+        .map_err(|d| format!("{d:?}"))?;
+    let mut peak = 0;
+    let limit = 30 * MINUTE;
+    while ready_pods(&pg.session) < replicas {
+        if pg.now() > limit {
+            return Err(format!("not converged after {}", format_duration(limit)));
+        }
+        pg.advance_by(SECOND);
+        drop(pg.cluster_view());
+        peak = peak.max(heap_above(base));
+    }
+    drop(pg.events());
+    Ok((pg, peak.max(heap_above(base))))
+}
+
+/// What the converged world holds, counted.
+fn holdings(pg: &Playground) -> String {
+    let sim = &pg.session.sim;
+    format!(
+        "{} objects ({} Events), {} watch history entries, {} trace entries, {} informer cache entries in {} components",
+        sim.api.len(),
+        sim.api.count(Kind::Event),
+        sim.api.history_len(),
+        sim.trace().len(),
+        cache_entries(sim),
+        sim.component_ids().len()
+    )
+}
+
+fn cache_entries(sim: &crate::sim::world::Sim) -> usize {
+    sim.component_ids()
+        .iter()
+        .filter_map(|id| sim.cache_of(id))
+        .map(|c| c.len())
+        .sum()
+}
+
+/// Frees the playground's parts one at a time and returns (what, heap bytes it gave back, how
+/// many entries it held) in that order. A value shared by several parts (an object version held
+/// by the store, the watch history and the informers) counts where it is freed last.
+fn breakdown(mut pg: Playground, base: usize) -> Vec<(String, usize, String)> {
+    // The view models: swap a small session in, drop the playground, and take the small
+    // session's own size back out.
+    let before_small = heap_bytes().unwrap_or(0);
+    let small = Session::new(1);
+    let small_size = heap_above(before_small);
+    let mut session = std::mem::replace(&mut pg.session, small);
+    let before = heap_bytes().unwrap_or(0);
+    drop(pg);
+    let mut parts = vec![(
+        "view models (chart, trackers, cluster view)".to_string(),
+        before
+            .saturating_sub(heap_bytes().unwrap_or(0))
+            .saturating_sub(small_size),
+        String::new(),
+    )];
+    for part in MemoryPart::ALL {
+        let sim = &session.sim;
+        let count = match part {
+            MemoryPart::Trace => format!("{} entries", sim.trace().len()),
+            MemoryPart::WatchHistory => format!("{} entries", sim.api.history_len()),
+            MemoryPart::Events => format!("{} Events", sim.api.count(Kind::Event)),
+            MemoryPart::InformerCaches => format!("{} entries", cache_entries(sim)),
+            MemoryPart::Store => format!("{} objects", sim.api.len()),
+            _ => String::new(),
+        };
+        let before = heap_bytes().unwrap_or(0);
+        session.sim.free_for_measurement(part);
+        let freed = before.saturating_sub(heap_bytes().unwrap_or(0));
+        parts.push((part.name().to_string(), freed, count));
+    }
+    parts.push((
+        "the rest (world and session shells)".to_string(),
+        heap_above(base),
+        String::new(),
+    ));
+    parts
+}
+
+/// `kubeloop bench --memory`: where the heap goes at scale, and whether it stays flat while the
+/// cluster runs on (needs `--features alloc-stats`).
+fn memory_main(quick: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let Some(base) = heap_bytes() else {
+        let _ = writeln!(
+            err,
+            "bench --memory needs the counting allocator: cargo run --release --features alloc-stats -- bench --memory"
+        );
+        return 2;
+    };
+    let (nodes, replicas) = if quick { (100, 1_000) } else { (1_000, 10_000) };
+    let idle_minutes: u64 = if quick { 10 } else { 30 };
+    let name = format!("{replicas} replicas / {nodes} nodes");
+    let _ = writeln!(err, "running (memory): converge {name}, breakdown");
+    let (pg, peak) = match converge_playground(nodes, replicas, base) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "  failed: {e}");
+            return 1;
+        }
+    };
+    let converged = heap_above(base);
+    let held = holdings(&pg);
+    let parts = breakdown(pg, base);
+    let _ = writeln!(
+        out,
+        "\nheap (native, 64-bit: live bytes counted by the allocator), converge {name}"
+    );
+    let _ = writeln!(out, "  peak while converging   {:>8.1} MiB", mib(peak));
+    let _ = writeln!(out, "  converged               {:>8.1} MiB", mib(converged));
+    let _ = writeln!(out, "  holding {held}");
+    let _ = writeln!(
+        out,
+        "  breakdown when converged (freed one part at a time, in this order):"
+    );
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    for (what, bytes, count) in &parts {
+        let _ = writeln!(
+            out,
+            "    {what:<44} {:>8.1} MiB {:>5.1}%  {count}",
+            mib(*bytes),
+            100.0 * *bytes as f64 / total.max(1) as f64
+        );
+    }
+
+    // Flat over a long run: the same cluster again, then idle with a rollout every ten minutes.
+    let _ = writeln!(
+        err,
+        "running (memory): converge {name}, then {idle_minutes} simulated minutes with a rollout every 10"
+    );
+    let base = heap_bytes().unwrap_or(0);
+    let (mut pg, mut peak) = match converge_playground(nodes, replicas, base) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "  failed: {e}");
+            return 1;
+        }
+    };
+    let start = pg.now();
+    let mut line = format!(
+        "  live heap by simulated minute after convergence: 0: {:.0}",
+        mib(heap_above(base))
+    );
+    for minute in 1..=idle_minutes {
+        if minute % 10 == 5 {
+            pg.kubectl("rollout restart deployment/web");
+        }
+        while pg.now() < start + minute * MINUTE {
+            pg.advance_by(10 * SECOND);
+            drop(pg.cluster_view());
+            peak = peak.max(heap_above(base));
+        }
+        if minute % 5 == 0 {
+            line.push_str(&format!(", {minute}: {:.0}", mib(heap_above(base))));
+        }
+    }
+    let _ = writeln!(out, "{line} MiB (peak {:.0} MiB)", mib(peak));
+    let _ = writeln!(out, "  then holding {}", holdings(&pg));
+    0
+}
+
 /// Runs the benchmark table. `--quick` runs each case once at reduced scale (a smoke check).
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let quick = args.iter().any(|a| a == "--quick");
     let full = args.iter().any(|a| a == "--full");
+    if args.iter().any(|a| a == "--memory") {
+        return memory_main(quick, out, err);
+    }
     let runs = if quick { 1 } else { 3 };
     let mut rows: Vec<Row> = Vec::new();
     let mut cases: Vec<Case> = vec![

@@ -21,6 +21,14 @@ use super::{admission, limits, validation};
 /// How long watch history is kept: `DefaultEventFreshDuration` (bookmark frequency 1 min + 15 s).
 pub const WATCH_HISTORY_WINDOW: Millis = 75_000;
 
+/// The most changes the watch history holds, whatever their age. kube-apiserver's watch cache
+/// sizes itself to cover [`WATCH_HISTORY_WINDOW`] within 100 to 102,400 changes per resource; ours
+/// is one cache for every kind and stops at 10,000, because each change holds a whole object
+/// version (a few kB) and a 10,000-pod cluster makes that many changes in about a second. A watch
+/// that breaks for longer than the history covers gets 410 Gone and relists, as against a small
+/// real cache; a lesson-sized cluster makes a few hundred changes in 75 s and never reaches it.
+pub const WATCH_HISTORY_CAPACITY: usize = 10_000;
+
 /// The finalizer that holds an owner until its blocking dependents are deleted.
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 /// The finalizer that holds an owner until its dependents are orphaned.
@@ -131,7 +139,8 @@ impl ApiServer {
     }
 
     /// The length of the watch history kept for resuming watches (bounded by
-    /// [`WATCH_HISTORY_WINDOW`] and an entry cap), for views and the memory-bound tests.
+    /// [`WATCH_HISTORY_WINDOW`] and [`WATCH_HISTORY_CAPACITY`]), for views and the memory-bound
+    /// tests.
     pub fn history_len(&self) -> usize {
         self.history.len()
     }
@@ -145,7 +154,9 @@ impl ApiServer {
         }
     }
 
-    /// Watch events after `rv`, or 410 when history was compacted past it.
+    /// Watch events after `rv`, or 410 when history was compacted past it. The history is in
+    /// resourceVersion order, so the start is found by binary search: a caller that is nearly
+    /// up to date (the page, every frame) pays for what it missed, not for the whole window.
     pub fn events_since(&self, rv: u64) -> Result<Vec<WatchEvent>, TooOldResourceVersion> {
         if rv < self.compacted_rv {
             return Err(TooOldResourceVersion {
@@ -153,18 +164,27 @@ impl ApiServer {
                 oldest: self.compacted_rv,
             });
         }
+        let start = self
+            .history
+            .partition_point(|(_, e)| e.resource_version <= rv);
         Ok(self
             .history
-            .iter()
-            .filter(|(_, e)| e.resource_version > rv)
+            .range(start..)
             .map(|(_, e)| e.clone())
             .collect())
+    }
+
+    /// Forgets the whole watch history (for `kubeloop bench --memory`, which measures what it
+    /// held): every watch behind the current resourceVersion would get 410 Gone.
+    pub fn free_history(&mut self) {
+        self.history = VecDeque::new();
+        self.compacted_rv = self.resource_version;
     }
 
     /// Drops history older than the window, as the watch cache does.
     pub fn compact(&mut self, now: Millis) {
         while let Some((t, e)) = self.history.front() {
-            if t + WATCH_HISTORY_WINDOW < now || self.history.len() > 200_000 {
+            if t + WATCH_HISTORY_WINDOW < now {
                 self.compacted_rv = e.resource_version;
                 self.history.pop_front();
             } else {
@@ -206,6 +226,13 @@ impl ApiServer {
             cause,
         };
         self.history.push_back((now, ev.clone()));
+        // The capacity holds at every write (the window is applied by `compact`, every 10 s):
+        // a 10,000-pod rollout would otherwise pile up 100,000 versions between two compactions.
+        if self.history.len() > WATCH_HISTORY_CAPACITY {
+            if let Some((_, oldest)) = self.history.pop_front() {
+                self.compacted_rv = oldest.resource_version;
+            }
+        }
         ev
     }
 

@@ -63,16 +63,20 @@ fn contribution(p: &Pod) -> (bool, Option<Option<Millis>>) {
 /// Pod groups of one owner: namespace → labels → group.
 type OwnerGroups = BTreeMap<String, BTreeMap<StringMap, PodGroup>>;
 
+/// One object's key, allocated once per cache and shared by the object map and every index (an
+/// `ObjectKey` is two strings: a 10,000-pod cache held three copies of each before).
+type SharedKey = Arc<ObjectKey>;
+
 /// A component's cached view plus the indexes every controller needs.
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
-    objects: BTreeMap<ObjectKey, Arc<Object>>,
-    by_controller: BTreeMap<String, BTreeSet<ObjectKey>>,
+    objects: BTreeMap<SharedKey, Arc<Object>>,
+    by_controller: BTreeMap<String, BTreeSet<SharedKey>>,
     /// Objects no controller owns (orphans a controller may adopt).
-    uncontrolled: BTreeSet<ObjectKey>,
+    uncontrolled: BTreeSet<SharedKey>,
     /// Pods by controller uid, grouped by namespace and labels (see [`PodGroup`]).
     pod_groups: BTreeMap<String, OwnerGroups>,
-    pods_by_node: BTreeMap<String, BTreeSet<ObjectKey>>,
+    pods_by_node: BTreeMap<String, BTreeSet<SharedKey>>,
     /// The resourceVersion of the newest change this cache has seen (where a watch resumes).
     pub last_rv: u64,
 }
@@ -147,11 +151,17 @@ impl Cache {
         let owned: Vec<&ObjectKey> = self
             .by_controller
             .get(owner_uid)
-            .map(|set| set.range(&lo..).take_while(|k| in_scope(k, &lo)).collect())
+            .map(|set| {
+                set.range::<ObjectKey, _>(&lo..)
+                    .map(|k| &**k)
+                    .take_while(|k| in_scope(k, &lo))
+                    .collect()
+            })
             .unwrap_or_default();
         let orphans: Vec<&ObjectKey> = self
             .uncontrolled
-            .range(&lo..)
+            .range::<ObjectKey, _>(&lo..)
+            .map(|k| &**k)
             .take_while(|k| in_scope(k, &lo))
             .collect();
         let mut merged = Vec::with_capacity(owned.len() + orphans.len());
@@ -177,7 +187,7 @@ impl Cache {
             name: String::new(),
         };
         self.uncontrolled
-            .range(&lo..)
+            .range::<ObjectKey, _>(&lo..)
             .next()
             .is_some_and(|k| k.kind == kind && k.namespace == namespace)
     }
@@ -219,7 +229,7 @@ impl Cache {
         self.objects.values()
     }
 
-    fn index_owner(&mut self, obj: &Object, key: &ObjectKey, add: bool) {
+    fn index_owner(&mut self, obj: &Object, key: &SharedKey, add: bool) {
         match obj.meta().controller_ref() {
             Some(r) if add => {
                 if let Some(set) = self.by_controller.get_mut(&r.uid) {
@@ -231,7 +241,7 @@ impl Cache {
             }
             Some(r) => {
                 if let Some(set) = self.by_controller.get_mut(&r.uid) {
-                    set.remove(key);
+                    set.remove(&**key);
                     if set.is_empty() {
                         self.by_controller.remove(&r.uid);
                     }
@@ -241,12 +251,12 @@ impl Cache {
                 self.uncontrolled.insert(key.clone());
             }
             None => {
-                self.uncontrolled.remove(key);
+                self.uncontrolled.remove(&**key);
             }
         }
     }
 
-    fn index_node(&mut self, p: &Pod, key: &ObjectKey, add: bool) {
+    fn index_node(&mut self, p: &Pod, key: &SharedKey, add: bool) {
         let node = &p.spec.node_name;
         if add {
             if node.is_empty() {
@@ -259,7 +269,7 @@ impl Cache {
                     .insert(node.clone(), BTreeSet::from([key.clone()]));
             }
         } else if let Some(set) = self.pods_by_node.get_mut(node) {
-            set.remove(key);
+            set.remove(&**key);
             if set.is_empty() {
                 self.pods_by_node.remove(node);
             }
@@ -312,7 +322,7 @@ impl Cache {
         }
     }
 
-    fn unindex(&mut self, obj: &Object, key: &ObjectKey) {
+    fn unindex(&mut self, obj: &Object, key: &SharedKey) {
         self.index_owner(obj, key, false);
         if let Some(p) = obj.as_pod() {
             self.index_group(p, false);
@@ -320,7 +330,7 @@ impl Cache {
         }
     }
 
-    fn index(&mut self, obj: &Object, key: &ObjectKey) {
+    fn index(&mut self, obj: &Object, key: &SharedKey) {
         self.index_owner(obj, key, true);
         if let Some(p) = obj.as_pod() {
             self.index_group(p, true);
@@ -330,7 +340,7 @@ impl Cache {
 
     /// Moves the indexes from `old` to `new` (same key), touching only what changed: most
     /// updates (a status write) leave owner, node and labels as they were.
-    fn reindex(&mut self, old: &Object, new: &Object, key: &ObjectKey) {
+    fn reindex(&mut self, old: &Object, new: &Object, key: &SharedKey) {
         let old_owner = old.meta().controller_ref().map(|r| &r.uid);
         let new_owner = new.meta().controller_ref().map(|r| &r.uid);
         let same_owner = old_owner == new_owner;
@@ -370,27 +380,31 @@ impl Cache {
     /// Stores an object, returning the previous cached version.
     pub fn upsert(&mut self, obj: Arc<Object>) -> Option<Arc<Object>> {
         let key = obj.key();
-        let old = self
+        // One descent finds both the shared key (for the indexes) and the slot.
+        let found = self
             .objects
-            .get_mut(&key)
-            .map(|slot| std::mem::replace(slot, obj.clone()));
-        match &old {
-            Some(o) => self.reindex(o, &obj, &key),
+            .range_mut::<ObjectKey, _>(&key..=&key)
+            .next()
+            .map(|(k, slot)| (k.clone(), std::mem::replace(slot, obj.clone())));
+        match found {
+            Some((shared, old)) => {
+                self.reindex(&old, &obj, &shared);
+                Some(old)
+            }
             None => {
-                self.objects.insert(key.clone(), obj.clone());
-                self.index(&obj, &key);
+                let shared = Arc::new(key);
+                self.objects.insert(shared.clone(), obj.clone());
+                self.index(&obj, &shared);
+                None
             }
         }
-        old
     }
 
     /// Drops an object, returning what was cached.
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
-        let old = self.objects.remove(key);
-        if let Some(o) = &old {
-            self.unindex(o, key);
-        }
-        old
+        let (shared, old) = self.objects.remove_entry(key)?;
+        self.unindex(&old, &shared);
+        Some(old)
     }
 
     /// Applies a watch event; returns the previously cached version for the handlers.

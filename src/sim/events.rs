@@ -11,6 +11,14 @@ use super::types::{
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
+/// The most Events the simulated cluster keeps. A real cluster keeps every Event for
+/// [`EVENT_TTL`] however many there are (they live in etcd); a browser tab cannot: a 10,000-pod
+/// rollout records about 70,000 in a minute. Past this count the oldest (by last time seen)
+/// expire early, [`EVENT_EXPIRY_BATCH`] at a time; a lesson-sized cluster holds a few hundred.
+pub const MAX_EVENTS: usize = 5_000;
+/// How many Events expire early in one go once [`MAX_EVENTS`] is passed (one pass over the
+/// recorder's memory per batch, not per Event).
+pub const EVENT_EXPIRY_BATCH: usize = 500;
 /// More than this many events with one reason and different messages are aggregated.
 const AGGREGATE_MAX_EVENTS: usize = 10;
 /// The window for similar-event aggregation.

@@ -24,7 +24,9 @@
 //! YAML input (`yaml::MAX_INPUT_BYTES` 1 MiB, depth 32, 25,000 nodes, 1,000 documents), share
 //! links (`share::MAX_FRAGMENT`, `share::MAX_INFLATED` 1 MiB), the trace
 //! (`trace::DEFAULT_TRACE_CAPACITY` entries, oldest dropped first, counted by `Trace::dropped`),
-//! watch history (`apiserver::WATCH_HISTORY_WINDOW`, 75 s), Events (`events::EVENT_TTL`, 1 h).
+//! watch history (`apiserver::WATCH_HISTORY_WINDOW`, 75 s, at most
+//! `apiserver::WATCH_HISTORY_CAPACITY` changes), Events (`events::EVENT_TTL`, 1 h, at most
+//! `events::MAX_EVENTS`).
 
 use std::borrow::Cow;
 

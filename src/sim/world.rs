@@ -10,7 +10,7 @@ use super::apiserver::ApiServer;
 use super::cache::Cache;
 use super::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome};
 use super::controllers;
-use super::events::{Recorder, EVENT_TTL};
+use super::events::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
 use super::faults::{Fault, TriggerMode};
 use super::rng::Rng;
 use super::runtime::NodeRuntime;
@@ -287,6 +287,62 @@ pub struct Advanced {
     pub events: usize,
     /// True when the work cap stopped it before reaching the target time.
     pub capped: bool,
+}
+
+/// A part of the world [`Sim::free_for_measurement`] can free, in the order a memory breakdown
+/// frees them (an object version shared by several parts is counted where it is freed last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryPart {
+    /// The trace's entries.
+    Trace,
+    /// The API server's watch history (old object versions nobody else holds).
+    WatchHistory,
+    /// Event objects and the recorder's memory of them.
+    Events,
+    /// Every component's informer cache, with its indexes and field-selector sets.
+    InformerCaches,
+    /// The kubelets' own state (pod workers, probe and back-off bookkeeping), work queues and
+    /// timers.
+    Kubelets,
+    /// The control-plane components' own state (scheduler queues, expectations, the garbage
+    /// collector's graph), work queues and timers.
+    Controllers,
+    /// The container runtimes of the machines.
+    Runtimes,
+    /// The world's queue of deliveries, requests in flight and timers.
+    EventQueue,
+    /// The API server's store: the current version of every object.
+    Store,
+}
+
+impl MemoryPart {
+    /// Every part, in breakdown order.
+    pub const ALL: [MemoryPart; 9] = [
+        MemoryPart::Trace,
+        MemoryPart::WatchHistory,
+        MemoryPart::Events,
+        MemoryPart::InformerCaches,
+        MemoryPart::Kubelets,
+        MemoryPart::Controllers,
+        MemoryPart::Runtimes,
+        MemoryPart::EventQueue,
+        MemoryPart::Store,
+    ];
+
+    /// What the breakdown calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryPart::Trace => "trace",
+            MemoryPart::WatchHistory => "watch history (old versions)",
+            MemoryPart::Events => "Events + recorder",
+            MemoryPart::InformerCaches => "informer caches (maps, indexes)",
+            MemoryPart::Kubelets => "kubelets' own state, work queues",
+            MemoryPart::Controllers => "controllers' own state, work queues",
+            MemoryPart::Runtimes => "container runtimes",
+            MemoryPart::EventQueue => "world event queue",
+            MemoryPart::Store => "store (current objects)",
+        }
+    }
 }
 
 /// The whole simulated cluster.
@@ -1333,6 +1389,35 @@ impl Sim {
         );
         self.api
             .put_event(self.now, Object::Event(ev), cause.unwrap_or(0));
+        self.cap_events();
+    }
+
+    /// Past [`MAX_EVENTS`], expires the oldest Events (by last time seen, as the TTL would) down
+    /// to [`EVENT_EXPIRY_BATCH`] below the cap, and makes the recorder forget them, as TTL expiry
+    /// does: a repeat of one of them starts a fresh Event.
+    fn cap_events(&mut self) {
+        if self.api.count(Kind::Event) <= MAX_EVENTS {
+            return;
+        }
+        let mut by_age: Vec<(Millis, ObjectKey)> = self
+            .api
+            .list(Kind::Event)
+            .map(|o| {
+                let seen = o.as_event().and_then(|e| e.last_timestamp);
+                let t = seen.or(o.meta().creation_timestamp).map_or(0, |t| t.0);
+                (t, o.key())
+            })
+            .collect();
+        by_age.sort_unstable();
+        let excess = by_age.len() - (MAX_EVENTS - EVENT_EXPIRY_BATCH);
+        let names = by_age[..excess]
+            .iter()
+            .map(|(_, k)| k.name.clone())
+            .collect();
+        self.recorder.forget_all(&names);
+        for (_, k) in &by_age[..excess] {
+            self.api.expire_event(k);
+        }
     }
 
     // ------------------------------------------------------------------ machines
@@ -2091,14 +2176,24 @@ impl Sim {
         }
         let from = c.cache.last_rv;
         let gen = c.generation;
+        let floor = c.last_delivery;
         match self.api.events_since(from) {
             Ok(events) => {
+                // One watch stream, in order: the backlog is delivered no earlier than anything
+                // already on its way to this watcher, and what the live fan-out sends from now on
+                // comes after it. A live event overtaking the backlog made the informer skip the
+                // backlog as already seen (a pod bound during a partition never reached its
+                // kubelet).
                 let latency = self.jitter(self.config.watch_latency);
+                let at = (self.now + latency).max(floor);
+                if let Some(c) = self.components.get_mut(id) {
+                    c.last_delivery = at;
+                }
                 for ev in events {
                     let kind = ev.object.kind();
                     if self.components[id].ctrl.watched_kinds().contains(&kind) {
                         self.schedule(
-                            self.now + latency,
+                            at,
                             SimEvent::Deliver {
                                 to: id.clone(),
                                 gen,
@@ -2172,6 +2267,8 @@ impl Sim {
             self.api.expire_event(&k);
         }
         self.recorder.prune(self.now);
+        // Events created by other means than the recorder (kubectl create) count too.
+        self.cap_events();
         self.schedule(self.now + 10_000, SimEvent::Housekeeping);
     }
 
@@ -2184,6 +2281,49 @@ impl Sim {
     /// How many entries the Event recorder remembers (see [`super::events::Recorder::len`]).
     pub fn recorder_len(&self) -> usize {
         self.recorder.len()
+    }
+
+    /// Frees one part of the world, for `kubeloop bench --memory`, which reads how many heap
+    /// bytes that gave back. Nothing else calls it: the world is not meant to run on afterwards.
+    pub fn free_for_measurement(&mut self, part: MemoryPart) {
+        match part {
+            MemoryPart::Trace => {
+                self.trace = Trace::with_capacity(self.config.trace_capacity);
+            }
+            MemoryPart::WatchHistory => self.api.free_history(),
+            MemoryPart::Events => {
+                let keys: Vec<ObjectKey> = self.api.list(Kind::Event).map(|o| o.key()).collect();
+                for k in &keys {
+                    self.api.expire_event(k);
+                }
+                self.recorder.clear();
+            }
+            MemoryPart::InformerCaches => {
+                for c in self.components.values_mut() {
+                    c.cache = Cache::new();
+                    c.selected = BTreeSet::new();
+                }
+                self.routed_selected = BTreeMap::new();
+            }
+            MemoryPart::Kubelets => {
+                self.components
+                    .retain(|id, _| !matches!(id, ComponentId::Kubelet(_)));
+                for w in self.watchers.values_mut() {
+                    w.by_node = Vec::new();
+                }
+            }
+            MemoryPart::Controllers => {
+                self.components = BTreeMap::new();
+                self.watchers = BTreeMap::new();
+            }
+            MemoryPart::Runtimes => self.machines = BTreeMap::new(),
+            MemoryPart::EventQueue => {
+                self.queue = BinaryHeap::new();
+                self.slots = Vec::new();
+                self.free_slots = Vec::new();
+            }
+            MemoryPart::Store => self.api = ApiServer::new(self.config.seed),
+        }
     }
 
     /// True when nothing but periodic timers remains: no watch deliveries, API calls or queued keys.

@@ -1,0 +1,191 @@
+//! Memory bounds under churn: a cluster rolled out over and over for simulated hours holds no
+//! more than its caps allow — at most `WATCH_HISTORY_CAPACITY` watch changes, `MAX_EVENTS`
+//! Events, the trace's capacity — and everything else (objects, informer caches, the Event
+//! recorder, queued work, sandboxes) stays proportional to the cluster, so the second hour holds
+//! what the first did. Counted in entries, not bytes: entry counts are deterministic, byte counts
+//! are not (`kubeloop bench --memory` measures the bytes, at 10,000 pods).
+
+use kubeloop::sim::apiserver::WATCH_HISTORY_CAPACITY;
+use kubeloop::sim::controller::{ComponentId, EventRecord};
+use kubeloop::sim::events::{EVENT_EXPIRY_BATCH, MAX_EVENTS};
+use kubeloop::sim::faults::{Fault, PodTarget};
+use kubeloop::sim::session::Session;
+use kubeloop::sim::trace::DEFAULT_TRACE_CAPACITY;
+use kubeloop::sim::types::Kind;
+
+const MIN: u64 = 60_000;
+
+/// Ten nodes, a 50-replica Deployment (each rollout replaces every pod, recording some 350
+/// Events) and a bare pod that crash-loops throughout. (Bare: a crash-looping pod of a
+/// Deployment currently makes the Deployment controller requeue it dozens of times a simulated
+/// second, which fills the trace and makes this test take minutes; reported separately.)
+const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: many-rollouts}
+spec:
+  seed: 7
+  nodes: {count: 10, cpu: "16", memory: 64Gi, pods: "110"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 50
+  revisionHistoryLimit: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        resources: {requests: {cpu: 10m, memory: 16Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: flaky, labels: {app: flaky}}
+spec:
+  containers: [{name: app, image: "busybox:1.36"}]
+"#;
+
+/// Everything that could grow with time or with churn, counted.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Sizes {
+    trace: usize,
+    watch_history: usize,
+    events: usize,
+    objects: usize,
+    queued: usize,
+    recorder: usize,
+    cache_entries: usize,
+    sandboxes: usize,
+}
+
+fn sizes(s: &Session) -> Sizes {
+    let sim = &s.sim;
+    Sizes {
+        trace: sim.trace().len(),
+        watch_history: sim.api.history_len(),
+        events: sim.api.count(Kind::Event),
+        objects: sim.api.len() - sim.api.count(Kind::Event),
+        queued: sim.queued_events(),
+        recorder: sim.recorder_len(),
+        cache_entries: sim
+            .component_ids()
+            .iter()
+            .filter_map(|id| sim.cache_of(id))
+            .map(|c| c.len())
+            .sum(),
+        sandboxes: sim.machines().values().map(|m| m.runtime.pods.len()).sum(),
+    }
+}
+
+#[test]
+fn two_simulated_hours_of_rollouts_and_a_crash_loop_stay_within_the_caps_and_flat() {
+    let mut s = Session::load("rollouts.yaml", SCENARIO, None).expect("the scenario loads");
+    s.advance_to(2 * MIN, usize::MAX);
+    let crash = s.inject(Fault::CrashLoop {
+        target: PodTarget {
+            selector: Some("app=flaky".into()),
+            namespace: "default".into(),
+            ..Default::default()
+        },
+        exit_code: 1,
+        duration: None,
+    });
+    assert!(crash.is_ok(), "the flaky pod crash-loops: {crash:?}");
+    // A rollout every ten minutes; a sample one minute into each (the busiest moment).
+    let mut samples = Vec::new();
+    let mut most = Sizes::default();
+    for step in 1..=12u64 {
+        let t = 2 * MIN + step * 10 * MIN;
+        let out = s.kubectl("rollout restart deployment/web");
+        assert!(out.ok, "{}", out.stderr);
+        // Watch the caps at a few points inside the rollout, not just at its end.
+        for part in 1..=10u64 {
+            s.advance_to(t - 10 * MIN + part * MIN, usize::MAX);
+            let z = sizes(&s);
+            most.trace = most.trace.max(z.trace);
+            most.watch_history = most.watch_history.max(z.watch_history);
+            most.events = most.events.max(z.events);
+            if part == 1 {
+                samples.push((s.sim.now() / MIN, z));
+            }
+        }
+    }
+    for (minute, z) in &samples {
+        println!("minute {minute:>3}: {z:?}");
+    }
+    println!("most at any sample: {most:?}");
+    let trace = s.sim.trace();
+    println!(
+        "trace: {} kept, {} dropped, next seq {}",
+        trace.len(),
+        trace.dropped(),
+        trace.next_seq()
+    );
+
+    assert!(most.watch_history <= WATCH_HISTORY_CAPACITY);
+    assert!(most.events <= MAX_EVENTS);
+    assert!(most.trace <= DEFAULT_TRACE_CAPACITY);
+    let (first_hour, second_hour) = samples.split_at(samples.len() / 2);
+    let check = |name: &str, get: fn(&Sizes) -> usize| {
+        let before = first_hour.iter().map(|(_, z)| get(z)).max().unwrap_or(0);
+        let after = second_hour.iter().map(|(_, z)| get(z)).max().unwrap_or(0);
+        assert!(
+            after <= before + before / 5 + 16,
+            "{name} kept growing: {after} in the second hour, at most {before} in the first"
+        );
+    };
+    check("watch history", |z| z.watch_history);
+    check("Events", |z| z.events);
+    check("objects", |z| z.objects);
+    check("queued events", |z| z.queued);
+    check("the Event recorder", |z| z.recorder);
+    check("informer caches", |z| z.cache_entries);
+    check("container sandboxes", |z| z.sandboxes);
+}
+
+#[test]
+fn past_the_event_cap_the_oldest_events_expire_and_the_recorder_forgets_them() {
+    let mut s = Session::new(3);
+    let node = s
+        .sim
+        .api
+        .list(Kind::Node)
+        .next()
+        .expect("the playground has nodes")
+        .clone();
+    let from = ComponentId::Kubelet(node.meta().name.clone());
+    // Distinct reasons: distinct messages with one reason would be aggregated after ten.
+    for i in 0..MAX_EVENTS + 2 * EVENT_EXPIRY_BATCH {
+        s.advance_to(s.sim.now() + 1, usize::MAX);
+        let rec = EventRecord::normal(&node, &format!("Reason{i}"), "a message");
+        s.sim.record_event(&from, &rec, None);
+        assert!(s.sim.api.count(Kind::Event) <= MAX_EVENTS);
+    }
+    let reasons: Vec<String> = s
+        .sim
+        .api
+        .list(Kind::Event)
+        .filter_map(|o| o.as_event())
+        .map(|e| e.reason.clone())
+        .collect();
+    assert!(
+        !reasons.iter().any(|r| r == "Reason0"),
+        "the oldest went first"
+    );
+    let newest = format!("Reason{}", MAX_EVENTS + 2 * EVENT_EXPIRY_BATCH - 1);
+    assert!(reasons.contains(&newest), "the newest stays");
+    // The recorder holds one identity per kept Event plus one similar-event window per reason
+    // seen in the last ten minutes (every one of them here, and the nodes' own at boot):
+    // without forgetting, the identities alone would be all 6,000.
+    let recorded = MAX_EVENTS + 2 * EVENT_EXPIRY_BATCH;
+    let kept = s.sim.api.count(Kind::Event);
+    assert!(
+        s.sim.recorder_len() <= kept + recorded + 64,
+        "the recorder forgets expired Events ({} entries for {kept} Events)",
+        s.sim.recorder_len()
+    );
+}
