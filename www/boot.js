@@ -16,17 +16,22 @@ function plainFailure(error) {
   document.body.append(p);
 }
 
-let crash = null;
-try {
-  crash = await import('./crash.js');
-} catch (e) {
+// The crash screen and the bindings load at once (one round trip, not two, before the wasm can
+// start compiling); Rust runs only once both are in.
+const tag = document.querySelector('script[data-kubeloop-js]');
+const crashLoad = import('./crash.js').catch((e) => {
   console.error('kubeloop: the crash screen (www/crash.js) could not be loaded', e);
-}
+  return null;
+});
+const bindingsLoad = tag
+  ? import(tag.dataset.kubeloopJs)
+  : Promise.reject(new Error('the page has no script tag naming the app (see Trunk.toml, pattern_script)'));
+// Awaited below, after the crash screen: no "unhandled rejection" in the meantime.
+bindingsLoad.catch(() => {});
+const crash = await crashLoad;
 
 try {
-  const tag = document.querySelector('script[data-kubeloop-js]');
-  if (!tag) throw new Error('the page has no script tag naming the app (see Trunk.toml, pattern_script)');
-  const bindings = await import(tag.dataset.kubeloopJs);
+  const bindings = await bindingsLoad;
   const wasm = await bindings.default({ module_or_path: tag.dataset.kubeloopWasm });
   window.wasmBindings = bindings;
   dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));

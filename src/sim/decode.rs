@@ -26,6 +26,7 @@ use super::limits;
 use super::types::{Kind, Object, ObjectKey};
 use super::validation::{invalid_status_message, validate, BadValue, FieldError};
 use super::yaml::{self, push_index, push_key, Span, YamlDoc};
+use crate::sort::StableSort;
 
 /// How serious a [`Diagnostic`] is: errors drop the document, warnings and infos keep it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -375,7 +376,7 @@ impl DocContext<'_> {
                 .iter()
                 .map(|p| (locate(doc, p, None), p.clone()))
                 .collect();
-            located.sort();
+            located.stable_sort();
             located
         };
         for (span, path) in in_text_order(&findings.opaque) {

@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use super::faults::Fault;
 use super::time::parse_duration;
 use super::types::Millis;
+use crate::sort::StableSort;
 
 /// `apiVersion` of the Scenario document.
 pub const SCENARIO_API_VERSION: &str = "kubeloop.dev/v1alpha1";
@@ -308,7 +309,7 @@ impl Scenario {
             };
             out.push(TimedAction { at, action });
         }
-        out.sort_by_key(|a| a.at);
+        out.stable_sort_by_key(|a| a.at);
         Ok(out)
     }
 }

@@ -16,6 +16,7 @@ use super::time::parse_duration;
 use super::trace::TraceKind;
 use super::types::{Kind, Millis, Node, NodeStatus, Object, ObjectKey, ObjectMeta, StringMap};
 use super::world::{Sim, SimConfig};
+use crate::sort::StableSort;
 
 /// The annotation `kubectl apply` keeps the last applied manifest in (for its 3-way merge).
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -592,7 +593,7 @@ impl Session {
         let mut rest = self.steps.split_off(self.next_step.min(self.steps.len()));
         rest.extend(scripted);
         // Stable: at equal times, scenario steps run before tryThis actions, in file order.
-        rest.sort_by_key(|a| a.at);
+        rest.stable_sort_by_key(|a| a.at);
         self.steps.extend(rest);
         n
     }

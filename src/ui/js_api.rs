@@ -41,6 +41,7 @@ use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::faults::Fault;
 use crate::sim::time::parse_duration;
 use crate::sim::types::Kind;
+use crate::sort::StableSort;
 use crate::viewmodel::Playground;
 
 type JsFn = Closure<dyn Fn(JsValue) -> Result<JsValue, JsValue>>;
@@ -251,7 +252,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         Box::new(move |_| {
             let m = m.try_borrow().map_err(|_| err("events: busy"))?;
             let mut evs: Vec<_> = m.session.sim.api.list(Kind::Event).collect();
-            evs.sort_by_key(|o| o.as_event().and_then(|e| e.last_timestamp).map(|t| t.0));
+            evs.stable_sort_by_key(|o| o.as_event().and_then(|e| e.last_timestamp).map(|t| t.0));
             Ok(to_js(&Json::Array(
                 evs.iter().map(|o| o.to_json()).collect(),
             )))

@@ -66,6 +66,8 @@ struct Bus {
     banner: Option<String>,
     /// The reader's own text to open instead of the link's, once (a reload; see [`install`]).
     keep_edits: Option<String>,
+    /// What opening the page's link before the first render left for [`install`] to finish.
+    startup: Option<Opening>,
     popover: Option<Popover>,
     /// A reader edit not yet in the address bar: when it happened (ms).
     dirty_since: Option<f64>,
@@ -295,13 +297,26 @@ pub fn select_tab(panel: Panel) {
     }
 }
 
-/// Reads a fragment (`#k1:…`, `#example/<name>`) and opens what it names. Returns false (and
-/// shows why in the banner) when it could not be opened; an empty fragment is not a link.
-pub fn open_fragment(hash: &str) -> bool {
+/// A link from the address bar, decoded and ready to open.
+struct Opening {
+    /// The scenario text (the reader's kept edits on a reload, else the link's).
+    text: String,
+    seed: Option<u64>,
+    /// The speed to play at (`?speed=` or the link's).
+    speed: Option<f64>,
+    /// The activity tab to show (`?view=` or the link's).
+    tab: Option<Panel>,
+    /// The text is the reader's edits to the link, not the link itself.
+    keeping: bool,
+}
+
+/// Reads a fragment (`#k1:…`, `#example/<name>`): `Ok(None)` for an empty one (not a link),
+/// `Err(())` when it names nothing that can be opened (the banner then says why).
+fn resolve(hash: &str) -> Result<Option<Opening>, ()> {
     let frag = hash.trim_start_matches('#');
     let kept = with(|b| b.keep_edits.take());
     if frag.trim().is_empty() {
-        return true;
+        return Ok(None);
     }
     // The address bar now shows what the reader asked for: no pending edit may overwrite it.
     with(|b| {
@@ -317,50 +332,104 @@ pub fn open_fragment(hash: &str) -> bool {
                 set_banner(Some(format!(
                     "There is no built-in example called \"{shown}\". Nothing was changed; your own scenario is still here."
                 )));
-                return false;
+                return Err(());
             }
         },
         Ok(Link::Scenario(s)) => (s.text, s.seed, s.view, s.speed),
         Err(e) => {
             set_banner(Some(e.to_string()));
-            return false;
+            return Err(());
         }
     };
-    let seed = link_seed.or(flags.seed);
     with(|b| {
         b.seed = link_seed;
         b.view = link_view.clone();
     });
     set_banner(None);
-    let keeping = kept.is_some();
-    let text = kept.unwrap_or(text);
-    let result = load_inner(&text, seed);
-    if keeping && with(|b| b.track) {
+    let view = flags
+        .view
+        .clone()
+        .or_else(|| link_view.map(|v| parse_view(&v).0));
+    Ok(Some(Opening {
+        keeping: kept.is_some(),
+        text: kept.unwrap_or(text),
+        seed: link_seed.or(flags.seed),
+        speed: flags
+            .speed
+            .or(link_speed.filter(|s| s.is_finite() && *s > 0.0)),
+        tab: view.as_deref().and_then(first_tab),
+    }))
+}
+
+/// What is left of opening a link once its scenario is loaded (`result`): the address bar, the
+/// speed and the tab. Needs the mounted app.
+fn finish_opening(opening: &Opening, result: &Result<(), Vec<Diagnostic>>) {
+    if opening.keeping && with(|b| b.track) {
         // The address bar names what is open: the link with the reader's edits.
         write_address_bar();
     }
+    if let Err(diags) = result {
+        warn(&format!(
+            "kubeloop: the linked scenario has {} problem(s); it is in the editor to fix",
+            diags.len()
+        ));
+    }
+    if let (Some(d), Some(s)) = (dispatcher(), opening.speed) {
+        d.emit(Action::SetSpeed(s));
+    }
+    if let Some(tab) = opening.tab {
+        select_tab(tab);
+    }
+}
+
+/// Reads a fragment (`#k1:…`, `#example/<name>`) and opens what it names. Returns false (and
+/// shows why in the banner) when it could not be opened; an empty fragment is not a link.
+pub fn open_fragment(hash: &str) -> bool {
+    let opening = match resolve(hash) {
+        Ok(Some(o)) => o,
+        Ok(None) => return true,
+        Err(()) => return false,
+    };
+    let result = load_inner(&opening.text, opening.seed);
+    finish_opening(&opening, &result);
+    true
+}
+
+/// The model the app starts with: the address bar's link already loaded when there is one, so
+/// the first render shows it (rather than booting and drawing the default cluster, then replacing
+/// it: issue #10's start time), else the default cluster. Called once, before the first render;
+/// [`install`] finishes the opening once the app is mounted.
+pub fn initial_playground() -> Playground {
+    let default_seed = super::storage::seed();
+    let hash = web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default();
+    if hash.trim_start_matches('#').trim().is_empty() {
+        return Playground::new(default_seed);
+    }
+    // A reload re-opens the link from t=0, with the reader's edits to it (edits_to_keep).
+    let kept = edits_to_keep(&hash);
+    with(|b| b.keep_edits = kept);
+    let Ok(Some(opening)) = resolve(&hash) else {
+        return Playground::new(default_seed);
+    };
+    // The editor is not mounted yet: it starts with this text (take_pending_text).
+    set_editor_text(&opening.text);
+    let (model, result) = Playground::opened(&opening.text, opening.seed, default_seed);
+    with(|b| b.startup = Some(opening));
     if let Err(diags) = &result {
         warn(&format!(
             "kubeloop: the linked scenario has {} problem(s); it is in the editor to fix",
             diags.len()
         ));
     }
-    if let Some(d) = dispatcher() {
-        if let Some(s) = flags
-            .speed
-            .or(link_speed.filter(|s| s.is_finite() && *s > 0.0))
-        {
-            d.emit(Action::SetSpeed(s));
-        }
-    }
-    let view = flags
-        .view
-        .clone()
-        .or_else(|| link_view.map(|v| parse_view(&v).0));
-    if let Some(tab) = view.as_deref().and_then(first_tab) {
-        select_tab(tab);
-    }
-    true
+    model
+}
+
+/// The text the page put in the editor before it mounted (the link [`initial_playground`]
+/// opened), for the editor's first render.
+pub fn take_pending_text() -> Option<String> {
+    with(|b| b.pending.take())
 }
 
 /// What the current scenario looks like as a link payload.
@@ -585,10 +654,11 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
     let hash = window.location().hash().unwrap_or_default();
     let opened_link = !hash.trim_start_matches('#').trim().is_empty();
     if opened_link {
-        // A reload re-opens the link from t=0, with the reader's edits to it (edits_to_keep).
-        let kept = edits_to_keep(&hash);
-        with(|b| b.keep_edits = kept);
-        open_fragment(&hash);
+        // initial_playground already loaded the link (or put why not in the banner).
+        if let Some(opening) = with(|b| b.startup.take()) {
+            // Ok: a scenario with errors was already reported when it was loaded.
+            finish_opening(&opening, &Ok(()));
+        }
     } else {
         if let Some(s) = flags.speed {
             dispatch.emit(Action::SetSpeed(s));

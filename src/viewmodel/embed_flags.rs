@@ -20,6 +20,8 @@
 //! Unknown values are reported in [`Flags::warnings`] (shown in the console) and otherwise
 //! ignored: a typo in a course page must not break the embed.
 
+use crate::sort::StableSort;
+
 /// One panel of the page (`view=` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Panel {
@@ -235,7 +237,7 @@ pub fn parse_view(s: &str) -> (Vec<Panel>, Vec<String>) {
 /// The panels as a space-separated list (for a `data-` attribute matched with `~=` in CSS).
 pub fn view_attr(panels: &[Panel]) -> String {
     let mut sorted: Vec<Panel> = panels.to_vec();
-    sorted.sort();
+    sorted.stable_sort();
     sorted
         .iter()
         .map(|p| p.as_str())

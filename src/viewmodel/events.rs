@@ -2,6 +2,7 @@
 
 use crate::sim::time::human_age;
 use crate::sim::types::{Event, Millis};
+use crate::sort::StableSort;
 
 /// One row of the events list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +69,7 @@ impl EventRow {
 /// All rows, newest first (ties: by name, so the order never flickers).
 pub fn event_rows<'a>(events: impl IntoIterator<Item = &'a Event>, now: Millis) -> Vec<EventRow> {
     let mut rows: Vec<EventRow> = events.into_iter().map(|e| EventRow::of(e, now)).collect();
-    rows.sort_by(|a, b| b.last_t.cmp(&a.last_t).then_with(|| b.name.cmp(&a.name)));
+    rows.stable_sort_by(|a, b| b.last_t.cmp(&a.last_t).then_with(|| b.name.cmp(&a.name)));
     rows
 }
 
@@ -118,7 +119,7 @@ pub fn newest_event_rows<'a>(
     let n_warnings = warnings.len();
     let mut kept = newest(all.clone());
     kept.extend(newest(warnings));
-    kept.sort_by_key(|e| std::cmp::Reverse(key(e)));
+    kept.stable_sort_by_key(|e| std::cmp::Reverse(key(e)));
     kept.dedup_by(|a, b| {
         a.metadata.name == b.metadata.name && a.metadata.namespace == b.metadata.namespace
     });

@@ -8,6 +8,7 @@ use super::cluster::PodView;
 use crate::sim::controllers::scheduler::{NodeVerdict, SchedulingDecision};
 use crate::sim::time::human_age;
 use crate::sim::types::{Condition, Millis, Object, Pod};
+use crate::sort::StableSort;
 
 /// One line of "what the spec asks for" against "what the status reports".
 #[derive(Clone, Debug, PartialEq)]
@@ -184,7 +185,7 @@ impl DeploymentGap {
                 stale: d.status.observed_generation < d.metadata.generation,
             })
             .collect();
-        out.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        out.stable_sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
         out
     }
 
@@ -388,7 +389,7 @@ impl OwnershipView {
         let branch = |r: &crate::sim::types::ReplicaSet,
                       pods_by_owner: &mut BTreeMap<String, Vec<&Pod>>| {
             let mut ps = pods_by_owner.remove(&r.metadata.uid).unwrap_or_default();
-            ps.sort_by(|a, b| {
+            ps.stable_sort_by(|a, b| {
                 (a.metadata.creation_timestamp, &a.metadata.name)
                     .cmp(&(b.metadata.creation_timestamp, &b.metadata.name))
             });
@@ -428,7 +429,7 @@ impl OwnershipView {
         }
         for d in deps {
             let mut replica_sets = rs_by_dep.remove(&d.metadata.uid).unwrap_or_default();
-            replica_sets.sort_by(|a, b| {
+            replica_sets.stable_sort_by(|a, b| {
                 let ra = a.revision.parse::<i64>().unwrap_or(0);
                 let rb = b.revision.parse::<i64>().unwrap_or(0);
                 rb.cmp(&ra).then_with(|| a.name.cmp(&b.name))

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 use super::format::{object_kind, short_object};
 use crate::sim::trace::{Delivery, TraceEntry, TraceKind};
 use crate::sim::types::Millis;
+use crate::sort::StableSort;
 
 /// A column of the sequence diagram. Kubelets share one lane (the label names the node) and the
 /// controllers the course does not name share "other controllers", so the diagram keeps the
@@ -274,7 +275,7 @@ impl SequenceLog {
                         if let Some(m) = merged {
                             if !m.to.contains(&lane) {
                                 m.to.push(lane);
-                                m.to.sort();
+                                m.to.stable_sort();
                             }
                             if lane == Lane::Kubelet {
                                 m.node = kubelet_node(component);
@@ -563,7 +564,7 @@ impl LoopTracker {
                 !CARD_ORDER.contains(&c.component.as_str()) && !c.component.starts_with("kubelet")
             })
             .collect();
-        others.sort_by_key(|c| std::cmp::Reverse(c.seq));
+        others.stable_sort_by_key(|c| std::cmp::Reverse(c.seq));
         out.extend(others.into_iter().cloned());
         out
     }

@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 
 use crate::sim::decode::Severity;
+use crate::sort::StableSort;
 
 /// What a span of a line is, which decides its colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -799,7 +800,7 @@ pub fn line_marks(line: &str, spans: &[Span], pins: &[Pin]) -> Vec<Mark> {
             }
         })
         .collect();
-    raw.sort_by_key(|m| (m.start, m.end));
+    raw.stable_sort_by_key(|m| (m.start, m.end));
     let mut out: Vec<Mark> = Vec::with_capacity(raw.len());
     for m in raw {
         match out.last_mut() {

@@ -31,6 +31,7 @@ use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome,
 use crate::sim::types::{
     Condition, Deployment, DeploymentStatus, Kind, Millis, Object, ObjectKey, Pod, ReplicaSet,
 };
+use crate::sort::StableSort;
 
 pub use super::deployment_util::{
     max_surge_and_unavailable, restart_annotation_patch, restart_patch, rollback_template,
@@ -777,7 +778,7 @@ impl<'a> Sync<'a> {
     /// `FindActiveOrLatest`: the only active ReplicaSet, or the latest when none is active.
     fn find_active_or_latest(&self, new: Option<usize>, old: &[usize]) -> Option<usize> {
         let mut olds = old.to_vec();
-        olds.sort_by(|&a, &b| util::cmp_by_creation(self.working(b), self.working(a)));
+        olds.stable_sort_by(|&a, &b| util::cmp_by_creation(self.working(b), self.working(a)));
         let active: Vec<usize> = olds
             .iter()
             .copied()
@@ -826,11 +827,15 @@ impl<'a> Sync<'a> {
         let to_add = allowed - current;
         let op = match to_add.cmp(&0) {
             std::cmp::Ordering::Greater => {
-                all.sort_by(|&a, &b| util::cmp_by_size_newer(self.working(a), self.working(b)));
+                all.stable_sort_by(|&a, &b| {
+                    util::cmp_by_size_newer(self.working(a), self.working(b))
+                });
                 "up"
             }
             std::cmp::Ordering::Less => {
-                all.sort_by(|&a, &b| util::cmp_by_size_older(self.working(a), self.working(b)));
+                all.stable_sort_by(|&a, &b| {
+                    util::cmp_by_size_older(self.working(a), self.working(b))
+                });
                 "down"
             }
             std::cmp::Ordering::Equal => "",
@@ -872,7 +877,7 @@ impl<'a> Sync<'a> {
         if diff <= 0 {
             return;
         }
-        alive.sort_by(|&a, &b| util::cmp_by_revision(&self.rss[a].orig, &self.rss[b].orig));
+        alive.stable_sort_by(|&a, &b| util::cmp_by_revision(&self.rss[a].orig, &self.rss[b].orig));
         for &i in alive.iter().take(diff as usize) {
             let rs = &self.rss[i].orig;
             if rs.status.replicas != 0
@@ -1121,7 +1126,7 @@ impl<'a> Sync<'a> {
         max_cleanup: i32,
     ) -> Result<i32, String> {
         let mut olds = active_old.to_vec();
-        olds.sort_by(|&a, &b| util::cmp_by_creation(self.working(a), self.working(b)));
+        olds.stable_sort_by(|&a, &b| util::cmp_by_creation(self.working(a), self.working(b)));
         let mut total = 0;
         for i in olds {
             if total >= max_cleanup {
@@ -1164,7 +1169,7 @@ impl<'a> Sync<'a> {
             return Ok(0);
         }
         let mut olds = active_old.to_vec();
-        olds.sort_by(|&a, &b| util::cmp_by_creation(self.working(a), self.working(b)));
+        olds.stable_sort_by(|&a, &b| util::cmp_by_creation(self.working(a), self.working(b)));
         let to_scale = available - min_available;
         let mut total = 0;
         for i in olds {

@@ -14,6 +14,7 @@ use crate::sim::types::{
     Condition, Deployment, DeploymentStatus, IntOrString, LabelSelector, Millis, ObjectMeta,
     OwnerReference, PodTemplateSpec, ReplicaSet, StringMap, Time,
 };
+use crate::sort::StableSort;
 
 /// The revision of a ReplicaSet in its Deployment's rollout history (copied to the Deployment).
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
@@ -473,7 +474,7 @@ pub fn cmp_by_revision(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
 /// the hash label). Returns its index in `rss`.
 pub fn find_new_replica_set(d: &Deployment, rss: &[&ReplicaSet]) -> Option<usize> {
     let mut idx: Vec<usize> = (0..rss.len()).collect();
-    idx.sort_by(|&a, &b| cmp_by_creation(rss[a], rss[b]));
+    idx.stable_sort_by(|&a, &b| cmp_by_creation(rss[a], rss[b]));
     idx.into_iter()
         .find(|&i| equal_ignore_hash(&rss[i].spec.template, &d.spec.template))
 }

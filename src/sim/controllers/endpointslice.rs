@@ -39,6 +39,7 @@ use crate::sim::types::{
     map_selector_matches, Endpoint, EndpointConditions, EndpointSlice, IntOrString, Kind, Millis,
     Object, ObjectKey, ObjectMeta, ObjectReference, OwnerReference, Pod, Service,
 };
+use crate::sort::StableSort;
 
 /// At most this many endpoints go in one slice (`--max-endpoints-per-slice`).
 pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
@@ -99,7 +100,7 @@ pub fn service_endpoints<'a>(
             }
         }
     }
-    out.sort_by(|a, b| a.address.cmp(&b.address).then(a.pod.cmp(&b.pod)));
+    out.stable_sort_by(|a, b| a.address.cmp(&b.address).then(a.pod.cmp(&b.pod)));
     out
 }
 
@@ -337,7 +338,7 @@ fn reconcile_port_mapping(
     let mut remaining: std::collections::VecDeque<Endpoint> =
         wanted.into_iter().flatten().collect();
     // 2. Fill the slices being updated anyway, fullest first.
-    updated.sort_by(|a, b| {
+    updated.stable_sort_by(|a, b| {
         b.endpoints
             .len()
             .cmp(&a.endpoints.len())

@@ -47,6 +47,7 @@ use crate::sim::types::{
     ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, Kind, Lease, LeaseSpec,
     Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, Probe, Time,
 };
+use crate::sort::StableSort;
 
 /// The namespace node Leases live in.
 pub const LEASE_NAMESPACE: &str = "kube-node-lease";
@@ -1286,7 +1287,7 @@ impl Kubelet {
         if terminal {
             terminate_statuses(pod, &mut init_statuses, &mut statuses);
         }
-        statuses.sort_by(|a, b| a.name.cmp(&b.name));
+        statuses.stable_sort_by(|a, b| a.name.cmp(&b.name));
 
         let policy = restart_policy(pod);
         let mut phase = get_phase(pod, policy, &init_statuses, &statuses, terminal).to_string();

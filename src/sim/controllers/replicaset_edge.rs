@@ -25,6 +25,7 @@ use crate::sim::types::{
     Kind, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, ReplicaSet,
     ReplicaSetStatus,
 };
+use crate::sort::StableSort;
 
 /// One change an event carried, as the edge-triggered controller remembers it until its pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -264,7 +265,7 @@ impl Controller for EdgeReplicaSetController {
                 .copied()
                 .filter(|p| !self.deleted_by_me.contains_key(&pod_key(p)))
                 .collect();
-            victims.sort_by(|a, b| {
+            victims.stable_sort_by(|a, b| {
                 b.metadata
                     .creation_timestamp
                     .cmp(&a.metadata.creation_timestamp)

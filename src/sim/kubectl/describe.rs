@@ -23,6 +23,7 @@ use crate::sim::types::{
     Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap, Time, Toleration,
 };
 use crate::sim::world::Sim;
+use crate::sort::StableSort;
 
 /// Flags `kubectl describe` accepts.
 pub const DESCRIBE_FLAGS: &[Flag] = &[
@@ -161,7 +162,7 @@ pub fn events_for(sim: &Sim, o: &Object) -> Vec<Event> {
         })
         .cloned()
         .collect();
-    evs.sort_by_key(|e| e.last_timestamp);
+    evs.stable_sort_by_key(|e| e.last_timestamp);
     evs
 }
 
@@ -259,7 +260,7 @@ fn tolerations_multiline(w: &mut String, indent: &str, title: &str, tolerations:
         return;
     }
     let mut sorted: Vec<&Toleration> = tolerations.iter().collect();
-    sorted.sort_by(|a, b| a.key.cmp(&b.key));
+    sorted.stable_sort_by(|a, b| a.key.cmp(&b.key));
     for (i, t) in sorted.iter().enumerate() {
         if i > 0 {
             w.push_str(indent);
@@ -304,7 +305,7 @@ fn selector_string(sel: &LabelSelector) -> String {
         .collect();
     for e in &sel.match_expressions {
         let mut values = e.values.clone();
-        values.sort();
+        values.stable_sort();
         let s = match e.operator.as_str() {
             "In" => format!("{} in ({})", e.key, values.join(",")),
             "NotIn" => format!("{} notin ({})", e.key, values.join(",")),
@@ -313,7 +314,7 @@ fn selector_string(sel: &LabelSelector) -> String {
         };
         parts.push((e.key.clone(), s));
     }
-    parts.sort_by(|a, b| a.0.cmp(&b.0));
+    parts.stable_sort_by(|a, b| a.0.cmp(&b.0));
     parts
         .into_iter()
         .map(|(_, s)| s)
@@ -610,7 +611,7 @@ fn containers(
             }
         }
         let mut mounts = json_array(&c.volume_mounts);
-        mounts.sort_by_key(|m| str_of(m, "mountPath"));
+        mounts.stable_sort_by_key(|m| str_of(m, "mountPath"));
         if mounts.is_empty() {
             w.push_str(&format!("{L2}Mounts:\t<none>\n"));
         } else {
@@ -964,7 +965,7 @@ fn deployment(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
     let rss = owned_replica_sets(sim, o);
     // `FindNewReplicaSet`: the oldest RS whose template matches; every other one is old.
     let mut by_age: Vec<&&Arc<Object>> = rss.iter().collect();
-    by_age.sort_by_key(|o| (o.meta().creation_timestamp, o.meta().name.clone()));
+    by_age.stable_sort_by_key(|o| (o.meta().creation_timestamp, o.meta().name.clone()));
     let new_rs = by_age
         .iter()
         .find(|o| {
@@ -1154,7 +1155,7 @@ fn node(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
         w.push_str("<none>\n");
     } else {
         let mut taints = n.spec.taints.clone();
-        taints.sort_by(|a, b| {
+        taints.stable_sort_by(|a, b| {
             format!("{},{}", a.effect, a.key).cmp(&format!("{},{}", b.effect, b.key))
         });
         for (i, t) in taints.iter().enumerate() {

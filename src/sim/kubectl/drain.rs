@@ -27,6 +27,7 @@ use crate::sim::session::{CommandOutput, Session};
 use crate::sim::time::format_duration;
 use crate::sim::types::{Kind, LabelSelector, Millis, Object, ObjectKey, Pod};
 use crate::sim::world::{parse_label_selector, Sim};
+use crate::sort::StableSort;
 
 /// How long kubectl sleeps after a 429 before evicting again.
 pub const EVICTION_RETRY: Millis = 5_000;
@@ -854,7 +855,7 @@ impl Session {
             .filter_map(|a| a.downcast_ref::<DrainController>())
             .map(|d| d.log.clone())
             .collect();
-        logs.sort_by_key(|l| l.started);
+        logs.stable_sort_by_key(|l| l.started);
         logs
     }
 
@@ -865,7 +866,7 @@ impl Session {
             .into_iter()
             .flat_map(|l| l.lines)
             .collect();
-        lines.sort_by_key(|l| l.at);
+        lines.stable_sort_by_key(|l| l.at);
         lines
     }
 

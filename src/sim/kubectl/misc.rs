@@ -13,6 +13,7 @@ use super::util::{error, event_interval, object_name, out, unsupported};
 use crate::sim::scenario::{parse_wait, WaitFor};
 use crate::sim::session::{evaluate_wait, CommandOutput, Session};
 use crate::sim::types::{Event, Kind, ObjectKey};
+use crate::sort::StableSort;
 
 /// The Kubernetes version the playground's components report (kubelets say the same).
 pub const KUBERNETES_VERSION: &str = "v1.34.1";
@@ -199,7 +200,7 @@ pub fn events(session: &mut Session, args: &Args) -> CommandOutput {
             ok: true,
         };
     }
-    evs.sort_by_key(|e| e.last_timestamp.or(e.first_timestamp));
+    evs.stable_sort_by_key(|e| e.last_timestamp.or(e.first_timestamp));
     let mut header: Vec<String> = Vec::new();
     if all_ns {
         header.push("NAMESPACE".into());

@@ -16,6 +16,7 @@ use super::util::{age, error, fail, format_labels, format_selector, object_name,
 use crate::sim::scenario::json_path;
 use crate::sim::session::{CommandOutput, Session};
 use crate::sim::types::{find_condition, IntOrString, Kind, Millis, Object, Pod};
+use crate::sort::StableSort;
 
 /// Flags `kubectl get` accepts.
 pub const GET_FLAGS: &[Flag] = &[
@@ -323,7 +324,7 @@ pub fn node_roles(n: &crate::sim::types::Node) -> Vec<String> {
             roles.push(role);
         }
     }
-    roles.sort();
+    roles.stable_sort();
     roles
 }
 
@@ -964,7 +965,7 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
     }
     if let Some(path) = args.get("sort-by") {
         for (_, objs) in &mut groups {
-            objs.sort_by(|a, b| {
+            objs.stable_sort_by(|a, b| {
                 let (ka, kb) = (sort_key(a, path), sort_key(b, path));
                 ka.0.cmp(&kb.0).then_with(|| cmp_json(&ka.1, &kb.1))
             });

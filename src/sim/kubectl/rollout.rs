@@ -18,6 +18,7 @@ use crate::sim::controllers::deployment_util::{
 };
 use crate::sim::session::{CommandOutput, Session};
 use crate::sim::types::{Deployment, Kind, ObjectKey, ReplicaSet};
+use crate::sort::StableSort;
 
 /// Flags of the `rollout` subcommands (each accepts the ones it documents).
 pub const ROLLOUT_FLAGS: &[Flag] = &[
@@ -170,7 +171,7 @@ fn history(session: &Session, args: &Args, key: &ObjectKey) -> Result<String, St
         .into_iter()
         .filter_map(|rs| revision_of(&rs.metadata).ok().map(|r| (r, rs)))
         .collect();
-    revisions.sort_by_key(|(r, _)| *r);
+    revisions.stable_sort_by_key(|(r, _)| *r);
     let name = object_name(Kind::Deployment, &key.name);
     if let Some(want) = args.int("revision").filter(|r| *r != 0) {
         if want < 0 {

@@ -15,6 +15,7 @@ use crate::sim::types::{
     find_condition, Container, Millis, Node, NodeSelectorRequirement, NodeSelectorTerm, Object,
     ObjectKey, Pod, StringMap, Taint, Toleration,
 };
+use crate::sort::StableSort;
 
 /// `framework.MaxNodeScore`: every plugin's normalized score lies in 0..=100.
 pub const MAX_NODE_SCORE: i64 = 100;
@@ -783,7 +784,7 @@ pub fn fit_error_message<'a>(
         .into_iter()
         .map(|(r, n)| format!("{n} {r}"))
         .collect();
-    parts.sort();
+    parts.stable_sort();
     let mut msg = format!("0/{num_all_nodes} nodes are available:");
     if !parts.is_empty() {
         msg.push_str(&format!(" {}.", parts.join(", ")));

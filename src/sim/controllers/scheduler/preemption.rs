@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::sim::types::{Millis, ObjectKey};
+use crate::sort::StableSort;
 
 use super::plugins::{fit_error_message, run_filters, NodeInfo, PodCtx, PodEntry, Rejection};
 use super::ClusterState;
@@ -107,7 +108,7 @@ fn select_victims(
         return Err(r.reasons);
     }
     // `MoreImportantPod`: higher priority first, then the one that started earlier.
-    potential.sort_by(|a, b| {
+    potential.stable_sort_by(|a, b| {
         b.1.priority
             .cmp(&a.1.priority)
             .then(a.1.start.cmp(&b.1.start))
