@@ -15,7 +15,9 @@ use super::icons;
 use super::state::{reply, Action};
 use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
-use crate::viewmodel::cluster::{Bucket, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS};
+use crate::viewmodel::cluster::{
+    Bucket, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS,
+};
 use crate::viewmodel::format::pod_suffix;
 use crate::viewmodel::inspect::DeploymentGap;
 use crate::viewmodel::{ClusterView, NodeView, PodView, Tone, Usage};
@@ -67,6 +69,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
         let layout = layout.clone();
         Callback::from(move |_: MouseEvent| layout.set(l))
     };
+    let cards = if dense { 0 } else { v.cards_shown() };
     let auto_note = format!(
         "Chosen automatically: dense above {DENSE_NODES} nodes or {DENSE_PODS} pods. Click to choose."
     );
@@ -94,12 +97,22 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                 <div class="cluster-body">
                     { tray(&v.unscheduled, usize::MAX, &p.dispatch, &p.selected) }
                     <div class="nodes">
-                        { for v.nodes.iter().map(|n| {
+                        // Collected into one child of its own: a `{ for … }` beside other
+                        // children is flattened into their list, which then has unkeyed members,
+                        // and Yew diffs such a list by position: removing one item recreated
+                        // every item after it (every card, every chip) instead of moving them.
+                        { v.nodes.iter().take(cards).map(|n| {
                             let selected = relevant_selection(n, &p.selected);
                             html! { <NodeCard key={n.name.clone()} node={n.clone()} {selected} dispatch={p.dispatch.clone()} /> }
-                        }) }
+                        }).collect::<Html>() }
                         if v.nodes.is_empty() {
                             <div class="empty">{ "No nodes. Apply a Node, or press Reset for three fresh ones." }</div>
+                        }
+                        if cards < v.nodes.len() {
+                            <div class="cards-more" data-testid="cards-more">
+                                { format!("{} of {} nodes drawn as cards: cards stop at {CARD_NODES_MAX} nodes or {CARD_PODS_MAX} pods. ", cards, v.nodes.len()) }
+                                <button class="link-btn" onclick={choose(Layout::Dense)}>{ "Show every node in the dense view" }</button>
+                            </div>
                         }
                     </div>
                 </div>
@@ -133,7 +146,7 @@ fn relevant_selection(n: &NodeView, selected: &Option<ObjectKey>) -> Option<Obje
 
 /// The "waiting for a node" tray, with at most `max_chips` chips and a count of the rest.
 fn tray(
-    pods: &[PodView],
+    pods: &[Rc<PodView>],
     max_chips: usize,
     dispatch: &Callback<Action>,
     selected: &Option<ObjectKey>,
@@ -155,7 +168,7 @@ fn tray(
                 }
             </div>
             <div class="chips">
-                { for pods.iter().take(max_chips).map(|pod| chip(pod, dispatch, selected, "pod")) }
+                { for pods.iter().take(max_chips).map(|pod| pod_chip(pod, dispatch, selected)) }
             </div>
         </div>
     }
@@ -336,7 +349,8 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
                 </div>
             }
             <div class="chips">
-                { for n.pods.iter().map(|pod| chip(pod, dispatch, selected, "pod")) }
+                // One keyed child of its own (see the node cards above).
+                { n.pods.iter().map(|pod| pod_chip(pod, dispatch, selected)).collect::<Html>() }
                 if n.pods.is_empty() {
                     <span class="chips-empty">{ "no pods" }</span>
                 }
@@ -435,11 +449,12 @@ fn DenseBody(p: &DenseProps) -> Html {
                 </span>
             </div>
             <div class="dense-grid" role="group" aria-label="Nodes" ref={grid} onkeydown={on_grid_key}>
-                { for shown.into_iter().map(|n| {
+                // One keyed child of its own (see the node cards).
+                { shown.into_iter().map(|n| {
                     let selected = selected_node.as_deref() == Some(n.name.as_str());
                     let tabbable = tabbable.as_deref() == Some(n.name.as_str());
                     html! { <DenseTile key={n.name.clone()} node={n.clone()} {selected} {tabbable} dispatch={p.dispatch.clone()} /> }
-                }) }
+                }).collect::<Html>() }
                 if n_shown == 0 {
                     <div class="empty">{ if v.nodes.is_empty() { "No nodes." } else { "No node matches." } }</div>
                 }
@@ -561,6 +576,38 @@ fn DenseTile(p: &DenseTileProps) -> Html {
     }
 }
 
+/// The cluster view's chip for `pod`, as its own component keyed by uid.
+fn pod_chip(pod: &Rc<PodView>, dispatch: &Callback<Action>, selected: &Option<ObjectKey>) -> Html {
+    let selected = selected
+        .as_ref()
+        .is_some_and(|k| k.kind == Kind::Pod && k.name == pod.name && k.namespace == pod.namespace);
+    html! { <PodChip key={pod.uid.clone()} pod={pod.clone()} {selected} dispatch={dispatch.clone()} /> }
+}
+
+/// One cluster-view chip's inputs.
+#[derive(Properties)]
+struct PodChipProps {
+    pod: Rc<PodView>,
+    selected: bool,
+    dispatch: Callback<Action>,
+}
+
+impl PartialEq for PodChipProps {
+    // By pointer: the cache hands out the same Rc while the pod did not change.
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.pod, &other.pod) && self.selected == other.selected
+    }
+}
+
+/// A chip as a component: when one pod of a node changes, only its chip (with its menu) is
+/// redrawn, not the node's other pods. Drawing every chip of a changed node made a rollout of
+/// 300 pods in cards fall to a few frames a second.
+#[component]
+fn PodChip(p: &PodChipProps) -> Html {
+    let key = ObjectKey::new(Kind::Pod, &p.pod.namespace, &p.pod.name);
+    chip(&p.pod, &p.dispatch, &p.selected.then_some(key), "pod")
+}
+
 /// One pod chip (also used by the ownership view). `testid` prefixes its test ids: the cluster
 /// view's chips are `pod-<name>` / `delete-pod-<name>`; other views use another prefix so that
 /// `[data-testid^="pod-"]` always counts each pod once.
@@ -568,7 +615,7 @@ pub fn chip(
     pod: &PodView,
     dispatch: &Callback<Action>,
     selected: &Option<ObjectKey>,
-    testid: &str,
+    testid: &'static str,
 ) -> Html {
     let key = ObjectKey::new(Kind::Pod, &pod.namespace, &pod.name);
     let is_selected = selected.as_ref() == Some(&key);
@@ -612,7 +659,7 @@ pub fn chip(
                     { icons::close() }
                 </button>
                 // Its faults: right click, the ContextMenu key or Shift+F10 (src/ui/menus.rs).
-                { super::menus::pod_menu(pod, dispatch, testid) }
+                <super::menus::PodMenu name={pod.name.clone()} namespace={pod.namespace.clone()} {testid} dispatch={dispatch.clone()} />
             }
         </div>
     }

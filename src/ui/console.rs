@@ -102,13 +102,14 @@ pub fn Console(p: &ConsoleProps) -> Html {
                         </div>
                     </div>
                 }
-                { for p.entries.iter().map(|e| html! {
+                // One keyed child of its own (beside the `if` above; see src/ui/cluster.rs).
+                { p.entries.iter().map(|e| html! {
                     <div class="console-entry" key={e.id.to_string()}>
                         <div class="console-cmd mono"><span class="prompt">{ "$ kubectl " }</span>{ e.command.trim_start_matches("kubectl ").to_string() }</div>
                         if !e.output.stdout.is_empty() { <pre class="console-stdout">{ &e.output.stdout }</pre> }
                         if !e.output.stderr.is_empty() { <pre class="console-stderr">{ &e.output.stderr }</pre> }
                     </div>
-                }) }
+                }).collect::<Html>() }
             </div>
             <form class="console-in" onsubmit={run}>
                 <span class="prompt mono" aria-hidden="true">{ "$ kubectl" }</span>

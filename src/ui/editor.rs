@@ -42,6 +42,11 @@ pub struct EditorProps {
     pub dispatch: Callback<Action>,
     /// Diagnostics of the last apply.
     pub diagnostics: Vec<Diagnostic>,
+    /// The text the last apply read, which the diagnostics' positions refer to. When it is not
+    /// the editor's text (the JS API applied another), the underlines are placed by mapping its
+    /// lines onto the editor's, so none is drawn on a line it does not describe.
+    #[prop_or_default]
+    pub applied_text: Option<std::rc::Rc<str>>,
     /// kubectl's output lines of the last apply.
     pub lines: Vec<String>,
     /// Whether the last apply succeeded (None before the first).
@@ -190,7 +195,13 @@ fn gutter_title(ids: &[usize], diags: &[Diagnostic]) -> String {
 /// The editor panel.
 #[component]
 pub fn Editor(p: &EditorProps) -> Html {
-    let text = use_state(|| storage::load_editor().unwrap_or_else(|| DEFAULT_MANIFEST.to_string()));
+    let text = use_state(|| {
+        // The crash screen's restore record is taken either way; a link opened at start wins.
+        let saved = storage::load_editor();
+        super::share::take_pending_text()
+            .or(saved)
+            .unwrap_or_else(|| DEFAULT_MANIFEST.to_string())
+    });
     // Share links and embeds read and set the editor's text (src/ui/share.rs).
     super::share::use_editor_sync(&text);
     // The highlight of the current text, updated from the last one (which keeps the line states
@@ -220,7 +231,10 @@ pub fn Editor(p: &EditorProps) -> Html {
         let mut a = applied.borrow_mut();
         if a.diagnostics != p.diagnostics {
             a.diagnostics = p.diagnostics.clone();
-            a.text = hl.text().to_string();
+            a.text = match &p.applied_text {
+                Some(t) => t.to_string(),
+                None => hl.text().to_string(),
+            };
         }
         let n = u32::try_from(hl.line_count()).unwrap_or(u32::MAX);
         let map = if p.diagnostics.is_empty() || a.text == hl.text() {

@@ -9,8 +9,14 @@ use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::events::EventList;
 use crate::viewmodel::EventRow;
 
-/// How many rows the table shows (the model builds only these: `newest_event_rows`).
+/// How many rows the table can show (the model builds only these: `newest_event_rows`).
 pub const SHOWN: usize = 300;
+/// How many rows it draws until asked for more. A rollout of a few hundred pods records dozens
+/// of Events a frame; each is a new row at the top, and drawing 300 rows on every frame was a
+/// large share of the page's frame time. The newest rows are what a person watches anyway.
+pub const FIRST_ROWS: usize = 60;
+/// How many more rows "Show older events" adds.
+pub const MORE_ROWS: usize = 120;
 
 /// Events list inputs.
 #[derive(Properties, PartialEq)]
@@ -26,6 +32,11 @@ pub struct EventsProps {
 #[component]
 pub fn Events(p: &EventsProps) -> Html {
     let warnings_only = use_state(|| false);
+    let limit = use_state(|| FIRST_ROWS);
+    let more = {
+        let limit = limit.clone();
+        Callback::from(move |_: MouseEvent| limit.set((*limit + MORE_ROWS).min(SHOWN)))
+    };
     let toggle = {
         let w = warnings_only.clone();
         Callback::from(move |_: Event| w.set(!*w))
@@ -38,6 +49,8 @@ pub fn Events(p: &EventsProps) -> Html {
         .filter(|r| !*warnings_only || r.is_warning())
         .take(SHOWN)
         .collect();
+    let hidden = rows.len().saturating_sub(*limit);
+    let rows: Vec<&EventRow> = rows.into_iter().take(*limit).collect();
     html! {
         <div class="events" data-testid="events">
             <div class="subbar">
@@ -95,6 +108,11 @@ pub fn Events(p: &EventsProps) -> Html {
                             }) }
                         </tbody>
                     </table>
+                    if hidden > 0 {
+                        <button class="link-btn events-more" data-testid="events-more" onclick={more}>
+                            { format!("Show older events ({hidden} more)") }
+                        </button>
+                    }
                 </div>
             }
         </div>

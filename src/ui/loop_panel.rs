@@ -27,7 +27,9 @@ pub fn LoopPanel(p: &LoopPanelProps) -> Html {
                         <p>{ "Apply the Deployment to watch them work." }</p>
                     </div>
                 }
-                { for p.cards.iter().map(card) }
+                // One keyed child of its own: beside the `if` above, Yew would diff the cards by
+                // position and recreate them when their order changes (src/ui/cluster.rs).
+                { p.cards.iter().map(card).collect::<Html>() }
             </div>
         </section>
     }

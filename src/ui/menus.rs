@@ -18,7 +18,6 @@ use yew::prelude::*;
 
 use super::state::{reply, Action};
 use crate::sim::faults::{Fault, PodTarget};
-use crate::viewmodel::PodView;
 
 /// An open menu's `<details>` element.
 const OPEN_MENU: &str = "details.menu[open]";
@@ -32,6 +31,9 @@ const HOST_FOCUS: &str = ".pod-main, .node-name";
 thread_local! {
     /// The menu opened by [`open`] and the element that had the focus then.
     static OPENER: RefCell<Option<(Element, HtmlElement)>> = const { RefCell::new(None) };
+    /// A menu [`open`] could not focus yet because its items are drawn only once it is open
+    /// ([`PodMenu`]); [`items_drawn`] focuses its first item.
+    static PENDING_FOCUS: RefCell<Option<Element>> = const { RefCell::new(None) };
 }
 
 fn document() -> Option<web_sys::Document> {
@@ -87,8 +89,24 @@ fn open(menu: &Element, opener: Option<HtmlElement>) {
     OPENER.with(|o| *o.borrow_mut() = opener.map(|el| (menu.clone(), el)));
     // Placed before the focus moves in, so focusing an item never scrolls the cluster view.
     place(menu);
-    if let Some(first) = query_all(menu, ITEMS).first() {
-        focus(first);
+    match query_all(menu, ITEMS).first() {
+        Some(first) => focus(first),
+        None => PENDING_FOCUS.with(|p| *p.borrow_mut() = Some(menu.clone())),
+    }
+}
+
+/// A menu whose items are drawn on opening ([`PodMenu`]) has them now: it is placed again at its
+/// real size and, if [`open`] asked for it, its first item takes the focus.
+fn items_drawn(menu: &Element) {
+    if !menu.has_attribute("open") {
+        return;
+    }
+    place(menu);
+    let pending = PENDING_FOCUS.with(|p| p.borrow_mut().take_if(|m| m == menu));
+    if pending.is_some() {
+        if let Some(first) = query_all(menu, ITEMS).first() {
+            focus(first);
+        }
     }
 }
 
@@ -455,17 +473,56 @@ pub fn install() -> Option<MenuKeys> {
     })
 }
 
+/// A pod's menu's inputs: who it is for, never how the pod is doing, so that a pod changing
+/// state does not redraw its menu.
+#[derive(Properties, PartialEq)]
+pub struct PodMenuProps {
+    pub name: String,
+    pub namespace: String,
+    /// The chip's test-id prefix (`pod`, `tree-pod`).
+    pub testid: &'static str,
+    pub dispatch: Callback<Action>,
+}
+
 /// A pod's menu of faults (in its chip): opened with a right click, the ContextMenu key or
 /// Shift+F10 on the chip, or its ⋯ button (shown on hover). Its button is left out of the tab
 /// order so that each pod stays one or two tab stops.
-pub fn pod_menu(pod: &PodView, dispatch: &Callback<Action>, testid: &str) -> Html {
+///
+/// The items exist only while the menu is open: a closed menu is a `<details>` and its button.
+/// With one menu per chip, drawing every menu's items made each new pod cost twice the DOM it
+/// needs, and a rollout of a few hundred pods spent most of its frames creating menus nobody
+/// opened. [`open`] asks for the first item's focus before the items exist; the effect below
+/// gives it once they are drawn.
+#[component]
+pub fn PodMenu(p: &PodMenuProps) -> Html {
+    let open_now = use_state(|| false);
+    let details = use_node_ref();
+    let ontoggle = {
+        let open_now = open_now.clone();
+        let details = details.clone();
+        Callback::from(move |_: web_sys::Event| {
+            if let Some(d) = details.cast::<Element>() {
+                open_now.set(d.has_attribute("open"));
+            }
+        })
+    };
+    {
+        let details = details.clone();
+        use_effect_with(*open_now, move |open| {
+            if *open {
+                if let Some(menu) = details.cast::<Element>() {
+                    items_drawn(&menu);
+                }
+            }
+        });
+    }
     let target = PodTarget {
-        pod: Some(pod.name.clone()),
-        namespace: pod.namespace.clone(),
+        pod: Some(p.name.clone()),
+        namespace: p.namespace.clone(),
         ..PodTarget::default()
     };
     let item = |id: &str, label: &str, help: &str, fault: Fault| {
-        let d = dispatch.clone();
+        let d = p.dispatch.clone();
         let onclick = Callback::from(move |e: MouseEvent| {
             e.stop_propagation();
             if let Some(menu) = e
@@ -477,24 +534,26 @@ pub fn pod_menu(pod: &PodView, dispatch: &Callback<Action>, testid: &str) -> Htm
             d.emit(Action::Inject(fault.clone(), reply()));
         });
         html! {
-            <button role="menuitem" data-testid={format!("{id}-{testid}-{}", pod.name)} {onclick}>
+            <button role="menuitem" data-testid={format!("{id}-{}-{}", p.testid, p.name)} {onclick}>
                 <strong>{ label.to_string() }</strong><small>{ help.to_string() }</small>
             </button>
         }
     };
     html! {
-        <details class="menu pod-menu">
-            <summary class="pod-menu-button" tabindex="-1" aria-label={format!("Actions for pod {}", pod.name)}
-                data-testid={format!("menu-{testid}-{}", pod.name)}>{ "⋯" }</summary>
-            <div class="menu-items" role="menu" aria-label={format!("Faults for pod {}", pod.name)}>
-                { item("crash", "Crash its container", "CrashContainer: exits once; the kubelet restarts it in place",
-                    Fault::CrashContainer { target: target.clone(), exit_code: 1 }) }
-                { item("oom", "Kill it for memory", "OomKill: exit 137 (OOMKilled), restarted",
-                    Fault::OomKill { target: target.clone() }) }
-                { item("unready", "Fail readiness for 30 s", "FailReadiness: running, but not Ready",
-                    Fault::FailReadiness { target: target.clone(), duration: Some(30_000) }) }
-                { item("kill", "Delete it", "DeletePod: the ReplicaSet creates a replacement",
-                    Fault::DeletePod { target }) }
+        <details class="menu pod-menu" ref={details} {ontoggle}>
+            <summary class="pod-menu-button" tabindex="-1" aria-label={format!("Actions for pod {}", p.name)}
+                data-testid={format!("menu-{}-{}", p.testid, p.name)}>{ "⋯" }</summary>
+            <div class="menu-items" role="menu" aria-label={format!("Faults for pod {}", p.name)}>
+                if *open_now {
+                    { item("crash", "Crash its container", "CrashContainer: exits once; the kubelet restarts it in place",
+                        Fault::CrashContainer { target: target.clone(), exit_code: 1 }) }
+                    { item("oom", "Kill it for memory", "OomKill: exit 137 (OOMKilled), restarted",
+                        Fault::OomKill { target: target.clone() }) }
+                    { item("unready", "Fail readiness for 30 s", "FailReadiness: running, but not Ready",
+                        Fault::FailReadiness { target: target.clone(), duration: Some(30_000) }) }
+                    { item("kill", "Delete it", "DeletePod: the ReplicaSet creates a replacement",
+                        Fault::DeletePod { target }) }
+                }
             </div>
         </details>
     }

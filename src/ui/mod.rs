@@ -203,7 +203,8 @@ fn is_typing_target(e: &KeyboardEvent) -> bool {
 /// The root component.
 #[component]
 fn App() -> Html {
-    let state = use_reducer(|| AppState::new(Playground::new(storage::seed())));
+    // The address bar's link is loaded before the first render, which then shows it.
+    let state = use_reducer(|| AppState::new(share::initial_playground()));
     // One callback for the app's lifetime: a fresh one per render would make every child's
     // props differ on every frame, and so redraw the whole page 60 times a second.
     let dispatch: Callback<Action> = {
@@ -462,7 +463,7 @@ fn App() -> Html {
                     if let Some(lesson) = m.lesson() {
                         <lesson::LessonCard {lesson} dispatch={dispatch.clone()} />
                     }
-                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} />
+                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} />
                 </div>
                 <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()} />
                 <loop_panel::LoopPanel {cards} />

@@ -272,7 +272,9 @@ pub fn Sequence(p: &SequenceProps) -> Html {
                             let x = lane_x(*l).to_string();
                             html! { <line x1={x.clone()} y1="0" x2={x} y2={height.to_string()} class={classes!("lifeline", lane_class(*l))} /> }
                         }) }
-                        { for p.msgs.iter().enumerate().map(|(i, m)| row(m, i, i + 1 == n)) }
+                        // One keyed child of its own: flattened beside the lanes, the messages
+                        // were diffed by position and each new one redrew every message.
+                        { p.msgs.iter().enumerate().map(|(i, m)| row(m, i, i + 1 == n)).collect::<Html>() }
                     </svg>
                 }
             </div>

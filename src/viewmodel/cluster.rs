@@ -581,8 +581,9 @@ pub struct NodeView {
     pub cpu: Usage,
     pub memory: Usage,
     pub pods_usage: Usage,
-    /// Pods bound to this node, oldest first (so a new pod appears at the end).
-    pub pods: Vec<PodView>,
+    /// Pods bound to this node, oldest first (so a new pod appears at the end). Shared: a pod
+    /// that did not change keeps the same `Rc`, so its chip is not redrawn.
+    pub pods: Vec<Rc<PodView>>,
     /// The node's pods counted by tone, for the dense tile.
     pub counts: ToneCounts,
     /// `key=value:Effect` for each taint.
@@ -639,7 +640,7 @@ pub struct ClusterView {
     /// In name order. Shared: a node that did not change keeps the same `Rc` between frames.
     pub nodes: Vec<Rc<NodeView>>,
     /// Pods with no node yet (or bound to a node that does not exist), oldest first.
-    pub unscheduled: Rc<Vec<PodView>>,
+    pub unscheduled: Rc<Vec<Rc<PodView>>>,
     /// Every pod counted by tone (the legend and the dense view's aggregate row).
     pub counts: ToneCounts,
     /// Bumped by [`ClusterCache`] whenever anything above changed, so the page can compare two
@@ -666,7 +667,7 @@ fn pod_order(pod: &Pod) -> PodOrder {
 /// One pod as the view needs it: its chip and what it adds to its node's bars.
 #[derive(Clone, Debug)]
 struct PodPart {
-    view: PodView,
+    view: Rc<PodView>,
     /// (cpu millicores, memory bytes) when it holds resources.
     requests: Option<(u64, u64)>,
 }
@@ -674,7 +675,7 @@ struct PodPart {
 impl PodPart {
     fn of(pod: &Pod, now: Millis) -> PodPart {
         PodPart {
-            view: PodView::of(pod, now),
+            view: Rc::new(PodView::of(pod, now)),
             requests: holds_resources(pod).then(|| pod_requests(pod)),
         }
     }
@@ -807,6 +808,7 @@ impl ClusterView {
             .iter()
             .flat_map(|n| n.pods.iter())
             .chain(self.unscheduled.iter())
+            .map(|p| &**p)
     }
 
     /// How many pods the view holds.
@@ -827,7 +829,27 @@ impl ClusterView {
     pub fn dense_by_default(&self) -> bool {
         is_dense(self.nodes.len(), self.pod_count())
     }
+
+    /// How many node cards the card layout draws, in name order: all of them while the cluster
+    /// is small, else as many as keep within [`CARD_PODS_MAX`] chips and [`CARD_NODES_MAX`]
+    /// cards (at least one). Someone who picks Cards for 10,000 pods gets the first cards and a
+    /// pointer to the dense view, not a page that takes seconds to draw each frame.
+    pub fn cards_shown(&self) -> usize {
+        let mut pods = 0;
+        for (i, n) in self.nodes.iter().enumerate() {
+            pods += n.pods.len();
+            if i >= CARD_NODES_MAX || (i > 0 && pods > CARD_PODS_MAX) {
+                return i;
+            }
+        }
+        self.nodes.len()
+    }
 }
+
+/// The most node cards the card layout draws (see [`ClusterView::cards_shown`]).
+pub const CARD_NODES_MAX: usize = 2 * DENSE_NODES;
+/// The most pod chips the card layout's node cards draw (see [`ClusterView::cards_shown`]).
+pub const CARD_PODS_MAX: usize = 2 * DENSE_PODS;
 
 /// The size rule behind [`ClusterView::dense_by_default`]: more than [`DENSE_NODES`] nodes or
 /// [`DENSE_PODS`] pods.
@@ -1016,7 +1038,7 @@ impl ClusterCache {
                 .flat_map(|(_, g)| g.iter())
                 .collect();
             waiting.sort_by(|a, b| a.0.cmp(b.0));
-            let list: Vec<PodView> = waiting.into_iter().map(|(_, p)| p.view.clone()).collect();
+            let list: Vec<Rc<PodView>> = waiting.into_iter().map(|(_, p)| p.view.clone()).collect();
             if *self.view.unscheduled != list {
                 changed = true;
                 Rc::new(list)
@@ -1357,6 +1379,31 @@ mod tests {
     }
 
     #[test]
+    fn the_card_layout_draws_every_card_of_a_small_cluster_and_a_bounded_share_of_a_big_one() {
+        let small = ClusterView::build([&node("node-1", "True")], [], &BTreeMap::new(), 0);
+        assert_eq!(small.cards_shown(), 1);
+        let names: Vec<String> = (0..1_000).map(|i| format!("n-{i:04}")).collect();
+        let many: Vec<Node> = names.iter().map(|n| node(n, "True")).collect();
+        let empty = ClusterView::build(&many, [], &BTreeMap::new(), 0);
+        assert_eq!(empty.cards_shown(), CARD_NODES_MAX);
+        // 10 pods a node: the chips run out before the cards do.
+        let pods: Vec<Pod> = (0..10_000)
+            .map(|i| on(pod(&format!("p-{i:05}")), &names[i / 10]))
+            .collect();
+        let full = ClusterView::build(&many, &pods, &BTreeMap::new(), 0);
+        let shown = full.cards_shown();
+        let chips: usize = full.nodes[..shown].iter().map(|n| n.pods.len()).sum();
+        assert!(chips <= CARD_PODS_MAX, "{chips} chips");
+        assert_eq!(shown, CARD_PODS_MAX / 10);
+        // One node holding more pods than the cap is still drawn.
+        let crowded: Vec<Pod> = (0..CARD_PODS_MAX + 5)
+            .map(|i| on(pod(&format!("q-{i:05}")), "n-0000"))
+            .collect();
+        let one = ClusterView::build(&many[..2], &crowded, &BTreeMap::new(), 0);
+        assert_eq!(one.cards_shown(), 1);
+    }
+
+    #[test]
     fn pods_are_counted_by_tone_per_node_and_for_the_whole_cluster() {
         let (n1, n2) = (node("node-1", "True"), node("node-2", "True"));
         let a = running(on(pod("a"), "node-1"), true);
@@ -1473,12 +1520,12 @@ mod tests {
                 .iter()
                 .map(|n| {
                     Rc::new(NodeView {
-                        pods: n.pods.iter().map(strip).collect(),
+                        pods: n.pods.iter().map(|p| Rc::new(strip(p))).collect(),
                         ..(**n).clone()
                     })
                 })
                 .collect(),
-            unscheduled: Rc::new(v.unscheduled.iter().map(strip).collect()),
+            unscheduled: Rc::new(v.unscheduled.iter().map(|p| Rc::new(strip(p))).collect()),
             counts: v.counts,
             revision: 0,
         }

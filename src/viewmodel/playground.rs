@@ -78,6 +78,9 @@ pub struct Playground {
     pub speed: f64,
     /// The result of the last Apply (the diagnostics under the editor).
     pub last_apply: Option<ApplyReport>,
+    /// The text that apply read: the diagnostics' lines and columns are positions in it, which
+    /// is not always the editor's text (the JS API's `apply(yaml)`, a shared scenario).
+    pub last_apply_text: Option<std::rc::Rc<str>>,
     notices: VecDeque<Notice>,
     next_id: u64,
     pub loops: LoopTracker,
@@ -107,12 +110,40 @@ pub struct Playground {
 impl Playground {
     /// A fresh three-node cluster.
     pub fn new(seed: u64) -> Playground {
-        let mut p = Playground {
+        let mut p = Playground::unbooted(seed);
+        p.boot();
+        p
+    }
+
+    /// A playground that opens `text` as a scenario from the start, for a page loaded from a
+    /// share link: the same model as [`Playground::new`] then [`Playground::load_scenario`], but
+    /// the default cluster is never booted only to be replaced (the page's first render can show
+    /// the link at once; issue #10's start time). `seed` is the link's override, `default_seed`
+    /// the page's seed, which a scenario that fails to load leaves in place.
+    pub fn opened(
+        text: &str,
+        seed: Option<u64>,
+        default_seed: u64,
+    ) -> (Playground, Result<(), Vec<Diagnostic>>) {
+        let mut p = Playground::unbooted(default_seed);
+        if p.load_scenario(text, seed).is_ok() {
+            return (p, Ok(()));
+        }
+        // Errors leave the default cluster running, with the diagnostics under the editor.
+        let mut p = Playground::new(default_seed);
+        let result = p.load_scenario(text, seed);
+        (p, result)
+    }
+
+    /// The three-node cluster before its kubelets have registered.
+    fn unbooted(seed: u64) -> Playground {
+        Playground {
             session: Session::new(seed),
             seed,
             playing: false,
             speed: 1.0,
             last_apply: None,
+            last_apply_text: None,
             notices: VecDeque::new(),
             next_id: 1,
             loops: LoopTracker::default(),
@@ -128,9 +159,7 @@ impl Playground {
             version: 0,
             loaded: None,
             cluster_cache: RefCell::default(),
-        };
-        p.boot();
-        p
+        }
     }
 
     /// Lets the fresh cluster come up (each kubelet registers and reports its node Ready, which
@@ -223,6 +252,7 @@ impl Playground {
                 Ok(())
             }
             Err(diagnostics) => {
+                self.last_apply_text = Some(text.into());
                 self.last_apply = Some(ApplyReport {
                     ok: false,
                     diagnostics: diagnostics.clone(),
@@ -353,7 +383,7 @@ impl Playground {
             let summary = if report.lines.is_empty() {
                 "nothing to apply".to_string()
             } else {
-                report.lines.join(", ")
+                summarise_lines(&report.lines)
             };
             self.notify(&summary, NoticeKind::Info);
         } else {
@@ -363,6 +393,7 @@ impl Playground {
             );
         }
         self.last_apply = Some(report.clone());
+        self.last_apply_text = Some(text.into());
         self.sync();
         report
     }
@@ -373,7 +404,7 @@ impl Playground {
         let summary = if report.lines.is_empty() {
             "nothing to delete".to_string()
         } else {
-            report.lines.join(", ")
+            summarise_lines(&report.lines)
         };
         self.notify(
             &summary,
@@ -384,6 +415,7 @@ impl Playground {
             },
         );
         self.last_apply = Some(report.clone());
+        self.last_apply_text = Some(text.into());
         self.sync();
         report
     }
@@ -622,9 +654,55 @@ impl Playground {
     }
 }
 
+/// kubectl's per-object lines (`node/n-1 created`) as one notice: all of them when there are a
+/// few, else the first three and the rest counted by outcome, so that applying 500 Nodes gives a
+/// toast a person can read instead of one that covers the page.
+pub fn summarise_lines(lines: &[String]) -> String {
+    const SHOWN: usize = 3;
+    if lines.len() <= SHOWN + 1 {
+        return lines.join(", ");
+    }
+    let mut outcomes: Vec<(&str, usize)> = Vec::new();
+    for l in lines {
+        let outcome = l.rsplit(' ').next().unwrap_or("");
+        match outcomes.iter_mut().find(|(o, _)| *o == outcome) {
+            Some((_, n)) => *n += 1,
+            None => outcomes.push((outcome, 1)),
+        }
+    }
+    let counted: Vec<String> = outcomes.iter().map(|(o, n)| format!("{n} {o}")).collect();
+    format!(
+        "{}, and {} more ({} objects: {})",
+        lines[..SHOWN].join(", "),
+        lines.len() - SHOWN,
+        lines.len(),
+        counted.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_few_applied_objects_are_listed_and_many_are_counted_by_outcome() {
+        let few: Vec<String> = ["deployment.apps/web created", "service/web unchanged"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            summarise_lines(&few),
+            "deployment.apps/web created, service/web unchanged"
+        );
+        let mut many: Vec<String> = (1..=130)
+            .map(|i| format!("node/n-{i:03} created"))
+            .collect();
+        many.push("deployment.apps/web configured".into());
+        assert_eq!(
+            summarise_lines(&many),
+            "node/n-001 created, node/n-002 created, node/n-003 created, and 128 more \
+             (131 objects: 130 created, 1 configured)"
+        );
+    }
 
     fn ready_pods(p: &Playground) -> Vec<String> {
         p.cluster()
@@ -768,6 +846,37 @@ mod tests {
         p.reset();
         assert_eq!(p.now(), 0, "the lesson starts over at t=0");
         assert!(p.lesson().is_some());
+    }
+
+    #[test]
+    fn a_playground_opened_from_a_link_is_the_one_booted_then_loaded() {
+        let text = crate::sim::examples::by_name("spec-status-gap").expect("built-in");
+        let (mut opened, result) = Playground::opened(text, Some(5), 1);
+        assert!(result.is_ok(), "{result:?}");
+        let mut loaded = Playground::new(1);
+        assert!(loaded.load_scenario(text, Some(5)).is_ok());
+        let texts = |p: &Playground| p.notices().map(|n| n.text.clone()).collect::<Vec<_>>();
+        assert_eq!(texts(&opened), texts(&loaded));
+        assert_eq!((opened.now(), opened.seed()), (loaded.now(), loaded.seed()));
+        opened.advance_by(20_000);
+        loaded.advance_by(20_000);
+        assert_eq!(opened.session.state_json(), loaded.session.state_json());
+        assert_eq!(opened.lesson(), loaded.lesson());
+        // Reset starts the same lesson over in both.
+        opened.reset();
+        loaded.reset();
+        assert_eq!(opened.session.state_json(), loaded.session.state_json());
+    }
+
+    #[test]
+    fn a_link_that_fails_to_load_opens_on_the_default_cluster_with_its_diagnostics() {
+        let (p, result) = Playground::opened("kind: Nonsense\n", None, 3);
+        let diags = result.expect_err("an unknown kind is an error");
+        assert_eq!(p.diagnostics(), diags.as_slice());
+        assert_eq!(p.seed(), 3);
+        assert_eq!(p.cluster().nodes.len(), 3);
+        assert!(p.cluster().nodes.iter().all(|n| n.ready == "True"));
+        assert!(p.lesson().is_none());
     }
 
     #[test]

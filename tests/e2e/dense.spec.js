@@ -147,3 +147,30 @@ test('a lesson-sized cluster stays in cards and can be shown dense on request', 
   await expect(page.locator('[data-testid^="pod-"][data-ready="true"]')).toHaveCount(3);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('cards chosen by hand for a big cluster stop at a bounded number and point to the dense view', async ({ page }) => {
+  test.setTimeout(120_000);
+  const errors = await open(page);
+  // 130 empty nodes: past the 120 cards the card layout draws (src/viewmodel/cluster.rs CARD_NODES_MAX).
+  let y = '';
+  for (let i = 1; i <= 130; i++) {
+    y += `---\napiVersion: v1\nkind: Node\nmetadata: {name: n-${String(i).padStart(3, '0')}}\n` +
+      'status: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}\n';
+  }
+  await page.evaluate((yaml) => {
+    window.kubeloop.pause();
+    const errs = window.kubeloop.apply(yaml).filter((d) => d.severity === 'error');
+    if (errs.length) throw new Error(JSON.stringify(errs));
+    window.kubeloop.advance('5s');
+  }, y);
+  await expect(page.getByTestId('cluster-dense')).toBeVisible();
+  await page.getByTestId('layout-cards').click();
+  // Three default nodes from the page's start plus the 130.
+  await expect(page.locator('.nodes > [data-testid^="node-"]')).toHaveCount(120);
+  const more = page.getByTestId('cards-more');
+  await expect(more).toContainText('120 of 133 nodes drawn as cards');
+  await more.getByRole('button', { name: 'Show every node in the dense view' }).click();
+  await expect(page.getByTestId('cluster-dense')).toBeVisible();
+  await expect(page.locator('.dense-grid [data-testid^="node-"]')).toHaveCount(133);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});

@@ -225,6 +225,25 @@ test('a refused manifest is underlined at its line and column, with the message 
   expect(errors, 'no errors in the browser').toEqual([]);
 });
 
+test('diagnostics of a text applied through the JS API are listed but not drawn on the editor\'s other lines', async ({ page }) => {
+  const errors = await open(page);
+  const editor = page.getByTestId('editor');
+  const mine = '# my notes\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  a: "1"\n';
+  await editor.fill(mine);
+  // An embedding page applies its own text: its error is at line 6, column 3 of *that* text.
+  const diags = await page.evaluate((y) => window.kubeloop.apply(y), BAD);
+  expect(diags.filter((d) => d.severity === 'error').map((d) => [d.line, d.col])).toContainEqual([6, 3]);
+  await expect(page.getByTestId('diagnostic').first()).toHaveAttribute('data-line', '6');
+  // The editor's line 6 is `data:`, which the error does not describe: no underline there.
+  await expect(page.getByTestId('diag-mark')).toHaveCount(0);
+  expect(await editor.inputValue(), 'the person\'s text is untouched').toBe(mine);
+  // Applying the editor's own text afterwards draws its own diagnostics as usual.
+  await editor.fill(BAD);
+  await editor.press('Control+Enter');
+  await expect(page.getByTestId('diag-mark')).toHaveAttribute('data-line', '6');
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
+
 test('typing keeps both layers in sync, also after scrolling a 10,000-line document', async ({ page }) => {
   test.slow(); // a 10,000-line document in a debug build on a shared machine
   const errors = await open(page);

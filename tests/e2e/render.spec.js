@@ -1,0 +1,81 @@
+// Drawing cost in the real page, checked by DOM identity rather than by time: when one pod
+// changes, the chips of the other pods (and the other node cards and tiles) must stay the very
+// same DOM elements. Yew diffs an unkeyed child list by position, so a keyed list that shares its
+// parent's child list with anything else silently turns into "recreate everything after the
+// change"; a rollout of a few hundred pods then spent most of each frame rebuilding chips.
+// Time is driven with advance() (deterministic), never by waiting.
+// @ts-check
+const { test, expect } = require('@playwright/test');
+const { open, advance, apply } = require('./helpers');
+
+const deployment = (replicas) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: "nginx:1.27", resources: {requests: {cpu: 10m, memory: 16Mi}}}]
+`;
+
+/** Marks every element matching `selector` and returns how many were not marked before. */
+const stamp = (page, selector) => page.evaluate((sel) => {
+  let fresh = 0;
+  for (const e of document.querySelectorAll(sel)) {
+    if (!e.__kubeloopStamp) { e.__kubeloopStamp = true; fresh++; }
+  }
+  return fresh;
+}, selector);
+
+test('deleting one pod redraws its own chip and nothing else in the cluster view', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  expect((await apply(page, deployment(12))).filter((d) => d.severity === 'error')).toEqual([]);
+  await advance(page, '60s');
+  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(12);
+  expect(await stamp(page, '.nodes .pod, .nodes .node')).toBe(15); // 12 chips, 3 cards
+  await advance(page, '5s');
+  expect(await stamp(page, '.nodes .pod, .nodes .node'), 'an idle cluster redraws nothing').toBe(0);
+
+  const before = await page.locator('.nodes .pod').evaluateAll((els) => els.map((e) => e.dataset.testid));
+  // The oldest pod of the first node: every chip after it in that card used to be recreated.
+  const victim = await page.locator('.nodes .node').first().locator('.pod').first().getAttribute('data-testid');
+  await page.evaluate((name) => window.kubeloop.kubectl(`delete pod ${name}`), String(victim).replace(/^pod-/, ''));
+  await advance(page, '100ms');
+  await advance(page, '60s');
+  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(12);
+  // Every chip drawn anew since the stamp: only the replacement, which was not there before.
+  const redrawn = await page.locator('.nodes .pod, .nodes .node').evaluateAll((els) =>
+    els.filter((e) => !e.__kubeloopStamp).map((e) => e.dataset.testid));
+  expect(redrawn).toHaveLength(1);
+  expect(before).not.toContain(redrawn[0]);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
+
+test('in the dense view a change on one node redraws that tile only', async ({ page }) => {
+  test.setTimeout(120_000);
+  const errors = await open(page);
+  let nodes = '';
+  for (let i = 1; i <= 64; i++) {
+    nodes += `---\napiVersion: v1\nkind: Node\nmetadata: {name: d-${String(i).padStart(2, '0')}}\n` +
+      'status: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}\n';
+  }
+  await page.evaluate(() => window.kubeloop.pause());
+  expect((await apply(page, nodes + '---\n' + deployment(64))).filter((d) => d.severity === 'error')).toEqual([]);
+  await advance(page, '60s');
+  await expect(page.getByTestId('cluster-dense')).toBeVisible();
+  const tiles = '.dense-grid [data-testid^="node-"]';
+  expect(await stamp(page, tiles)).toBe(67);
+  await page.evaluate(() => window.kubeloop.kubectl('cordon d-01'));
+  await advance(page, '1s');
+  await expect(page.getByTestId('node-d-01')).toHaveClass(/is-cordoned/);
+  expect(await stamp(page, tiles), 'a changed tile is redrawn in place').toBe(0);
+  // A node whose name sorts near the front: one new tile, the 60-odd after it only move.
+  await apply(page, 'apiVersion: v1\nkind: Node\nmetadata: {name: d-01b}\nstatus: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}\n');
+  await advance(page, '1s');
+  await expect(page.locator(tiles)).toHaveCount(68);
+  expect(await stamp(page, tiles), 'only the new tile is new').toBe(1);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
