@@ -96,15 +96,19 @@ fn sizes(s: &Session) -> Sizes {
 #[test]
 fn a_simulated_day_at_lesson_scale_keeps_every_history_bounded() {
     let mut s = Session::load("day.yaml", SCENARIO, None).expect("the scenario loads");
-    s.inject(Fault::CrashLoop {
+    // The flaky Deployment's pod must exist first, and it lives in `default`: a target without
+    // a namespace matches nothing (this test once crash-looped nobody without noticing).
+    s.advance_to(MIN, usize::MAX);
+    let crash = s.inject(Fault::CrashLoop {
         target: PodTarget {
             selector: Some("app=flaky".into()),
+            namespace: "default".into(),
             ..Default::default()
         },
         exit_code: 1,
         duration: None,
-    })
-    .ok();
+    });
+    assert!(crash.is_ok(), "the flaky pod crash-loops: {crash:?}");
     let mut hourly = Vec::new();
     for hour in 0..24u64 {
         // Every ten minutes a rollout (new pods, a new ReplicaSet), every twenty a deleted pod.
@@ -115,12 +119,14 @@ fn a_simulated_day_at_lesson_scale_keeps_every_history_bounded() {
             assert!(out.ok, "{}", out.stderr);
             s.advance_to(t, usize::MAX);
             if tick % 2 == 0 {
-                let _ = s.inject(Fault::DeletePod {
+                let deleted = s.inject(Fault::DeletePod {
                     target: PodTarget {
                         selector: Some("app=web".into()),
+                        namespace: "default".into(),
                         ..Default::default()
                     },
                 });
+                assert!(deleted.is_ok(), "a web pod is deleted: {deleted:?}");
             }
         }
         hourly.push(sizes(&s));

@@ -33,6 +33,11 @@ use crate::sim::types::{
 };
 use crate::sort::StableSort;
 
+/// The pace of the controller queue's rate-limited adds once the per-item back-off is
+/// forgotten: client-go's default controller rate limiter includes a shared token bucket of 10
+/// adds a second (burst 100), which is what bounds a requeue after every successful pass.
+const QUEUE_BUCKET_INTERVAL_MS: Millis = 100;
+
 pub use super::deployment_util::{
     max_surge_and_unavailable, restart_annotation_patch, restart_patch, rollback_template,
     rollout_status_message, RollbackPlan,
@@ -1027,6 +1032,16 @@ impl<'a> Sync<'a> {
         }
         let deadline_at = cur.last_update_time.map_or(0, |t| t.0) + util::deadline_ms(d);
         let after = deadline_at as i64 - self.now as i64;
+        // A finished rollout whose pods later became unavailable keeps NewReplicaSetAvailable,
+        // which the timeout check skips, so its deadline passes and never times out: upstream
+        // then re-queues it rate-limited after every pass for as long as it stays unavailable.
+        // Each successful pass forgets the per-item back-off, so the pace is the controller
+        // queue's shared token bucket (10 per second). A 1 ms requeue here reconciled such a
+        // Deployment 500 times a simulated second, for hours.
+        if after < 0 && cur.reason.as_deref() == Some(util::NEW_RS_AVAILABLE_REASON) {
+            self.requeue = Some(QUEUE_BUCKET_INTERVAL_MS);
+            return;
+        }
         // Less than a second left: Kubernetes re-queues rate-limited (ms); the first look after
         // the deadline is what matters.
         self.requeue = Some(if after < 1000 {
