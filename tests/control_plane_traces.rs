@@ -37,7 +37,7 @@ fn pinned(s: &Session, from_seq: u64) -> String {
                 code,
                 ..
             } if !actor.starts_with("kubelet")
-                || verb != "update"
+                || *verb != "update"
                 || !object.starts_with("Lease") =>
             {
                 if object.starts_with("Lease/")

@@ -192,7 +192,7 @@ fn web_pods(s: &Session) -> Vec<&Pod> {
         .collect()
 }
 
-fn quantity(map: &BTreeMap<String, String>, name: &str, millis: bool) -> i64 {
+fn quantity(map: &kubeloop::sim::types::StringMap, name: &str, millis: bool) -> i64 {
     map.get(name)
         .and_then(|v| parse_quantity(v).ok())
         .map_or(0, |q| if millis { q.to_millis() } else { q.value() })

@@ -118,7 +118,7 @@ fn api_calls(s: &Session, after: u64) -> Vec<(String, String, String, u16)> {
                 object,
                 code,
                 ..
-            } => Some((actor.clone(), verb.clone(), object.clone(), *code)),
+            } => Some((actor.clone(), verb.to_string(), object.clone(), *code)),
             _ => None,
         })
         .collect()
@@ -156,7 +156,7 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
     let effects = effects_of(s.sim.trace(), fault);
     let delete = effects
         .iter()
-        .find(|e| matches!(&e.kind, TraceKind::Api { verb, object, .. } if verb == "delete" && object.ends_with(&victim)))
+        .find(|e| matches!(&e.kind, TraceKind::Api { verb, object, .. } if *verb == "delete" && object.ends_with(&victim)))
         .expect("the DELETE is caused by the fault");
     assert_eq!(delete.cause, Some(fault));
     let pass = effects
@@ -176,7 +176,7 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
     let created = effects
         .iter()
         .find(|e| {
-            matches!(&e.kind, TraceKind::Api { verb, code: 201, .. } if verb == "create")
+            matches!(&e.kind, TraceKind::Api { verb, code: 201, .. } if *verb == "create")
                 && e.cause == Some(pass.seq)
         })
         .expect("the replacement's create");
@@ -312,7 +312,7 @@ fn a_lost_pod_deleted_event_leaves_edge_triggered_short_but_level_triggered_alre
     assert_eq!(web_pods(&edge).len(), 2);
     let dropped = entries(&edge)
         .into_iter()
-        .filter(|e| matches!(&e.kind, TraceKind::Watch { delivery, event_type, .. } if *delivery == kubeloop::sim::trace::Delivery::Dropped && event_type == "DELETED"))
+        .filter(|e| matches!(&e.kind, TraceKind::Watch { delivery, event_type, .. } if *delivery == kubeloop::sim::trace::Delivery::Dropped && *event_type == "DELETED"))
         .count();
     assert_eq!(dropped, 1);
 }

@@ -337,7 +337,7 @@ fn whole_chain_each_component_acts_after_the_one_before_it() {
             .entries()
             .find(|e| {
                 matches!(&e.kind, TraceKind::Api { actor: a, verb: v, object, code, .. }
-                    if a.starts_with(actor) && v == verb && object.starts_with(kind) && *code < 300)
+                    if a.starts_with(actor) && *v == verb && object.starts_with(kind) && *code < 300)
             })
             .map(|e| e.seq)
             .unwrap_or_else(|| panic!("no successful {verb} of {kind} by {actor}"))
@@ -400,7 +400,7 @@ fn level_vs_edge_the_edge_triggered_replicaset_really_stays_short() {
     );
     let dropped = r.s.sim.trace().entries().any(|e| {
         matches!(&e.kind, TraceKind::Watch { component, event_type, delivery, .. }
-            if component == "replicaset-controller" && event_type == "DELETED"
+            if component == "replicaset-controller" && *event_type == "DELETED"
                 && format!("{delivery:?}") == "Dropped")
     });
     assert!(dropped, "a DELETED event was really lost");

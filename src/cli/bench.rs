@@ -383,7 +383,8 @@ fn memory_main(quick: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     0
 }
 
-/// Runs the benchmark table. `--quick` runs each case once at reduced scale (a smoke check).
+/// Runs the benchmark table. `--quick` runs each case once at reduced scale (a smoke check);
+/// `--only TEXT` runs the cases whose name contains TEXT.
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let quick = args.iter().any(|a| a == "--quick");
     let full = args.iter().any(|a| a == "--full");
@@ -432,6 +433,14 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             Box::new(|| converge(5_000, 20_000)),
             20_000,
         ));
+    }
+    // `--only TEXT` keeps the cases whose name contains TEXT (for profiling one case).
+    if let Some(only) = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+    {
+        cases.retain(|(name, _, _)| name.contains(only.as_str()));
     }
     for (name, f, pods) in cases {
         let _ = writeln!(err, "running: {name}");

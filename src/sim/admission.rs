@@ -270,14 +270,14 @@ mod tests {
                 container_port: 80,
                 ..Default::default()
             }],
-            readiness_probe: Some(Probe {
+            readiness_probe: Some(Box::new(Probe {
                 http_get: Some(HttpGetAction {
                     port: IntOrString::Int(80),
                     ..Default::default()
                 }),
                 period_seconds: Some(0),
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         });
         let mut obj = Object::Pod(p);

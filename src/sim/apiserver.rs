@@ -64,7 +64,8 @@ pub struct Handled {
 /// The store and its rules.
 #[derive(Clone, Debug)]
 pub struct ApiServer {
-    objects: BTreeMap<ObjectKey, Arc<Object>>,
+    /// Keys allocated once per object and handed to every informer cache ([`SharedKey`]).
+    objects: BTreeMap<SharedKey, Arc<Object>>,
     resource_version: u64,
     history: VecDeque<(Millis, WatchEvent)>,
     /// The oldest resourceVersion a watch can still resume from.
@@ -107,15 +108,24 @@ impl ApiServer {
 
     /// LIST of one kind, in name order.
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+        self.list_keyed(kind).map(|(_, o)| o)
+    }
+
+    /// [`ApiServer::list`] with each object's shared key, for informer caches to share.
+    pub fn list_keyed(&self, kind: Kind) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
         let lo = ObjectKey {
             kind,
             namespace: String::new(),
             name: String::new(),
         };
         self.objects
-            .range(lo..)
+            .range::<ObjectKey, _>(lo..)
             .take_while(move |(k, _)| k.kind == kind)
-            .map(|(_, o)| o)
+    }
+
+    /// The store's allocation of `key`, while the object exists.
+    pub fn shared_key(&self, key: &ObjectKey) -> Option<&SharedKey> {
+        self.objects.get_key_value(key).map(|(k, _)| k)
     }
 
     /// Every object, in key order.
@@ -246,8 +256,13 @@ impl ApiServer {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = rv.to_string();
         let obj = Arc::new(obj);
-        if self.objects.insert(obj.key(), obj.clone()).is_none() {
-            self.count_change(obj.kind(), true);
+        let key = obj.key();
+        match self.objects.get_mut(&key) {
+            Some(slot) => *slot = obj.clone(),
+            None => {
+                self.objects.insert(Arc::new(key), obj.clone());
+                self.count_change(obj.kind(), true);
+            }
         }
         let ev = self.commit(now, type_, obj.clone(), rv, cause);
         (obj, ev)
@@ -940,8 +955,8 @@ mod canon {
         Some(())
     }
 
-    fn json(j: &mut Option<Json>) {
-        if matches!(j, Some(Json::Null)) {
+    fn json(j: &mut Option<Box<Json>>) {
+        if matches!(j.as_deref(), Some(Json::Null)) {
             *j = None;
         }
     }
@@ -1155,11 +1170,11 @@ mod tests {
         pod.metadata.namespace = "default".into();
         pod.metadata.uid = "u".into();
         pod.metadata.creation_timestamp = Some(Time(ms));
-        pod.metadata.managed_fields = Some(Json::Null);
+        pod.metadata.managed_fields = Some(Box::new(Json::Null));
         pod.spec.containers.push(Container {
             name: "app".into(),
             image: "nginx".into(),
-            env: Some(Json::Null),
+            env: Some(Box::new(Json::Null)),
             ..Default::default()
         });
         pod.status.start_time = Some(Time(ms + 1));

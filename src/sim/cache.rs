@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::api::{WatchEvent, WatchEventType};
-use super::types::{Kind, Millis, Object, ObjectKey, Pod, StringMap};
+use super::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
 
 /// What a workload controller counts about the pods one owner controls that share one label set
 /// (a ReplicaSet's pods all carry its template's labels), kept as pods come and go so that a pass
@@ -62,10 +62,6 @@ fn contribution(p: &Pod) -> (bool, Option<Option<Millis>>) {
 
 /// Pod groups of one owner: namespace → labels → group.
 type OwnerGroups = BTreeMap<String, BTreeMap<StringMap, PodGroup>>;
-
-/// One object's key, allocated once per cache and shared by the object map and every index (an
-/// `ObjectKey` is two strings: a 10,000-pod cache held three copies of each before).
-type SharedKey = Arc<ObjectKey>;
 
 /// A component's cached view plus the indexes every controller needs.
 #[derive(Clone, Debug, Default)]
@@ -380,6 +376,17 @@ impl Cache {
     /// Stores an object, returning the previous cached version.
     pub fn upsert(&mut self, obj: Arc<Object>) -> Option<Arc<Object>> {
         let key = obj.key();
+        self.upsert_keyed(obj, key, None)
+    }
+
+    /// [`Cache::upsert`] with the object's key already built, and the store's allocation of it
+    /// (see [`SharedKey`]) when there is one.
+    pub fn upsert_keyed(
+        &mut self,
+        obj: Arc<Object>,
+        key: ObjectKey,
+        shared: Option<&SharedKey>,
+    ) -> Option<Arc<Object>> {
         // One descent finds both the shared key (for the indexes) and the slot.
         let found = self
             .objects
@@ -392,7 +399,10 @@ impl Cache {
                 Some(old)
             }
             None => {
-                let shared = Arc::new(key);
+                let shared = match shared {
+                    Some(s) if **s == key => s.clone(),
+                    _ => Arc::new(key),
+                };
                 self.objects.insert(shared.clone(), obj.clone());
                 self.index(&obj, &shared);
                 None
@@ -409,10 +419,22 @@ impl Cache {
 
     /// Applies a watch event; returns the previously cached version for the handlers.
     pub fn apply(&mut self, ev: &WatchEvent) -> Option<Arc<Object>> {
+        self.apply_keyed(ev, ev.object.key(), None)
+    }
+
+    /// [`Cache::apply`] with the object's key already built, and the store's allocation of it.
+    pub fn apply_keyed(
+        &mut self,
+        ev: &WatchEvent,
+        key: ObjectKey,
+        shared: Option<&SharedKey>,
+    ) -> Option<Arc<Object>> {
         self.last_rv = self.last_rv.max(ev.resource_version);
         match ev.type_ {
-            WatchEventType::Added | WatchEventType::Modified => self.upsert(ev.object.clone()),
-            WatchEventType::Deleted => self.remove(&ev.object.key()),
+            WatchEventType::Added | WatchEventType::Modified => {
+                self.upsert_keyed(ev.object.clone(), key, shared)
+            }
+            WatchEventType::Deleted => self.remove(&key),
         }
     }
 

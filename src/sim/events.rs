@@ -23,6 +23,12 @@ pub const EVENT_EXPIRY_BATCH: usize = 500;
 const AGGREGATE_MAX_EVENTS: usize = 10;
 /// The window for similar-event aggregation.
 const AGGREGATE_INTERVAL: Millis = 600_000;
+/// The most similar-event windows kept: client-go's aggregator cache is an LRU of this many
+/// entries (`maxLruCacheEntries`), so after a 10,000-pod rollout it remembers the latest 4,096
+/// (object, source, type, reason) windows, not all 50,000.
+pub const MAX_SIMILAR_WINDOWS: usize = 4_096;
+/// How many windows one eviction pass frees below [`MAX_SIMILAR_WINDOWS`] (one sort per batch).
+const SIMILAR_EVICTION_BATCH: usize = 512;
 
 /// One remembered Event identity of an object and message: (source, uid, type, reason) → its
 /// name.
@@ -52,6 +58,8 @@ struct Window {
     reason: String,
     /// Oldest first (the clock only moves forward), so expiry pops from the front.
     times: VecDeque<Millis>,
+    /// When a record last looked this window up: the LRU's recency.
+    used: Millis,
 }
 
 /// What the recorder reads from the API server's store.
@@ -153,11 +161,13 @@ impl Recorder {
                     type_: rec.type_.to_string(),
                     reason: rec.reason.clone(),
                     times: VecDeque::new(),
+                    used: now,
                 });
                 self.windows += 1;
                 windows.len() - 1
             }
         };
+        windows[w].used = now;
         let times = &mut windows[w].times;
         while times.front().is_some_and(|t| t + AGGREGATE_INTERVAL < now) {
             times.pop_front();
@@ -167,6 +177,9 @@ impl Recorder {
             if times.len() > AGGREGATE_MAX_EVENTS {
                 message = format!("(combined from similar events): {message}");
             }
+        }
+        if self.windows > MAX_SIMILAR_WINDOWS {
+            self.evict_similar();
         }
         if let Some(name) = self.identity_name(source, rec, &message) {
             if let Some(ev) = existing(name) {
@@ -309,6 +322,35 @@ impl Recorder {
                 !w.times.is_empty()
             });
             dropped += before - windows.len();
+            !windows.is_empty()
+        });
+        self.windows -= dropped;
+    }
+
+    /// Past [`MAX_SIMILAR_WINDOWS`], forgets the least recently used windows (ties in key order,
+    /// so the result is deterministic) until [`SIMILAR_EVICTION_BATCH`] below the cap. The window
+    /// just used is the most recent, so it stays.
+    fn evict_similar(&mut self) {
+        let mut by_use: Vec<Millis> = self
+            .similar
+            .values()
+            .flat_map(|ws| ws.iter().map(|w| w.used))
+            .collect();
+        let excess = self.windows - (MAX_SIMILAR_WINDOWS - SIMILAR_EVICTION_BATCH);
+        by_use.sort_unstable();
+        // Everything used before `cutoff` goes, and at `cutoff` as many as are still needed.
+        let cutoff = by_use[excess - 1];
+        let mut at_cutoff = excess - by_use.partition_point(|&u| u < cutoff);
+        let mut dropped = 0;
+        self.similar.retain(|_, windows| {
+            windows.retain(|w| {
+                let go = w.used < cutoff || (w.used == cutoff && at_cutoff > 0);
+                if w.used == cutoff && go {
+                    at_cutoff -= 1;
+                }
+                dropped += usize::from(go);
+                !go
+            });
             !windows.is_empty()
         });
         self.windows -= dropped;
@@ -485,5 +527,41 @@ mod tests {
                 .message;
         }
         assert_eq!(last, "(combined from similar events): m10");
+    }
+
+    #[test]
+    fn the_similar_event_cache_keeps_the_most_recently_used_4096_windows_as_client_go_does() {
+        let mut r = Recorder::default();
+        let on = |i: usize, msg: &str| EventRecord {
+            object: ObjectKey::new(Kind::Pod, "default", &format!("p{i}")),
+            ..rec(msg)
+        };
+        // Pod 0 keeps getting new messages; thousands of other pods get one Event each.
+        for i in 0..6_000 {
+            r.record(i as Millis, "kubelet", "", &on(i, "x"), &One(None));
+            r.record(
+                i as Millis,
+                "kubelet",
+                "",
+                &on(0, &format!("m{i}")),
+                &One(None),
+            );
+            assert!(r.windows <= MAX_SIMILAR_WINDOWS);
+        }
+        assert!(r.windows > MAX_SIMILAR_WINDOWS - SIMILAR_EVICTION_BATCH);
+        assert!(
+            !r.similar.contains_key(&on(1, "x").object),
+            "least recently used: gone"
+        );
+        assert!(
+            r.similar.contains_key(&on(5_999, "x").object),
+            "the newest stays"
+        );
+        // Pod 0's window was used all along: it still aggregates its 6,001st message.
+        let last = r.record(6_000, "kubelet", "", &on(0, "m-last"), &One(None));
+        assert!(last
+            .event
+            .message
+            .starts_with("(combined from similar events)"));
     }
 }

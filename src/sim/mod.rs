@@ -21,6 +21,7 @@ pub mod runtime;
 pub mod scenario;
 pub mod session;
 pub mod share;
+pub mod string_map;
 pub mod time;
 pub mod trace;
 pub mod types;

@@ -43,8 +43,9 @@ pub struct PodSandbox {
     /// The pod IP the CNI plugin assigned.
     pub ip: String,
     pub created_at: Millis,
-    /// The newest instance of each container, by container name.
-    pub containers: BTreeMap<String, ContainerRuntimeState>,
+    /// The newest instance of each container, by container name. Boxed: a map node has room for
+    /// eleven entries, and a pod has one or two containers (unboxed, 4.7 kB a pod).
+    pub containers: BTreeMap<String, Box<ContainerRuntimeState>>,
     /// How the application in each container misbehaves (faults), by container name.
     pub faults: BTreeMap<String, AppFaults>,
 }
@@ -465,7 +466,7 @@ impl NodeRuntime {
 
     /// The newest instance of a container.
     pub fn container(&self, uid: &str, name: &str) -> Option<&ContainerRuntimeState> {
-        self.pods.get(uid)?.containers.get(name)
+        self.pods.get(uid)?.containers.get(name).map(|c| &**c)
     }
 
     /// Creates and starts a new instance of a container. `crash_after` is how long a
@@ -512,7 +513,7 @@ impl NodeRuntime {
             });
         sandbox.containers.insert(
             name.to_string(),
-            ContainerRuntimeState {
+            Box::new(ContainerRuntimeState {
                 id: id.clone(),
                 image: image.to_string(),
                 image_id: image_id(&image_ref),
@@ -525,7 +526,7 @@ impl NodeRuntime {
                 scheduled_exit,
                 stopping: false,
                 last_termination,
-            },
+            }),
         );
         Some(id)
     }

@@ -215,7 +215,7 @@ impl Session {
         let count = n.count.min(super::limits::MAX_NODES as u32);
         for i in 1..=count {
             let name = format!("node-{i}");
-            let mut labels: StringMap = n.labels.clone();
+            let mut labels: StringMap = n.labels.clone().into_iter().collect();
             labels.insert("kubernetes.io/hostname".into(), name.clone());
             labels.insert("kubernetes.io/os".into(), "linux".into());
             let resources: StringMap = [

@@ -41,7 +41,9 @@ pub enum TraceKind {
     #[serde(rename = "api")]
     Api {
         actor: String,
-        verb: String,
+        /// One of [`ApiRequest::verb`](super::api::ApiRequest::verb)'s words: no allocation per
+        /// request.
+        verb: &'static str,
         object: String,
         code: u16,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,8 +55,9 @@ pub enum TraceKind {
     #[serde(rename = "watch")]
     Watch {
         component: String,
+        /// `ADDED`, `MODIFIED`, `DELETED` or `ERROR` (410 Gone): no allocation per delivery.
         #[serde(rename = "eventType")]
-        event_type: String,
+        event_type: &'static str,
         object: String,
         #[serde(rename = "resourceVersion")]
         resource_version: u64,
@@ -73,8 +76,10 @@ pub enum TraceKind {
         component: String,
         key: String,
         trigger: String,
+        /// Boxed: most passes of a busy cluster are kept without one, and the trace holds
+        /// 100,000 entries.
         #[serde(skip_serializing_if = "Option::is_none")]
-        record: Option<ReconcileRecord>,
+        record: Option<Box<ReconcileRecord>>,
         requests: usize,
         /// What the pass asked the API server to do, one line per request in send order
         /// ("create Pod (generateName web-7d9f8-)", "update ReplicaSet web-7d9f8 spec.replicas

@@ -12,8 +12,9 @@ use serde_json::Value as Json;
 /// Simulated time in milliseconds since the simulation started.
 pub type Millis = u64;
 
-/// Labels and annotations: ordered so that everything observable is deterministic.
-pub type StringMap = BTreeMap<String, String>;
+/// Labels, annotations, selectors and resource lists: ordered so that everything observable is
+/// deterministic, and compact (see [`super::string_map`]).
+pub use super::string_map::StringMap;
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -224,9 +225,9 @@ pub struct ObjectMeta {
     pub deletion_timestamp: Option<Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_grace_period_seconds: Option<i64>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub labels: StringMap,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub annotations: StringMap,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub owner_references: Vec<OwnerReference>,
@@ -234,7 +235,7 @@ pub struct ObjectMeta {
     pub finalizers: Vec<String>,
     /// Accepted for compatibility with real manifests; not simulated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub managed_fields: Option<Json>,
+    pub managed_fields: Option<Box<Json>>,
 }
 
 impl ObjectMeta {
@@ -255,7 +256,7 @@ impl ObjectMeta {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelector {
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub match_labels: StringMap,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub match_expressions: Vec<LabelSelectorRequirement>,
@@ -324,12 +325,12 @@ pub fn map_selector_matches(selector: &StringMap, labels: &StringMap) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRequirements {
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub requests: StringMap,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub limits: StringMap,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claims: Option<Json>,
+    pub claims: Option<Box<Json>>,
 }
 
 /// An HTTP GET probe action; the simulated app answers it according to its behaviour.
@@ -344,7 +345,7 @@ pub struct HttpGetAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheme: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_headers: Option<Json>,
+    pub http_headers: Option<Box<Json>>,
 }
 
 /// A readiness, liveness or startup probe with Kubernetes' timing fields.
@@ -354,11 +355,11 @@ pub struct Probe {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_get: Option<HttpGetAction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp_socket: Option<Json>,
+    pub tcp_socket: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exec: Option<Json>,
+    pub exec: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grpc: Option<Json>,
+    pub grpc: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_delay_seconds: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -402,45 +403,45 @@ pub struct Container {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourceRequirements>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub readiness_probe: Option<Probe>,
+    pub readiness_probe: Option<Box<Probe>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub liveness_probe: Option<Probe>,
+    pub liveness_probe: Option<Box<Probe>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub startup_probe: Option<Probe>,
+    pub startup_probe: Option<Box<Probe>>,
     /// Only meaningful on init containers: `Always` makes a sidecar.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     // Accepted but not simulated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<Json>,
+    pub command: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<Json>,
+    pub args: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Json>,
+    pub env: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env_from: Option<Json>,
+    pub env_from: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub volume_mounts: Option<Json>,
+    pub volume_mounts: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub volume_devices: Option<Json>,
+    pub volume_devices: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security_context: Option<Json>,
+    pub security_context: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lifecycle: Option<Json>,
+    pub lifecycle: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_dir: Option<Json>,
+    pub working_dir: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination_message_path: Option<Json>,
+    pub termination_message_path: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination_message_policy: Option<Json>,
+    pub termination_message_policy: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdin: Option<Json>,
+    pub stdin: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdin_once: Option<Json>,
+    pub stdin_once: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tty: Option<Json>,
+    pub tty: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resize_policy: Option<Json>,
+    pub resize_policy: Option<Box<Json>>,
 }
 
 /// A toleration; matches taints as `v1.Toleration.ToleratesTaint` does.
@@ -489,9 +490,9 @@ pub struct Affinity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<NodeAffinity>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod_affinity: Option<Json>,
+    pub pod_affinity: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod_anti_affinity: Option<Json>,
+    pub pod_anti_affinity: Option<Box<Json>>,
 }
 
 /// See [`Affinity`].
@@ -554,10 +555,10 @@ pub struct PodSpec {
     pub termination_grace_period_seconds: Option<i64>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub node_name: String,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub node_selector: StringMap,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affinity: Option<Affinity>,
+    pub affinity: Option<Box<Affinity>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -572,47 +573,47 @@ pub struct PodSpec {
     pub service_account_name: Option<String>,
     // Accepted but not simulated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub volumes: Option<Json>,
+    pub volumes: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security_context: Option<Json>,
+    pub security_context: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image_pull_secrets: Option<Json>,
+    pub image_pull_secrets: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host_network: Option<Json>,
+    pub host_network: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology_spread_constraints: Option<Json>,
+    pub topology_spread_constraints: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_account: Option<Json>,
+    pub service_account: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub automount_service_account_token: Option<Json>,
+    pub automount_service_account_token: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<Json>,
+    pub hostname: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subdomain: Option<Json>,
+    pub subdomain: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enable_service_links: Option<Json>,
+    pub enable_service_links: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preemption_policy: Option<Json>,
+    pub preemption_policy: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub readiness_gates: Option<Json>,
+    pub readiness_gates: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime_class_name: Option<Json>,
+    pub runtime_class_name: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub share_process_namespace: Option<Json>,
+    pub share_process_namespace: Option<Box<Json>>,
     #[serde(rename = "hostPID", default, skip_serializing_if = "Option::is_none")]
-    pub host_pid: Option<Json>,
+    pub host_pid: Option<Box<Json>>,
     #[serde(rename = "hostIPC", default, skip_serializing_if = "Option::is_none")]
-    pub host_ipc: Option<Json>,
+    pub host_ipc: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns_config: Option<Json>,
+    pub dns_config: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host_aliases: Option<Json>,
+    pub host_aliases: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overhead: Option<Json>,
+    pub overhead: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active_deadline_seconds: Option<Json>,
+    pub active_deadline_seconds: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<Json>,
+    pub os: Option<Box<Json>>,
 }
 
 /// A pod template: metadata plus spec, as in Deployments and ReplicaSets.
@@ -984,18 +985,18 @@ pub struct NodeSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub capacity: StringMap,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub allocatable: StringMap,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub addresses: Option<Json>,
+    pub addresses: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_info: Option<Json>,
+    pub node_info: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub images: Option<Json>,
+    pub images: Option<Box<Json>>,
 }
 
 /// A Node.
@@ -1062,7 +1063,7 @@ pub struct ServicePort {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceSpec {
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub selector: StringMap,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<ServicePort>,
@@ -1078,31 +1079,31 @@ pub struct ServiceSpec {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub cluster_ips: Option<Json>,
+    pub cluster_ips: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_affinity: Option<Json>,
+    pub session_affinity: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub external_traffic_policy: Option<Json>,
+    pub external_traffic_policy: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub internal_traffic_policy: Option<Json>,
+    pub internal_traffic_policy: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ip_families: Option<Json>,
+    pub ip_families: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ip_family_policy: Option<Json>,
+    pub ip_family_policy: Option<Box<Json>>,
     #[serde(
         rename = "loadBalancerIP",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub load_balancer_ip: Option<Json>,
+    pub load_balancer_ip: Option<Box<Json>>,
     #[serde(
         rename = "externalIPs",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub external_ips: Option<Json>,
+    pub external_ips: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub external_name: Option<Json>,
+    pub external_name: Option<Box<Json>>,
 }
 
 /// A Service.
@@ -1114,7 +1115,7 @@ pub struct Service {
     #[serde(default)]
     pub spec: ServiceSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<Json>,
+    pub status: Option<Box<Json>>,
 }
 
 /// One endpoint of an EndpointSlice with its ready/serving/terminating conditions.
@@ -1154,7 +1155,7 @@ pub struct EndpointSlice {
     #[serde(default)]
     pub endpoints: Vec<Endpoint>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<Json>,
+    pub ports: Option<Box<Json>>,
 }
 
 // ---------------------------------------------------------------- PodDisruptionBudgets
@@ -1520,6 +1521,11 @@ accessors! {
     as_pdb, as_pdb_mut, PodDisruptionBudget, PodDisruptionBudget;
     as_event, as_event_mut, Event, Event;
 }
+
+/// One object's key, allocated once by the API server's store and shared by every informer
+/// cache's object map and indexes (an `ObjectKey` is two strings: a 10,000-pod cluster's caches
+/// held some 95,000 copies before).
+pub type SharedKey = std::sync::Arc<ObjectKey>;
 
 /// Kind, namespace and name: how the store, caches and work queues address an object.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

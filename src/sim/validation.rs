@@ -1856,16 +1856,16 @@ mod tests {
             ),
             (
                 |p| {
-                    p.spec.containers[0].readiness_probe = Some(Probe {
+                    p.spec.containers[0].readiness_probe = Some(Box::new(Probe {
                         http_get: Some(HttpGetAction { port: IntOrString::Int(8080), ..Default::default() }),
                         failure_threshold: Some(-1),
                         ..Default::default()
-                    })
+                    }))
                 },
                 vec!["spec.containers[0].readinessProbe.failureThreshold: Invalid value: -1: must be greater than or equal to 0"],
             ),
             (
-                |p| p.spec.containers[0].liveness_probe = Some(Probe::default()),
+                |p| p.spec.containers[0].liveness_probe = Some(Box::new(Probe::default())),
                 vec!["spec.containers[0].livenessProbe: Required value: must specify a handler type"],
             ),
             (

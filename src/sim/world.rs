@@ -689,9 +689,10 @@ impl Sim {
         c.needs_relist = false;
         let old = std::mem::take(&mut c.cache);
         for kind in c.ctrl.watched_kinds() {
-            for obj in self.api.list(*kind) {
+            for (key, obj) in self.api.list_keyed(*kind) {
                 if c.ctrl.accepts(obj) {
-                    c.cache.upsert(obj.clone());
+                    c.cache
+                        .upsert_keyed(obj.clone(), ObjectKey::clone(key), Some(key));
                 }
             }
         }
@@ -752,7 +753,7 @@ impl Sim {
                     Some(seq),
                     TraceKind::Watch {
                         component: id.name(),
-                        event_type: type_.as_str().into(),
+                        event_type: type_.as_str(),
                         object: ev.object.key().to_string(),
                         resource_version: rv,
                         delivery: Delivery::Delivered,
@@ -950,7 +951,7 @@ impl Sim {
                                 Some(fault),
                                 TraceKind::Watch {
                                     component: id.name(),
-                                    event_type: ev.type_.as_str().into(),
+                                    event_type: ev.type_.as_str(),
                                     object: ev.object.key().to_string(),
                                     resource_version: ev.resource_version,
                                     delivery: Delivery::Dropped,
@@ -1034,15 +1035,17 @@ impl Sim {
         c.cache.last_rv = c.cache.last_rv.max(ev.resource_version);
         let Some(type_) = local else { return };
         let local_ev = WatchEvent { type_, ..ev };
-        let old = c.cache.apply(&local_ev);
+        let object = key.to_string();
+        let shared = self.api.shared_key(&key);
+        let old = c.cache.apply_keyed(&local_ev, key, shared);
         let keys = c.ctrl.keys_for_event(&local_ev, old.as_ref(), &c.cache);
         let seq = self.trace.push(
             now,
             Some(local_ev.cause),
             TraceKind::Watch {
                 component: c.name.clone(),
-                event_type: local_ev.type_.as_str().into(),
-                object: key.to_string(),
+                event_type: local_ev.type_.as_str(),
+                object,
                 resource_version: local_ev.resource_version,
                 delivery: Delivery::Delivered,
             },
@@ -1095,7 +1098,7 @@ impl Sim {
                 component: c.name.clone(),
                 key: key.to_string(),
                 trigger,
-                record: outcome.record.clone(),
+                record: outcome.record.clone().map(Box::new),
                 requests: n_requests,
                 actions,
             },
@@ -1319,7 +1322,7 @@ impl Sim {
                 cause,
                 TraceKind::Api {
                     actor: actor.into(),
-                    verb: verb.into(),
+                    verb,
                     object: key.to_string(),
                     code: err.code(),
                     message: Some(err.message.clone()),
@@ -1344,7 +1347,7 @@ impl Sim {
             cause,
             TraceKind::Api {
                 actor: actor.into(),
-                verb: verb.into(),
+                verb,
                 object,
                 code,
                 message,
@@ -2210,7 +2213,7 @@ impl Sim {
                     self.fault_cause,
                     TraceKind::Watch {
                         component: id.name(),
-                        event_type: "ERROR".into(),
+                        event_type: "ERROR",
                         object: format!("410 {:?}: {}", err.reason, err.message),
                         resource_version: from,
                         delivery: Delivery::Delivered,

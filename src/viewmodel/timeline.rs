@@ -1259,7 +1259,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
             let Some(key) = parse_object(object) else {
                 return true;
             };
-            match (key.kind, verb.as_str()) {
+            match (key.kind, *verb) {
                 (Kind::Pod, "delete") if actor.starts_with("kubelet/") => {
                     if let Some(i) = inc.row_index(&key) {
                         inc.rows[i].gone = true;
@@ -1278,7 +1278,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                     }
                 }
                 (Kind::Pod, "delete" | "create/eviction") => {
-                    let label = match (actor.as_str(), verb.as_str()) {
+                    let label = match (actor.as_str(), *verb) {
                         ("taint-eviction-controller", _) | (_, "create/eviction") => "evicted",
                         _ => "deleted",
                     };

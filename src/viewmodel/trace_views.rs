@@ -131,13 +131,13 @@ pub fn is_heartbeat(entry: &TraceEntry) -> bool {
             ..
         } => {
             let kind = object_kind(object);
-            kind == "Lease" || (kind == "Node" && actor.starts_with("kubelet") && verb != "create")
+            kind == "Lease" || (kind == "Node" && actor.starts_with("kubelet") && *verb != "create")
         }
         TraceKind::Watch {
             object, event_type, ..
         } => {
             let kind = object_kind(object);
-            kind == "Lease" || (kind == "Node" && event_type == "MODIFIED")
+            kind == "Lease" || (kind == "Node" && *event_type == "MODIFIED")
         }
         TraceKind::Reconcile {
             component,
@@ -581,10 +581,10 @@ mod tests {
     use crate::sim::controller::ReconcileRecord;
     use crate::sim::trace::Trace;
 
-    fn api(actor: &str, verb: &str, object: &str, code: u16) -> TraceKind {
+    fn api(actor: &str, verb: &'static str, object: &str, code: u16) -> TraceKind {
         TraceKind::Api {
             actor: actor.into(),
-            verb: verb.into(),
+            verb,
             object: object.into(),
             code,
             message: None,
@@ -595,7 +595,7 @@ mod tests {
     fn watch(component: &str, object: &str, rv: u64) -> TraceKind {
         TraceKind::Watch {
             component: component.into(),
-            event_type: "ADDED".into(),
+            event_type: "ADDED",
             object: object.into(),
             resource_version: rv,
             delivery: Delivery::Delivered,
@@ -607,11 +607,11 @@ mod tests {
             component: component.into(),
             key: key.into(),
             trigger: "watch".into(),
-            record: Some(ReconcileRecord {
+            record: Some(Box::new(ReconcileRecord {
                 observed: "0 pods".into(),
                 desired: "replicas: 3".into(),
                 diff: diff.into(),
-            }),
+            })),
             requests,
             actions: (0..requests).map(|i| format!("create Pod #{i}")).collect(),
         }
@@ -715,7 +715,7 @@ mod tests {
             None,
             TraceKind::Watch {
                 component: "replicaset-controller".into(),
-                event_type: "DELETED".into(),
+                event_type: "DELETED",
                 object: "Pod/default/web-1-x".into(),
                 resource_version: 3,
                 delivery: Delivery::Dropped,

@@ -907,7 +907,7 @@ mod tests {
             .trace()
             .entries()
             .filter_map(|e| match &e.kind {
-                TraceKind::Api { verb, code, .. } if verb == "create/eviction" => Some(*code),
+                TraceKind::Api { verb, code, .. } if *verb == "create/eviction" => Some(*code),
                 _ => None,
             })
             .collect();

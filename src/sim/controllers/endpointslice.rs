@@ -253,7 +253,7 @@ fn owned_by(slice: &EndpointSlice, svc: &Service) -> bool {
 }
 
 /// `newEndpointSlice`: an empty slice for the Service with the given ports.
-fn new_slice(svc: &Service, ports: Option<Json>) -> EndpointSlice {
+fn new_slice(svc: &Service, ports: Option<Box<Json>>) -> EndpointSlice {
     EndpointSlice {
         metadata: ObjectMeta {
             generate_name: format!("{}-", svc.metadata.name),
@@ -367,7 +367,7 @@ fn reconcile_port_mapping(
         }
         let mut slice = match target {
             Some(i) => unchanged.remove(i),
-            None => new_slice(svc, Some(desired.ports.clone())),
+            None => new_slice(svc, Some(Box::new(desired.ports.clone()))),
         };
         while slice.endpoints.len() < MAX_ENDPOINTS_PER_SLICE {
             let Some(ep) = remaining.pop_front() else {
@@ -508,7 +508,7 @@ impl EndpointSliceController {
         for s in &existing {
             if owned_by(s, svc) && s.address_type == "IPv4" {
                 by_port
-                    .entry(port_key(s.ports.as_ref()))
+                    .entry(port_key(s.ports.as_deref()))
                     .or_default()
                     .push(s);
             } else {
@@ -530,7 +530,7 @@ impl EndpointSliceController {
             let placeholder = new_slice(svc, None);
             let is_placeholder = |s: &EndpointSlice| {
                 s.endpoints.is_empty()
-                    && port_key(s.ports.as_ref()) == "[]"
+                    && port_key(s.ports.as_deref()) == "[]"
                     && s.address_type == placeholder.address_type
                     && s.metadata.labels == placeholder.metadata.labels
                     && s.metadata.owner_references == placeholder.metadata.owner_references
@@ -931,7 +931,9 @@ mod tests {
         assert_eq!(s.address_type, "IPv4");
         assert_eq!(
             s.ports,
-            Some(json!([{"name": "", "port": 8080, "protocol": "TCP"}]))
+            Some(Box::new(
+                json!([{"name": "", "port": 8080, "protocol": "TCP"}])
+            ))
         );
         assert_eq!(
             conditions(s),
@@ -1213,7 +1215,7 @@ mod tests {
                     verb,
                     object,
                     ..
-                } if verb == "delete" && object.starts_with("EndpointSlice/") => {
+                } if *verb == "delete" && object.starts_with("EndpointSlice/") => {
                     Some(actor.clone())
                 }
                 _ => None,

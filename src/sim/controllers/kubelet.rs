@@ -240,8 +240,10 @@ pub struct Kubelet {
     puller_free_at: Millis,
     /// Why a container could not be started last time (the kubelet's reasonCache).
     reasons: BTreeMap<(String, String), (String, String)>,
-    /// The status this kubelet last wrote per pod uid, to ignore the echo of its own writes.
-    written: BTreeMap<String, PodStatus>,
+    /// The pod as this kubelet's last status write stored it, per pod uid, to ignore the echo of
+    /// its own writes. The API server's answer, shared with its store: a copy of each status
+    /// would be a few kB a pod.
+    written: BTreeMap<String, Arc<Object>>,
     /// Per pod uid: (the cached resourceVersion a write was based on, the one it produced).
     status_rv: BTreeMap<String, (String, String)>,
     /// The cached resourceVersion of the status write in flight, per pod uid.
@@ -861,7 +863,7 @@ impl Kubelet {
                         c,
                         &cur.id,
                         ProbeKind::Startup,
-                        c.startup_probe.as_ref(),
+                        c.startup_probe.as_deref(),
                     ),
                     Role::App => true,
                 };
@@ -1412,14 +1414,14 @@ impl Kubelet {
                         c,
                         &r.id,
                         ProbeKind::Startup,
-                        c.startup_probe.as_ref(),
+                        c.startup_probe.as_deref(),
                     );
                     let ready = self.probe_passed(
                         uid,
                         c,
                         &r.id,
                         ProbeKind::Readiness,
-                        c.readiness_probe.as_ref(),
+                        c.readiness_probe.as_deref(),
                     );
                     cs.state = ContainerState {
                         running: Some(ContainerStateRunning {
@@ -1611,7 +1613,7 @@ impl Kubelet {
         let mut changed = false;
         let mut ready_event = None;
         let mut info = new.status.node_info.clone().unwrap_or_else(|| {
-            json!({
+            Box::new(json!({
                 "architecture": "amd64",
                 "containerRuntimeVersion": "containerd://2.1.4",
                 "kernelVersion": "6.8.0-79-generic",
@@ -1619,7 +1621,7 @@ impl Kubelet {
                 "kubeletVersion": "v1.34.1",
                 "operatingSystem": "linux",
                 "osImage": "Debian GNU/Linux 12 (bookworm)",
-            })
+            }))
         });
         if let (Some(boot_id), Some(map)) = (&boot_id, info.as_object_mut()) {
             let previous = map.get("bootID").and_then(Json::as_str).map(str::to_string);
@@ -1706,20 +1708,19 @@ impl Kubelet {
         if allocatable.is_empty() {
             allocatable = capacity.clone();
         }
-        capacity
-            .entry("pods".into())
-            .or_insert_with(|| "110".into());
-        allocatable
-            .entry("pods".into())
-            .or_insert_with(|| "110".into());
+        for list in [&mut capacity, &mut allocatable] {
+            if !list.contains_key("pods") {
+                list.insert("pods".into(), "110".into());
+            }
+        }
         changed |= capacity != node.status.capacity || allocatable != node.status.allocatable;
         new.status.capacity = capacity;
         new.status.allocatable = allocatable;
         if new.status.addresses.is_none() {
-            new.status.addresses = Some(json!([
+            new.status.addresses = Some(Box::new(json!([
                 {"type": "InternalIP", "address": self.host_ip(Some(node))},
                 {"type": "Hostname", "address": node.metadata.name},
-            ]));
+            ])));
             changed = true;
         }
         let due = self
@@ -1862,7 +1863,11 @@ impl Controller for Kubelet {
                             && o.metadata.deletion_grace_period_seconds
                                 == p.metadata.deletion_grace_period_seconds;
                         let own_status = o.status == p.status
-                            || self.written.get(&p.metadata.uid) == Some(&p.status);
+                            || self
+                                .written
+                                .get(&p.metadata.uid)
+                                .and_then(|w| w.as_pod())
+                                .is_some_and(|w| w.status == p.status);
                         if same_spec && own_status {
                             return Vec::new();
                         }
@@ -1932,7 +1937,7 @@ impl Controller for Kubelet {
                 self.unsynced.remove(&o.key());
                 if let Some(p) = o.as_pod() {
                     let uid = p.metadata.uid.clone();
-                    self.written.insert(uid.clone(), p.status.clone());
+                    self.written.insert(uid.clone(), o.clone());
                     if let Some(anchor) = self.status_anchor.remove(&uid) {
                         self.status_rv
                             .insert(uid, (anchor, p.metadata.resource_version.clone()));

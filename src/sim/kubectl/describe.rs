@@ -466,7 +466,7 @@ fn canonical(q: &str) -> String {
     parse_quantity(q).map_or_else(|_| q.to_string(), |q| q.to_string())
 }
 
-fn json_array(v: &Option<Json>) -> Vec<Json> {
+fn json_array(v: &Option<Box<Json>>) -> Vec<Json> {
     v.as_ref()
         .and_then(|x| x.as_array())
         .cloned()
@@ -640,7 +640,7 @@ fn containers(
 }
 
 /// `describeVolumes` for the volume types manifests commonly use.
-fn volumes(w: &mut String, vols: &Option<Json>, space: &str) {
+fn volumes(w: &mut String, vols: &Option<Box<Json>>, space: &str) {
     let vols = json_array(vols);
     if vols.is_empty() {
         w.push_str(&format!("{space}Volumes:\t<none>\n"));

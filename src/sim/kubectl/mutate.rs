@@ -209,7 +209,7 @@ pub fn build_deployment(
             command: if command.is_empty() {
                 None
             } else {
-                Some(json!(command))
+                Some(Box::new(json!(command)))
             },
             ..Default::default()
         });
@@ -422,7 +422,7 @@ pub fn run(session: &mut Session, args: &Args) -> CommandOutput {
         .map(|(k, v)| json!({"name": k, "value": v}))
         .collect();
     if !env.is_empty() {
-        c.env = Some(Json::Array(env));
+        c.env = Some(Box::new(Json::Array(env)));
     }
     if !args.after_dashdash.is_empty() {
         let key = if args.bool("command") {
@@ -430,7 +430,7 @@ pub fn run(session: &mut Session, args: &Args) -> CommandOutput {
         } else {
             "args"
         };
-        let v = Some(json!(args.after_dashdash));
+        let v = Some(Box::new(json!(args.after_dashdash)));
         if key == "command" {
             c.command = v;
         } else {

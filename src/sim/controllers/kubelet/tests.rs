@@ -3,7 +3,9 @@
 use super::*;
 use crate::sim::faults::{Fault, PodTarget};
 use crate::sim::trace::TraceKind;
-use crate::sim::types::{HttpGetAction, IntOrString, NodeStatus, PodSpec, ResourceRequirements};
+use crate::sim::types::{
+    HttpGetAction, IntOrString, NodeStatus, PodSpec, ResourceRequirements, StringMap,
+};
 use crate::sim::world::{Sim, SimConfig};
 
 // ------------------------------------------------------------------ fixtures
@@ -68,11 +70,11 @@ trait PodBuilder {
 
 impl PodBuilder for Pod {
     fn with_readiness(mut self, period: i64) -> Self {
-        self.spec.containers[0].readiness_probe = Some(http_probe(period));
+        self.spec.containers[0].readiness_probe = Some(Box::new(http_probe(period)));
         self
     }
     fn with_liveness(mut self, period: i64) -> Self {
-        self.spec.containers[0].liveness_probe = Some(http_probe(period));
+        self.spec.containers[0].liveness_probe = Some(Box::new(http_probe(period)));
         self
     }
     fn with_restart_policy(mut self, policy: &str) -> Self {
@@ -159,7 +161,7 @@ fn kubelet_requests(sim: &Sim, object: &str) -> Vec<(Millis, String, u16)> {
                 object: o,
                 code,
                 ..
-            } if actor == "kubelet/node-1" && o == object => Some((e.t, verb.clone(), *code)),
+            } if actor == "kubelet/node-1" && o == object => Some((e.t, verb.to_string(), *code)),
             _ => None,
         })
         .collect()
@@ -311,7 +313,7 @@ fn a_latest_tag_is_pulled_every_time_because_its_policy_defaults_to_always() {
 #[test]
 fn guaranteed_and_burstable_pods_are_classified_from_requests_and_limits() {
     let mut p = pod("web", "nginx:1.27");
-    let limits: BTreeMap<String, String> = [("cpu", "500m"), ("memory", "128Mi")]
+    let limits: StringMap = [("cpu", "500m"), ("memory", "128Mi")]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
@@ -320,7 +322,7 @@ fn guaranteed_and_burstable_pods_are_classified_from_requests_and_limits() {
         ..Default::default()
     });
     assert_eq!(qos_class(&p), "Guaranteed");
-    let requests: BTreeMap<String, String> = [("cpu".to_string(), "0.25".to_string())].into();
+    let requests: StringMap = [("cpu".to_string(), "0.25".to_string())].into();
     p.spec.containers[0].resources = Some(ResourceRequirements {
         limits,
         requests,
@@ -1206,7 +1208,7 @@ fn a_failing_init_container_is_retried_with_back_off_or_fails_a_never_restarting
 // ------------------------------------------------------------------ admission
 
 fn requesting(mut p: Pod, cpu: &str, memory: &str) -> Pod {
-    let requests: BTreeMap<String, String> = [
+    let requests: StringMap = [
         ("cpu".to_string(), cpu.to_string()),
         ("memory".to_string(), memory.to_string()),
     ]

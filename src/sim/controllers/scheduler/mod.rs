@@ -63,8 +63,11 @@ pub const NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
 const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 /// `minFeasibleNodesPercentageToFind`.
 const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: usize = 5;
-/// How many per-node verdicts the decision store keeps in total (older decisions are dropped).
-const DECISION_BUDGET: usize = 200_000;
+/// How many per-node verdicts the decision store keeps in total (older decisions are dropped):
+/// the latest 200 pods' worth in a cluster of 100 nodes or more, thousands in a lesson. Enough
+/// for the inspector (a Pending pod's decision is refreshed on each retry, and [`explain`]
+/// recomputes one on demand) at about 6 MB (a verdict with its scores is some 300 bytes).
+const DECISION_BUDGET: usize = 20_000;
 
 // ------------------------------------------------------------------ decisions (for the UI)
 
@@ -716,6 +719,8 @@ pub struct Scheduler {
     next_start_node_index: usize,
     decisions: BTreeMap<ObjectKey, SchedulingDecision>,
     decision_order: VecDeque<ObjectKey>,
+    /// Per-node verdicts held in `decisions`, against [`DECISION_BUDGET`].
+    decision_lines: usize,
 }
 
 impl Default for Scheduler {
@@ -739,6 +744,7 @@ impl Scheduler {
             next_start_node_index: 0,
             decisions: BTreeMap::new(),
             decision_order: VecDeque::new(),
+            decision_lines: 0,
         }
     }
 
@@ -767,14 +773,17 @@ impl Scheduler {
 
     fn store_decision(&mut self, d: SchedulingDecision) {
         let key = d.pod.clone();
-        if self.decisions.insert(key.clone(), d).is_none() {
-            self.decision_order.push_back(key);
+        self.decision_lines += d.nodes.len();
+        match self.decisions.insert(key.clone(), d) {
+            Some(old) => self.decision_lines -= old.nodes.len(),
+            None => self.decision_order.push_back(key),
         }
-        let per = self.state.nodes.len().max(1);
-        let cap = (DECISION_BUDGET / per).max(64);
-        while self.decision_order.len() > cap {
+        // The newest decision always stays, however large.
+        while self.decision_lines > DECISION_BUDGET && self.decision_order.len() > 1 {
             if let Some(old) = self.decision_order.pop_front() {
-                self.decisions.remove(&old);
+                if let Some(gone) = self.decisions.remove(&old) {
+                    self.decision_lines -= gone.nodes.len();
+                }
             }
         }
     }

@@ -187,7 +187,7 @@ fn aggregate_requests(pod: &Pod, non_missing: bool) -> Resources {
         init_max.max_with(&during);
     }
     reqs.max_with(&init_max);
-    if let Some(serde_json::Value::Object(m)) = &pod.spec.overhead {
+    if let Some(serde_json::Value::Object(m)) = pod.spec.overhead.as_deref() {
         let list: StringMap = m
             .iter()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))

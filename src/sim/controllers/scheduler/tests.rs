@@ -10,7 +10,7 @@ use crate::sim::cache::Cache;
 use crate::sim::controller::{Controller, Ctx, Outcome};
 use crate::sim::rng::Rng;
 use crate::sim::types::{
-    Affinity, Condition, Container, ContainerPort, Kind, Node, NodeAffinity, NodeSelector,
+    Condition, Container, ContainerPort, Kind, Node, NodeAffinity, NodeSelector,
     NodeSelectorRequirement, NodeSelectorTerm, Object, ObjectKey, Pod, PreferredSchedulingTerm,
     ResourceRequirements, Taint, Time, Toleration,
 };
@@ -196,7 +196,7 @@ fn requirement(key: &str, op: &str, values: &[&str]) -> NodeSelectorRequirement 
 fn node_affinity_mut(p: &mut Pod) -> &mut NodeAffinity {
     p.spec
         .affinity
-        .get_or_insert_with(Affinity::default)
+        .get_or_insert_with(Default::default)
         .node_affinity
         .get_or_insert_with(NodeAffinity::default)
 }
@@ -853,7 +853,7 @@ fn no_nodes_at_all_has_its_own_message() {
 #[test]
 fn preemption_policy_never_is_reported() {
     let mut p = pod("web").req("1", "");
-    p.spec.preemption_policy = Some(serde_json::json!("Never"));
+    p.spec.preemption_policy = Some(Box::new(serde_json::json!("Never")));
     let running: Vec<Pod> = (1..=3)
         .map(|i| {
             pod(&format!("busy-{i}"))
@@ -1424,4 +1424,24 @@ fn a_relist_that_missed_a_deletion_is_caught_up_by_resync_keys() {
         s.requested_on("node-1").map(|(r, n)| (r.milli_cpu, n)),
         Some((0, 1))
     );
+}
+
+#[test]
+fn the_decision_store_keeps_the_latest_decisions_within_its_budget_of_node_lines() {
+    let nodes: Vec<Node> = (0..120).map(|i| node(&format!("node-{i}"))).collect();
+    let pods: Vec<Pod> = (0..300).map(|i| pod(&format!("p{i}"))).collect();
+    let cache = cache_of(&nodes, &pods);
+    let mut s = Scheduler::new();
+    for i in 0..300 {
+        reconcile(&mut s, &cache, &pkey(&format!("p{i}")), 1_000 + i);
+    }
+    let lines: usize = (0..300)
+        .filter_map(|i| s.last_decision(&pkey(&format!("p{i}"))))
+        .map(|d| d.nodes.len())
+        .sum();
+    assert!(lines <= DECISION_BUDGET, "{lines} node lines kept");
+    assert!(lines > DECISION_BUDGET - 200, "the budget is used: {lines}");
+    assert!(s.last_decision(&pkey("p0")).is_none(), "the oldest went");
+    let newest = s.last_decision(&pkey("p299")).expect("the newest stays");
+    assert_eq!(newest.total_nodes, 120);
 }

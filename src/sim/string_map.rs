@@ -1,0 +1,279 @@
+//! `StringMap`: labels, annotations, selectors and resource lists, as a sorted vector.
+//!
+//! Kubernetes' `map[string]string` fields hold a handful of entries. A `BTreeMap` allocates a
+//! whole node for the first one (eleven slots: over 500 bytes natively for two labels), and a
+//! pod carries several such maps in the store, in the watch history and in every rollout's
+//! copies. A sorted `Vec` holds exactly what is there, iterates in the same key order, compares
+//! and orders the same way, and reads and writes as the same JSON/YAML map. Lookups are binary
+//! searches; the maps are small enough that inserts shifting a few entries cost nothing.
+
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A string-to-string map in key order (see the module docs for why not a `BTreeMap`).
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StringMap(Vec<(String, String)>);
+
+/// Iterator over `(&key, &value)` pairs in key order, as `BTreeMap::iter` yields them.
+pub type Iter<'a> = std::iter::Map<
+    std::slice::Iter<'a, (String, String)>,
+    fn(&'a (String, String)) -> (&'a String, &'a String),
+>;
+
+fn pair_refs(p: &(String, String)) -> (&String, &String) {
+    (&p.0, &p.1)
+}
+
+impl StringMap {
+    /// An empty map (allocates nothing).
+    pub const fn new() -> StringMap {
+        StringMap(Vec::new())
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&String> {
+        self.find(key).ok().map(|i| &self.0[i].1)
+    }
+
+    /// The value under `key`, to change in place.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut String> {
+        self.find(key).ok().map(|i| &mut self.0[i].1)
+    }
+
+    /// Whether `key` is set.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// Sets `key`, returning the value it replaced.
+    pub fn insert(&mut self, key: String, value: String) -> Option<String> {
+        match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+            Err(i) => {
+                self.0.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    /// Unsets `key`, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        self.find(key).ok().map(|i| self.0.remove(i).1)
+    }
+
+    /// Keeps the entries `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut String) -> bool) {
+        self.0.retain_mut(|(k, v)| keep(k, v));
+    }
+
+    /// How many keys are set.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when no key is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> Iter<'_> {
+        self.0
+            .iter()
+            .map(pair_refs as fn(&(String, String)) -> (&String, &String))
+    }
+
+    /// Keys in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    /// Values in key order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    /// Empties the map.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// `map[key]`, for keys known to be there (a missing key panics, as with a `BTreeMap`).
+impl std::ops::Index<&str> for StringMap {
+    type Output = String;
+    fn index(&self, key: &str) -> &String {
+        match self.get(key) {
+            Some(v) => v,
+            None => panic!("no entry found for key {key:?}"),
+        }
+    }
+}
+
+impl fmt::Debug for StringMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Extend<(String, String)> for StringMap {
+    fn extend<I: IntoIterator<Item = (String, String)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl FromIterator<(String, String)> for StringMap {
+    /// Later duplicates win, as collecting into a `BTreeMap` does.
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> StringMap {
+        let mut pairs: Vec<(String, String)> = iter.into_iter().collect();
+        // Stable: among equal keys the last one collected stays last, and is kept below.
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
+        for p in pairs {
+            match out.last_mut() {
+                Some(last) if last.0 == p.0 => *last = p,
+                _ => out.push(p),
+            }
+        }
+        out.shrink_to_fit();
+        StringMap(out)
+    }
+}
+
+impl<const N: usize> From<[(String, String); N]> for StringMap {
+    fn from(pairs: [(String, String); N]) -> StringMap {
+        pairs.into_iter().collect()
+    }
+}
+
+impl IntoIterator for StringMap {
+    type Item = (String, String);
+    type IntoIter = std::vec::IntoIter<(String, String)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a StringMap {
+    type Item = (&'a String, &'a String);
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl Serialize for StringMap {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for StringMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<StringMap, D::Error> {
+        struct MapVisitor;
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = StringMap;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map of strings to strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<StringMap, A::Error> {
+                let mut pairs = Vec::with_capacity(access.size_hint().unwrap_or(0).min(64));
+                while let Some((k, v)) = access.next_entry::<String, String>()? {
+                    pairs.push((k, v));
+                }
+                Ok(pairs.into_iter().collect())
+            }
+        }
+        d.deserialize_map(MapVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn it_behaves_like_a_btreemap_for_inserts_removals_order_and_duplicates() {
+        let input = pairs(&[("b", "1"), ("a", "2"), ("c", "3"), ("a", "4")]);
+        let ours: StringMap = input.clone().into_iter().collect();
+        let theirs: BTreeMap<String, String> = input.into_iter().collect();
+        let as_vec = |m: &StringMap| -> Vec<(String, String)> {
+            m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        };
+        let want: Vec<(String, String)> = theirs.clone().into_iter().collect();
+        assert_eq!(as_vec(&ours), want, "sorted, the last duplicate wins");
+        let mut ours = ours;
+        let mut theirs = theirs;
+        assert_eq!(
+            ours.insert("b".into(), "9".into()),
+            theirs.insert("b".into(), "9".into())
+        );
+        assert_eq!(ours.insert("0".into(), "x".into()), None);
+        theirs.insert("0".into(), "x".into());
+        assert_eq!(ours.remove("c"), theirs.remove("c"));
+        assert_eq!(ours.remove("zz"), None);
+        assert_eq!(
+            as_vec(&ours),
+            theirs.into_iter().collect::<Vec<_>>(),
+            "same entries in the same order"
+        );
+        assert_eq!(ours.get("a").map(String::as_str), Some("4"));
+        assert!(ours.contains_key("0") && !ours.contains_key("c"));
+    }
+
+    #[test]
+    fn it_orders_and_compares_as_a_btreemap_of_the_same_entries() {
+        let maps = [
+            pairs(&[]),
+            pairs(&[("a", "1")]),
+            pairs(&[("a", "1"), ("b", "1")]),
+            pairs(&[("a", "2")]),
+            pairs(&[("b", "0")]),
+        ];
+        for x in &maps {
+            for y in &maps {
+                let (ox, oy): (StringMap, StringMap) = (
+                    x.clone().into_iter().collect(),
+                    y.clone().into_iter().collect(),
+                );
+                let (tx, ty): (BTreeMap<_, _>, BTreeMap<_, _>) = (
+                    x.clone().into_iter().collect(),
+                    y.clone().into_iter().collect(),
+                );
+                assert_eq!(ox.cmp(&oy), tx.cmp(&ty), "{x:?} vs {y:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn it_reads_and_writes_the_same_json_as_a_btreemap() {
+        let m: StringMap = serde_json::from_str(r#"{"z": "1", "a": "2"}"#).expect("a map");
+        assert_eq!(
+            serde_json::to_string(&m).expect("json"),
+            r#"{"a":"2","z":"1"}"#
+        );
+        let err = serde_json::from_str::<StringMap>(r#"{"a": 1}"#).expect_err("not a string");
+        assert!(err.to_string().contains("expected a string"), "{err}");
+        assert_eq!(format!("{m:?}"), r#"{"a": "2", "z": "1"}"#);
+    }
+}
