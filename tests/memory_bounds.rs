@@ -8,7 +8,7 @@
 #[path = "common/bounds.rs"]
 mod bounds;
 
-use bounds::{assert_not_growing, crash_loop, sizes, Sizes};
+use bounds::{assert_not_growing, crash_loop_flaky, sizes, with_flaky, Sizes};
 use kubeloop::sim::apiserver::WATCH_HISTORY_CAPACITY;
 use kubeloop::sim::controller::{ComponentId, EventRecord};
 use kubeloop::sim::events::{EVENT_EXPIRY_BATCH, MAX_EVENTS};
@@ -18,8 +18,8 @@ use kubeloop::sim::types::Kind;
 
 const MIN: u64 = 60_000;
 
-/// Ten nodes, a 50-replica Deployment (each rollout replaces every pod, recording some 350
-/// Events) and a one-replica Deployment whose pod crash-loops throughout.
+/// Ten nodes and a 50-replica Deployment (each rollout replaces every pod, recording some 350
+/// Events); `bounds::with_flaky` adds a one-replica Deployment whose pod crash-loops throughout.
 const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
 kind: Scenario
 metadata: {name: many-rollouts}
@@ -42,24 +42,14 @@ spec:
       - name: nginx
         image: nginx:1.27
         resources: {requests: {cpu: 10m, memory: 16Mi}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: flaky}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: flaky}}
-  template:
-    metadata: {labels: {app: flaky}}
-    spec:
-      containers: [{name: app, image: "busybox:1.36"}]
 "#;
 
 #[test]
 fn two_simulated_hours_of_rollouts_and_a_crash_loop_stay_within_the_caps_and_flat() {
-    let mut s = Session::load("rollouts.yaml", SCENARIO, None).expect("the scenario loads");
+    let mut s =
+        Session::load("rollouts.yaml", &with_flaky(SCENARIO), None).expect("the scenario loads");
     s.advance_to(2 * MIN, usize::MAX);
-    crash_loop(&mut s, "app=flaky");
+    crash_loop_flaky(&mut s);
     // A rollout every ten minutes; a sample one minute into each (the busiest moment).
     let mut samples = Vec::new();
     let mut most = Sizes::default();

@@ -8,7 +8,7 @@
 #[path = "common/bounds.rs"]
 mod bounds;
 
-use bounds::{assert_not_growing, crash_loop, sizes};
+use bounds::{assert_not_growing, crash_loop_flaky, sizes, with_flaky};
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::session::Session;
 use kubeloop::sim::trace::DEFAULT_TRACE_CAPACITY;
@@ -17,7 +17,8 @@ const MIN: u64 = 60_000;
 const HOUR: u64 = 60 * MIN;
 
 /// A lesson-sized cluster with churn: three nodes, a five-replica Deployment behind a Service and
-/// a PodDisruptionBudget, readiness probes, and a pod that crash-loops for the whole day.
+/// a PodDisruptionBudget and readiness probes; `bounds::with_flaky` adds a pod that crash-loops for
+/// the whole day.
 const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
 kind: Scenario
 metadata: {name: a-long-day}
@@ -42,17 +43,6 @@ spec:
         resources: {requests: {cpu: 100m, memory: 64Mi}}
         readinessProbe: {httpGet: {path: /, port: 80}, periodSeconds: 10}
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: flaky}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: flaky}}
-  template:
-    metadata: {labels: {app: flaky}}
-    spec:
-      containers: [{name: app, image: "busybox:1.36"}]
----
 apiVersion: v1
 kind: Service
 metadata: {name: web}
@@ -66,11 +56,11 @@ spec: {minAvailable: 3, selector: {matchLabels: {app: web}}}
 
 #[test]
 fn a_simulated_day_at_lesson_scale_keeps_every_history_bounded() {
-    let mut s = Session::load("day.yaml", SCENARIO, None).expect("the scenario loads");
+    let mut s = Session::load("day.yaml", &with_flaky(SCENARIO), None).expect("the scenario loads");
     // The flaky Deployment's pod must exist first, and it lives in `default`: a target without
     // a namespace matches nothing (this test once crash-looped nobody without noticing).
     s.advance_to(MIN, usize::MAX);
-    crash_loop(&mut s, "app=flaky");
+    crash_loop_flaky(&mut s);
     let mut hourly = Vec::new();
     for hour in 0..24u64 {
         // Every ten minutes a rollout (new pods, a new ReplicaSet), every twenty a deleted pod.

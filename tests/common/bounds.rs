@@ -38,9 +38,30 @@ pub fn sizes(s: &Session) -> Sizes {
     }
 }
 
-/// Makes the pods labelled `selector` in `default` crash-loop from now on. Fails the test if the
-/// fault matched nothing: a bounds test that churns nobody proves nothing.
-pub fn crash_loop(s: &mut Session, selector: &str) {
+/// A one-replica Deployment, `flaky`, whose pod [`crash_loop_flaky`] makes crash-loop: restarts,
+/// back-off and Events for as long as a test runs.
+const FLAKY: &str = r#"---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: flaky}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: flaky}}
+  template:
+    metadata: {labels: {app: flaky}}
+    spec:
+      containers: [{name: app, image: "busybox:1.36"}]
+"#;
+
+/// `scenario` with the [`FLAKY`] Deployment added.
+pub fn with_flaky(scenario: &str) -> String {
+    format!("{scenario}{FLAKY}")
+}
+
+/// Makes the flaky pod (in `default`) crash-loop from now on. Fails the test if the fault matched
+/// nothing: a bounds test that churns nobody proves nothing (its pod must exist by then).
+pub fn crash_loop_flaky(s: &mut Session) {
+    let selector = "app=flaky";
     let crash = s.inject(Fault::CrashLoop {
         target: PodTarget {
             selector: Some(selector.into()),
