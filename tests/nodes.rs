@@ -3,7 +3,7 @@
 use kubeloop::sim::controllers::endpointslice::ready_endpoints;
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::session::Session;
-use kubeloop::sim::types::{Kind, Object};
+use kubeloop::sim::types::{Kind, Millis, Object};
 
 const SECOND: u64 = 1000;
 
@@ -188,4 +188,54 @@ fn a_pod_bound_to_a_node_while_it_is_cut_off_starts_once_the_node_reconnects() {
         .unwrap();
     assert_eq!(pod.status.phase, "Running");
     assert!(pod.is_ready(), "{:?}", pod.status.conditions);
+}
+
+#[test]
+fn a_node_cut_off_from_the_api_server_records_no_events_until_it_reconnects() {
+    // Its kubelet keeps working (and failing to post its status), but Events go through the API
+    // server too: none can be written while the partition lasts.
+    let scenario = "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nmetadata: {name: cut}\nspec:\n  seed: 5\n  nodes: {count: 2, cpu: \"2\", memory: 4Gi}\n";
+    let mut s = Session::load("cut.yaml", scenario, None).expect("scenario loads");
+    let pinned = "apiVersion: v1\nkind: Pod\nmetadata: {name: flaky, labels: {app: flaky}}\nspec:\n  nodeName: node-2\n  containers: [{name: app, image: \"busybox:1.36\"}]\n";
+    assert!(s.apply_text("flaky.yaml", pinned).ok);
+    s.advance_to(10 * SECOND, usize::MAX);
+    let from_node_2 = |s: &Session, after: Millis| {
+        s.sim
+            .api
+            .list(Kind::Event)
+            .filter_map(|o| o.as_event())
+            .filter(|e| e.source.host == "node-2")
+            .filter(|e| e.last_timestamp.is_some_and(|t| t.0 > after))
+            .map(|e| format!("{} {}", e.reason, e.message))
+            .collect::<Vec<_>>()
+    };
+    s.inject(Fault::PartitionNode {
+        node: "node-2".into(),
+    })
+    .unwrap();
+    let cut_at = s.sim.now();
+    // The pod's container crashes and restarts over and over: the kubelet would record
+    // BackOff, Pulled, Created and Started.
+    s.inject(Fault::CrashLoop {
+        target: PodTarget {
+            selector: Some("app=flaky".into()),
+            namespace: "default".into(),
+            ..Default::default()
+        },
+        exit_code: 1,
+        duration: None,
+    })
+    .unwrap();
+    s.advance_to(3 * 60 * SECOND, usize::MAX);
+    assert_eq!(from_node_2(&s, cut_at), Vec::<String>::new());
+    s.inject(Fault::HealNode {
+        node: "node-2".into(),
+    })
+    .unwrap();
+    let healed_at = s.sim.now();
+    s.advance_to(4 * 60 * SECOND, usize::MAX);
+    assert!(
+        !from_node_2(&s, healed_at).is_empty(),
+        "once reconnected it records again (its node comes back Ready)"
+    );
 }

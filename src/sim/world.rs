@@ -1367,8 +1367,10 @@ impl Sim {
 
     /// Records a Kubernetes Event on behalf of a component.
     pub fn record_event(&mut self, from: &ComponentId, rec: &EventRecord, cause: Option<u64>) {
-        if !self.api_server_up {
-            // The recorder cannot write it; client-go's broadcaster retries and then drops it.
+        // The recorder cannot write it (the API server is down, or a partition cuts the component
+        // off); client-go's broadcaster retries and then drops it.
+        let cut_off = self.components.get(from).is_some_and(|c| c.partitioned);
+        if !self.api_server_up || cut_off {
             return;
         }
         let (source, host) = match from {
