@@ -143,49 +143,56 @@ fn a_pod_whose_readiness_flaps_leaves_and_rejoins_the_service_endpoints() {
     );
 }
 
+/// Two nodes, `node-1` and `node-2`, of `size` (the `nodes:` fields besides `count`).
+fn two_nodes(seed: u64, size: &str) -> Session {
+    let scenario = format!(
+        "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nmetadata: {{name: cut}}\nspec:\n  seed: {seed}\n  nodes: {{count: 2, {size}}}\n"
+    );
+    Session::load("cut.yaml", &scenario, None).expect("scenario loads")
+}
+
+/// Cuts `node-2`'s kubelet off from the API server (PartitionNode), or reconnects it (HealNode).
+fn cut_off_node_2(s: &mut Session, cut: bool) {
+    let node = "node-2".to_string();
+    let fault = if cut {
+        Fault::PartitionNode { node }
+    } else {
+        Fault::HealNode { node }
+    };
+    s.inject(fault).expect("the fault applies");
+}
+
+/// The one pod in the store.
+fn only_pod(s: &Session) -> kubeloop::sim::types::Pod {
+    let mut pods = s.sim.api.list(Kind::Pod).filter_map(|o| o.as_pod());
+    let pod = pods.next().expect("a pod").clone();
+    assert!(pods.next().is_none(), "only one pod");
+    pod
+}
+
 #[test]
 fn a_pod_bound_to_a_node_while_it_is_cut_off_starts_once_the_node_reconnects() {
     // The kubelet's watch resumes with the writes it missed (the pod's binding) while its own
     // status write already streams live: the missed ones must still arrive first, or the
     // informer skips them as already seen and the pod stays Pending for ever. Found by
     // tests/fault_properties.rs (seed 830649).
-    let scenario = "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nmetadata: {name: cut}\nspec:\n  seed: 830649\n  nodes: {count: 2, cpu: \"1\", memory: 2Gi, pods: \"6\"}\n";
-    let mut s = Session::load("cut.yaml", scenario, None).expect("scenario loads");
+    let mut s = two_nodes(830649, r#"cpu: "1", memory: 2Gi, pods: "6""#);
     let one = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.0\n        resources: {requests: {cpu: 200m, memory: 128Mi}}\n";
     assert!(s.apply_text("web.yaml", one).ok);
     s.advance_to(4, usize::MAX);
-    s.inject(Fault::PartitionNode {
-        node: "node-2".into(),
-    })
-    .unwrap();
+    cut_off_node_2(&mut s, true);
     // Healed 30 s later, to the millisecond of the case that found it: the outcome depends on
     // which delivery the latency draws put first.
     s.advance_to(30 * SECOND + 4, usize::MAX);
-    let pod = s
-        .sim
-        .api
-        .list(Kind::Pod)
-        .next()
-        .and_then(|o| o.as_pod())
-        .unwrap()
-        .clone();
+    let pod = only_pod(&s);
     assert_eq!(pod.spec.node_name, "node-2", "bound while cut off");
     assert_eq!(
         pod.status.phase, "Pending",
         "its kubelet cannot hear of it yet"
     );
-    s.inject(Fault::HealNode {
-        node: "node-2".into(),
-    })
-    .unwrap();
+    cut_off_node_2(&mut s, false);
     s.advance_to(60 * SECOND, usize::MAX);
-    let pod = s
-        .sim
-        .api
-        .list(Kind::Pod)
-        .next()
-        .and_then(|o| o.as_pod())
-        .unwrap();
+    let pod = only_pod(&s);
     assert_eq!(pod.status.phase, "Running");
     assert!(pod.is_ready(), "{:?}", pod.status.conditions);
 }
@@ -194,8 +201,7 @@ fn a_pod_bound_to_a_node_while_it_is_cut_off_starts_once_the_node_reconnects() {
 fn a_node_cut_off_from_the_api_server_records_no_events_until_it_reconnects() {
     // Its kubelet keeps working (and failing to post its status), but Events go through the API
     // server too: none can be written while the partition lasts.
-    let scenario = "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nmetadata: {name: cut}\nspec:\n  seed: 5\n  nodes: {count: 2, cpu: \"2\", memory: 4Gi}\n";
-    let mut s = Session::load("cut.yaml", scenario, None).expect("scenario loads");
+    let mut s = two_nodes(5, r#"cpu: "2", memory: 4Gi"#);
     let pinned = "apiVersion: v1\nkind: Pod\nmetadata: {name: flaky, labels: {app: flaky}}\nspec:\n  nodeName: node-2\n  containers: [{name: app, image: \"busybox:1.36\"}]\n";
     assert!(s.apply_text("flaky.yaml", pinned).ok);
     s.advance_to(10 * SECOND, usize::MAX);
@@ -209,10 +215,7 @@ fn a_node_cut_off_from_the_api_server_records_no_events_until_it_reconnects() {
             .map(|e| format!("{} {}", e.reason, e.message))
             .collect::<Vec<_>>()
     };
-    s.inject(Fault::PartitionNode {
-        node: "node-2".into(),
-    })
-    .unwrap();
+    cut_off_node_2(&mut s, true);
     let cut_at = s.sim.now();
     // The pod's container crashes and restarts over and over: the kubelet would record
     // BackOff, Pulled, Created and Started.
@@ -228,14 +231,11 @@ fn a_node_cut_off_from_the_api_server_records_no_events_until_it_reconnects() {
     .unwrap();
     s.advance_to(3 * 60 * SECOND, usize::MAX);
     assert_eq!(from_node_2(&s, cut_at), Vec::<String>::new());
-    s.inject(Fault::HealNode {
-        node: "node-2".into(),
-    })
-    .unwrap();
+    cut_off_node_2(&mut s, false);
     let healed_at = s.sim.now();
     s.advance_to(4 * 60 * SECOND, usize::MAX);
     assert!(
         !from_node_2(&s, healed_at).is_empty(),
-        "once reconnected it records again (its node comes back Ready)"
+        "once reconnected its Events reach the API server again"
     );
 }

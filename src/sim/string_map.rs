@@ -68,11 +68,6 @@ impl StringMap {
         self.find(key).ok().map(|i| self.0.remove(i).1)
     }
 
-    /// Keeps the entries `keep` accepts.
-    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut String) -> bool) {
-        self.0.retain_mut(|(k, v)| keep(k, v));
-    }
-
     /// How many keys are set.
     pub fn len(&self) -> usize {
         self.0.len()
@@ -88,21 +83,6 @@ impl StringMap {
         self.0
             .iter()
             .map(pair_refs as fn(&(String, String)) -> (&String, &String))
-    }
-
-    /// Keys in order.
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
-        self.0.iter().map(|(k, _)| k)
-    }
-
-    /// Values in key order.
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
-        self.0.iter().map(|(_, v)| v)
-    }
-
-    /// Empties the map.
-    pub fn clear(&mut self) {
-        self.0.clear();
     }
 }
 

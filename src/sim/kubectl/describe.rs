@@ -210,19 +210,19 @@ fn labels_multiline(w: &mut String, indent: &str, title: &str, labels: &StringMa
 /// `printAnnotationsMultiline`: skips the last-applied annotation, folds long values.
 fn annotations_multiline(w: &mut String, title: &str, annotations: &StringMap) {
     w.push_str(&format!("{title}:\t"));
-    let keys: Vec<&String> = annotations
-        .keys()
-        .filter(|k| k.as_str() != LAST_APPLIED_ANNOTATION)
+    let shown: Vec<(&String, &String)> = annotations
+        .iter()
+        .filter(|(k, _)| k.as_str() != LAST_APPLIED_ANNOTATION)
         .collect();
-    if keys.is_empty() {
+    if shown.is_empty() {
         w.push_str("<none>\n");
         return;
     }
-    for (i, k) in keys.iter().enumerate() {
+    for (i, (k, value)) in shown.iter().enumerate() {
         if i > 0 {
             w.push('\t');
         }
-        let value = annotations[*k].trim_end_matches('\n');
+        let value = value.trim_end_matches('\n');
         if value.len() + k.len() + 2 > 140 || value.contains('\n') {
             w.push_str(&format!("{k}:\n"));
             for s in value.split('\n') {
