@@ -1,12 +1,13 @@
 //! The event recorder: turns components' [`EventRecord`]s into core/v1 Event objects, with
 //! client-go's EventCorrelator de-duplication and similar-event aggregation.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use super::controller::{ComponentId, EventRecord};
 use super::controllers::disruption;
 use super::types::{
-    Event, EventSource, Millis, ObjectKey, ObjectMeta, ObjectReference, Time, EPOCH_UNIX_SECONDS,
+    Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Time,
+    EPOCH_UNIX_SECONDS,
 };
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
@@ -283,30 +284,31 @@ impl Recorder {
         }
     }
 
-    /// Forgets identities of events that expired, so a later repeat makes a fresh Event.
-    pub fn forget(&mut self, name: &str) {
-        self.forget_where(|n| n == name);
-    }
-
-    fn forget_where(&mut self, gone: impl Fn(&str) -> bool) {
-        let mut dropped = 0;
-        self.by_identity.retain(|_, by_message| {
-            by_message.retain(|_, ids| {
+    /// Forgets the identities behind Events that expired, so a later repeat makes a fresh Event.
+    /// Each is looked up where [`Recorder::record`] filed it (its involved object, then its
+    /// message), so an hour after a large rollout thousands expire without a walk over every
+    /// identity; an Event the recorder did not write (`kubectl create`) has none to forget.
+    pub fn forget<'a>(&mut self, expired: impl IntoIterator<Item = &'a Event>) {
+        for ev in expired {
+            let involved = &ev.involved_object;
+            let Some(kind) = Kind::from_kind_str(&involved.kind) else {
+                continue;
+            };
+            let object = ObjectKey::new(kind, &involved.namespace, &involved.name);
+            let Some(by_message) = self.by_identity.get_mut(&object) else {
+                continue;
+            };
+            if let Some(ids) = by_message.get_mut(&ev.message) {
                 let before = ids.len();
-                ids.retain(|i| !gone(&i.name));
-                dropped += before - ids.len();
-                !ids.is_empty()
-            });
-            !by_message.is_empty()
-        });
-        self.identities -= dropped;
-    }
-
-    /// [`Recorder::forget`] for many expired events in one pass over the identities (an hour
-    /// after a large rollout, thousands expire in one housekeeping round).
-    pub fn forget_all(&mut self, names: &BTreeSet<String>) {
-        if !names.is_empty() {
-            self.forget_where(|n| names.contains(n));
+                ids.retain(|i| i.name != ev.metadata.name);
+                self.identities -= before - ids.len();
+                if ids.is_empty() {
+                    by_message.remove(&ev.message);
+                }
+            }
+            if by_message.is_empty() {
+                self.by_identity.remove(&object);
+            }
         }
     }
 
@@ -448,8 +450,46 @@ mod tests {
             1,
             "the window is gone, the identity stays until the Event expires"
         );
-        r.forget_all(&BTreeSet::from([stored.metadata.name]));
+        r.forget([&stored]);
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn an_expired_event_is_forgotten_under_its_object_and_message_and_nothing_else_is() {
+        let mut r = Recorder::default();
+        let mut store = Named(BTreeMap::new());
+        // Eleven distinct messages: the eleventh is stored under the aggregated message.
+        let mut events = Vec::new();
+        for i in 0..=AGGREGATE_MAX_EVENTS {
+            let ev = r
+                .record(0, "kubelet", "", &rec(&format!("m{i}")), &store)
+                .event;
+            store.0.insert(ev.metadata.name.clone(), ev.clone());
+            events.push(ev);
+        }
+        let combined = events.last().expect("eleven events");
+        assert!(combined
+            .message
+            .starts_with("(combined from similar events)"));
+        let identities = |r: &Recorder| r.identities;
+        assert_eq!(identities(&r), 11);
+        r.forget([combined]);
+        assert_eq!(
+            identities(&r),
+            10,
+            "the aggregated Event's identity is gone"
+        );
+        let mut stranger = events[0].clone();
+        stranger.metadata.name = "made-by-kubectl".into();
+        r.forget([&stranger]);
+        assert_eq!(
+            identities(&r),
+            10,
+            "an Event the recorder did not write forgets nothing"
+        );
+        r.forget(&events[..10]);
+        assert_eq!(identities(&r), 0);
+        assert!(r.by_identity.is_empty(), "emptied objects are dropped");
     }
 
     #[test]

@@ -1401,26 +1401,35 @@ impl Sim {
     /// to [`EVENT_EXPIRY_BATCH`] below the cap, and makes the recorder forget them, as TTL expiry
     /// does: a repeat of one of them starts a fresh Event.
     fn cap_events(&mut self) {
-        if self.api.count(Kind::Event) <= MAX_EVENTS {
+        let count = self.api.count(Kind::Event);
+        if count <= MAX_EVENTS {
             return;
         }
-        let mut by_age: Vec<(Millis, ObjectKey)> = self
+        let mut by_age: Vec<(Millis, &ObjectKey)> = self
             .api
-            .list(Kind::Event)
-            .map(|o| {
+            .list_keyed(Kind::Event)
+            .map(|(k, o)| {
                 let seen = o.as_event().and_then(|e| e.last_timestamp);
                 let t = seen.or(o.meta().creation_timestamp).map_or(0, |t| t.0);
-                (t, o.key())
+                (t, &**k)
             })
             .collect();
-        by_age.sort_unstable();
+        // Which ones go is all that matters (keys are unique, so the oldest `excess` are one set
+        // however they are found), not their order: a partition, not a sort.
         let excess = by_age.len() - (MAX_EVENTS - EVENT_EXPIRY_BATCH);
-        let names = by_age[..excess]
-            .iter()
-            .map(|(_, k)| k.name.clone())
-            .collect();
-        self.recorder.forget_all(&names);
-        for (_, k) in &by_age[..excess] {
+        by_age.select_nth_unstable(excess - 1);
+        let expired: Vec<ObjectKey> = by_age[..excess].iter().map(|(_, k)| (*k).clone()).collect();
+        self.expire_events(&expired);
+    }
+
+    /// Removes `expired` Events from the store, and their identities from the recorder.
+    fn expire_events(&mut self, expired: &[ObjectKey]) {
+        self.recorder.forget(
+            expired
+                .iter()
+                .filter_map(|k| self.api.get(k).and_then(|o| o.as_event())),
+        );
+        for k in expired {
             self.api.expire_event(k);
         }
     }
@@ -2266,11 +2275,7 @@ impl Sim {
             })
             .map(|o| o.key())
             .collect();
-        let names = expired.iter().map(|k| k.name.clone()).collect();
-        self.recorder.forget_all(&names);
-        for k in expired {
-            self.api.expire_event(&k);
-        }
+        self.expire_events(&expired);
         self.recorder.prune(self.now);
         // Events created by other means than the recorder (kubectl create) count too.
         self.cap_events();

@@ -602,20 +602,31 @@ impl PartialEq for PodChipProps {
 /// A chip as a component: when one pod of a node changes, only its chip (with its menu) is
 /// redrawn, not the node's other pods. Drawing every chip of a changed node made a rollout of
 /// 300 pods in cards fall to a few frames a second.
+///
+/// Its delete and menu buttons are drawn the first time the pointer or the focus reaches it:
+/// they were half of every new chip's elements, and a rollout creates dozens of chips in one
+/// frame that nobody points at.
 #[component]
 fn PodChip(p: &PodChipProps) -> Html {
+    let armed = use_state_eq(|| false);
+    let arm = (!*armed).then(|| {
+        let armed = armed.setter();
+        Callback::from(move |()| armed.set(true))
+    });
     let key = ObjectKey::new(Kind::Pod, &p.pod.namespace, &p.pod.name);
-    chip(&p.pod, &p.dispatch, &p.selected.then_some(key), "pod")
+    chip(&p.pod, &p.dispatch, &p.selected.then_some(key), "pod", arm)
 }
 
 /// One pod chip (also used by the ownership view). `testid` prefixes its test ids: the cluster
 /// view's chips are `pod-<name>` / `delete-pod-<name>`; other views use another prefix so that
-/// `[data-testid^="pod-"]` always counts each pod once.
+/// `[data-testid^="pod-"]` always counts each pod once. With `arm`, the delete and menu buttons
+/// are left out until the pointer or the focus comes to the chip, which `arm` reports.
 pub fn chip(
     pod: &PodView,
     dispatch: &Callback<Action>,
     selected: &Option<ObjectKey>,
     testid: &'static str,
+    arm: Option<Callback<()>>,
 ) -> Html {
     let key = ObjectKey::new(Kind::Pod, &pod.namespace, &pod.name);
     let is_selected = selected.as_ref() == Some(&key);
@@ -636,8 +647,15 @@ pub fn chip(
         })
     };
     let terminating = pod.tone == Tone::Terminating;
+    let actions = !terminating && arm.is_none();
+    // Pointer events, so that a touch (whose long press opens the menu) arms the chip too.
+    let onpointerover = arm
+        .clone()
+        .map(|a| Callback::from(move |_: PointerEvent| a.emit(())));
+    let onfocusin = arm.map(|a| Callback::from(move |_: FocusEvent| a.emit(())));
     html! {
         <div class={classes!("pod", pod.tone.class(), is_selected.then_some("is-selected"))}
+            {onpointerover} {onfocusin}
             key={pod.uid.clone()}
             data-testid={format!("{testid}-{}", pod.name)}
             data-phase={pod.phase.clone()}
@@ -653,7 +671,7 @@ pub fn chip(
                     <span class="pod-restarts" title={format!("{} restarts", pod.restarts)}>{ format!("↻{}", pod.restarts) }</span>
                 }
             </button>
-            if !terminating {
+            if actions {
                 <button class="pod-delete" data-testid={format!("delete-{testid}-{}", pod.name)} onclick={delete}
                     title={format!("Delete pod {} (kubectl delete pod)", pod.name)} aria-label={format!("Delete pod {}", pod.name)}>
                     { icons::close() }

@@ -315,18 +315,16 @@ fn App() -> Html {
         });
     }
 
-    // What changes the events list and the inspector: a write of an Event (or of the selected
-    // object's kind), the selection, and the clock's whole second (ages). Memoised on those, not
-    // on the store-wide resourceVersion that every heartbeat bumps, so a frame of a big cluster
-    // does not rebuild tens of thousands of event rows.
-    let (selected, events_rev, selected_rev, second) = state
+    // What changes the events list and the inspector: a write of an Event or the clock's whole
+    // second (ages), at most four times a second while playing (`Playground::events_key`); a
+    // write of the selected object's kind; the selection. Memoised on those, not on the
+    // store-wide resourceVersion that every heartbeat bumps, so a frame of a big cluster does not
+    // rebuild tens of thousands of event rows.
+    let (selected, events_rev, selected_rev) = state
         .model
         .try_borrow()
         .map(|m| {
-            let events = (
-                m.revision(Kind::Event),
-                m.session.sim.api.count(Kind::Event),
-            );
+            let events = m.events_key();
             // A pod's scheduling explanation also reads the nodes.
             let selected_rev = m.selected.as_ref().map(|k| {
                 (
@@ -334,12 +332,12 @@ fn App() -> Html {
                     (k.kind == Kind::Pod).then(|| m.revision(Kind::Node)),
                 )
             });
-            (m.selected.clone(), events, selected_rev, m.now() / 1000)
+            (m.selected.clone(), events, selected_rev)
         })
         .unwrap_or_default();
     let event_rows = {
         let model = state.model.clone();
-        use_memo((events_rev, second), move |_| {
+        use_memo(events_rev, move |_| {
             model
                 .try_borrow()
                 .map(|m| {
@@ -358,7 +356,7 @@ fn App() -> Html {
     };
     let insp = {
         let model = state.model.clone();
-        use_memo((selected, selected_rev, events_rev, second), move |_| {
+        use_memo((selected, selected_rev, events_rev), move |_| {
             model.try_borrow().ok().and_then(|m| inspector_data(&m))
         })
     };

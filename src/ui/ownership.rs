@@ -35,7 +35,7 @@ fn rs_branch(rs: &RsBranch, p: &OwnershipProps) -> Html {
                 <span class="counts">{ format!("{} desired · {} current · {} ready", rs.desired, rs.current, rs.ready) }</span>
             </div>
             <div class="chips tree-pods">
-                { for rs.pods.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "tree-pod")) }
+                { for rs.pods.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "tree-pod", None)) }
             </div>
         </li>
     }
@@ -71,7 +71,7 @@ pub fn Ownership(p: &OwnershipProps) -> Html {
                     <li class="tree-rs">
                         <div class="tree-node"><span class="muted">{ "Pods without a controller" }</span></div>
                         <div class="chips tree-pods">
-                            { for v.pods.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "tree-pod")) }
+                            { for v.pods.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "tree-pod", None)) }
                         </div>
                     </li>
                 }

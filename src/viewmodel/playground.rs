@@ -32,6 +32,12 @@ pub const FRAME_EVENT_CHUNK: usize = 64;
 /// A frame longer than this (a background tab, a debugger pause) counts as this long, so the
 /// simulation never leaps ahead after the page was hidden.
 pub const MAX_FRAME_MS: f64 = 100.0;
+/// While playing, the events list (and the inspector's events) follow new Events at most this
+/// often, in real milliseconds. A rollout of a few hundred pods records hundreds of Events a
+/// second: redrawing the table for each frame's dozen new rows cost a third of the page's frame
+/// time, for rows that scroll past faster than anyone reads them. Paused, stepped or advanced,
+/// the list is always current.
+pub const EVENTS_REFRESH_MS: f64 = 250.0;
 /// How long a notice stays on screen, in real milliseconds.
 pub const NOTICE_MS: f64 = 4_000.0;
 /// The longest the boot phase waits for the nodes to report Ready, in simulated ms.
@@ -105,7 +111,14 @@ pub struct Playground {
     loaded: Option<(String, Option<u64>)>,
     /// The cluster view, followed incrementally (updated lazily by [`Playground::cluster_view`]).
     cluster_cache: RefCell<ClusterCache>,
+    /// The events key the page last drew while playing, and when (real ms); None after anything
+    /// but a frame, which draws the live one: see [`Playground::events_key`].
+    events_drawn: Option<(EventsKey, f64)>,
 }
+
+/// What changes the events list: the Event kind's revision, how many Events there are (an
+/// expiry removes some without a new write), and the simulated second (the rows' ages).
+pub type EventsKey = (u64, usize, Millis);
 
 impl Playground {
     /// A fresh three-node cluster.
@@ -159,6 +172,7 @@ impl Playground {
             version: 0,
             loaded: None,
             cluster_cache: RefCell::default(),
+            events_drawn: None,
         }
     }
 
@@ -281,6 +295,46 @@ impl Playground {
     /// order however it is sliced: frame timing decides only how fast the simulation gets
     /// somewhere, never where it goes.
     pub fn frame_within(&mut self, real_ms: f64, out_of_time: &mut dyn FnMut() -> bool) -> bool {
+        let changed = self.advance_frame(real_ms, out_of_time);
+        let events_due = self.playing
+            && match self.events_drawn {
+                // The last render (of an action, not a frame) drew the live list.
+                None => {
+                    self.events_drawn = Some((self.events_now(), self.real_clock));
+                    false
+                }
+                Some((drawn, at)) => {
+                    let now = self.events_now();
+                    let due = now != drawn && self.real_clock - at >= EVENTS_REFRESH_MS;
+                    if due {
+                        self.events_drawn = Some((now, self.real_clock));
+                    }
+                    due
+                }
+            };
+        changed || events_due
+    }
+
+    /// The memo key of the events list and the inspector's events: the live one, except while
+    /// playing, when it moves on at most every [`EVENTS_REFRESH_MS`] of real time (a frame
+    /// reports a change when it does).
+    pub fn events_key(&self) -> EventsKey {
+        match self.events_drawn {
+            Some((drawn, _)) if self.playing => drawn,
+            _ => self.events_now(),
+        }
+    }
+
+    fn events_now(&self) -> EventsKey {
+        (
+            self.revision(Kind::Event),
+            self.session.sim.api.count(Kind::Event),
+            self.now() / 1000,
+        )
+    }
+
+    /// [`Playground::frame_within`] without the events list's pace.
+    fn advance_frame(&mut self, real_ms: f64, out_of_time: &mut dyn FnMut() -> bool) -> bool {
         let real_ms = if real_ms.is_finite() {
             real_ms.clamp(0.0, MAX_FRAME_MS)
         } else {
@@ -318,7 +372,7 @@ impl Playground {
             // Don't let the debt grow without bound while the simulation catches up.
             self.carry = 0.0;
         }
-        self.sync();
+        self.sync_trackers();
         // Re-render only when something on screen changed: a new trace entry or object version,
         // or the clock's tenth of a second. At 1× most frames change nothing a person can see.
         expired || was_lagging != self.lagging || before != self.fingerprint()
@@ -566,8 +620,14 @@ impl Playground {
         self.version += 1;
     }
 
-    /// Feeds new trace entries to the trackers and samples the chart.
+    /// After anything but a frame: the trackers, and the events list current at once.
     fn sync(&mut self) {
+        self.sync_trackers();
+        self.events_drawn = None;
+    }
+
+    /// Feeds new trace entries to the trackers and samples the chart.
+    fn sync_trackers(&mut self) {
         let trace = self.session.sim.trace();
         self.loops.ingest(trace.since(self.trace_seq));
         self.sequence.ingest(trace.since(self.trace_seq));
@@ -781,6 +841,66 @@ mod tests {
             sliced.session.sim.trace().next_seq(),
             whole.session.sim.trace().next_seq()
         );
+    }
+
+    #[test]
+    fn while_playing_the_events_list_follows_new_events_at_most_four_times_a_second() {
+        let mut p = Playground::new(1);
+        assert!(p.apply(DEFAULT_MANIFEST).ok);
+        p.playing = true;
+        p.speed = 10.0;
+        let (mut live, mut drawn) = (Vec::new(), Vec::new());
+        // Two real seconds of 16 ms frames while three pods are created, scheduled and started.
+        for _ in 0..125 {
+            p.frame(16.0);
+            for (seen, key) in [(&mut live, p.events_now()), (&mut drawn, p.events_key())] {
+                if seen.last() != Some(&key) {
+                    seen.push(key);
+                }
+            }
+        }
+        assert!(
+            live.len() > 20,
+            "the rollout writes Events on many frames: {live:?}"
+        );
+        let most = (2_000.0 / EVENTS_REFRESH_MS) as usize + 1;
+        assert!(
+            drawn.len() <= most,
+            "{} refreshes in 2 s, at most {most} allowed",
+            drawn.len()
+        );
+        p.playing = false;
+        assert_eq!(
+            p.events_key(),
+            p.events_now(),
+            "paused, the list is current"
+        );
+    }
+
+    #[test]
+    fn a_frame_asks_for_a_re_render_when_pending_events_come_due() {
+        let mut p = Playground::new(1);
+        assert!(p.apply(DEFAULT_MANIFEST).ok);
+        p.playing = true;
+        p.speed = 10.0;
+        let mut frames = 0;
+        while p.events_key() == p.events_now() {
+            p.frame(16.0);
+            frames += 1;
+            assert!(frames < 1_000, "new Events wait for the next refresh");
+        }
+        // Now almost frozen: the clock no longer moves, yet the pending Events must show.
+        p.speed = 0.000_1;
+        frames = 0;
+        while p.events_key() != p.events_now() {
+            let changed = p.frame(16.0);
+            frames += 1;
+            assert!(
+                frames * 16 <= 2 * EVENTS_REFRESH_MS as usize,
+                "shown within the pace"
+            );
+            assert_eq!(changed, p.events_key() == p.events_now(), "frame {frames}");
+        }
     }
 
     #[test]

@@ -79,3 +79,74 @@ test('in the dense view a change on one node redraws that tile only', async ({ p
   expect(await stamp(page, tiles), 'only the new tile is new').toBe(1);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('a chip draws its delete and menu buttons once the pointer or the focus reaches it', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  expect((await apply(page, deployment(3))).filter((d) => d.severity === 'error')).toEqual([]);
+  await advance(page, '60s');
+  const chips = page.locator('.nodes [data-testid^="pod-"][data-ready="true"]');
+  await expect(chips).toHaveCount(3);
+  const nameOf = async (chip) => String(await chip.getAttribute('data-testid')).replace(/^pod-/, '');
+  const [first, second] = [chips.nth(0), chips.nth(1)];
+  const [a, b] = [await nameOf(first), await nameOf(second)];
+  const drawn = () => page.locator('.nodes .pod-delete, .nodes .pod-menu').count();
+  const shown = () => page.evaluate(() => [...document.querySelectorAll('.nodes .pod-delete, .nodes .pod-menu')]
+    .filter((e) => getComputedStyle(e).display !== 'none').length);
+  // New chips are drawn without them: half of a chip's elements, created for every new pod.
+  expect(await drawn(), 'no chip was approached').toBe(0);
+  await first.hover();
+  await expect(page.getByTestId(`delete-pod-${a}`)).toBeVisible();
+  await expect(page.getByTestId(`menu-pod-${a}`)).toBeVisible();
+  expect(await drawn(), 'the hovered chip only').toBe(2);
+  // Once drawn they stay, hidden (display none: no style, layout or paint) until hovered again.
+  await page.mouse.move(0, 0);
+  await expect(page.getByTestId(`delete-pod-${a}`)).toBeHidden();
+  expect(await shown()).toBe(0);
+  // The keyboard gets them too: focus inside a chip draws and shows them.
+  await second.locator('.pod-main').focus();
+  await expect(page.getByTestId(`delete-pod-${b}`)).toBeVisible();
+  await page.getByTestId(`delete-pod-${b}`).click();
+  await expect(page.locator('.notice').last()).toContainText(`pod "${b}" deleted`);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
+
+test('while playing, the events table takes in new Events at most four times a second', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  expect((await apply(page, deployment(30))).filter((d) => d.severity === 'error')).toEqual([]);
+  await advance(page, '60s');
+  // Play a rollout at 10×: dozens of Events a second. Count the animation frames in which the
+  // table gained rows, against the real time that passed (a slow machine draws fewer frames,
+  // which only lowers the count).
+  const { refreshes, elapsed, events } = await page.evaluate(async () => {
+    const k = window.kubeloop;
+    const tbody = () => document.querySelector('[data-testid="events"] tbody');
+    let refreshes = 0;
+    let changed = false;
+    const mo = new MutationObserver((ms) => { if (ms.some((m) => m.addedNodes.length)) changed = true; });
+    mo.observe(tbody(), { childList: true });
+    const before = k.events().length;
+    k.setSpeed(10);
+    k.kubectl('set image deployment/web app=nginx:1.28');
+    const t0 = performance.now();
+    k.play();
+    await new Promise((resolve) => {
+      const tick = () => {
+        if (changed) { refreshes++; changed = false; }
+        if (performance.now() - t0 < 2000) requestAnimationFrame(tick); else resolve();
+      };
+      requestAnimationFrame(tick);
+    });
+    k.pause();
+    mo.disconnect();
+    return { refreshes, elapsed: performance.now() - t0, events: k.events().length - before };
+  });
+  expect(events, 'the rollout recorded Events while playing').toBeGreaterThan(20);
+  expect(refreshes).toBeGreaterThan(0);
+  expect(refreshes).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 1);
+  // Paused, the table is current at once.
+  const newest = await page.evaluate(() => window.kubeloop.events().length);
+  await expect(page.getByTestId('events')).toContainText(`${newest} events`);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
