@@ -843,12 +843,18 @@ mod tests {
         );
     }
 
-    #[test]
-    fn while_playing_the_events_list_follows_new_events_at_most_four_times_a_second() {
+    /// The default Deployment just applied, playing at 10×: Events on most frames.
+    fn playing_a_rollout() -> Playground {
         let mut p = Playground::new(1);
         assert!(p.apply(DEFAULT_MANIFEST).ok);
         p.playing = true;
         p.speed = 10.0;
+        p
+    }
+
+    #[test]
+    fn while_playing_the_events_list_follows_new_events_at_most_four_times_a_second() {
+        let mut p = playing_a_rollout();
         let (mut live, mut drawn) = (Vec::new(), Vec::new());
         // Two real seconds of 16 ms frames while three pods are created, scheduled and started.
         for _ in 0..125 {
@@ -879,10 +885,7 @@ mod tests {
 
     #[test]
     fn a_frame_asks_for_a_re_render_when_pending_events_come_due() {
-        let mut p = Playground::new(1);
-        assert!(p.apply(DEFAULT_MANIFEST).ok);
-        p.playing = true;
-        p.speed = 10.0;
+        let mut p = playing_a_rollout();
         let mut frames = 0;
         while p.events_key() == p.events_now() {
             p.frame(16.0);
