@@ -380,7 +380,7 @@ impl ApiServer {
         let uid = self.new_uid();
         let m = obj.meta_mut();
         m.uid = uid;
-        m.creation_timestamp = Some(Time(now));
+        m.creation_timestamp = Some(stamp(now));
         m.deletion_timestamp = None;
         m.deletion_grace_period_seconds = None;
         if has_generation(kind) {
@@ -535,13 +535,10 @@ impl ApiServer {
             let bound = !pod.spec.node_name.is_empty();
             let terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
             if bound && grace > 0 && !terminal {
-                let deadline = now.saturating_add(limits::seconds_to_millis(grace));
-                let shorter = pod
-                    .metadata
-                    .deletion_timestamp
-                    .is_none_or(|t| deadline < t.0);
+                let deadline = stamp(now.saturating_add(limits::seconds_to_millis(grace)));
+                let shorter = pod.metadata.deletion_timestamp.is_none_or(|t| deadline < t);
                 if shorter {
-                    pod.metadata.deletion_timestamp = Some(Time(deadline));
+                    pod.metadata.deletion_timestamp = Some(deadline);
                     pod.metadata.deletion_grace_period_seconds = Some(grace);
                     changed = true;
                 }
@@ -556,7 +553,7 @@ impl ApiServer {
         let m = obj.meta_mut();
         if !m.finalizers.is_empty() {
             if m.deletion_timestamp.is_none() {
-                m.deletion_timestamp = Some(Time(now));
+                m.deletion_timestamp = Some(stamp(now));
                 m.deletion_grace_period_seconds = Some(0);
                 changed = true;
             }
@@ -610,7 +607,7 @@ impl ApiServer {
             Condition {
                 type_: "PodScheduled".into(),
                 status: "True".into(),
-                last_transition_time: Some(Time(now)),
+                last_transition_time: Some(stamp(now)),
                 ..Default::default()
             },
         );
@@ -708,7 +705,7 @@ impl ApiServer {
                                 status: "False".into(),
                                 reason: Some("InsufficientPods".into()),
                                 message: Some(String::new()),
-                                last_transition_time: Some(Time(now)),
+                                last_transition_time: Some(stamp(now)),
                                 observed_generation: Some(observed_generation),
                                 ..Default::default()
                             },
@@ -717,7 +714,7 @@ impl ApiServer {
                     updated
                         .status
                         .disrupted_pods
-                        .insert(key.name.clone(), Time(now));
+                        .insert(key.name.clone(), stamp(now));
                     let (_, ev) = self.store(
                         now,
                         Object::PodDisruptionBudget(updated),
@@ -739,7 +736,7 @@ impl ApiServer {
                     status: "True".into(),
                     reason: Some("EvictionByEvictionAPI".into()),
                     message: Some("Eviction API: evicting".into()),
-                    last_transition_time: Some(Time(now)),
+                    last_transition_time: Some(stamp(now)),
                     ..Default::default()
                 },
             );
@@ -764,7 +761,7 @@ impl ApiServer {
     pub fn put_event(&mut self, now: Millis, mut obj: Object, cause: u64) -> Arc<Object> {
         if obj.meta().uid.is_empty() {
             obj.meta_mut().uid = self.new_uid();
-            obj.meta_mut().creation_timestamp = Some(Time(now));
+            obj.meta_mut().creation_timestamp = Some(stamp(now));
         }
         let type_ = if self.objects.contains_key(&obj.key()) {
             WatchEventType::Modified
@@ -834,6 +831,14 @@ fn is_graceful_pod(obj: &Object) -> bool {
     obj.as_pod().is_some_and(|p| {
         p.metadata.deletion_grace_period_seconds.unwrap_or(0) > 0 && !p.spec.node_name.is_empty()
     })
+}
+
+/// A time the API server stamps on an object (creation, deletion, a condition it sets), as the
+/// store keeps it: `metav1.Time` is serialised in whole seconds, so a watcher sees on the ADDED
+/// event the same creationTimestamp every later MODIFIED carries (with the clock's milliseconds,
+/// the first status write moved a pod among its siblings in any list ordered by age).
+fn stamp(ms: Millis) -> Time {
+    Time(ms - ms % 1000)
 }
 
 /// The last millisecond whose RFC 3339 form has a four-digit year (9999-12-31T23:59:59.999Z):
@@ -1260,7 +1265,7 @@ mod tests {
             .handle(1_500, ApiRequest::UpdateStatus(status.clone()), 2)
             .result
             .expect("written");
-        // The round trip dropped the null env and the creation time's milliseconds.
+        // The round trip dropped the null env (the creation time was whole seconds already).
         let pod = first.as_pod().expect("a pod");
         assert_eq!(pod.spec.containers[0].env, None);
         assert_eq!(pod.metadata.creation_timestamp, Some(Time(0)));
@@ -1284,6 +1289,59 @@ mod tests {
             4,
         );
         assert!(!api.spec_canonical.contains_key(&key));
+    }
+
+    #[test]
+    fn the_times_the_server_stamps_are_whole_seconds_from_the_first_write_on() {
+        let mut api = ApiServer::new(1);
+        let mut pod = pod_with_times(0);
+        pod.meta_mut().creation_timestamp = None;
+        let created = api.handle(61_234, ApiRequest::Create(pod), 1);
+        let key = created.result.expect("created").key();
+        let added = created.events[0].object.as_pod().expect("a pod").clone();
+        assert_eq!(added.metadata.creation_timestamp, Some(Time(61_000)));
+        let bound = api
+            .handle(
+                62_345,
+                ApiRequest::Bind {
+                    key: key.clone(),
+                    node: "node-1".into(),
+                },
+                2,
+            )
+            .result
+            .expect("bound");
+        let scheduled = bound.as_pod().expect("a pod").status.conditions.iter();
+        let scheduled = scheduled
+            .filter(|c| c.type_ == "PodScheduled")
+            .map(|c| c.last_transition_time)
+            .collect::<Vec<_>>();
+        assert_eq!(scheduled, vec![Some(Time(62_000))]);
+        let deleting = api
+            .handle(
+                63_456,
+                ApiRequest::Delete {
+                    key: key.clone(),
+                    options: DeleteOptions {
+                        grace_period_seconds: Some(30),
+                        ..Default::default()
+                    },
+                },
+                3,
+            )
+            .result
+            .expect("marked for deletion");
+        assert_eq!(deleting.meta().deletion_timestamp, Some(Time(93_000)));
+        // A later write (a JSON round trip in Kubernetes) reads every stamp back unchanged, so a
+        // list ordered by age never reorders a pod when its status changes.
+        let mut status = (*deleting).clone();
+        status.as_pod_mut().expect("a pod").status.phase = "Running".into();
+        let written = api
+            .handle(64_000, ApiRequest::UpdateStatus(status), 4)
+            .result
+            .expect("written");
+        assert_eq!(written.meta().creation_timestamp, Some(Time(61_000)));
+        assert_eq!(written.meta().deletion_timestamp, Some(Time(93_000)));
     }
 
     #[test]

@@ -150,3 +150,48 @@ test('while playing, the events table takes in new Events at most four times a s
   await expect(page.getByTestId('events')).toContainText(`${newest} events`);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('a chip keeps its place in its card through a rollout', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  // A card orders its pods as `kubectl get pods --sort-by=.metadata.creationTimestamp` does (then
+  // by name). Had a pod's creationTimestamp changed after its creation (the clock's milliseconds,
+  // dropped by the first write's round trip), its chip would have jumped among its siblings,
+  // replaying its entry animation.
+  expect((await apply(page, deployment(30))).filter((d) => d.severity === 'error')).toEqual([]);
+  await advance(page, '60s');
+  const { moved, misplaced } = await page.evaluate(async () => {
+    const k = window.kubeloop;
+    const removed = new WeakSet();
+    const moved = [];
+    const misplaced = [];
+    const mo = new MutationObserver((ms) => {
+      for (const m of ms) {
+        for (const n of m.removedNodes) if (n instanceof Element && n.classList.contains('pod')) removed.add(n);
+        for (const n of m.addedNodes) {
+          if (n instanceof Element && n.classList.contains('pod') && removed.has(n)) moved.push(n.dataset.testid);
+        }
+      }
+    });
+    mo.observe(document.querySelector('.nodes'), { childList: true, subtree: true });
+    k.kubectl('set image deployment/web app=nginx:1.28');
+    for (let i = 0; i < 200; i++) {
+      k.advance('100ms');
+      await new Promise((r) => requestAnimationFrame(r));
+      const created = new Map(k.state().items.filter((o) => o.kind === 'Pod')
+        .map((o) => [o.metadata.name, o.metadata.creationTimestamp]));
+      for (const card of document.querySelectorAll('.nodes .node')) {
+        const order = [...card.querySelectorAll('.pod')].map((e) => String(e.dataset.testid).slice(4))
+          .map((name) => `${created.get(name)} ${name}`);
+        const sorted = [...order].sort();
+        if (order.join() !== sorted.join()) misplaced.push(order.join(', '));
+      }
+    }
+    mo.disconnect();
+    return { moved, misplaced };
+  });
+  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(30);
+  expect(misplaced, 'cards in creationTimestamp and name order').toEqual([]);
+  expect(moved, 'chips moved within their card').toEqual([]);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
