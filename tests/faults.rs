@@ -118,7 +118,7 @@ fn api_calls(s: &Session, after: u64) -> Vec<(String, String, String, u16)> {
                 object,
                 code,
                 ..
-            } => Some((actor.clone(), verb.to_string(), object.clone(), *code)),
+            } => Some((actor.to_string(), verb.to_string(), object.clone(), *code)),
             _ => None,
         })
         .collect()
@@ -165,7 +165,7 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
             TraceKind::Reconcile {
                 component, actions, ..
             } => {
-                component == "replicaset-controller"
+                &**component == "replicaset-controller"
                     && actions
                         .iter()
                         .any(|a| a.starts_with("create Pod (generateName web-"))
@@ -264,7 +264,7 @@ fn edge_triggered_stays_short_after_lost_pod_events_while_level_triggered_heals_
     assert_eq!(ready_pods(&level).len(), 3, "level-triggered heals");
     let relist = entries(&level)
         .into_iter()
-        .find(|e| matches!(&e.kind, TraceKind::List { component, reason, .. } if component == "replicaset-controller" && reason.contains("lost events")))
+        .find(|e| matches!(&e.kind, TraceKind::List { component, reason, .. } if &**component == "replicaset-controller" && reason.contains("lost events")))
         .expect("the level-triggered informer relists when the drop heals");
     let heal = cause_chain(level.sim.trace(), relist.seq)[0];
     assert!(
@@ -390,7 +390,7 @@ fn a_resync_period_requeues_every_replica_set_on_time() {
         .sim
         .trace()
         .since(after)
-        .filter(|e| matches!(&e.kind, TraceKind::Reconcile { component, trigger, .. } if component == "replicaset-controller" && trigger == "resync"))
+        .filter(|e| matches!(&e.kind, TraceKind::Reconcile { component, trigger, .. } if &**component == "replicaset-controller" && *trigger == "resync"))
         .count();
     assert_eq!(resyncs, 3);
 }
@@ -431,7 +431,7 @@ fn a_lost_pod_added_event_stalls_the_replica_set_until_its_expectations_expire()
     );
     let waiting = s.sim.trace().since(after).any(|e| {
         matches!(&e.kind, TraceKind::Reconcile { component, record: Some(r), .. }
-            if component == "replicaset-controller" && r.diff.contains("expectations pending (add 1"))
+            if &**component == "replicaset-controller" && r.diff.contains("expectations pending (add 1"))
     });
     assert!(waiting, "the loop panel shows the pending expectation");
 
@@ -549,8 +549,8 @@ fn a_restarted_replica_set_controller_relists_and_the_restart_is_the_cause() {
     advance(&mut s, 30 * S);
     let fault = fault_entries(&s, "RestartController")[0].seq;
     let effects = effects_of(s.sim.trace(), fault);
-    assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::List { component, .. } if component == "replicaset-controller")));
-    assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::Reconcile { component, trigger, .. } if component == "replicaset-controller" && trigger == "relist")));
+    assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::List { component, .. } if &**component == "replicaset-controller")));
+    assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::Reconcile { component, trigger, .. } if &**component == "replicaset-controller" && *trigger == "relist")));
     assert_eq!(
         ready_pods(&s).len(),
         2,
@@ -671,7 +671,7 @@ fn a_conflicting_writer_costs_each_controller_write_one_409_and_loses_nothing() 
         .count();
     assert!(owners_ok >= 2);
     let retries = s.sim.trace().since(after).filter(|e| {
-        matches!(&e.kind, TraceKind::Reconcile { trigger, .. } if trigger == "retry")
+        matches!(&e.kind, TraceKind::Reconcile { trigger, .. } if *trigger == "retry")
             && e.cause
                 .and_then(|c| s.sim.trace().get(c))
                 .is_some_and(|c| matches!(&c.kind, TraceKind::Api { code: 409, .. }))

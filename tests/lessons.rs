@@ -400,7 +400,7 @@ fn level_vs_edge_the_edge_triggered_replicaset_really_stays_short() {
     );
     let dropped = r.s.sim.trace().entries().any(|e| {
         matches!(&e.kind, TraceKind::Watch { component, event_type, delivery, .. }
-            if component == "replicaset-controller" && *event_type == "DELETED"
+            if &**component == "replicaset-controller" && *event_type == "DELETED"
                 && format!("{delivery:?}") == "Dropped")
     });
     assert!(dropped, "a DELETED event was really lost");
@@ -417,13 +417,13 @@ fn racing_writers_conflicts_are_retried_and_nothing_is_lost() {
     let mut raced = 0;
     for (i, e) in entries.iter().enumerate() {
         if !matches!(&e.kind, TraceKind::Api { actor, object, .. }
-            if actor == "conflicting-writer" && object == "Deployment/default/web")
+            if &**actor == "conflicting-writer" && object == "Deployment/default/web")
         {
             continue;
         }
         let lost = entries[i + 1..].iter().take(5).any(|n| {
             matches!(&n.kind, TraceKind::Api { actor, object, code: 409, .. }
-                if actor == "deployment-controller" && object == "Deployment/default/web")
+                if &**actor == "deployment-controller" && object == "Deployment/default/web")
         });
         assert!(
             lost,
@@ -789,7 +789,7 @@ fn controllers_crash_the_restarted_controllers_finish_the_rollout_exactly() {
     r.finish("controllers-crash");
     let relisted = r.s.sim.trace().entries().any(|e| {
         matches!(&e.kind, TraceKind::List { component, reason, .. }
-            if component == "deployment-controller" && reason == "restarted")
+            if &**component == "deployment-controller" && reason == "restarted")
     });
     assert!(
         relisted,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::types::{Kind, Object, ObjectKey};
+use super::types::{Kind, Object, ObjectKey, SharedKey};
 
 /// `kubectl delete --cascade=…`: what happens to an object's dependents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -236,4 +236,27 @@ pub struct WatchEvent {
     pub resource_version: u64,
     /// The trace entry of the API write that produced the change, for cause → effect chains.
     pub cause: u64,
+    /// The object's key, in the store's allocation: every informer that hears of the change
+    /// finds its cache entry by it, and a new entry shares it, without building the key anew
+    /// (three strings) or looking it up in the store for each of a dozen watchers.
+    pub key: SharedKey,
+}
+
+impl WatchEvent {
+    /// A change of `object` with a key of its own (the API server passes the store's instead).
+    pub fn new(
+        type_: WatchEventType,
+        object: Arc<Object>,
+        resource_version: u64,
+        cause: u64,
+    ) -> Self {
+        let key = Arc::new(object.key());
+        WatchEvent {
+            type_,
+            object,
+            resource_version,
+            cause,
+            key,
+        }
+    }
 }

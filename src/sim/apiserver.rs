@@ -226,6 +226,7 @@ impl ApiServer {
         now: Millis,
         type_: WatchEventType,
         obj: Arc<Object>,
+        key: SharedKey,
         rv: u64,
         cause: u64,
     ) -> WatchEvent {
@@ -234,6 +235,7 @@ impl ApiServer {
             object: obj,
             resource_version: rv,
             cause,
+            key,
         };
         self.history.push_back((now, ev.clone()));
         // The capacity holds at every write (the window is applied by `compact`, every 10 s):
@@ -257,14 +259,25 @@ impl ApiServer {
         obj.meta_mut().resource_version = rv.to_string();
         let obj = Arc::new(obj);
         let key = obj.key();
-        match self.objects.get_mut(&key) {
-            Some(slot) => *slot = obj.clone(),
+        // One descent finds the slot and the store's allocation of the key.
+        let found = self
+            .objects
+            .range_mut::<ObjectKey, _>(&key..=&key)
+            .next()
+            .map(|(k, slot)| {
+                *slot = obj.clone();
+                k.clone()
+            });
+        let shared = match found {
+            Some(k) => k,
             None => {
-                self.objects.insert(Arc::new(key), obj.clone());
+                let k = Arc::new(key);
+                self.objects.insert(k.clone(), obj.clone());
                 self.count_change(obj.kind(), true);
+                k
             }
-        }
-        let ev = self.commit(now, type_, obj.clone(), rv, cause);
+        };
+        let ev = self.commit(now, type_, obj.clone(), shared, rv, cause);
         (obj, ev)
     }
 
@@ -274,7 +287,7 @@ impl ApiServer {
         key: &ObjectKey,
         cause: u64,
     ) -> Option<(Arc<Object>, WatchEvent)> {
-        let old = self.objects.remove(key)?;
+        let (shared, old) = self.objects.remove_entry(key)?;
         self.count_change(key.kind, false);
         self.spec_canonical.remove(key);
         if key.kind == Kind::Event {
@@ -284,7 +297,14 @@ impl ApiServer {
         let mut last = (*old).clone();
         last.meta_mut().resource_version = rv.to_string();
         let last = Arc::new(last);
-        let ev = self.commit(now, WatchEventType::Deleted, last.clone(), rv, cause);
+        let ev = self.commit(
+            now,
+            WatchEventType::Deleted,
+            last.clone(),
+            shared,
+            rv,
+            cause,
+        );
         Some((last, ev))
     }
 

@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::api::{WatchEvent, WatchEventType};
 use super::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
 
 /// What a workload controller counts about the pods one owner controls that share one label set
@@ -375,22 +374,17 @@ impl Cache {
 
     /// Stores an object, returning the previous cached version.
     pub fn upsert(&mut self, obj: Arc<Object>) -> Option<Arc<Object>> {
-        let key = obj.key();
-        self.upsert_keyed(obj, key, None)
+        let key = Arc::new(obj.key());
+        self.upsert_shared(obj, &key)
     }
 
-    /// [`Cache::upsert`] with the object's key already built, and the store's allocation of it
-    /// (see [`SharedKey`]) when there is one.
-    pub fn upsert_keyed(
-        &mut self,
-        obj: Arc<Object>,
-        key: ObjectKey,
-        shared: Option<&SharedKey>,
-    ) -> Option<Arc<Object>> {
-        // One descent finds both the shared key (for the indexes) and the slot.
+    /// [`Cache::upsert`] under the store's allocation of the object's key (see [`SharedKey`]):
+    /// a new entry and its indexes share it.
+    pub fn upsert_shared(&mut self, obj: Arc<Object>, key: &SharedKey) -> Option<Arc<Object>> {
+        // One descent finds both the cached key (for the indexes) and the slot.
         let found = self
             .objects
-            .range_mut::<ObjectKey, _>(&key..=&key)
+            .range_mut::<ObjectKey, _>(&**key..=&**key)
             .next()
             .map(|(k, slot)| (k.clone(), std::mem::replace(slot, obj.clone())));
         match found {
@@ -399,12 +393,8 @@ impl Cache {
                 Some(old)
             }
             None => {
-                let shared = match shared {
-                    Some(s) if **s == key => s.clone(),
-                    _ => Arc::new(key),
-                };
-                self.objects.insert(shared.clone(), obj.clone());
-                self.index(&obj, &shared);
+                self.objects.insert(key.clone(), obj.clone());
+                self.index(&obj, key);
                 None
             }
         }
@@ -415,27 +405,6 @@ impl Cache {
         let (shared, old) = self.objects.remove_entry(key)?;
         self.unindex(&old, &shared);
         Some(old)
-    }
-
-    /// Applies a watch event; returns the previously cached version for the handlers.
-    pub fn apply(&mut self, ev: &WatchEvent) -> Option<Arc<Object>> {
-        self.apply_keyed(ev, ev.object.key(), None)
-    }
-
-    /// [`Cache::apply`] with the object's key already built, and the store's allocation of it.
-    pub fn apply_keyed(
-        &mut self,
-        ev: &WatchEvent,
-        key: ObjectKey,
-        shared: Option<&SharedKey>,
-    ) -> Option<Arc<Object>> {
-        self.last_rv = self.last_rv.max(ev.resource_version);
-        match ev.type_ {
-            WatchEventType::Added | WatchEventType::Modified => {
-                self.upsert_keyed(ev.object.clone(), key, shared)
-            }
-            WatchEventType::Deleted => self.remove(&key),
-        }
     }
 
     /// Empties the cache (a restarted process starts with nothing).

@@ -225,8 +225,17 @@ pub trait Controller {
     fn watched_kinds(&self) -> &'static [Kind];
 
     /// A field-selector-like filter on watched objects (the kubelet sees only its node's pods).
+    /// A component that overrides it must also say so with [`Controller::has_field_selector`].
     fn accepts(&self, _obj: &Object) -> bool {
         true
+    }
+
+    /// Whether [`Controller::accepts`] can refuse an object. Only then does the world track which
+    /// objects the selector currently holds (to send the event that takes one out of it); a
+    /// component without one is sent every event of its kinds, as most informers are, and the
+    /// world keeps no per-object set for it (a set of every pod for each of seven controllers).
+    fn has_field_selector(&self) -> bool {
+        false
     }
 
     /// The node this component's field selector is pinned to, when [`Controller::accepts`] is

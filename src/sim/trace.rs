@@ -11,6 +11,7 @@
 //! an entry set off, so views can draw fault → observed gap → action → outcome.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{json, Value as Json};
@@ -40,7 +41,8 @@ pub enum TraceKind {
     /// A request reached the API server and was answered.
     #[serde(rename = "api")]
     Api {
-        actor: String,
+        /// Shared with the component that sent it (every request and delivery names one).
+        actor: Arc<str>,
         /// One of [`ApiRequest::verb`](super::api::ApiRequest::verb)'s words: no allocation per
         /// request.
         verb: &'static str,
@@ -54,7 +56,7 @@ pub enum TraceKind {
     /// A watch event was delivered to (or lost on the way to) a component's informer.
     #[serde(rename = "watch")]
     Watch {
-        component: String,
+        component: Arc<str>,
         /// `ADDED`, `MODIFIED`, `DELETED` or `ERROR` (410 Gone): no allocation per delivery.
         #[serde(rename = "eventType")]
         event_type: &'static str,
@@ -66,16 +68,17 @@ pub enum TraceKind {
     /// An informer (re)listed: at start, after a restart, or after 410 Gone.
     #[serde(rename = "list")]
     List {
-        component: String,
+        component: Arc<str>,
         reason: String,
         objects: usize,
     },
     /// A reconcile pass.
     #[serde(rename = "reconcile")]
     Reconcile {
-        component: String,
+        component: Arc<str>,
         key: String,
-        trigger: String,
+        /// `watch`, `relist`, `resync`, `timer`, `requeue` or `retry`.
+        trigger: &'static str,
         /// Boxed: most passes of a busy cluster are kept without one, and the trace holds
         /// 100,000 entries.
         #[serde(skip_serializing_if = "Option::is_none")]

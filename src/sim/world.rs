@@ -94,8 +94,9 @@ enum Heal {
 /// One component with its informer cache and work queue.
 struct Component {
     ctrl: Box<dyn Controller>,
-    /// Its [`ComponentId::name`], kept: every delivery and pass it makes names it in the trace.
-    name: String,
+    /// Its [`ComponentId::name`], kept: every delivery, pass and request it makes names it in the
+    /// trace, which shares this one allocation.
+    name: Arc<str>,
     cache: Cache,
     queue: WorkQueue,
     rng: Rng,
@@ -107,7 +108,7 @@ struct Component {
     /// Earliest pending requeue timer per key.
     requeues: BTreeMap<ObjectKey, Millis>,
     /// Why each queued key was queued (trigger, causing trace entry).
-    triggers: BTreeMap<ObjectKey, (String, Option<u64>)>,
+    triggers: BTreeMap<ObjectKey, (&'static str, Option<u64>)>,
     /// Watch deliveries stay in order: none is delivered before the previous one.
     last_delivery: Millis,
     drop: Option<DropRule>,
@@ -120,13 +121,14 @@ struct Component {
     resync_at: Option<Millis>,
     /// Keys its field selector currently lets through, as the watch cache tracks them server-side:
     /// events about other objects are never sent (a kubelet does not hear of other nodes' pods),
-    /// except the one that takes an object out of the selection.
+    /// except the one that takes an object out of the selection. Empty for a component without
+    /// a field selector ([`Controller::has_field_selector`]), which is sent every event.
     selected: BTreeSet<ObjectKey>,
 }
 
 impl Component {
     fn new(ctrl: Box<dyn Controller>, seed: u64) -> Component {
-        let name = ctrl.id().name();
+        let name: Arc<str> = ctrl.id().name().into();
         let rng = Rng::stream(seed, &name);
         Component {
             ctrl,
@@ -679,7 +681,7 @@ impl Sim {
                 self.now,
                 cause,
                 TraceKind::List {
-                    component: id.name(),
+                    component: id.name().into(),
                     reason: format!("{reason}: failed: {} {}", err.code(), err.message),
                     objects: 0,
                 },
@@ -691,14 +693,17 @@ impl Sim {
         for kind in c.ctrl.watched_kinds() {
             for (key, obj) in self.api.list_keyed(*kind) {
                 if c.ctrl.accepts(obj) {
-                    c.cache
-                        .upsert_keyed(obj.clone(), ObjectKey::clone(key), Some(key));
+                    c.cache.upsert_shared(obj.clone(), key);
                 }
             }
         }
         let rv = self.api.resource_version();
         c.cache.last_rv = rv;
-        let selected: BTreeSet<ObjectKey> = c.cache.all().map(|o| o.key()).collect();
+        let selected: BTreeSet<ObjectKey> = if c.ctrl.has_field_selector() {
+            c.cache.all().map(|o| o.key()).collect()
+        } else {
+            BTreeSet::new()
+        };
         if let Some(node) = routing_of(id, c.ctrl.as_ref()) {
             for key in c.selected.difference(&selected) {
                 release(&mut self.routed_selected, key, node);
@@ -715,7 +720,7 @@ impl Sim {
             self.now,
             cause,
             TraceKind::List {
-                component: id.name(),
+                component: id.name().into(),
                 reason: reason.into(),
                 objects: n,
             },
@@ -741,18 +746,13 @@ impl Sim {
                 }
             }
             for (type_, object, prev) in changes {
-                let ev = WatchEvent {
-                    type_,
-                    object,
-                    resource_version: rv,
-                    cause: seq,
-                };
+                let ev = WatchEvent::new(type_, object, rv, seq);
                 let found = c.ctrl.keys_for_event(&ev, prev.as_ref(), &c.cache);
                 let ev_seq = self.trace.push(
                     self.now,
                     Some(seq),
                     TraceKind::Watch {
-                        component: id.name(),
+                        component: id.name().into(),
                         event_type: type_.as_str(),
                         object: ev.object.key().to_string(),
                         resource_version: rv,
@@ -778,7 +778,7 @@ impl Sim {
         id: &ComponentId,
         gen: u64,
         key: ObjectKey,
-        trigger: &str,
+        trigger: &'static str,
         cause: Option<u64>,
     ) {
         let cost = self.config.reconcile_cost;
@@ -790,7 +790,7 @@ impl Sim {
             return;
         }
         if c.queue.add(key.clone()) {
-            c.triggers.insert(key, (trigger.to_string(), cause));
+            c.triggers.insert(key, (trigger, cause));
         }
         if !c.pump_scheduled {
             c.pump_scheduled = true;
@@ -894,13 +894,13 @@ impl Sim {
         for ev in events {
             self.maybe_boot_machine(ev);
             let kind = ev.object.kind();
-            let key = ev.object.key();
+            let key: &ObjectKey = &ev.key;
             // Every running watcher of the kind draws a latency, in id order, whether its field
             // selector lets the event through or not; only those that can hear of it are visited,
             // each with the draw at its rank, and the stream then jumps past all of them.
-            let (heard, total) = self.listeners(ev, &key);
+            let (heard, total) = self.listeners(ev, key);
             #[cfg(debug_assertions)]
-            self.check_unheard(ev, &key, &heard);
+            self.check_unheard(ev, key, &heard);
             let base = self.latency_rng.clone();
             for (rank, id, routed) in heard {
                 let latency = {
@@ -913,14 +913,22 @@ impl Sim {
                     .components
                     .get_mut(&id)
                     .expect("indexed watchers exist");
-                if ev.type_ != WatchEventType::Deleted && c.ctrl.accepts(&ev.object) {
-                    if c.selected.insert(key.clone()) && routed {
-                        hold(&mut self.routed_selected, &key, id_node(&id));
+                if !c.ctrl.has_field_selector() {
+                    debug_assert!(
+                        c.ctrl.accepts(&ev.object),
+                        "{id} filters without a field selector"
+                    );
+                } else if ev.type_ != WatchEventType::Deleted && c.ctrl.accepts(&ev.object) {
+                    if !c.selected.contains(key) {
+                        c.selected.insert(key.clone());
+                        if routed {
+                            hold(&mut self.routed_selected, key, id_node(&id));
+                        }
                     }
-                } else if !c.selected.remove(&key) {
+                } else if !c.selected.remove(key) {
                     continue;
                 } else if routed {
-                    release(&mut self.routed_selected, &key, id_node(&id));
+                    release(&mut self.routed_selected, key, id_node(&id));
                 }
                 // A lost event never reaches the informer; its cache stays stale for that object.
                 if let Some(rule) = &mut c.drop {
@@ -950,9 +958,9 @@ impl Sim {
                                 now,
                                 Some(fault),
                                 TraceKind::Watch {
-                                    component: id.name(),
+                                    component: id.name().into(),
                                     event_type: ev.type_.as_str(),
-                                    object: ev.object.key().to_string(),
+                                    object: ev.key.to_string(),
                                     resource_version: ev.resource_version,
                                     delivery: Delivery::Dropped,
                                 },
@@ -1017,27 +1025,31 @@ impl Sim {
         if ev.resource_version <= c.cache.last_rv {
             return;
         }
-        // The informer applies its field selector: objects entering or leaving it look like adds/deletes.
-        let key = ev.object.key();
-        let cached = c.cache.get(&key).is_some();
+        // The informer applies its field selector: objects entering or leaving it look like
+        // adds/deletes. One cache descent both applies the change and tells which it was.
         let accepted = ev.type_ != WatchEventType::Deleted && c.ctrl.accepts(&ev.object);
-        let local = match (accepted, cached) {
-            (true, false) => Some(WatchEventType::Added),
-            (true, true) => Some(WatchEventType::Modified),
-            (false, true) => Some(WatchEventType::Deleted),
-            // client-go hands a DELETED to the handlers even when the object never reached the
-            // cache (its ADD was lost): they still learn it is gone.
-            (false, false) if ev.type_ == WatchEventType::Deleted && c.ctrl.accepts(&ev.object) => {
-                Some(WatchEventType::Deleted)
-            }
-            (false, false) => None,
-        };
         c.cache.last_rv = c.cache.last_rv.max(ev.resource_version);
-        let Some(type_) = local else { return };
+        let (type_, old) = if accepted {
+            let old = c.cache.upsert_shared(ev.object.clone(), &ev.key);
+            let type_ = if old.is_some() {
+                WatchEventType::Modified
+            } else {
+                WatchEventType::Added
+            };
+            (type_, old)
+        } else {
+            match c.cache.remove(&ev.key) {
+                Some(old) => (WatchEventType::Deleted, Some(old)),
+                // client-go hands a DELETED to the handlers even when the object never reached
+                // the cache (its ADD was lost): they still learn it is gone.
+                None if ev.type_ == WatchEventType::Deleted && c.ctrl.accepts(&ev.object) => {
+                    (WatchEventType::Deleted, None)
+                }
+                None => return,
+            }
+        };
         let local_ev = WatchEvent { type_, ..ev };
-        let object = key.to_string();
-        let shared = self.api.shared_key(&key);
-        let old = c.cache.apply_keyed(&local_ev, key, shared);
+        let object = local_ev.key.to_string();
         let keys = c.ctrl.keys_for_event(&local_ev, old.as_ref(), &c.cache);
         let seq = self.trace.push(
             now,
@@ -1067,10 +1079,7 @@ impl Sim {
         }
         c.pump_scheduled = false;
         let Some(key) = c.queue.pop() else { return };
-        let (trigger, cause) = c
-            .triggers
-            .remove(&key)
-            .unwrap_or_else(|| ("requeue".into(), None));
+        let (trigger, cause) = c.triggers.remove(&key).unwrap_or(("requeue", None));
         let runtime = match id {
             ComponentId::Kubelet(node) => self.machines.get_mut(node).map(|m| &mut m.runtime),
             _ => None,
@@ -1298,17 +1307,20 @@ impl Sim {
 
     /// Sends one request to the API server now, traces it, and fans out what it changed.
     fn send(&mut self, from: &ComponentId, req: ApiRequest, cause: Option<u64>) -> ApiResult {
-        let partitioned = self.components.get(from).is_some_and(|c| c.partitioned);
+        let (partitioned, actor) = match self.components.get(from) {
+            Some(c) => (c.partitioned, c.name.clone()),
+            None => (false, from.name().into()),
+        };
         if self.api_server_up && !partitioned && *from != ComponentId::User {
             self.race_conflicting_writer(&req);
         }
-        self.send_as(&from.name(), partitioned, req, cause)
+        self.send_as(actor, partitioned, req, cause)
     }
 
     /// [`Sim::send`] for any actor, including ones that are not components (a ConflictingWriter).
     fn send_as(
         &mut self,
-        actor: &str,
+        actor: Arc<str>,
         partitioned: bool,
         req: ApiRequest,
         cause: Option<u64>,
@@ -1321,7 +1333,7 @@ impl Sim {
                 self.now,
                 cause,
                 TraceKind::Api {
-                    actor: actor.into(),
+                    actor,
                     verb,
                     object: key.to_string(),
                     code: err.code(),
@@ -1346,7 +1358,7 @@ impl Sim {
             self.now,
             cause,
             TraceKind::Api {
-                actor: actor.into(),
+                actor,
                 verb,
                 object,
                 code,
@@ -1916,7 +1928,7 @@ impl Sim {
         let patch =
             serde_json::json!({"metadata": {"annotations": {RIVAL_ANNOTATION: n.to_string()}}});
         let result = self.send_as(
-            RIVAL_ACTOR,
+            RIVAL_ACTOR.into(),
             false,
             ApiRequest::Patch {
                 key: key.clone(),
@@ -2223,7 +2235,7 @@ impl Sim {
                     self.now,
                     self.fault_cause,
                     TraceKind::Watch {
-                        component: id.name(),
+                        component: id.name().into(),
                         event_type: "ERROR",
                         object: format!("410 {:?}: {}", err.reason, err.message),
                         resource_version: from,

@@ -1278,11 +1278,11 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                     }
                 }
                 (Kind::Pod, "delete" | "create/eviction") => {
-                    let label = match (actor.as_str(), *verb) {
+                    let label = match (&**actor, *verb) {
                         ("taint-eviction-controller", _) | (_, "create/eviction") => "evicted",
                         _ => "deleted",
                     };
-                    let who = match (actor.as_str(), label) {
+                    let who = match (&**actor, label) {
                         ("user", _) => "the fault sent DELETE: graceful deletion starts".into(),
                         (_, "evicted") => format!("{actor} evicted it"),
                         _ => format!("{actor} deleted it"),
@@ -1364,7 +1364,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                         }
                     }
                 }
-                (Kind::Node, "update") if actor == "node-controller" => {
+                (Kind::Node, "update") if &**actor == "node-controller" => {
                     let diff = match trace.get(e.cause.unwrap_or(0)).map(|c| &c.kind) {
                         Some(TraceKind::Reconcile {
                             record: Some(r), ..
@@ -1540,7 +1540,7 @@ fn adoptable(inc: &Incident, e: &TraceEntry) -> bool {
             requests,
             ..
         } => {
-            component == "node-controller"
+            &**component == "node-controller"
                 && *requests > 0
                 && key.strip_prefix("Node/") == Some(node.as_str())
         }

@@ -150,7 +150,7 @@ pub fn is_heartbeat(entry: &TraceEntry) -> bool {
             let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
             kind == "Lease"
                 || (component.starts_with("kubelet") && kind == "Node" && idle)
-                || (component == "node-controller" && idle)
+                || (&**component == "node-controller" && idle)
         }
         _ => false,
     }
@@ -398,7 +398,7 @@ pub struct LoopCard {
     /// `rs/web-7d4b9c8f6`.
     pub key: String,
     /// Why the key was queued (`watch`, `requeue`, `relist`, `timer`, `resync`).
-    pub trigger: String,
+    pub trigger: &'static str,
     pub t: Millis,
     pub observed: String,
     pub desired: String,
@@ -474,14 +474,14 @@ impl LoopTracker {
                     if is_heartbeat(e) {
                         continue;
                     }
-                    let passes = self.cards.get(component).map_or(0, |c| c.passes) + 1;
+                    let passes = self.cards.get(&**component).map_or(0, |c| c.passes) + 1;
                     let r = record.clone().unwrap_or_default();
                     self.cards.insert(
-                        component.clone(),
+                        component.to_string(),
                         LoopCard {
-                            component: component.clone(),
+                            component: component.to_string(),
                             key: short_object(key),
-                            trigger: trigger.clone(),
+                            trigger,
                             t: e.t,
                             observed: r.observed,
                             desired: r.desired,
@@ -500,7 +500,7 @@ impl LoopTracker {
                         },
                     );
                     if *requests > 0 {
-                        self.pending.push_back((e.seq, component.clone()));
+                        self.pending.push_back((e.seq, component.to_string()));
                         while self.pending.len() > 64 {
                             self.pending.pop_front();
                         }
@@ -606,7 +606,7 @@ mod tests {
         TraceKind::Reconcile {
             component: component.into(),
             key: key.into(),
-            trigger: "watch".into(),
+            trigger: "watch",
             record: Some(Box::new(ReconcileRecord {
                 observed: "0 pods".into(),
                 desired: "replicas: 3".into(),

@@ -2092,12 +2092,7 @@ mod tests {
         let old = rs(&d, "web-v1", "v1", 0, 1, 1);
         let gone = pod_of(&old, "web-v1-a", "Running", true);
         let other = pod_of(&old, "web-v1-b", "Running", true);
-        let ev = WatchEvent {
-            type_: WatchEventType::Deleted,
-            object: Arc::new(Object::Pod(gone)),
-            resource_version: 9,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(WatchEventType::Deleted, Arc::new(Object::Pod(gone)), 9, 0);
         let mut ctrl = DeploymentController::new();
         let cache = cache_with(&d, std::slice::from_ref(&old), std::slice::from_ref(&other));
         assert!(
@@ -2652,12 +2647,8 @@ mod tests {
         orphan.metadata.owner_references.clear();
         let cache = cache_with(&d, std::slice::from_ref(&owned), &[]);
         let mut ctrl = DeploymentController::new();
-        let ev = |o: &ReplicaSet, t| WatchEvent {
-            type_: t,
-            object: Arc::new(Object::ReplicaSet(o.clone())),
-            resource_version: 60,
-            cause: 0,
-        };
+        let ev =
+            |o: &ReplicaSet, t| WatchEvent::new(t, Arc::new(Object::ReplicaSet(o.clone())), 60, 0);
         let mut bumped = owned.clone();
         bumped.metadata.resource_version = "61".into();
         let old = Arc::new(Object::ReplicaSet(owned.clone()));

@@ -1094,12 +1094,7 @@ mod tests {
             Some("EndpointSlice informer cache is out of date")
         );
         assert_eq!(stale.requests().count(), 0, "no duplicate slice");
-        let ev = WatchEvent {
-            type_: WatchEventType::Added,
-            object: Arc::new(slice.clone()),
-            resource_version: 20,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(WatchEventType::Added, Arc::new(slice.clone()), 20, 0);
         let mut caught_up = cache.clone();
         caught_up.upsert(Arc::new(slice));
         assert_eq!(
@@ -1216,7 +1211,7 @@ mod tests {
                     object,
                     ..
                 } if *verb == "delete" && object.starts_with("EndpointSlice/") => {
-                    Some(actor.clone())
+                    Some(actor.to_string())
                 }
                 _ => None,
             })

@@ -752,12 +752,7 @@ mod tests {
             WatchEventType::Deleted => cache.remove(&obj.key()),
             _ => cache.upsert(obj.clone()),
         };
-        let ev = WatchEvent {
-            type_,
-            object: obj,
-            resource_version: cache.last_rv,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(type_, obj, cache.last_rv, 0);
         gc.keys_for_event(&ev, old.as_ref(), cache)
     }
 
@@ -1332,7 +1327,7 @@ mod tests {
                         object,
                         code,
                         ..
-                    } if actor == "garbage-collector-controller" && *code < 300 => {
+                    } if &**actor == "garbage-collector-controller" && *code < 300 => {
                         Some(format!("{verb} {object}"))
                     }
                     _ => None,

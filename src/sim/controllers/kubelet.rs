@@ -1835,6 +1835,10 @@ impl Controller for Kubelet {
         &[Kind::Node, Kind::Pod]
     }
 
+    fn has_field_selector(&self) -> bool {
+        true
+    }
+
     fn accepts(&self, obj: &Object) -> bool {
         match obj {
             Object::Pod(p) => p.spec.node_name == self.node,

@@ -1675,12 +1675,7 @@ mod tests {
         for name in ["web-a", "web-b"] {
             let p = Arc::new(Object::Pod(pod(name).of(&web).build()));
             cache.upsert(p.clone());
-            let ev = WatchEvent {
-                type_: WatchEventType::Added,
-                object: p,
-                resource_version: 20,
-                cause: 0,
-            };
+            let ev = WatchEvent::new(WatchEventType::Added, p, 20, 0);
             assert_eq!(ctrl.keys_for_event(&ev, None, &cache), vec![rs_key("web")]);
         }
         assert!(ctrl.expectations().satisfied(&rs_key("web"), 20));
@@ -1815,24 +1810,14 @@ mod tests {
         terminating.metadata.resource_version = "6".into();
         let t = Arc::new(Object::Pod(terminating));
         let old = cache.upsert(t.clone());
-        let ev = WatchEvent {
-            type_: WatchEventType::Modified,
-            object: t.clone(),
-            resource_version: 6,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(WatchEventType::Modified, t.clone(), 6, 0);
         ctrl.keys_for_event(&ev, old.as_ref(), &cache);
         assert_eq!(
             ctrl.expectations().get(&rs_key("web")).map(|e| e.del),
             Some(0)
         );
         cache.remove(&t.key());
-        let ev = WatchEvent {
-            type_: WatchEventType::Deleted,
-            object: t,
-            resource_version: 7,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(WatchEventType::Deleted, t, 7, 0);
         ctrl.keys_for_event(&ev, None, &cache);
         assert_eq!(
             ctrl.expectations().get(&rs_key("web")).map(|e| e.del),
@@ -1984,12 +1969,7 @@ mod tests {
         cache.upsert(Arc::new(Object::ReplicaSet(other)));
         let p = Arc::new(Object::Pod(pod("orphan").build()));
         cache.upsert(p.clone());
-        let ev = WatchEvent {
-            type_: WatchEventType::Added,
-            object: p,
-            resource_version: 3,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(WatchEventType::Added, p, 3, 0);
         assert_eq!(
             ctrl.keys_for_event(&ev, None, &cache),
             vec![rs_key("a"), rs_key("b")]
@@ -2007,12 +1987,7 @@ mod tests {
         let old = Arc::new(Object::Pod(pod("p").of(&a).build()));
         let mut moved = pod("p").of(&b).build();
         moved.metadata.resource_version = "9".into();
-        let ev = WatchEvent {
-            type_: WatchEventType::Modified,
-            object: Arc::new(Object::Pod(moved)),
-            resource_version: 9,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(WatchEventType::Modified, Arc::new(Object::Pod(moved)), 9, 0);
         assert_eq!(
             ctrl.keys_for_event(&ev, Some(&old), &cache),
             vec![rs_key("a"), rs_key("b")]
@@ -2025,12 +2000,12 @@ mod tests {
         let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
         let mut ctrl = ReplicaSetController::new();
         run(&mut ctrl, &cache, &rs_key("web"), 0);
-        let ev = WatchEvent {
-            type_: WatchEventType::Deleted,
-            object: Arc::new(Object::ReplicaSet(web)),
-            resource_version: 3,
-            cause: 0,
-        };
+        let ev = WatchEvent::new(
+            WatchEventType::Deleted,
+            Arc::new(Object::ReplicaSet(web)),
+            3,
+            0,
+        );
         ctrl.keys_for_event(&ev, None, &Cache::new());
         assert!(ctrl.expectations().get(&rs_key("web")).is_none());
     }

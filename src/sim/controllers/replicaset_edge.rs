@@ -460,12 +460,7 @@ mod tests {
     }
 
     fn ev(type_: WatchEventType, obj: Object) -> WatchEvent {
-        WatchEvent {
-            type_,
-            object: Arc::new(obj),
-            resource_version: 10,
-            cause: 0,
-        }
+        WatchEvent::new(type_, Arc::new(obj), 10, 0)
     }
 
     fn run(ctrl: &mut EdgeReplicaSetController, cache: &Cache, key: &ObjectKey) -> Outcome {

@@ -633,6 +633,10 @@ impl Controller for DrainController {
         &[Kind::Pod]
     }
 
+    fn has_field_selector(&self) -> bool {
+        true
+    }
+
     fn accepts(&self, obj: &Object) -> bool {
         self.log.finished.is_none()
             && obj.as_pod().is_some_and(|p| {

@@ -161,7 +161,9 @@ fn kubelet_requests(sim: &Sim, object: &str) -> Vec<(Millis, String, u16)> {
                 object: o,
                 code,
                 ..
-            } if actor == "kubelet/node-1" && o == object => Some((e.t, verb.to_string(), *code)),
+            } if &**actor == "kubelet/node-1" && o == object => {
+                Some((e.t, verb.to_string(), *code))
+            }
             _ => None,
         })
         .collect()

@@ -1155,6 +1155,10 @@ impl Controller for Scheduler {
         &[Kind::Node, Kind::Pod]
     }
 
+    fn has_field_selector(&self) -> bool {
+        true
+    }
+
     /// The pod informer's field selector: `status.phase!=Succeeded,status.phase!=Failed`, so a
     /// finished pod leaves the cache (and frees its node) as if deleted.
     fn accepts(&self, obj: &Object) -> bool {

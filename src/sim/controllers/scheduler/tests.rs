@@ -280,12 +280,7 @@ fn failure_message(nodes: &[Node], pods: &[Pod], p: Pod) -> String {
 }
 
 fn watch(type_: WatchEventType, obj: Object) -> WatchEvent {
-    WatchEvent {
-        type_,
-        object: Arc::new(obj),
-        resource_version: 0,
-        cause: 0,
-    }
+    WatchEvent::new(type_, Arc::new(obj), 0, 0)
 }
 
 // ------------------------------------------------------------------ filters
