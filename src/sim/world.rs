@@ -2524,9 +2524,9 @@ mod tests {
             .is_some_and(|c| c.get(key).is_some())
     }
 
-    #[test]
-    fn a_pod_moved_to_another_node_leaves_the_old_kubelets_view_and_enters_the_new_one() {
-        // Debug builds also check every fan-out: no kubelet left out would have heard of a write.
+    /// A session with the default cluster and a bare pod bound to node-1, its watch events
+    /// delivered.
+    fn pod_on_node_1() -> (Session, ObjectKey) {
         let mut s = Session::new(1);
         s.advance_to(2_000, usize::MAX);
         let pod = Pod {
@@ -2546,12 +2546,19 @@ mod tests {
             },
             ..Default::default()
         };
-        let created = s
+        let key = s
             .sim
             .submit(ApiRequest::Create(Object::Pod(pod)))
-            .expect("created");
-        let key = created.key();
+            .expect("created")
+            .key();
         s.advance_to(3_000, usize::MAX);
+        (s, key)
+    }
+
+    #[test]
+    fn a_pod_moved_to_another_node_leaves_the_old_kubelets_view_and_enters_the_new_one() {
+        // Debug builds also check every fan-out: no kubelet left out would have heard of a write.
+        let (mut s, key) = pod_on_node_1();
         assert!(kubelet_sees(&s.sim, "node-1", &key));
         assert!(!kubelet_sees(&s.sim, "node-2", &key));
         let mut moved = (*s.sim.api.get(&key).expect("stored").clone()).clone();
@@ -2565,6 +2572,37 @@ mod tests {
             s.sim.routed_selected.get(&key).map(Vec::as_slice),
             Some(&["node-2".to_string()][..])
         );
+    }
+
+    #[test]
+    fn only_components_with_a_field_selector_track_what_it_holds() {
+        let (mut s, key) = pod_on_node_1();
+        let holds = |sim: &Sim, id: &ComponentId| sim.components[id].selected.contains(&key);
+        let cached = |sim: &Sim, id: &ComponentId| sim.components[id].cache.get(&key).is_some();
+        assert!(holds(&s.sim, &ComponentId::Scheduler));
+        assert!(holds(&s.sim, &ComponentId::Kubelet("node-1".into())));
+        for id in ComponentId::CONTROLLER_MANAGER {
+            assert!(cached(&s.sim, &id), "{id} cached the pod");
+            assert!(
+                s.sim.components[&id].selected.is_empty(),
+                "{id} keeps no set"
+            );
+        }
+        // Without a set, the delete still reaches every controller's cache.
+        s.sim
+            .submit(ApiRequest::Delete {
+                key: key.clone(),
+                options: DeleteOptions {
+                    grace_period_seconds: Some(0),
+                    ..Default::default()
+                },
+            })
+            .expect("deleted");
+        s.advance_to(4_000, usize::MAX);
+        for id in ComponentId::CONTROLLER_MANAGER {
+            assert!(!cached(&s.sim, &id), "{id} heard of the delete");
+        }
+        assert!(!holds(&s.sim, &ComponentId::Scheduler));
     }
 
     #[test]
