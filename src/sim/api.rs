@@ -240,6 +240,9 @@ pub struct WatchEvent {
     /// finds its cache entry by it, and a new entry shares it, without building the key anew
     /// (three strings) or looking it up in the store for each of a dozen watchers.
     pub key: SharedKey,
+    /// The object as the trace names it (`Kind/namespace/name`), built once per change and
+    /// shared by the trace entry of every delivery of it.
+    pub name: Arc<str>,
 }
 
 impl WatchEvent {
@@ -251,12 +254,14 @@ impl WatchEvent {
         cause: u64,
     ) -> Self {
         let key = Arc::new(object.key());
+        let name = key.to_string().into();
         WatchEvent {
             type_,
             object,
             resource_version,
             cause,
             key,
+            name,
         }
     }
 }

@@ -230,12 +230,14 @@ impl ApiServer {
         rv: u64,
         cause: u64,
     ) -> WatchEvent {
+        let name = key.to_string().into();
         let ev = WatchEvent {
             type_,
             object: obj,
             resource_version: rv,
             cause,
             key,
+            name,
         };
         self.history.push_back((now, ev.clone()));
         // The capacity holds at every write (the window is applied by `compact`, every 10 s):

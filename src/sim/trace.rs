@@ -60,7 +60,8 @@ pub enum TraceKind {
         /// `ADDED`, `MODIFIED`, `DELETED` or `ERROR` (410 Gone): no allocation per delivery.
         #[serde(rename = "eventType")]
         event_type: &'static str,
-        object: String,
+        /// Shared with the watch event (and every other delivery of it).
+        object: Arc<str>,
         #[serde(rename = "resourceVersion")]
         resource_version: u64,
         delivery: Delivery,

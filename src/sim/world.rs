@@ -754,7 +754,7 @@ impl Sim {
                     TraceKind::Watch {
                         component: id.name().into(),
                         event_type: type_.as_str(),
-                        object: ev.object.key().to_string(),
+                        object: ev.name.clone(),
                         resource_version: rv,
                         delivery: Delivery::Delivered,
                     },
@@ -960,7 +960,7 @@ impl Sim {
                                 TraceKind::Watch {
                                     component: id.name().into(),
                                     event_type: ev.type_.as_str(),
-                                    object: ev.key.to_string(),
+                                    object: ev.name.clone(),
                                     resource_version: ev.resource_version,
                                     delivery: Delivery::Dropped,
                                 },
@@ -1049,7 +1049,7 @@ impl Sim {
             }
         };
         let local_ev = WatchEvent { type_, ..ev };
-        let object = local_ev.key.to_string();
+        let object = local_ev.name.clone();
         let keys = c.ctrl.keys_for_event(&local_ev, old.as_ref(), &c.cache);
         let seq = self.trace.push(
             now,
@@ -2237,7 +2237,7 @@ impl Sim {
                     TraceKind::Watch {
                         component: id.name().into(),
                         event_type: "ERROR",
-                        object: format!("410 {:?}: {}", err.reason, err.message),
+                        object: format!("410 {:?}: {}", err.reason, err.message).into(),
                         resource_version: from,
                         delivery: Delivery::Delivered,
                     },
@@ -2603,6 +2603,28 @@ mod tests {
             assert!(!cached(&s.sim, &id), "{id} heard of the delete");
         }
         assert!(!holds(&s.sim, &ComponentId::Scheduler));
+    }
+
+    #[test]
+    fn every_delivery_of_a_write_shares_one_object_name_in_the_trace() {
+        let (s, key) = pod_on_node_1();
+        let name = key.to_string();
+        let names: Vec<&Arc<str>> = s
+            .sim
+            .trace()
+            .entries()
+            .filter_map(|e| match &e.kind {
+                TraceKind::Watch {
+                    object,
+                    event_type: "ADDED",
+                    ..
+                } if **object == *name => Some(object),
+                _ => None,
+            })
+            .collect();
+        // The seven controllers, the scheduler and node-1's kubelet heard of the create.
+        assert_eq!(names.len(), 9);
+        assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
     }
 
     #[test]
