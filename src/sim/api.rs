@@ -254,6 +254,17 @@ impl WatchEvent {
         cause: u64,
     ) -> Self {
         let key = Arc::new(object.key());
+        WatchEvent::keyed(type_, object, key, resource_version, cause)
+    }
+
+    /// A change of `object` under `key`, the store's allocation of its key.
+    pub fn keyed(
+        type_: WatchEventType,
+        object: Arc<Object>,
+        key: SharedKey,
+        resource_version: u64,
+        cause: u64,
+    ) -> Self {
         let name = key.to_string().into();
         WatchEvent {
             type_,

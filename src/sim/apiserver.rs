@@ -123,11 +123,6 @@ impl ApiServer {
             .take_while(move |(k, _)| k.kind == kind)
     }
 
-    /// The store's allocation of `key`, while the object exists.
-    pub fn shared_key(&self, key: &ObjectKey) -> Option<&SharedKey> {
-        self.objects.get_key_value(key).map(|(k, _)| k)
-    }
-
     /// Every object, in key order.
     pub fn all(&self) -> impl Iterator<Item = &Arc<Object>> {
         self.objects.values()
@@ -230,15 +225,7 @@ impl ApiServer {
         rv: u64,
         cause: u64,
     ) -> WatchEvent {
-        let name = key.to_string().into();
-        let ev = WatchEvent {
-            type_,
-            object: obj,
-            resource_version: rv,
-            cause,
-            key,
-            name,
-        };
+        let ev = WatchEvent::keyed(type_, obj, key, rv, cause);
         self.history.push_back((now, ev.clone()));
         // The capacity holds at every write (the window is applied by `compact`, every 10 s):
         // a 10,000-pod rollout would otherwise pile up 100,000 versions between two compactions.
@@ -261,17 +248,8 @@ impl ApiServer {
         obj.meta_mut().resource_version = rv.to_string();
         let obj = Arc::new(obj);
         let key = obj.key();
-        // One descent finds the slot and the store's allocation of the key.
-        let found = self
-            .objects
-            .range_mut::<ObjectKey, _>(&key..=&key)
-            .next()
-            .map(|(k, slot)| {
-                *slot = obj.clone();
-                k.clone()
-            });
-        let shared = match found {
-            Some(k) => k,
+        let shared = match replace_shared(&mut self.objects, &key, obj.clone()) {
+            Some((k, _)) => k,
             None => {
                 let k = Arc::new(key);
                 self.objects.insert(k.clone(), obj.clone());

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
+use super::types::{replace_shared, Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
 
 /// What a workload controller counts about the pods one owner controls that share one label set
 /// (a ReplicaSet's pods all carry its template's labels), kept as pods come and go so that a pass
@@ -381,13 +381,7 @@ impl Cache {
     /// [`Cache::upsert`] under the store's allocation of the object's key (see [`SharedKey`]):
     /// a new entry and its indexes share it.
     pub fn upsert_shared(&mut self, obj: Arc<Object>, key: &SharedKey) -> Option<Arc<Object>> {
-        // One descent finds both the cached key (for the indexes) and the slot.
-        let found = self
-            .objects
-            .range_mut::<ObjectKey, _>(&**key..=&**key)
-            .next()
-            .map(|(k, slot)| (k.clone(), std::mem::replace(slot, obj.clone())));
-        match found {
+        match replace_shared(&mut self.objects, key, obj.clone()) {
             Some((shared, old)) => {
                 self.reindex(&old, &obj, &shared);
                 Some(old)

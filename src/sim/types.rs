@@ -1527,6 +1527,19 @@ accessors! {
 /// held some 95,000 copies before).
 pub type SharedKey = std::sync::Arc<ObjectKey>;
 
+/// Puts `obj` in place of the object stored under `key`, if there is one, and returns the map's
+/// allocation of the key with the object it replaced: one descent serves the store (which hands
+/// the key to the watch event) and the informer caches (whose indexes share it).
+pub fn replace_shared(
+    map: &mut BTreeMap<SharedKey, std::sync::Arc<Object>>,
+    key: &ObjectKey,
+    obj: std::sync::Arc<Object>,
+) -> Option<(SharedKey, std::sync::Arc<Object>)> {
+    map.range_mut::<ObjectKey, _>(key..=key)
+        .next()
+        .map(|(k, slot)| (k.clone(), std::mem::replace(slot, obj)))
+}
+
 /// Kind, namespace and name: how the store, caches and work queues address an object.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
