@@ -135,24 +135,85 @@ fn ready_pods(s: &Session) -> usize {
         .count()
 }
 
+/// Advances `s` a simulated second at a time until `done`, for at most 30 simulated minutes
+/// (then an error saying `what` did not happen, and how far it got).
+fn advance_until(
+    s: &mut Session,
+    what: &str,
+    done: impl Fn(&Session) -> Result<(), String>,
+) -> Result<(), String> {
+    let limit = s.sim.now() + 30 * MINUTE;
+    loop {
+        let Err(progress) = done(s) else {
+            return Ok(());
+        };
+        let t = s.sim.now() + SECOND;
+        if t > limit {
+            return Err(format!(
+                "{what} after {}: {progress}",
+                format_duration(30 * MINUTE)
+            ));
+        }
+        s.advance_to(t, usize::MAX);
+    }
+}
+
+/// Every one of `replicas` pods is Ready, or how many are.
+fn all_ready(s: &Session, replicas: usize) -> Result<(), String> {
+    let ready = ready_pods(s);
+    if ready >= replicas {
+        Ok(())
+    } else {
+        Err(format!("{ready} of {replicas} ready"))
+    }
+}
+
 /// Applies a Deployment and advances until every pod is Ready. Returns (wall s, simulated ms).
 fn converge(nodes: usize, replicas: usize) -> Result<Sample, String> {
     let text = scenario(nodes, replicas);
     let mut s = Session::load("bench.yaml", &text, Some(1)).map_err(|d| format!("{d:?}"))?;
     let watch = Stopwatch::start();
-    let limit = 30 * 60 * SECOND;
-    while ready_pods(&s) < replicas {
-        let t = s.sim.now() + SECOND;
-        if t > limit {
-            return Err(format!(
-                "not converged after {}: {} of {replicas} ready",
-                format_duration(limit),
-                ready_pods(&s)
-            ));
-        }
-        s.advance_to(t, usize::MAX);
-    }
+    advance_until(&mut s, "not converged", |s| all_ready(s, replicas))?;
     Ok(watch.stop(s.sim.now()))
+}
+
+/// Converges `replicas` pods (not timed), then rolls them all out to a new image and measures
+/// until the rollout is complete: every pod Ready on the new image and the old ones gone. The
+/// old ReplicaSet's scale-downs rank its pods for deletion, which the converge case never does.
+fn rollout(nodes: usize, replicas: usize) -> Result<Sample, String> {
+    let text = scenario(nodes, replicas);
+    let mut s = Session::load("bench.yaml", &text, Some(1)).map_err(|d| format!("{d:?}"))?;
+    advance_until(&mut s, "not converged", |s| all_ready(s, replicas))?;
+    let start = s.sim.now();
+    let watch = Stopwatch::start();
+    let set = s.kubectl("set image deployment/web app=nginx:1.28");
+    if !set.ok {
+        return Err(set.stderr);
+    }
+    advance_until(&mut s, "rollout not complete", |s| {
+        let pods: Vec<&Pod> = s
+            .sim
+            .api
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod())
+            .collect();
+        let new = |p: &&Pod| {
+            p.spec
+                .containers
+                .first()
+                .is_some_and(|c| c.image == "nginx:1.28")
+        };
+        let done = pods.iter().filter(|p| p.is_ready() && new(p)).count();
+        if done == replicas && pods.len() == replicas {
+            Ok(())
+        } else {
+            Err(format!(
+                "{done} of {replicas} Ready on the new image, {} pods",
+                pods.len()
+            ))
+        }
+    })?;
+    Ok(watch.stop(s.sim.now() - start))
 }
 
 /// Creates bare pods on `nodes` nodes and measures until all are bound.
@@ -422,6 +483,19 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             (
                 "schedule 10,000 pods / 1,000 nodes".into(),
                 Box::new(|| schedule(1_000, 10_000)),
+                10_000,
+            )
+        },
+        if quick {
+            (
+                "roll out 1,000 replicas / 100 nodes".into(),
+                Box::new(|| rollout(100, 1_000)),
+                1_000,
+            )
+        } else {
+            (
+                "roll out 10,000 replicas / 1,000 nodes".into(),
+                Box::new(|| rollout(1_000, 10_000)),
                 10_000,
             )
         },
