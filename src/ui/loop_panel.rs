@@ -37,12 +37,13 @@ pub fn LoopPanel(p: &LoopPanelProps) -> Html {
 
 fn card(c: &LoopCard) -> Html {
     let converged = c.converged();
-    // The key changes with every pass, so the card's CSS pulse replays each time it runs.
+    // Keyed by its slot, so the latest kubelet's card is updated in place when another node's
+    // kubelet runs; the pulse is keyed by the pass (its trace entry), so its animation replays.
     html! {
-        <article class={classes!("loop-card", converged.then_some("is-converged"))} key={c.component.clone()}
+        <article class={classes!("loop-card", converged.then_some("is-converged"))} key={c.slot().to_string()}
             data-testid={format!("loop-{}", c.component.replace('/', "-"))}>
             <header class="loop-head">
-                <span class="loop-pulse" key={c.passes.to_string()} aria-hidden="true" />
+                <span class="loop-pulse" key={c.seq.to_string()} aria-hidden="true" />
                 <span class="loop-title">{ c.title() }</span>
                 <span class="loop-key mono">{ &c.key }</span>
                 <span class="loop-meta" title={format!("queued by: {}; pass #{}", c.trigger, c.passes)}>

@@ -407,8 +407,9 @@ pub struct LoopCard {
     pub actions: Vec<LoopAction>,
     /// How many requests the pass decided on.
     pub requests: usize,
-    /// Passes seen so far (changes on every pass: the view pulses the card).
+    /// Passes of this component seen so far.
     pub passes: u64,
+    /// The pass's trace entry: a new one replays the card's pulse.
     pub seq: u64,
 }
 
@@ -426,6 +427,21 @@ impl LoopCard {
             "endpointslice-controller" => "EndpointSlice controller".into(),
             c => c.to_string(),
         }
+    }
+
+    /// The panel's place for this card, which the view keys it by: every kubelet shares one
+    /// (the panel shows the latest kubelet's pass), so a pass of another node's kubelet
+    /// updates that card where it is instead of replacing it, several times a second.
+    pub fn slot(&self) -> &str {
+        if self.is_kubelet() {
+            "kubelet"
+        } else {
+            &self.component
+        }
+    }
+
+    fn is_kubelet(&self) -> bool {
+        self.component.starts_with("kubelet")
     }
 
     /// True when the pass found no gap and did nothing.
@@ -552,7 +568,7 @@ impl LoopTracker {
         if let Some(k) = self
             .cards
             .values()
-            .filter(|c| c.component.starts_with("kubelet"))
+            .filter(|c| c.is_kubelet())
             .max_by_key(|c| c.seq)
         {
             out.push(k.clone());
@@ -560,9 +576,7 @@ impl LoopTracker {
         let mut others: Vec<&LoopCard> = self
             .cards
             .values()
-            .filter(|c| {
-                !CARD_ORDER.contains(&c.component.as_str()) && !c.component.starts_with("kubelet")
-            })
+            .filter(|c| !CARD_ORDER.contains(&c.component.as_str()) && !c.is_kubelet())
             .collect();
         others.stable_sort_by_key(|c| std::cmp::Reverse(c.seq));
         out.extend(others.into_iter().cloned());
@@ -832,5 +846,23 @@ mod tests {
                 "garbage-collector-controller"
             ]
         );
+    }
+
+    #[test]
+    fn every_kubelet_shares_one_card_slot_and_each_controller_has_its_own() {
+        let mut t = Trace::default();
+        t.push(1, None, reconcile("kubelet/node-2", "Pod/default/a", "", 0));
+        t.push(2, None, reconcile("kubelet/node-1", "Pod/default/b", "", 0));
+        t.push(
+            3,
+            None,
+            reconcile("default-scheduler", "Pod/default/a", "", 1),
+        );
+        let mut tracker = LoopTracker::default();
+        tracker.ingest(t.entries());
+        let slot = |c: &str| tracker.card(c).map(|c| c.slot().to_string());
+        assert_eq!(slot("kubelet/node-1"), Some("kubelet".into()));
+        assert_eq!(slot("kubelet/node-2"), Some("kubelet".into()));
+        assert_eq!(slot("default-scheduler"), Some("default-scheduler".into()));
     }
 }

@@ -195,3 +195,30 @@ test('a chip keeps its place in its card through a rollout', async ({ page }) =>
   expect(moved, 'chips moved within their card').toEqual([]);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test("the latest kubelet's loop card is updated in place when another node's kubelet runs", async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  expect((await apply(page, deployment(6))).filter((d) => d.severity === 'error')).toEqual([]);
+  // Pods start on all three nodes, so the card shows one kubelet's pass, then another's.
+  const { nodes, replaced } = await page.evaluate(async () => {
+    const k = window.kubeloop;
+    const card = () => document.querySelector('[data-testid^="loop-kubelet-"]');
+    const nodes = [];
+    let first = null;
+    let replaced = 0;
+    for (let i = 0; i < 300 && nodes.length < 3; i++) {
+      k.advance('100ms');
+      await new Promise((r) => requestAnimationFrame(r));
+      const c = card();
+      if (!c) continue;
+      if (!first) first = c;
+      if (c !== first) replaced++;
+      if (nodes[nodes.length - 1] !== c.dataset.testid) nodes.push(c.dataset.testid);
+    }
+    return { nodes, replaced };
+  });
+  expect(new Set(nodes).size, 'the card followed kubelets of different nodes').toBeGreaterThan(1);
+  expect(replaced, 'frames in which the card was a new element').toBe(0);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
