@@ -152,6 +152,8 @@ test('while playing, the events table takes in new Events at most four times a s
 });
 
 test('a chip keeps its place in its card through a rollout', async ({ page }) => {
+  // 200 steps, each reading every pod's creationTimestamp: near 30 s on a loaded machine.
+  test.setTimeout(120_000);
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
   // A card orders its pods as `kubectl get pods --sort-by=.metadata.creationTimestamp` does (then
