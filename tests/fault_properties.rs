@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use kubeloop::sim::controllers::deployment_util::DESIRED_REPLICAS_ANNOTATION;
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::quantity::parse_quantity;
 use kubeloop::sim::session::Session;
@@ -522,6 +523,36 @@ fn apply_op(
     }
 }
 
+/// A state upstream's Deployment controller never leaves, which the simulation reproduces
+/// rather than fixes (kubernetes/kubernetes#138036 and #138840, open): the only ReplicaSet with
+/// replicas already has the Deployment's count, but its `desired-replicas` annotation is stale.
+/// Every sync then sees a scaling event (`isScalingEvent`), and `scale()` returns early because
+/// the sizes match, so the annotation is never rewritten and the rollout never starts. Reached
+/// when a direct edit of that ReplicaSet's replicas races a scale and a template change.
+fn upstream_stale_annotation_deadlock(s: &Session) -> bool {
+    let Some(d) = s
+        .sim
+        .api
+        .list(Kind::Deployment)
+        .find_map(|o| o.as_deployment())
+    else {
+        return false;
+    };
+    let want = d.spec.replicas.unwrap_or(1);
+    let active: Vec<_> = s
+        .sim
+        .api
+        .list(Kind::ReplicaSet)
+        .filter_map(|o| o.as_replica_set())
+        .filter(|rs| rs.spec.replicas.unwrap_or(1) > 0)
+        .collect();
+    let [rs] = active.as_slice() else {
+        return false;
+    };
+    let desired = rs.metadata.annotations.get(DESIRED_REPLICAS_ANNOTATION);
+    rs.spec.replicas == Some(want) && desired.is_some_and(|v| *v != want.to_string())
+}
+
 /// Advances to `t` in steps of at most `step`, checking the invariants after each.
 fn advance_checking(s: &mut Session, t: u64, step: u64) -> Result<(), TestCaseError> {
     while s.sim.now() < t {
@@ -573,6 +604,9 @@ fn run_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<(), Tes
                     last_miss = e;
                 }
                 if now >= deadline {
+                    if upstream_stale_annotation_deadlock(&s) {
+                        return Ok(());
+                    }
                     return Err(TestCaseError::fail(format!(
                         "seed {seed}: not stably converged {} s after the last fault ended at {quiet_from} ms: {last_miss}",
                         CONVERGENCE_BOUND / S
