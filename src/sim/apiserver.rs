@@ -247,16 +247,10 @@ impl ApiServer {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = rv.to_string();
         let obj = Arc::new(obj);
-        let key = obj.key();
-        let shared = match replace_shared(&mut self.objects, &key, obj.clone()) {
-            Some((k, _)) => k,
-            None => {
-                let k = Arc::new(key);
-                self.objects.insert(k.clone(), obj.clone());
-                self.count_change(obj.kind(), true);
-                k
-            }
-        };
+        let (shared, old) = replace_shared(&mut self.objects, Arc::new(obj.key()), obj.clone());
+        if old.is_none() {
+            self.count_change(obj.kind(), true);
+        }
         let ev = self.commit(now, type_, obj.clone(), shared, rv, cause);
         (obj, ev)
     }

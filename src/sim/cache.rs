@@ -381,13 +381,12 @@ impl Cache {
     /// [`Cache::upsert`] under the store's allocation of the object's key (see [`SharedKey`]):
     /// a new entry and its indexes share it.
     pub fn upsert_shared(&mut self, obj: Arc<Object>, key: &SharedKey) -> Option<Arc<Object>> {
-        match replace_shared(&mut self.objects, key, obj.clone()) {
-            Some((shared, old)) => {
+        match replace_shared(&mut self.objects, key.clone(), obj.clone()) {
+            (shared, Some(old)) => {
                 self.reindex(&old, &obj, &shared);
                 Some(old)
             }
-            None => {
-                self.objects.insert(key.clone(), obj.clone());
+            (_, None) => {
                 self.index(&obj, key);
                 None
             }
