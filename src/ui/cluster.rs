@@ -17,6 +17,7 @@ use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::cluster::{
     Bucket, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS,
+    ENDLESS_ANIMATIONS_MAX,
 };
 use crate::viewmodel::format::pod_suffix;
 use crate::viewmodel::inspect::DeploymentGap;
@@ -70,11 +71,16 @@ pub fn Cluster(p: &ClusterProps) -> Html {
         Callback::from(move |_: MouseEvent| layout.set(l))
     };
     let cards = if dense { 0 } else { v.cards_shown() };
+    let calm = v.calm_motion();
+    let calm_note = format!(
+        "Held still while more than {ENDLESS_ANIMATIONS_MAX} pods are starting or failing at once, to keep the page smooth"
+    );
     let auto_note = format!(
         "Chosen automatically: dense above {DENSE_NODES} nodes or {DENSE_PODS} pods. Click to choose."
     );
     html! {
-        <section class="panel cluster-panel" aria-labelledby="cluster-title" data-layout={if dense { "dense" } else { "cards" }}>
+        <section class={classes!("panel", "cluster-panel", calm.then_some("calm-motion"))} aria-labelledby="cluster-title"
+            data-layout={if dense { "dense" } else { "cards" }}>
             <div class="panel-head">
                 <h2 id="cluster-title" class="panel-title">{ "Actual state" }</h2>
                 <span class="panel-sub" data-testid="cluster-summary">
@@ -119,7 +125,8 @@ pub fn Cluster(p: &ClusterProps) -> Html {
             }
             <ul class="legend" aria-label="Pod states">
                 { for Tone::ALL.iter().filter(|t| **t != Tone::Unknown || counts.get(**t) > 0).map(|t| html! {
-                    <li class={classes!("legend-item", t.class(), (counts.get(*t) > 0).then_some("is-present"))}>
+                    <li class={classes!("legend-item", t.class(), (counts.get(*t) > 0).then_some("is-present"))}
+                        title={(calm && matches!(t, Tone::Starting | Tone::Failing)).then_some(calm_note.clone())}>
                         <span class="legend-glyph" aria-hidden="true">{ t.glyph() }</span>
                         <span>{ t.label() }</span>
                     </li>

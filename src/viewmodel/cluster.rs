@@ -830,6 +830,17 @@ impl ClusterView {
         is_dense(self.nodes.len(), self.pod_count())
     }
 
+    /// True when so many chips would run an endless animation that they should hold still:
+    /// more than [`ENDLESS_ANIMATIONS_MAX`] pods starting or failing at once. Every such chip is
+    /// a layer of its own that the browser updates on every frame: with the 75 starting pods of a
+    /// 300-pod rollout they took about a fifth of the main thread (layerize, style and prepaint),
+    /// so past the cap the stripes and rings stay drawn but still, and a lesson-sized cluster
+    /// (a handful at a time) keeps every animation.
+    pub fn calm_motion(&self) -> bool {
+        let endless = self.counts.get(Tone::Starting) + self.counts.get(Tone::Failing);
+        endless as usize > ENDLESS_ANIMATIONS_MAX
+    }
+
     /// How many node cards the card layout draws, in name order: all of them while the cluster
     /// is small, else as many as keep within [`CARD_PODS_MAX`] chips and [`CARD_NODES_MAX`]
     /// cards (at least one). Someone who picks Cards for 10,000 pods gets the first cards and a
@@ -845,6 +856,10 @@ impl ClusterView {
         self.nodes.len()
     }
 }
+
+/// The most pods whose chips run an endless animation at once (the moving stripes of a starting
+/// pod, the ring of a failing one; see [`ClusterView::calm_motion`]).
+pub const ENDLESS_ANIMATIONS_MAX: usize = 24;
 
 /// The most node cards the card layout draws (see [`ClusterView::cards_shown`]).
 pub const CARD_NODES_MAX: usize = 2 * DENSE_NODES;
@@ -1376,6 +1391,35 @@ mod tests {
         let many: Vec<Node> = names.iter().map(|n| node(n, "True")).collect();
         let big = ClusterView::build(&many, [], &BTreeMap::new(), 0);
         assert!(big.dense_by_default());
+    }
+
+    #[test]
+    fn chips_hold_still_only_when_more_than_the_cap_are_starting_or_failing_at_once() {
+        let n = node("node-1", "True");
+        let view = |starting: usize, failing: usize, ready: usize| {
+            let pods: Vec<Pod> = (0..starting)
+                .map(|i| on(pod(&format!("s-{i:03}")), "node-1"))
+                .chain((0..failing).map(|i| {
+                    waiting(
+                        on(pod(&format!("f-{i:03}")), "node-1"),
+                        "CrashLoopBackOff",
+                        3,
+                    )
+                }))
+                .chain((0..ready).map(|i| running(on(pod(&format!("r-{i:03}")), "node-1"), true)))
+                .collect();
+            ClusterView::build([&n], &pods, &BTreeMap::new(), 0)
+        };
+        let lesson = view(8, 2, 20);
+        assert_eq!(lesson.counts.get(Tone::Starting), 8);
+        assert_eq!(lesson.counts.get(Tone::Failing), 2);
+        assert!(!lesson.calm_motion());
+        // Ready pods never animate endlessly, however many there are.
+        assert!(!view(0, 0, 500).calm_motion());
+        assert!(!view(ENDLESS_ANIMATIONS_MAX - 4, 4, 0).calm_motion());
+        assert!(view(ENDLESS_ANIMATIONS_MAX - 4, 5, 0).calm_motion());
+        assert!(view(ENDLESS_ANIMATIONS_MAX + 1, 0, 0).calm_motion());
+        assert!(view(0, ENDLESS_ANIMATIONS_MAX + 1, 0).calm_motion());
     }
 
     #[test]

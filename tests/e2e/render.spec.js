@@ -224,3 +224,44 @@ test("the latest kubelet's loop card is updated in place when another node's kub
   expect(replaced, 'frames in which the card was a new element').toBe(0);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('starting chips keep moving at lesson size and hold still when dozens start at once', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  const panel = page.locator('.cluster-panel');
+  /** Advances 100 ms at a time until more than `min` chips are starting; returns how many are
+   *  and how many of their stripes the browser animates (null if that never happened). */
+  const startingMoreThan = (min) => page.evaluate(async (min) => {
+    for (let i = 0; i < 200; i++) {
+      const chips = [...document.querySelectorAll('.nodes .pod.tone-starting')];
+      if (chips.length > min) {
+        const names = chips.map((c) => getComputedStyle(c.querySelector('.pod-main'), '::before').animationName);
+        return { starting: chips.length, animated: names.filter((n) => n !== 'none').length };
+      }
+      window.kubeloop.advance('100ms');
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+    return null;
+  }, min);
+
+  expect((await apply(page, deployment(3))).filter((d) => d.severity === 'error')).toEqual([]);
+  const lesson = await startingMoreThan(0);
+  expect(lesson, 'the lesson-sized rollout had starting pods').not.toBeNull();
+  expect(lesson.animated, 'every starting chip moves').toBe(lesson.starting);
+  await expect(panel).not.toHaveClass(/calm-motion/);
+
+  // 37 more at once: more than 24 start together, so their stripes hold still.
+  expect((await apply(page, deployment(40))).filter((d) => d.severity === 'error')).toEqual([]);
+  const burst = await startingMoreThan(24);
+  expect(burst, 'the burst had more than 24 starting pods').not.toBeNull();
+  await expect(panel).toHaveClass(/calm-motion/);
+  expect(burst.animated, 'no starting chip moves').toBe(0);
+  await expect(page.locator('.legend-item.tone-starting')).toHaveAttribute('title', /more than 24 pods/);
+
+  // Once they are running the cluster is back to normal, with no note.
+  await advance(page, '60s');
+  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(40);
+  await expect(panel).not.toHaveClass(/calm-motion/);
+  expect(await page.locator('.legend-item.tone-starting').getAttribute('title')).toBeNull();
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
