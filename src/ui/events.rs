@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use super::state::Action;
 use crate::sim::types::{Kind, ObjectKey};
-use crate::viewmodel::events::EventList;
+use crate::viewmodel::events::{EventList, RowFades};
 use crate::viewmodel::EventRow;
 
 /// How many rows the table can show (the model builds only these: `newest_event_rows`).
@@ -41,6 +41,9 @@ pub fn Events(p: &EventsProps) -> Html {
         let w = warnings_only.clone();
         Callback::from(move |_: Event| w.set(!*w))
     };
+    // Updated on every render; taking in the same rows again changes nothing.
+    let fades = use_mut_ref(RowFades::default);
+    let fading = fades.borrow_mut().update(&p.list.rows).clone();
     let n_warn = p.list.warnings;
     let rows: Vec<&EventRow> = p
         .list
@@ -85,7 +88,7 @@ pub fn Events(p: &EventsProps) -> Html {
                                     Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
                                 });
                                 html! {
-                                    <tr key={r.name.clone()} class={classes!("event-row", r.is_warning().then_some("is-warning"))}>
+                                    <tr key={r.name.clone()} class={classes!("event-row", r.is_warning().then_some("is-warning"), fading.contains(&r.name).then_some("is-new"))}>
                                         <td class="mono nowrap">{ &r.last_seen }</td>
                                         <td class="nowrap">
                                             if r.is_warning() {

@@ -130,10 +130,110 @@ pub fn newest_event_rows<'a>(
     }
 }
 
+/// The most rows one update of the events table fades in. A lesson's few Events a second each
+/// fade in, so the eye finds what just happened; a rollout of a few hundred pods brings dozens
+/// an update, and fading each one (a layer the browser updates on every frame until it ends)
+/// cost about a tenth of the frame rate, for rows arriving faster than anyone reads them.
+pub const ROW_FADES_MAX: usize = 8;
+
+/// Remembers, across updates of the events table, which rows fade in: a row fades in when it
+/// arrives in an update of at most [`ROW_FADES_MAX`] new rows, and keeps that for as long as it
+/// is shown (taking it away would restart or cut its fade).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowFades {
+    /// The newest row's name at the previous update (`None` before the first: the rows a table
+    /// opens with are not news).
+    newest: Option<String>,
+    fading: std::collections::BTreeSet<String>,
+}
+
+impl RowFades {
+    /// Takes in an update's rows (newest first, as the table shows them) and returns the names
+    /// of the rows that fade in. The rows above the previous newest one are new (an Event seen
+    /// again moves up and counts as new too); taking in the same rows again changes nothing.
+    pub fn update(&mut self, rows: &[EventRow]) -> &std::collections::BTreeSet<String> {
+        if let Some(prev) = &self.newest {
+            let fresh = rows
+                .iter()
+                .position(|r| &r.name == prev)
+                .unwrap_or(rows.len());
+            if fresh <= ROW_FADES_MAX {
+                self.fading
+                    .extend(rows[..fresh].iter().map(|r| r.name.clone()));
+            }
+        }
+        self.newest = rows.first().map(|r| r.name.clone());
+        if !self.fading.is_empty() {
+            let shown: std::collections::BTreeSet<&str> =
+                rows.iter().map(|r| r.name.as_str()).collect();
+            self.fading.retain(|n| shown.contains(n.as_str()));
+        }
+        &self.fading
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sim::types::{ObjectMeta, ObjectReference, Time};
+
+    fn named(names: &[&str]) -> Vec<EventRow> {
+        names
+            .iter()
+            .map(|n| EventRow {
+                name: n.to_string(),
+                last_seen: String::new(),
+                type_: "Normal".into(),
+                reason: String::new(),
+                object: String::new(),
+                object_kind: String::new(),
+                object_name: String::new(),
+                object_namespace: String::new(),
+                message: String::new(),
+                count: 1,
+                last_t: 0,
+                source: String::new(),
+            })
+            .collect()
+    }
+
+    fn fading(f: &mut RowFades, names: &[&str]) -> Vec<String> {
+        f.update(&named(names)).iter().cloned().collect()
+    }
+
+    #[test]
+    fn a_few_new_rows_fade_in_and_keep_fading_while_shown() {
+        let mut f = RowFades::default();
+        assert!(
+            fading(&mut f, &["c", "b", "a"]).is_empty(),
+            "the first rows are not news"
+        );
+        assert_eq!(fading(&mut f, &["e", "d", "c", "b", "a"]), ["d", "e"]);
+        // Same rows again (a re-render): nothing new, and d and e keep their fade.
+        assert_eq!(fading(&mut f, &["e", "d", "c", "b", "a"]), ["d", "e"]);
+        // An Event seen again moves to the top: it is news too. Rows no longer shown are forgotten.
+        assert_eq!(fading(&mut f, &["b", "e", "d"]), ["b", "d", "e"]);
+    }
+
+    #[test]
+    fn a_burst_of_new_rows_does_not_fade_in() {
+        let mut f = RowFades::default();
+        fading(&mut f, &["old"]);
+        let burst: Vec<String> = (0..=ROW_FADES_MAX).map(|i| format!("n{i:02}")).collect();
+        let mut names: Vec<&str> = burst.iter().rev().map(String::as_str).collect();
+        names.push("old");
+        assert!(
+            fading(&mut f, &names).is_empty(),
+            "{} new rows at once",
+            burst.len()
+        );
+        // Exactly the cap still fades.
+        let mut f = RowFades::default();
+        fading(&mut f, &["old"]);
+        let mut names: Vec<&str> = burst[..ROW_FADES_MAX].iter().map(String::as_str).collect();
+        names.push("old");
+        assert_eq!(fading(&mut f, &names).len(), ROW_FADES_MAX);
+    }
 
     fn ev(name: &str, reason: &str, first: Millis, last: Millis, count: i32) -> Event {
         Event {

@@ -265,3 +265,42 @@ test('starting chips keep moving at lesson size and hold still when dozens start
   expect(await page.locator('.legend-item.tone-starting').getAttribute('title')).toBeNull();
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('new Events fade in a few at a time, and a burst of them arrives without fading', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  expect((await apply(page, deployment(3))).filter((d) => d.severity === 'error')).toEqual([]);
+  await advance(page, '60s');
+  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(3);
+  /** Rows of the events table that the browser fades in, and how many rows there are. */
+  const fades = () => page.evaluate(() => {
+    const rows = [...document.querySelectorAll('.event-row')];
+    return { rows: rows.length, fading: rows.filter((r) => getComputedStyle(r).animationName === 'row-in').length };
+  });
+  const before = await fades();
+  expect(before.fading, 'the rows the table opened with').toBe(0);
+
+  // One pod deleted: its replacement's few Events arrive over a few updates, and fade in.
+  const pod = await page.locator('.nodes [data-testid^="pod-"]').first().getAttribute('data-testid');
+  await page.evaluate((name) => window.kubeloop.kubectl(`delete pod ${name}`), pod.slice('pod-'.length));
+  const small = await page.evaluate(async () => {
+    let most = 0;
+    for (let i = 0; i < 30; i++) {
+      window.kubeloop.advance('100ms');
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const rows = [...document.querySelectorAll('.event-row')];
+      most = Math.max(most, rows.filter((r) => getComputedStyle(r).animationName === 'row-in').length);
+    }
+    return most;
+  });
+  expect(small, 'rows fading in after one pod was replaced').toBeGreaterThan(0);
+
+  // 60 more pods in one step: well over a hundred Events in one update, none of them fading.
+  await page.evaluate(() => window.kubeloop.kubectl('scale deployment web --replicas=63'));
+  await advance(page, '30s');
+  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(63);
+  const burst = await fades();
+  expect(burst.rows).toBeGreaterThan(50);
+  expect(burst.fading, 'rows of the burst fading in').toBe(0);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
