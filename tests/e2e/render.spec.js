@@ -20,6 +20,17 @@ spec:
       containers: [{name: app, image: "nginx:1.27", resources: {requests: {cpu: 10m, memory: 16Mi}}}]
 `;
 
+/** Applies the web Deployment with `replicas` pods; the manifest must have no errors. */
+const applyWeb = async (page, replicas) =>
+  expect((await apply(page, deployment(replicas))).filter((d) => d.severity === 'error')).toEqual([]);
+
+/** Applies the web Deployment and advances a minute, until its `replicas` chips are Ready. */
+const convergeWeb = async (page, replicas) => {
+  await applyWeb(page, replicas);
+  await advance(page, '60s');
+  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(replicas);
+};
+
 /** Marks every element matching `selector` and returns how many were not marked before. */
 const stamp = (page, selector) => page.evaluate((sel) => {
   let fresh = 0;
@@ -32,9 +43,7 @@ const stamp = (page, selector) => page.evaluate((sel) => {
 test('deleting one pod redraws its own chip and nothing else in the cluster view', async ({ page }) => {
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
-  expect((await apply(page, deployment(12))).filter((d) => d.severity === 'error')).toEqual([]);
-  await advance(page, '60s');
-  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(12);
+  await convergeWeb(page, 12);
   expect(await stamp(page, '.nodes .pod, .nodes .node')).toBe(15); // 12 chips, 3 cards
   await advance(page, '5s');
   expect(await stamp(page, '.nodes .pod, .nodes .node'), 'an idle cluster redraws nothing').toBe(0);
@@ -83,7 +92,7 @@ test('in the dense view a change on one node redraws that tile only', async ({ p
 test('a chip draws its delete and menu buttons once the pointer or the focus reaches it', async ({ page }) => {
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
-  expect((await apply(page, deployment(3))).filter((d) => d.severity === 'error')).toEqual([]);
+  await applyWeb(page, 3);
   await advance(page, '60s');
   const chips = page.locator('.nodes [data-testid^="pod-"][data-ready="true"]');
   await expect(chips).toHaveCount(3);
@@ -114,7 +123,7 @@ test('a chip draws its delete and menu buttons once the pointer or the focus rea
 test('while playing, the events table takes in new Events at most four times a second', async ({ page }) => {
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
-  expect((await apply(page, deployment(30))).filter((d) => d.severity === 'error')).toEqual([]);
+  await applyWeb(page, 30);
   await advance(page, '60s');
   // Play a rollout at 10×: dozens of Events a second. Count the animation frames in which the
   // table gained rows, against the real time that passed (a slow machine draws fewer frames,
@@ -160,7 +169,7 @@ test('a chip keeps its place in its card through a rollout', async ({ page }) =>
   // by name). Had a pod's creationTimestamp changed after its creation (the clock's milliseconds,
   // dropped by the first write's round trip), its chip would have jumped among its siblings,
   // replaying its entry animation.
-  expect((await apply(page, deployment(30))).filter((d) => d.severity === 'error')).toEqual([]);
+  await applyWeb(page, 30);
   await advance(page, '60s');
   const { moved, misplaced } = await page.evaluate(async () => {
     const k = window.kubeloop;
@@ -201,7 +210,7 @@ test('a chip keeps its place in its card through a rollout', async ({ page }) =>
 test("the latest kubelet's loop card is updated in place when another node's kubelet runs", async ({ page }) => {
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
-  expect((await apply(page, deployment(6))).filter((d) => d.severity === 'error')).toEqual([]);
+  await applyWeb(page, 6);
   // Pods start on all three nodes, so the card shows one kubelet's pass, then another's.
   const { nodes, replaced } = await page.evaluate(async () => {
     const k = window.kubeloop;
@@ -244,14 +253,14 @@ test('starting chips keep moving at lesson size and hold still when dozens start
     return null;
   }, min);
 
-  expect((await apply(page, deployment(3))).filter((d) => d.severity === 'error')).toEqual([]);
+  await applyWeb(page, 3);
   const lesson = await startingMoreThan(0);
   expect(lesson, 'the lesson-sized rollout had starting pods').not.toBeNull();
   expect(lesson.animated, 'every starting chip moves').toBe(lesson.starting);
   await expect(panel).not.toHaveClass(/calm-motion/);
 
   // 37 more at once: more than 24 start together, so their stripes hold still.
-  expect((await apply(page, deployment(40))).filter((d) => d.severity === 'error')).toEqual([]);
+  await applyWeb(page, 40);
   const burst = await startingMoreThan(24);
   expect(burst, 'the burst had more than 24 starting pods').not.toBeNull();
   await expect(panel).toHaveClass(/calm-motion/);
@@ -269,9 +278,7 @@ test('starting chips keep moving at lesson size and hold still when dozens start
 test('new Events fade in a few at a time, and a burst of them arrives without fading', async ({ page }) => {
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
-  expect((await apply(page, deployment(3))).filter((d) => d.severity === 'error')).toEqual([]);
-  await advance(page, '60s');
-  await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(3);
+  await convergeWeb(page, 3);
   /** Rows of the events table that the browser fades in, and how many rows there are. */
   const fades = () => page.evaluate(() => {
     const rows = [...document.querySelectorAll('.event-row')];
