@@ -141,9 +141,10 @@ pub const ROW_FADES_MAX: usize = 8;
 /// is shown (taking it away would restart or cut its fade).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RowFades {
-    /// The newest row's name at the previous update (`None` before the first: the rows a table
-    /// opens with are not news).
-    newest: Option<String>,
+    /// The newest row's name at the previous update; `Some(None)` when the table had no rows,
+    /// `None` before the first update (the rows a table opens with are not news; the first
+    /// rows of a table that opened empty are).
+    newest: Option<Option<String>>,
     fading: std::collections::BTreeSet<String>,
 }
 
@@ -153,16 +154,16 @@ impl RowFades {
     /// again moves up and counts as new too); taking in the same rows again changes nothing.
     pub fn update(&mut self, rows: &[EventRow]) -> &std::collections::BTreeSet<String> {
         if let Some(prev) = &self.newest {
-            let fresh = rows
-                .iter()
-                .position(|r| &r.name == prev)
+            let fresh = prev
+                .as_ref()
+                .and_then(|prev| rows.iter().position(|r| &r.name == prev))
                 .unwrap_or(rows.len());
             if fresh <= ROW_FADES_MAX {
                 self.fading
                     .extend(rows[..fresh].iter().map(|r| r.name.clone()));
             }
         }
-        self.newest = rows.first().map(|r| r.name.clone());
+        self.newest = Some(rows.first().map(|r| r.name.clone()));
         if !self.fading.is_empty() {
             let shown: std::collections::BTreeSet<&str> =
                 rows.iter().map(|r| r.name.as_str()).collect();
@@ -213,6 +214,13 @@ mod tests {
         assert_eq!(fading(&mut f, &["e", "d", "c", "b", "a"]), ["d", "e"]);
         // An Event seen again moves to the top: it is news too. Rows no longer shown are forgotten.
         assert_eq!(fading(&mut f, &["b", "e", "d"]), ["b", "d", "e"]);
+    }
+
+    #[test]
+    fn the_first_rows_of_a_table_that_opened_empty_fade_in() {
+        let mut f = RowFades::default();
+        assert!(fading(&mut f, &[]).is_empty());
+        assert_eq!(fading(&mut f, &["b", "a"]), ["a", "b"]);
     }
 
     #[test]
