@@ -263,6 +263,26 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
 /// A named case: what it measures, how to run it once, how many pods it places.
 type Case = (String, Box<dyn Fn() -> Result<Sample, String>>, usize);
 
+/// The case `what` (run as `run(nodes, pods)`) at the bench's main size, 10,000 pods on 1,000
+/// nodes, or at 1,000 on 100 with `--quick`.
+fn scaled(
+    quick: bool,
+    what: &str,
+    unit: &str,
+    run: fn(usize, usize) -> Result<Sample, String>,
+) -> Case {
+    let (nodes, pods, label) = if quick {
+        (100, 1_000, ("1,000", "100"))
+    } else {
+        (1_000, 10_000, ("10,000", "1,000"))
+    };
+    (
+        format!("{what} {} {unit} / {} nodes", label.0, label.1),
+        Box::new(move || run(nodes, pods)),
+        pods,
+    )
+}
+
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / 1_048_576.0
 }
@@ -460,45 +480,9 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             Box::new(|| converge(10, 100)),
             100,
         ),
-        if quick {
-            (
-                "converge 1,000 replicas / 100 nodes".into(),
-                Box::new(|| converge(100, 1_000)),
-                1_000,
-            )
-        } else {
-            (
-                "converge 10,000 replicas / 1,000 nodes".into(),
-                Box::new(|| converge(1_000, 10_000)),
-                10_000,
-            )
-        },
-        if quick {
-            (
-                "schedule 1,000 pods / 100 nodes".into(),
-                Box::new(|| schedule(100, 1_000)),
-                1_000,
-            )
-        } else {
-            (
-                "schedule 10,000 pods / 1,000 nodes".into(),
-                Box::new(|| schedule(1_000, 10_000)),
-                10_000,
-            )
-        },
-        if quick {
-            (
-                "roll out 1,000 replicas / 100 nodes".into(),
-                Box::new(|| rollout(100, 1_000)),
-                1_000,
-            )
-        } else {
-            (
-                "roll out 10,000 replicas / 1,000 nodes".into(),
-                Box::new(|| rollout(1_000, 10_000)),
-                10_000,
-            )
-        },
+        scaled(quick, "converge", "replicas", converge),
+        scaled(quick, "schedule", "pods", schedule),
+        scaled(quick, "roll out", "replicas", rollout),
     ];
     if full {
         cases.push((

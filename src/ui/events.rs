@@ -43,7 +43,8 @@ pub fn Events(p: &EventsProps) -> Html {
     };
     // Updated on every render; taking in the same rows again changes nothing.
     let fades = use_mut_ref(RowFades::default);
-    let fading = fades.borrow_mut().update(&p.list.rows).clone();
+    let mut fades = fades.borrow_mut();
+    let fading = fades.update(&p.list.rows);
     let n_warn = p.list.warnings;
     let rows: Vec<&EventRow> = p
         .list

@@ -133,7 +133,7 @@ pub fn newest_event_rows<'a>(
 /// The most rows one update of the events table fades in. A lesson's few Events a second each
 /// fade in, so the eye finds what just happened; a rollout of a few hundred pods brings dozens
 /// an update, and fading each one (a layer the browser updates on every frame until it ends)
-/// cost about a tenth of the frame rate, for rows arriving faster than anyone reads them.
+/// cost about 6% of the page's CPU, for rows arriving faster than anyone reads them.
 pub const ROW_FADES_MAX: usize = 8;
 
 /// Remembers, across updates of the events table, which rows fade in: a row fades in when it
