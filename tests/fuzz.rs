@@ -1169,7 +1169,7 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
     for i in 0..MAX_PODS {
         s.sim
             .api
-            .handle(0, ApiRequest::Create(pod(format!("p-{i}"))), 0)
+            .handle(0, &ApiRequest::Create(pod(format!("p-{i}"))), 0)
             .result
             .expect("under the limit");
     }

@@ -4,7 +4,8 @@
 //! and the watch events the write produced. Fan-out of those events to informers (with latency,
 //! drops and delays) is the world's job, not the store's.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -79,6 +80,15 @@ pub struct ApiServer {
     spec_canonical: BTreeMap<ObjectKey, u64>,
     /// How many Events were ever removed (see [`EventStore::event_removals`]).
     event_removals: u64,
+    /// Every stored Event by [`event_age`], then key: the oldest are the first, so trimming to
+    /// the cap and TTL expiry read what goes instead of listing and ranking every Event.
+    events_by_age: BTreeSet<(Millis, SharedKey)>,
+}
+
+/// When an Event was last seen, for its expiry: `lastTimestamp`, else its creation, else 0.
+pub fn event_age(obj: &Object) -> Millis {
+    let seen = obj.as_event().and_then(|e| e.last_timestamp);
+    seen.or(obj.meta().creation_timestamp).map_or(0, |t| t.0)
 }
 
 impl ApiServer {
@@ -93,6 +103,7 @@ impl ApiServer {
             counts: BTreeMap::new(),
             spec_canonical: BTreeMap::new(),
             event_removals: 0,
+            events_by_age: BTreeSet::new(),
         }
     }
 
@@ -251,6 +262,12 @@ impl ApiServer {
         if old.is_none() {
             self.count_change(obj.kind(), true);
         }
+        if obj.kind() == Kind::Event {
+            if let Some(old) = &old {
+                self.events_by_age.remove(&(event_age(old), shared.clone()));
+            }
+            self.events_by_age.insert((event_age(&obj), shared.clone()));
+        }
         let ev = self.commit(now, type_, obj.clone(), shared, rv, cause);
         (obj, ev)
     }
@@ -266,6 +283,8 @@ impl ApiServer {
         self.spec_canonical.remove(key);
         if key.kind == Kind::Event {
             self.event_removals += 1;
+            self.events_by_age
+                .remove(&(event_age(&old), shared.clone()));
         }
         let rv = self.next_rv();
         let mut last = (*old).clone();
@@ -283,22 +302,27 @@ impl ApiServer {
     }
 
     /// Executes one request at simulated time `now`. `cause` is the trace entry of the request.
-    pub fn handle(&mut self, now: Millis, req: ApiRequest, cause: u64) -> Handled {
+    ///
+    /// The request is borrowed: its sender keeps it for its answer, and a status write only
+    /// reads the object it carries.
+    pub fn handle(&mut self, now: Millis, req: &ApiRequest, cause: u64) -> Handled {
         let mut events = Vec::new();
         let result = match req {
-            ApiRequest::Create(obj) => self.create(now, obj, cause, &mut events),
-            ApiRequest::Update(obj) => self.update(now, obj, false, cause, &mut events),
-            ApiRequest::UpdateStatus(obj) => self.update(now, obj, true, cause, &mut events),
+            ApiRequest::Create(obj) => self.create(now, obj.clone(), cause, &mut events),
+            ApiRequest::Update(obj) => {
+                self.update(now, Cow::Borrowed(obj), false, cause, &mut events)
+            }
+            ApiRequest::UpdateStatus(obj) => {
+                self.update(now, Cow::Borrowed(obj), true, cause, &mut events)
+            }
             ApiRequest::Patch { key, patch, status } => {
-                self.patch(now, &key, &patch, status, cause, &mut events)
+                self.patch(now, key, patch, *status, cause, &mut events)
             }
             ApiRequest::Delete { key, options } => {
-                self.delete(now, &key, &options, cause, &mut events)
+                self.delete(now, key, options, cause, &mut events)
             }
-            ApiRequest::Bind { key, node } => self.bind(now, &key, &node, cause, &mut events),
-            ApiRequest::Evict { key, options } => {
-                self.evict(now, &key, &options, cause, &mut events)
-            }
+            ApiRequest::Bind { key, node } => self.bind(now, key, node, cause, &mut events),
+            ApiRequest::Evict { key, options } => self.evict(now, key, options, cause, &mut events),
         };
         Handled { result, events }
     }
@@ -388,31 +412,34 @@ impl ApiServer {
     fn update(
         &mut self,
         now: Millis,
-        mut obj: Object,
+        new: Cow<'_, Object>,
         status: bool,
         cause: u64,
         events: &mut Vec<WatchEvent>,
     ) -> ApiResult {
-        let key = obj.key();
+        let key = new.key();
         let Some(old) = self.objects.get(&key).cloned() else {
             return Err(ApiError::not_found(key.kind, &key.name));
         };
-        let rv = &obj.meta().resource_version;
+        let rv = &new.meta().resource_version;
         if !rv.is_empty() && *rv != old.meta().resource_version {
             return Err(ApiError::conflict(key.kind, &key.name));
         }
         let old_spec_canonical = self.spec_canonical.get(&key) == Some(&old.meta().rv());
         let mut spec_canonical = false;
-        if status {
-            (obj, spec_canonical) = merge_status_only(&old, &obj, old_spec_canonical);
+        let obj = if status {
+            let merged;
+            (merged, spec_canonical) = merge_status_only(&old, &new, old_spec_canonical);
+            merged
         } else {
-            obj = keep_system_fields(&old, obj, old_spec_canonical);
+            let mut obj = keep_system_fields(&old, new.into_owned(), old_spec_canonical);
             admission::apply_defaults(&mut obj);
             Self::validate(&obj, Some(&old))?;
             if has_generation(key.kind) && spec_changed(&old, &obj) {
                 obj.meta_mut().generation = old.meta().generation + 1;
             }
-        }
+            obj
+        };
         if obj == *old {
             // A no-op write does not bump the resourceVersion, as etcd's guaranteed update skips it.
             if spec_canonical {
@@ -468,7 +495,7 @@ impl ApiServer {
                 message: "the name of the object does not match the name on the URL".into(),
             });
         }
-        self.update(now, obj, status, cause, events)
+        self.update(now, Cow::Owned(obj), status, cause, events)
     }
 
     fn delete(
@@ -767,10 +794,19 @@ impl ApiServer {
 
     /// Removes an Event directly (TTL expiry), without a watch event anyone needs.
     pub fn expire_event(&mut self, key: &ObjectKey) {
-        if key.kind == Kind::Event && self.objects.remove(key).is_some() {
+        if key.kind != Kind::Event {
+            return;
+        }
+        if let Some((shared, old)) = self.objects.remove_entry(key) {
             self.count_change(Kind::Event, false);
             self.event_removals += 1;
+            self.events_by_age.remove(&(event_age(&old), shared));
         }
+    }
+
+    /// Stored Events, oldest first by [`event_age`] (ties in key order), with their ages.
+    pub fn events_by_age(&self) -> impl Iterator<Item = (Millis, &ObjectKey)> {
+        self.events_by_age.iter().map(|(t, k)| (*t, &**k))
     }
 }
 
@@ -1249,14 +1285,14 @@ mod tests {
     fn a_status_write_keeps_the_spec_known_to_survive_a_round_trip() {
         let mut api = ApiServer::new(1);
         let created = api
-            .handle(5, ApiRequest::Create(pod_with_times(0)), 1)
+            .handle(5, &ApiRequest::Create(pod_with_times(0)), 1)
             .result
             .expect("created");
         let key = created.key();
         let mut status = (*created).clone();
         status.as_pod_mut().expect("a pod").status.phase = "Running".into();
         let first = api
-            .handle(1_500, ApiRequest::UpdateStatus(status.clone()), 2)
+            .handle(1_500, &ApiRequest::UpdateStatus(status.clone()), 2)
             .result
             .expect("written");
         // The round trip dropped the null env (the creation time was whole seconds already).
@@ -1267,13 +1303,13 @@ mod tests {
         let mut again = (*first).clone();
         again.as_pod_mut().expect("a pod").status.phase = "Succeeded".into();
         let second = api
-            .handle(2_500, ApiRequest::UpdateStatus(again), 3)
+            .handle(2_500, &ApiRequest::UpdateStatus(again), 3)
             .result
             .expect("written");
         assert_eq!(api.spec_canonical.get(&key), Some(&second.meta().rv()));
         api.handle(
             3_000,
-            ApiRequest::Delete {
+            &ApiRequest::Delete {
                 key: key.clone(),
                 options: DeleteOptions {
                     grace_period_seconds: Some(0),
@@ -1290,14 +1326,14 @@ mod tests {
         let mut api = ApiServer::new(1);
         let mut pod = pod_with_times(0);
         pod.meta_mut().creation_timestamp = None;
-        let created = api.handle(61_234, ApiRequest::Create(pod), 1);
+        let created = api.handle(61_234, &ApiRequest::Create(pod), 1);
         let key = created.result.expect("created").key();
         let added = created.events[0].object.as_pod().expect("a pod").clone();
         assert_eq!(added.metadata.creation_timestamp, Some(Time(61_000)));
         let bound = api
             .handle(
                 62_345,
-                ApiRequest::Bind {
+                &ApiRequest::Bind {
                     key: key.clone(),
                     node: "node-1".into(),
                 },
@@ -1314,7 +1350,7 @@ mod tests {
         let deleting = api
             .handle(
                 63_456,
-                ApiRequest::Delete {
+                &ApiRequest::Delete {
                     key: key.clone(),
                     options: DeleteOptions {
                         grace_period_seconds: Some(30),
@@ -1331,7 +1367,7 @@ mod tests {
         let mut status = (*deleting).clone();
         status.as_pod_mut().expect("a pod").status.phase = "Running".into();
         let written = api
-            .handle(64_000, ApiRequest::UpdateStatus(status), 4)
+            .handle(64_000, &ApiRequest::UpdateStatus(status), 4)
             .result
             .expect("written");
         assert_eq!(written.meta().creation_timestamp, Some(Time(61_000)));
@@ -1360,6 +1396,59 @@ mod tests {
         assert_eq!(api.first_free_suffix("default", "web", 13), 14);
         assert_eq!(api.first_free_suffix("default", "web", 9), 9);
         assert_eq!(api.first_free_suffix("other", "web", 10), 10);
+    }
+
+    #[test]
+    fn events_are_listed_oldest_first_and_the_order_follows_updates_and_removals() {
+        let mut api = ApiServer::new(1);
+        let event = |name: &str, last_seen: Option<Millis>| {
+            Object::Event(Event {
+                metadata: ObjectMeta {
+                    name: name.into(),
+                    namespace: "default".into(),
+                    ..Default::default()
+                },
+                last_timestamp: last_seen.map(Time),
+                ..Default::default()
+            })
+        };
+        let order = |api: &ApiServer| -> Vec<(Millis, String)> {
+            api.events_by_age()
+                .map(|(t, k)| (t, k.name.clone()))
+                .collect()
+        };
+        api.put_event(5_000, event("b", Some(5_000)), 0);
+        api.put_event(3_000, event("c", Some(3_000)), 0);
+        api.put_event(4_000, event("a", Some(5_000)), 0);
+        // Without a lastTimestamp, its creation (whole seconds) is how old it is.
+        api.put_event(7_400, event("d", None), 0);
+        assert_eq!(
+            order(&api),
+            [(3_000, "c"), (5_000, "a"), (5_000, "b"), (7_000, "d")].map(|(t, n)| (t, n.into()))
+        );
+        // Seen again (the recorder bumps its count): it moves to its new place, once.
+        let mut seen_again = (**api
+            .get(&ObjectKey::new(Kind::Event, "default", "c"))
+            .unwrap())
+        .clone();
+        if let Object::Event(e) = &mut seen_again {
+            e.last_timestamp = Some(Time(9_000));
+        }
+        api.put_event(9_000, seen_again, 0);
+        api.expire_event(&ObjectKey::new(Kind::Event, "default", "a"));
+        let deleted = api.handle(
+            9_000,
+            &ApiRequest::Delete {
+                key: ObjectKey::new(Kind::Event, "default", "d"),
+                options: DeleteOptions::default(),
+            },
+            0,
+        );
+        assert!(deleted.result.is_ok());
+        assert_eq!(
+            order(&api),
+            [(5_000, "b"), (9_000, "c")].map(|(t, n)| (t, n.into()))
+        );
     }
 
     #[test]

@@ -318,7 +318,7 @@ impl Session {
                     continue;
                 }
             };
-            let handled = dry.handle(self.sim.now(), req.clone(), 0);
+            let handled = dry.handle(self.sim.now(), &req, 0);
             if let Err(e) = handled.result {
                 report.ok = false;
                 report

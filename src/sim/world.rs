@@ -1254,7 +1254,7 @@ impl Sim {
         for batch in iter.by_ref() {
             let mut batch_failed = false;
             for req in batch {
-                let result = self.send(from, req.clone(), Some(cause));
+                let result = self.send(from, &req, Some(cause));
                 // The request's own entry (a racing writer may have written just before it): the
                 // cause of events about its answer, and of the retry when it failed.
                 let api_seq = self.last_api_seq;
@@ -1306,13 +1306,13 @@ impl Sim {
     }
 
     /// Sends one request to the API server now, traces it, and fans out what it changed.
-    fn send(&mut self, from: &ComponentId, req: ApiRequest, cause: Option<u64>) -> ApiResult {
+    fn send(&mut self, from: &ComponentId, req: &ApiRequest, cause: Option<u64>) -> ApiResult {
         let (partitioned, actor) = match self.components.get(from) {
             Some(c) => (c.partitioned, c.name.clone()),
             None => (false, from.name().into()),
         };
         if self.api_server_up && !partitioned && *from != ComponentId::User {
-            self.race_conflicting_writer(&req);
+            self.race_conflicting_writer(req);
         }
         self.send_as(actor, partitioned, req, cause)
     }
@@ -1322,7 +1322,7 @@ impl Sim {
         &mut self,
         actor: Arc<str>,
         partitioned: bool,
-        req: ApiRequest,
+        req: &ApiRequest,
         cause: Option<u64>,
     ) -> ApiResult {
         let verb = req.verb();
@@ -1374,7 +1374,7 @@ impl Sim {
     /// while a fault is applied (DeletePod, EditObject), the fault is its cause.
     pub fn submit(&mut self, req: ApiRequest) -> ApiResult {
         let cause = self.fault_cause;
-        self.send(&ComponentId::User, req, cause)
+        self.send(&ComponentId::User, &req, cause)
     }
 
     /// Records a Kubernetes Event on behalf of a component.
@@ -1417,20 +1417,14 @@ impl Sim {
         if count <= MAX_EVENTS {
             return;
         }
-        let mut by_age: Vec<(Millis, &ObjectKey)> = self
+        // The store keeps Events in (age, key) order, so the oldest `excess` are its first ones.
+        let excess = count - (MAX_EVENTS - EVENT_EXPIRY_BATCH);
+        let expired: Vec<ObjectKey> = self
             .api
-            .list_keyed(Kind::Event)
-            .map(|(k, o)| {
-                let seen = o.as_event().and_then(|e| e.last_timestamp);
-                let t = seen.or(o.meta().creation_timestamp).map_or(0, |t| t.0);
-                (t, &**k)
-            })
+            .events_by_age()
+            .take(excess)
+            .map(|(_, k)| k.clone())
             .collect();
-        // Which ones go is all that matters (keys are unique, so the oldest `excess` are one set
-        // however they are found), not their order: a partition, not a sort.
-        let excess = by_age.len() - (MAX_EVENTS - EVENT_EXPIRY_BATCH);
-        by_age.select_nth_unstable(excess - 1);
-        let expired: Vec<ObjectKey> = by_age[..excess].iter().map(|(_, k)| (*k).clone()).collect();
         self.expire_events(&expired);
     }
 
@@ -1930,7 +1924,7 @@ impl Sim {
         let result = self.send_as(
             RIVAL_ACTOR.into(),
             false,
-            ApiRequest::Patch {
+            &ApiRequest::Patch {
                 key: key.clone(),
                 patch,
                 status: false,
@@ -2277,15 +2271,19 @@ impl Sim {
 
     fn housekeeping(&mut self) {
         self.api.compact(self.now);
+        // An Event's age is its lastTimestamp when it has one, and the ones without never expire
+        // here: every candidate is among the oldest.
         let expired: Vec<ObjectKey> = self
             .api
-            .list(Kind::Event)
-            .filter(|o| {
-                o.as_event()
-                    .and_then(|e| e.last_timestamp)
-                    .is_some_and(|t| t.0 + EVENT_TTL < self.now)
+            .events_by_age()
+            .take_while(|(t, _)| t + EVENT_TTL < self.now)
+            .filter(|(_, k)| {
+                self.api
+                    .get(k)
+                    .and_then(|o| o.as_event())
+                    .is_some_and(|e| e.last_timestamp.is_some())
             })
-            .map(|o| o.key())
+            .map(|(_, k)| k.clone())
             .collect();
         self.expire_events(&expired);
         self.recorder.prune(self.now);

@@ -545,17 +545,22 @@ impl Controller for GarbageCollector {
                 }
             }
             WatchEventType::Added | WatchEventType::Modified => {
-                let prev = self.nodes.get(&key).cloned();
+                // Owners it had before, when they changed: an owner left as it was unblocks
+                // nothing (most events are status writes, which leave them as they were).
                 let mut prev_owners = Vec::new();
-                if let Some(p) = prev {
+                let mut replaced = None;
+                if let Some(p) = self.nodes.get(&key) {
                     if p.uid != uid {
-                        // A new incarnation under the same name: the old one is gone.
-                        self.forget(&key);
-                        for k in self.dependents_of(&p.uid) {
-                            push_unique(&mut keys, k);
-                        }
-                    } else {
-                        prev_owners = p.owners;
+                        replaced = Some(p.uid.clone());
+                    } else if p.owners != obj.meta().owner_references {
+                        prev_owners = p.owners.clone();
+                    }
+                }
+                if let Some(old_uid) = replaced {
+                    // A new incarnation under the same name: the old one is gone.
+                    self.forget(&key);
+                    for k in self.dependents_of(&old_uid) {
+                        push_unique(&mut keys, k);
                     }
                 }
                 self.observe(obj);
