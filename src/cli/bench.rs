@@ -16,11 +16,12 @@ use crate::sim::types::{Kind, Object, ObjectMeta, Pod, PodSpec};
 use crate::sim::world::MemoryPart;
 use crate::viewmodel::Playground;
 
-/// Counts live heap bytes for `--memory` (one atomic add per allocation and free). Only in builds
-/// with the `alloc-stats` feature, so the timed cases run on the plain system allocator.
+/// Counts live heap bytes for `--memory` (one atomic add per allocation and free), over the same
+/// allocator the CLI uses otherwise (src/main.rs). Only in builds with the `alloc-stats` feature,
+/// so the timed cases run without the counting.
 #[cfg(feature = "alloc-stats")]
 #[global_allocator]
-static HEAP: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+static HEAP: cap::Cap<mimalloc::MiMalloc> = cap::Cap::new(mimalloc::MiMalloc, usize::MAX);
 
 /// Live heap bytes of the whole process, when the counting allocator is built in (also for
 /// one-off measurements in tests built with `--features alloc-stats`).
