@@ -29,6 +29,8 @@ pub const WATCH_HISTORY_WINDOW: Millis = 75_000;
 /// that breaks for longer than the history covers gets 410 Gone and relists, as against a small
 /// real cache; a lesson-sized cluster makes a few hundred changes in 75 s and never reaches it.
 pub const WATCH_HISTORY_CAPACITY: usize = 10_000;
+/// How many compacted history entries each write drops (see [`ApiServer::compact`]).
+const RETIRED_DROPS_PER_WRITE: usize = 4;
 
 /// The finalizer that holds an owner until its blocking dependents are deleted.
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
@@ -69,6 +71,9 @@ pub struct ApiServer {
     objects: BTreeMap<SharedKey, Arc<Object>>,
     resource_version: u64,
     history: VecDeque<(Millis, WatchEvent)>,
+    /// History entries past the window, no longer part of the history, waiting to be dropped
+    /// [`RETIRED_DROPS_PER_WRITE`] per write: see [`ApiServer::compact`].
+    retired: VecDeque<WatchEvent>,
     /// The oldest resourceVersion a watch can still resume from.
     compacted_rv: u64,
     rng: Rng,
@@ -98,6 +103,7 @@ impl ApiServer {
             objects: BTreeMap::new(),
             resource_version: 1,
             history: VecDeque::new(),
+            retired: VecDeque::new(),
             compacted_rv: 1,
             rng: Rng::stream(seed, "apiserver"),
             counts: BTreeMap::new(),
@@ -194,18 +200,29 @@ impl ApiServer {
     /// held): every watch behind the current resourceVersion would get 410 Gone.
     pub fn free_history(&mut self) {
         self.history = VecDeque::new();
+        self.retired = VecDeque::new();
         self.compacted_rv = self.resource_version;
     }
 
-    /// Drops history older than the window, as the watch cache does.
+    /// Drops history older than the window, as the watch cache does. Watches lose it at once;
+    /// the memory goes a few entries per write: an entry is often the last holder of an old
+    /// object version, and freeing a rollout's worth of versions in one go (thousands every
+    /// 10 s) was one of the longest steps of a frame.
     pub fn compact(&mut self, now: Millis) {
         while let Some((t, e)) = self.history.front() {
             if t + WATCH_HISTORY_WINDOW < now {
                 self.compacted_rv = e.resource_version;
-                self.history.pop_front();
+                if let Some((_, e)) = self.history.pop_front() {
+                    self.retired.push_back(e);
+                }
             } else {
                 break;
             }
+        }
+        // Writes too rare to keep up (an idle cluster) still hold no more than one history's
+        // worth.
+        while self.retired.len() > WATCH_HISTORY_CAPACITY {
+            self.retired.pop_front();
         }
     }
 
@@ -238,6 +255,11 @@ impl ApiServer {
     ) -> WatchEvent {
         let ev = WatchEvent::keyed(type_, obj, key, rv, cause);
         self.history.push_back((now, ev.clone()));
+        for _ in 0..RETIRED_DROPS_PER_WRITE {
+            if self.retired.pop_front().is_none() {
+                break;
+            }
+        }
         // The capacity holds at every write (the window is applied by `compact`, every 10 s):
         // a 10,000-pod rollout would otherwise pile up 100,000 versions between two compactions.
         if self.history.len() > WATCH_HISTORY_CAPACITY {
@@ -1199,6 +1221,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// An Event named `name` in `default`, last seen at `last_seen`.
+    fn event(name: &str, last_seen: Option<Millis>) -> Object {
+        Object::Event(Event {
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: "default".into(),
+                ..Default::default()
+            },
+            last_timestamp: last_seen.map(Time),
+            ..Default::default()
+        })
+    }
+
     fn pod_with_times(ms: Millis) -> Object {
         let mut pod = Pod::default();
         pod.metadata.name = "p".into();
@@ -1377,21 +1412,11 @@ mod tests {
     #[test]
     fn clashing_event_names_take_the_next_free_suffix_in_one_walk() {
         let mut api = ApiServer::new(1);
-        let event = |name: &str| {
-            Object::Event(Event {
-                metadata: ObjectMeta {
-                    name: name.into(),
-                    namespace: "default".into(),
-                    ..Default::default()
-                },
-                ..Default::default()
-            })
-        };
         for v in [10u64, 11, 13] {
-            api.put_event(0, event(&format!("web.{v:016x}")), 0);
+            api.put_event(0, event(&format!("web.{v:016x}"), None), 0);
         }
         // A name between two candidates (another object's event) does not stop the walk.
-        api.put_event(0, event(&format!("web.{:016x}x", 11)), 0);
+        api.put_event(0, event(&format!("web.{:016x}x", 11), None), 0);
         assert_eq!(api.first_free_suffix("default", "web", 10), 12);
         assert_eq!(api.first_free_suffix("default", "web", 13), 14);
         assert_eq!(api.first_free_suffix("default", "web", 9), 9);
@@ -1401,17 +1426,6 @@ mod tests {
     #[test]
     fn events_are_listed_oldest_first_and_the_order_follows_updates_and_removals() {
         let mut api = ApiServer::new(1);
-        let event = |name: &str, last_seen: Option<Millis>| {
-            Object::Event(Event {
-                metadata: ObjectMeta {
-                    name: name.into(),
-                    namespace: "default".into(),
-                    ..Default::default()
-                },
-                last_timestamp: last_seen.map(Time),
-                ..Default::default()
-            })
-        };
         let order = |api: &ApiServer| -> Vec<(Millis, String)> {
             api.events_by_age()
                 .map(|(t, k)| (t, k.name.clone()))
@@ -1449,6 +1463,32 @@ mod tests {
             order(&api),
             [(5_000, "b"), (9_000, "c")].map(|(t, n)| (t, n.into()))
         );
+    }
+
+    #[test]
+    fn compaction_ends_watches_at_once_and_frees_the_entries_a_few_per_write() {
+        let mut api = ApiServer::new(1);
+        for i in 0..100 {
+            api.put_event(0, event(&format!("old-{i}"), None), 0);
+        }
+        let newest_old_rv = api.resource_version();
+        api.compact(WATCH_HISTORY_WINDOW + 1);
+        assert_eq!(api.history_len(), 0);
+        assert!(
+            api.events_since(newest_old_rv - 1).is_err(),
+            "410 Gone at once"
+        );
+        assert_eq!(api.retired.len(), 100, "kept for later freeing");
+        for i in 0..10 {
+            api.put_event(
+                WATCH_HISTORY_WINDOW + 1,
+                event(&format!("new-{i}"), None),
+                0,
+            );
+        }
+        assert_eq!(api.retired.len(), 100 - 10 * RETIRED_DROPS_PER_WRITE);
+        assert_eq!(api.history_len(), 10);
+        assert!(api.events_since(newest_old_rv).is_ok());
     }
 
     #[test]
