@@ -91,7 +91,7 @@ pub struct ApiServer {
 }
 
 /// When an Event was last seen, for its expiry: `lastTimestamp`, else its creation, else 0.
-pub fn event_age(obj: &Object) -> Millis {
+fn event_age(obj: &Object) -> Millis {
     let seen = obj.as_event().and_then(|e| e.last_timestamp);
     seen.or(obj.meta().creation_timestamp).map_or(0, |t| t.0)
 }
