@@ -176,16 +176,20 @@ pub fn parse_quantity(s: &str) -> Result<Quantity, String> {
     if frac_part.contains('.') || (int_part.is_empty() && frac_part.is_empty()) {
         return Err(ERR_NUMERIC.to_string());
     }
-    let digits = format!("{int_part}{frac_part}");
-    let digits = digits.trim_start_matches('0');
-    if digits.len() > 30 {
-        return Err(ERR_NUMERIC.to_string());
+    // The scheduler and kubelet parse every request of every pod they look at, so the digits are
+    // read in place rather than joined into a new string first.
+    let mut significant = 0usize;
+    let mut mantissa: i128 = 0;
+    for d in int_part.bytes().chain(frac_part.bytes()) {
+        if significant == 0 && d == b'0' {
+            continue;
+        }
+        significant += 1;
+        if significant > 30 {
+            return Err(ERR_NUMERIC.to_string());
+        }
+        mantissa = mantissa * 10 + i128::from(d - b'0');
     }
-    let mantissa: i128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().map_err(|_| ERR_NUMERIC.to_string())?
-    };
 
     let (format, pow10, pow2) = match suffix {
         "" => (QuantityFormat::DecimalSI, 0, 0),

@@ -36,6 +36,8 @@ use crate::sim::api::{
 };
 use crate::sim::cache::Cache;
 use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
+use crate::sim::controllers::scheduler;
+use crate::sim::quantity::parse_quantity;
 use crate::sim::rng::Rng;
 use crate::sim::runtime::{
     image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind,
@@ -45,7 +47,8 @@ use crate::sim::time::format_duration;
 use crate::sim::types::{
     find_condition, Condition, Container, ContainerState, ContainerStateRunning,
     ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, Kind, Lease, LeaseSpec,
-    Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, Probe, Time,
+    Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, Probe,
+    ResourceRequirements, Time,
 };
 use crate::sort::StableSort;
 
@@ -529,28 +532,9 @@ impl Kubelet {
                 return short(name, requested, used, capacity);
             }
         }
-        let labels = &node.metadata.labels;
-        let selector_ok = pod
-            .spec
-            .node_selector
-            .iter()
-            .all(|(k, v)| labels.get(k) == Some(v));
-        let affinity_ok = pod
-            .spec
-            .affinity
-            .as_ref()
-            .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|na| {
-                na.required_during_scheduling_ignored_during_execution
-                    .as_ref()
-            })
-            .is_none_or(|required| {
-                required
-                    .node_selector_terms
-                    .iter()
-                    .any(|t| term_matches(t, node))
-            });
-        if !selector_ok || !affinity_ok {
+        // The kubelet admits with the scheduler's own node-affinity check (both use
+        // `GetRequiredNodeAffinity` in Kubernetes).
+        if !scheduler::required_affinity_matches(pod, node) {
             return Some((
                 "NodeAffinity".into(),
                 "Predicate NodeAffinity failed".into(),
@@ -2385,38 +2369,16 @@ fn probe_failure_output(probe: &Probe, kind: ProbeKind, pod_ip: &str) -> String 
 
 /// A quantity in thousandths (`500m` → 500, `1` → 1000, `1Ki` → 1024000), for QoS comparisons.
 fn parse_quantity_milli(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(s.len());
-    let (num, suffix) = s.split_at(split);
-    let value: f64 = num.parse().ok()?;
-    let scale = match suffix {
-        "" => 1.0,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        e if e.starts_with(['e', 'E']) => 10f64.powi(e[1..].parse().ok()?),
-        _ => return None,
-    };
-    Some(value * scale * 1000.0)
+    // Exact, like the API's own parsing, then in float for the QoS and admission sums.
+    parse_quantity(s).ok().map(|q| q.nanos() as f64 / 1e6)
 }
 
 /// A pod's effective request for a resource, in thousandths: the larger of what its app
 /// containers (plus sidecars) ask together and what its biggest init container asks.
 fn pod_request(pod: &Pod, name: &str) -> f64 {
+    let none = ResourceRequirements::default();
     let request = |c: &Container| {
-        let res = c.resources.clone().unwrap_or_default();
+        let res = c.resources.as_ref().unwrap_or(&none);
         // API defaulting copies a limit into an absent request.
         res.requests
             .get(name)
@@ -2442,52 +2404,19 @@ fn pod_request(pod: &Pod, name: &str) -> f64 {
     apps.max(init)
 }
 
-/// Whether a required node-affinity term matches the node (expressions and fields are ANDed).
-fn term_matches(term: &crate::sim::types::NodeSelectorTerm, node: &Node) -> bool {
-    let labels = &node.metadata.labels;
-    let exprs_ok = term.match_expressions.iter().all(|e| {
-        let got = labels.get(&e.key);
-        let num = |s: &str| s.parse::<i64>().ok();
-        match e.operator.as_str() {
-            "In" => got.is_some_and(|g| e.values.contains(g)),
-            "NotIn" => got.is_none_or(|g| !e.values.contains(g)),
-            "Exists" => got.is_some(),
-            "DoesNotExist" => got.is_none(),
-            "Gt" => got
-                .and_then(|g| num(g))
-                .zip(e.values.first().and_then(|v| num(v)))
-                .is_some_and(|(g, v)| g > v),
-            "Lt" => got
-                .and_then(|g| num(g))
-                .zip(e.values.first().and_then(|v| num(v)))
-                .is_some_and(|(g, v)| g < v),
-            _ => false,
-        }
-    });
-    let fields_ok = term.match_fields.iter().all(|f| {
-        let name_matches = f.values.contains(&node.metadata.name);
-        f.key == "metadata.name"
-            && if f.operator == "NotIn" {
-                !name_matches
-            } else {
-                name_matches
-            }
-    });
-    (!term.match_expressions.is_empty() || !term.match_fields.is_empty()) && exprs_ok && fields_ok
-}
-
 /// `GetPodQOS`: Guaranteed, Burstable or BestEffort from cpu/memory requests and limits.
 fn qos_class(pod: &Pod) -> &'static str {
     let mut requests: BTreeMap<&str, f64> = BTreeMap::new();
     let mut limits: BTreeMap<&str, f64> = BTreeMap::new();
     let mut guaranteed = true;
+    let none = ResourceRequirements::default();
     for c in pod
         .spec
         .containers
         .iter()
         .chain(pod.spec.init_containers.iter())
     {
-        let res = c.resources.clone().unwrap_or_default();
+        let res = c.resources.as_ref().unwrap_or(&none);
         let mut found_limits = BTreeSet::new();
         for name in ["cpu", "memory"] {
             // API defaulting copies a limit into an absent request.

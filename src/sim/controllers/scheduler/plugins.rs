@@ -646,21 +646,13 @@ pub fn run_filters(p: &PodCtx, ni: &NodeInfo) -> Option<Rejection> {
 /// TaintToleration (Score, raw): untolerated PreferNoSchedule taints, counted against the
 /// tolerations whose effect is PreferNoSchedule or empty. Fewer is better (normalized reversed).
 pub fn taint_toleration_raw(pod: &Pod, node: &Node) -> i64 {
-    let tolerations: Vec<Toleration> = pod
-        .spec
-        .tolerations
-        .iter()
-        .filter(|t| {
-            t.effect
-                .as_deref()
-                .is_none_or(|e| e.is_empty() || e == "PreferNoSchedule")
-        })
-        .cloned()
-        .collect();
+    // Upstream first keeps the tolerations whose effect is PreferNoSchedule or empty; any other
+    // effect cannot tolerate a PreferNoSchedule taint anyway (`Toleration.ToleratesTaint` checks
+    // the effect), so the pod's whole list gives the same count without a copy per node.
     node.spec
         .taints
         .iter()
-        .filter(|t| t.effect == "PreferNoSchedule" && !tolerated(&tolerations, t))
+        .filter(|t| t.effect == "PreferNoSchedule" && !tolerated(&pod.spec.tolerations, t))
         .count() as i64
 }
 

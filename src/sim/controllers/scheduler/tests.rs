@@ -675,6 +675,18 @@ fn each_score_plugin_computes_upstream_values() {
             0,
         ),
         (
+            "TaintToleration does not count a toleration for another effect",
+            plugins::taint_toleration_raw(
+                &pod("p")
+                    .tolerate("a", "Exists", "", "NoSchedule")
+                    .tolerate("b", "Exists", "", ""),
+                &node("m")
+                    .taint("a", "", "PreferNoSchedule")
+                    .taint("b", "", "PreferNoSchedule"),
+            ),
+            1,
+        ),
+        (
             "NodeAffinity sums the weights of matching preferred terms",
             plugins::node_affinity_raw(
                 &pod("p")
@@ -1439,4 +1451,43 @@ fn the_decision_store_keeps_the_latest_decisions_within_its_budget_of_node_lines
     assert!(s.last_decision(&pkey("p0")).is_none(), "the oldest went");
     let newest = s.last_decision(&pkey("p299")).expect("the newest stays");
     assert_eq!(newest.total_nodes, 120);
+}
+
+#[test]
+fn a_decision_over_many_nodes_keeps_the_best_scored_and_the_first_rejected_in_evaluation_order() {
+    // 80 feasible nodes with more CPU the later they come, and 80 cordoned ones between them.
+    let nodes: Vec<Node> = (0..160)
+        .map(|i| {
+            let n = node(&format!("n{i:03}")).alloc(&(4 + i).to_string(), "64Gi", "110");
+            if i % 2 == 1 {
+                n.cordoned()
+            } else {
+                n
+            }
+        })
+        .collect();
+    let p = pod("web").req("1", "1Gi");
+    let d = explain(&p, &nodes.iter().collect::<Vec<_>>(), &[]);
+
+    // Without taints every total is independent of the other nodes, so each can be scored alone.
+    let alone = |n: &Node| match &explain(&p, &[n], &[]).nodes[0].verdict {
+        NodeVerdict::Feasible { total, .. } => *total,
+        NodeVerdict::Filtered { .. } => unreachable!("{} is feasible", n.metadata.name),
+    };
+    let mut feasible: Vec<(i64, usize)> =
+        (0..160).step_by(2).map(|i| (alone(&nodes[i]), i)).collect();
+    feasible.sort_by_key(|(total, i)| (std::cmp::Reverse(*total), *i));
+    let mut want: Vec<usize> = feasible[..DECISION_DETAIL_NODES / 2]
+        .iter()
+        .map(|(_, i)| *i)
+        .chain((1..160).step_by(2).take(DECISION_DETAIL_NODES / 2))
+        .collect();
+    want.sort();
+    let want: Vec<String> = want.iter().map(|i| format!("n{i:03}")).collect();
+    let got: Vec<&str> = d.nodes.iter().map(|n| n.node.as_str()).collect();
+    assert_eq!(got, want);
+    assert_eq!(d.omitted_nodes, 160 - DECISION_DETAIL_NODES);
+    assert_eq!(d.feasible_nodes, 80);
+    let best = format!("n{:03}", feasible[0].1);
+    assert_eq!(d.chosen.as_deref(), Some(best.as_str()));
 }
