@@ -77,6 +77,11 @@ test('in the dense view a change on one node redraws that tile only', async ({ p
   await expect(page.getByTestId('cluster-dense')).toBeVisible();
   const tiles = '.dense-grid [data-testid^="node-"]';
   expect(await stamp(page, tiles)).toBe(67);
+  // Chromium checks each `content-visibility: auto` element against the viewport on every frame
+  // the page changes (the clock changes it every frame): a thousand tiles made that an idle cost.
+  const observed = await page.$$eval(tiles, (els) =>
+    els.filter((e) => getComputedStyle(e).contentVisibility === 'auto').length);
+  expect(observed, 'no tile is checked against the viewport on every frame').toBe(0);
   await page.evaluate(() => window.kubeloop.kubectl('cordon d-01'));
   await advance(page, '1s');
   await expect(page.getByTestId('node-d-01')).toHaveClass(/is-cordoned/);
