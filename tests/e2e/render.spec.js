@@ -316,3 +316,26 @@ test('new Events fade in a few at a time, and a burst of them arrives without fa
   expect(burst.fading, 'rows of the burst fading in').toBe(0);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('each panel paints apart from the page, and nothing fixed on screen sits inside one', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  await convergeWeb(page, 3);
+  // Open what floats over the page: the inspector, a pod's menu and the fault panel.
+  await page.locator('.nodes [data-testid^="pod-"]').first().click();
+  await expect(page.getByTestId('inspector')).toBeVisible();
+  await page.getByTestId('faults-toggle').click();
+  await expect(page.getByTestId('fault-panel')).toBeVisible();
+  const found = await page.evaluate(() => ({
+    panels: [...document.querySelectorAll('.panel')].map((p) => getComputedStyle(p).isolation),
+    // A panel is its own stacking context: a `fixed` element inside one would be painted under
+    // the panels after it.
+    fixedInPanels: [...document.querySelectorAll('.panel *')]
+      .filter((e) => getComputedStyle(e).position === 'fixed')
+      .map((e) => e.className),
+  }));
+  expect(found.panels.length).toBeGreaterThanOrEqual(4);
+  expect(new Set(found.panels), 'every panel is its own paint layer').toEqual(new Set(['isolate']));
+  expect(found.fixedInPanels).toEqual([]);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
