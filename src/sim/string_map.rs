@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use super::types::cmp_bytes;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -34,7 +35,9 @@ impl StringMap {
     }
 
     fn find(&self, key: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+        // Labels are read on every selector match; see `cmp_bytes` for why not `str::cmp`.
+        self.0
+            .binary_search_by(|(k, _)| cmp_bytes(k.as_bytes(), key.as_bytes()))
     }
 
     /// The value under `key`.

@@ -1550,11 +1550,76 @@ pub fn replace_shared(
 }
 
 /// Kind, namespace and name: how the store, caches and work queues address an object.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+///
+/// Ordered by kind, then namespace, then name, byte by byte (as a derived `Ord` would), but
+/// compared eight bytes at a time: every store, cache and queue is a B-tree of these, and the
+/// names of one ReplicaSet's pods share a long prefix. In the browser `memcmp` is a byte loop, and
+/// key comparisons were about a seventh of the simulation's time in a 10,000-pod rollout.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
     pub kind: Kind,
     pub namespace: String,
     pub name: String,
+}
+
+impl Ord for ObjectKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.kind
+            .cmp(&other.kind)
+            .then_with(|| cmp_bytes(self.namespace.as_bytes(), other.namespace.as_bytes()))
+            .then_with(|| cmp_bytes(self.name.as_bytes(), other.name.as_bytes()))
+    }
+}
+
+impl PartialOrd for ObjectKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Lexicographic byte order, the order of `<[u8]>::cmp` and so of `str`, found a word at a time:
+/// the first differing word holds the first differing byte, which decides. The last word is read
+/// where it ends, overlapping bytes already found equal, so a tail costs one read, not a loop.
+pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    // Little-endian: the lowest differing bit of two words is in their first differing byte.
+    let first_difference = |x: u64, y: u64, at: usize| {
+        let k = at + ((x ^ y).trailing_zeros() / 8) as usize;
+        a[k].cmp(&b[k])
+    };
+    if n >= 8 {
+        let word =
+            |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
+        let mut i = 0;
+        while i + 8 <= n {
+            let (x, y) = (word(a, i), word(b, i));
+            if x != y {
+                return first_difference(x, y, i);
+            }
+            i += 8;
+        }
+        if i < n {
+            let (x, y) = (word(a, n - 8), word(b, n - 8));
+            if x != y {
+                return first_difference(x, y, n - 8);
+            }
+        }
+    } else if n >= 4 {
+        let half = |s: &[u8], i: usize| {
+            u64::from(u32::from_le_bytes(
+                s[i..i + 4].try_into().expect("four bytes"),
+            ))
+        };
+        for i in [0, n - 4] {
+            let (x, y) = (half(a, i), half(b, i));
+            if x != y {
+                return first_difference(x, y, i);
+            }
+        }
+    } else if let Some(k) = (0..n).find(|&k| a[k] != b[k]) {
+        return a[k].cmp(&b[k]);
+    }
+    a.len().cmp(&b.len())
 }
 
 impl ObjectKey {
@@ -1590,6 +1655,64 @@ impl std::fmt::Display for ObjectKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn byte_comparison_agrees_with_slices_on_any_bytes(
+            prefix in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..24),
+            a in proptest::collection::vec(0u8..4, 0..20),
+            b in proptest::collection::vec(0u8..4, 0..20),
+        ) {
+            // A shared prefix of any length, then a few bytes from a small alphabet, so the
+            // differences fall at every offset in and across words.
+            let a = [prefix.as_slice(), a.as_slice()].concat();
+            let b = [prefix.as_slice(), b.as_slice()].concat();
+            proptest::prop_assert_eq!(cmp_bytes(&a, &b), a.as_slice().cmp(b.as_slice()));
+        }
+    }
+
+    #[test]
+    fn byte_comparison_orders_exactly_as_slices_do() {
+        let words = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "abc",
+            "default",
+            "default2",
+            "kube-system",
+            "web-7d4b9c8f5-x2x4z",
+            "web-7d4b9c8f5-x2x4y",
+            "web-7d4b9c8f5-x2x4",
+            "web-7d4b9c8f5-x2x4zz",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefgh\u{0}",
+            "abcdefghabcdefgh",
+            "abcdefghabcdefgi",
+            "é",
+            "e\u{ff}",
+            "Z",
+            "z",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(
+                    cmp_bytes(a.as_bytes(), b.as_bytes()),
+                    a.as_bytes().cmp(b.as_bytes()),
+                    "{a:?} against {b:?}"
+                );
+                let ka = ObjectKey::new(Kind::Pod, a, b);
+                let kb = ObjectKey::new(Kind::Pod, b, a);
+                assert_eq!(
+                    ka.cmp(&kb),
+                    (Kind::Pod, a, b).cmp(&(Kind::Pod, b, a)),
+                    "keys {a:?}/{b:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn time_round_trips_through_rfc3339() {
