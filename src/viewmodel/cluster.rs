@@ -17,7 +17,9 @@ use std::sync::Arc;
 use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, percent};
 use crate::sim::api::WatchEventType;
 use crate::sim::time::human_age;
-use crate::sim::types::{find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time};
+use crate::sim::types::{
+    cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
+};
 use crate::sim::world::Sim;
 
 /// The visual family of a pod: colour, glyph and label always travel together so the state is
@@ -957,11 +959,13 @@ impl ClusterCache {
         let mut latest: BTreeMap<ObjectKey, Option<Arc<Object>>> = BTreeMap::new();
         let mut kinds: BTreeSet<Kind> = BTreeSet::new();
         for ev in events {
-            let key = ev.object.key();
-            kinds.insert(key.kind);
-            if matches!(key.kind, Kind::Pod | Kind::Node) {
+            // Most changes are Events and Leases: their kind is all this needs, so no key is
+            // built for them (the event carries the store's).
+            let kind = ev.key.kind;
+            kinds.insert(kind);
+            if matches!(kind, Kind::Pod | Kind::Node) {
                 let obj = (ev.type_ != WatchEventType::Deleted).then_some(ev.object);
-                latest.insert(key, obj);
+                latest.insert((*ev.key).clone(), obj);
             }
         }
         for k in kinds {
@@ -1046,14 +1050,30 @@ impl ClusterCache {
             return false;
         }
         let unscheduled = if tray {
-            let mut waiting: Vec<(&PodOrder, &PodPart)> = self
-                .by_node
-                .iter()
-                .filter(|(node, _)| !self.nodes.contains_key(*node))
-                .flat_map(|(_, g)| g.iter())
-                .collect();
-            waiting.sort_by(|a, b| a.0.cmp(b.0));
-            let list: Vec<Rc<PodView>> = waiting.into_iter().map(|(_, p)| p.view.clone()).collect();
+            // The pods under names that are not nodes: both maps are in name order, so one walk
+            // finds them (a lookup per node for each frame was a B-tree descent a thousand times
+            // over in a big cluster, where the tray changes on nearly every frame).
+            let mut nodes = self.nodes.keys().peekable();
+            let mut groups = Vec::new();
+            for (name, group) in &self.by_node {
+                while nodes
+                    .next_if(|n| cmp_bytes(n.as_bytes(), name.as_bytes()).is_lt())
+                    .is_some()
+                {}
+                if nodes.peek().is_none_or(|n| *n != name) {
+                    groups.push(group);
+                }
+            }
+            // One group (the usual case: pods not yet scheduled, under "") is already in order.
+            let list: Vec<Rc<PodView>> = match groups.as_slice() {
+                [group] => group.values().map(|p| p.view.clone()).collect(),
+                _ => {
+                    let mut waiting: Vec<(&PodOrder, &PodPart)> =
+                        groups.iter().flat_map(|g| g.iter()).collect();
+                    waiting.sort_by(|a, b| a.0.cmp(b.0));
+                    waiting.into_iter().map(|(_, p)| p.view.clone()).collect()
+                }
+            };
             if *self.view.unscheduled != list {
                 changed = true;
                 Rc::new(list)
@@ -1632,6 +1652,32 @@ mod tests {
         assert_cache_matches(&p, "node-9 added");
         p.reset();
         assert_cache_matches(&p, "after a reset (a new session)");
+    }
+
+    #[test]
+    fn pods_of_a_deleted_node_and_pods_waiting_for_one_share_the_tray_in_creation_order() {
+        // Two groups in the tray at once: pods still bound to a node that is gone, and pods the
+        // scheduler cannot place; the incremental view must interleave them as a fresh build does.
+        let pinned = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: pinned}\nspec:\n  replicas: 4\n  selector: {matchLabels: {app: pinned}}\n  template:\n    metadata: {labels: {app: pinned}}\n    spec:\n      nodeName: node-3\n      containers: [{name: app, image: \"nginx:1.27\"}]\n";
+        let stuck = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: stuck}\nspec:\n  replicas: 4\n  selector: {matchLabels: {app: stuck}}\n  template:\n    metadata: {labels: {app: stuck}}\n    spec:\n      nodeSelector: {disk: none}\n      containers: [{name: app, image: \"nginx:1.27\"}]\n";
+        let mut p = crate::viewmodel::Playground::new(3);
+        assert!(p.apply(pinned).ok);
+        assert!(p.apply(stuck).ok);
+        for _ in 0..20 {
+            p.advance_by(500);
+            assert_cache_matches(&p, "both Deployments converging");
+        }
+        p.run_command("delete node node-3");
+        p.advance_by(100);
+        assert_cache_matches(&p, "node-3 deleted");
+        let view = p.cluster_view();
+        let in_tray = |app: &str| {
+            view.unscheduled
+                .iter()
+                .filter(|v| v.name.starts_with(app))
+                .count()
+        };
+        assert_eq!((in_tray("pinned-"), in_tray("stuck-")), (4, 4));
     }
 
     #[test]
