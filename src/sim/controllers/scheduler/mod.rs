@@ -259,8 +259,8 @@ fn filter_nodes<'s>(
     start: usize,
     limit: usize,
 ) -> FilterPass<'s> {
-    // Sized up front: this runs once per pod over every node, and growing these vectors
-    // step by step was a tenth of a cycle on a thousand nodes.
+    // Sized up front: this runs once per pod over every node, and growing these vectors step by
+    // step showed in profiles of a thousand-node cluster.
     let mut names = Vec::with_capacity(state.nodes.len());
     let mut infos = Vec::with_capacity(state.nodes.len());
     for (name, ni) in &state.nodes {
@@ -469,7 +469,7 @@ fn describe_nodes(
     if !detailed {
         let half = DECISION_DETAIL_NODES / 2;
         // The best `half` feasible nodes by score (ties: evaluation order); the keys are unique,
-        // so selecting them first and sorting only those gives the same nodes as a full sort.
+        // so selection finds exactly the nodes a full sort would put first.
         let mut best: Vec<(std::cmp::Reverse<i64>, usize)> = scores
             .totals
             .iter()
