@@ -209,15 +209,16 @@ impl ApiServer {
     /// object version, and freeing a rollout's worth of versions in one go (thousands every
     /// 10 s) was one of the longest steps of a frame.
     pub fn compact(&mut self, now: Millis) {
-        while let Some((t, e)) = self.history.front() {
-            if t + WATCH_HISTORY_WINDOW < now {
-                self.compacted_rv = e.resource_version;
-                if let Some((_, e)) = self.history.pop_front() {
-                    self.retired.push_back(e);
-                }
-            } else {
+        while self
+            .history
+            .front()
+            .is_some_and(|(t, _)| t + WATCH_HISTORY_WINDOW < now)
+        {
+            let Some((_, e)) = self.history.pop_front() else {
                 break;
-            }
+            };
+            self.compacted_rv = e.resource_version;
+            self.retired.push_back(e);
         }
         // Writes too rare to keep up (an idle cluster) still hold no more than one history's
         // worth.

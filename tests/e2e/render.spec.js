@@ -321,7 +321,7 @@ test('each panel paints apart from the page, and nothing fixed on screen sits in
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
   await convergeWeb(page, 3);
-  // Open what floats over the page: the inspector, a pod's menu and the fault panel.
+  // Open what floats over the page: the inspector and the fault panel (menus open in the top layer).
   await page.locator('.nodes [data-testid^="pod-"]').first().click();
   await expect(page.getByTestId('inspector')).toBeVisible();
   await page.getByTestId('faults-toggle').click();
