@@ -138,6 +138,8 @@ test('keyboard only: load an example, apply, play and pause, crash a pod from it
   await page.keyboard.press('Shift+F10');
   const menu = pod.locator('details.pod-menu');
   await expect(menu).toHaveAttribute('open', '');
+  // The menu draws its items when it opens, then focuses the first: a frame after `open`.
+  await expect.poll(() => focusTestId(page)).toBe(`crash-pod-${podName}`);
   f = await expectVisibleFocus(page);
   expect(f.testid).toBe(`crash-pod-${podName}`);
   await page.keyboard.press('ArrowDown');
@@ -156,6 +158,7 @@ test('keyboard only: load an example, apply, play and pause, crash a pod from it
   // The ContextMenu key opens it too; Enter on "Crash its container" injects the fault.
   await page.keyboard.press('ContextMenu');
   await expect(menu).toHaveAttribute('open', '');
+  await expect.poll(() => focusTestId(page)).toBe(`crash-pod-${podName}`);
   expect((await expectVisibleFocus(page)).testid).toBe(`crash-pod-${podName}`);
   await page.screenshot({ path: 'docs/screenshots/keyboard-pod-menu.png' });
   const faults = await page.evaluate(() => window.kubeloop.events().length);
