@@ -218,7 +218,7 @@ fn bar(label: &str, u: &Usage) -> Html {
             <span class="bar-label">{ label }</span>
             <span class="bar-track" role="meter" aria-label={format!("{label} requested")}
                 aria-valuemin="0" aria-valuemax="100" aria-valuenow={u.pct.to_string()}>
-                <span class="bar-fill" style={format!("width: {}%", u.pct)} />
+                <span class="bar-fill" style={format!("transform: scaleX({})", f64::from(u.pct) / 100.0)} />
             </span>
             <span class="bar-text">{ &u.text }</span>
         </div>

@@ -38,12 +38,13 @@ pub fn LoopPanel(p: &LoopPanelProps) -> Html {
 fn card(c: &LoopCard) -> Html {
     let converged = c.converged();
     // Keyed by its slot, so the latest kubelet's card is updated in place when another node's
-    // kubelet runs; the pulse is keyed by the pass (its trace entry), so its animation replays.
+    // kubelet runs; the pulse is keyed by the pass it shows, so its animation replays when that
+    // moves on (at most once per PULSE_MS, src/viewmodel/trace_views.rs).
     html! {
         <article class={classes!("loop-card", converged.then_some("is-converged"))} key={c.slot().to_string()}
             data-testid={format!("loop-{}", c.component.replace('/', "-"))}>
             <header class="loop-head">
-                <span class="loop-pulse" key={c.seq.to_string()} aria-hidden="true" />
+                <span class="loop-pulse" key={c.pulse.to_string()} aria-hidden="true" />
                 <span class="loop-title">{ c.title() }</span>
                 <span class="loop-key mono">{ &c.key }</span>
                 <span class="loop-meta" title={format!("queued by: {}; pass #{}", c.trigger, c.passes)}>

@@ -360,7 +360,7 @@ impl PodView {
 pub struct Usage {
     pub used: u64,
     pub total: u64,
-    /// 0..=100 for the bar's width.
+    /// 0..=100: how much of the bar is filled.
     pub pct: u32,
     /// `350m / 4` style text.
     pub text: String,

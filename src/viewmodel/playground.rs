@@ -629,7 +629,8 @@ impl Playground {
     /// Feeds new trace entries to the trackers and samples the chart.
     fn sync_trackers(&mut self) {
         let trace = self.session.sim.trace();
-        self.loops.ingest(trace.since(self.trace_seq));
+        self.loops
+            .ingest(trace.since(self.trace_seq), self.real_clock);
         self.sequence.ingest(trace.since(self.trace_seq));
         self.trace_seq = trace.next_seq().saturating_sub(1);
         let now = self.now();

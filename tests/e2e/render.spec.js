@@ -339,3 +339,30 @@ test('each panel paints apart from the page, and nothing fixed on screen sits in
   expect(found.fixedInPanels).toEqual([]);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('a pod chip changes colour at once and a node bar fills by the share it shows', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  await convergeWeb(page, 3);
+  const chip = page.locator('.nodes [data-testid^="pod-"]').first();
+  await expect(chip).toBeVisible();
+  // Colour transitions run on the main thread on every frame; a rollout changes dozens of chips
+  // a second, so a chip's new state shows at once (only its selection ring eases in).
+  const transitions = await chip.evaluate((c) => ({
+    chip: getComputedStyle(c).transitionProperty,
+    glyph: getComputedStyle(c.querySelector('.pod-glyph')).transitionDuration,
+  }));
+  expect(transitions).toEqual({ chip: 'box-shadow', glyph: '0s' });
+  // The fill is scaled, not sized: its drawn width is the requested share of the track.
+  const bar = page.locator('.nodes .bar-track').first();
+  await expect.poll(() => bar.evaluate((t) => {
+    const fill = t.querySelector('.bar-fill');
+    const share = t.getBoundingClientRect().width * Number(t.getAttribute('aria-valuenow')) / 100;
+    return {
+      transition: getComputedStyle(fill).transitionProperty,
+      drawn: Math.abs(fill.getBoundingClientRect().width - share) < 1,
+      filled: Number(t.getAttribute('aria-valuenow')) > 0,
+    };
+  })).toEqual({ transition: 'transform', drawn: true, filled: true });
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
