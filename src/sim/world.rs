@@ -368,6 +368,8 @@ pub struct Sim {
     components: BTreeMap<ComponentId, Component>,
     /// Container runtimes, one per machine; a node that is down has none running.
     machines: BTreeMap<String, Machine>,
+    /// Bumped whenever a machine is added, removed, powered off or powered on.
+    machines_generation: u64,
     /// Images the simulated registry refuses to serve.
     pub broken_images: BTreeSet<String>,
     api_server_up: bool,
@@ -404,6 +406,7 @@ impl Sim {
             api: ApiServer::new(seed),
             components: BTreeMap::new(),
             machines: BTreeMap::new(),
+            machines_generation: 0,
             broken_images: BTreeSet::new(),
             api_server_up: true,
             recorder: Recorder::default(),
@@ -447,6 +450,12 @@ impl Sim {
     /// The machines (for the cluster view: which nodes are up).
     pub fn machines(&self) -> &BTreeMap<String, Machine> {
         &self.machines
+    }
+
+    /// Changes whenever [`Sim::machines`] gains or loses a machine or one is powered off or on,
+    /// so a view can tell that nothing changed without comparing a thousand names every frame.
+    pub fn machines_generation(&self) -> u64 {
+        self.machines_generation
     }
 
     /// The ids of every component, in order.
@@ -1456,6 +1465,7 @@ impl Sim {
                         runtime: NodeRuntime::booted(&self.broken_images),
                     },
                 );
+                self.machines_generation += 1;
                 let id = ComponentId::Kubelet(name.clone());
                 let kubelet = controllers::kubelet_for(&name);
                 self.components
@@ -1465,7 +1475,9 @@ impl Sim {
             WatchEventType::Deleted => {
                 // Deleting the Node object decommissions the machine (a deliberate simplification:
                 // a real kubelet would re-register its node).
-                self.machines.remove(&name);
+                if self.machines.remove(&name).is_some() {
+                    self.machines_generation += 1;
+                }
                 let id = ComponentId::Kubelet(name);
                 if let Some(c) = self.components.remove(&id) {
                     if let Some(node) = routing_of(&id, c.ctrl.as_ref()) {
@@ -1571,6 +1583,7 @@ impl Sim {
                 }
                 m.up = false;
                 m.runtime.power_off();
+                self.machines_generation += 1;
                 self.stop_component(&ComponentId::Kubelet(node.clone()));
                 Ok(format!(
                     "node {node} is down: its kubelet and containers are gone"
@@ -1585,6 +1598,7 @@ impl Sim {
                     return Err(format!("node {node} is already up"));
                 }
                 m.up = true;
+                self.machines_generation += 1;
                 let id = ComponentId::Kubelet(node.clone());
                 if let Some(c) = self.components.get_mut(&id) {
                     c.partitioned = false;

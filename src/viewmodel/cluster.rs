@@ -894,6 +894,9 @@ pub struct ClusterCache {
     by_node: BTreeMap<String, BTreeMap<PodOrder, PodPart>>,
     /// Each machine's power state as last seen (NodeDown changes it without an API write).
     machines: Vec<(String, bool)>,
+    /// [`Sim::machines_generation`] when `machines` was taken: while it holds, the list is not
+    /// compared again (a thousand names on every frame of an idle big cluster).
+    machines_generation: u64,
     node_views: BTreeMap<String, Rc<NodeView>>,
     view: Rc<ClusterView>,
     revision: u64,
@@ -933,12 +936,13 @@ impl ClusterCache {
         let api = &sim.api;
         let rv = api.resource_version();
         let now = sim.now();
-        let machines_changed = self.machines.len() != sim.machines().len()
-            || self
-                .machines
-                .iter()
-                .zip(sim.machines())
-                .any(|((a, up_a), (b, m))| a != b || *up_a != m.up);
+        let machines_changed = sim.machines_generation() != self.machines_generation
+            && (self.machines.len() != sim.machines().len()
+                || self
+                    .machines
+                    .iter()
+                    .zip(sim.machines())
+                    .any(|((a, up_a), (b, m))| a != b || *up_a != m.up));
         if self.valid && rv == self.seen_rv && !machines_changed {
             return false;
         }
@@ -1021,6 +1025,7 @@ impl ClusterCache {
                 }
             }
             self.machines = machine_list(sim);
+            self.machines_generation = sim.machines_generation();
         }
         self.refresh(dirty, membership, sim)
     }
@@ -1129,6 +1134,7 @@ impl ClusterCache {
             }
         }
         self.machines = machine_list(sim);
+        self.machines_generation = sim.machines_generation();
         // Keep the Rc of every node whose view came out the same, so the page redraws only the
         // nodes that really changed even across a rebuild.
         let old = std::mem::take(&mut self.node_views);
@@ -1652,6 +1658,38 @@ mod tests {
         assert_cache_matches(&p, "node-9 added");
         p.reset();
         assert_cache_matches(&p, "after a reset (a new session)");
+    }
+
+    #[test]
+    fn powering_a_machine_off_and_on_shows_on_its_node_at_once() {
+        // NodeDown and NodeUp write nothing to the API: the cache learns of them from the
+        // simulation's machines alone.
+        let mut p = crate::viewmodel::Playground::new(3);
+        let up = |p: &crate::viewmodel::Playground| {
+            let view = p.cluster_view();
+            let node = view
+                .nodes
+                .iter()
+                .find(|n| n.name == "node-2")
+                .expect("node-2");
+            node.machine_up
+        };
+        assert_eq!(up(&p), Some(true));
+        let rv = p.session.sim.api.resource_version();
+        let fault = |down| {
+            let node = "node-2".to_string();
+            if down {
+                crate::sim::faults::Fault::NodeDown { node }
+            } else {
+                crate::sim::faults::Fault::NodeUp { node }
+            }
+        };
+        assert!(p.inject(fault(true)).is_ok());
+        assert_eq!(p.session.sim.api.resource_version(), rv, "no API write");
+        assert_eq!(up(&p), Some(false));
+        assert!(p.inject(fault(false)).is_ok());
+        assert_eq!(up(&p), Some(true));
+        assert_cache_matches(&p, "powered on again");
     }
 
     #[test]

@@ -99,6 +99,8 @@ pub struct Playground {
     pub console: Vec<ConsoleEntry>,
     /// The last trace entry already fed to the trackers.
     trace_seq: u64,
+    /// Trace entries seen that are not node heartbeats ([`Playground::fingerprint`]).
+    visible_entries: u64,
     /// Fractional simulated milliseconds not yet advanced (slow speeds move < 1 ms per frame).
     carry: f64,
     /// The last frame hit [`FRAME_EVENT_BUDGET`].
@@ -166,6 +168,7 @@ impl Playground {
             selected: None,
             console: Vec::new(),
             trace_seq: 0,
+            visible_entries: 0,
             carry: 0.0,
             lagging: false,
             real_clock: 0.0,
@@ -378,13 +381,31 @@ impl Playground {
         expired || was_lagging != self.lagging || before != self.fingerprint()
     }
 
-    /// What the page shows changes only when one of these does.
+    /// What the page shows changes only when one of these does: a trace entry or a write that
+    /// some view shows, or the clock's tenth of a second. Node heartbeats (Lease renewals and
+    /// their trace entries) count only while a view shows them: the API conversation with
+    /// heartbeats on, or the inspector on a Lease or a Node (whose description has its Lease).
+    /// An idle 1,000-node cluster renews a hundred Leases a second, which otherwise redrew the
+    /// page on nearly every frame for nothing.
     fn fingerprint(&self) -> (u64, u64, Millis) {
-        (
-            self.session.sim.trace().next_seq(),
-            self.session.sim.api.resource_version(),
-            self.now() / 100,
-        )
+        let sim = &self.session.sim;
+        let tenth = self.now() / 100;
+        if self.heartbeats_visible() {
+            return (sim.trace().next_seq(), sim.api.resource_version(), tenth);
+        }
+        // The fault timeline follows incidents through every entry, heartbeats included.
+        let entries = self.visible_entries + self.timeline.version;
+        let writes = sim.api.resource_version() - sim.api.writes(Kind::Lease);
+        (entries, writes, tenth)
+    }
+
+    /// True when a view shows node heartbeats (see [`Playground::fingerprint`]).
+    fn heartbeats_visible(&self) -> bool {
+        self.sequence.show_heartbeats
+            || self
+                .selected
+                .as_ref()
+                .is_some_and(|k| matches!(k.kind, Kind::Lease | Kind::Node))
     }
 
     /// Deterministic fast-forward by `ms` of simulated time (the JS API's `advance`), in
@@ -629,6 +650,8 @@ impl Playground {
     /// Feeds new trace entries to the trackers and samples the chart.
     fn sync_trackers(&mut self) {
         let trace = self.session.sim.trace();
+        let new_entries = trace.since(self.trace_seq);
+        self.visible_entries += new_entries.filter(|e| !is_heartbeat(e)).count() as u64;
         self.loops
             .ingest(trace.since(self.trace_seq), self.real_clock);
         self.sequence.ingest(trace.since(self.trace_seq));
@@ -814,6 +837,43 @@ mod tests {
             changed |= p.frame(16.0);
         }
         assert!(changed, "the clock's tenth ticks over within 160 ms");
+    }
+
+    /// Plays an idle cluster in 1-ms frames for 20 simulated seconds (two rounds of Lease
+    /// renewals) and counts the frames that ran something yet asked for no re-render.
+    fn silent_busy_frames(p: &mut Playground) -> usize {
+        p.playing = true;
+        let mut silent = 0;
+        for _ in 0..20_000 {
+            let before = p.session.sim.trace().next_seq();
+            let changed = p.frame(1.0);
+            let ran = p.session.sim.trace().next_seq() != before;
+            if ran && !changed {
+                silent += 1;
+            }
+        }
+        silent
+    }
+
+    #[test]
+    fn a_frame_that_only_renewed_leases_redraws_nothing_unless_a_view_shows_them() {
+        let mut hidden = Playground::new(1);
+        hidden.advance_by(1_000);
+        let renewals = hidden.session.sim.api.writes(Kind::Lease);
+        assert!(silent_busy_frames(&mut hidden) > 0);
+        assert!(
+            hidden.session.sim.api.writes(Kind::Lease) >= renewals + 6,
+            "3 nodes, 20 s"
+        );
+        // The API conversation with heartbeats on, or the inspector on a node, shows them.
+        let mut shown = Playground::new(1);
+        shown.advance_by(1_000);
+        shown.set_show_heartbeats(true);
+        assert_eq!(silent_busy_frames(&mut shown), 0);
+        let mut inspecting = Playground::new(1);
+        inspecting.advance_by(1_000);
+        inspecting.selected = Some(ObjectKey::new(Kind::Node, "", "node-1"));
+        assert_eq!(silent_busy_frames(&mut inspecting), 0);
     }
 
     #[test]
