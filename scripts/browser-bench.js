@@ -7,7 +7,8 @@
 //  2. frames: the page playing at lesson scale, a few hundred pods and 1,000 nodes / 10,000 pods,
 //     with frame times (requestAnimationFrame deltas: median, p95, fps), long tasks
 //     (PerformanceObserver 'longtask': count and longest), main-thread busy time per frame (the
-//     DevTools Performance domain's TaskDuration over the frames counted) and JS + wasm memory.
+//     DevTools Performance domain's TaskDuration over the frames counted) and JS + wasm memory;
+//     for the idle case also the busy time per 16.7 ms of a window without the frame probe.
 // Prints median and spread; asserts nothing about speed (the machines are shared and noisy).
 // Usage: node scripts/browser-bench.js [--quick|--full] [--start|--frames|--converge] [--dist DIR]
 //   [--only TEXT]   (run `make build` first; --dist defaults to dist/; --only runs only the frame
@@ -64,7 +65,7 @@ const big = quick ? { nodes: 100, replicas: 1000, label: '100 nodes / 1,000 pods
 const frameCases = [
   { name: 'lesson: 3 nodes / 30 pods, rollout 1×', nodes: 0, replicas: 30, speed: 1, rollout: true, seconds: 5 },
   { name: '10 nodes / 300 pods, rollout 1×', nodes: 10, replicas: 300, speed: 1, rollout: true, seconds: 5 },
-  { name: `${big.label}, idle 1×`, nodes: big.nodes, replicas: big.replicas, speed: 1, rollout: false, seconds: 5 },
+  { name: `${big.label}, idle 1×`, nodes: big.nodes, replicas: big.replicas, speed: 1, rollout: false, seconds: 5, unprobed: true },
   { name: `${big.label}, rollout 10×`, nodes: big.nodes, replicas: big.replicas, speed: 10, rollout: true, seconds: 5 },
 ];
 
@@ -181,6 +182,27 @@ async function measureFrames(page, cdp, c, run) {
     busyPerFrame: busy / Math.max(1, d.length), heap: res.heap, wasm: res.wasm,
     simPerWall: res.simMs / 1000 / c.seconds, dense: res.dense, tiles: res.tiles,
   };
+}
+
+// The same window without the frame probe: an idle page sleeps between the clock's tenths and
+// asks for no frames, but the probe's own requestAnimationFrame loop makes the browser run its
+// frame work (layers, commit) sixty times a second anyway. Here the test waits on a timer, and
+// the main thread's busy time is divided by the display frames (16.7 ms) the window lasted.
+async function measureUnprobed(page, cdp, c) {
+  const before = await cdp.send('Performance.getMetrics');
+  const wall = await page.evaluate(async ({ speed, seconds }) => {
+    const k = window.kubeloop;
+    k.setSpeed(speed);
+    k.play();
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    k.pause();
+    return performance.now() - t0;
+  }, { speed: c.speed, seconds: c.seconds });
+  const after = await cdp.send('Performance.getMetrics');
+  const metric = (m, name) => (m.metrics.find((x) => x.name === name) || { value: NaN }).value;
+  const busy = (metric(after, 'TaskDuration') - metric(before, 'TaskDuration')) * 1000;
+  return busy / (wall / (1000 / 60));
 }
 
 // Start time (issue #10: navigation to an interactive playground with a lesson loaded, under 1 s).
@@ -321,13 +343,15 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
         samples.push(m);
         if (c.rollout) await page.evaluate(() => window.kubeloop.advance('120s'));
       }
-      rows.push({ c, samples, error });
+      const unprobed = [];
+      for (let i = 0; !error && c.unprobed && i < runs; i++) unprobed.push(await measureUnprobed(page, cdp, c));
+      rows.push({ c, samples, error, unprobed });
     }
     const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
     const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
     console.log(`\n${pad('frames (wasm, headless Chromium)', 42)} ${'fps'.padStart(6)} ${'frame ms'.padStart(9)} ${'p95 ms'.padStart(8)} ` +
       `${'busy ms/frame'.padStart(14)} ${'long tasks'.padStart(11)} ${'max long ms'.padStart(12)}  detail`);
-    for (const { c, samples, error } of rows) {
+    for (const { c, samples, error, unprobed } of rows) {
       if (!samples.length) { failed = true; console.log(`${pad(c.name, 42)} FAILED: ${error}`); continue; }
       const g = (k) => samples.map((s) => s[k]);
       const last = samples[samples.length - 1];
@@ -335,7 +359,8 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
         `${f1(median(g('busyPerFrame'))).padStart(14)} ${f0(median(g('longCount'))).padStart(11)} ${f0(median(g('longMax'))).padStart(12)}  ` +
         `fps ${spread(g('fps'), f0)}, busy ${spread(g('busyPerFrame'), f1)} ms; ${last.dense ? 'dense' : 'cards'} view, ` +
         `${f1(median(g('simPerWall')))}× simulated/wall, JS heap ${f0(last.heap)} MiB, wasm ${f0(last.wasm)} MiB, ` +
-        `built in ${f1(median(g('build')))} s`);
+        `built in ${f1(median(g('build')))} s` +
+        (unprobed.length ? `; without the frame probe ${f1(median(unprobed))} ms per 16.7 ms (${spread(unprobed, f1)})` : ''));
     }
   }
   await browser.close();

@@ -205,11 +205,28 @@ fn is_typing_target(e: &KeyboardEvent) -> bool {
 fn App() -> Html {
     // The address bar's link is loaded before the first render, which then shows it.
     let state = use_reducer(|| AppState::new(share::initial_playground()));
+    // The frame loop: each frame plays the simulation on, then says how long the page may sleep
+    // before the next (an idle cluster is drawn at the clock's ten ticks a second).
+    let waker = {
+        let dispatcher = state.dispatcher();
+        let model = state.model.clone();
+        hooks::use_frame_loop(Callback::from(move |dt: f64| {
+            dispatcher.dispatch(Action::Frame(dt));
+            model.try_borrow().map_or(0.0, |m| m.frame_delay_ms())
+        }))
+    };
     // One callback for the app's lifetime: a fresh one per render would make every child's
-    // props differ on every frame, and so redraw the whole page 60 times a second.
+    // props differ on every frame, and so redraw the whole page 60 times a second. Every action
+    // wakes a sleeping frame loop, so what it set in motion is drawn from the next frame on.
     let dispatch: Callback<Action> = {
         let dispatcher = state.dispatcher();
-        (*use_memo((), move |_| dispatcher.to_callback())).clone()
+        (*use_memo((), move |_| {
+            Callback::from(move |a: Action| {
+                dispatcher.dispatch(a);
+                waker.wake();
+            })
+        }))
+        .clone()
     };
     let tab = use_state(|| Tab::Events);
     // The chart's Deployment (None: all), kept here so it survives the chart's re-renders and tab switches.
@@ -217,10 +234,6 @@ fn App() -> Html {
     let faults_open = use_state(|| false);
     let embed = use_memo((), |_| storage::is_embed());
 
-    {
-        let d = dispatch.clone();
-        hooks::use_animation_frame(Callback::from(move |dt: f64| d.emit(Action::Frame(dt))));
-    }
     {
         let d = dispatch.clone();
         let model = state.model.clone();

@@ -98,6 +98,11 @@ impl Reducible for AppState {
         let Ok(mut m) = self.model.try_borrow_mut() else {
             return self;
         };
+        if !matches!(action, Action::Frame(_)) {
+            // The frames after an action are drawn one by one (the page's `FrameWaker` ends a
+            // sleep too).
+            m.wake();
+        }
         let changed = match action {
             Action::Frame(ms) => {
                 let perf = web_sys::window().and_then(|w| w.performance());

@@ -30,8 +30,20 @@ pub const FRAME_EVENT_BUDGET: usize = 20_000;
 /// enough that asking the clock costs nothing.
 pub const FRAME_EVENT_CHUNK: usize = 64;
 /// A frame longer than this (a background tab, a debugger pause) counts as this long, so the
-/// simulation never leaps ahead after the page was hidden.
-pub const MAX_FRAME_MS: f64 = 100.0;
+/// simulation never leaps ahead after the page was hidden. Longer than a tenth of a second, so
+/// that the idle loop's sleep to the clock's next tenth ([`IDLE_SLEEP_MS`]) counts in full.
+pub const MAX_FRAME_MS: f64 = 150.0;
+/// How long the page's frame loop may sleep at most between two frames when nothing but the
+/// clock moves (see [`Playground::frame_delay_ms`]): a tenth of a second and a little, so one
+/// sleep reaches the clock's next tenth at 1×, and under [`MAX_FRAME_MS`] with a late timer and
+/// the frame that ends the sleep to spare.
+pub const IDLE_SLEEP_MS: f64 = 110.0;
+/// Frames in a row in which nothing but the clock changed before the frame loop starts sleeping.
+/// A change often brings more within milliseconds (a pod created, then scheduled, then started),
+/// which the page shows frame by frame.
+pub const QUIET_FRAMES: u32 = 6;
+/// A sleep shorter than a frame at 60 Hz is not worth a timer.
+const FRAME_MS: f64 = 1000.0 / 60.0;
 /// While playing, the events list (and the inspector's events) follow new Events at most this
 /// often, in real milliseconds. A rollout of a few hundred pods records hundreds of Events a
 /// second: redrawing the table for each frame's dozen new rows cost a third of the page's frame
@@ -101,6 +113,8 @@ pub struct Playground {
     trace_seq: u64,
     /// Trace entries seen that are not node heartbeats ([`Playground::fingerprint`]).
     visible_entries: u64,
+    /// Frames in a row that changed nothing but the clock ([`Playground::frame_delay_ms`]).
+    quiet_frames: u32,
     /// Fractional simulated milliseconds not yet advanced (slow speeds move < 1 ms per frame).
     carry: f64,
     /// The last frame hit [`FRAME_EVENT_BUDGET`].
@@ -169,6 +183,7 @@ impl Playground {
             console: Vec::new(),
             trace_seq: 0,
             visible_entries: 0,
+            quiet_frames: 0,
             carry: 0.0,
             lagging: false,
             real_clock: 0.0,
@@ -345,6 +360,12 @@ impl Playground {
         };
         self.real_clock += real_ms;
         let expired = self.expire_notices();
+        // Counted as quiet until something other than the clock shows a change, below.
+        self.quiet_frames = if expired {
+            0
+        } else {
+            self.quiet_frames.saturating_add(1)
+        };
         if !self.playing {
             return expired;
         }
@@ -378,7 +399,42 @@ impl Playground {
         self.sync_trackers();
         // Re-render only when something on screen changed: a new trace entry or object version,
         // or the clock's tenth of a second. At 1× most frames change nothing a person can see.
-        expired || was_lagging != self.lagging || before != self.fingerprint()
+        let after = self.fingerprint();
+        if self.lagging || (before.0, before.1) != (after.0, after.1) {
+            self.quiet_frames = 0;
+        }
+        expired || was_lagging != self.lagging || before != after
+    }
+
+    /// How long the page may sleep before its next frame, in real milliseconds: 0 for the next
+    /// animation frame. After [`QUIET_FRAMES`] frames that changed nothing but the clock, the
+    /// loop sleeps until the clock's next tenth of a second is due (at most [`IDLE_SLEEP_MS`]),
+    /// so an idle cluster at 1× is drawn ten times a second, not sixty, and the browser is asked
+    /// for no frame in between. Paused, it looks in every [`IDLE_SLEEP_MS`] (notices expire).
+    /// Whatever happens in the simulation during a sleep is shown at its end, at most one tenth
+    /// of simulated time (or [`IDLE_SLEEP_MS`]) late, and the clock shows the moment it is drawn.
+    pub fn frame_delay_ms(&self) -> f64 {
+        if self.quiet_frames < QUIET_FRAMES {
+            return 0.0;
+        }
+        if !self.playing {
+            return IDLE_SLEEP_MS;
+        }
+        let now = self.now();
+        let to_tenth = (100 - now % 100) as f64 - self.carry;
+        // A millisecond past it, so that the frame ending the sleep surely shows the new tenth.
+        let sleep = (to_tenth / self.speed + 1.0).min(IDLE_SLEEP_MS);
+        if sleep < FRAME_MS {
+            0.0
+        } else {
+            sleep
+        }
+    }
+
+    /// Ends any quiet spell: an action just changed something, and the frames after it are
+    /// drawn one by one again.
+    pub fn wake(&mut self) {
+        self.quiet_frames = 0;
     }
 
     /// What the page shows changes only when one of these does: a trace entry or a write that
@@ -874,6 +930,70 @@ mod tests {
         inspecting.advance_by(1_000);
         inspecting.selected = Some(ObjectKey::new(Kind::Node, "", "node-1"));
         assert_eq!(silent_busy_frames(&mut inspecting), 0);
+    }
+
+    #[test]
+    fn an_idle_cluster_sleeps_until_the_clocks_next_tenth_and_an_action_wakes_it() {
+        let mut p = Playground::new(1);
+        p.advance_by(1_000);
+        assert_eq!(p.frame_delay_ms(), 0.0, "paused, but not yet quiet");
+        for _ in 0..QUIET_FRAMES {
+            p.frame(16.0);
+        }
+        assert_eq!(
+            p.frame_delay_ms(),
+            IDLE_SLEEP_MS,
+            "paused: a look now and then"
+        );
+        p.playing = true;
+        for _ in 0..QUIET_FRAMES {
+            p.frame(1.0);
+        }
+        // Sleeping as told for two simulated seconds: every tenth is drawn, mostly in one frame
+        // (a frame that lands just short of a tenth takes a frame more).
+        let start = p.now() / 100;
+        let (mut frames, mut drawn) = (0, 0);
+        while p.now() / 100 < start + 20 {
+            let sleep = p.frame_delay_ms();
+            assert!(
+                sleep == 0.0 || (FRAME_MS..=IDLE_SLEEP_MS).contains(&sleep),
+                "{sleep}"
+            );
+            let tenth = p.now() / 100;
+            drawn += usize::from(p.frame(sleep.max(FRAME_MS)));
+            assert!(p.now() / 100 <= tenth + 1, "a sleep never skips a tenth");
+            frames += 1;
+        }
+        assert_eq!(drawn, 20);
+        assert!(frames <= 24, "{frames} frames for 20 tenths");
+        p.speed = 0.25;
+        assert_eq!(
+            p.frame_delay_ms(),
+            IDLE_SLEEP_MS,
+            "slow motion: never longer than this"
+        );
+        p.wake();
+        assert_eq!(p.frame_delay_ms(), 0.0);
+    }
+
+    #[test]
+    fn while_the_cluster_changes_every_frame_is_drawn() {
+        let mut p = Playground::new(1);
+        p.advance_by(1_000);
+        assert!(p.apply(DEFAULT_MANIFEST).ok);
+        p.playing = true;
+        let mut busy = 0;
+        for _ in 0..600 {
+            let seen = p.visible_entries;
+            p.frame(16.0);
+            if p.visible_entries != seen {
+                busy += 1;
+                assert_eq!(p.frame_delay_ms(), 0.0, "at {} ms", p.now());
+            }
+        }
+        assert!(busy > 10, "the rollout took {busy} frames");
+        assert_eq!(ready_pods(&p).len(), 3);
+        assert!(p.frame_delay_ms() > 0.0, "converged: the loop sleeps again");
     }
 
     #[test]

@@ -366,3 +366,43 @@ test('a pod chip changes colour at once and a node bar fills by the share it sho
   })).toEqual({ transition: 'transform', drawn: true, filled: true });
   expect(errors, 'no errors in the browser').toEqual([]);
 });
+
+test('an idle playground asks the browser for few frames, and an action brings every frame back', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  await convergeWeb(page, 3);
+  const seen = await page.evaluate(async () => {
+    const k = window.kubeloop;
+    // Counts the page's own requests for a frame while this test watches its own frames.
+    const raf = window.requestAnimationFrame.bind(window);
+    let asked = 0;
+    window.requestAnimationFrame = (cb) => { asked += 1; return raf(cb); };
+    const frames = (n) => new Promise((resolve) => {
+      let i = 0;
+      const tick = () => { i += 1; if (i >= n) resolve(); else raf(tick); };
+      raf(tick);
+    });
+    k.play();
+    await frames(30);
+    asked = 0;
+    const sim0 = k.now();
+    const wall0 = performance.now();
+    await frames(60);
+    const idle = { asked, sim: k.now() - sim0, wall: performance.now() - wall0 };
+    k.kubectl('scale deployment web --replicas=6');
+    asked = 0;
+    await frames(6);
+    const woken = asked;
+    k.pause();
+    return { idle, woken };
+  });
+  // Drawn at the clock's tenths (about ten a second), not sixty.
+  expect(seen.idle.asked).toBeLessThanOrEqual(20);
+  expect(seen.idle.asked).toBeGreaterThan(0);
+  // The simulation keeps real time while the page sleeps.
+  expect(seen.idle.sim).toBeGreaterThan(seen.idle.wall * 0.8);
+  // The scale-up is drawn frame by frame from the next frame on.
+  expect(seen.woken).toBeGreaterThanOrEqual(5);
+  await expect(page.locator('.nodes [data-testid^="pod-"]')).toHaveCount(6);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
