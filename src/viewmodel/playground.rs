@@ -399,8 +399,8 @@ impl Playground {
             self.carry = 0.0;
         }
         self.sync_trackers();
-        // Re-render only when something on screen changed: a new trace entry or object version,
-        // or the clock's tenth of a second. At 1× most frames change nothing a person can see.
+        // Re-render only when something on screen changed (`fingerprint`). At 1× most frames
+        // change nothing a person can see; those that change only the clock keep the loop quiet.
         let after = self.fingerprint();
         if self.lagging || (before.0, before.1) != (after.0, after.1) {
             self.quiet_frames = 0;
