@@ -16,7 +16,7 @@ use super::state::{reply, Action};
 use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::cluster::{
-    Bucket, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS,
+    Bucket, BRISK_SPEED, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS,
     ENDLESS_ANIMATIONS_MAX,
 };
 use crate::viewmodel::format::pod_suffix;
@@ -32,6 +32,9 @@ pub struct ClusterProps {
     pub dispatch: Callback<Action>,
     /// The selected object's key, to highlight its chip or card.
     pub selected: Option<ObjectKey>,
+    /// Chips change state without animating
+    /// ([`brisk_motion`](crate::viewmodel::cluster::brisk_motion) of the clock's speed).
+    pub brisk: bool,
 }
 
 impl PartialEq for ClusterProps {
@@ -41,6 +44,7 @@ impl PartialEq for ClusterProps {
         Rc::ptr_eq(&self.view, &other.view)
             && self.deployments == other.deployments
             && self.selected == other.selected
+            && self.brisk == other.brisk
     }
 }
 
@@ -79,7 +83,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
         "Chosen automatically: dense above {DENSE_NODES} nodes or {DENSE_PODS} pods. Click to choose."
     );
     html! {
-        <section class={classes!("panel", "cluster-panel", calm.then_some("calm-motion"))} aria-labelledby="cluster-title"
+        <section class={classes!("panel", "cluster-panel", calm.then_some("calm-motion"), p.brisk.then_some("brisk-motion"))} aria-labelledby="cluster-title"
             data-layout={if dense { "dense" } else { "cards" }}>
             <div class="panel-head">
                 <h2 id="cluster-title" class="panel-title">{ "Actual state" }</h2>
@@ -123,7 +127,8 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                     </div>
                 </div>
             }
-            <ul class="legend" aria-label="Pod states">
+            <ul class="legend" aria-label="Pod states"
+                title={p.brisk.then_some(format!("At {BRISK_SPEED}× and faster, chips change state without animating: a fade would outlast the states it shows"))}>
                 { for Tone::ALL.iter().filter(|t| **t != Tone::Unknown || counts.get(**t) > 0).map(|t| html! {
                     <li class={classes!("legend-item", t.class(), (counts.get(*t) > 0).then_some("is-present"))}
                         title={(calm && matches!(t, Tone::Starting | Tone::Failing)).then_some(calm_note.clone())}>
@@ -661,14 +666,15 @@ pub fn chip(
         .map(|a| Callback::from(move |_: PointerEvent| a.emit(())));
     let onfocusin = arm.map(|a| Callback::from(move |_: FocusEvent| a.emit(())));
     html! {
-        <div class={classes!("pod", pod.tone.class(), is_selected.then_some("is-selected"))}
+        // The endless decorations get classes of their own (www/style.css, `.calm-motion`).
+        <div class={classes!("pod", pod.tone.class(), (pod.tone == Tone::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"))}
             {onpointerover} {onfocusin}
             key={pod.uid.clone()}
             data-testid={format!("{testid}-{}", pod.name)}
             data-phase={pod.phase.clone()}
             data-ready={pod.ready.to_string()}
             data-status={pod.status.clone()}>
-            <button class="pod-main" onclick={select} title={format!("{}. Enter inspects it; Shift+F10 opens its faults.", pod.describe())} aria-label={pod.describe()}>
+            <button class={classes!("pod-main", (pod.tone == Tone::Starting).then_some("pod-stripes"))} onclick={select} title={format!("{}. Enter inspects it; Shift+F10 opens its faults.", pod.describe())} aria-label={pod.describe()}>
                 <span class="pod-glyph" aria-hidden="true">{ pod.tone.glyph() }</span>
                 <span class="pod-text">
                     <span class="pod-name">{ pod_suffix(&pod.name) }</span>

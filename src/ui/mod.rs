@@ -476,7 +476,8 @@ fn App() -> Html {
                     }
                     <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} />
                 </div>
-                <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()} />
+                <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()}
+                    brisk={crate::viewmodel::cluster::brisk_motion(m.speed)} />
                 <loop_panel::LoopPanel {cards} />
                 <section class="panel bottom-panel" aria-label="Activity">
                     <div class="tabs" role="tablist">

@@ -863,6 +863,18 @@ impl ClusterView {
 /// pod, the ring of a failing one; see [`ClusterView::calm_motion`]).
 pub const ENDLESS_ANIMATIONS_MAX: usize = 24;
 
+/// The slowest speed at which chips change state without animating (see [`brisk_motion`]).
+pub const BRISK_SPEED: f64 = 25.0;
+
+/// True when the clock runs so fast that pod chips should change state without their entrance,
+/// exit and endless animations. At 25× a chip's 0.45-s entrance spans 11 simulated seconds,
+/// longer than the states it would show. And the browser runs the animations of chips scrolled
+/// out of view on the main thread (it does not give the compositor an animation it judges
+/// invisible): in a 100-pod rollout at 100× that was several frames of 50-80 ms.
+pub fn brisk_motion(speed: f64) -> bool {
+    speed >= BRISK_SPEED
+}
+
 /// The most node cards the card layout draws (see [`ClusterView::cards_shown`]).
 pub const CARD_NODES_MAX: usize = 2 * DENSE_NODES;
 /// The most pod chips the card layout's node cards draw (see [`ClusterView::cards_shown`]).
@@ -1446,6 +1458,17 @@ mod tests {
         assert!(view(ENDLESS_ANIMATIONS_MAX - 4, 5, 0).calm_motion());
         assert!(view(ENDLESS_ANIMATIONS_MAX + 1, 0, 0).calm_motion());
         assert!(view(0, ENDLESS_ANIMATIONS_MAX + 1, 0).calm_motion());
+    }
+
+    #[test]
+    fn chips_stop_animating_from_the_toolbars_25x_speed_up() {
+        let animated: Vec<f64> = crate::viewmodel::format::SPEEDS
+            .into_iter()
+            .filter(|s| !brisk_motion(*s))
+            .collect();
+        assert_eq!(animated, [0.25, 0.5, 1.0, 2.0, 5.0, 10.0]);
+        assert!(brisk_motion(25.0));
+        assert!(brisk_motion(100.0));
     }
 
     #[test]

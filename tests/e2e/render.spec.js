@@ -277,6 +277,70 @@ test('starting chips keep moving at lesson size and hold still when dozens start
   await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(40);
   await expect(panel).not.toHaveClass(/calm-motion/);
   expect(await page.locator('.legend-item.tone-starting').getAttribute('title')).toBeNull();
+
+  // Crossing the cap restyles only what it stills. The browser picks the elements a class change
+  // may restyle by the rightmost part of each selector under that class, so no rule under
+  // `.calm-motion` may end in a part every chip has: one ending in `.pod-main` restyled all the
+  // chips whenever a rollout crossed the cap (several times a second at 100×, 10-35 ms each).
+  const broad = await page.evaluate(() => {
+    const rules = [];
+    const walk = (list) => { for (const r of list) { if (r.selectorText) rules.push(r.selectorText); if (r.cssRules) walk(r.cssRules); } };
+    for (const sheet of document.styleSheets) walk(sheet.cssRules);
+    const parts = [...document.querySelectorAll('.nodes .pod[data-ready="true"]')]
+      .flatMap((chip) => [chip, ...chip.querySelectorAll('*')]);
+    const calm = rules.flatMap((text) => text.split(',')).map((s) => s.trim()).filter((s) => s.startsWith('.calm-motion'));
+    return {
+      rules: calm.length,
+      broad: calm.filter((s) => {
+        const last = s.split(/[\s>+~]+/).pop().replace(/::?[a-z-]+$/, '');
+        return parts.some((el) => el.matches(last));
+      }),
+    };
+  });
+  expect(broad.rules, 'rules under .calm-motion').toBeGreaterThan(0);
+  expect(broad.broad, 'rules under .calm-motion that name a part of a ready chip').toEqual([]);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
+
+test('at 25× and faster chips change state without animating, and slower they animate again', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  await convergeWeb(page, 3);
+  const panel = page.locator('.cluster-panel');
+  /** Scales the web Deployment to `replicas` at `speed` and plays 2 s in steps; returns the
+   *  animations of the new chips and those of every starting chip's stripes on the way. */
+  const grow = (replicas, speed) => page.evaluate(async ({ replicas, speed }) => {
+    const k = window.kubeloop;
+    k.setSpeed(speed);
+    const chips = () => [...document.querySelectorAll('.cluster-panel .pod')];
+    const before = new Set(chips().map((c) => c.dataset.testid));
+    k.kubectl(`scale deployment web --replicas=${replicas}`);
+    const stripes = [];
+    for (let i = 0; i < 20; i++) {
+      k.advance('100ms');
+      await new Promise((r) => requestAnimationFrame(r));
+      for (const s of document.querySelectorAll('.cluster-panel .pod-stripes')) stripes.push(getComputedStyle(s, '::before').animationName);
+    }
+    await new Promise((r) => requestAnimationFrame(r));
+    const fresh = chips().filter((c) => !before.has(c.dataset.testid));
+    return { chips: fresh.map((c) => getComputedStyle(c).animationName), stripes };
+  }, { replicas, speed });
+
+  // At 100× a 0.45-s entrance would outlast the pod's whole start.
+  const fast = await grow(6, 100);
+  expect(fast.chips).toEqual(['none', 'none', 'none']);
+  expect(fast.stripes.length, 'starting chips at 100×').toBeGreaterThan(0);
+  expect(fast.stripes.every((n) => n === 'none'), 'their stripes hold still').toBe(true);
+  await expect(panel).toHaveClass(/brisk-motion/);
+  await expect(page.locator('.legend')).toHaveAttribute('title', /25× and faster/);
+
+  // At 10× and slower every new chip makes its entrance again.
+  const slow = await grow(9, 10);
+  expect(slow.chips).toEqual(['pod-in', 'pod-in', 'pod-in']);
+  expect(slow.stripes.length, 'starting chips at 10×').toBeGreaterThan(0);
+  expect(slow.stripes.every((n) => n === 'stripes'), 'their stripes move').toBe(true);
+  await expect(panel).not.toHaveClass(/brisk-motion/);
+  expect(await page.locator('.legend').getAttribute('title')).toBeNull();
   expect(errors, 'no errors in the browser').toEqual([]);
 });
 
