@@ -307,7 +307,7 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
                     { &n.name }
                 </button>
                 <span class={classes!("node-status", state_class)} title={n.ready_reason.clone()}>
-                    <span aria-hidden="true">{ glyph }</span>{ &n.status }
+                    <span aria-hidden="true">{ glyph }</span>{ n.readiness() }
                 </span>
                 <details class="menu">
                     <summary class="icon-btn" aria-label={format!("Actions for node {}", n.name)} data-testid={format!("menu-node-{}", n.name)}>
@@ -349,6 +349,12 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
             </header>
             if down {
                 <div class="node-banner">{ "machine powered off" }</div>
+            }
+            if n.unschedulable {
+                <div class="node-banner node-banner--cordon" data-testid={format!("cordoned-{}", n.name)}
+                    title="Cordoned (spec.unschedulable): the scheduler places no new pods here; the pods already here keep running">
+                    { "⊘ SchedulingDisabled" }
+                </div>
             }
             <div class="bars">
                 { bar("CPU", &n.cpu) }

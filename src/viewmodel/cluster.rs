@@ -595,7 +595,22 @@ pub struct NodeView {
     pub ready_reason: String,
 }
 
+/// kubectl's word for a node's Ready condition status (`True`, `False`, anything else).
+fn ready_word(ready: &str) -> &'static str {
+    match ready {
+        "True" => "Ready",
+        "False" => "NotReady",
+        _ => "Unknown",
+    }
+}
+
 impl NodeView {
+    /// The readiness part of [`NodeView::status`] (`Ready`, `NotReady`, `Unknown`): the card's
+    /// pill, which leaves a cordon to a line of its own so that a narrow card does not cut it.
+    pub fn readiness(&self) -> &'static str {
+        ready_word(&self.ready)
+    }
+
     /// The lower-case form used in `data-ready` (`true`, `false`, `unknown`).
     pub fn ready_attr(&self) -> String {
         self.ready.to_ascii_lowercase()
@@ -722,11 +737,7 @@ fn node_view<'a>(
         .unwrap_or(110);
     let ready_cond = find_condition(&node.status.conditions, "Ready");
     let ready = node.ready_status().to_string();
-    let mut status = match ready.as_str() {
-        "True" => "Ready".to_string(),
-        "False" => "NotReady".to_string(),
-        _ => "Unknown".to_string(),
-    };
+    let mut status = ready_word(&ready).to_string();
     if node.spec.unschedulable {
         status.push_str(",SchedulingDisabled");
     }
@@ -1383,6 +1394,7 @@ mod tests {
             0,
         );
         assert_eq!(view.nodes[0].status, "Unknown,SchedulingDisabled");
+        assert_eq!(view.nodes[0].readiness(), "Unknown");
         assert_eq!(view.nodes[0].ready_attr(), "unknown");
         assert_eq!(view.nodes[0].machine_up, Some(false));
         let fresh = Node {

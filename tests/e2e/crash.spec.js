@@ -83,10 +83,10 @@ test('a panic shows the crash screen, its link opens the same text, and Restart 
   await expect(page.getByTestId('app')).toHaveAttribute('inert', '');
   await expect(page.getByTestId('crash-copy-link')).toBeFocused();
   await expect(page.getByTestId('crash-link-status')).toHaveText(/holds your whole scenario/);
-  await page.screenshot({ path: 'docs/screenshots/crash.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/crash.png' });
   // Reduced motion: the colours switch at once instead of mid-transition in the picture.
   await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
-  await page.screenshot({ path: 'docs/screenshots/crash-dark.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/crash-dark.png' });
   await page.emulateMedia({ colorScheme: 'light', reducedMotion: null });
 
   // Keyboard: Tab moves through the dialog's controls and wraps around inside it.
@@ -157,7 +157,7 @@ test('an embed that panics never writes localStorage and Restart keeps its edite
   expect(url).toMatch(/\/#k1:/);
   expect(url).not.toContain('embed=1');
   await page.setViewportSize({ width: 640, height: 480 });
-  await page.screenshot({ path: 'docs/screenshots/crash-embed.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/crash-embed.png' });
   expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
 
   const crashed = await restartAndWait(page, () => page.getByTestId('crash-restart').click());
@@ -192,5 +192,5 @@ test('a wasm that cannot be downloaded shows why instead of a blank page', async
   await expect(page.getByTestId('boot-reason')).toHaveText(/could not be downloaded|could not start the playground/);
   await expect(page.getByTestId('boot-error-message')).not.toBeEmpty();
   await expect(page.getByTestId('boot-reload')).toBeFocused();
-  await page.screenshot({ path: 'docs/screenshots/boot-error.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/boot-error.png' });
 });

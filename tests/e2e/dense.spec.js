@@ -92,7 +92,7 @@ test('a big cluster opens dense, its counts match the cluster state, and a tile 
   // The README's picture: the cluster panel on a taller window, so the tiles show under the counts.
   await page.evaluate(() => document.querySelectorAll('.notices').forEach((n) => n.style.setProperty('display', 'none')));
   await page.setViewportSize({ width: 1280, height: 1100 });
-  await page.locator('.cluster-panel').screenshot({ path: 'docs/screenshots/dense.png' });
+  await page.locator('.cluster-panel').screenshot({ animations: 'disabled', path: 'docs/screenshots/dense.png' });
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // Clicking a tile inspects its node.

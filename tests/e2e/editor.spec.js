@@ -136,7 +136,7 @@ test('the highlighted layer colours keys, strings, numbers and comments, aligned
   expect(Math.abs(widths.textarea - widths.layer)).toBeLessThan(0.5);
 
   await hideNotices(page);
-  await page.locator('.editor-panel').screenshot({ path: 'docs/screenshots/editor.png' });
+  await page.locator('.editor-panel').screenshot({ animations: 'disabled', path: 'docs/screenshots/editor.png' });
   expect(errors, 'no errors in the browser').toEqual([]);
 });
 
@@ -186,7 +186,7 @@ test('a refused manifest is underlined at its line and column, with the message 
   await expect(tip).toContainText(message);
   await expect(tip).toContainText('error');
   await hideNotices(page);
-  await page.locator('.editor-panel').screenshot({ path: 'docs/screenshots/editor-diagnostic.png' });
+  await page.locator('.editor-panel').screenshot({ animations: 'disabled', path: 'docs/screenshots/editor-diagnostic.png' });
   // Pointing elsewhere in the text hides it.
   const ta = await editor.boundingBox();
   await page.mouse.move(ta.x + 30, ta.y + 15);
@@ -365,7 +365,7 @@ test('the token colours are readable in light and dark, and user text is never m
     await expect(page.getByTestId('editor-tip')).toBeVisible();
     if (colorScheme === 'dark') {
       await hideNotices(page);
-      await page.locator('.editor-panel').screenshot({ path: 'docs/screenshots/editor-dark.png' });
+      await page.locator('.editor-panel').screenshot({ animations: 'disabled', path: 'docs/screenshots/editor-dark.png' });
     }
     expect(errors, `no errors in the browser (${colorScheme})`).toEqual([]);
     await context.close();

@@ -120,6 +120,7 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
   await page.waitForTimeout(600); // toasts and the iframe's height transition settle
   const lab1Box = await page.locator('#lab1-check').boundingBox();
   await page.screenshot({
+    animations: 'disabled',
     path: 'docs/screenshots/course-example.png',
     fullPage: true,
     clip: { x: 0, y: 0, width: 1280, height: Math.ceil((lab1Box?.y ?? 1500) + (lab1Box?.height ?? 0) + 40) },
@@ -127,6 +128,7 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
   const lab2Box = await page.locator('#patience').boundingBox();
   const lab2End = await page.locator('#lab2-checks').boundingBox();
   await page.screenshot({
+    animations: 'disabled',
     path: 'docs/screenshots/course-example-lab2.png',
     fullPage: true,
     clip: { x: 0, y: Math.floor(lab2Box?.y ?? 0) - 20, width: 1280, height: Math.ceil((lab2End?.y ?? 0) + (lab2End?.height ?? 0) - (lab2Box?.y ?? 0) + 60) },

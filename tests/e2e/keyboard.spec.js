@@ -160,7 +160,7 @@ test('keyboard only: load an example, apply, play and pause, crash a pod from it
   await expect(menu).toHaveAttribute('open', '');
   await expect.poll(() => focusTestId(page)).toBe(`crash-pod-${podName}`);
   expect((await expectVisibleFocus(page)).testid).toBe(`crash-pod-${podName}`);
-  await page.screenshot({ path: 'docs/screenshots/keyboard-pod-menu.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/keyboard-pod-menu.png' });
   const faults = await page.evaluate(() => window.kubeloop.events().length);
   await page.keyboard.press('Enter');
   await expect(menu).not.toHaveAttribute('open', '');

@@ -53,14 +53,14 @@ test('apply converges to three ready pods, and a deleted pod is replaced by a ne
   await expect(events).toContainText(`pod/${replacement[0]}`);
   await expect(events.locator('th')).toHaveText(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
 
-  await page.screenshot({ path: 'docs/screenshots/playground-converged.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/playground-converged.png' });
 
   // The chart shows the gap the deletion opened and the loop closing it again.
   await page.getByTestId('tab-chart').click();
   await expect(page.getByTestId('chart')).toContainText('desired 3');
   await expect(page.getByTestId('chart')).toContainText('no gap');
   await hideNotices(page);
-  await page.screenshot({ path: 'docs/screenshots/chart.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/chart.png' });
   expect(errors, 'no errors in the browser console').toEqual([]);
 });
 
@@ -79,7 +79,7 @@ test('README screenshot: a pod replaced mid-flight, with the API conversation', 
   await page.mouse.move(0, 0);
   await hideNotices(page); // transient toasts
   await page.waitForTimeout(600); // let the entry animations settle
-  await page.screenshot({ path: 'docs/screenshots/playground.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/playground.png' });
   expect(errors).toEqual([]);
 });
 
@@ -122,7 +122,7 @@ test('a broken manifest is refused with line:col diagnostics, applied with Ctrl+
   const state = await page.evaluate(() => window.kubeloop.state());
   expect(state.kind).toBe('List');
   expect(state.items.filter((o) => o.kind === 'Deployment')).toHaveLength(0);
-  await page.screenshot({ path: 'docs/screenshots/diagnostics.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/diagnostics.png' });
 });
 
 test('the JS API: apply, kubectl, inject, state and events', async ({ page }) => {
@@ -167,7 +167,7 @@ test('the JS API: apply, kubectl, inject, state and events', async ({ page }) =>
   // node-2 stopped heartbeating: the node controller no longer reports it Ready.
   await expect(page.getByTestId('node-node-2')).not.toHaveAttribute('data-ready', 'true');
   await expect(page.getByTestId('node-node-1')).toHaveAttribute('data-ready', 'true');
-  await page.screenshot({ path: 'docs/screenshots/node-down.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/node-down.png' });
 });
 
 test('faults from the panel and the node menu; the inspector shows spec vs status', async ({ page }) => {
@@ -182,7 +182,12 @@ test('faults from the panel and the node menu; the inspector shows spec vs statu
   // …and kubectl from the same menu: cordon.
   await page.getByTestId('menu-node-node-1').click();
   await page.getByTestId('cordon-node-1').click();
-  await expect(page.getByTestId('node-node-1')).toContainText('SchedulingDisabled');
+  // The pill keeps the readiness; the cordon gets its own line, which a narrow card does not cut.
+  await expect(page.getByTestId('cordoned-node-1')).toHaveText(/SchedulingDisabled/);
+  await expect(page.getByTestId('cordoned-node-1')).toBeVisible();
+  await expect(page.getByTestId('node-node-1').locator('.node-status')).toHaveText(/^\S*Ready$/);
+  const fits = await page.getByTestId('cordoned-node-1').evaluate((el) => el.scrollWidth <= el.clientWidth);
+  expect(fits, 'the cordon line shows whole').toBe(true);
   await expect(page.getByTestId('cordon-node-1')).toHaveCount(0); // the menu closed and now offers Uncordon
 
   // The fault panel: every fault, with its parameters.
@@ -207,7 +212,7 @@ test('faults from the panel and the node menu; the inspector shows spec vs statu
   await expect(insp).toContainText('spec wants');
   await expect(insp).toContainText('readyReplicas');
   await advance(page, '60s');
-  await page.screenshot({ path: 'docs/screenshots/inspector.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/inspector.png' });
   await insp.getByRole('tab', { name: /Conditions/ }).click();
   await expect(insp).toContainText('Available');
   await page.getByTestId('inspector-close').click();
@@ -226,7 +231,7 @@ test("a pod's inspector replays the scheduler's decision", async ({ page }) => {
   await insp.getByRole('tab', { name: 'Scheduling' }).click();
   await expect(insp).toContainText(/\d of 3 nodes fit/);
   await expect(insp).toContainText('node-3');
-  await page.screenshot({ path: 'docs/screenshots/inspector-scheduling.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/inspector-scheduling.png' });
   await page.keyboard.press('Escape');
   await expect(insp).toHaveCount(0);
 });
@@ -255,7 +260,7 @@ test('dark theme follows the system preference', async ({ browser }) => {
   await advance(page, '40s');
   await page.getByTestId('tab-sequence').click();
   await page.waitForTimeout(500);
-  await page.screenshot({ path: 'docs/screenshots/playground-dark.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/playground-dark.png' });
   await context.close();
 });
 
@@ -273,6 +278,6 @@ test('a lesson opens from the menu, offers its actions and ticks its checks', as
   await advance(page, '60s');
   await expect(lesson.locator('.check-passed').first()).toBeVisible();
   await hideNotices(page);
-  await page.screenshot({ path: 'docs/screenshots/lesson.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/lesson.png' });
   expect(errors).toEqual([]);
 });

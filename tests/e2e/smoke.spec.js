@@ -11,6 +11,6 @@ test('app loads and mounts', async ({ page }) => {
 
   await page.goto('/');
   await expect(page.locator('[data-testid="app"]')).toBeVisible();
-  await page.screenshot({ path: 'docs/screenshots/smoke.png', fullPage: true });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/smoke.png', fullPage: true });
   expect(errors, 'no errors in the browser').toEqual([]);
 });

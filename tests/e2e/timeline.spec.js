@@ -102,7 +102,7 @@ test('a deleted pod, its replacement and the time to recovery are on the fault t
   // A taller window for the picture, so the whole incident card shows.
   await page.setViewportSize({ width: 1280, height: 1000 });
   await page.locator('.tl-body').evaluate((el) => el.scrollTo(0, 0));
-  await page.screenshot({ path: 'docs/screenshots/fault-timeline.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/fault-timeline.png' });
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // The chart: the sum over both Deployments, then api alone, kept across re-renders and tabs.
@@ -131,7 +131,7 @@ test('a deleted pod, its replacement and the time to recovery are on the fault t
   await page.mouse.move(0, 0);
   await hideNotices(page);
   await page.getByTestId('chart-deployment').selectOption('api');
-  await page.screenshot({ path: 'docs/screenshots/chart-deployment.png' });
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/chart-deployment.png' });
   expect(errors, 'no errors in the browser console').toEqual([]);
 });
 
