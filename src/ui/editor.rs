@@ -54,6 +54,10 @@ pub struct EditorProps {
     /// Nothing was applied yet: the Apply button invites a first click.
     #[prop_or_default]
     pub hint: bool,
+    /// Something was applied on a paused clock (`Playground::play_hint`): the line beside Apply
+    /// says to press Play.
+    #[prop_or_default]
+    pub play_hint: bool,
 }
 
 fn severity_class(s: Severity) -> &'static str {
@@ -623,7 +627,13 @@ pub fn Editor(p: &EditorProps) -> Html {
                     { "Apply" }<kbd>{ if is_mac() { "⌘↵" } else { "Ctrl↵" } }</kbd>
                 </button>
                 <span class="apply-hint">
-                    { if p.hint { "Start here: apply the Deployment, then press Play." } else { "Declare what should be true; the controllers make it so." } }
+                    { if p.hint {
+                        "Start here: apply the Deployment, then press Play."
+                    } else if p.play_hint {
+                        "Applied. Now press Play (or Space): the controllers act while the clock runs."
+                    } else {
+                        "Declare what should be true; the controllers make it so."
+                    } }
                 </span>
             </div>
             <div class={classes!("diagnostics", (errors > 0).then_some("has-errors"))} data-testid="diagnostics"

@@ -463,7 +463,7 @@ fn App() -> Html {
 
     html! {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
-            <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging}
+            <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging} play_hint={m.play_hint()}
                 faults_open={*faults_open} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
             <share::LinkBanner />
             if *faults_open {
@@ -474,7 +474,7 @@ fn App() -> Html {
                     if let Some(lesson) = m.lesson() {
                         <lesson::LessonCard {lesson} dispatch={dispatch.clone()} />
                     }
-                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} />
+                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} play_hint={m.play_hint()} />
                 </div>
                 <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()}
                     brisk={crate::viewmodel::cluster::brisk_motion(m.speed)} />

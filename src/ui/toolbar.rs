@@ -15,6 +15,10 @@ pub struct ToolbarProps {
     pub speed: f64,
     pub now: Millis,
     pub lagging: bool,
+    /// Something was applied and the clock has not moved since: Play invites a click
+    /// (`Playground::play_hint`).
+    #[prop_or_default]
+    pub play_hint: bool,
     pub faults_open: bool,
     pub on_toggle_faults: Callback<()>,
     /// Step was clicked (the app also shows the API conversation, which is what a step changes).
@@ -63,8 +67,9 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
         }
     } else {
         html! {
-            <button class="btn btn-primary transport-main" data-testid="play" onclick={toggle}
-                aria-label="Play the simulation" title="Play (Space)">
+            <button class={classes!("btn", "btn-primary", "transport-main", p.play_hint.then_some("is-hint"))} data-testid="play" onclick={toggle}
+                aria-label="Play the simulation"
+                title={if p.play_hint { "Play (Space): the clock is paused, so nothing acts on what you applied yet" } else { "Play (Space)" }}>
                 { icons::play() }<span>{ "Play" }</span>
             </button>
         }

@@ -101,6 +101,8 @@ pub struct Playground {
     /// The text that apply read: the diagnostics' lines and columns are positions in it, which
     /// is not always the editor's text (the JS API's `apply(yaml)`, a shared scenario).
     pub last_apply_text: Option<std::rc::Rc<str>>,
+    /// The simulated time of the last Apply that changed the cluster (see [`Playground::play_hint`]).
+    applied_at: Option<Millis>,
     notices: VecDeque<Notice>,
     next_id: u64,
     pub loops: LoopTracker,
@@ -175,6 +177,7 @@ impl Playground {
             speed: 1.0,
             last_apply: None,
             last_apply_text: None,
+            applied_at: None,
             notices: VecDeque::new(),
             next_id: 1,
             loops: LoopTracker::default(),
@@ -230,6 +233,13 @@ impl Playground {
         self.session.sim.now()
     }
 
+    /// True from an Apply that changed the cluster until the clock moves: on a paused clock no
+    /// controller acts, so the page points at Play (a first-time learner who pressed Apply and
+    /// saw nothing happen would not know why). Playing or stepping moves the clock and ends it.
+    pub fn play_hint(&self) -> bool {
+        !self.playing && self.applied_at == Some(self.now())
+    }
+
     /// Throws the cluster away and starts again: the open lesson from its beginning, or three
     /// empty nodes (same seed, same speed).
     pub fn reset(&mut self) {
@@ -242,6 +252,7 @@ impl Playground {
         self.session = Session::new(self.seed);
         self.cluster_cache.get_mut().invalidate();
         self.last_apply = None;
+        self.applied_at = None;
         self.selected = None;
         self.loops.clear();
         self.sequence.clear();
@@ -267,6 +278,7 @@ impl Playground {
                 self.cluster_cache.get_mut().invalidate();
                 self.playing = false;
                 self.last_apply = None;
+                self.applied_at = None;
                 self.selected = None;
                 self.loops.clear();
                 self.sequence.clear();
@@ -519,6 +531,9 @@ impl Playground {
                 summarise_lines(&report.lines)
             };
             self.notify(&summary, NoticeKind::Info);
+            if report.lines.iter().any(|l| !l.ends_with(" unchanged")) {
+                self.applied_at = Some(self.now());
+            }
         } else {
             self.notify(
                 &format!("Apply refused: {errors} error(s), nothing was changed"),
@@ -1107,6 +1122,48 @@ mod tests {
         let report = p.apply(DEFAULT_MANIFEST);
         assert!(report.ok, "{:?}", report.diagnostics);
         assert_eq!(report.lines, ["deployment.apps/web created"]);
+    }
+
+    #[test]
+    fn after_an_apply_on_a_paused_clock_the_page_points_at_play_until_the_clock_moves() {
+        let mut p = Playground::new(1);
+        assert!(
+            !p.play_hint(),
+            "nothing applied yet: the Apply button has the hint"
+        );
+        // Refused or unchanged: nothing new for the controllers to do.
+        p.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: three\n");
+        assert!(!p.play_hint());
+        assert!(p.apply(DEFAULT_MANIFEST).ok);
+        assert!(p.play_hint());
+        assert!(p.apply(DEFAULT_MANIFEST).lines[0].ends_with("unchanged"));
+        assert!(p.play_hint(), "an unchanged re-apply keeps the hint it had");
+        // Playing ends it, and so does any move of the clock (here a step).
+        p.playing = true;
+        assert!(!p.play_hint());
+        p.playing = false;
+        assert!(p.step());
+        assert!(!p.play_hint());
+        // Applying a change while paused brings it back; playing at the time keeps it away.
+        assert!(
+            p.apply(&DEFAULT_MANIFEST.replace("replicas: 3", "replicas: 4"))
+                .ok
+        );
+        assert!(p.play_hint());
+        p.playing = true;
+        assert!(
+            p.apply(&DEFAULT_MANIFEST.replace("replicas: 3", "replicas: 5"))
+                .ok
+        );
+        assert!(!p.play_hint());
+        // A reset starts over: nothing applied.
+        p.playing = false;
+        assert!(
+            p.apply(&DEFAULT_MANIFEST.replace("replicas: 3", "replicas: 6"))
+                .ok
+        );
+        p.reset();
+        assert!(!p.play_hint());
     }
 
     #[test]

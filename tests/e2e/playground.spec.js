@@ -64,6 +64,29 @@ test('apply converges to three ready pods, and a deleted pod is replaced by a ne
   expect(errors, 'no errors in the browser console').toEqual([]);
 });
 
+test('after Apply on a paused clock the page points at Play, until the clock runs', async ({ page }) => {
+  const errors = await open(page);
+  const play = page.getByTestId('play');
+  const hint = page.locator('.apply-hint');
+  await expect(hint).toContainText('Start here');
+  await expect(play).not.toHaveClass(/is-hint/);
+
+  await page.getByTestId('apply').click();
+  await expect(page.getByTestId('diagnostics')).toContainText('deployment.apps/web created');
+  // Nothing acts on a paused clock: Play rings and the line beside Apply says so.
+  await expect(play).toHaveClass(/is-hint/);
+  await expect(play).toHaveAttribute('title', /nothing acts on what you applied/);
+  await expect(hint).toContainText('press Play');
+  await expect(page.getByTestId('apply')).not.toHaveClass(/is-hint/);
+
+  await play.click();
+  await expect(page.getByTestId('clock')).not.toHaveText('00:00.0');
+  await page.getByTestId('pause').click();
+  await expect(page.getByTestId('play')).not.toHaveClass(/is-hint/);
+  await expect(hint).not.toContainText('press Play');
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
+
 test('README screenshot: a pod replaced mid-flight, with the API conversation', async ({ page }) => {
   const errors = await open(page);
   await page.getByTestId('apply').click();
