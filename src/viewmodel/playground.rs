@@ -1125,6 +1125,34 @@ mod tests {
     }
 
     #[test]
+    fn a_rollback_right_after_a_rollout_started_records_the_scale_down_of_the_abandoned_replica_set(
+    ) {
+        // Two Deployment passes race here (a watch event and a retry after a 409) and make the
+        // same scale-down; the first is skipped, the second succeeds and must record its Event.
+        let mut p = Playground::new(1);
+        assert!(p.apply(DEFAULT_MANIFEST).ok);
+        p.advance_by(60_000);
+        p.kubectl("set image deployment/web nginx=nginx:1.28");
+        p.advance_by(2_000);
+        p.kubectl("rollout undo deployment/web");
+        p.advance_by(1_000);
+        let events = p
+            .kubectl("get events --field-selector involvedObject.kind=Deployment")
+            .stdout;
+        let scaled: Vec<&str> = events
+            .lines()
+            .filter_map(|l| l.split("   ").last())
+            .filter(|m| m.starts_with("Scaled"))
+            .collect();
+        assert_eq!(scaled.len(), 3, "{events}");
+        assert!(
+            scaled[2].starts_with("Scaled down replica set web-")
+                && scaled[2].ends_with(" from 1 to 0"),
+            "{events}"
+        );
+    }
+
+    #[test]
     fn after_an_apply_on_a_paused_clock_the_page_points_at_play_until_the_clock_moves() {
         let mut p = Playground::new(1);
         assert!(

@@ -74,6 +74,15 @@ impl DeploymentController {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Takes the events waiting for `req`: one entry, not every equal one. Two passes that read
+    /// the same cache make equal requests, each with its own entry, and one of them may be
+    /// skipped (an earlier write of its pass failed) while the other succeeds and must still
+    /// record its `ScalingReplicaSet` (a rollback lost its scale-down event that way).
+    fn take_pending(&mut self, req: &ApiRequest) -> Option<Vec<EventRecord>> {
+        let at = self.pending_events.iter().position(|(r, _)| r == req)?;
+        Some(self.pending_events.remove(at).1)
+    }
 }
 
 impl Controller for DeploymentController {
@@ -154,19 +163,14 @@ impl Controller for DeploymentController {
     }
 
     fn events_for_response(&mut self, req: &ApiRequest, result: &ApiResult) -> Vec<EventRecord> {
-        let Some(at) = self.pending_events.iter().position(|(r, _)| r == req) else {
-            return Vec::new();
-        };
-        let (_, events) = self.pending_events.remove(at);
-        if result.is_ok() {
-            events
-        } else {
-            Vec::new()
+        match self.take_pending(req) {
+            Some(events) if result.is_ok() => events,
+            _ => Vec::new(),
         }
     }
 
     fn on_skipped(&mut self, req: &ApiRequest) {
-        self.pending_events.retain(|(r, _)| r != req);
+        self.take_pending(req);
     }
 
     fn reset(&mut self) {
@@ -1873,17 +1877,37 @@ mod tests {
         }
     }
 
-    #[test]
-    fn scaling_events_are_recorded_only_when_the_write_succeeds() {
+    /// A Deployment of 3 mid-rollout: web-v1 (3) is next to scale down, to 2.
+    fn mid_rollout() -> Cache {
         let d = deploy(3, "v2");
-        let cache = cache_with(
+        cache_with(
             &d,
             &[
                 rs(&d, "web-v1", "v1", 3, 1, 1),
                 rs(&d, "web-v2", "v2", 1, 2, 2),
             ],
             &[],
-        );
+        )
+    }
+
+    /// Answers `scale` with success: the controller records its one pending event, then holds none.
+    fn succeed_and_expect_the_scale_down_event(
+        ctrl: &mut DeploymentController,
+        scale: &ApiRequest,
+    ) {
+        let ok = Ok(Arc::new(Object::Deployment(Deployment::default())));
+        let recorded: Vec<String> = ctrl
+            .events_for_response(scale, &ok)
+            .iter()
+            .map(|e| e.message.clone())
+            .collect();
+        assert_eq!(recorded, ["Scaled down replica set web-v1 from 3 to 2"]);
+        assert!(ctrl.pending_events.is_empty());
+    }
+
+    #[test]
+    fn scaling_events_are_recorded_only_when_the_write_succeeds() {
+        let cache = mid_rollout();
         let mut ctrl = DeploymentController::new();
         let out = reconcile_only(&mut ctrl, &cache, NOW);
         assert!(
@@ -1895,14 +1919,22 @@ mod tests {
         assert!(ctrl.events_for_response(&scale, &conflict).is_empty());
         let out = reconcile_only(&mut ctrl, &cache, NOW + 20);
         let scale = out.requests().next().expect("retried").clone();
-        let ok = Ok(Arc::new(Object::Deployment(Deployment::default())));
-        let recorded: Vec<String> = ctrl
-            .events_for_response(&scale, &ok)
-            .iter()
-            .map(|e| e.message.clone())
-            .collect();
-        assert_eq!(recorded, ["Scaled down replica set web-v1 from 3 to 2"]);
-        assert!(ctrl.pending_events.is_empty());
+        succeed_and_expect_the_scale_down_event(&mut ctrl, &scale);
+    }
+
+    #[test]
+    fn a_skipped_request_does_not_take_the_event_of_an_equal_one_that_succeeds() {
+        let cache = mid_rollout();
+        let mut ctrl = DeploymentController::new();
+        // Two passes over the same cache (a watch event and a retry): equal scale-downs.
+        let first = reconcile_only(&mut ctrl, &cache, NOW);
+        let second = reconcile_only(&mut ctrl, &cache, NOW);
+        let scale = first.requests().next().expect("scale-down").clone();
+        assert_eq!(second.requests().next(), Some(&scale));
+        // The first pass's earlier write failed, so its scale-down never went out...
+        ctrl.on_skipped(&scale);
+        // ...and the second pass's succeeded: its event is recorded.
+        succeed_and_expect_the_scale_down_event(&mut ctrl, &scale);
     }
 
     #[test]
