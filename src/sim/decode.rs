@@ -152,6 +152,60 @@ pub const NOT_SIMULATED_KINDS: &[&str] = &[
     "VolumeAttachment",
 ];
 
+/// kubectl's short names for the kinds of [`NOT_SIMULATED_KINDS`] that have one.
+const NOT_SIMULATED_SHORT_NAMES: &[(&str, &str)] = &[
+    ("cm", "ConfigMap"),
+    ("crd", "CustomResourceDefinition"),
+    ("crds", "CustomResourceDefinition"),
+    ("csr", "CertificateSigningRequest"),
+    ("cj", "CronJob"),
+    ("ds", "DaemonSet"),
+    ("ep", "Endpoints"),
+    ("hpa", "HorizontalPodAutoscaler"),
+    ("ing", "Ingress"),
+    ("limits", "LimitRange"),
+    ("netpol", "NetworkPolicy"),
+    ("ns", "Namespace"),
+    ("pc", "PriorityClass"),
+    ("pv", "PersistentVolume"),
+    ("pvc", "PersistentVolumeClaim"),
+    ("quota", "ResourceQuota"),
+    ("rc", "ReplicationController"),
+    ("sa", "ServiceAccount"),
+    ("sc", "StorageClass"),
+    ("sts", "StatefulSet"),
+];
+
+/// The kind of [`NOT_SIMULATED_KINDS`] that a kubectl resource word names (`configmaps`,
+/// `configmap`, `cm`, `statefulsets.apps`, any case), so that `kubectl get configmaps` can say the
+/// type is real but not simulated rather than leave the learner doubting their spelling.
+pub fn not_simulated_resource(word: &str) -> Option<&'static str> {
+    let word = word.to_ascii_lowercase();
+    let word = word.split('.').next().unwrap_or_default();
+    let plural = |kind: &str| {
+        let lower = kind.to_ascii_lowercase();
+        if lower.ends_with("ss") {
+            format!("{lower}es")
+        } else if let Some(stem) = lower.strip_suffix('y') {
+            format!("{stem}ies")
+        } else if lower.ends_with('s') {
+            lower
+        } else {
+            format!("{lower}s")
+        }
+    };
+    NOT_SIMULATED_KINDS
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(word) || plural(k) == word)
+        .copied()
+        .or_else(|| {
+            NOT_SIMULATED_SHORT_NAMES
+                .iter()
+                .find(|(short, _)| *short == word)
+                .map(|(_, kind)| *kind)
+        })
+}
+
 /// Decodes every document of a manifest file. Never fails: problems are diagnostics.
 pub fn decode_manifests(file: &str, text: &str) -> Decoded {
     let mut out = Decoded::default();
@@ -1303,6 +1357,26 @@ mod tests {
         #[test]
         fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
             let _ = decode_manifest_bytes("b.yaml", &bytes);
+        }
+    }
+
+    #[test]
+    fn kubectl_words_for_unsimulated_kinds_name_the_kind() {
+        for (word, kind) in [
+            ("configmaps", Some("ConfigMap")),
+            ("ConfigMap", Some("ConfigMap")),
+            ("cm", Some("ConfigMap")),
+            ("statefulsets.apps", Some("StatefulSet")),
+            ("ingresses", Some("Ingress")),
+            ("networkpolicies", Some("NetworkPolicy")),
+            ("storageclasses", Some("StorageClass")),
+            ("endpoints", Some("Endpoints")),
+            ("ep", Some("Endpoints")),
+            ("ns", Some("Namespace")),
+            ("pods", None),
+            ("deploymentz", None),
+        ] {
+            assert_eq!(not_simulated_resource(word), kind, "{word}");
         }
     }
 }

@@ -25,8 +25,24 @@ pub const ALL: [Kind; 4] = [Kind::Pod, Kind::Service, Kind::Deployment, Kind::Re
 
 /// Resolves one resource type word, with kubectl's error for an unknown one.
 pub fn kind_of(word: &str) -> Result<Kind, String> {
-    Kind::from_resource_name(word)
-        .ok_or_else(|| format!("the server doesn't have a resource type \"{word}\""))
+    Kind::from_resource_name(word).ok_or_else(|| unknown_type(word))
+}
+
+/// kubectl's error for a type the server does not serve, and for a real Kubernetes type that
+/// the playground does not simulate a note saying so: the learner's spelling was right.
+fn unknown_type(word: &str) -> String {
+    let mut msg = format!("the server doesn't have a resource type \"{word}\"");
+    if let Some(kind) = crate::sim::decode::not_simulated_resource(word) {
+        let served: Vec<&str> = Kind::ALL
+            .iter()
+            .map(|k| k.resource().split('.').next().unwrap_or_default())
+            .collect();
+        msg.push_str(&format!(
+            "\nnote: {kind} is a Kubernetes type the playground does not simulate; it serves {}",
+            served.join(", ")
+        ));
+    }
+    msg
 }
 
 /// Parses the positional arguments (`None` when there are none). `allow_all` accepts `all`.
