@@ -82,6 +82,9 @@ impl fmt::Display for Diagnostic {
 pub struct DecodedObject {
     /// The object, defaulted as the API server would store it.
     pub object: Object,
+    /// The document as written, before defaulting: what `kubectl apply` records in the
+    /// last-applied annotation and merges, so that fields the user never wrote stay the server's.
+    pub written: Json,
     /// Where its document starts (for "jump to definition" in the editor).
     pub span: Span,
     /// Which non-empty document of the file it came from, counting from 0.
@@ -461,6 +464,7 @@ impl DocContext<'_> {
         if key.name.is_empty() {
             self.out.objects.push(DecodedObject {
                 object,
+                written: doc.value.clone(),
                 span: doc.start,
                 doc_index: self.index,
             });
@@ -474,6 +478,7 @@ impl DocContext<'_> {
         self.seen.insert(key, doc.start.line);
         self.out.objects.push(DecodedObject {
             object,
+            written: doc.value.clone(),
             span: doc.start,
             doc_index: self.index,
         });

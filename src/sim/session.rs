@@ -304,7 +304,7 @@ impl Session {
         let mut dry = self.sim.api.clone();
         let mut plan = Vec::new();
         for d in &decoded.objects {
-            let req = match self.apply_request(&d.object, |k| dry.get(k).cloned()) {
+            let req = match self.apply_request(d, |k| dry.get(k).cloned()) {
                 Ok(Some(req)) => req,
                 Ok(None) => {
                     plan.push((None, d));
@@ -363,11 +363,11 @@ impl Session {
     /// The request `kubectl apply` would send: a create, or a 3-way-merged update, or nothing.
     fn apply_request(
         &self,
-        obj: &Object,
+        d: &decode::DecodedObject,
         live: impl Fn(&ObjectKey) -> Option<Arc<Object>>,
     ) -> Result<Option<ApiRequest>, ApiError> {
-        let mut manifest = obj.to_json();
-        strip_defaults_for_last_applied(&mut manifest);
+        let obj = &d.object;
+        let manifest = modified_configuration(obj, &d.written);
         let last_applied = serde_json::to_string(&manifest).unwrap_or_default();
         match live(&obj.key()) {
             None => {
@@ -385,7 +385,7 @@ impl Session {
                     .and_then(|s| serde_json::from_str(s).ok())
                     .unwrap_or(Json::Null);
                 let live_json = current.to_json();
-                let mut patch = three_way_patch(&previous, &manifest, &live_json);
+                let mut patch = three_way_patch(&previous, &manifest, &live_json, &obj.to_json());
                 if let Json::Object(m) = &mut patch {
                     m.remove("status");
                 }
@@ -715,9 +715,21 @@ fn diag_at(file: &str, line: u32, col: u32, obj: &Object, e: &ApiError) -> Diagn
     }
 }
 
-/// The last-applied annotation records what the user wrote, not server-side fields.
-fn strip_defaults_for_last_applied(manifest: &mut Json) {
-    if let Some(m) = manifest.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+/// What kubectl's `GetModifiedConfiguration` makes of a manifest: the document as written, not
+/// as the API server defaults it (a field the user never wrote is left to the server, so a
+/// `kubectl patch` of it survives the next apply), with the namespace kubectl resolved and
+/// `annotations` present but without the last-applied annotation itself, as kubectl encodes it
+/// (`"annotations":{}` when there were none). Server-side fields and the status are left out.
+fn modified_configuration(obj: &Object, written: &Json) -> Json {
+    let mut manifest = written.clone();
+    let Some(root) = manifest.as_object_mut() else {
+        return manifest;
+    };
+    root.remove("status");
+    let meta = root
+        .entry("metadata")
+        .or_insert_with(|| Json::Object(Default::default()));
+    if let Some(m) = meta.as_object_mut() {
         for k in [
             "uid",
             "resourceVersion",
@@ -727,19 +739,32 @@ fn strip_defaults_for_last_applied(manifest: &mut Json) {
         ] {
             m.remove(k);
         }
-        if let Some(a) = m.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+        if obj.kind().namespaced() {
+            m.insert(
+                "namespace".into(),
+                Json::String(obj.meta().namespace.clone()),
+            );
+        }
+        let annotations = m
+            .entry("annotations")
+            .or_insert_with(|| Json::Object(Default::default()));
+        if let Some(a) = annotations.as_object_mut() {
             a.remove(LAST_APPLIED);
         }
     }
-    if let Some(m) = manifest.as_object_mut() {
-        m.remove("status");
-    }
+    manifest
 }
 
 /// kubectl apply's 3-way merge, as a JSON merge patch: fields the user removed since the last
 /// apply are deleted; fields the user sets now win over the live object; everything else (e.g.
 /// a replica count changed by `kubectl scale` and not in the manifest) is left alone.
-pub fn three_way_patch(last: &Json, new: &Json, live: &Json) -> Json {
+///
+/// `last` and `new` are the manifests as written; a field `new` sets takes its value from
+/// `defaulted` (`new` as the API server would default it) when that has one. A JSON merge patch
+/// replaces a list whole, so a list the user wrote (`ports`) must carry the defaults the live
+/// object has (`protocol: TCP`) or every re-apply would rewrite it; kubectl's strategic merge
+/// patch merges list items by key instead.
+pub fn three_way_patch(last: &Json, new: &Json, live: &Json, defaulted: &Json) -> Json {
     let mut patch = serde_json::Map::new();
     if let (Some(last_m), Some(new_m)) = (last.as_object(), new.as_object()) {
         for k in last_m.keys() {
@@ -752,13 +777,14 @@ pub fn three_way_patch(last: &Json, new: &Json, live: &Json) -> Json {
         for (k, v) in new_m {
             let live_v = live.get(k).unwrap_or(&Json::Null);
             let last_v = last.get(k).unwrap_or(&Json::Null);
+            let set_v = defaulted.get(k).unwrap_or(v);
             if v.is_object() && live_v.is_object() {
-                let sub = three_way_patch(last_v, v, live_v);
+                let sub = three_way_patch(last_v, v, live_v, set_v);
                 if sub.as_object().is_some_and(|m| !m.is_empty()) {
                     patch.insert(k.clone(), sub);
                 }
-            } else if v != live_v {
-                patch.insert(k.clone(), v.clone());
+            } else if set_v != live_v {
+                patch.insert(k.clone(), set_v.clone());
             }
         }
     }
@@ -932,7 +958,64 @@ mod tests {
         let last = json!({"spec": {"replicas": 3, "paused": true}});
         let new = json!({"spec": {"replicas": 3}});
         let live = json!({"spec": {"replicas": 5, "paused": true, "revisionHistoryLimit": 10}});
-        let patch = three_way_patch(&last, &new, &live);
+        let patch = three_way_patch(&last, &new, &live, &new);
         assert_eq!(patch, json!({"spec": {"replicas": 3, "paused": null}}));
+    }
+
+    #[test]
+    fn a_field_patched_by_kubectl_and_absent_from_the_manifest_survives_a_reapply() {
+        let web = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: nginx, image: nginx, ports: [{containerPort: 80}]}]\n";
+        let mut s = Session::new(1);
+        assert!(s.apply_text("web.yaml", web).ok);
+        let get = |s: &mut Session, path: &str| {
+            s.kubectl(&format!("get deployment web -o jsonpath={{{path}}}"))
+                .stdout
+        };
+        // kubectl records what was written: no server defaults, the namespace, empty annotations.
+        let key = ObjectKey::new(Kind::Deployment, "default", "web");
+        let stored = s.sim.api.get(&key).expect("created");
+        let last: Json = serde_json::from_str(&stored.meta().annotations[LAST_APPLIED])
+            .expect("the annotation is JSON");
+        assert_eq!(
+            last["metadata"],
+            serde_json::json!({"annotations": {}, "name": "web", "namespace": "default"})
+        );
+        assert_eq!(last["spec"].get("revisionHistoryLimit"), None);
+        assert!(
+            s.kubectl(r#"patch deployment web -p '{"spec":{"revisionHistoryLimit":5}}'"#)
+                .ok
+        );
+        let report = s.apply_text("web.yaml", web);
+        assert_eq!(report.lines, ["deployment.apps/web unchanged"]);
+        assert_eq!(get(&mut s, ".spec.revisionHistoryLimit"), "5");
+        // A field the manifest does set is put back.
+        s.kubectl("scale deployment web --replicas=4");
+        assert_eq!(
+            s.apply_text("web.yaml", web).lines,
+            ["deployment.apps/web configured"]
+        );
+        assert_eq!(get(&mut s, ".spec.replicas"), "2");
+        assert_eq!(get(&mut s, ".spec.revisionHistoryLimit"), "5");
+    }
+
+    #[test]
+    fn reapplying_leaves_fields_the_user_never_wrote_to_the_server_and_lists_whole() {
+        // revisionHistoryLimit was defaulted to 10 and patched to 5: the manifest never said.
+        let written = json!({"spec": {"replicas": 3, "ports": [{"port": 80}]}});
+        let defaulted = json!({"spec": {"replicas": 3, "revisionHistoryLimit": 10,
+            "ports": [{"port": 80, "protocol": "TCP"}]}});
+        let live = json!({"spec": {"replicas": 3, "revisionHistoryLimit": 5,
+            "ports": [{"port": 80, "protocol": "TCP"}]}});
+        assert_eq!(
+            three_way_patch(&written, &written, &live, &defaulted),
+            json!({})
+        );
+        let changed = json!({"spec": {"replicas": 3, "ports": [{"port": 81}]}});
+        let changed_defaulted = json!({"spec": {"replicas": 3, "revisionHistoryLimit": 10,
+            "ports": [{"port": 81, "protocol": "TCP"}]}});
+        assert_eq!(
+            three_way_patch(&written, &changed, &live, &changed_defaulted),
+            json!({"spec": {"ports": [{"port": 81, "protocol": "TCP"}]}})
+        );
     }
 }
