@@ -71,6 +71,19 @@ pub fn apply_defaults(obj: &mut Object) {
             if ty.is_empty() {
                 *ty = "ClusterIP".into();
             }
+            // SetDefaults_Service: fields nothing here reads, but `-o yaml` and describe show them.
+            let word = |w: &str| Some(Box::new(serde_json::Value::String(w.into())));
+            let reachable = matches!(ty.as_str(), "ClusterIP" | "NodePort" | "LoadBalancer");
+            let external = matches!(ty.as_str(), "NodePort" | "LoadBalancer");
+            if s.spec.session_affinity.is_none() {
+                s.spec.session_affinity = word("None");
+            }
+            if external && s.spec.external_traffic_policy.is_none() {
+                s.spec.external_traffic_policy = word("Cluster");
+            }
+            if reachable && s.spec.internal_traffic_policy.is_none() {
+                s.spec.internal_traffic_policy = word("Cluster");
+            }
             for port in &mut s.spec.ports {
                 default_string(&mut port.protocol, "TCP");
                 let unset = match &port.target_port {

@@ -415,6 +415,24 @@ impl ApiServer {
                     + 1;
                 svc.spec.cluster_ip = Some(format!("10.96.{}.{}", n / 250, 10 + n % 240));
             }
+            // The registry's single-stack IPv4 family fields, as a one-family cluster stores them.
+            if !external {
+                let json = |v: Json| Some(Box::new(v));
+                if let Some(ip) = &svc.spec.cluster_ip {
+                    if svc.spec.cluster_ips.is_none() {
+                        svc.spec.cluster_ips = json(Json::Array(vec![Json::String(ip.clone())]));
+                    }
+                }
+                if svc.spec.ip_families.is_none() {
+                    svc.spec.ip_families = json(serde_json::json!(["IPv4"]));
+                }
+                if svc.spec.ip_family_policy.is_none() {
+                    svc.spec.ip_family_policy = json(Json::String("SingleStack".into()));
+                }
+            }
+            if svc.status.is_none() {
+                svc.status = Some(Box::new(serde_json::json!({"loadBalancer": {}})));
+            }
         }
         // The playground's ResourceQuota-like caps (admission runs before storage, as in Kubernetes).
         limits::admit_create(

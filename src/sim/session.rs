@@ -999,6 +999,39 @@ mod tests {
     }
 
     #[test]
+    fn a_created_service_carries_the_fields_the_api_server_defaults_and_allocates() {
+        let mut s = Session::new(1);
+        let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: db}\nspec:\n  type: ExternalName\n  externalName: db.example.com\n";
+        assert!(s.apply_text("svc.yaml", svc).ok);
+        let get = |name: &str| {
+            let key = ObjectKey::new(Kind::Service, "default", name);
+            let stored = s.sim.api.get(&key).expect("created").to_json();
+            (stored["spec"].clone(), stored["status"].clone())
+        };
+        let (spec, status) = get("web");
+        let ip = spec["clusterIP"].as_str().expect("allocated").to_string();
+        assert_eq!(spec["clusterIPs"], serde_json::json!([ip]));
+        assert_eq!(spec["ipFamilies"], serde_json::json!(["IPv4"]));
+        assert_eq!(spec["ipFamilyPolicy"], "SingleStack");
+        assert_eq!(spec["sessionAffinity"], "None");
+        assert_eq!(spec["internalTrafficPolicy"], "Cluster");
+        assert_eq!(spec.get("externalTrafficPolicy"), None);
+        assert_eq!(status, serde_json::json!({"loadBalancer": {}}));
+        // An ExternalName Service gets no address and no families.
+        let (spec, _) = get("db");
+        for field in [
+            "clusterIP",
+            "clusterIPs",
+            "ipFamilies",
+            "ipFamilyPolicy",
+            "internalTrafficPolicy",
+        ] {
+            assert_eq!(spec.get(field), None, "{field}");
+        }
+        assert_eq!(spec["sessionAffinity"], "None");
+    }
+
+    #[test]
     fn reapplying_leaves_fields_the_user_never_wrote_to_the_server_and_lists_whole() {
         // revisionHistoryLimit was defaulted to 10 and patched to 5: the manifest never said.
         let written = json!({"spec": {"replicas": 3, "ports": [{"port": 80}]}});
