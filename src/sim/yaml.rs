@@ -551,6 +551,9 @@ fn plain_is_safe(s: &str) -> bool {
     {
         return false;
     }
+    if looks_like_timestamp(s) {
+        return false;
+    }
     // Whatever YAML 1.1 or 1.2 would resolve to a non-string (numbers in every base, booleans
     // such as `yes`/`on`/`y`, nulls, `.inf`): ask the parser itself rather than guess.
     let maybe_typed = first.is_ascii_digit()
@@ -563,6 +566,58 @@ fn plain_is_safe(s: &str) -> bool {
         );
     }
     true
+}
+
+/// A YAML 1.1 timestamp as go-yaml reads one (`2026-01-01`, `2026-1-1T10:00:00Z`,
+/// `2026-01-01 10:00:00.5`). kubectl's YAML printer quotes a string that would read back as a
+/// timestamp, so every `creationTimestamp: "2026-01-01T00:00:00Z"` is quoted, and so are ours.
+fn looks_like_timestamp(s: &str) -> bool {
+    /// Takes a run of `min..=max` ASCII digits from the front of `s`.
+    fn digits(s: &str, min: usize, max: usize) -> Option<&str> {
+        let n = s.bytes().take(max).take_while(u8::is_ascii_digit).count();
+        (n >= min).then(|| &s[n..])
+    }
+    fn then(s: Option<&str>, c: char) -> Option<&str> {
+        s?.strip_prefix(c)
+    }
+    let date = then(
+        then(digits(s, 4, 4), '-').and_then(|r| digits(r, 1, 2)),
+        '-',
+    )
+    .and_then(|r| digits(r, 1, 2));
+    let Some(rest) = date else {
+        return false;
+    };
+    let Some(sep) = rest.chars().next() else {
+        return true;
+    };
+    if !matches!(sep, 'T' | 't' | ' ') {
+        return false;
+    }
+    let time = then(
+        then(digits(&rest[1..], 1, 2), ':').and_then(|r| digits(r, 1, 2)),
+        ':',
+    )
+    .and_then(|r| digits(r, 1, 2));
+    let Some(mut rest) = time else {
+        return false;
+    };
+    if let Some(frac) = rest.strip_prefix('.') {
+        match digits(frac, 1, 9) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    if sep == ' ' {
+        return rest.is_empty();
+    }
+    match rest {
+        "Z" => true,
+        zone => {
+            let sign = zone.strip_prefix(['+', '-']);
+            then(sign.and_then(|r| digits(r, 2, 2)), ':').and_then(|r| digits(r, 2, 2)) == Some("")
+        }
+    }
 }
 
 fn is_special_unicode(c: char) -> bool {
@@ -614,6 +669,33 @@ mod tests {
     fn err(text: &str) -> String {
         let d = parse_documents(text).expect_err("should fail");
         format!("{}:{}: {}", d.line, d.col, d.message)
+    }
+
+    #[test]
+    fn strings_that_read_as_timestamps_are_quoted_as_kubectl_prints_them() {
+        for quoted in [
+            "2026-01-01T00:00:00Z",
+            "2026-01-01t10:00:00.123+02:00",
+            "2026-1-2T3:4:5Z",
+            "2026-01-01",
+            "2026-01-01 10:00:00",
+        ] {
+            assert!(looks_like_timestamp(quoted), "{quoted}");
+            assert_eq!(
+                to_yaml(&json!({ "t": quoted })),
+                format!("t: \"{quoted}\"\n")
+            );
+        }
+        for plain in [
+            "2026-01",
+            "2026-01-01x",
+            "2026-01-01T10:00",
+            "2026-01-01 10:00:00Z",
+            "20260-01-01",
+            "web-2026-01-01",
+        ] {
+            assert!(!looks_like_timestamp(plain), "{plain}");
+        }
     }
 
     #[test]
