@@ -216,6 +216,10 @@ impl Session {
         for i in 1..=count {
             let name = format!("node-{i}");
             let mut labels: StringMap = n.labels.clone().into_iter().collect();
+            // The labels a kubelet gives the Node it registers (an amd64 Linux machine).
+            labels.insert("beta.kubernetes.io/arch".into(), "amd64".into());
+            labels.insert("beta.kubernetes.io/os".into(), "linux".into());
+            labels.insert("kubernetes.io/arch".into(), "amd64".into());
             labels.insert("kubernetes.io/hostname".into(), name.clone());
             labels.insert("kubernetes.io/os".into(), "linux".into());
             let resources: StringMap = [
