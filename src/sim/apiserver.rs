@@ -19,6 +19,13 @@ use super::rng::Rng;
 use super::types::*;
 use super::{admission, limits, validation};
 
+/// The default `--service-node-port-range`, 30000-32767.
+const NODE_PORT_MIN: i64 = 30000;
+/// See [`NODE_PORT_MIN`].
+const NODE_PORT_MAX: i64 = 32767;
+/// The lower band the allocator leaves to ports users choose: min(max(16, size/32), 128) ports.
+const NODE_PORT_STATIC_BAND: i64 = 86;
+
 /// How long watch history is kept: `DefaultEventFreshDuration` (bookmark frequency 1 min + 15 s).
 pub const WATCH_HISTORY_WINDOW: Millis = 75_000;
 
@@ -372,6 +379,96 @@ impl ApiServer {
         }
     }
 
+    /// The service registry's node ports for a NodePort or LoadBalancer Service: a port the
+    /// update leaves without one keeps the one its namesake had before (as `patchAllocatedValues`
+    /// does), a port still without one gets a free one at random from the dynamic band above
+    /// 30085 (the static band below is left to users, as Kubernetes' allocator does since 1.27),
+    /// and a port the user chose must be in 30000-32767 and not held by another Service. Other
+    /// types hold none.
+    fn allocate_node_ports(
+        &mut self,
+        svc: &mut Service,
+        before: Option<&Service>,
+    ) -> Result<(), ApiError> {
+        if !matches!(svc.spec.type_.as_deref(), Some("NodePort" | "LoadBalancer")) {
+            return Ok(());
+        }
+        if let Some(before) = before {
+            for p in svc
+                .spec
+                .ports
+                .iter_mut()
+                .filter(|p| p.node_port.unwrap_or(0) == 0)
+            {
+                p.node_port = before
+                    .spec
+                    .ports
+                    .iter()
+                    .find(|b| b.name == p.name)
+                    .and_then(|b| b.node_port)
+                    .filter(|&n| n != 0);
+            }
+        }
+        let key = (svc.metadata.namespace.as_str(), svc.metadata.name.as_str());
+        let mut used: BTreeSet<i64> = self
+            .list(Kind::Service)
+            .filter_map(|o| o.as_service())
+            .filter(|o| (o.metadata.namespace.as_str(), o.metadata.name.as_str()) != key)
+            .flat_map(|o| o.spec.ports.iter().filter_map(|p| p.node_port))
+            .collect();
+        let mut errs = Vec::new();
+        for (i, p) in svc.spec.ports.iter().enumerate() {
+            let Some(np) = p.node_port.filter(|&n| n != 0) else {
+                continue;
+            };
+            let field = format!("spec.ports[{i}].nodePort");
+            if !(NODE_PORT_MIN..=NODE_PORT_MAX).contains(&np) {
+                errs.push(validation::FieldError::invalid(field, np, format!("provided port is not in the valid range. The range of valid ports is {NODE_PORT_MIN}-{NODE_PORT_MAX}")));
+            } else if !used.insert(np) {
+                errs.push(validation::FieldError::invalid(
+                    field,
+                    np,
+                    "provided port is already allocated",
+                ));
+            }
+        }
+        if !errs.is_empty() {
+            return Err(ApiError {
+                reason: StatusReason::Invalid,
+                message: validation::invalid_status_message(
+                    Kind::Service,
+                    &svc.metadata.name,
+                    &errs,
+                ),
+            });
+        }
+        let dynamic = NODE_PORT_MIN + NODE_PORT_STATIC_BAND;
+        let band = (NODE_PORT_MAX - dynamic + 1) as u64;
+        for (i, p) in svc.spec.ports.iter_mut().enumerate() {
+            if p.node_port.unwrap_or(0) != 0 {
+                continue;
+            }
+            let start = self.rng.range(0, band - 1) as i64;
+            // The dynamic band from a random start, then the static band: the first free port.
+            let free = (0..band as i64)
+                .map(|k| dynamic + (start + k) % band as i64)
+                .chain(NODE_PORT_MIN..dynamic)
+                .find(|n| !used.contains(n));
+            let Some(np) = free else {
+                return Err(ApiError {
+                    reason: StatusReason::Invalid,
+                    message: format!(
+                        "Service \"{}\" is invalid: spec.ports[{i}].nodePort: Internal error: failed to allocate a nodePort: range is full",
+                        svc.metadata.name
+                    ),
+                });
+            };
+            used.insert(np);
+            p.node_port = Some(np);
+        }
+        Ok(())
+    }
+
     fn create(
         &mut self,
         now: Millis,
@@ -433,6 +530,7 @@ impl ApiServer {
             if svc.status.is_none() {
                 svc.status = Some(Box::new(serde_json::json!({"loadBalancer": {}})));
             }
+            self.allocate_node_ports(svc, None)?;
         }
         // The playground's ResourceQuota-like caps (admission runs before storage, as in Kubernetes).
         limits::admit_create(
@@ -485,7 +583,13 @@ impl ApiServer {
         } else {
             let mut obj = keep_system_fields(&old, new.into_owned(), old_spec_canonical);
             admission::apply_defaults(&mut obj);
+            if let (Object::Service(svc), Object::Service(before)) = (&mut obj, &*old) {
+                drop_node_ports_left_by_a_type_change(svc, before);
+            }
             Self::validate(&obj, Some(&old))?;
+            if let (Object::Service(svc), Object::Service(before)) = (&mut obj, &*old) {
+                self.allocate_node_ports(svc, Some(before))?;
+            }
             if has_generation(key.kind) && spec_changed(&old, &obj) {
                 obj.meta_mut().generation = old.meta().generation + 1;
             }
@@ -940,6 +1044,29 @@ fn spec_changed(old: &Object, new: &Object) -> bool {
 
 /// Main-resource writes cannot change what the server owns: uid, timestamps, and status where a
 /// status subresource exists.
+/// The service strategy's `dropTypeDependentFields` for node ports: a Service changed to a type
+/// without them (ClusterIP, ExternalName) loses the node ports it still carries unchanged from
+/// before, rather than failing validation for them; ports the update itself sets stay, and fail.
+fn drop_node_ports_left_by_a_type_change(svc: &mut Service, before: &Service) {
+    let holds = |s: &Service| matches!(s.spec.type_.as_deref(), Some("NodePort" | "LoadBalancer"));
+    if holds(svc) || !holds(before) {
+        return;
+    }
+    let unchanged = svc.spec.ports.iter().all(|p| {
+        p.node_port.unwrap_or(0) == 0
+            || before
+                .spec
+                .ports
+                .iter()
+                .any(|b| b.name == p.name && b.node_port == p.node_port)
+    });
+    if unchanged {
+        for p in &mut svc.spec.ports {
+            p.node_port = None;
+        }
+    }
+}
+
 fn keep_system_fields(old: &Object, mut new: Object, old_spec_canonical: bool) -> Object {
     let om = old.meta();
     let nm = new.meta_mut();

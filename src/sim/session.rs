@@ -389,7 +389,9 @@ impl Session {
                     .and_then(|s| serde_json::from_str(s).ok())
                     .unwrap_or(Json::Null);
                 let live_json = current.to_json();
-                let mut patch = three_way_patch(&previous, &manifest, &live_json, &obj.to_json());
+                let mut defaulted = obj.to_json();
+                keep_allocated_node_ports(&mut defaulted, &live_json);
+                let mut patch = three_way_patch(&previous, &manifest, &live_json, &defaulted);
                 if let Json::Object(m) = &mut patch {
                     m.remove("status");
                 }
@@ -759,6 +761,37 @@ fn modified_configuration(obj: &Object, written: &Json) -> Json {
     manifest
 }
 
+/// Gives each port of a NodePort or LoadBalancer Service in `defaulted` the node port its
+/// namesake holds in `live`, unless the manifest chose one. kubectl's strategic merge patch
+/// merges `ports` by key and so keeps the port the server allocated; our merge patch replaces the
+/// list whole, so without this every re-apply of such a Service would "configure" it.
+fn keep_allocated_node_ports(defaulted: &mut Json, live: &Json) {
+    let external = matches!(
+        defaulted.pointer("/spec/type").and_then(Json::as_str),
+        Some("NodePort" | "LoadBalancer")
+    );
+    let Some(live_ports) = live.pointer("/spec/ports").and_then(Json::as_array) else {
+        return;
+    };
+    let Some(ports) = defaulted
+        .pointer_mut("/spec/ports")
+        .and_then(Json::as_array_mut)
+        .filter(|_| external)
+    else {
+        return;
+    };
+    for p in ports.iter_mut().filter(|p| p.get("nodePort").is_none()) {
+        let allocated = live_ports
+            .iter()
+            .find(|l| l.get("name") == p.get("name"))
+            .and_then(|l| l.get("nodePort"))
+            .cloned();
+        if let (Some(np), Some(m)) = (allocated, p.as_object_mut()) {
+            m.insert("nodePort".into(), np);
+        }
+    }
+}
+
 /// kubectl apply's 3-way merge, as a JSON merge patch: fields the user removed since the last
 /// apply are deleted; fields the user sets now win over the live object; everything else (e.g.
 /// a replica count changed by `kubectl scale` and not in the manifest) is left alone.
@@ -1033,6 +1066,70 @@ mod tests {
             assert_eq!(spec.get(field), None, "{field}");
         }
         assert_eq!(spec["sessionAffinity"], "None");
+    }
+
+    #[test]
+    fn node_port_services_get_a_free_port_in_the_range_keep_it_and_refuse_a_taken_one() {
+        let mut s = Session::new(1);
+        let svc = |name: &str, node_port: &str| {
+            format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n  type: NodePort\n  selector: {{app: web}}\n  ports: [{{port: 80{node_port}}}]\n")
+        };
+        let node_port = |s: &Session, name: &str| {
+            let key = ObjectKey::new(Kind::Service, "default", name);
+            s.sim
+                .api
+                .get(&key)
+                .and_then(|o| o.as_service().cloned())
+                .expect("stored")
+                .spec
+                .ports[0]
+                .node_port
+                .expect("allocated")
+        };
+        assert!(s.apply_text("a.yaml", &svc("a", "")).ok);
+        let a = node_port(&s, "a");
+        assert!((30086..=32767).contains(&a), "{a} is in the dynamic band");
+        let listed = s.kubectl("get svc a").stdout;
+        assert!(listed.contains(&format!("80:{a}/TCP")), "{listed}");
+        // Re-applied as written: unchanged, the port kept.
+        assert_eq!(
+            s.apply_text("a.yaml", &svc("a", "")).lines,
+            ["service/a unchanged"]
+        );
+        assert_eq!(node_port(&s, "a"), a);
+        // A chosen port must be free and in range.
+        let taken = s.apply_text("b.yaml", &svc("b", &format!(", nodePort: {a}")));
+        assert!(!taken.ok);
+        assert!(
+            taken.diagnostics[0].message.ends_with(&format!(
+                "spec.ports[0].nodePort: Invalid value: {a}: provided port is already allocated"
+            )),
+            "{:?}",
+            taken.diagnostics
+        );
+        let outside = s.apply_text("b.yaml", &svc("b", ", nodePort: 8080"));
+        assert!(
+            outside.diagnostics[0].message.ends_with(
+                "provided port is not in the valid range. The range of valid ports is 30000-32767"
+            ),
+            "{:?}",
+            outside.diagnostics
+        );
+        assert!(s.apply_text("b.yaml", &svc("b", ", nodePort: 30007")).ok);
+        assert_eq!(node_port(&s, "b"), 30007);
+        // Changed to ClusterIP, a Service gives its node port back.
+        assert!(
+            s.kubectl(r#"patch svc b -p '{"spec":{"type":"ClusterIP"}}'"#)
+                .ok
+        );
+        let key = ObjectKey::new(Kind::Service, "default", "b");
+        let b = s
+            .sim
+            .api
+            .get(&key)
+            .and_then(|o| o.as_service().cloned())
+            .expect("stored");
+        assert_eq!(b.spec.ports[0].node_port, None);
     }
 
     #[test]
