@@ -1042,8 +1042,6 @@ fn spec_changed(old: &Object, new: &Object) -> bool {
     !typed_equal && old.spec_json() != new.spec_json()
 }
 
-/// Main-resource writes cannot change what the server owns: uid, timestamps, and status where a
-/// status subresource exists.
 /// The service strategy's `dropTypeDependentFields` for node ports: a Service changed to a type
 /// without them (ClusterIP, ExternalName) loses the node ports it still carries unchanged from
 /// before, rather than failing validation for them; ports the update itself sets stay, and fail.
@@ -1067,6 +1065,8 @@ fn drop_node_ports_left_by_a_type_change(svc: &mut Service, before: &Service) {
     }
 }
 
+/// Main-resource writes cannot change what the server owns: uid, timestamps, and status where a
+/// status subresource exists.
 fn keep_system_fields(old: &Object, mut new: Object, old_spec_canonical: bool) -> Object {
     let om = old.meta();
     let nm = new.meta_mut();
