@@ -19,7 +19,7 @@ use crate::viewmodel::cluster::{
     Bucket, BRISK_SPEED, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS,
     ENDLESS_ANIMATIONS_MAX,
 };
-use crate::viewmodel::format::pod_suffix;
+use crate::viewmodel::format::{pod_suffix, taint_pieces};
 use crate::viewmodel::inspect::DeploymentGap;
 use crate::viewmodel::{ClusterView, NodeView, PodView, Tone, Usage};
 
@@ -363,7 +363,11 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
             </div>
             if !n.taints.is_empty() {
                 <div class="taints">
-                    { for n.taints.iter().map(|t| html! { <span class="taint" title="taint">{ t }</span> }) }
+                    { for n.taints.iter().map(|t| html! {
+                        <span class="taint" title="taint">
+                            { for taint_pieces(t).into_iter().map(|p| html! { <>{ p }<wbr /></> }) }
+                        </span>
+                    }) }
                 </div>
             }
             <div class="chips">

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, percent};
 use crate::sim::api::WatchEventType;
+use crate::sim::kubectl::printers::{node_status, pod_summary};
 use crate::sim::time::human_age;
 use crate::sim::types::{
     cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
@@ -100,116 +101,6 @@ impl Tone {
     ];
 }
 
-/// `kubectl get pods`' STATUS column for one pod.
-pub fn pod_status(pod: &Pod) -> String {
-    let mut reason = if pod.status.phase.is_empty() {
-        "Pending".to_string()
-    } else {
-        pod.status.phase.clone()
-    };
-    if let Some(r) = pod.status.reason.as_deref().filter(|r| !r.is_empty()) {
-        reason = r.to_string();
-    }
-    let mut initializing = false;
-    let n_init = pod.spec.init_containers.len();
-    for (i, c) in pod.status.init_container_statuses.iter().enumerate() {
-        match (&c.state.terminated, &c.state.waiting) {
-            (Some(t), _) if t.exit_code == 0 => continue,
-            (Some(t), _) => {
-                reason = match t.reason.as_deref().filter(|r| !r.is_empty()) {
-                    Some(r) => format!("Init:{r}"),
-                    None => format!("Init:ExitCode:{}", t.exit_code),
-                };
-                initializing = true;
-            }
-            (None, Some(w))
-                if w.reason
-                    .as_deref()
-                    .is_some_and(|r| !r.is_empty() && r != "PodInitializing") =>
-            {
-                reason = format!("Init:{}", w.reason.as_deref().unwrap_or_default());
-                initializing = true;
-            }
-            _ => {
-                reason = format!("Init:{i}/{n_init}");
-                initializing = true;
-            }
-        }
-        break;
-    }
-    let initialized =
-        find_condition(&pod.status.conditions, "Initialized").is_some_and(|c| c.status == "True");
-    if !initializing || initialized {
-        let mut has_running = false;
-        for c in pod.status.container_statuses.iter().rev() {
-            if let Some(w) = c
-                .state
-                .waiting
-                .as_ref()
-                .and_then(|w| w.reason.as_deref())
-                .filter(|r| !r.is_empty())
-            {
-                reason = w.to_string();
-            } else if let Some(t) = &c.state.terminated {
-                reason = match t.reason.as_deref().filter(|r| !r.is_empty()) {
-                    Some(r) => r.to_string(),
-                    None => format!("ExitCode:{}", t.exit_code),
-                };
-            } else if c.ready && c.state.running.is_some() {
-                has_running = true;
-            }
-        }
-        if reason == "Completed" && has_running {
-            reason = if find_condition(&pod.status.conditions, "Ready").is_some() {
-                "Running".into()
-            } else {
-                "NotReady".into()
-            };
-        }
-    }
-    let terminal = pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
-    if pod.metadata.deletion_timestamp.is_some() && pod.status.reason.as_deref() == Some("NodeLost")
-    {
-        reason = "Unknown".into();
-    } else if pod.metadata.deletion_timestamp.is_some() && !terminal {
-        reason = "Terminating".into();
-    }
-    reason
-}
-
-/// `kubectl get pods`' READY column (`1/1`).
-pub fn pod_ready_text(pod: &Pod) -> String {
-    let ready = pod
-        .status
-        .container_statuses
-        .iter()
-        .filter(|c| c.ready && c.state.running.is_some())
-        .count();
-    format!("{ready}/{}", pod.spec.containers.len())
-}
-
-/// The restart count and, as kubectl prints it, how long ago the last one was (`2 (15s ago)`).
-pub fn pod_restarts_text(pod: &Pod, now: Millis) -> String {
-    let restarts: i32 = pod
-        .status
-        .container_statuses
-        .iter()
-        .map(|c| c.restart_count)
-        .sum();
-    let last = pod
-        .status
-        .container_statuses
-        .iter()
-        .filter_map(|c| c.last_state.as_ref()?.terminated.as_ref()?.finished_at)
-        .max();
-    match last {
-        Some(t) if restarts > 0 => {
-            format!("{restarts} ({} ago)", human_age(now.saturating_sub(t.0)))
-        }
-        _ => restarts.to_string(),
-    }
-}
-
 /// Which visual family a pod's state belongs to.
 pub fn pod_tone(pod: &Pod, status: &str) -> Tone {
     if pod.metadata.deletion_timestamp.is_some() {
@@ -292,7 +183,8 @@ pub struct PodView {
 impl PodView {
     /// Builds the chip model of `pod` at simulated time `now`.
     pub fn of(pod: &Pod, now: Millis) -> PodView {
-        let status = pod_status(pod);
+        let summary = pod_summary(pod);
+        let status = summary.status.clone();
         let tone = pod_tone(pod, &status);
         let unschedulable = find_condition(&pod.status.conditions, "PodScheduled")
             .filter(|c| c.status == "False")
@@ -312,14 +204,9 @@ impl PodView {
                 pod.status.phase.clone()
             },
             ready: pod.is_ready(),
-            ready_text: pod_ready_text(pod),
-            restarts: pod
-                .status
-                .container_statuses
-                .iter()
-                .map(|c| c.restart_count)
-                .sum(),
-            restarts_text: pod_restarts_text(pod, now),
+            restarts_text: summary.restarts_column(now),
+            restarts: summary.restarts,
+            ready_text: summary.ready,
             tone,
             owner: pod
                 .metadata
@@ -595,20 +482,11 @@ pub struct NodeView {
     pub ready_reason: String,
 }
 
-/// kubectl's word for a node's Ready condition status (`True`, `False`, anything else).
-fn ready_word(ready: &str) -> &'static str {
-    match ready {
-        "True" => "Ready",
-        "False" => "NotReady",
-        _ => "Unknown",
-    }
-}
-
 impl NodeView {
     /// The readiness part of [`NodeView::status`] (`Ready`, `NotReady`, `Unknown`): the card's
     /// pill, which leaves a cordon to a line of its own so that a narrow card does not cut it.
-    pub fn readiness(&self) -> &'static str {
-        ready_word(&self.ready)
+    pub fn readiness(&self) -> &str {
+        self.status.split(',').next().unwrap_or_default()
     }
 
     /// The lower-case form used in `data-ready` (`true`, `false`, `unknown`).
@@ -737,10 +615,7 @@ fn node_view<'a>(
         .unwrap_or(110);
     let ready_cond = find_condition(&node.status.conditions, "Ready");
     let ready = node.ready_status().to_string();
-    let mut status = ready_word(&ready).to_string();
-    if node.spec.unschedulable {
-        status.push_str(",SchedulingDisabled");
-    }
+    let status = node_status(node);
     NodeView {
         machine_up,
         ready,
@@ -1297,15 +1172,53 @@ mod tests {
     #[test]
     fn a_new_pod_reads_pending_and_unscheduled() {
         let p = pod("web-1");
-        assert_eq!(pod_status(&p), "Pending");
+        assert_eq!(PodView::of(&p, 0).status, "Pending");
         assert_eq!(pod_tone(&p, "Pending"), Tone::Unscheduled);
-        assert_eq!(pod_ready_text(&p), "0/1");
+        assert_eq!(PodView::of(&p, 0).ready_text, "0/1");
+    }
+
+    #[test]
+    fn a_chip_reads_what_kubectl_get_pods_prints_for_gated_pods_and_sidecars() {
+        let mut gated = pod("gated");
+        gated.status.conditions = vec![Condition {
+            type_: "PodScheduled".into(),
+            status: "False".into(),
+            reason: Some("SchedulingGated".into()),
+            ..Default::default()
+        }];
+        assert_eq!(PodView::of(&gated, 0).status, "SchedulingGated");
+
+        let mut p = running(on(pod("a"), "node-1"), true);
+        p.spec.init_containers = vec![crate::sim::types::Container {
+            name: "proxy".into(),
+            restart_policy: Some("Always".into()),
+            ..Default::default()
+        }];
+        p.status.init_container_statuses = vec![ContainerStatus {
+            name: "proxy".into(),
+            started: Some(true),
+            ready: true,
+            restart_count: 2,
+            state: ContainerState {
+                running: Some(Default::default()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }];
+        let chip = PodView::of(&p, 0);
+        let row = crate::sim::kubectl::printers::row(0, &Object::Pod(p), false);
+        assert_eq!(chip.ready_text, "2/2");
+        assert_eq!(chip.restarts, 2);
+        assert_eq!(
+            [chip.ready_text, chip.status, chip.restarts_text],
+            [row[1].clone(), row[2].clone(), row[3].clone()]
+        );
     }
 
     #[test]
     fn a_bound_pod_with_a_creating_container_reads_container_creating() {
         let p = waiting(on(pod("web-1"), "node-1"), "ContainerCreating", 0);
-        assert_eq!(pod_status(&p), "ContainerCreating");
+        assert_eq!(PodView::of(&p, 0).status, "ContainerCreating");
         assert_eq!(pod_tone(&p, "ContainerCreating"), Tone::Starting);
     }
 
@@ -1313,30 +1226,30 @@ mod tests {
     fn running_pods_split_on_readiness() {
         let ready = running(on(pod("a"), "node-1"), true);
         let unready = running(on(pod("b"), "node-1"), false);
-        assert_eq!(pod_status(&ready), "Running");
+        assert_eq!(PodView::of(&ready, 0).status, "Running");
         assert_eq!(pod_tone(&ready, "Running"), Tone::Ready);
-        assert_eq!(pod_ready_text(&ready), "1/1");
+        assert_eq!(PodView::of(&ready, 0).ready_text, "1/1");
         assert_eq!(pod_tone(&unready, "Running"), Tone::NotReady);
-        assert_eq!(pod_ready_text(&unready), "0/1");
+        assert_eq!(PodView::of(&unready, 0).ready_text, "0/1");
     }
 
     #[test]
     fn a_crash_looping_pod_shows_the_waiting_reason_and_restarts_with_age() {
         let mut p = waiting(on(pod("a"), "node-1"), "CrashLoopBackOff", 3);
         p.status.phase = "Running".into();
-        assert_eq!(pod_status(&p), "CrashLoopBackOff");
+        assert_eq!(PodView::of(&p, 0).status, "CrashLoopBackOff");
         assert_eq!(pod_tone(&p, "CrashLoopBackOff"), Tone::Failing);
-        assert_eq!(pod_restarts_text(&p, 25_000), "3 (15s ago)");
+        assert_eq!(PodView::of(&p, 25_000).restarts_text, "3 (15s ago)");
     }
 
     #[test]
     fn a_deleted_pod_reads_terminating_unless_its_node_was_lost() {
         let mut p = running(on(pod("a"), "node-1"), true);
         p.metadata.deletion_timestamp = Some(Time(5_000));
-        assert_eq!(pod_status(&p), "Terminating");
+        assert_eq!(PodView::of(&p, 0).status, "Terminating");
         assert_eq!(pod_tone(&p, "Terminating"), Tone::Terminating);
         p.status.reason = Some("NodeLost".into());
-        assert_eq!(pod_status(&p), "Unknown");
+        assert_eq!(PodView::of(&p, 0).status, "Unknown");
         assert_eq!(pod_tone(&p, "Unknown"), Tone::Unknown);
     }
 
@@ -1355,7 +1268,7 @@ mod tests {
             },
             ..Default::default()
         }];
-        assert_eq!(pod_status(&p), "ExitCode:2");
+        assert_eq!(PodView::of(&p, 0).status, "ExitCode:2");
         assert_eq!(pod_tone(&p, "ExitCode:2"), Tone::Failing);
     }
 
@@ -1393,8 +1306,9 @@ mod tests {
             &BTreeMap::from([("node-2".to_string(), false)]),
             0,
         );
-        assert_eq!(view.nodes[0].status, "Unknown,SchedulingDisabled");
-        assert_eq!(view.nodes[0].readiness(), "Unknown");
+        // printNode: a Ready condition that is Unknown prints NotReady.
+        assert_eq!(view.nodes[0].status, "NotReady,SchedulingDisabled");
+        assert_eq!(view.nodes[0].readiness(), "NotReady");
         assert_eq!(view.nodes[0].ready_attr(), "unknown");
         assert_eq!(view.nodes[0].machine_up, Some(false));
         let fresh = Node {

@@ -138,6 +138,29 @@ pub fn ellipsize(s: &str, max: usize) -> String {
     out
 }
 
+/// `key=value:Effect` cut where a narrow node card may wrap it: after each `/` of the key's
+/// prefix and before the `:` of the effect, so that `node.kubernetes.io/unreachable:NoExecute`
+/// breaks between its words rather than inside one. The pieces join back to `taint`.
+pub fn taint_pieces(taint: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for (i, c) in taint.char_indices() {
+        let cut = match c {
+            '/' => i + 1,
+            ':' => i,
+            _ => continue,
+        };
+        if cut > start {
+            pieces.push(&taint[start..cut]);
+            start = cut;
+        }
+    }
+    if start < taint.len() || pieces.is_empty() {
+        pieces.push(&taint[start..]);
+    }
+    pieces
+}
+
 /// A speed factor for the toolbar: `0.25×`, `1×`, `100×`.
 pub fn format_speed(speed: f64) -> String {
     if (speed - speed.round()).abs() < 1e-9 {
@@ -185,6 +208,22 @@ pub const SPEEDS: [f64; 8] = [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0];
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_taint_wraps_between_its_prefix_its_name_and_its_effect() {
+        assert_eq!(
+            taint_pieces("node.kubernetes.io/unreachable:NoExecute"),
+            ["node.kubernetes.io/", "unreachable", ":NoExecute"]
+        );
+        assert_eq!(
+            taint_pieces("dedicated=gpu:NoSchedule"),
+            ["dedicated=gpu", ":NoSchedule"]
+        );
+        assert_eq!(taint_pieces("plain"), ["plain"]);
+        assert_eq!(taint_pieces(":x/"), [":x/"]);
+        assert_eq!(taint_pieces(""), [""]);
+    }
+
     use super::*;
 
     #[test]

@@ -241,6 +241,17 @@ test('faults from the panel and the node menu; the inspector shows spec vs statu
   await page.getByTestId('inspector-close').click();
   await expect(insp).toHaveCount(0);
 
+  // 90 s after its power-off node-3's Ready condition is Unknown: the pill says NotReady, as
+  // `kubectl get nodes` does, whole in a 165-px card; its taints break between words.
+  const node3 = page.getByTestId('node-node-3');
+  await expect(node3.locator('.node-status')).toHaveText(/NotReady$/);
+  const pillFits = await node3.locator('.node-status').evaluate((el) => el.scrollWidth <= el.clientWidth);
+  expect(pillFits, 'the NotReady pill shows whole').toBe(true);
+  expect(await page.evaluate(() => window.kubeloop.kubectl('get node node-3 --no-headers').stdout)).toMatch(/node-3\s+NotReady\s/);
+  await advance(page, '10s'); // the node lifecycle controller's next pass taints it
+  const taint = node3.locator('.taint', { hasText: 'unreachable:NoExecute' });
+  await expect(taint).toHaveText('node.kubernetes.io/unreachable:NoExecute');
+  expect(await taint.evaluate((el) => el.getClientRects().length === 1 && el.offsetHeight < 30), 'two lines at most').toBe(true);
 });
 
 test("a pod's inspector replays the scheduler's decision", async ({ page }) => {

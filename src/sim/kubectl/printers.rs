@@ -56,6 +56,19 @@ pub struct PodSummary {
     pub last_restart: Option<Millis>,
 }
 
+impl PodSummary {
+    /// The RESTARTS column at `now`: the count, and how long ago the last restart was.
+    pub fn restarts_column(&self, now: Millis) -> String {
+        match (self.restarts, self.last_restart) {
+            (0, _) | (_, None) => self.restarts.to_string(),
+            (n, Some(t)) => format!(
+                "{n} ({} ago)",
+                crate::sim::time::human_duration(now as i64 - t as i64)
+            ),
+        }
+    }
+}
+
 fn is_restartable_init(pod: &Pod, name: &str) -> bool {
     pod.spec
         .init_containers
@@ -328,13 +341,20 @@ pub fn node_roles(n: &crate::sim::types::Node) -> Vec<String> {
     roles
 }
 
+/// The readiness part of the Node STATUS column. A Ready condition that is `Unknown` (the node
+/// controller's mark for a kubelet gone silent) prints `NotReady`, as in `printNode`; `Unknown`
+/// means the node has no Ready condition at all.
+pub fn node_readiness(n: &crate::sim::types::Node) -> &'static str {
+    match find_condition(&n.status.conditions, "Ready") {
+        Some(c) if c.status == "True" => "Ready",
+        Some(_) => "NotReady",
+        None => "Unknown",
+    }
+}
+
 /// The Node STATUS column: `Ready`, `NotReady`, `Unknown`, plus `SchedulingDisabled` when cordoned.
 pub fn node_status(n: &crate::sim::types::Node) -> String {
-    let mut status = match find_condition(&n.status.conditions, "Ready") {
-        Some(c) if c.status == "True" => "Ready".to_string(),
-        Some(_) => "NotReady".to_string(),
-        None => "Unknown".to_string(),
-    };
+    let mut status = node_readiness(n).to_string();
     if n.spec.unschedulable {
         status.push_str(",SchedulingDisabled");
     }
@@ -456,13 +476,7 @@ pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
     match o {
         Object::Pod(pod) => {
             let s = pod_summary(pod);
-            let restarts = match (s.restarts, s.last_restart) {
-                (0, _) | (_, None) => s.restarts.to_string(),
-                (n, Some(t)) => format!(
-                    "{n} ({} ago)",
-                    crate::sim::time::human_duration(now as i64 - t as i64)
-                ),
-            };
+            let restarts = s.restarts_column(now);
             let mut r = vec![name, s.ready, s.status, restarts, age(now, o)];
             if wide {
                 r.push(
