@@ -21,6 +21,15 @@ use super::{admission, limits, validation};
 
 /// The default `--service-node-port-range`, 30000-32767.
 const NODE_PORT_MIN: i64 = 30000;
+/// The service CIDR, kubeadm's default (`--service-cluster-ip-range`).
+const SERVICE_CIDR: &str = "10.96.0.0/12";
+/// See [`SERVICE_CIDR`]: its network address as a number.
+const SERVICE_CIDR_BASE: u32 = 0x0A60_0000;
+/// See [`SERVICE_CIDR`]: 2^(32-12) addresses.
+const SERVICE_CIDR_SIZE: u32 = 1 << 20;
+/// The low band of the CIDR that dynamic allocation uses last (KEP-3070): min(max(16, size/16),
+/// 256) addresses.
+const SERVICE_CIDR_STATIC_BAND: u32 = 256;
 /// See [`NODE_PORT_MIN`].
 const NODE_PORT_MAX: i64 = 32767;
 /// The lower band the allocator leaves to ports users choose: min(max(16, size/32), 128) ports.
@@ -379,6 +388,77 @@ impl ApiServer {
         }
     }
 
+    /// The service registry's cluster IP for a new Service: the one the user chose (`clusterIP`,
+    /// or the first of `clusterIPs`) if it lies in the service CIDR and no other Service holds
+    /// it, with Kubernetes' messages otherwise; else a free one at random above the CIDR's first
+    /// 256 addresses, which Kubernetes leaves to users since 1.26 (KEP-3070), and only then among
+    /// them. `None` (headless) holds none.
+    fn allocate_cluster_ip(&mut self, svc: &mut Service) -> Result<(), ApiError> {
+        if svc.spec.cluster_ip.is_none() {
+            svc.spec.cluster_ip = svc
+                .spec
+                .cluster_ips
+                .as_deref()
+                .and_then(|ips| ips.get(0)?.as_str().map(str::to_string));
+        }
+        if matches!(svc.spec.cluster_ip.as_deref(), Some("None")) {
+            return Ok(());
+        }
+        let used: BTreeSet<u32> = self
+            .list(Kind::Service)
+            .filter_map(|o| {
+                o.as_service()?
+                    .spec
+                    .cluster_ip
+                    .as_deref()?
+                    .parse::<std::net::Ipv4Addr>()
+                    .ok()
+            })
+            .map(u32::from)
+            .collect();
+        if let Some(ip) = svc.spec.cluster_ip.as_deref().filter(|ip| !ip.is_empty()) {
+            let problem = match ip.parse::<std::net::Ipv4Addr>().map(u32::from) {
+                Ok(n) if service_cidr_offset(n).is_some() => {
+                    if !used.contains(&n) {
+                        return Ok(());
+                    }
+                    "provided IP is already allocated".to_string()
+                }
+                _ => format!("the provided IP ({ip}) is not in the valid range. The range of valid IPs is {SERVICE_CIDR}"),
+            };
+            let err = validation::FieldError::invalid(
+                "spec.clusterIPs",
+                validation::go_cluster_ips(svc),
+                format!("failed to allocate IP {ip}: {problem}"),
+            );
+            return Err(ApiError {
+                reason: StatusReason::Invalid,
+                message: validation::invalid_status_message(
+                    Kind::Service,
+                    &svc.metadata.name,
+                    &[err],
+                ),
+            });
+        }
+        let (first, last) = (SERVICE_CIDR_STATIC_BAND, SERVICE_CIDR_SIZE - 2);
+        let band = last - first + 1;
+        let start = self.rng.range(0, u64::from(band - 1)) as u32;
+        let free = (0..band)
+            .map(|k| first + (start + k) % band)
+            .chain(1..first)
+            .map(|offset| SERVICE_CIDR_BASE + offset)
+            .find(|n| !used.contains(n));
+        let Some(n) = free else {
+            return Err(ApiError {
+                reason: StatusReason::InternalError,
+                message: "Internal error occurred: failed to allocate a serviceIP: range is full"
+                    .to_string(),
+            });
+        };
+        svc.spec.cluster_ip = Some(std::net::Ipv4Addr::from(n).to_string());
+        Ok(())
+    }
+
     /// The service registry's node ports for a NodePort or LoadBalancer Service: a port the
     /// update leaves without one keeps the one its namesake had before (as `patchAllocatedValues`
     /// does), a port still without one gets a free one at random from the dynamic band above
@@ -500,17 +580,9 @@ impl ApiServer {
             }
         }
         if let Object::Service(svc) = &mut obj {
-            // The service registry allocates a ClusterIP from the service CIDR (10.96.0.0/12).
-            let headless = svc.spec.cluster_ip.as_deref() == Some("None");
             let external = svc.spec.type_.as_deref() == Some("ExternalName");
-            if svc.spec.cluster_ip.is_none() && !external && !headless {
-                let n = self
-                    .objects
-                    .keys()
-                    .filter(|k| k.kind == Kind::Service)
-                    .count() as u32
-                    + 1;
-                svc.spec.cluster_ip = Some(format!("10.96.{}.{}", n / 250, 10 + n % 240));
+            if !external {
+                self.allocate_cluster_ip(svc)?;
             }
             // The registry's single-stack IPv4 family fields, as a one-family cluster stores them.
             if !external {
@@ -585,6 +657,7 @@ impl ApiServer {
             admission::apply_defaults(&mut obj);
             if let (Object::Service(svc), Object::Service(before)) = (&mut obj, &*old) {
                 drop_node_ports_left_by_a_type_change(svc, before);
+                keep_cluster_ip(svc, before);
             }
             Self::validate(&obj, Some(&old))?;
             if let (Object::Service(svc), Object::Service(before)) = (&mut obj, &*old) {
@@ -1040,6 +1113,31 @@ fn spec_changed(old: &Object, new: &Object) -> bool {
         _ => false,
     };
     !typed_equal && old.spec_json() != new.spec_json()
+}
+
+/// The service registry's `patchAllocatedValues` for the cluster IP: an update that leaves it
+/// out (a `replace` of a manifest written without one) keeps the one allocated, as long as
+/// neither version is an ExternalName, which holds none.
+fn keep_cluster_ip(svc: &mut Service, before: &Service) {
+    let external = |s: &Service| s.spec.type_.as_deref() == Some("ExternalName");
+    if external(svc) || external(before) {
+        return;
+    }
+    if svc.spec.cluster_ip.is_none() {
+        svc.spec.cluster_ip = before.spec.cluster_ip.clone();
+        if svc.spec.cluster_ips.is_none() {
+            svc.spec.cluster_ips = before.spec.cluster_ips.clone();
+        }
+    }
+}
+
+/// Where `ip` falls in the service CIDR, if it is one of its allocatable addresses (not the
+/// network address, not the broadcast address).
+fn service_cidr_offset(ip: u32) -> Option<u32> {
+    let offset = ip.checked_sub(SERVICE_CIDR_BASE)?;
+    (1..SERVICE_CIDR_SIZE - 1)
+        .contains(&offset)
+        .then_some(offset)
 }
 
 /// The service strategy's `dropTypeDependentFields` for node ports: a Service changed to a type

@@ -990,6 +990,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The Service `default/name` as stored.
+    fn stored_service(s: &Session, name: &str) -> crate::sim::types::Service {
+        let key = ObjectKey::new(Kind::Service, "default", name);
+        s.sim
+            .api
+            .get(&key)
+            .and_then(|o| o.as_service().cloned())
+            .expect("stored")
+    }
+
     #[test]
     fn reapplying_resets_fields_the_manifest_sets_and_keeps_the_rest() {
         let last = json!({"spec": {"replicas": 3, "paused": true}});
@@ -1075,14 +1085,7 @@ mod tests {
             format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n  type: NodePort\n  selector: {{app: web}}\n  ports: [{{port: 80{node_port}}}]\n")
         };
         let node_port = |s: &Session, name: &str| {
-            let key = ObjectKey::new(Kind::Service, "default", name);
-            s.sim
-                .api
-                .get(&key)
-                .and_then(|o| o.as_service().cloned())
-                .expect("stored")
-                .spec
-                .ports[0]
+            stored_service(s, name).spec.ports[0]
                 .node_port
                 .expect("allocated")
         };
@@ -1122,14 +1125,65 @@ mod tests {
             s.kubectl(r#"patch svc b -p '{"spec":{"type":"ClusterIP"}}'"#)
                 .ok
         );
-        let key = ObjectKey::new(Kind::Service, "default", "b");
-        let b = s
-            .sim
-            .api
-            .get(&key)
-            .and_then(|o| o.as_service().cloned())
-            .expect("stored");
-        assert_eq!(b.spec.ports[0].node_port, None);
+        assert_eq!(stored_service(&s, "b").spec.ports[0].node_port, None);
+    }
+
+    #[test]
+    fn services_get_distinct_cluster_ips_keep_them_and_refuse_a_taken_or_foreign_one() {
+        let mut s = Session::new(1);
+        let svc = |name: &str, ip: &str| {
+            format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n  selector: {{app: web}}\n  ports: [{{port: 80}}]\n{ip}")
+        };
+        let cluster_ip =
+            |s: &Session, name: &str| stored_service(s, name).spec.cluster_ip.expect("allocated");
+        let in_dynamic_band = |ip: &str| {
+            let n = u32::from(ip.parse::<std::net::Ipv4Addr>().expect("an IPv4 address"));
+            (0x0A60_0100..0x0A6F_FFFF).contains(&n)
+        };
+        assert!(s.apply_text("a.yaml", &svc("a", "")).ok);
+        assert!(s.apply_text("b.yaml", &svc("b", "")).ok);
+        let (a, b) = (cluster_ip(&s, "a"), cluster_ip(&s, "b"));
+        assert!(in_dynamic_band(&a) && in_dynamic_band(&b), "{a} {b}");
+        // Deleting one and creating another never hands out an address still held.
+        assert!(s.kubectl("delete svc a").ok);
+        assert!(s.apply_text("c.yaml", &svc("c", "")).ok);
+        assert_ne!(cluster_ip(&s, "c"), b);
+        // Re-applied as written: unchanged, the address kept.
+        assert_eq!(
+            s.apply_text("b.yaml", &svc("b", "")).lines,
+            ["service/b unchanged"]
+        );
+        assert_eq!(cluster_ip(&s, "b"), b);
+        // A chosen address must be free, in the service CIDR, and an IP.
+        let refused = |s: &mut Session, ip: &str| {
+            let out = s.apply_text("d.yaml", &svc("d", &format!("  clusterIP: {ip}\n")));
+            assert!(!out.ok);
+            out.diagnostics[0].message.clone()
+        };
+        assert!(refused(&mut s, &b).ends_with(&format!(
+            "spec.clusterIPs: Invalid value: []string{{\"{b}\"}}: failed to allocate IP {b}: provided IP is already allocated"
+        )));
+        assert!(refused(&mut s, "1.1.1.1").ends_with(
+            "spec.clusterIPs: Invalid value: []string{\"1.1.1.1\"}: failed to allocate IP 1.1.1.1: the provided IP (1.1.1.1) is not in the valid range. The range of valid IPs is 10.96.0.0/12"
+        ));
+        assert!(refused(&mut s, "banana").ends_with(
+            "spec.clusterIPs[0]: Invalid value: \"banana\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+        ));
+        assert!(
+            s.apply_text("d.yaml", &svc("d", "  clusterIP: 10.96.0.10\n"))
+                .ok
+        );
+        assert_eq!(cluster_ip(&s, "d"), "10.96.0.10");
+        // Once set, it stays.
+        let moved = s.kubectl(r#"patch svc d -p '{"spec":{"clusterIP":"10.96.0.20"}}'"#);
+        assert!(
+            moved.stderr.ends_with(
+                "spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.20\"}: may not change once set\n"
+            ),
+            "{}",
+            moved.stderr
+        );
+        assert_eq!(cluster_ip(&s, "d"), "10.96.0.10");
     }
 
     #[test]

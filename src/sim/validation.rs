@@ -715,7 +715,12 @@ pub fn validate(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
         }
         Object::Pod(p) => errs.extend(validate_pod(p)),
         Object::Node(n) => errs.extend(validate_node(n)),
-        Object::Service(s) => errs.extend(validate_service(s)),
+        Object::Service(s) => {
+            errs.extend(validate_service(s));
+            if let Some(Object::Service(o)) = old {
+                errs.extend(validate_cluster_ip_update(s, o));
+            }
+        }
         Object::PodDisruptionBudget(p) => errs.extend(validate_pdb(p)),
         Object::Lease(_) | Object::EndpointSlice(_) | Object::Event(_) => {}
     }
@@ -1503,9 +1508,47 @@ fn validate_node(n: &Node) -> Vec<FieldError> {
     errs
 }
 
+/// A Service's cluster IP as `[]string{"10.96.0.1"}`, the form its errors print (they quote the
+/// `clusterIPs` list).
+pub fn go_cluster_ips(s: &Service) -> BadValue {
+    let ips: Vec<String> = s.spec.cluster_ip.iter().map(|ip| go_quote(ip)).collect();
+    BadValue::Go(format!("[]string{{{}}}", ips.join(", ")))
+}
+
+/// `validateUpgradeDowngradeClusterIPs`: a cluster IP, once set, stays; only a change to or from
+/// ExternalName (which holds none) may drop or gain one.
+fn validate_cluster_ip_update(s: &Service, old: &Service) -> Vec<FieldError> {
+    let external = |s: &Service| s.spec.type_.as_deref() == Some("ExternalName");
+    if external(s) || external(old) {
+        return Vec::new();
+    }
+    match (&old.spec.cluster_ip, &s.spec.cluster_ip) {
+        (Some(before), Some(now)) if before != now => vec![FieldError::invalid(
+            "spec.clusterIPs[0]",
+            go_cluster_ips(s),
+            "may not change once set",
+        )],
+        (Some(_), None) => vec![FieldError::invalid(
+            "spec.clusterIPs[0]",
+            go_cluster_ips(s),
+            "primary clusterIP can not be unset",
+        )],
+        _ => Vec::new(),
+    }
+}
+
 fn validate_service(s: &Service) -> Vec<FieldError> {
     let spec = &s.spec;
     let mut errs = Vec::new();
+    if let Some(ip) = spec.cluster_ip.as_deref() {
+        if ip != "None" && !ip.is_empty() && ip.parse::<std::net::IpAddr>().is_err() {
+            errs.push(FieldError::invalid(
+                "spec.clusterIPs[0]",
+                ip,
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            ));
+        }
+    }
     let ty = spec.type_.as_deref().unwrap_or("ClusterIP");
     if !matches!(
         ty,
