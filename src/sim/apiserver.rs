@@ -1115,6 +1115,59 @@ fn spec_changed(old: &Object, new: &Object) -> bool {
     !typed_equal && old.spec_json() != new.spec_json()
 }
 
+/// The control plane's address, where the `kubernetes` Service leads: not one of the simulated
+/// nodes (the control plane runs on no node the playground shows, as in a managed cluster), and
+/// the address kind gives its control-plane container, next to the nodes' 172.18.0.3 and up.
+pub const API_SERVER_ADDRESS: &str = "172.18.0.2";
+
+/// The objects the API server's bootstrap controller keeps in `default`: the `kubernetes` Service
+/// (the first address of the service CIDR, 443 to the API server's 6443) and, as its endpoint
+/// reconciler writes them, the EndpointSlice naming the API server. The Service has no selector,
+/// so the EndpointSlice controller leaves both alone.
+pub fn bootstrap_objects() -> [Object; 2] {
+    let meta = |labels: &[(&str, &str)]| ObjectMeta {
+        name: "kubernetes".into(),
+        namespace: "default".into(),
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Default::default()
+    };
+    let service = Service {
+        metadata: meta(&[("component", "apiserver"), ("provider", "kubernetes")]),
+        spec: ServiceSpec {
+            type_: Some("ClusterIP".into()),
+            cluster_ip: Some(std::net::Ipv4Addr::from(SERVICE_CIDR_BASE + 1).to_string()),
+            ports: vec![ServicePort {
+                name: Some("https".into()),
+                port: 443,
+                target_port: Some(IntOrString::Int(6443)),
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        status: None,
+    };
+    let slice = EndpointSlice {
+        metadata: meta(&[("kubernetes.io/service-name", "kubernetes")]),
+        address_type: "IPv4".into(),
+        endpoints: vec![Endpoint {
+            addresses: vec![API_SERVER_ADDRESS.into()],
+            conditions: EndpointConditions {
+                ready: Some(true),
+                ..Default::default()
+            },
+            ..Default::default()
+        }],
+        ports: Some(Box::new(
+            serde_json::json!([{"name": "https", "port": 6443, "protocol": "TCP"}]),
+        )),
+    };
+    [Object::Service(service), Object::EndpointSlice(slice)]
+}
+
 /// The service registry's `patchAllocatedValues` for the cluster IP: an update that leaves it
 /// out (a `replace` of a manifest written without one) keeps the one allocated, as long as
 /// neither version is an ExternalName, which holds none.

@@ -1187,6 +1187,51 @@ mod tests {
     }
 
     #[test]
+    fn the_kubernetes_service_is_there_from_the_start_and_comes_back_when_deleted() {
+        let mut s = Session::new(1);
+        let svc = s.kubectl("get svc");
+        assert_eq!(
+            svc.stdout
+                .lines()
+                .nth(1)
+                .map(|l| l.split_whitespace().collect::<Vec<_>>()),
+            Some(vec![
+                "kubernetes",
+                "ClusterIP",
+                "10.96.0.1",
+                "<none>",
+                "443/TCP",
+                "0s"
+            ]),
+            "{}",
+            svc.stdout
+        );
+        let slice = s
+            .kubectl("get endpointslice kubernetes --no-headers")
+            .stdout;
+        assert_eq!(
+            slice.split_whitespace().take(4).collect::<Vec<_>>(),
+            ["kubernetes", "IPv4", "6443", "172.18.0.2"]
+        );
+        let label = stored_service(&s, "kubernetes").metadata.labels;
+        assert_eq!(
+            label.get("provider").map(String::as_str),
+            Some("kubernetes")
+        );
+        assert!(s.kubectl("delete svc kubernetes").ok);
+        assert!(s.kubectl("delete endpointslice kubernetes").ok);
+        s.advance_to(s.sim.now() + 10_000, usize::MAX);
+        assert_eq!(
+            stored_service(&s, "kubernetes").spec.cluster_ip.as_deref(),
+            Some("10.96.0.1")
+        );
+        assert!(s.kubectl("get endpointslice kubernetes").ok);
+        // No selector: the EndpointSlice controller never adds the slice of its own.
+        let slices = s.kubectl("get endpointslices --no-headers").stdout;
+        assert_eq!(slices.lines().count(), 1, "{slices}");
+    }
+
+    #[test]
     fn reapplying_leaves_fields_the_user_never_wrote_to_the_server_and_lists_whole() {
         // revisionHistoryLimit was defaulted to 10 and patched to 5: the manifest never said.
         let written = json!({"spec": {"replicas": 3, "ports": [{"port": 80}]}});

@@ -417,6 +417,8 @@ impl Sim {
             last_api_seq: 0,
             config,
         };
+        // The API server is up before any component connects: their first list finds these.
+        sim.ensure_bootstrap_objects();
         for ctrl in controllers::control_plane() {
             let id = ctrl.id();
             sim.components
@@ -2283,7 +2285,28 @@ impl Sim {
         Ok(keys)
     }
 
+    /// The API server's bootstrap controller, every housekeeping pass (its loop runs every 10 s):
+    /// the `kubernetes` Service and its EndpointSlice come back when someone deletes them. A
+    /// deliberate simplification: it recreates them but does not revert edits to them.
+    fn ensure_bootstrap_objects(&mut self) {
+        if !self.api_server_up {
+            return;
+        }
+        for obj in super::apiserver::bootstrap_objects() {
+            if self.api.get(&obj.key()).is_none() {
+                // Refused only if the user's own objects took the name or the address: left so.
+                let _ = self.send_as(
+                    "kube-apiserver".into(),
+                    false,
+                    &ApiRequest::Create(obj),
+                    None,
+                );
+            }
+        }
+    }
+
     fn housekeeping(&mut self) {
+        self.ensure_bootstrap_objects();
         self.api.compact(self.now);
         // An Event's age is its lastTimestamp when it has one, and the ones without never expire
         // here: every candidate is among the oldest.

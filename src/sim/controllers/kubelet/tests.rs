@@ -1017,7 +1017,11 @@ fn node_status_is_reposted_every_five_minutes_or_when_ready_is_lost() {
         .map(|(t, _, _)| t)
         .collect();
     assert_eq!(posts.len(), 2, "{posts:?}");
-    assert!((300_000..=300_100).contains(&(posts[1] - posts[0])));
+    // Five minutes between the kubelet's decisions; the API latency's jitter moves each arrival.
+    assert!(
+        (299_900..=300_100).contains(&(posts[1] - posts[0])),
+        "{posts:?}"
+    );
 
     let patch = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown", "message": "Kubelet stopped posting node status."}]}});
     sim.submit(ApiRequest::Patch {
