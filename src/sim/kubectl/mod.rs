@@ -100,7 +100,18 @@ pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>
                 Some(s) => format!("create {s}"),
                 None => "create".to_string(),
             };
-            with_args!(mutate::CREATE_FLAGS, &cmd, |a| mutate::create(session, &a))
+            match parse(mutate::CREATE_FLAGS, &cmd) {
+                Ok(a) => mutate::create(session, &a),
+                // `create configmap --from-literal=…`: the subcommand, not its flag, is the news.
+                Err(_)
+                    if sub
+                        .as_deref()
+                        .is_some_and(|s| !mutate::CREATE_SUBCOMMANDS.contains(&s)) =>
+                {
+                    mutate::create_unsupported(sub.as_deref().unwrap_or_default())
+                }
+                Err(e) => fail(e),
+            }
         }
         "run" => with_args!(mutate::RUN_FLAGS, "run", |a| mutate::run(session, &a)),
         "expose" => with_args!(mutate::EXPOSE_FLAGS, "expose", |a| mutate::expose(
@@ -196,9 +207,9 @@ const USAGE: &str =
 Commands the playground supports:
   get, describe, events            show objects (get -o wide|yaml|json|name|jsonpath=…)
   apply -f, create deployment,     create and change objects
-  run, expose, delete, scale,
-  set image, patch, label,
-  annotate, taint
+  create service, run, expose,
+  delete, scale, set image, patch,
+  label, annotate, taint
   rollout status|history|undo|     manage a Deployment's rollout
   restart|pause|resume
   cordon, uncordon, drain          maintain nodes (drain runs over simulated time)

@@ -162,11 +162,16 @@ fn diagnostic_line(file: &str, d: &decode::Diagnostic) -> String {
 
 // ------------------------------------------------------------------ create / run / expose
 
-/// Flags of `kubectl create deployment`.
+/// Flags of `kubectl create deployment` and `kubectl create service`, parsed together before the
+/// subcommand is known; each subcommand refuses the other's ([`CREATE_SERVICE_ONLY`]).
 pub const CREATE_FLAGS: &[Flag] = &[
     flag("image", None, FlagKind::Str),
     flag("replicas", Some('r'), FlagKind::Int),
     flag("port", None, FlagKind::Int),
+    flag("tcp", None, FlagKind::Str),
+    flag("clusterip", None, FlagKind::Str),
+    flag("node-port", None, FlagKind::Int),
+    flag("external-name", None, FlagKind::Str),
     flag("dry-run", None, FlagKind::OptionalValue("unchanged")),
     flag("output", Some('o'), FlagKind::Str),
     flag("save-config", None, FlagKind::Bool),
@@ -284,7 +289,12 @@ fn print_generated(obj: &Object, output: &str, explicit_ns: bool) -> CommandOutp
         }
     }
     if let Some(m) = doc.as_object_mut() {
-        m.entry("status").or_insert(json!({}));
+        let status = if obj.kind() == Kind::Service {
+            json!({"loadBalancer": {}})
+        } else {
+            json!({})
+        };
+        m.entry("status").or_insert(status);
     }
     match output {
         "yaml" => out(crate::sim::yaml::to_yaml(&doc)),
@@ -296,23 +306,48 @@ fn print_generated(obj: &Object, output: &str, explicit_ns: bool) -> CommandOutp
     }
 }
 
-/// `kubectl create deployment|deploy NAME --image=IMAGE …`.
+/// The subcommands of `kubectl create` the playground runs.
+pub const CREATE_SUBCOMMANDS: &[&str] = &["deployment", "deploy", "service", "svc"];
+
+/// Flags of [`CREATE_FLAGS`] that only `create service` takes.
+const CREATE_SERVICE_ONLY: &[&str] = &["tcp", "clusterip", "node-port", "external-name"];
+
+/// Flags of [`CREATE_FLAGS`] that only `create deployment` takes.
+const CREATE_DEPLOYMENT_ONLY: &[&str] = &["image", "replicas", "port"];
+
+/// pflag's refusal of the first of `flags` that `args` carries, for `kubectl {command}`.
+fn refuse_flags(args: &Args, flags: &[&str], command: &str) -> Option<CommandOutput> {
+    let f = flags.iter().find(|f| args.has(f))?;
+    Some(fail(format!(
+        "error: unknown flag: --{f}\nSee 'kubectl {command} --help' for usage."
+    )))
+}
+
+/// `kubectl create` of anything but a Deployment or a Service.
+pub fn create_unsupported(sub: &str) -> CommandOutput {
+    unsupported(
+        &format!("create {sub}"),
+        "the playground creates Deployments and Services (kubectl create deployment, kubectl create service) and everything else through kubectl apply -f",
+    )
+}
+
+/// `kubectl create deployment|deploy NAME --image=IMAGE …` and `kubectl create service …`.
 pub fn create(session: &mut Session, args: &Args) -> CommandOutput {
     let sub = args.positional.first().map(String::as_str).unwrap_or("");
     if args.has("filename") {
         return error("create -f is not supported in the playground; use kubectl apply -f (the editor's Apply button)");
     }
     match sub {
-        "deployment" | "deploy" => {}
+        "deployment" | "deploy" => {
+            if let Some(refused) = refuse_flags(args, CREATE_SERVICE_ONLY, "create deployment") {
+                return refused;
+            }
+        }
+        "service" | "svc" => return create_service(session, args),
         "" => {
             return error("Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl create -h' for help and examples")
         }
-        other => {
-            return unsupported(
-                &format!("create {other}"),
-                "the playground creates Deployments (kubectl create deployment) and everything else through kubectl apply -f",
-            )
-        }
+        other => return create_unsupported(other),
     }
     let names = &args.positional[1..];
     if names.len() != 1 {
@@ -337,19 +372,135 @@ pub fn create(session: &mut Session, args: &Args) -> CommandOutput {
         args.int("port"),
         &args.after_dashdash,
     );
-    let obj = Object::Deployment(d);
+    create_built(session, args, Object::Deployment(d), "deployment")
+}
+
+/// `port[:targetPort]` of `--tcp`, as kubectl's `parsePorts` reads it: a port number, then a
+/// target that is a number or a port name (the port itself when left out).
+fn parse_tcp(spec: &str) -> Result<(i64, IntOrString), String> {
+    let (port, target) = spec.split_once(':').unwrap_or((spec, spec));
+    let port = match port.parse::<i64>() {
+        Ok(p) if (1..=65535).contains(&p) => p,
+        _ => {
+            return Err(format!(
+                "invalid port {port:?} in --tcp={spec}: must be a number from 1 to 65535"
+            ))
+        }
+    };
+    let target = match target.parse::<i64>() {
+        Ok(t) if (1..=65535).contains(&t) => IntOrString::Int(t),
+        Ok(_) => {
+            return Err(format!(
+                "invalid target port {target:?} in --tcp={spec}: must be a number from 1 to 65535"
+            ))
+        }
+        Err(_) => IntOrString::String(target.to_string()),
+    };
+    Ok((port, target))
+}
+
+/// `kubectl create service clusterip|nodeport|loadbalancer|externalname NAME [--tcp=port[:target]]…`:
+/// the Service kubectl builds, labelled and selecting `app=NAME` (ExternalName selects nothing),
+/// a port named after each `--tcp` (`80:8080` → `80-8080`).
+fn create_service(session: &mut Session, args: &Args) -> CommandOutput {
+    let ty = args.positional.get(1).map(String::as_str).unwrap_or("");
+    let (type_, own_flag) = match ty {
+        "clusterip" => ("ClusterIP", "clusterip"),
+        "nodeport" => ("NodePort", "node-port"),
+        "loadbalancer" => ("LoadBalancer", ""),
+        "externalname" => ("ExternalName", "external-name"),
+        "" => return fail(args.usage_error("a service type is required: kubectl create service clusterip|nodeport|loadbalancer|externalname NAME")),
+        other => return fail(args.usage_error(&format!("unknown service type \"{other}\": the types are clusterip, nodeport, loadbalancer and externalname"))),
+    };
+    let command = format!("create service {ty}");
+    let others: Vec<&str> = CREATE_SERVICE_ONLY
+        .iter()
+        .chain(CREATE_DEPLOYMENT_ONLY)
+        .copied()
+        .filter(|f| *f != own_flag && *f != "tcp")
+        .collect();
+    if let Some(refused) = refuse_flags(args, &others, &command) {
+        return refused;
+    }
+    let names = &args.positional[2..];
+    if names.len() != 1 {
+        return fail(args.usage_error(&format!(
+            "exactly one NAME is required, got {}",
+            names.len()
+        )));
+    }
+    let name = &names[0];
+    let tcp: Vec<&str> = args
+        .all("tcp")
+        .iter()
+        .flat_map(|t| t.split(','))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let headless = args.get("clusterip") == Some("None");
+    if tcp.is_empty() && !headless && type_ != "ExternalName" {
+        return error("at least one tcp port specifier must be provided");
+    }
+    let external_name = args.get("external-name").unwrap_or("");
+    if type_ == "ExternalName"
+        && !crate::sim::validation::is_dns1123_subdomain(external_name).is_empty()
+    {
+        return error(format!("invalid service external name {external_name}"));
+    }
+    let mut ports = Vec::new();
+    for spec in tcp {
+        let (port, target) = match parse_tcp(spec) {
+            Ok(p) => p,
+            Err(e) => return error(e),
+        };
+        ports.push(ServicePort {
+            name: Some(spec.replace(':', "-")),
+            port,
+            target_port: Some(target),
+            protocol: Some("TCP".into()),
+            node_port: args.int("node-port").filter(|&n| n != 0),
+            ..Default::default()
+        });
+    }
+    let app: StringMap = [("app".to_string(), name.clone())].into();
+    let svc = Service {
+        metadata: ObjectMeta {
+            name: name.clone(),
+            namespace: args.namespace(),
+            labels: app.clone(),
+            ..Default::default()
+        },
+        spec: crate::sim::types::ServiceSpec {
+            selector: if type_ == "ExternalName" {
+                StringMap::new()
+            } else {
+                app
+            },
+            ports,
+            type_: Some(type_.into()),
+            cluster_ip: args.get("clusterip").map(String::from),
+            external_name: (type_ == "ExternalName")
+                .then(|| Box::new(Json::String(external_name.into()))),
+            ..Default::default()
+        },
+        status: None,
+    };
+    let what = format!("{type_} service");
+    create_built(session, args, Object::Service(svc), &what)
+}
+
+/// Creates the object a `kubectl create` subcommand built (or prints it, see [`client_dry_run`]):
+/// `KIND/NAME created`, or the server's refusal in kubectl's words, `failed to create {what}: …`.
+fn create_built(session: &mut Session, args: &Args, obj: Object, what: &str) -> CommandOutput {
     if let Some(printed) = client_dry_run(args, &obj) {
         return printed;
     }
     if let Some(d) = args.get("dry-run").filter(|d| *d != "none") {
         return unsupported(&format!("--dry-run={d}"), "use --dry-run=client -o yaml");
     }
+    let kind = obj.kind();
     match session.sim.submit(ApiRequest::Create(obj)) {
-        Ok(o) => out(format!(
-            "{} created",
-            object_name(Kind::Deployment, &o.meta().name)
-        )),
-        Err(e) => error(format!("failed to create deployment: {}", e.message)),
+        Ok(o) => out(format!("{} created", object_name(kind, &o.meta().name))),
+        Err(e) => error(format!("failed to create {what}: {}", e.message)),
     }
 }
 

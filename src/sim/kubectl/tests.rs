@@ -379,6 +379,115 @@ fn a_pending_pod_describes_its_failed_scheduling_events_with_repeat_counts() {
 // ------------------------------------------------------------------ create, label, set image, rollout
 
 #[test]
+fn create_service_builds_the_service_kubectl_builds() {
+    let mut s = world();
+    assert_eq!(
+        stdout(&mut s, "create service clusterip api --tcp=80:8080,443"),
+        "service/api created\n"
+    );
+    let key = ObjectKey::new(Kind::Service, "default", "api");
+    let svc = s
+        .sim
+        .api
+        .get(&key)
+        .and_then(|o| o.as_service().cloned())
+        .expect("created");
+    assert_eq!(
+        svc.spec.selector.get("app").map(String::as_str),
+        Some("api")
+    );
+    assert_eq!(
+        svc.metadata.labels.get("app").map(String::as_str),
+        Some("api")
+    );
+    let ports: Vec<_> = svc
+        .spec
+        .ports
+        .iter()
+        .map(|p| {
+            (
+                p.name.clone().unwrap_or_default(),
+                p.port,
+                p.target_port.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        [
+            (
+                "80-8080".to_string(),
+                80,
+                Some(crate::sim::types::IntOrString::Int(8080))
+            ),
+            (
+                "443".to_string(),
+                443,
+                Some(crate::sim::types::IntOrString::Int(443))
+            ),
+        ]
+    );
+    let np = stdout(
+        &mut s,
+        "create service nodeport edge --tcp=80:http --node-port=30080",
+    );
+    assert_eq!(np, "service/edge created\n");
+    assert!(stdout(&mut s, "get svc edge").contains("80:30080/TCP"));
+    assert_eq!(
+        stdout(&mut s, "create service clusterip db --clusterip=None"),
+        "service/db created\n"
+    );
+    let yaml = stdout(
+        &mut s,
+        "create svc loadbalancer lb --tcp=80 --dry-run=client -o yaml",
+    );
+    assert!(
+        yaml.contains("  - name: \"80\"\n    port: 80\n    protocol: TCP\n    targetPort: 80\n"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("  type: LoadBalancer\n") && yaml.ends_with("status:\n  loadBalancer: {}\n"),
+        "{yaml}"
+    );
+    assert!(run(&mut s, "get svc lb").stderr.contains("not found"));
+    // kubectl's own refusals, and the server's wrapped in its words.
+    let refusals = [
+        (
+            "create service clusterip x",
+            "error: at least one tcp port specifier must be provided",
+        ),
+        (
+            "create service nodeport x --tcp=80 --clusterip=1.2.3.4",
+            "error: unknown flag: --clusterip",
+        ),
+        (
+            "create deployment x --image=nginx --tcp=80",
+            "error: unknown flag: --tcp",
+        ),
+        (
+            "create service clusterip x --tcp=99999",
+            "error: invalid port \"99999\"",
+        ),
+        (
+            "create service clusterip api --tcp=80",
+            "error: failed to create ClusterIP service: services \"api\" already exists",
+        ),
+        (
+            "create configmap c --from-literal=a=b",
+            "error: create configmap is not supported in the playground",
+        ),
+    ];
+    for (cmd, want) in refusals {
+        let o = run(&mut s, cmd);
+        assert!(
+            !o.ok && o.stderr.starts_with(want),
+            "kubectl {cmd}: {}",
+            o.stderr
+        );
+    }
+}
+
+#[test]
 fn create_deployment_builds_the_object_kubectl_builds() {
     let mut s = world();
     assert_eq!(
