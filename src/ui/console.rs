@@ -21,12 +21,16 @@ const SUGGESTIONS: [&str; 5] = [
     "get events",
 ];
 
+/// How many completion candidates are listed under the output (a 10,000-pod cluster has more).
+const MAX_SHOWN: usize = 40;
+
 /// The console.
 #[component]
 pub fn Console(p: &ConsoleProps) -> Html {
     let input = use_node_ref();
     let scroller = use_node_ref();
     let history_pos = use_state(|| None::<usize>);
+    let candidates = use_state(Vec::<String>::new);
     {
         let scroller = scroller.clone();
         use_effect_with(p.entries.len(), move |_| {
@@ -39,6 +43,7 @@ pub fn Console(p: &ConsoleProps) -> Html {
         let d = p.dispatch.clone();
         let input = input.clone();
         let history_pos = history_pos.clone();
+        let candidates = candidates.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             if let Some(el) = input.cast::<HtmlInputElement>() {
@@ -47,6 +52,7 @@ pub fn Console(p: &ConsoleProps) -> Html {
                     d.emit(Action::Kubectl(cmd, reply()));
                     el.set_value("");
                     history_pos.set(None);
+                    candidates.set(Vec::new());
                 }
             }
         })
@@ -55,10 +61,38 @@ pub fn Console(p: &ConsoleProps) -> Html {
         let input = input.clone();
         let cmds: Vec<String> = p.entries.iter().map(|e| e.command.clone()).collect();
         let history_pos = history_pos.clone();
+        let candidates = candidates.clone();
+        let d = p.dispatch.clone();
         Callback::from(move |e: KeyboardEvent| {
             let Some(el) = input.cast::<HtmlInputElement>() else {
                 return;
             };
+            if e.key() == "Tab" {
+                if e.shift_key() || el.value().trim().is_empty() {
+                    return;
+                }
+                let r = reply();
+                d.emit(Action::Complete(el.value(), r.clone()));
+                let Some(c) = r.borrow_mut().take() else {
+                    return;
+                };
+                // A Tab that adds nothing new lets focus move on, so the keyboard is never
+                // trapped here: the second Tab on the same candidates leaves.
+                if c.line != el.value() {
+                    e.prevent_default();
+                    el.set_value(&c.line);
+                    candidates.set(c.candidates);
+                } else if !c.candidates.is_empty() && *candidates != c.candidates {
+                    e.prevent_default();
+                    candidates.set(c.candidates);
+                }
+                return;
+            }
+            if !candidates.is_empty()
+                && !matches!(e.key().as_str(), "Shift" | "Control" | "Alt" | "Meta")
+            {
+                candidates.set(Vec::new());
+            }
             if cmds.is_empty() {
                 return;
             }
@@ -94,7 +128,7 @@ pub fn Console(p: &ConsoleProps) -> Html {
             <div class="console-out" ref={scroller} role="log" aria-live="polite">
                 if p.entries.is_empty() {
                     <div class="console-intro">
-                        <p>{ "A kubectl for the simulated cluster. Try:" }</p>
+                        <p>{ "A kubectl for the simulated cluster (Tab completes commands, types and names). Try:" }</p>
                         <div class="suggestions">
                             { for SUGGESTIONS.iter().map(|s| html! {
                                 <button class="chip-btn mono" onclick={suggest(s)}>{ format!("kubectl {s}") }</button>
@@ -111,9 +145,17 @@ pub fn Console(p: &ConsoleProps) -> Html {
                     </div>
                 }).collect::<Html>() }
             </div>
+            if !candidates.is_empty() {
+                <div class="console-candidates mono" data-testid="console-candidates" aria-live="polite">
+                    { for candidates.iter().take(MAX_SHOWN).map(|c| html! { <span>{ c }</span> }) }
+                    if candidates.len() > MAX_SHOWN {
+                        <span class="more">{ format!("… and {} more", candidates.len() - MAX_SHOWN) }</span>
+                    }
+                </div>
+            }
             <form class="console-in" onsubmit={run}>
                 <span class="prompt mono" aria-hidden="true">{ "$ kubectl" }</span>
-                <input ref={input} class="mono" data-testid="console-input" placeholder="get pods" aria-label="kubectl command"
+                <input ref={input} class="mono" data-testid="console-input" placeholder="get pods" aria-label="kubectl command (Tab completes)"
                     autocomplete="off" spellcheck="false" onkeydown={on_key} />
                 <button type="submit" class="btn btn-small">{ "Run" }</button>
             </form>

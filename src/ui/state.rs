@@ -11,6 +11,7 @@ use yew::prelude::*;
 
 use crate::sim::decode::Diagnostic;
 use crate::sim::faults::Fault;
+use crate::sim::kubectl::complete::Completion;
 use crate::sim::session::{ApplyReport, CommandOutput};
 use crate::sim::types::{Millis, ObjectKey};
 use crate::viewmodel::Playground;
@@ -50,6 +51,8 @@ pub enum Action {
         name: String,
     },
     Kubectl(String, Reply<CommandOutput>),
+    /// Tab in the console: the line completed against the cluster now (reads, changes nothing).
+    Complete(String, Reply<Completion>),
     /// A kubectl command from a button or menu: like `Kubectl`, plus a notice of its result.
     Run(String),
     /// The loaded lesson's n-th "try this" action.
@@ -193,6 +196,10 @@ impl Reducible for AppState {
             Action::ShowIdle(b) => {
                 m.set_show_idle(b);
                 true
+            }
+            Action::Complete(line, r) => {
+                fill(&r, m.complete(&line));
+                false
             }
         };
         drop(m);

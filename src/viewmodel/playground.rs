@@ -591,6 +591,11 @@ impl Playground {
     }
 
     /// Runs a kubectl command line and keeps it in the console.
+    /// The console's Tab: `line` with its last word completed against the cluster now.
+    pub fn complete(&self, line: &str) -> crate::sim::kubectl::complete::Completion {
+        crate::sim::kubectl::complete::complete(&self.session.sim, line)
+    }
+
     pub fn kubectl(&mut self, cmd: &str) -> CommandOutput {
         let out = self.session.kubectl(cmd);
         let id = self.next_id;

@@ -315,3 +315,55 @@ test('a lesson opens from the menu, offers its actions and ticks its checks', as
   await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/lesson.png' });
   expect(errors).toEqual([]);
 });
+
+test('the kubectl console runs commands, recalls them with the arrow keys and completes names with Tab', async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '30s');
+  await page.getByTestId('tab-console').click();
+  const input = page.getByTestId('console-input');
+  const console_ = page.getByTestId('console');
+
+  // A notice (here a cordon from a node's menu) rises above the console's input line.
+  await page.getByTestId('menu-node-node-1').click();
+  await page.getByTestId('cordon-node-1').click();
+  const notice = page.locator('.notice').last();
+  await expect(notice).toContainText('cordoned');
+  const [n, i] = [await notice.boundingBox(), await input.boundingBox()];
+  expect(n.y + n.height, 'the notice ends above the input').toBeLessThan(i.y - 30);
+
+  // Tab fills in a command and a resource type, then lists the pods, which share "web-…".
+  await input.fill('desc');
+  await input.press('Tab');
+  await expect(input).toHaveValue('describe ');
+  await input.pressSequentially('po');
+  await input.press('Tab');
+  await expect(input).toHaveValue('describe pod');
+  await input.pressSequentially('s ');
+  await input.press('Tab');
+  const candidates = page.getByTestId('console-candidates');
+  await expect(candidates.locator('span')).toHaveCount(3);
+  await expect(input).toHaveValue(/^describe pods web-[a-z0-9]+-$/);
+  const pod = await candidates.locator('span').first().textContent();
+  // One more letter makes it unique: Tab completes it whole, with a space, and the list goes.
+  await input.fill(`describe pods ${pod.slice(0, -2)}`);
+  await input.press('Tab');
+  await expect(input).toHaveValue(`describe pods ${pod} `);
+  await expect(candidates).toHaveCount(0);
+  await input.press('Enter');
+  await expect(console_.locator('.console-stdout').last()).toContainText(`Name:             ${pod}`);
+
+  // A second Tab on the same candidates leaves the input, so the keyboard is never trapped.
+  await input.fill('get ');
+  await input.press('Tab');
+  await expect(candidates).toContainText('deployments');
+  await input.press('Tab');
+  await expect(input).not.toBeFocused();
+
+  // History: ArrowUp brings back the last command.
+  await input.focus();
+  await input.fill('');
+  await input.press('ArrowUp');
+  await expect(input).toHaveValue(`describe pods ${pod}`);
+  expect(errors).toEqual([]);
+});

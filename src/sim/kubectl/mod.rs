@@ -11,6 +11,7 @@
 //! the trace), and [`Session::command_logs`] for the output of a running `drain`.
 
 pub mod args;
+pub mod complete;
 pub mod describe;
 pub mod drain;
 pub mod errors;
@@ -59,6 +60,16 @@ pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>
         return util::unsupported(
             "shell syntax (pipes, redirections, chained commands)",
             "run one kubectl command at a time",
+        );
+    }
+    // `kubectl label pod $(kubectl get pods -o name | head -1) …`: no shell expands these here.
+    if let Some(w) = words
+        .iter()
+        .find(|w| w.starts_with("$(") || w.starts_with('`') || w.starts_with("${"))
+    {
+        return util::unsupported(
+            &format!("shell substitution ({w})"),
+            "type the object's name: kubectl get pods lists them, and Tab completes them in the console",
         );
     }
     // Global flags may come before the command: `kubectl -n kube-system get pods`.
