@@ -63,12 +63,12 @@ pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>
         );
     }
     // `kubectl label pod $(kubectl get pods -o name | head -1) …`: no shell expands these here.
-    if let Some(w) = words
+    if words
         .iter()
-        .find(|w| w.starts_with("$(") || w.starts_with('`') || w.starts_with("${"))
+        .any(|w| w.starts_with("$(") || w.starts_with('`') || w.starts_with("${"))
     {
         return util::unsupported(
-            &format!("shell substitution ({w})"),
+            "shell substitution ($(…), `…`, ${…})",
             "type the object's name: kubectl get pods lists them, and Tab completes them in the console",
         );
     }

@@ -1124,3 +1124,34 @@ fn drain_refuses_pods_without_a_controller_unless_forced() {
     assert_eq!(log.finished.map(|(_, ok)| ok), Some(true), "{}", log.text());
     insta::assert_snapshot!(log.text());
 }
+
+#[test]
+fn shell_syntax_and_substitutions_are_refused_with_what_to_do_instead() {
+    let mut s = world();
+    for (cmd, what) in [
+        (
+            "get pods | grep web",
+            "shell syntax (pipes, redirections, chained commands)",
+        ),
+        (
+            "get pods && get nodes",
+            "shell syntax (pipes, redirections, chained commands)",
+        ),
+        (
+            "label pod $(kubectl get pods -o name) tier=web",
+            "shell substitution ($(…), `…`, ${…})",
+        ),
+        (
+            "describe pod `kubectl get pods -o name`",
+            "shell substitution ($(…), `…`, ${…})",
+        ),
+    ] {
+        let o = run(&mut s, cmd);
+        assert!(!o.ok, "{cmd}");
+        assert!(
+            o.stderr.starts_with(&format!("error: {what}")),
+            "{cmd}: {}",
+            o.stderr
+        );
+    }
+}
