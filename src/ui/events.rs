@@ -26,6 +26,10 @@ pub struct EventsProps {
     /// compares by pointer first).
     pub list: Rc<EventList>,
     pub dispatch: Callback<Action>,
+    /// Only Events about objects whose `kind/name` contains this (see `matches_object`); the
+    /// app applies it when it builds `list`, so it reaches past the newest rows.
+    pub filter: String,
+    pub on_filter: Callback<String>,
 }
 
 /// The events table.
@@ -37,6 +41,15 @@ pub fn Events(p: &EventsProps) -> Html {
         let limit = limit.clone();
         Callback::from(move |_: MouseEvent| limit.set((*limit + MORE_ROWS).min(SHOWN)))
     };
+    let on_input = {
+        let f = p.on_filter.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(input) = e.target_dyn_into::<web_sys::HtmlInputElement>() {
+                f.emit(input.value());
+            }
+        })
+    };
+    let filtering = !p.filter.trim().is_empty();
     let toggle = {
         let w = warnings_only.clone();
         Callback::from(move |_: Event| w.set(!*w))
@@ -58,13 +71,21 @@ pub fn Events(p: &EventsProps) -> Html {
     html! {
         <div class="events" data-testid="events">
             <div class="subbar">
-                <span class="subbar-text">{ format!("{} events · {} warnings · newest first", p.list.total, n_warn) }</span>
+                <span class="subbar-text">
+                    { format!("{} events{} · {} warnings · newest first", p.list.total,
+                        if filtering { format!(" about “{}”", p.filter.trim()) } else { String::new() }, n_warn) }
+                </span>
+                <input type="search" class="events-filter mono" data-testid="events-filter" value={p.filter.clone()}
+                    oninput={on_input} placeholder="Filter by object: web, node-2, pod/…"
+                    aria-label="Show only the events of objects whose kind/name contains this" />
                 <label class="check">
                     <input type="checkbox" checked={*warnings_only} onchange={toggle} />
                     { "Warnings only" }
                 </label>
             </div>
-            if rows.is_empty() {
+            if rows.is_empty() && filtering {
+                <div class="empty">{ format!("No events about an object matching “{}”.", p.filter.trim()) }</div>
+            } else if rows.is_empty() {
                 <div class="empty">
                     { "No events yet. Apply the Deployment and press Play: every controller reports what it did here." }
                 </div>

@@ -328,6 +328,8 @@ fn App() -> Html {
         });
     }
 
+    // The Events tab's object filter, held here because it narrows the rows the memo builds.
+    let event_filter = use_state(String::new);
     // What changes the events list and the inspector: a write of an Event or the clock's whole
     // second (ages), at most four times a second while playing (`Playground::events_key`); a
     // write of the selected object's kind; the selection. Memoised on those, not on the
@@ -350,7 +352,8 @@ fn App() -> Html {
         .unwrap_or_default();
     let event_rows = {
         let model = state.model.clone();
-        use_memo(events_rev, move |_| {
+        let event_filter = event_filter.clone();
+        use_memo((events_rev, (*event_filter).clone()), move |(_, filter)| {
             model
                 .try_borrow()
                 .map(|m| {
@@ -359,7 +362,8 @@ fn App() -> Html {
                             .sim
                             .api
                             .list(Kind::Event)
-                            .filter_map(|o| o.as_event()),
+                            .filter_map(|o| o.as_event())
+                            .filter(|e| crate::viewmodel::events::matches_object(e, filter)),
                         m.now(),
                         events::SHOWN,
                     )
@@ -409,7 +413,12 @@ fn App() -> Html {
 
     let bottom = match *tab {
         Tab::Events => {
-            html! { <events::Events list={event_rows.clone()} dispatch={dispatch.clone()} /> }
+            let on_filter = {
+                let f = event_filter.clone();
+                Callback::from(move |text: String| f.set(text))
+            };
+            html! { <events::Events list={event_rows.clone()} dispatch={dispatch.clone()}
+            filter={(*event_filter).clone()} {on_filter} /> }
         }
         Tab::Sequence => html! {
             <sequence::Sequence msgs={m.sequence.last(80)} show_heartbeats={m.sequence.show_heartbeats}

@@ -49,7 +49,7 @@ impl EventRow {
             last_seen,
             type_: ev.type_.clone(),
             reason: ev.reason.clone(),
-            object: format!("{}/{}", kind.to_ascii_lowercase(), ev.involved_object.name),
+            object: object_label(ev),
             object_kind: kind,
             object_name: ev.involved_object.name.clone(),
             object_namespace: ev.involved_object.namespace.clone(),
@@ -64,6 +64,26 @@ impl EventRow {
     pub fn is_warning(&self) -> bool {
         self.type_ == "Warning"
     }
+}
+
+/// The involved object as the OBJECT column prints it: `pod/web-7d4b9c8f6-x2k9q`.
+pub fn object_label(ev: &Event) -> String {
+    format!(
+        "{}/{}",
+        ev.involved_object.kind.to_ascii_lowercase(),
+        ev.involved_object.name
+    )
+}
+
+/// Whether `ev` is about an object whose OBJECT label contains `filter` (any case): `web` finds
+/// the Deployment, its ReplicaSets and their pods, `node/` every node, `pod/web-7d4` one pod.
+/// Surrounding spaces are ignored and an empty filter matches everything.
+pub fn matches_object(ev: &Event, filter: &str) -> bool {
+    let filter = filter.trim();
+    filter.is_empty()
+        || object_label(ev)
+            .to_lowercase()
+            .contains(&filter.to_lowercase())
 }
 
 /// All rows, newest first (ties: by name, so the order never flickers).
@@ -175,6 +195,25 @@ impl RowFades {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_object_filter_finds_an_objects_events_by_any_part_of_kind_and_name() {
+        let ev = |kind: &str, name: &str| {
+            let mut e = Event::default();
+            e.involved_object.kind = kind.into();
+            e.involved_object.name = name.into();
+            e
+        };
+        let pod = ev("Pod", "web-65c9d644c9-x2k9q");
+        let node = ev("Node", "node-2");
+        assert!(matches_object(&pod, "web"));
+        assert!(matches_object(&pod, " POD/web-65c "));
+        assert!(!matches_object(&node, "web"));
+        assert!(matches_object(&node, "node/"));
+        assert!(matches_object(&node, ""));
+        assert!(!matches_object(&pod, "node/"));
+    }
+
     use super::*;
     use crate::sim::types::{ObjectMeta, ObjectReference, Time};
 

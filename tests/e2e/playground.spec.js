@@ -52,6 +52,17 @@ test('apply converges to three ready pods, and a deleted pod is replaced by a ne
   await expect(events).toContainText('SuccessfulCreate');
   await expect(events).toContainText(`pod/${replacement[0]}`);
   await expect(events.locator('th')).toHaveText(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+  // Filtered by object: only the replacement pod's own story.
+  const filter = page.getByTestId('events-filter');
+  await filter.fill(replacement[0]);
+  const objects = events.locator('tbody tr td:nth-child(4)');
+  await expect(objects.first()).toHaveText(`pod/${replacement[0]}`);
+  expect(new Set(await objects.allTextContents())).toEqual(new Set([`pod/${replacement[0]}`]));
+  await expect(events).toContainText('Scheduled');
+  await filter.fill('statefulset/');
+  await expect(events).toContainText('No events about an object matching “statefulset/”.');
+  await filter.fill('');
+  await expect(events).toContainText('SuccessfulCreate');
 
   await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/playground-converged.png' });
 
