@@ -76,7 +76,7 @@ pub fn Events(p: &EventsProps) -> Html {
                         if filtering { format!(" about “{}”", p.filter.trim()) } else { String::new() }, n_warn) }
                 </span>
                 <input type="search" class="events-filter mono" data-testid="events-filter" value={p.filter.clone()}
-                    oninput={on_input} placeholder="Filter by object: web, node-2, pod/…"
+                    oninput={on_input} placeholder="Filter by object: web, node-2…"
                     aria-label="Show only the events of objects whose kind/name contains this" />
                 <label class="check">
                     <input type="checkbox" checked={*warnings_only} onchange={toggle} />

@@ -231,10 +231,26 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
     let d = dispatch.clone();
     add(
         "reset",
-        Box::new(move |_| {
-            d.emit(Action::Reset);
-            Ok(JsValue::UNDEFINED)
+        // `reset()` keeps the seed; `reset(42)` starts again with seed 42 (as the toolbar does).
+        Box::new(move |seed| {
+            if seed.is_undefined() || seed.is_null() {
+                d.emit(Action::Reset);
+                return Ok(JsValue::UNDEFINED);
+            }
+            match seed.as_f64() {
+                Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => {
+                    super::share::reset_with_seed(n as u64);
+                    Ok(JsValue::UNDEFINED)
+                }
+                _ => Err(err("reset(seed): expected a whole number of at least 0")),
+            }
         }),
+    );
+
+    add(
+        "shareLink",
+        // The link the Share button would copy: the editor's text, the seed, the view.
+        Box::new(|_| Ok(JsValue::from_str(&super::share::share_url()))),
     );
 
     let m = model.clone();

@@ -473,7 +473,7 @@ fn App() -> Html {
     html! {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
             <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging} play_hint={m.play_hint()}
-                faults_open={*faults_open} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
+                faults_open={*faults_open} seed={m.seed()} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
             <share::LinkBanner />
             if *faults_open {
                 <faults::FaultPanel {pods} {nodes} {components} dispatch={dispatch.clone()} on_close={close_faults} />

@@ -269,6 +269,17 @@ pub fn load(text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
     result
 }
 
+/// The toolbar's "Reset with seed": new links carry `seed`, so they replay this run.
+pub fn reset_with_seed(seed: u64) {
+    with(|b| b.seed = Some(seed));
+    if let Some(d) = dispatcher() {
+        d.emit(Action::ResetWithSeed(seed));
+    }
+    if with(|b| b.track) {
+        write_address_bar();
+    }
+}
+
 fn load_inner(text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
     set_editor_text(text);
     let Some(d) = dispatcher() else {

@@ -59,6 +59,8 @@ pub enum Action {
     TryThis(usize),
     Select(Option<ObjectKey>),
     Reset,
+    /// Reset with this seed (the toolbar's seed field).
+    ResetWithSeed(u64),
     Dismiss(u64),
     ShowHeartbeats(bool),
     ShowIdle(bool),
@@ -183,6 +185,10 @@ impl Reducible for AppState {
             }
             Action::Reset => {
                 m.reset();
+                true
+            }
+            Action::ResetWithSeed(seed) => {
+                m.reset_with_seed(seed);
                 true
             }
             Action::Dismiss(id) => {

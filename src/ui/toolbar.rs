@@ -1,5 +1,7 @@
 //! The top bar: brand, transport (play/pause, step, speed), the simulated clock, and page actions.
 
+use std::rc::Rc;
+
 use yew::prelude::*;
 
 use super::icons;
@@ -20,6 +22,8 @@ pub struct ToolbarProps {
     #[prop_or_default]
     pub play_hint: bool,
     pub faults_open: bool,
+    /// The running simulation's seed, which the seed field shows and Reset reuses.
+    pub seed: u64,
     pub on_toggle_faults: Callback<()>,
     /// Step was clicked (the app also shows the API conversation, which is what a step changes).
     pub on_step: Callback<()>,
@@ -50,10 +54,32 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
             }
         })
     };
-    let reset = {
+    let seed_input = use_node_ref();
+    // Reset with the seed in the field: the same one replays the run, another varies it.
+    let reset_now = {
         let d = d.clone();
-        Callback::from(move |_: MouseEvent| d.emit(Action::Reset))
+        let seed_input = seed_input.clone();
+        let current = p.seed;
+        Rc::new(move || {
+            let typed = seed_input
+                .cast::<web_sys::HtmlInputElement>()
+                .and_then(|el| el.value().trim().parse::<u64>().ok());
+            match typed {
+                Some(seed) if seed != current => super::share::reset_with_seed(seed),
+                _ => d.emit(Action::Reset),
+            }
+        })
     };
+    let reset = {
+        let reset_now = reset_now.clone();
+        Callback::from(move |_: MouseEvent| reset_now())
+    };
+    let seed_key = Callback::from(move |e: KeyboardEvent| {
+        if e.key() == "Enter" {
+            e.prevent_default();
+            reset_now();
+        }
+    });
     let faults = {
         let f = p.on_toggle_faults.clone();
         Callback::from(move |_: MouseEvent| f.emit(()))
@@ -112,7 +138,13 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                     aria-expanded={p.faults_open.to_string()} aria-controls="fault-panel" onclick={faults}>
                     { icons::bolt() }<span>{ "Faults" }</span>
                 </button>
-                <button class="btn btn-ghost" data-testid="reset" onclick={reset} title="Start again from three empty nodes">
+                <label class="seed-field" title="The simulation's random seed: the same seed and the same actions replay the same run. Reset (or Enter) starts again with the seed written here.">
+                    <span>{ "seed" }</span>
+                    <input key={p.seed.to_string()} ref={seed_input} type="number" min="0" step="1" class="mono"
+                        data-testid="seed" value={p.seed.to_string()} onkeydown={seed_key}
+                        aria-label="Seed for the next reset" />
+                </label>
+                <button class="btn btn-ghost" data-testid="reset" onclick={reset} title="Start again from the beginning, with the seed beside this button">
                     { icons::reset() }<span>{ "Reset" }</span>
                 </button>
             </div>

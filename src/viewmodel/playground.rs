@@ -242,6 +242,16 @@ impl Playground {
 
     /// Throws the cluster away and starts again: the open lesson from its beginning, or three
     /// empty nodes (same seed, same speed).
+    /// [`Playground::reset`] with another seed: the same cluster (or lesson) from the start, with
+    /// other pod names, other placements among equal nodes and other timings.
+    pub fn reset_with_seed(&mut self, seed: u64) {
+        self.seed = seed;
+        if let Some((_, loaded_seed)) = self.loaded.as_mut() {
+            *loaded_seed = Some(seed);
+        }
+        self.reset();
+    }
+
     pub fn reset(&mut self) {
         if let Some((text, seed)) = self.loaded.clone() {
             if self.load_scenario(&text, seed).is_ok() {
@@ -844,6 +854,37 @@ pub fn summarise_lines(lines: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_reset_with_another_seed_replays_the_cluster_with_other_names_and_keeps_the_seed() {
+        let run = |seed: u64| {
+            let mut p = Playground::new(1);
+            p.reset_with_seed(seed);
+            p.apply(DEFAULT_MANIFEST);
+            p.advance_by(30_000);
+            let mut pods: Vec<String> = p
+                .session
+                .sim
+                .api
+                .list(crate::sim::types::Kind::Pod)
+                .map(|o| o.meta().name.clone())
+                .collect();
+            pods.sort();
+            (p.seed(), pods)
+        };
+        let (seed, a) = run(42);
+        assert_eq!(seed, 42);
+        assert_eq!(run(42).1, a, "the same seed replays the same run");
+        assert_ne!(run(7).1, a, "another seed names the pods differently");
+        // A lesson restarts with the new seed too.
+        let mut p = Playground::new(1);
+        let lesson = crate::sim::examples::ALL[1].1;
+        assert!(p.load_scenario(lesson, None).is_ok());
+        p.reset_with_seed(99);
+        assert_eq!(p.seed(), 99);
+        assert!(p.lesson().is_some());
+    }
+
     use super::*;
 
     #[test]

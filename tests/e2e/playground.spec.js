@@ -378,3 +378,48 @@ test('the kubectl console runs commands, recalls them with the arrow keys and co
   await expect(input).toHaveValue(`describe pods ${pod}`);
   expect(errors).toEqual([]);
 });
+
+test('Reset with another seed replays the cluster with other pod names, and share links carry the seed', async ({ page, context }) => {
+  const errors = await open(page);
+  const seed = page.getByTestId('seed');
+  await expect(seed).toHaveValue('1');
+  const podsAfterApply = async () => {
+    await page.getByTestId('apply').click();
+    await advance(page, '30s');
+    await expect(page.locator(READY)).toHaveCount(3);
+    return (await readyPods(page)).sort();
+  };
+  const first = await podsAfterApply();
+  await seed.fill('42');
+  await seed.press('Enter');
+  await expect(page.locator('.notice').last()).toContainText('Cluster reset');
+  await expect(seed).toHaveValue('42');
+  const second = await podsAfterApply();
+  expect(second).not.toEqual(first);
+  // Reset keeps the seed: the same actions replay the same run.
+  await page.getByTestId('reset').click();
+  expect(await podsAfterApply()).toEqual(second);
+
+  const link = await page.evaluate(() => window.kubeloop.shareLink());
+  const other = await context.newPage();
+  await other.goto(link);
+  await expect(other.getByTestId('seed')).toHaveValue('42');
+  expect(errors).toEqual([]);
+});
+
+test('window.kubeloop.reset(seed) starts again with that seed, and refuses a bad one', async ({ page }) => {
+  await open(page);
+  await page.evaluate(() => window.kubeloop.reset(7));
+  await expect(page.getByTestId('seed')).toHaveValue('7');
+  const refused = await page.evaluate(() => {
+    try {
+      window.kubeloop.reset(-1);
+      return '';
+    } catch (e) {
+      return String(e.message || e);
+    }
+  });
+  expect(refused).toContain('reset(seed): expected a whole number');
+  await expect(page.getByTestId('seed')).toHaveValue('7');
+  expect(await page.evaluate(() => window.kubeloop.shareLink())).toMatch(/#k1:/);
+});
