@@ -8,7 +8,7 @@
 const { test, expect } = require('@playwright/test');
 const { open, advance, apply } = require('./helpers');
 
-const deployment = (replicas) => `apiVersion: apps/v1
+const deployment = (replicas, cpu = '10m') => `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web}
 spec:
@@ -17,16 +17,16 @@ spec:
   template:
     metadata: {labels: {app: web}}
     spec:
-      containers: [{name: app, image: "nginx:1.27", resources: {requests: {cpu: 10m, memory: 16Mi}}}]
+      containers: [{name: app, image: "nginx:1.27", resources: {requests: {cpu: ${cpu}, memory: 16Mi}}}]
 `;
 
 /** Applies the web Deployment with `replicas` pods; the manifest must have no errors. */
-const applyWeb = async (page, replicas) =>
-  expect((await apply(page, deployment(replicas))).filter((d) => d.severity === 'error')).toEqual([]);
+const applyWeb = async (page, replicas, cpu) =>
+  expect((await apply(page, deployment(replicas, cpu))).filter((d) => d.severity === 'error')).toEqual([]);
 
 /** Applies the web Deployment and advances a minute, until its `replicas` chips are Ready. */
-const convergeWeb = async (page, replicas) => {
-  await applyWeb(page, replicas);
+const convergeWeb = async (page, replicas, cpu) => {
+  await applyWeb(page, replicas, cpu);
   await advance(page, '60s');
   await expect(page.locator('.nodes [data-testid^="pod-"][data-ready="true"]')).toHaveCount(replicas);
 };
@@ -407,7 +407,8 @@ test('each panel paints apart from the page, and nothing fixed on screen sits in
 test('a pod chip changes colour at once and a node bar fills by the share it shows', async ({ page }) => {
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
-  await convergeWeb(page, 3);
+  // A full CPU each, so that every node's CPU bar shows a share (one pod per node: they spread).
+  await convergeWeb(page, 3, '1');
   const chip = page.locator('.nodes [data-testid^="pod-"]').first();
   await expect(chip).toBeVisible();
   // Colour transitions run on the main thread on every frame; a rollout changes dozens of chips

@@ -47,7 +47,8 @@ use crate::sim::types::{
 
 pub use plugins::{
     required_affinity_matches, HostPort, PodResources, Resources, BALANCED_ALLOCATION,
-    NODE_AFFINITY, NODE_NAME, NODE_PORTS, NODE_RESOURCES_FIT, NODE_UNSCHEDULABLE, TAINT_TOLERATION,
+    NODE_AFFINITY, NODE_NAME, NODE_PORTS, NODE_RESOURCES_FIT, NODE_UNSCHEDULABLE,
+    POD_TOPOLOGY_SPREAD, TAINT_TOLERATION,
 };
 pub use queue::{backoff_duration, QueueName};
 
@@ -340,7 +341,11 @@ impl Scores {
 }
 
 /// PreScore + Score + NormalizeScore + weighted sum for the feasible nodes (`prioritizeNodes`).
-fn score_nodes(p: &PodCtx, infos: &[&NodeInfo]) -> Scores {
+fn score_nodes<'a>(
+    p: &PodCtx,
+    infos: &[&NodeInfo],
+    all_nodes: impl Iterator<Item = &'a NodeInfo>,
+) -> Scores {
     // Feasible nodes always have their Node object (Filter rejects the others).
     let mut columns = Vec::new();
 
@@ -399,6 +404,18 @@ fn score_nodes(p: &PodCtx, infos: &[&NodeInfo]) -> Scores {
             plugins::WEIGHT_BALANCED_ALLOCATION,
             b.clone(),
             b,
+        ));
+    }
+
+    if let Some(owner) = plugins::spread_owner(p.pod) {
+        let raw = plugins::pod_topology_spread_raw(&owner, infos, all_nodes);
+        let mut norm = raw.clone();
+        plugins::spread_normalize(&mut norm);
+        columns.push((
+            POD_TOPOLOGY_SPREAD,
+            plugins::WEIGHT_POD_TOPOLOGY_SPREAD,
+            raw,
+            norm,
         ));
     }
 
@@ -551,7 +568,7 @@ fn run_cycle(
         };
     }
     let feasible_infos: Vec<&NodeInfo> = pass.feasible.iter().map(|idx| pass.infos[*idx]).collect();
-    let scores = score_nodes(p, &feasible_infos);
+    let scores = score_nodes(p, &feasible_infos, state.nodes.values());
 
     if pass.feasible.is_empty() {
         let rejected: Vec<(&str, &Rejection)> = pass
@@ -875,6 +892,8 @@ impl Scheduler {
                 && old.is_some_and(|o| {
                     o.spec == pod.spec
                         && o.metadata.deletion_timestamp == pod.metadata.deletion_timestamp
+                        // Released or adopted: PodTopologySpread counts it for another owner.
+                        && o.metadata.owner_references == pod.metadata.owner_references
                         && o.status.start_time == pod.status.start_time
                         && o.status.conditions == pod.status.conditions
                 });

@@ -38,6 +38,7 @@ pub const NODE_AFFINITY: &str = "NodeAffinity";
 pub const NODE_PORTS: &str = "NodePorts";
 pub const NODE_RESOURCES_FIT: &str = "NodeResourcesFit";
 pub const BALANCED_ALLOCATION: &str = "NodeResourcesBalancedAllocation";
+pub const POD_TOPOLOGY_SPREAD: &str = "PodTopologySpread";
 
 /// Filter reason strings (`ErrReason…` constants of each plugin).
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
@@ -51,6 +52,14 @@ pub const WEIGHT_TAINT_TOLERATION: i64 = 3;
 pub const WEIGHT_NODE_AFFINITY: i64 = 2;
 pub const WEIGHT_NODE_RESOURCES_FIT: i64 = 1;
 pub const WEIGHT_BALANCED_ALLOCATION: i64 = 1;
+pub const WEIGHT_POD_TOPOLOGY_SPREAD: i64 = 2;
+
+/// PodTopologySpread's system default constraints (`defaultConstraints`, both ScheduleAnyway):
+/// (topology key, maxSkew). They spread the pods of one controller over nodes and zones.
+pub const DEFAULT_SPREAD_CONSTRAINTS: [(&str, i64); 2] = [
+    ("kubernetes.io/hostname", 3),
+    ("topology.kubernetes.io/zone", 5),
+];
 
 // ------------------------------------------------------------------ quantities and resources
 
@@ -269,6 +278,8 @@ pub struct PodEntry {
     pub uid: String,
     /// Charged by Reserve ("assume") before the binding was observed.
     pub assumed: bool,
+    /// The uid of its controller (a ReplicaSet), whose pods PodTopologySpread spreads.
+    pub owner: Option<String>,
 }
 
 impl PodEntry {
@@ -290,6 +301,7 @@ impl PodEntry {
                 .map_or(0, |t| t.0),
             uid: pod.metadata.uid.clone(),
             assumed,
+            owner: spread_owner(pod),
         }
     }
 }
@@ -306,6 +318,12 @@ pub struct NodeInfo {
     pub non0_mem: i64,
     pub pods: BTreeSet<ObjectKey>,
     pub used_ports: BTreeMap<HostPort, u32>,
+    /// Pods here that are not terminating, by controller uid: what PodTopologySpread counts.
+    pub by_owner: BTreeMap<String, u32>,
+    /// The node has the hostname label (PodTopologySpread's first default domain).
+    pub has_hostname: bool,
+    /// Its `topology.kubernetes.io/zone` label, if any (the second).
+    pub zone: Option<String>,
 }
 
 impl NodeInfo {
@@ -320,6 +338,9 @@ impl NodeInfo {
             let (alloc, pods) = Resources::from_list(&n.status.allocatable);
             self.allocatable = alloc;
             self.allowed_pods = pods.unwrap_or(DEFAULT_ALLOWED_PODS);
+            let [(host_key, _), (zone_key, _)] = DEFAULT_SPREAD_CONSTRAINTS;
+            self.has_hostname = n.metadata.labels.contains_key(host_key);
+            self.zone = n.metadata.labels.get(zone_key).cloned();
         }
         self.node = Some(obj);
     }
@@ -334,6 +355,14 @@ impl NodeInfo {
         self.non0_mem += e.resources.non0_mem;
         for p in &e.ports {
             *self.used_ports.entry(p.clone()).or_insert(0) += 1;
+        }
+        if let (Some(owner), false) = (&e.owner, e.terminating) {
+            match self.by_owner.get_mut(owner) {
+                Some(n) => *n += 1,
+                None => {
+                    self.by_owner.insert(owner.clone(), 1);
+                }
+            }
         }
     }
 
@@ -353,6 +382,19 @@ impl NodeInfo {
                 }
             }
         }
+        if let (Some(owner), false) = (&e.owner, e.terminating) {
+            if let Some(n) = self.by_owner.get_mut(owner) {
+                *n -= 1;
+                if *n == 0 {
+                    self.by_owner.remove(owner);
+                }
+            }
+        }
+    }
+
+    /// How many pods of `owner` run here, terminating ones aside (`countPodsMatchSelector`).
+    pub fn owned_by(&self, owner: &str) -> i64 {
+        i64::from(self.by_owner.get(owner).copied().unwrap_or(0))
     }
 
     /// `HostPortInfo.CheckConflict` for each wanted port: 0.0.0.0 collides with every IP.
@@ -364,6 +406,82 @@ impl NodeInfo {
                     && (w.ip == BIND_ALL_HOST_IP || u.ip == BIND_ALL_HOST_IP || u.ip == w.ip)
             })
         })
+    }
+}
+
+/// The controller whose pods the system default spreading counts for `pod`, if it applies: a
+/// pod with constraints of its own is not default-spread (and those are not simulated), and a
+/// pod without a controller has no default selector. Kubernetes builds that selector from the
+/// Services, ReplicaSets and StatefulSets selecting the pod; counting the pods of the same
+/// controller is what it comes to for a Deployment's pods (the `pod-template-hash` label makes
+/// the ReplicaSet's selector match its pods only).
+pub fn spread_owner(pod: &Pod) -> Option<String> {
+    if pod.spec.topology_spread_constraints.is_some() {
+        return None;
+    }
+    pod.metadata.controller_ref().map(|r| r.uid.clone())
+}
+
+/// PodTopologySpread (PreScore + Score, raw) with the system default constraints for the pods
+/// of `owner` on the feasible nodes `infos`, among every node `all` (zones count pods on all of
+/// them): per constraint whose key the node has, `count × ln(domains + 2) + (maxSkew − 1)`, with
+/// `count` the owner's pods (not terminating) in the node's domain. Fewer siblings, lower score.
+pub fn pod_topology_spread_raw<'a>(
+    owner: &str,
+    infos: &[&NodeInfo],
+    all: impl Iterator<Item = &'a NodeInfo>,
+) -> Vec<i64> {
+    let [(_, host_skew), (_, zone_skew)] = DEFAULT_SPREAD_CONSTRAINTS;
+    let host_weight = ((infos.len() + 2) as f64).ln();
+    // A node without the zone label is the domain "" here, as Go reads a missing map key.
+    let mut zone_counts: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut unzoned = false;
+    for ni in infos {
+        match &ni.zone {
+            Some(z) => {
+                zone_counts.insert(z, 0);
+            }
+            None => unzoned = true,
+        }
+    }
+    let zone_weight = ((zone_counts.len() + usize::from(unzoned) + 2) as f64).ln();
+    if !zone_counts.is_empty() {
+        // Counted on every node that has both keys, feasible or not.
+        for ni in all.filter(|ni| ni.has_hostname) {
+            if let Some(n) = ni.zone.as_deref().and_then(|z| zone_counts.get_mut(z)) {
+                *n += ni.owned_by(owner);
+            }
+        }
+    }
+    infos
+        .iter()
+        .map(|ni| {
+            let mut score = 0.0;
+            if ni.has_hostname {
+                score += ni.owned_by(owner) as f64 * host_weight + (host_skew - 1) as f64;
+            }
+            if let Some(zone) = ni.zone.as_deref() {
+                let count = zone_counts.get(zone).copied().unwrap_or(0);
+                score += count as f64 * zone_weight + (zone_skew - 1) as f64;
+            }
+            score.round() as i64
+        })
+        .collect()
+}
+
+/// PodTopologySpread's NormalizeScore: the fewest siblings get the most, `100 × (max + min −
+/// s) / max`; all 100 when every raw score is 0.
+pub fn spread_normalize(scores: &mut [i64]) {
+    let (min, max) = (
+        scores.iter().copied().min().unwrap_or(0),
+        scores.iter().copied().max().unwrap_or(0),
+    );
+    for s in scores.iter_mut() {
+        *s = if max == 0 {
+            MAX_NODE_SCORE
+        } else {
+            MAX_NODE_SCORE * (max + min - *s) / max
+        };
     }
 }
 

@@ -1491,3 +1491,92 @@ fn a_decision_over_many_nodes_keeps_the_best_scored_and_the_first_rejected_in_ev
     let best = format!("n{:03}", feasible[0].1);
     assert_eq!(d.chosen.as_deref(), Some(best.as_str()));
 }
+
+// ------------------------------------------------------------------ PodTopologySpread
+
+/// `p` as a pod of the ReplicaSet `rs`.
+fn owned(mut p: Pod, rs: &str) -> Pod {
+    p.metadata.owner_references = vec![crate::sim::types::OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "ReplicaSet".into(),
+        name: rs.into(),
+        uid: format!("uid-{rs}"),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }];
+    p
+}
+
+/// Each node's NodeInfo with the pods bound to it.
+fn infos_of(nodes: impl Iterator<Item = Node>, pods: &[Pod]) -> Vec<NodeInfo> {
+    nodes
+        .map(|n| {
+            let here: Vec<Pod> = pods
+                .iter()
+                .filter(|p| p.spec.node_name == n.metadata.name)
+                .cloned()
+                .collect();
+            node_info(&n, &here)
+        })
+        .collect()
+}
+
+#[test]
+fn default_spreading_scores_nodes_by_their_siblings_with_upstreams_formula() {
+    let nodes = [node("a"), node("b"), node("c")];
+    let pods = [
+        owned(pod("w1").req("100m", "128Mi"), "web")
+            .on("a")
+            .terminating(),
+        owned(pod("w2").req("100m", "128Mi"), "web").on("b"),
+        owned(pod("w3").req("100m", "128Mi"), "web").on("c"),
+        owned(pod("x1").req("100m", "128Mi"), "other").on("a"),
+    ];
+    let infos = infos_of(nodes.iter().cloned(), &pods);
+    let refs: Vec<&NodeInfo> = infos.iter().collect();
+    // Hostname only: count × ln(3 + 2) + (3 − 1); the terminating sibling and the other
+    // ReplicaSet's pod do not count.
+    let raw = plugins::pod_topology_spread_raw("uid-web", &refs, infos.iter());
+    assert_eq!(raw, [2, 4, 4]);
+    let mut norm = raw.clone();
+    plugins::spread_normalize(&mut norm);
+    assert_eq!(norm, [100, 50, 50]);
+    // Zones add count × ln(2 + 2) + (5 − 1) per node that has one: a and b share z1.
+    let zoned = infos_of(
+        nodes
+            .iter()
+            .zip(["z1", "z1", "z2"])
+            .map(|(n, z)| n.clone().label("topology.kubernetes.io/zone", z)),
+        &pods,
+    );
+    let refs: Vec<&NodeInfo> = zoned.iter().collect();
+    assert_eq!(
+        plugins::pod_topology_spread_raw("uid-web", &refs, zoned.iter()),
+        [7, 9, 9]
+    );
+    assert_eq!(plugins::spread_owner(&pod("bare")), None);
+}
+
+#[test]
+fn a_replacement_pod_goes_to_the_node_without_siblings_though_another_has_more_room() {
+    // node-1 is a little busier (another app's pod) but runs no web pod any more: its old one
+    // is terminating. Resources alone pick node-2 or node-3; spreading picks node-1, as
+    // kube-scheduler does.
+    let nodes = [node("node-1"), node("node-2"), node("node-3")];
+    let pods = [
+        owned(pod("web-old").req("100m", "128Mi"), "web")
+            .on("node-1")
+            .terminating(),
+        owned(pod("api-1").req("300m", "256Mi"), "api").on("node-1"),
+        owned(pod("web-2").req("100m", "128Mi"), "web").on("node-2"),
+        owned(pod("web-3").req("100m", "128Mi"), "web").on("node-3"),
+    ];
+    let node_refs: Vec<&Node> = nodes.iter().collect();
+    let pod_refs: Vec<&Pod> = pods.iter().collect();
+    let new = owned(pod("web-new").req("100m", "128Mi"), "web");
+    let decision = explain(&new, &node_refs, &pod_refs);
+    assert_eq!(decision.chosen.as_deref(), Some("node-1"), "{decision:?}");
+    // A pod without a controller is not spread: the roomier nodes win.
+    let bare = explain(&pod("bare").req("100m", "128Mi"), &node_refs, &pod_refs);
+    assert_ne!(bare.chosen.as_deref(), Some("node-1"), "{bare:?}");
+}
