@@ -63,6 +63,23 @@ pub fn apply_defaults(obj: &mut Object) {
         }
         Object::Pod(p) => {
             default_pod_spec(&mut p.spec);
+            // SetDefaults_Pod (a Pod's, not a template's): limits without requests request as
+            // much, which is what the scheduler then reserves.
+            for c in p
+                .spec
+                .init_containers
+                .iter_mut()
+                .chain(p.spec.containers.iter_mut())
+            {
+                let Some(res) = c.resources.as_mut() else {
+                    continue;
+                };
+                for (name, limit) in res.limits.iter() {
+                    if !res.requests.contains_key(name) {
+                        res.requests.insert(name.clone(), limit.clone());
+                    }
+                }
+            }
             p.spec.priority.get_or_insert(0);
             add_default_tolerations(&mut p.spec.tolerations);
         }
@@ -134,6 +151,10 @@ pub fn default_pod_spec(spec: &mut PodSpec) {
 }
 
 fn default_container(c: &mut Container) {
+    if let Some(res) = c.resources.as_mut() {
+        canonical_quantities(&mut res.requests);
+        canonical_quantities(&mut res.limits);
+    }
     if c.image_pull_policy.as_deref().is_none_or(str::is_empty) {
         c.image_pull_policy = Some(default_pull_policy(&c.image).to_string());
     }
@@ -149,6 +170,23 @@ fn default_container(c: &mut Container) {
     .flatten()
     {
         default_probe(probe);
+    }
+}
+
+/// Each quantity as the API server stores it, decoded and printed back canonically (`0.5` →
+/// `500m`, `1.5Gi` → `1536Mi`); text that is not a quantity is left for validation to refuse.
+fn canonical_quantities(list: &mut crate::sim::string_map::StringMap) {
+    let keys: Vec<String> = list.iter().map(|(k, _)| k.clone()).collect();
+    for k in keys {
+        let canonical = list
+            .get(&k)
+            .and_then(|v| crate::sim::quantity::parse_quantity(v).ok())
+            .map(|q| q.to_string());
+        if let (Some(c), Some(v)) = (canonical, list.get_mut(&k)) {
+            if c != *v {
+                *v = c;
+            }
+        }
     }
 }
 

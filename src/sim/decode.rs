@@ -690,6 +690,16 @@ fn last_segment(go_path: &str) -> &str {
 }
 
 impl<'v, 'f> StrictDe<'v, 'f> {
+    /// Whether this value is one of a `ResourceList`'s (requests, limits, capacity,
+    /// allocatable), whose values are Quantities rather than plain strings.
+    fn in_resource_list(&self) -> bool {
+        matches!(
+            (self.parent, last_segment(&self.go_path)),
+            ("ResourceRequirements", "requests" | "limits")
+                | ("NodeStatus", "capacity" | "allocatable")
+        )
+    }
+
     fn mismatch_with(&self, json_type: &str, go_type: &str) -> DeError {
         let message = if self.go_path.is_empty() {
             format!("json: cannot unmarshal {json_type} into Go value of type {go_type}")
@@ -826,6 +836,9 @@ impl<'de, 'v: 'de, 'f> de::Deserializer<'de> for StrictDe<'v, 'f> {
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         match self.value {
             Json::String(s) => visitor.visit_str(s),
+            // A resource list holds Quantities, which Kubernetes also reads from JSON numbers
+            // (`cpu: 1`, `memory: 1e9`); the API server then stores them in canonical form.
+            Json::Number(n) if self.in_resource_list() => visitor.visit_str(&n.to_string()),
             _ => Err(self.mismatch("string")),
         }
     }

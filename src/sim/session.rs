@@ -1232,6 +1232,36 @@ mod tests {
     }
 
     #[test]
+    fn quantities_written_as_numbers_are_accepted_stored_in_canonical_form_and_limits_default_requests(
+    ) {
+        let mut s = Session::new(1);
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec:\n  containers:\n  - name: a\n    image: nginx\n    resources:\n      requests: {cpu: 0.5, memory: 1e9}\n      limits: {cpu: 1}\n";
+        let out = s.apply_text("q.yaml", pod);
+        assert!(out.ok, "{:?}", out.diagnostics);
+        let got = s
+            .kubectl("get pod q -o jsonpath={.spec.containers[0].resources}")
+            .stdout;
+        assert_eq!(
+            got,
+            r#"{"limits":{"cpu":"1"},"requests":{"cpu":"500m","memory":"1G"}}"#
+        );
+        // A Pod's limits without requests request as much (not a template's).
+        let limited = "apiVersion: v1\nkind: Pod\nmetadata: {name: lim}\nspec:\n  containers:\n  - name: a\n    image: nginx\n    resources: {limits: {cpu: 1500m, memory: 1.5Gi}}\n";
+        assert!(s.apply_text("lim.yaml", limited).ok);
+        assert_eq!(
+            s.kubectl("get pod lim -o jsonpath={.spec.containers[0].resources.requests}")
+                .stdout,
+            r#"{"cpu":"1500m","memory":"1536Mi"}"#
+        );
+        // Labels stay strings only, as in Kubernetes.
+        let labelled = "apiVersion: v1\nkind: Pod\nmetadata: {name: l, labels: {tier: 1}}\nspec:\n  containers: [{name: a, image: nginx}]\n";
+        let refused = s.apply_text("l.yaml", labelled);
+        assert!(refused.diagnostics[0]
+            .message
+            .ends_with("json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"));
+    }
+
+    #[test]
     fn reapplying_leaves_fields_the_user_never_wrote_to_the_server_and_lists_whole() {
         // revisionHistoryLimit was defaulted to 10 and patched to 5: the manifest never said.
         let written = json!({"spec": {"replicas": 3, "ports": [{"port": 80}]}});
