@@ -835,7 +835,7 @@ pub fn ShareButton() -> Html {
     html! {
         <div class="share-anchor">
             <button class="btn btn-ghost" data-testid="share" onclick={open} title="Copy a link to this scenario (Ctrl/Cmd+S)"
-                aria-haspopup="dialog">
+                aria-label="Share" aria-haspopup="dialog">
                 <svg class="icon" viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
                     <path fill="currentColor" d="M10.6 13.4a1 1 0 0 1 0-1.4l3.5-3.5a3 3 0 1 1 4.2 4.2l-2 2-1.4-1.4 2-2a1 1 0 1 0-1.4-1.4l-3.5 3.5a1 1 0 0 1-1.4 0zm2.8-2.8a1 1 0 0 1 0 1.4l-3.5 3.5a3 3 0 1 1-4.2-4.2l2-2 1.4 1.4-2 2a1 1 0 1 0 1.4 1.4l3.5-3.5a1 1 0 0 1 1.4 0z" />
                 </svg>

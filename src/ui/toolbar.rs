@@ -134,7 +134,7 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
             </div>
             <div class="toolbar-actions">
                 <super::share::ShareButton />
-                <button class={classes!("btn", "btn-ghost", p.faults_open.then_some("is-active"))} data-testid="faults-toggle"
+                <button class={classes!("btn", "btn-ghost", p.faults_open.then_some("is-active"))} data-testid="faults-toggle" aria-label="Faults"
                     aria-expanded={p.faults_open.to_string()} aria-controls="fault-panel" onclick={faults}>
                     { icons::bolt() }<span>{ "Faults" }</span>
                 </button>
@@ -144,7 +144,7 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                         data-testid="seed" value={p.seed.to_string()} onkeydown={seed_key}
                         aria-label="Seed for the next reset" />
                 </label>
-                <button class="btn btn-ghost" data-testid="reset" onclick={reset} title="Start again from the beginning, with the seed beside this button">
+                <button class="btn btn-ghost" data-testid="reset" onclick={reset} aria-label="Reset" title="Start again from the beginning, with the seed beside this button">
                     { icons::reset() }<span>{ "Reset" }</span>
                 </button>
             </div>

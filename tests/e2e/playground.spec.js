@@ -423,3 +423,22 @@ test('window.kubeloop.reset(seed) starts again with that seed, and refuses a bad
   await expect(page.getByTestId('seed')).toHaveValue('7');
   expect(await page.evaluate(() => window.kubeloop.shareLink())).toMatch(/#k1:/);
 });
+
+test('the toolbar fits on one row from a laptop down to the phone layout, every control still named', async ({ page }) => {
+  await open(page);
+  for (const width of [1280, 1100, 900, 760, 641]) {
+    await page.setViewportSize({ width, height: 700 });
+    const toolbar = page.locator('.toolbar');
+    const fit = await toolbar.evaluate((t) => ({
+      overflow: t.scrollWidth - t.clientWidth,
+      outside: [...t.querySelectorAll('button, select, input')]
+        .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5)
+        .map((e) => e.dataset.testid || e.className),
+    }));
+    expect(fit, `at ${width} px`).toEqual({ overflow: 0, outside: [] });
+    for (const name of ['Share', 'Faults', 'Reset', 'Step to the next action', 'Play the simulation']) {
+      await expect(page.getByRole('button', { name, exact: true })).toBeVisible();
+    }
+    await expect(page.getByRole('spinbutton', { name: 'Seed for the next reset' })).toBeVisible();
+  }
+});
