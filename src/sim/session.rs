@@ -216,12 +216,9 @@ impl Session {
         for i in 1..=count {
             let name = format!("node-{i}");
             let mut labels: StringMap = n.labels.clone().into_iter().collect();
-            // The labels a kubelet gives the Node it registers (an amd64 Linux machine).
-            labels.insert("beta.kubernetes.io/arch".into(), "amd64".into());
-            labels.insert("beta.kubernetes.io/os".into(), "linux".into());
-            labels.insert("kubernetes.io/arch".into(), "amd64".into());
-            labels.insert("kubernetes.io/hostname".into(), name.clone());
-            labels.insert("kubernetes.io/os".into(), "linux".into());
+            for (k, v) in super::controllers::kubelet::default_node_labels(&name) {
+                labels.insert(k, v);
+            }
             let resources: StringMap = [
                 ("cpu".to_string(), n.cpu.clone()),
                 ("memory".to_string(), n.memory.clone()),

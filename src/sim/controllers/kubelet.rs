@@ -58,6 +58,20 @@ pub const LEASE_NAMESPACE: &str = "kube-node-lease";
 pub const LEASE_DURATION_SECONDS: i64 = 40;
 /// Lease renewal and node status check period (`nodeStatusUpdateFrequency`, lease renew interval).
 pub const HEARTBEAT_PERIOD: Millis = 10_000;
+/// The labels a kubelet gives its Node (`kubernetes.io/hostname` and the os and arch of an amd64
+/// Linux machine, with their beta twins): set when it registers the Node, and added by
+/// `updateDefaultLabels` to a Node it finds already created.
+pub fn default_node_labels(node: &str) -> [(String, String); 5] {
+    [
+        ("beta.kubernetes.io/arch", "amd64"),
+        ("beta.kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"),
+        ("kubernetes.io/hostname", node),
+        ("kubernetes.io/os", "linux"),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+}
+
 /// A node status is posted at least this often even when nothing changed (`nodeStatusReportFrequency`).
 pub const STATUS_REPORT_PERIOD: Millis = 300_000;
 /// First restart / pull back-off.
@@ -1730,6 +1744,24 @@ impl Kubelet {
         if changed || due {
             self.node_post_sent_at = now;
             out.request(ApiRequest::UpdateStatus(Object::Node(new)));
+        }
+        // updateDefaultLabels, at registration: a Node someone else created (a manifest) gets
+        // the labels this kubelet would have given it. After the status post, which carries the
+        // resourceVersion this patch would move on.
+        if first_pass {
+            let missing: serde_json::Map<String, serde_json::Value> =
+                default_node_labels(&self.node)
+                    .into_iter()
+                    .filter(|(k, v)| node.metadata.labels.get(k) != Some(v))
+                    .map(|(k, v)| (k, serde_json::Value::String(v)))
+                    .collect();
+            if !missing.is_empty() {
+                out.request(ApiRequest::Patch {
+                    key: obj.key(),
+                    patch: json!({"metadata": {"labels": missing}}),
+                    status: false,
+                });
+            }
         }
         out.record = Some(ReconcileRecord {
             observed,

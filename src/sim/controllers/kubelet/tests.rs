@@ -1399,3 +1399,29 @@ fn a_never_restarting_pod_that_lost_its_container_in_a_reboot_fails_instead_of_r
         "no sandbox for a pod that will not run"
     );
 }
+
+#[test]
+fn a_kubelet_gives_a_node_someone_else_created_its_default_labels_and_keeps_the_others() {
+    let mut sim = Sim::new(SimConfig::default());
+    let mut n = node("edge-7");
+    n.metadata.labels = [
+        ("tier".to_string(), "edge".to_string()),
+        ("kubernetes.io/os".to_string(), "windows".to_string()),
+    ]
+    .into();
+    sim.submit(ApiRequest::Create(Object::Node(n)))
+        .expect("node created");
+    sim.advance_to(5_000, usize::MAX);
+    let labels = sim
+        .get(&ObjectKey::new(Kind::Node, "", "edge-7"))
+        .and_then(|o| o.as_node().cloned())
+        .expect("node")
+        .metadata
+        .labels;
+    let get = |k: &str| labels.get(k).map(String::as_str);
+    assert_eq!(get("kubernetes.io/hostname"), Some("edge-7"));
+    assert_eq!(get("kubernetes.io/arch"), Some("amd64"));
+    // updateDefaultLabels corrects a default label that disagrees with the machine.
+    assert_eq!(get("kubernetes.io/os"), Some("linux"));
+    assert_eq!(get("tier"), Some("edge"));
+}
