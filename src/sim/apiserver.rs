@@ -21,6 +21,10 @@ use super::{admission, limits, validation};
 
 /// The default `--service-node-port-range`, 30000-32767.
 const NODE_PORT_MIN: i64 = 30000;
+/// See [`NODE_PORT_MIN`].
+const NODE_PORT_MAX: i64 = 32767;
+/// The lower band the allocator leaves to ports users choose: min(max(16, size/32), 128) ports.
+const NODE_PORT_STATIC_BAND: i64 = 86;
 /// The service CIDR, kubeadm's default (`--service-cluster-ip-range`).
 const SERVICE_CIDR: &str = "10.96.0.0/12";
 /// See [`SERVICE_CIDR`]: its network address as a number.
@@ -30,10 +34,6 @@ const SERVICE_CIDR_SIZE: u32 = 1 << 20;
 /// The low band of the CIDR that dynamic allocation uses last (KEP-3070): min(max(16, size/16),
 /// 256) addresses.
 const SERVICE_CIDR_STATIC_BAND: u32 = 256;
-/// See [`NODE_PORT_MIN`].
-const NODE_PORT_MAX: i64 = 32767;
-/// The lower band the allocator leaves to ports users choose: min(max(16, size/32), 128) ports.
-const NODE_PORT_STATIC_BAND: i64 = 86;
 
 /// How long watch history is kept: `DefaultEventFreshDuration` (bookmark frequency 1 min + 15 s).
 pub const WATCH_HISTORY_WINDOW: Millis = 75_000;

@@ -2294,7 +2294,8 @@ impl Sim {
         }
         for obj in super::apiserver::bootstrap_objects() {
             if self.api.get(&obj.key()).is_none() {
-                // Refused only if the user's own objects took the name or the address: left so.
+                // Refused only if a user's Service holds 10.96.0.1 (or a playground cap is
+                // reached): left so, and tried again on the next pass.
                 let _ = self.send_as(
                     "kube-apiserver".into(),
                     false,

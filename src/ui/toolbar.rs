@@ -61,12 +61,19 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
         let seed_input = seed_input.clone();
         let current = p.seed;
         Rc::new(move || {
-            let typed = seed_input
-                .cast::<web_sys::HtmlInputElement>()
+            let field = seed_input.cast::<web_sys::HtmlInputElement>();
+            let typed = field
+                .as_ref()
                 .and_then(|el| el.value().trim().parse::<u64>().ok());
             match typed {
                 Some(seed) if seed != current => super::share::reset_with_seed(seed),
-                _ => d.emit(Action::Reset),
+                _ => {
+                    // Not a seed (empty, negative): the field shows the one Reset keeps.
+                    if let Some(el) = field {
+                        el.set_value(&current.to_string());
+                    }
+                    d.emit(Action::Reset)
+                }
             }
         })
     };

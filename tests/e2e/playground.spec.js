@@ -396,8 +396,11 @@ test('Reset with another seed replays the cluster with other pod names, and shar
   await expect(seed).toHaveValue('42');
   const second = await podsAfterApply();
   expect(second).not.toEqual(first);
-  // Reset keeps the seed: the same actions replay the same run.
+  // Reset keeps the seed: the same actions replay the same run. A field that holds no seed
+  // (here negative) shows the one Reset keeps.
+  await seed.fill('-3');
   await page.getByTestId('reset').click();
+  await expect(seed).toHaveValue('42');
   expect(await podsAfterApply()).toEqual(second);
 
   const link = await page.evaluate(() => window.kubeloop.shareLink());
