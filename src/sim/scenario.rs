@@ -430,6 +430,8 @@ fn parse_for(v: &str) -> Result<WaitFor, String> {
             .strip_prefix('{')
             .and_then(|p| p.strip_suffix('}'))
             .ok_or_else(|| format!("unrecognized jsonpath expression {path:?}"))?;
+        super::jsonpath::Template::parse(path)
+            .map_err(|e| format!("error parsing jsonpath {path}, {e}"))?;
         return Ok(WaitFor::JsonPath {
             path: inner.to_string(),
             value,

@@ -11,7 +11,8 @@ use super::api::{ApiError, ApiRequest, DeleteOptions, StatusReason};
 use super::apiserver::merge_patch;
 use super::decode::{self, Diagnostic, Severity};
 use super::faults::Fault;
-use super::scenario::{self, json_path, Scenario, StepAction, TimedAction, Wait, WaitFor};
+use super::jsonpath;
+use super::scenario::{self, Scenario, StepAction, TimedAction, Wait, WaitFor};
 use super::time::parse_duration;
 use super::trace::TraceKind;
 use super::types::{Kind, Millis, Node, NodeStatus, Object, ObjectKey, ObjectMeta, StringMap};
@@ -911,11 +912,24 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
             if objects.is_empty() {
                 return Err(format!("{} not found", wait.resource));
             }
+            // kubectl wait: missing keys mean "not yet"; one value is compared as Go prints it.
+            let template = jsonpath::Template::parse(&format!("{{{path}}}"))?;
             for o in objects {
                 let doc = o.to_json();
-                let got = json_path(&doc, path);
+                let found = template.values(&doc, jsonpath::Options::default())?;
+                let got = match found.as_slice() {
+                    [] => None,
+                    [v] => Some(v),
+                    _ => return Err("given jsonpath expression matches more than one value".into()),
+                };
                 let ok = match (got, value) {
-                    (Some(v), Some(want)) => json_scalar(v) == *want,
+                    (Some(Json::Object(_) | Json::Array(_)), Some(_)) => {
+                        return Err(
+                            "jsonpath leads to a nested object or list which is not supported"
+                                .into(),
+                        )
+                    }
+                    (Some(v), Some(want)) => jsonpath::go_value(v).trim() == want.trim(),
                     (Some(_), None) => true,
                     (None, _) => false,
                 };
@@ -924,19 +938,12 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
                         "{}/{}: {{{path}}} is {}",
                         o.kind().as_str().to_ascii_lowercase(),
                         o.meta().name,
-                        got.map_or("absent".to_string(), json_scalar)
+                        got.map_or("absent".to_string(), jsonpath::go_value)
                     ));
                 }
             }
             Ok(())
         }
-    }
-}
-
-fn json_scalar(v: &Json) -> String {
-    match v {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 

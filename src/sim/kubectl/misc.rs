@@ -31,9 +31,13 @@ pub const WAIT_FLAGS: &[Flag] = &[
     flag("filename", Some('f'), FlagKind::Str),
 ];
 
+/// Quotes a word so that `split_words` gives it back unchanged (a filter's `"Ready"` included).
 fn quote(w: &str) -> String {
-    if w.chars().any(char::is_whitespace) || w.is_empty() {
-        format!("'{}'", w.replace('\'', ""))
+    if w.is_empty()
+        || w.chars()
+            .any(|c| c.is_whitespace() || c == '\'' || c == '"')
+    {
+        format!("'{}'", w.replace('\'', r#"'"'"'"#))
     } else {
         w.to_string()
     }

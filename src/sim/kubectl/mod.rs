@@ -216,7 +216,7 @@ const USAGE: &str =
  Find more information at: https://kubernetes.io/docs/reference/kubectl/
 
 Commands the playground supports:
-  get, describe, events            show objects (get -o wide|yaml|json|name|jsonpath=…)
+  get, describe, events            show objects (get -o wide|yaml|json|name|jsonpath=…|custom-columns=…)
   apply -f, create deployment,     create and change objects
   create service, run, expose,
   delete, scale, set image, patch,

@@ -1,5 +1,6 @@
 //! `kubectl get`: kubectl's table columns for every simulated kind (including `-o wide`), the
-//! `-o yaml|json|name|jsonpath=…` printers, `-l`, `--field-selector`, `-A`, `--show-labels`,
+//! `-o yaml|json|name|jsonpath=…|jsonpath-as-json=…|custom-columns=…` printers (templates:
+//! [`crate::sim::jsonpath`]), `-l`, `--field-selector`, `-A`, `--show-labels`,
 //! `-L`, `--sort-by`, and the messages for empty results and missing objects.
 //!
 //! Rows follow `pkg/printers/internalversion/printers.go` cell by cell; tables go through the Go
@@ -13,6 +14,7 @@ use super::args::{flag, Args, Flag, FlagKind};
 use super::resources::{self, Request};
 use super::tabwriter;
 use super::util::{age, error, fail, format_labels, format_selector, object_name, out, since};
+use crate::sim::jsonpath::{self, Template};
 use crate::sim::scenario::json_path;
 use crate::sim::session::{CommandOutput, Session};
 use crate::sim::types::{find_condition, IntOrString, Kind, Millis, Object, Pod};
@@ -34,6 +36,7 @@ pub const GET_FLAGS: &[Flag] = &[
     flag("watch-only", None, FlagKind::Bool),
     flag("chunk-size", None, FlagKind::Int),
     flag("filename", Some('f'), FlagKind::Str),
+    flag("allow-missing-template-keys", None, FlagKind::Bool),
 ];
 
 /// kubectl's STATUS column for a pod (`printPod`): the most telling reason, not just the phase.
@@ -763,121 +766,6 @@ pub fn list_json(items: Vec<Json>) -> Json {
     serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
 }
 
-// ------------------------------------------------------------------ jsonpath
-
-/// One piece of a `-o jsonpath=` template.
-enum Piece {
-    Text(String),
-    Expr(String),
-}
-
-fn parse_template(t: &str) -> Result<Vec<Piece>, String> {
-    let mut out = Vec::new();
-    let mut rest = t;
-    while let Some(i) = rest.find('{') {
-        if i > 0 {
-            out.push(Piece::Text(unescape(&rest[..i])));
-        }
-        let close = rest[i..]
-            .find('}')
-            .ok_or_else(|| "unclosed action".to_string())?;
-        let expr = rest[i + 1..i + close].trim().to_string();
-        if expr.starts_with("range") || expr == "end" || expr.starts_with("..") {
-            return Err(format!(
-                "{{{expr}}} is not supported in the playground's jsonpath (use plain paths such as {{.items[*].metadata.name}})"
-            ));
-        }
-        out.push(Piece::Expr(expr));
-        rest = &rest[i + close + 1..];
-    }
-    if !rest.is_empty() {
-        out.push(Piece::Text(unescape(rest)));
-    }
-    Ok(out)
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("\\n", "\n").replace("\\t", "\t")
-}
-
-/// Walks a path with `[*]` wildcards, collecting every match.
-fn walk<'a>(v: &'a Json, parts: &[&str], out: &mut Vec<&'a Json>) {
-    let Some((first, rest)) = parts.split_first() else {
-        out.push(v);
-        return;
-    };
-    let (name, index) = match first.split_once('[') {
-        Some((n, i)) => (n, Some(i.trim_end_matches(']'))),
-        None => (*first, None),
-    };
-    let v = if name.is_empty() {
-        v
-    } else {
-        match v.get(name) {
-            Some(x) => x,
-            None => return,
-        }
-    };
-    match index {
-        None => walk(v, rest, out),
-        Some("*") => {
-            if let Some(a) = v.as_array() {
-                for x in a {
-                    walk(x, rest, out);
-                }
-            } else if let Some(m) = v.as_object() {
-                for x in m.values() {
-                    walk(x, rest, out);
-                }
-            }
-        }
-        Some(i) => {
-            let idx: i64 = i.parse().unwrap_or(i64::MAX);
-            if let Some(a) = v.as_array() {
-                let idx = if idx < 0 { a.len() as i64 + idx } else { idx };
-                if let Some(x) = usize::try_from(idx).ok().and_then(|i| a.get(i)) {
-                    walk(x, rest, out);
-                }
-            }
-        }
-    }
-}
-
-fn scalar(v: &Json) -> String {
-    match v {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Evaluates a `-o jsonpath=` template (plain paths with `[n]` and `[*]`, and literal text).
-pub fn jsonpath(template: &str, doc: &Json) -> Result<String, String> {
-    let template = template.trim_matches(['\'', '"']);
-    let mut out = String::new();
-    for piece in parse_template(template)? {
-        match piece {
-            Piece::Text(t) => out.push_str(&t),
-            Piece::Expr(e) => {
-                let path = e.strip_prefix('$').unwrap_or(&e);
-                let path = path.strip_prefix('.').unwrap_or(path);
-                let parts: Vec<&str> = if path.is_empty() {
-                    Vec::new()
-                } else {
-                    path.split('.').collect()
-                };
-                let mut found = Vec::new();
-                walk(doc, &parts, &mut found);
-                let is_wild = path.contains("[*]");
-                if found.is_empty() && !is_wild {
-                    return Err(format!("error executing jsonpath {template:?}: Error executing template: {} is not found. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{template}\n\tobject given to jsonpath engine was:\n\t\t{}", parts.last().map_or("", |p| p.split('[').next().unwrap_or(p)), doc));
-                }
-                out.push_str(&found.into_iter().map(scalar).collect::<Vec<_>>().join(" "));
-            }
-        }
-    }
-    Ok(out)
-}
-
 fn sort_key(o: &Object, path: &str) -> (u8, Json) {
     let p = path.trim_matches(['\'', '"']);
     let p = p
@@ -905,6 +793,69 @@ fn cmp_json(a: &Json, b: &Json) -> std::cmp::Ordering {
 
 // ------------------------------------------------------------------ get
 
+/// How `kubectl get -o …` prints, decided (and its template parsed) before anything is read.
+enum Printer {
+    Table {
+        wide: bool,
+    },
+    /// `yaml`, `json` or `name`.
+    Plain(&'static str),
+    JsonPath(Template, jsonpath::Options),
+    Columns(Vec<jsonpath::Column>),
+}
+
+impl Printer {
+    fn from_output(output: &str, args: &Args) -> Result<Printer, CommandOutput> {
+        let allow_missing_keys = args.bool_or("allow-missing-template-keys", true);
+        Ok(match output {
+            "" => Printer::Table { wide: false },
+            "wide" => Printer::Table { wide: true },
+            "yaml" => Printer::Plain("yaml"),
+            "json" => Printer::Plain("json"),
+            "name" => Printer::Plain("name"),
+            "jsonpath" | "jsonpath-as-json" => {
+                return Err(error("template format specified but no template given"))
+            }
+            "custom-columns" => {
+                return Err(error(
+                    "custom-columns format specified but no custom columns given",
+                ))
+            }
+            o if o.starts_with("jsonpath=") || o.starts_with("jsonpath-as-json=") => {
+                let (kind, text) = o.split_once('=').unwrap_or((o, ""));
+                if text.is_empty() {
+                    return Err(error("template format specified but no template given"));
+                }
+                let template = Template::parse(text)
+                    .map_err(|e| error(format!("error parsing jsonpath {text}, {e}")))?;
+                let opts = jsonpath::Options {
+                    allow_missing_keys,
+                    as_json: kind == "jsonpath-as-json",
+                };
+                Printer::JsonPath(template, opts)
+            }
+            o if o.starts_with("custom-columns=") => {
+                let spec = o.split_once('=').map_or("", |(_, s)| s);
+                Printer::Columns(jsonpath::custom_columns(spec).map_err(error)?)
+            }
+            o if o.starts_with("custom-columns-file")
+                || o.starts_with("jsonpath-file")
+                || o.starts_with("go-template")
+                || o.starts_with("template") =>
+            {
+                return Err(error(format!(
+                    "--output={o} is not supported in the playground (use -o jsonpath=…, -o custom-columns=… or -o yaml)"
+                )))
+            }
+            o => {
+                return Err(error(format!(
+                    "unable to match a printer suitable for the output format \"{o}\", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
+                )))
+            }
+        })
+    }
+}
+
 /// `kubectl get`.
 pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
     if args.bool("watch") || args.bool("watch-only") {
@@ -914,19 +865,15 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
         return error("get -f is not supported in the playground; name the objects instead (kubectl get deployment/web)");
     }
     let output = args.get("output").unwrap_or("");
-    let (wide, format) = match output {
-        "" => (false, ""),
-        "wide" => (true, ""),
-        "yaml" | "json" | "name" => (false, output),
-        o if o.starts_with("jsonpath=") || o.starts_with("jsonpath-as-json=") => (false, "jsonpath"),
-        o if o.starts_with("custom-columns") || o.starts_with("go-template") || o.starts_with("template") => {
-            return error(format!("--output={o} is not supported in the playground (use -o jsonpath=… or -o yaml)"));
-        }
-        o => {
-            return error(format!(
-                "unable to match a printer suitable for the output format \"{o}\", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
-            ))
-        }
+    let printer = match Printer::from_output(output, args) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let (wide, format) = match &printer {
+        Printer::Table { wide } => (*wide, ""),
+        Printer::Plain(f) => (false, *f),
+        Printer::JsonPath(..) => (false, "jsonpath"),
+        Printer::Columns(_) => (false, "custom-columns"),
     };
     let request = match resources::parse_request(&args.positional, true) {
         Ok(Some(r)) => r,
@@ -1014,12 +961,33 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
                     "yaml" => stdout.push_str(&crate::sim::yaml::to_yaml(&doc)),
                     "json" => stdout.push_str(&to_json_text(&doc)),
                     _ => {
-                        let template = output.split_once('=').map_or("", |(_, t)| t);
-                        match jsonpath(template, &doc) {
-                            Ok(s) => stdout.push_str(&s),
-                            Err(e) => return error(e),
+                        if let Printer::JsonPath(t, opts) = &printer {
+                            match t.execute(&doc, *opts) {
+                                Ok(s) => stdout.push_str(&s),
+                                Err(e) => return error(jsonpath::execution_error(t, &e, &doc)),
+                            }
                         }
                     }
+                }
+            }
+        }
+        "custom-columns" => {
+            if let Printer::Columns(columns) = &printer {
+                let mut rows = Vec::new();
+                for o in groups.iter().flat_map(|(_, v)| v) {
+                    let doc = o.to_json();
+                    match columns.iter().map(|c| c.cell(&doc)).collect() {
+                        Ok(row) => rows.push(row),
+                        Err(e) => return error(e),
+                    }
+                }
+                if !rows.is_empty() {
+                    let header: Vec<String> = if args.bool("no-headers") {
+                        Vec::new()
+                    } else {
+                        columns.iter().map(|c| c.header.clone()).collect()
+                    };
+                    stdout.push_str(&tabwriter::get_table(&header, &rows));
                 }
             }
         }
@@ -1079,22 +1047,5 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
         ok: errors.is_empty(),
         stdout,
         stderr: errors,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn jsonpath_templates_walk_paths_and_wildcards() {
-        let doc = json!({"items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}], "status": {"n": 3}});
-        assert_eq!(jsonpath("{.items[*].metadata.name}", &doc).unwrap(), "a b");
-        assert_eq!(jsonpath("'{.status.n}'", &doc).unwrap(), "3");
-        assert_eq!(jsonpath("n={.status.n}\\n", &doc).unwrap(), "n=3\n");
-        assert_eq!(jsonpath("{.items[1].metadata.name}", &doc).unwrap(), "b");
-        assert!(jsonpath("{.status.missing}", &doc).is_err());
-        assert!(jsonpath("{range .items[*]}{end}", &doc).is_err());
     }
 }

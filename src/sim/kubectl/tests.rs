@@ -1155,3 +1155,125 @@ fn shell_syntax_and_substitutions_are_refused_with_what_to_do_instead() {
         );
     }
 }
+
+#[test]
+fn jsonpath_ranges_filters_and_literals_print_what_a_real_kubectl_prints() {
+    let mut s = world();
+    let lines = stdout(
+        &mut s,
+        r#"get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.spec.nodeName}{"\t"}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}'"#,
+    );
+    let rows: Vec<Vec<&str>> = lines.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 3, "{lines}");
+    for r in &rows {
+        assert!(r[0].starts_with("web-"), "{lines}");
+        assert!(r[1].starts_with("node-"), "{lines}");
+        assert_eq!(r[2], "True", "{lines}");
+    }
+    // A key that is not there prints nothing (`--allow-missing-template-keys` defaults to true)…
+    assert_eq!(
+        stdout(&mut s, "get deploy web -o jsonpath={.status.notThere}"),
+        ""
+    );
+    // …and fails when missing keys are not allowed.
+    let strict = run(
+        &mut s,
+        "get deploy web -o jsonpath={.status.notThere} --allow-missing-template-keys=false",
+    );
+    assert!(!strict.ok);
+    assert!(
+        strict.stderr.starts_with("error: error executing jsonpath \"{.status.notThere}\": Error executing template: notThere is not found. Printing more information"),
+        "{}",
+        strict.stderr
+    );
+    // Text outside an action is printed as written, escapes included.
+    assert_eq!(
+        stdout(&mut s, r"get deploy web -o jsonpath={.spec.replicas}\n"),
+        r"3\n"
+    );
+    let parse = run(&mut s, "get pods -o jsonpath={.items[0]");
+    assert_eq!(
+        parse.stderr,
+        "error: error parsing jsonpath {.items[0], unclosed action\n"
+    );
+    let parse = run(&mut s, "get pods -o jsonpath={.items[0}");
+    assert_eq!(
+        parse.stderr,
+        "error: error parsing jsonpath {.items[0}, unterminated array\n"
+    );
+    let bounds = run(&mut s, "get pods -o jsonpath={.items[7].metadata.name}");
+    assert!(
+        bounds
+            .stderr
+            .contains("array index out of bounds: index 7, length 3"),
+        "{}",
+        bounds.stderr
+    );
+    assert_eq!(
+        stdout(
+            &mut s,
+            "get deploy web -o jsonpath-as-json={.spec.replicas}"
+        ),
+        "[\n    3\n]\n"
+    );
+}
+
+#[test]
+fn custom_columns_print_a_table_of_the_paths_they_name() {
+    let mut s = world_with(WEB, 60_000);
+    let table = stdout(
+        &mut s,
+        "get pods -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,IMAGES:.spec.containers[*].image,GATES:.spec.readinessGates",
+    );
+    let mut lines = table.lines();
+    let header = lines.next().unwrap_or_default();
+    assert!(header.starts_with("NAME "), "{table}");
+    assert!(header.contains("   NODE "), "{table}");
+    assert!(header.ends_with("GATES"), "{table}");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    for r in &rows {
+        assert!(r[1].starts_with("node-"), "{table}");
+        assert_eq!(&r[2..], ["nginx:1.27", "<none>"], "{table}");
+    }
+    let bare = stdout(
+        &mut s,
+        "get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.capacity.cpu --no-headers",
+    );
+    assert_eq!(bare.lines().count(), 3, "{bare}");
+    assert!(
+        bare.lines()
+            .all(|l| l.split_whitespace().nth(1) == Some("4")),
+        "{bare}"
+    );
+    let bad = run(&mut s, "get pods -o custom-columns=NAME");
+    assert_eq!(
+        bad.stderr,
+        "error: unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>\n"
+    );
+    let none = run(
+        &mut s,
+        "get pods -l app=none -o custom-columns=NAME:.metadata.name",
+    );
+    assert_eq!(
+        (none.stdout.as_str(), none.stderr.as_str()),
+        ("", "No resources found in default namespace.\n")
+    );
+}
+
+#[test]
+fn wait_for_jsonpath_takes_filters_and_compares_the_printed_value() {
+    let mut s = world();
+    let ok = run(
+        &mut s,
+        r#"wait deploy/web --for=jsonpath='{.status.conditions[?(@.type=="Available")].status}'=True --timeout=10s"#,
+    );
+    assert!(ok.ok, "{ok:?}");
+    assert_eq!(ok.stdout, "deployment.apps/web condition met\n");
+    let bad = run(
+        &mut s,
+        "wait deploy/web --for=jsonpath={.status[}=1 --timeout=1s",
+    );
+    assert!(!bad.ok);
+    assert!(bad.stderr.contains("unterminated array"), "{}", bad.stderr);
+}
