@@ -379,6 +379,22 @@ test('the kubectl console runs commands, recalls them with the arrow keys and co
   expect(errors).toEqual([]);
 });
 
+test('the console prints kubectl JSONPath ranges and filters, and custom columns', async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '30s');
+  await page.getByTestId('tab-console').click();
+  const input = page.getByTestId('console-input');
+  const out = page.getByTestId('console').locator('.console-stdout');
+  await input.fill(`kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status};{end}'`);
+  await input.press('Enter');
+  await expect(out.last()).toHaveText('node-1=True;node-2=True;node-3=True;');
+  await input.fill('kubectl get deploy -o custom-columns=NAME:.metadata.name,READY:.status.readyReplicas,IMAGE:.spec.template.spec.containers[0].image');
+  await input.press('Enter');
+  await expect(out.last()).toContainText(/NAME\s+READY\s+IMAGE\s+web\s+3\s+nginx:1\.27/);
+  expect(errors).toEqual([]);
+});
+
 test('Reset with another seed replays the cluster with other pod names, and share links carry the seed', async ({ page, context }) => {
   const errors = await open(page);
   const seed = page.getByTestId('seed');
