@@ -884,8 +884,11 @@ impl Kubelet {
         if !should_start {
             return role == Role::App;
         }
-        if let Some(finished) = cur.as_ref().and_then(|x| x.finished_at()) {
-            let bk = format!("{uid}/{name}");
+        // client-go's back-off key (`GetStableKey`) hashes the container's spec: a changed image
+        // starts afresh instead of waiting out the old image's crash back-off.
+        let bk = format!("{uid}/{name}/{}", c.image);
+        let finished = cur.as_ref().and_then(|x| x.finished_at());
+        if let Some(finished) = finished {
             if self.crash_backoff.in_backoff_since(&bk, finished, now) {
                 let b = self.crash_backoff.get(&bk);
                 let pod_ref = format!("{}_{}({})", pod.metadata.name, pod.metadata.namespace, uid);
@@ -910,10 +913,15 @@ impl Kubelet {
                 ));
                 return false;
             }
-            self.crash_backoff.next(&bk, finished, now);
         }
+        // The real kubelet pulls inside the sync that starts the container, so the back-off step
+        // it takes before pulling never holds up that start; here a pull spans syncs, so the step
+        // is taken once the image is there.
         if !self.ensure_image(p, c, &field, rt, rng) {
             return false;
+        }
+        if let Some(finished) = finished {
+            self.crash_backoff.next(&bk, finished, now);
         }
         let (attempt, seed) = match &cur {
             Some(x) => (x.attempt + 1, None),

@@ -1425,3 +1425,34 @@ fn a_kubelet_gives_a_node_someone_else_created_its_default_labels_and_keeps_the_
     assert_eq!(get("kubernetes.io/os"), Some("linux"));
     assert_eq!(get("tier"), Some("edge"));
 }
+
+#[test]
+fn a_changed_image_restarts_the_container_right_after_its_pull_without_a_crash_back_off() {
+    let mut sim = cluster();
+    let mut p = running_pod(&mut sim, pod("web", "nginx:1.27"));
+    let changed_at = sim.now();
+    p.spec.containers[0].image = "nginx:1.28".into();
+    sim.submit(ApiRequest::Update(Object::Pod(p)))
+        .expect("image changed");
+    sim.advance_to(changed_at + 30_000, usize::MAX);
+    let after: Vec<(Millis, String, String)> = pod_events(&sim, "web")
+        .into_iter()
+        .filter(|(t, _, _)| *t >= changed_at)
+        .collect();
+    let reasons: Vec<&str> = after.iter().map(|(_, r, _)| r.as_str()).collect();
+    assert_eq!(
+        reasons,
+        ["Killing", "Pulling", "Pulled", "Created", "Started"],
+        "{after:?}"
+    );
+    assert_eq!(
+        after[2].0, after[4].0,
+        "started as soon as pulled: {after:?}"
+    );
+    let p = get_pod(&sim, "web").expect("pod exists");
+    let status = &p.status.container_statuses[0];
+    assert_eq!(
+        (status.image.as_str(), status.restart_count, status.ready),
+        ("docker.io/library/nginx:1.28", 1, true)
+    );
+}
