@@ -16,8 +16,8 @@ use super::state::{reply, Action};
 use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::cluster::{
-    Bucket, BRISK_SPEED, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES, DENSE_PODS, DENSE_TRAY_CHIPS,
-    ENDLESS_ANIMATIONS_MAX,
+    Bucket, ANIMATED_CHIPS_MAX, BRISK_SPEED, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES,
+    DENSE_PODS, DENSE_TRAY_CHIPS, ENDLESS_ANIMATIONS_MAX,
 };
 use crate::viewmodel::format::{pod_suffix, taint_pieces};
 use crate::viewmodel::inspect::DeploymentGap;
@@ -76,6 +76,16 @@ pub fn Cluster(p: &ClusterProps) -> Html {
     };
     let cards = if dense { 0 } else { v.cards_shown() };
     let calm = v.calm_motion();
+    // Chips change state without animating at 25× and up, and when the cards draw hundreds.
+    let crowded = !dense && v.crowded_motion();
+    let still = p.brisk || crowded;
+    let still_note = still.then(|| {
+        if p.brisk {
+            format!("At {BRISK_SPEED}× and faster, chips change state without animating: a fade would outlast the states it shows")
+        } else {
+            format!("With more than {ANIMATED_CHIPS_MAX} pods drawn, chips change state without animating, to keep the page smooth")
+        }
+    });
     let calm_note = format!(
         "Held still while more than {ENDLESS_ANIMATIONS_MAX} pods are starting or failing at once, to keep the page smooth"
     );
@@ -83,7 +93,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
         "Chosen automatically: dense above {DENSE_NODES} nodes or {DENSE_PODS} pods. Click to choose."
     );
     html! {
-        <section class={classes!("panel", "cluster-panel", calm.then_some("calm-motion"), p.brisk.then_some("brisk-motion"))} aria-labelledby="cluster-title"
+        <section class={classes!("panel", "cluster-panel", calm.then_some("calm-motion"), still.then_some("brisk-motion"))} aria-labelledby="cluster-title"
             data-layout={if dense { "dense" } else { "cards" }}>
             <div class="panel-head">
                 <h2 id="cluster-title" class="panel-title">{ "Actual state" }</h2>
@@ -128,7 +138,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                 </div>
             }
             <ul class="legend" aria-label="Pod states"
-                title={p.brisk.then_some(format!("At {BRISK_SPEED}× and faster, chips change state without animating: a fade would outlast the states it shows"))}>
+                title={still_note}>
                 { for Tone::ALL.iter().filter(|t| **t != Tone::Unknown || counts.get(**t) > 0).map(|t| html! {
                     <li class={classes!("legend-item", t.class(), (counts.get(*t) > 0).then_some("is-present"))}
                         title={(calm && matches!(t, Tone::Starting | Tone::Failing)).then_some(calm_note.clone())}>

@@ -743,7 +743,32 @@ impl ClusterView {
         }
         self.nodes.len()
     }
+
+    /// How many chips the card layout draws: the tray of pods without a node and the pods of
+    /// the cards it shows ([`ClusterView::cards_shown`]).
+    pub fn chips_drawn(&self) -> usize {
+        let on_cards: usize = self
+            .nodes
+            .iter()
+            .take(self.cards_shown())
+            .map(|n| n.pods.len())
+            .sum();
+        self.unscheduled.len() + on_cards
+    }
+
+    /// True when the card layout draws so many chips that they should change state without
+    /// animating, as at [`BRISK_SPEED`]: more than [`ANIMATED_CHIPS_MAX`]. In a rollout of 300
+    /// pods at 1× the entrance and exit fades of the chips that come and go (dozens a second,
+    /// most scrolled out of sight, which Chromium animates on the main thread) cost frames of
+    /// 50-70 ms; without them, none (`browser-bench.js --frames --only "300 pods"`). A few pods
+    /// among hundreds cannot be followed by eye anyway; a lesson-sized cluster keeps them all.
+    pub fn crowded_motion(&self) -> bool {
+        self.chips_drawn() > ANIMATED_CHIPS_MAX
+    }
 }
+
+/// The most chips the card layout animates (see [`ClusterView::crowded_motion`]).
+pub const ANIMATED_CHIPS_MAX: usize = 150;
 
 /// The most pods whose chips run an endless animation at once (the moving stripes of a starting
 /// pod, the ring of a failing one; see [`ClusterView::calm_motion`]).
@@ -1384,6 +1409,33 @@ mod tests {
         assert!(view(ENDLESS_ANIMATIONS_MAX - 4, 5, 0).calm_motion());
         assert!(view(ENDLESS_ANIMATIONS_MAX + 1, 0, 0).calm_motion());
         assert!(view(0, ENDLESS_ANIMATIONS_MAX + 1, 0).calm_motion());
+    }
+
+    #[test]
+    fn chips_stop_animating_when_the_cards_draw_more_than_the_cap() {
+        let nodes = [node("node-1", "True"), node("node-2", "True")];
+        let view = |on_nodes: usize, pending: usize| {
+            let pods: Vec<Pod> = (0..on_nodes)
+                .map(|i| {
+                    running(
+                        on(
+                            pod(&format!("r-{i:03}")),
+                            if i % 2 == 0 { "node-1" } else { "node-2" },
+                        ),
+                        true,
+                    )
+                })
+                .chain((0..pending).map(|i| pod(&format!("p-{i:03}"))))
+                .collect();
+            ClusterView::build(&nodes, &pods, &BTreeMap::new(), 0)
+        };
+        let lesson = view(100, 10);
+        assert_eq!(lesson.chips_drawn(), 110);
+        assert!(!lesson.crowded_motion());
+        assert!(!view(ANIMATED_CHIPS_MAX - 5, 5).crowded_motion());
+        // The tray's chips count too.
+        assert!(view(ANIMATED_CHIPS_MAX - 5, 6).crowded_motion());
+        assert!(view(300, 0).crowded_motion());
     }
 
     #[test]

@@ -344,6 +344,38 @@ test('at 25× and faster chips change state without animating, and slower they a
   expect(errors, 'no errors in the browser').toEqual([]);
 });
 
+test('with more than 150 chips on the cards they change state without animating, and fewer animate again', async ({ page }) => {
+  const errors = await open(page);
+  await page.evaluate(() => window.kubeloop.pause());
+  await convergeWeb(page, 3);
+  const panel = page.locator('.cluster-panel');
+  /** Scales web to `replicas` at 1× and returns the animations of the chips that appeared. */
+  const scale = (replicas) => page.evaluate(async (replicas) => {
+    const k = window.kubeloop;
+    k.setSpeed(1);
+    const chips = () => [...document.querySelectorAll('.cluster-panel .pod')];
+    const before = new Set(chips().map((c) => c.dataset.testid));
+    k.kubectl(`scale deployment web --replicas=${replicas}`);
+    k.advance('2s');
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return chips().filter((c) => !before.has(c.dataset.testid)).map((c) => getComputedStyle(c).animationName);
+  }, replicas);
+
+  // 160 pods on three 4-CPU nodes: 120 fit, the rest wait in the tray; all are chips.
+  const crowded = await scale(160);
+  expect(crowded.length).toBe(157);
+  expect(crowded.every((n) => n === 'none'), 'no entrance among hundreds').toBe(true);
+  await expect(panel).toHaveClass(/brisk-motion/);
+  await expect(page.locator('.legend')).toHaveAttribute('title', /more than 150 pods/);
+
+  await scale(3);
+  await page.evaluate(() => window.kubeloop.advance('60s'));
+  const calm = await scale(6);
+  expect(calm).toEqual(['pod-in', 'pod-in', 'pod-in']);
+  await expect(panel).not.toHaveClass(/brisk-motion/);
+  expect(errors, 'no errors in the browser').toEqual([]);
+});
+
 test('new Events fade in a few at a time, and a burst of them arrives without fading', async ({ page }) => {
   const errors = await open(page);
   await page.evaluate(() => window.kubeloop.pause());
