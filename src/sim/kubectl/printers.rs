@@ -15,7 +15,6 @@ use super::resources::{self, Request};
 use super::tabwriter;
 use super::util::{age, error, fail, format_labels, format_selector, object_name, out, since};
 use crate::sim::jsonpath::{self, Template};
-use crate::sim::scenario::json_path;
 use crate::sim::session::{CommandOutput, Session};
 use crate::sim::types::{find_condition, IntOrString, Kind, Millis, Object, Pod};
 use crate::sort::StableSort;
@@ -766,19 +765,6 @@ pub fn list_json(items: Vec<Json>) -> Json {
     serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
 }
 
-fn sort_key(o: &Object, path: &str) -> (u8, Json) {
-    let p = path.trim_matches(['\'', '"']);
-    let p = p
-        .strip_prefix('{')
-        .and_then(|x| x.strip_suffix('}'))
-        .unwrap_or(p);
-    let doc = o.to_json();
-    match json_path(&doc, p) {
-        Some(v) => (1, v.clone()),
-        None => (0, Json::Null),
-    }
-}
-
 fn cmp_json(a: &Json, b: &Json) -> std::cmp::Ordering {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => x
@@ -925,11 +911,37 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
         }
     }
     if let Some(path) = args.get("sort-by") {
+        // kubectl's sorter: the path is relaxed (`.a.b` is `{.a.b}`), each object's first value is
+        // its key, and objects without one come first.
+        let sorted = jsonpath::relaxed(path).and_then(|f| Template::parse(&f).map(|t| (f, t)));
+        let (field, template) = match sorted {
+            Ok(x) => x,
+            Err(e) => return error(e),
+        };
+        let mut found_once = false;
         for (_, objs) in &mut groups {
-            objs.stable_sort_by(|a, b| {
-                let (ka, kb) = (sort_key(a, path), sort_key(b, path));
-                ka.0.cmp(&kb.0).then_with(|| cmp_json(&ka.1, &kb.1))
+            let mut keyed: Vec<(Option<Json>, Arc<Object>)> = objs
+                .drain(..)
+                .map(|o| {
+                    let doc = o.to_json();
+                    let key = template
+                        .values(&doc, jsonpath::Options::default())
+                        .ok()
+                        .and_then(|v| v.into_iter().next());
+                    (key, o)
+                })
+                .collect();
+            found_once |= keyed.iter().any(|(k, _)| k.is_some());
+            keyed.stable_sort_by(|a, b| match (&a.0, &b.0) {
+                (Some(x), Some(y)) => cmp_json(x, y),
+                (x, y) => x.is_some().cmp(&y.is_some()),
             });
+            *objs = keyed.into_iter().map(|(_, o)| o).collect();
+        }
+        if !found_once && groups.iter().any(|(_, v)| !v.is_empty()) {
+            return error(format!(
+                "couldn't find any field with path {field:?} in the list of objects"
+            ));
         }
     }
     let total: usize = groups.iter().map(|(_, v)| v.len()).sum();

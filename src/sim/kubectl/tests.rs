@@ -1277,3 +1277,32 @@ fn wait_for_jsonpath_takes_filters_and_compares_the_printed_value() {
     assert!(!bad.ok);
     assert!(bad.stderr.contains("unterminated array"), "{}", bad.stderr);
 }
+
+#[test]
+fn sort_by_takes_jsonpath_and_refuses_a_field_no_object_has() {
+    let mut s = world();
+    let names = |s: &mut Session, cmd: &str| -> Vec<String> {
+        stdout(s, cmd)
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+            .collect()
+    };
+    let by_node = names(&mut s, "get pods --sort-by=.spec.nodeName -o wide");
+    let nodes = stdout(
+        &mut s,
+        "get pods --sort-by={.spec.nodeName} -o jsonpath={.items[*].spec.nodeName}",
+    );
+    assert_eq!(nodes, "node-1 node-2 node-3");
+    assert_eq!(by_node.len(), 3);
+    let by_ready_time = names(
+        &mut s,
+        r#"get pods --sort-by='.status.conditions[?(@.type=="Ready")].lastTransitionTime'"#,
+    );
+    assert_eq!(by_ready_time.len(), 3);
+    let missing = run(&mut s, "get pods --sort-by=.spec.notThere");
+    assert_eq!(
+        missing.stderr,
+        "error: couldn't find any field with path \"{.spec.notThere}\" in the list of objects\n"
+    );
+}
