@@ -76,12 +76,45 @@ impl Default for Options {
 /// Values selected so far: borrowed from the document or, for literals, from the template.
 type Found<'a> = Vec<&'a Json>;
 
+/// The most values one execution may select, summed over its steps. client-go has no cap, and
+/// `{..*..*..*}` multiplies a big list's values at every step: past this the command fails
+/// instead of freezing the page.
+pub const MAX_SELECTED: usize = 2_000_000;
+
+/// One execution: its options and what is left of [`MAX_SELECTED`].
+struct Cx {
+    opts: Options,
+    left: std::cell::Cell<usize>,
+}
+
+impl Cx {
+    fn new(opts: Options) -> Cx {
+        Cx {
+            opts,
+            left: std::cell::Cell::new(MAX_SELECTED),
+        }
+    }
+
+    fn spend(&self, n: usize) -> Result<(), String> {
+        match self.left.get().checked_sub(n) {
+            Some(rest) => {
+                self.left.set(rest);
+                Ok(())
+            }
+            None => Err(format!(
+                "the template selects more than {MAX_SELECTED} values, more than the playground evaluates"
+            )),
+        }
+    }
+}
+
 impl Template {
     /// Parses a template; the error is client-go's parser message ("unclosed action").
     pub fn parse(text: &str) -> Result<Template, String> {
         let mut p = Parser {
             s: text.as_bytes(),
             pos: 0,
+            depth: 0,
         };
         let mut stack: Vec<(Vec<Step>, Vec<Item>)> = Vec::new();
         let mut items: Vec<Item> = Vec::new();
@@ -101,6 +134,9 @@ impl Template {
             match action.first() {
                 Some(Tok::Ident(w)) if w == "range" => {
                     let steps = to_steps(action.into_iter().skip(1).collect())?;
+                    if stack.len() >= MAX_NESTING {
+                        return Err(too_deep());
+                    }
                     stack.push((steps, std::mem::take(&mut items)));
                 }
                 Some(Tok::Ident(w)) if w == "end" => match stack.pop() {
@@ -140,7 +176,7 @@ impl Template {
     /// `FindResults` returns them): what `wait --for=jsonpath` and custom columns compare.
     pub fn values(&self, doc: &Json, opts: Options) -> Result<Vec<Json>, String> {
         let mut lists = Vec::new();
-        find(&self.items, doc, opts, &mut lists)?;
+        find(&self.items, doc, &Cx::new(opts), &mut lists)?;
         Ok(lists.into_iter().flatten().cloned().collect())
     }
 }
@@ -156,16 +192,16 @@ pub fn execution_error(t: &Template, err: &str, doc: &Json) -> String {
 fn find<'a>(
     items: &'a [Item],
     root: &'a Json,
-    opts: Options,
+    cx: &Cx,
     lists: &mut Vec<Found<'a>>,
 ) -> Result<(), String> {
     for item in items {
         match item {
             Item::Text(t) => lists.push(vec![t]),
-            Item::Path(steps) => lists.push(select(vec![root], steps, opts)?),
+            Item::Path(steps) => lists.push(select(vec![root], steps, cx)?),
             Item::Range(steps, body) => {
-                for v in select(vec![root], steps, opts)? {
-                    find(body, v, opts, lists)?;
+                for v in select(vec![root], steps, cx)? {
+                    find(body, v, cx, lists)?;
                 }
             }
             Item::StrayEnd => return Err("not in range, nothing to end".into()),
@@ -176,7 +212,7 @@ fn find<'a>(
 
 fn run(items: &[Item], root: &Json, opts: Options, out: &mut String) -> Result<(), String> {
     let mut lists = Vec::new();
-    find(items, root, opts, &mut lists)?;
+    find(items, root, &Cx::new(opts), &mut lists)?;
     for list in lists {
         if opts.as_json {
             out.push_str(&indented_json(&list));
@@ -257,15 +293,16 @@ fn children(v: &Json) -> Found<'_> {
     }
 }
 
-fn select<'a>(input: Found<'a>, steps: &'a [Step], opts: Options) -> Result<Found<'a>, String> {
+fn select<'a>(input: Found<'a>, steps: &'a [Step], cx: &Cx) -> Result<Found<'a>, String> {
     let mut cur = input;
     for step in steps {
-        cur = select_step(cur, step, opts)?;
+        cur = select_step(cur, step, cx)?;
+        cx.spend(cur.len())?;
     }
     Ok(cur)
 }
 
-fn select_step<'a>(input: Found<'a>, step: &'a Step, opts: Options) -> Result<Found<'a>, String> {
+fn select_step<'a>(input: Found<'a>, step: &'a Step, cx: &Cx) -> Result<Found<'a>, String> {
     let mut out: Found<'a> = Vec::new();
     match step {
         Step::Field(name) => {
@@ -273,13 +310,16 @@ fn select_step<'a>(input: Found<'a>, step: &'a Step, opts: Options) -> Result<Fo
                 return Ok(out);
             }
             out.extend(input.iter().filter_map(|v| v.get(name.as_str())));
-            if out.is_empty() && !opts.allow_missing_keys {
+            if out.is_empty() && !cx.opts.allow_missing_keys {
                 return Err(format!("{name} is not found"));
             }
         }
         Step::Wildcard => {
             for v in &input {
                 out.extend(children(v));
+                if out.len() > cx.left.get() {
+                    cx.spend(out.len())?;
+                }
             }
         }
         Step::Slice {
@@ -323,7 +363,7 @@ fn select_step<'a>(input: Found<'a>, step: &'a Step, opts: Options) -> Result<Fo
         }
         Step::Union(branches) => {
             for b in branches {
-                out.extend(select(input.clone(), b, opts)?);
+                out.extend(select(input.clone(), b, cx)?);
             }
         }
         Step::Recursive => {
@@ -333,6 +373,9 @@ fn select_step<'a>(input: Found<'a>, step: &'a Step, opts: Options) -> Result<Fo
                 if !kids.is_empty() {
                     out.push(v);
                     stack.extend(kids.into_iter().rev());
+                    if out.len() > cx.left.get() {
+                        cx.spend(out.len())?;
+                    }
                 }
             }
         }
@@ -348,7 +391,7 @@ fn select_step<'a>(input: Found<'a>, step: &'a Step, opts: Options) -> Result<Fo
                     ));
                 }
                 for item in children(v) {
-                    let lefts = select(vec![item], &f.left, opts);
+                    let lefts = select(vec![item], &f.left, cx);
                     let Some(op) = &f.op else {
                         if lefts.is_ok_and(|l| !l.is_empty()) {
                             out.push(item);
@@ -356,7 +399,7 @@ fn select_step<'a>(input: Found<'a>, step: &'a Step, opts: Options) -> Result<Fo
                         continue;
                     };
                     let lefts = lefts?;
-                    let rights = select(vec![item], &f.right, opts)?;
+                    let rights = select(vec![item], &f.right, cx)?;
                     if lefts.is_empty() || rights.is_empty() {
                         continue;
                     }
@@ -437,6 +480,16 @@ fn to_steps(toks: Vec<Tok>) -> Result<Vec<Step>, String> {
 struct Parser<'s> {
     s: &'s [u8],
     pos: usize,
+    /// How deep in filters, unions and `['key']`s this text sits (see [`MAX_NESTING`]).
+    depth: usize,
+}
+
+/// The deepest `{range}`s, filters and unions may nest: each level is parsed (and a range run)
+/// by recursion, so a template made of thousands of them would overflow the page's stack.
+pub const MAX_NESTING: usize = 32;
+
+fn too_deep() -> String {
+    format!("the template nests ranges, filters or unions more than {MAX_NESTING} deep")
 }
 
 fn is_terminator(c: u8) -> bool {
@@ -597,7 +650,7 @@ impl Parser<'_> {
         }
         let text = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
         self.pos += 1;
-        array_contents(&text)
+        array_contents(&text, self.depth + 1)
     }
 
     /// `[?(…)]` after its `[?(`.
@@ -635,25 +688,29 @@ impl Parser<'_> {
         });
         match split {
             None => Ok(Filter {
-                left: sub_action(&text)?,
+                left: sub_action(&text, self.depth + 1)?,
                 op: None,
                 right: Vec::new(),
             }),
             Some((l, op, r)) => Ok(Filter {
-                left: sub_action(l)?,
+                left: sub_action(l, self.depth + 1)?,
                 op: Some(op.to_string()),
-                right: sub_action(r)?,
+                right: sub_action(r, self.depth + 1)?,
             }),
         }
     }
 }
 
 /// Parses `text` as the inside of an action (filter sides, union members, `['key']`).
-fn sub_action(text: &str) -> Result<Vec<Step>, String> {
+fn sub_action(text: &str, depth: usize) -> Result<Vec<Step>, String> {
+    if depth > MAX_NESTING {
+        return Err(too_deep());
+    }
     let wrapped = format!("{text}}}");
     let mut p = Parser {
         s: wrapped.as_bytes(),
         pos: 0,
+        depth,
     };
     let toks = p.action()?;
     if p.pos != wrapped.len() {
@@ -662,12 +719,12 @@ fn sub_action(text: &str) -> Result<Vec<Step>, String> {
     to_steps(toks)
 }
 
-fn array_contents(text: &str) -> Result<Vec<Tok>, String> {
+fn array_contents(text: &str, depth: usize) -> Result<Vec<Tok>, String> {
     let text = if text == "*" { ":" } else { text };
     if text.contains(',') {
         let branches = text
             .split(',')
-            .map(|part| sub_action(&format!("[{}]", part.trim())))
+            .map(|part| sub_action(&format!("[{}]", part.trim()), depth))
             .collect::<Result<Vec<_>, _>>()?;
         return Ok(vec![Tok::Step(Step::Union(branches))]);
     }
@@ -676,10 +733,12 @@ fn array_contents(text: &str) -> Result<Vec<Tok>, String> {
         && text.ends_with('\'')
         && !text[1..text.len() - 1].contains('\'')
     {
-        return Ok(sub_action(&format!(".{}", &text[1..text.len() - 1]))?
-            .into_iter()
-            .map(Tok::Step)
-            .collect());
+        return Ok(
+            sub_action(&format!(".{}", &text[1..text.len() - 1]), depth)?
+                .into_iter()
+                .map(Tok::Step)
+                .collect(),
+        );
     }
     let bad = || format!("invalid array index {text}");
     let parts: Vec<&str> = text.split(':').collect();
@@ -980,6 +1039,23 @@ mod tests {
             Template::parse("{foo}").unwrap_err(),
             "unrecognized identifier foo"
         );
+    }
+
+    #[test]
+    fn a_template_that_multiplies_values_or_nests_too_deep_fails_instead_of_hanging() {
+        let doc = json!({"a": (0..3000).collect::<Vec<i32>>()});
+        let union = format!("{{.a[{}]}}", vec![":"; 700].join(","));
+        assert!(run(&union, &doc)
+            .unwrap_err()
+            .starts_with("the template selects more than 2000000 values"));
+        let deep = format!(
+            "{}{{.a}}{}",
+            "{range .a}".repeat(MAX_NESTING + 1),
+            "{end}".repeat(MAX_NESTING + 1)
+        );
+        assert_eq!(Template::parse(&deep).unwrap_err(), too_deep());
+        let fine = format!("{}{}", "{range .a[0:1]}".repeat(3), "{end}".repeat(3));
+        assert!(Template::parse(&fine).is_ok());
     }
 
     #[test]

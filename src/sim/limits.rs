@@ -26,7 +26,8 @@
 //! (`trace::DEFAULT_TRACE_CAPACITY` entries, oldest dropped first, counted by `Trace::dropped`),
 //! watch history (`apiserver::WATCH_HISTORY_WINDOW`, 75 s, at most
 //! `apiserver::WATCH_HISTORY_CAPACITY` changes), Events (`events::EVENT_TTL`, 1 h, at most
-//! `events::MAX_EVENTS`).
+//! `events::MAX_EVENTS`), JSONPath templates (`jsonpath::MAX_SELECTED` values selected in one
+//! run, `jsonpath::MAX_NESTING` levels of ranges, filters and unions).
 
 use std::borrow::Cow;
 
