@@ -948,6 +948,33 @@ proptest! {
     }
 
     #[test]
+    fn jsonpath_templates_from_grammar_pieces_print_or_fail_with_a_message(
+        pieces in prop::collection::vec(prop::sample::select(vec![
+            "{", "}", ".", "..", "*", "[", "]", "[*]", "[0]", "[-1]", "[1:3]", "[0,1]", "['a.b']",
+            "[?(@.status==\"True\")]", "[?(@.x)]", "[?(@.n > 1)]", "range ", "end", "@", "$",
+            "\"\\n\"", "'x'", "items", "metadata", "name", "status", "conditions", "type", "\\.", " ", "(", ")", "=", "é",
+        ]), 0..24),
+        raw in ".{0,40}",
+    ) {
+        let doc = kubeloop::sim::kubectl::printers::list_json(vec![
+            serde_json::json!({"metadata": {"name": "a", "labels": {"a.b": "c"}}, "status": {"conditions": [{"type": "Ready", "status": "True", "n": 2}]}}),
+            serde_json::json!({"metadata": {"name": "b"}, "status": {"conditions": []}}),
+        ]);
+        for text in [pieces.concat(), raw.clone()] {
+            match kubeloop::sim::jsonpath::Template::parse(&text) {
+                Ok(t) => {
+                    for opts in [kubeloop::sim::jsonpath::Options::default(), kubeloop::sim::jsonpath::Options { allow_missing_keys: false, as_json: true }] {
+                        if let Err(e) = t.execute(&doc, opts) {
+                            prop_assert!(!e.is_empty());
+                        }
+                    }
+                }
+                Err(e) => prop_assert!(!e.is_empty(), "{text:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn random_share_fragments_are_refused_with_a_message(s in ".{0,300}", tag in 0u32..4) {
         for input in [s.clone(), format!("k{tag}:{s}"), format!("https://x.test/#k1:{s}"), format!("#example/{s}")] {
             match share::decode(&input) {
