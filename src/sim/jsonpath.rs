@@ -160,11 +160,6 @@ impl Template {
         })
     }
 
-    /// The template as written.
-    pub fn raw(&self) -> &str {
-        &self.raw
-    }
-
     /// Prints the template against `doc`; the error is the evaluator's ("x is not found").
     pub fn execute(&self, doc: &Json, opts: Options) -> Result<String, String> {
         let mut out = String::new();
