@@ -11,7 +11,7 @@ use std::process::Command;
 
 use kubeloop::sim::decode::{decode_manifests, Severity};
 use kubeloop::sim::examples::{self, ALL, LESSONS};
-use kubeloop::sim::scenario::{decode_scenario, StepAction};
+use kubeloop::sim::scenario::{decode_scenario, StepAction, Trigger};
 use kubeloop::sim::session::Session;
 use kubeloop::sim::trace::TraceKind;
 use kubeloop::sim::types::{Deployment, Kind, Millis, Pod, ReplicaSet};
@@ -55,7 +55,7 @@ impl Run {
 
     /// Runs until every step has run and every check is decided, then insists they all passed.
     fn finish(&mut self, name: &str) -> &mut Self {
-        while !(self.s.pending_steps().is_empty() && self.s.checks_decided()) && self.t < LIMIT {
+        while (self.s.has_pending_actions() || !self.s.checks_decided()) && self.t < LIMIT {
             let t = self.t + SECOND;
             self.to(t);
         }
@@ -249,12 +249,125 @@ fn try_this_actions_can_be_run_one_at_a_time_as_the_ui_does() {
 
 // ------------------------------------------------------------------ (b) all checks pass
 
-#[test]
-fn every_lesson_passes_all_its_checks_when_run_headlessly() {
+/// How a learner works through a lesson's try-this steps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pace {
+    /// The lesson's own timeline does each step at its `at:` (headless runs, "play the lesson").
+    Timeline,
+    /// Each step the moment its button is enabled.
+    Immediate,
+    /// Each step minutes after its button is enabled.
+    Slow,
+    /// Nothing at all.
+    Idle,
+}
+
+/// How late the slow learner is.
+const SLOW: Millis = 3 * MINUTE;
+
+/// Runs a lesson at a pace, a simulated second at a time (as `kubeloop run` and a page's frames
+/// decide checks between moments), until every step is done and every check decided.
+fn run_at(name: &str, pace: Pace) -> Run {
+    let mut run = Run {
+        s: Session::load(&format!("{name}.yaml"), lesson_text(name), None)
+            .unwrap_or_else(|d| panic!("{name} does not load: {d:?}")),
+        t: 0,
+    };
+    if pace == Pace::Timeline {
+        run.s.script_try_this();
+    }
+    let limit = if pace == Pace::Idle {
+        20 * MINUTE
+    } else {
+        LIMIT
+    };
+    let mut offered_at: Vec<Option<Millis>> = vec![None; run.s.scenario.spec.try_this.len()];
+    loop {
+        let steps = run.s.try_this_statuses();
+        let all_done = steps.iter().all(|st| st.done_at.is_some());
+        let settled = run.s.checks_decided() && !run.s.has_pending_actions();
+        let waiting_on_learner = matches!(pace, Pace::Immediate | Pace::Slow) && !all_done;
+        if (settled && !waiting_on_learner) || run.t >= limit {
+            break;
+        }
+        if matches!(pace, Pace::Immediate | Pace::Slow) {
+            let late = if pace == Pace::Slow { SLOW } else { 0 };
+            let due = steps.iter().enumerate().find_map(|(i, st)| {
+                if st.done_at.is_some() || !st.enabled {
+                    return None;
+                }
+                let since = *offered_at[i].get_or_insert(run.t);
+                (run.t >= since + late).then_some(i)
+            });
+            if let Some(i) = due {
+                if let Err(e) = run.s.run_try_this(i) {
+                    panic!("{name} at {pace:?}: step {i} refused at {}: {e}", run.t);
+                }
+                continue;
+            }
+        }
+        let t = run.t + SECOND;
+        run.to(t);
+    }
+    run
+}
+
+/// Checks that wait, directly or through other checks, for a try-this step.
+fn step_triggered(name: &str) -> BTreeSet<String> {
+    let s = Session::load("x.yaml", lesson_text(name), None).expect("loads");
+    let sc = &s.scenario;
+    let mut out = BTreeSet::new();
+    // Each round adds the checks that wait for a step or for a check already in.
+    for _ in 0..=sc.spec.checks.len() {
+        for (i, c) in sc.spec.checks.iter().enumerate() {
+            let triggered = sc
+                .check_triggers(i)
+                .expect("resolves")
+                .iter()
+                .any(|t| match t {
+                    Trigger::TryThis(_) => true,
+                    Trigger::Check(j) => out.contains(&sc.spec.checks[*j].name),
+                    _ => false,
+                });
+            if triggered {
+                out.insert(c.name.clone());
+            }
+        }
+    }
+    out
+}
+
+fn assert_all_green(name: &str, pace: Pace, run: &Run) {
+    let failed: Vec<String> = run
+        .s
+        .checks()
+        .into_iter()
+        .filter(|c| c.passed != Some(true))
+        .map(|c| format!("  {:?} {}: {}", c.passed, c.name, c.message))
+        .collect();
+    let undone: Vec<String> = run
+        .s
+        .try_this_statuses()
+        .iter()
+        .zip(&run.s.scenario.spec.try_this)
+        .filter(|(st, _)| st.done_at.is_none())
+        .map(|(st, t)| format!("  {}: {:?}", t.label, st.waiting_for))
+        .collect();
+    assert!(
+        failed.is_empty() && undone.is_empty(),
+        "lesson {name} at {pace:?} pace:\nchecks not passed:\n{}\nsteps not done:\n{}\ncommands:\n{}",
+        failed.join("\n"),
+        undone.join("\n"),
+        run.commands()
+    );
+}
+
+fn every_lesson_at(pace: Pace) {
     let mut failures = Vec::new();
     for l in LESSONS {
         let result = std::panic::catch_unwind(|| {
-            Run::start(l.name).finish(l.name);
+            let run = run_at(l.name, pace);
+            assert_all_green(l.name, pace, &run);
         });
         if let Err(e) = result {
             let msg = e
@@ -266,6 +379,49 @@ fn every_lesson_passes_all_its_checks_when_run_headlessly() {
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_lesson_passes_every_check_when_its_timeline_does_the_steps() {
+    every_lesson_at(Pace::Timeline);
+}
+
+#[test]
+fn every_lesson_passes_every_check_when_each_step_is_done_the_moment_it_is_offered() {
+    every_lesson_at(Pace::Immediate);
+}
+
+#[test]
+fn every_lesson_passes_every_check_when_each_step_is_done_minutes_late() {
+    every_lesson_at(Pace::Slow);
+}
+
+#[test]
+fn no_check_that_follows_a_step_passes_when_the_learner_does_nothing() {
+    for l in LESSONS {
+        let triggered = step_triggered(l.name);
+        assert!(
+            !triggered.is_empty(),
+            "{}: no check follows what the learner does",
+            l.name
+        );
+        let run = run_at(l.name, Pace::Idle);
+        for c in run.s.checks() {
+            if triggered.contains(&c.name) {
+                assert_eq!(
+                    c.passed, None,
+                    "{}: {:?} was decided with nothing done: {}",
+                    l.name, c.name, c.message
+                );
+                assert!(
+                    c.waiting_for.is_some(),
+                    "{}: {:?} says what it waits for",
+                    l.name,
+                    c.name
+                );
+            }
+        }
+    }
 }
 
 fn kubeloop(args: &[&str]) -> (i32, String, String) {
@@ -830,11 +986,201 @@ fn the_write_your_own_lesson_example_in_the_docs_passes_its_checks() {
     let mut s = Session::load("gc.yaml", text, None).expect("the example loads");
     assert_eq!(s.script_try_this(), 1);
     let mut t = 0;
-    while !(s.pending_steps().is_empty() && s.checks_decided()) && t < LIMIT {
+    while (s.has_pending_actions() || !s.checks_decided()) && t < LIMIT {
         t += SECOND;
         s.advance_to(t, usize::MAX);
     }
     for c in s.checks() {
+        assert_eq!(c.passed, Some(true), "{}: {}", c.name, c.message);
+    }
+}
+
+// ------------------------------------------------------------------ (d) steps follow the learner
+
+/// Loads a lesson and runs it, doing the steps before `label` as they are offered, until the
+/// try-this step `label` is offered.
+fn until_offered(name: &str, label: &str) -> Run {
+    let mut run = Run {
+        s: Session::load("x.yaml", lesson_text(name), None).expect("loads"),
+        t: 0,
+    };
+    let i = run
+        .s
+        .scenario
+        .spec
+        .try_this
+        .iter()
+        .position(|t| t.label == label)
+        .unwrap_or_else(|| panic!("{name} has no step {label:?}"));
+    // The steps before it are done the moment they are offered.
+    loop {
+        let steps = run.s.try_this_statuses();
+        if steps[i].enabled {
+            return run;
+        }
+        assert!(run.t < 20 * MINUTE, "{label:?} is never offered");
+        if let Some(j) = (0..i).find(|&j| steps[j].enabled && steps[j].done_at.is_none()) {
+            run.s.run_try_this(j).expect("an earlier step");
+            continue;
+        }
+        let t = run.t + SECOND;
+        run.to(t);
+    }
+}
+
+fn check(s: &Session, prefix: &str) -> kubeloop::sim::session::CheckStatus {
+    s.checks()
+        .into_iter()
+        .find(|c| c.name.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no check {prefix:?}"))
+}
+
+#[test]
+fn deleting_the_pods_from_the_console_does_the_step_and_starts_its_checks() {
+    let mut run = until_offered("thermostat", "Delete every web pod");
+    let gap = "deleting pods opens a gap";
+    assert_eq!(check(&run.s, gap).passed, None);
+    assert_eq!(
+        check(&run.s, gap).waiting_for.as_deref(),
+        Some("after you delete every web pod")
+    );
+    // Nothing happens for a while: the check does not start on the clock.
+    let t = run.t + 2 * MINUTE;
+    run.to(t);
+    assert_eq!(check(&run.s, gap).passed, None);
+    assert!(check(&run.s, gap).waiting_for.is_some());
+    let out = run.s.kubectl("delete pods -l app=web");
+    assert!(out.ok, "{}", out.stderr);
+    let done = run.s.try_this_statuses()[0].done_at;
+    assert_eq!(done, Some(run.t), "the console's delete is the step");
+    assert_eq!(check(&run.s, gap).waiting_for, None, "it watches now");
+    let t = run.t + MINUTE;
+    run.to(t);
+    assert_eq!(
+        check(&run.s, gap).passed,
+        Some(true),
+        "{:?}",
+        check(&run.s, gap)
+    );
+}
+
+#[test]
+fn deleting_one_pod_is_not_deleting_every_pod() {
+    let mut run = until_offered("thermostat", "Delete every web pod");
+    let pod = run.live_pods("web")[0].metadata.name.clone();
+    let out = run.s.kubectl(&format!("delete pod {pod}"));
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(run.s.try_this_statuses()[0].done_at, None);
+    // The same fault from the pod menu, on every pod, is the step.
+    let f: kubeloop::sim::faults::Fault =
+        serde_json::from_str(r#"{"type":"DeletePod","selector":"app=web"}"#).unwrap();
+    let t = run.t + 40 * SECOND;
+    run.to(t);
+    run.s.inject(f).expect("deletes");
+    assert_eq!(run.s.try_this_statuses()[0].done_at, Some(run.t));
+}
+
+#[test]
+fn powering_off_the_node_from_its_menu_does_the_step() {
+    let mut run = until_offered("node-dies", "Power off node-2");
+    let f: kubeloop::sim::faults::Fault =
+        serde_json::from_str(r#"{"type":"NodeDown","node":"node-2"}"#).unwrap();
+    run.s.inject(f).expect("powers off");
+    assert_eq!(run.s.try_this_statuses()[0].done_at, Some(run.t));
+    let t = run.t + 3 * MINUTE;
+    run.to(t);
+    assert_eq!(
+        check(&run.s, "about 50 s after its last heartbeat").passed,
+        Some(true)
+    );
+    // Another node is another step.
+    let mut other = until_offered("node-dies", "Power off node-2");
+    let f: kubeloop::sim::faults::Fault =
+        serde_json::from_str(r#"{"type":"NodeDown","node":"node-3"}"#).unwrap();
+    other.s.inject(f).expect("powers off");
+    assert_eq!(other.s.try_this_statuses()[0].done_at, None);
+}
+
+#[test]
+fn fixing_the_spec_in_the_editor_does_the_set_image_step() {
+    let mut run = until_offered(
+        "fix-the-spec",
+        "Fix the spec instead: set the image on the Deployment",
+    );
+    let text = lesson_text("fix-the-spec");
+    let deployment = &text[text.rfind("---").expect("a manifest") + 4..];
+    let edited = deployment.replace("nginx:1.27", "nginx:1.28");
+    assert_ne!(edited, deployment);
+    let report = run.s.apply_text("editor.yaml", &edited);
+    assert!(report.ok, "{:?}", report.diagnostics);
+    assert_eq!(run.s.try_this_statuses()[3].done_at, Some(run.t));
+    // An apply that changes something else is not the step.
+    let mut other = until_offered(
+        "fix-the-spec",
+        "Fix the spec instead: set the image on the Deployment",
+    );
+    let report = other.s.apply_text(
+        "editor.yaml",
+        &deployment.replace("replicas: 3", "replicas: 4"),
+    );
+    assert!(report.ok, "{:?}", report.diagnostics);
+    assert_eq!(other.s.try_this_statuses()[3].done_at, None);
+}
+
+#[test]
+fn the_timelines_own_steps_are_not_the_learners() {
+    // level-vs-edge deletes every pod at 0:31 on its own; its try-this "Delete every web pod"
+    // is not done by that, and nothing that follows it starts.
+    let mut run = Run {
+        s: Session::load("x.yaml", lesson_text("level-vs-edge"), None).expect("loads"),
+        t: 0,
+    };
+    run.to(2 * MINUTE);
+    assert!(run
+        .s
+        .try_this_statuses()
+        .iter()
+        .all(|s| s.done_at.is_none()));
+    assert_eq!(
+        check(&run.s, "level-triggered: deleting").passed,
+        Some(true)
+    );
+    assert!(check(&run.s, "edge-triggered").waiting_for.is_some());
+}
+
+#[test]
+fn a_step_is_offered_only_after_what_it_follows() {
+    let mut s = Session::load("x.yaml", lesson_text("level-vs-edge"), None).expect("loads");
+    let steps = s.try_this_statuses();
+    assert!(!steps[1].enabled);
+    assert_eq!(
+        steps[1].waiting_for.as_deref(),
+        Some("after you make the ReplicaSet controller edge-triggered (a teaching device)")
+    );
+    let err = s.run_try_this(1).unwrap_err();
+    assert!(
+        err.starts_with("not yet: this step comes after you make"),
+        "{err}"
+    );
+}
+
+#[test]
+fn play_the_lesson_lets_the_timeline_do_the_steps_left_after_the_learner_did_some() {
+    let mut run = until_offered("thermostat", "Delete every web pod");
+    run.s.run_try_this(0).expect("the learner deletes the pods");
+    let t = run.t + 10 * MINUTE;
+    run.to(t);
+    assert!(run.s.try_this_statuses()[1].done_at.is_none());
+    // Past their `at:` already: the timeline does them as soon as each is offered.
+    assert_eq!(run.s.script_try_this(), 2);
+    let t = run.t + 15 * MINUTE;
+    run.to(t);
+    assert!(run
+        .s
+        .try_this_statuses()
+        .iter()
+        .all(|s| s.done_at.is_some()));
+    for c in run.s.checks() {
         assert_eq!(c.passed, Some(true), "{}: {}", c.name, c.message);
     }
 }

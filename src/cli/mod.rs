@@ -216,7 +216,7 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut t = 0u64;
     loop {
         let settled = opts.until.is_none()
-            && session.pending_steps().is_empty()
+            && !session.has_pending_actions()
             && session.checks_decided()
             && t >= last_change + SETTLE_WINDOW;
         if t >= limit || settled {

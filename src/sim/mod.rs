@@ -16,6 +16,7 @@ pub mod faults;
 pub mod jsonpath;
 pub mod kubectl;
 pub mod limits;
+pub mod progress;
 pub mod quantity;
 pub mod rng;
 pub mod runtime;

@@ -104,6 +104,9 @@ impl Default for NodeShorthand {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Step {
+    /// A name checks and try-this steps can wait for (`after: pipeline-scales`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// When, as a Go duration since the start (`40s`, `2m`).
     pub at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,22 +117,55 @@ pub struct Step {
     pub apply: Option<String>,
 }
 
-/// A check: `wait: deployment/web --for=condition=Available --timeout=10m`, optionally starting later.
+/// A check: `wait: deployment/web --for=condition=Available --timeout=10m`, watching from the
+/// moment its trigger happens (`after:`), or from the start.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Check {
+    /// A name other checks and try-this steps can wait for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub name: String,
     pub wait: String,
-    /// When the wait starts (default: at the start of the run).
+    /// What must have happened before the wait starts: the ids of try-this steps, timeline steps
+    /// or checks (all of them, when a list), or — the older form — a duration since the start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
+    pub after: Option<After>,
+    /// How long after its trigger the wait starts (`--timeout` counts from then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<String>,
+}
+
+/// `after: delete-pods`, `after: [make-edge, lose-event]`, or `after: 30s` (since the start).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum After {
+    One(String),
+    All(Vec<String>),
+}
+
+impl After {
+    /// The references, in the order written.
+    pub fn refs(&self) -> Vec<&str> {
+        match self {
+            After::One(s) => vec![s.as_str()],
+            After::All(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 /// A lesson's one-click action.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TryThis {
+    /// A name checks and later steps can wait for (`after: delete-pods`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub label: String,
+    /// What must have happened before the button is offered (and before its effect counts):
+    /// ids of checks, timeline steps or other try-this steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<After>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,6 +196,22 @@ impl TryThis {
 pub struct TimedAction {
     pub at: Millis,
     pub action: StepAction,
+    /// Its place in `spec.steps`.
+    pub index: usize,
+}
+
+/// One thing a check or a try-this step waits for, resolved from `after:`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Trigger {
+    /// The older form, `after: 30s`: that moment of the run.
+    At(Millis),
+    /// The timeline step `spec.steps[i]` has run.
+    Step(usize),
+    /// The try-this step `spec.tryThis[i]` is done: by its button, or by anything that had its
+    /// effect.
+    TryThis(usize),
+    /// The check `spec.checks[i]` has passed.
+    Check(usize),
 }
 
 /// The typed form of a step.
@@ -239,12 +291,6 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
             field: format!("spec.checks[{i}].wait"),
             message: m,
         })?;
-        if let Some(a) = &c.after {
-            parse_duration(a).map_err(|m| ScenarioError {
-                field: format!("spec.checks[{i}].after"),
-                message: m,
-            })?;
-        }
     }
     for (i, t) in scenario.spec.try_this.iter().enumerate() {
         let field = format!("spec.tryThis[{i}]");
@@ -268,6 +314,7 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
             })?;
         }
     }
+    scenario.check_references()?;
     Ok(scenario)
 }
 
@@ -280,6 +327,154 @@ fn join_path(parent: &str, name: &str) -> String {
 }
 
 impl Scenario {
+    /// Every `id:` with what it names, or the first id given twice.
+    fn ids(&self) -> Result<BTreeMap<&str, (Trigger, String)>, ScenarioError> {
+        let spec = &self.spec;
+        let named = spec
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (
+                    s.id.as_deref(),
+                    Trigger::Step(i),
+                    format!("spec.steps[{i}].id"),
+                )
+            })
+            .chain(spec.try_this.iter().enumerate().map(|(i, t)| {
+                let field = format!("spec.tryThis[{i}].id");
+                (t.id.as_deref(), Trigger::TryThis(i), field)
+            }))
+            .chain(spec.checks.iter().enumerate().map(|(i, c)| {
+                let field = format!("spec.checks[{i}].id");
+                (c.id.as_deref(), Trigger::Check(i), field)
+            }));
+        let mut ids = BTreeMap::new();
+        for (id, trigger, field) in named {
+            let Some(id) = id else { continue };
+            let bad = if id.is_empty() {
+                Some("an id must not be empty".to_string())
+            } else if parse_duration(id).is_ok() {
+                Some(format!(
+                    "id {id:?} reads as a duration: `after: {id}` would mean that moment of the run"
+                ))
+            } else {
+                ids.get(id).map(|(_, other): &(Trigger, String)| {
+                    format!("duplicate id {id:?}: {other} has it already")
+                })
+            };
+            if let Some(message) = bad {
+                return Err(ScenarioError { field, message });
+            }
+            ids.insert(id, (trigger, field));
+        }
+        Ok(ids)
+    }
+
+    /// Resolves an `after:` (at `field`) to what it waits for.
+    fn resolve_after(
+        &self,
+        ids: &BTreeMap<&str, (Trigger, String)>,
+        after: Option<&After>,
+        field: &str,
+    ) -> Result<Vec<Trigger>, ScenarioError> {
+        let Some(after) = after else {
+            return Ok(Vec::new());
+        };
+        let refs = after.refs();
+        if refs.is_empty() {
+            return Err(ScenarioError {
+                field: field.to_string(),
+                message: "after: needs at least one id".into(),
+            });
+        }
+        refs.into_iter()
+            .map(|r| {
+                if let Some((t, _)) = ids.get(r) {
+                    return Ok(*t);
+                }
+                parse_duration(r).map(Trigger::At).map_err(|_| ScenarioError {
+                    field: field.to_string(),
+                    message: format!(
+                        "no step, try-this step or check has id {r:?} (after: takes ids, or a duration since the start)"
+                    ),
+                })
+            })
+            .collect()
+    }
+
+    /// What the check `spec.checks[i]` waits for before it starts watching.
+    pub fn check_triggers(&self, i: usize) -> Result<Vec<Trigger>, ScenarioError> {
+        let ids = self.ids()?;
+        let after = self.spec.checks.get(i).and_then(|c| c.after.as_ref());
+        self.resolve_after(&ids, after, &format!("spec.checks[{i}].after"))
+    }
+
+    /// What must have happened before `spec.tryThis[i]` is offered.
+    pub fn try_this_triggers(&self, i: usize) -> Result<Vec<Trigger>, ScenarioError> {
+        let ids = self.ids()?;
+        let after = self.spec.try_this.get(i).and_then(|t| t.after.as_ref());
+        self.resolve_after(&ids, after, &format!("spec.tryThis[{i}].after"))
+    }
+
+    /// Ids are unique, every `after:` names something, and nothing waits for itself.
+    fn check_references(&self) -> Result<(), ScenarioError> {
+        let ids = self.ids()?;
+        let mut edges: BTreeMap<Trigger, (Vec<Trigger>, String)> = BTreeMap::new();
+        for (i, c) in self.spec.checks.iter().enumerate() {
+            let field = format!("spec.checks[{i}].after");
+            let t = self.resolve_after(&ids, c.after.as_ref(), &field)?;
+            edges.insert(Trigger::Check(i), (t, field));
+            if let Some(d) = &c.delay {
+                parse_duration(d).map_err(|m| ScenarioError {
+                    field: format!("spec.checks[{i}].delay"),
+                    message: m,
+                })?;
+            }
+        }
+        for (i, t) in self.spec.try_this.iter().enumerate() {
+            let field = format!("spec.tryThis[{i}].after");
+            let t = self.resolve_after(&ids, t.after.as_ref(), &field)?;
+            edges.insert(Trigger::TryThis(i), (t, field));
+        }
+        // Depth-first from each node; a node met again on the current path closes a cycle.
+        fn visit(
+            node: Trigger,
+            edges: &BTreeMap<Trigger, (Vec<Trigger>, String)>,
+            path: &mut Vec<Trigger>,
+            done: &mut std::collections::BTreeSet<Trigger>,
+        ) -> Option<Trigger> {
+            if done.contains(&node) {
+                return None;
+            }
+            if path.contains(&node) {
+                return Some(node);
+            }
+            path.push(node);
+            for next in edges.get(&node).map(|(t, _)| t.as_slice()).unwrap_or(&[]) {
+                if let Some(c) = visit(*next, edges, path, done) {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            done.insert(node);
+            None
+        }
+        let mut done = std::collections::BTreeSet::new();
+        for node in edges.keys() {
+            if let Some(c) = visit(*node, &edges, &mut Vec::new(), &mut done) {
+                let field = edges.get(&c).map(|(_, f)| f.clone()).unwrap_or_default();
+                return Err(ScenarioError {
+                    field,
+                    message:
+                        "this waits, through its after: chain, for itself, so it would never start"
+                            .into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The steps as typed actions ordered by time (stable for equal times).
     pub fn timeline(&self) -> Result<Vec<TimedAction>, ScenarioError> {
         let mut out = Vec::new();
@@ -307,7 +502,11 @@ impl Scenario {
                     })
                 }
             };
-            out.push(TimedAction { at, action });
+            out.push(TimedAction {
+                at,
+                action,
+                index: i,
+            });
         }
         out.stable_sort_by_key(|a| a.at);
         Ok(out)
@@ -549,6 +748,61 @@ mod tests {
                 .unwrap_err();
         assert_eq!(err.field, "spec.steps[0].at");
         assert_eq!(err.message, "time: invalid duration \"soon\"");
+    }
+
+    #[test]
+    fn checks_and_steps_wait_for_ids_and_resolve_to_their_triggers() {
+        let doc = json!({"spec": {
+            "steps": [{"id": "pipeline", "at": "30s", "kubectl": "scale deployment/web --replicas=6"}],
+            "tryThis": [
+                {"id": "delete", "label": "Delete", "fault": {"type": "DeletePod", "selector": "app=web"}, "after": "up", "at": "40s"},
+                {"label": "Look", "kubectl": "get pods", "after": ["delete", "pipeline"], "at": "50s"}
+            ],
+            "checks": [
+                {"id": "up", "name": "up", "wait": "deployment/web --for=condition=Available"},
+                {"name": "gap", "wait": "deployment/web --for=condition=Available=False", "after": "delete", "delay": "5s"},
+                {"name": "old form", "wait": "deployment/web --for=condition=Available", "after": "2m"}
+            ]
+        }});
+        let s = decode_scenario(&doc).unwrap();
+        assert_eq!(s.check_triggers(0).unwrap(), vec![]);
+        assert_eq!(s.check_triggers(1).unwrap(), vec![Trigger::TryThis(0)]);
+        assert_eq!(s.check_triggers(2).unwrap(), vec![Trigger::At(120_000)]);
+        assert_eq!(s.try_this_triggers(0).unwrap(), vec![Trigger::Check(0)]);
+        assert_eq!(
+            s.try_this_triggers(1).unwrap(),
+            vec![Trigger::TryThis(0), Trigger::Step(0)]
+        );
+    }
+
+    #[test]
+    fn a_bad_id_or_after_is_refused_at_its_field() {
+        let err = |spec: serde_json::Value| decode_scenario(&json!({ "spec": spec })).unwrap_err();
+        let check = |after: serde_json::Value| json!({"checks": [{"id": "a", "name": "a", "wait": "pods --for=create", "after": after}]});
+        let e = err(check(json!("nothing")));
+        assert_eq!(e.field, "spec.checks[0].after");
+        assert!(
+            e.message
+                .starts_with("no step, try-this step or check has id \"nothing\""),
+            "{}",
+            e.message
+        );
+        let e = err(check(json!("a")));
+        assert_eq!(e.field, "spec.checks[0].after");
+        assert!(e.message.contains("for itself"), "{}", e.message);
+        let e = err(json!({"checks": [
+            {"id": "a", "name": "a", "wait": "pods --for=create"},
+            {"id": "a", "name": "b", "wait": "pods --for=create"}]}));
+        assert_eq!(e.field, "spec.checks[1].id");
+        assert_eq!(
+            e.message,
+            "duplicate id \"a\": spec.checks[0].id has it already"
+        );
+        let e = err(json!({"checks": [{"id": "30s", "name": "a", "wait": "pods --for=create"}]}));
+        assert!(e.message.contains("reads as a duration"), "{}", e.message);
+        let e =
+            err(json!({"checks": [{"name": "a", "wait": "pods --for=create", "delay": "soon"}]}));
+        assert_eq!(e.field, "spec.checks[0].delay");
     }
 
     #[test]

@@ -12,12 +12,12 @@ use super::apiserver::merge_patch;
 use super::decode::{self, Diagnostic, Severity};
 use super::faults::Fault;
 use super::jsonpath;
-use super::scenario::{self, Scenario, StepAction, TimedAction, Wait, WaitFor};
+use super::progress::{self, LearnerAction, TriggerState, TryThisProgress};
+use super::scenario::{self, Scenario, StepAction, TimedAction, Trigger, Wait, WaitFor};
 use super::time::parse_duration;
 use super::trace::TraceKind;
 use super::types::{Kind, Millis, Node, NodeStatus, Object, ObjectKey, ObjectMeta, StringMap};
 use super::world::{Sim, SimConfig};
-use crate::sort::StableSort;
 
 /// The annotation `kubectl apply` keeps the last applied manifest in (for its 3-way merge).
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -73,14 +73,35 @@ pub struct CheckStatus {
     pub message: String,
     /// When it was decided.
     pub decided_at: Option<Millis>,
+    /// While its trigger has not happened: what it waits for, in words ("after you delete
+    /// every web pod"). None once it watches.
+    pub waiting_for: Option<String>,
+    /// When its trigger happened (it watches from then, plus its delay).
+    pub armed_at: Option<Millis>,
 }
 
 #[derive(Clone, Debug)]
 struct CheckState {
     name: String,
     wait: Wait,
-    start: Millis,
+    /// What must have happened before it watches (all of it).
+    after: Vec<Trigger>,
+    /// How long after its trigger it starts watching.
+    delay: Millis,
     status: CheckStatus,
+}
+
+/// A try-this step as the lesson card shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TryThisStatus {
+    /// Offered now: what it waits for has happened.
+    pub enabled: bool,
+    /// When it was done (by its button or by anything with its effect).
+    pub done_at: Option<Millis>,
+    /// When the lesson's own timeline performs it.
+    pub at: Option<Millis>,
+    /// While not offered: what it waits for, in words.
+    pub waiting_for: Option<String>,
 }
 
 /// The simulation and everything loaded into it.
@@ -93,9 +114,16 @@ pub struct Session {
     pub file: String,
     steps: Vec<TimedAction>,
     next_step: usize,
+    /// When each timeline step (`spec.steps[i]`) ran.
+    steps_run: Vec<Option<Millis>>,
     checks: Vec<CheckState>,
-    /// Whether [`Session::script_try_this`] already ran.
-    try_this_scripted: bool,
+    try_this: Vec<TryThisProgress>,
+    /// Whether try-this steps run on the lesson's own timeline, at their `at:` (headless runs,
+    /// and "play the lesson" in the page): see [`Session::script_try_this`].
+    scripted: bool,
+    /// Nesting of actions being performed (kubectl apply applies inside kubectl): only the
+    /// outermost learner action is compared with the try-this steps.
+    acting: u32,
 }
 
 impl Session {
@@ -116,9 +144,22 @@ impl Session {
             file: file.to_string(),
             steps: Vec::new(),
             next_step: 0,
+            steps_run: Vec::new(),
             checks: Vec::new(),
-            try_this_scripted: false,
+            try_this: Vec::new(),
+            scripted: false,
+            acting: 0,
         }
+    }
+
+    /// A session on a detached copy of this one's store (nothing runs in it): what an action
+    /// would change, worked out without touching this simulation.
+    fn detached(&self, sim: Sim) -> Session {
+        let mut s = Session::bare(sim.config().seed, Scenario::default(), &self.file);
+        s.sim = sim;
+        // Never compared with steps: it has none, and nothing it does is the learner's.
+        s.acting = 1;
+        s
     }
 
     /// Loads a scenario file: its objects are applied at t=0, its steps scheduled, its checks armed.
@@ -165,45 +206,57 @@ impl Session {
         if !report.ok {
             return Err(report.diagnostics);
         }
-        s.steps = scenario.timeline().map_err(|e| {
+        // decode_scenario checked all of this already; a Scenario built in code is refused here.
+        let refused = |field: Option<String>, message: String| {
             vec![Diagnostic {
                 file: file.to_string(),
                 line: 1,
                 col: 1,
                 severity: Severity::Error,
-                message: e.message,
-                field: Some(e.field),
+                message,
+                field,
             }]
-        })?;
-        for c in &scenario.spec.checks {
-            let wait = scenario::parse_wait(&c.wait).map_err(|m| {
-                vec![Diagnostic {
-                    file: file.to_string(),
-                    line: 1,
-                    col: 1,
-                    severity: Severity::Error,
-                    message: m,
-                    field: None,
-                }]
-            })?;
-            let start = c
-                .after
+        };
+        s.steps = scenario
+            .timeline()
+            .map_err(|e| refused(Some(e.field), e.message))?;
+        s.steps_run = vec![None; scenario.spec.steps.len()];
+        for (i, c) in scenario.spec.checks.iter().enumerate() {
+            let wait = scenario::parse_wait(&c.wait).map_err(|m| refused(None, m))?;
+            let after = scenario
+                .check_triggers(i)
+                .map_err(|e| refused(Some(e.field), e.message))?;
+            let delay = c
+                .delay
                 .as_deref()
                 .map(parse_duration)
                 .transpose()
-                .ok()
-                .flatten()
+                .map_err(|m| refused(Some(format!("spec.checks[{i}].delay")), m))?
                 .unwrap_or(0);
             s.checks.push(CheckState {
                 name: c.name.clone(),
                 wait,
-                start,
+                after,
+                delay,
                 status: CheckStatus {
                     name: c.name.clone(),
                     passed: None,
                     message: "waiting".into(),
                     decided_at: None,
+                    waiting_for: None,
+                    armed_at: None,
                 },
+            });
+        }
+        for (i, t) in scenario.spec.try_this.iter().enumerate() {
+            let after = scenario
+                .try_this_triggers(i)
+                .map_err(|e| refused(Some(e.field), e.message))?;
+            s.try_this.push(TryThisProgress {
+                after,
+                at: t.at.as_deref().and_then(|a| parse_duration(a).ok()),
+                done_at: None,
+                action: t.action().ok(),
             });
         }
         s.evaluate_checks();
@@ -247,8 +300,10 @@ impl Session {
     /// against a dry run of the store, so a rejected document changes nothing. Recorded in the
     /// trace as an `apply -f` command.
     pub fn apply_text(&mut self, file: &str, text: &str) -> ApplyReport {
+        let watch = self.watch_begin();
         let report = self.apply_text_unrecorded(file, text);
         self.log_command("apply -f", &report);
+        self.watch_end(watch, LearnerAction::Apply);
         report
     }
 
@@ -422,6 +477,13 @@ impl Session {
 
     /// `kubectl delete -f` of the editor's text.
     pub fn delete_text(&mut self, file: &str, text: &str) -> ApplyReport {
+        let watch = self.watch_begin();
+        let report = self.delete_text_unwatched(file, text);
+        self.watch_end(watch, LearnerAction::Delete);
+        report
+    }
+
+    fn delete_text_unwatched(&mut self, file: &str, text: &str) -> ApplyReport {
         let decoded = decode::decode_manifests(file, text);
         let mut report = ApplyReport {
             diagnostics: decoded.diagnostics.clone(),
@@ -459,11 +521,25 @@ impl Session {
 
     /// Injects a fault now.
     pub fn inject(&mut self, fault: Fault) -> Result<String, String> {
-        self.sim.inject(fault)
+        let watch = self.watch_begin();
+        let result = self.sim.inject(fault.clone());
+        if result.is_ok() {
+            self.watch_end(watch, LearnerAction::Fault(&fault));
+        } else {
+            self.watch_end(None, LearnerAction::Fault(&fault));
+        }
+        result
     }
 
     /// Runs a kubectl command line (the playground's subset).
     pub fn kubectl(&mut self, cmd: &str) -> CommandOutput {
+        let watch = self.watch_begin();
+        let out = self.kubectl_unwatched(cmd);
+        self.watch_end(watch.filter(|_| out.ok), LearnerAction::Kubectl(cmd));
+        out
+    }
+
+    fn kubectl_unwatched(&mut self, cmd: &str) -> CommandOutput {
         let out = super::kubectl::execute(self, cmd);
         let text = if out.ok {
             out.stdout.clone()
@@ -481,16 +557,13 @@ impl Session {
         out
     }
 
-    /// Advances simulated time to `t`, running scenario steps on the way and deciding checks.
+    /// Advances simulated time to `t`, running the timeline on the way (scenario steps, and
+    /// try-this steps when scripted) and deciding checks.
     pub fn advance_to(&mut self, t: Millis, max_events: usize) -> super::world::Advanced {
         let mut total = super::world::Advanced::default();
         loop {
-            let next_step = self
-                .steps
-                .get(self.next_step)
-                .map(|s| s.at)
-                .filter(|&at| at <= t);
-            let target = next_step.unwrap_or(t);
+            self.run_due();
+            let target = self.next_due().filter(|&at| at <= t).unwrap_or(t);
             let budget = max_events.saturating_sub(total.events);
             let adv = self.sim.advance_to(target, budget);
             total.events += adv.events;
@@ -499,22 +572,18 @@ impl Session {
                 total.capped = true;
                 return total;
             }
-            match next_step {
-                Some(_) => {
-                    let step = self.steps[self.next_step].clone();
-                    self.next_step += 1;
-                    self.run_step(step.action);
-                }
-                None => return total,
+            if target >= t {
+                self.run_due();
+                return total;
             }
         }
     }
 
     /// Processes one simulation event (the UI's Step).
     pub fn step(&mut self) -> bool {
+        self.run_due();
         let next = self.sim.next_event_time();
-        let step_due = self.steps.get(self.next_step).map(|s| s.at);
-        if let (Some(due), Some(n)) = (step_due, next) {
+        if let (Some(due), Some(n)) = (self.next_due(), next) {
             if due <= n {
                 self.advance_to(due, usize::MAX);
                 return true;
@@ -525,12 +594,68 @@ impl Session {
         stepped
     }
 
-    fn run_step(&mut self, action: StepAction) {
-        let _ = self.perform(action, "step");
+    /// When the timeline next has something to do after now: a scenario step, or (scripted) a
+    /// try-this step whose time is still to come.
+    fn next_due(&self) -> Option<Millis> {
+        let now = self.sim.now();
+        let step = self.steps.get(self.next_step).map(|s| s.at);
+        let try_this = self
+            .scripted
+            .then(|| {
+                self.try_this
+                    .iter()
+                    .filter(|p| p.done_at.is_none())
+                    .filter_map(|p| p.at)
+                    .filter(|&at| at > now)
+                    .min()
+            })
+            .flatten();
+        step.into_iter().chain(try_this).min()
+    }
+
+    /// Runs what the timeline has due now: scenario steps first (in file order at equal times),
+    /// then, when scripted, each try-this step whose time has come as soon as it is offered.
+    fn run_due(&mut self) {
+        let now = self.sim.now();
+        while let Some(step) = self.steps.get(self.next_step).filter(|s| s.at <= now) {
+            let step = step.clone();
+            self.next_step += 1;
+            let _ = self.perform(step.action, "step");
+            if let Some(run) = self.steps_run.get_mut(step.index) {
+                *run = Some(now);
+            }
+            self.evaluate_checks();
+        }
+        if !self.scripted {
+            return;
+        }
+        // One at a time, in order of their times: doing one can offer the next.
+        while let Some(i) = (0..self.try_this.len())
+            .filter(|&i| {
+                let p = &self.try_this[i];
+                p.done_at.is_none() && p.at.is_some_and(|at| at <= now)
+            })
+            .filter(|&i| self.try_this_enabled(i))
+            .min_by_key(|&i| (self.try_this[i].at, i))
+        {
+            if self.run_try_this(i).is_err() {
+                // Refused (its target is gone): the timeline does not try again.
+                self.try_this_done(i);
+            }
+        }
     }
 
     /// Runs one action now and says what it did (Ok) or why it was refused (Err).
     fn perform(&mut self, action: StepAction, origin: &str) -> Result<String, String> {
+        // The timeline's own steps are the world, not the learner: no try-this step is done by
+        // them (a lesson may script the very fault it later asks the learner for).
+        self.acting += 1;
+        let result = self.perform_unwatched(action, origin);
+        self.acting -= 1;
+        result
+    }
+
+    fn perform_unwatched(&mut self, action: StepAction, origin: &str) -> Result<String, String> {
         match action {
             StepAction::Fault(f) => self.inject(f),
             StepAction::Kubectl(cmd) => {
@@ -560,7 +685,8 @@ impl Session {
     }
 
     /// Performs the lesson's one-click action `spec.tryThis[index]` now, as the learner's click
-    /// does: what it did (Ok) or why it was refused (Err).
+    /// does: what it did (Ok) or why it was refused (Err). A step not offered yet is refused
+    /// with what it waits for.
     pub fn run_try_this(&mut self, index: usize) -> Result<String, String> {
         let t = self
             .scenario
@@ -569,42 +695,62 @@ impl Session {
             .get(index)
             .ok_or_else(|| format!("this scenario has no tryThis[{index}]"))?;
         let action = t.action()?;
-        self.perform(action, "try this")
-    }
-
-    /// Schedules every `spec.tryThis` action that names an `at:` (and whose time has not passed)
-    /// as a timeline step, so a headless run does what a learner would click, when the author
-    /// scripted it. `kubeloop run` and the lesson tests call this; the UI does not (the learner
-    /// clicks). Returns how many were scheduled; calling it twice schedules nothing new.
-    pub fn script_try_this(&mut self) -> usize {
-        if self.try_this_scripted {
-            return 0;
+        if let Some(why) = self.try_this_waiting_for(index) {
+            return Err(format!("not yet: this step comes {why}"));
         }
-        self.try_this_scripted = true;
-        let now = self.sim.now();
-        let scripted: Vec<TimedAction> = self
-            .scenario
-            .spec
-            .try_this
-            .iter()
-            .filter_map(|t| {
-                let at = parse_duration(t.at.as_deref()?).ok()?;
-                let action = t.action().ok()?;
-                (at >= now).then_some(TimedAction { at, action })
-            })
-            .collect();
-        let n = scripted.len();
-        let mut rest = self.steps.split_off(self.next_step.min(self.steps.len()));
-        rest.extend(scripted);
-        // Stable: at equal times, scenario steps run before tryThis actions, in file order.
-        rest.stable_sort_by_key(|a| a.at);
-        self.steps.extend(rest);
-        n
+        let result = self.perform(action, "try this");
+        if result.is_ok() {
+            self.try_this_done(index);
+        }
+        result
     }
 
-    /// Steps not yet run.
+    /// Records that the learner did `spec.tryThis[index]` (its button succeeded) now.
+    pub fn try_this_done(&mut self, index: usize) {
+        let now = self.sim.now();
+        if let Some(p) = self.try_this.get_mut(index) {
+            if p.done_at.is_none() {
+                p.done_at = Some(now);
+                self.evaluate_checks();
+            }
+        }
+    }
+
+    /// From now on the lesson's own timeline performs each try-this step the learner has not
+    /// done, at its `at:` (or, when that has passed, as soon as the step is offered): headless
+    /// runs (`kubeloop run`, the tests) and "play the lesson" in the page. Returns how many steps
+    /// the timeline will perform; calling it again changes nothing.
+    pub fn script_try_this(&mut self) -> usize {
+        self.scripted = true;
+        self.try_this
+            .iter()
+            .filter(|p| p.done_at.is_none() && p.at.is_some())
+            .count()
+    }
+
+    /// Whether try-this steps run on the lesson's own timeline ([`Session::script_try_this`]).
+    pub fn is_scripted(&self) -> bool {
+        self.scripted
+    }
+
+    /// Scenario steps not yet run.
     pub fn pending_steps(&self) -> &[TimedAction] {
         &self.steps[self.next_step.min(self.steps.len())..]
+    }
+
+    /// Whether the timeline still has something to do: a scenario step, or (scripted) a try-this
+    /// step that can still be offered.
+    pub fn has_pending_actions(&self) -> bool {
+        !self.pending_steps().is_empty()
+            || (self.scripted
+                && (0..self.try_this.len()).any(|i| {
+                    self.try_this[i].done_at.is_none()
+                        && self.try_this[i].at.is_some()
+                        && !matches!(
+                            self.triggers_state(&self.try_this[i].after),
+                            TriggerState::Never(_)
+                        )
+                }))
     }
 
     /// The checks and their states.
@@ -612,38 +758,244 @@ impl Session {
         self.checks.iter().map(|c| c.status.clone()).collect()
     }
 
+    /// The try-this steps' states, in order.
+    pub fn try_this_statuses(&self) -> Vec<TryThisStatus> {
+        (0..self.try_this.len())
+            .map(|i| {
+                let waiting_for = self.try_this_waiting_for(i);
+                TryThisStatus {
+                    enabled: waiting_for.is_none(),
+                    done_at: self.try_this[i].done_at,
+                    at: self.try_this[i].at,
+                    waiting_for,
+                }
+            })
+            .collect()
+    }
+
     /// True when every check has been decided.
     pub fn checks_decided(&self) -> bool {
         self.checks.iter().all(|c| c.status.passed.is_some())
     }
 
+    /// Whether `spec.tryThis[i]` is offered now.
+    fn try_this_enabled(&self, i: usize) -> bool {
+        self.try_this_waiting_for(i).is_none()
+    }
+
+    /// What `spec.tryThis[i]` still waits for, in words (None: offered now).
+    fn try_this_waiting_for(&self, i: usize) -> Option<String> {
+        let p = self.try_this.get(i)?;
+        match self.triggers_state(&p.after) {
+            TriggerState::Happened(_) => None,
+            TriggerState::Pending(what) => Some(what),
+            TriggerState::Never(why) => Some(format!("never: {why}")),
+        }
+    }
+
+    /// Whether everything in `after` has happened (and when the last of it did).
+    fn triggers_state(&self, after: &[Trigger]) -> TriggerState {
+        let now = self.sim.now();
+        let mut latest = 0;
+        let mut first_pending = None;
+        for t in after {
+            let happened = match *t {
+                Trigger::At(at) if at <= now => Ok(at),
+                Trigger::At(at) => Err(TriggerState::Pending(format!(
+                    "at {}",
+                    super::time::clock(at)
+                ))),
+                Trigger::Step(i) => self.steps_run.get(i).copied().flatten().ok_or_else(|| {
+                    let at = self.scenario.spec.steps.get(i).map(|s| s.at.clone());
+                    TriggerState::Pending(format!(
+                        "after the lesson's step at {}",
+                        at.as_deref()
+                            .and_then(|a| parse_duration(a).ok())
+                            .map(super::time::clock)
+                            .unwrap_or_default()
+                    ))
+                }),
+                Trigger::TryThis(i) => {
+                    self.try_this.get(i).and_then(|p| p.done_at).ok_or_else(|| {
+                        let label = self
+                            .scenario
+                            .spec
+                            .try_this
+                            .get(i)
+                            .map(|t| progress::lower_first(&t.label))
+                            .unwrap_or_default();
+                        TriggerState::Pending(format!("after you {label}"))
+                    })
+                }
+                Trigger::Check(i) => {
+                    let c = self.checks.get(i).map(|c| &c.status);
+                    match c {
+                        Some(CheckStatus {
+                            passed: Some(true),
+                            decided_at: Some(t),
+                            ..
+                        }) => Ok(*t),
+                        Some(CheckStatus {
+                            passed: Some(false),
+                            name,
+                            ..
+                        }) => Err(TriggerState::Never(format!("“{name}” failed"))),
+                        Some(c) => Err(TriggerState::Pending(format!("after “{}” passes", c.name))),
+                        None => Err(TriggerState::Pending(String::new())),
+                    }
+                }
+            };
+            match happened {
+                Ok(t) => latest = latest.max(t),
+                // A failure anywhere decides it; otherwise the first thing still to come is
+                // what the learner reads.
+                Err(never @ TriggerState::Never(_)) => return never,
+                Err(pending) => {
+                    first_pending.get_or_insert(pending);
+                }
+            }
+        }
+        first_pending.unwrap_or(TriggerState::Happened(latest))
+    }
+
+    /// Starts a learner action: a detached copy of the simulation as it was, and the try-this
+    /// steps on offer, when there is one the action could do.
+    fn watch_begin(&mut self) -> Option<(Sim, Vec<usize>)> {
+        self.acting += 1;
+        if self.acting > 1 {
+            return None;
+        }
+        let offered: Vec<usize> = (0..self.try_this.len())
+            .filter(|&i| self.try_this[i].done_at.is_none() && self.try_this_enabled(i))
+            .collect();
+        (!offered.is_empty()).then(|| (self.sim.detached_copy(), offered))
+    }
+
+    /// Ends a learner action: each step that was on offer and whose effect the action had is
+    /// done now.
+    fn watch_end(&mut self, before: Option<(Sim, Vec<usize>)>, action: LearnerAction<'_>) {
+        self.acting = self.acting.saturating_sub(1);
+        let Some((before, offered)) = before else {
+            return;
+        };
+        let real = progress::changes(&before.api, &self.sim.api);
+        let now = self.sim.now();
+        let mut any = false;
+        for i in offered {
+            if self.has_effect_of(i, &before, &real, action) {
+                self.try_this[i].done_at = Some(now);
+                any = true;
+            }
+        }
+        if any {
+            self.evaluate_checks();
+        }
+    }
+
+    /// Whether an action that changed `real` (from `before`) did what `spec.tryThis[i]` does.
+    fn has_effect_of(
+        &self,
+        i: usize,
+        before: &Sim,
+        real: &progress::Changes,
+        action: LearnerAction<'_>,
+    ) -> bool {
+        let Some(step) = self.try_this[i].action.clone() else {
+            return false;
+        };
+        if let StepAction::Fault(f) = &step {
+            if !progress::writes_objects(f) {
+                return matches!(action, LearnerAction::Fault(g) if progress::same_target(f, g));
+            }
+        }
+        let mut dry = self.detached(before.detached_copy());
+        let _ = dry.perform_unwatched(step.clone(), "try this");
+        let would = progress::changes(&before.api, &dry.sim.api);
+        if !would.is_empty() {
+            return progress::covers(&would, real);
+        }
+        // The step changes nothing now (a read, or a change already made): the same command,
+        // or the same fault, is what doing it means.
+        match (&step, action) {
+            (StepAction::Kubectl(a), LearnerAction::Kubectl(b)) => {
+                let gist = progress::command_gist(a);
+                gist.is_some() && gist == progress::command_gist(b)
+            }
+            (StepAction::Fault(f), LearnerAction::Fault(g)) => progress::same_target(f, g),
+            _ => false,
+        }
+    }
+
     fn evaluate_checks(&mut self) {
         let now = self.sim.now();
         let mut decided = Vec::new();
-        for c in &mut self.checks {
-            if c.status.passed.is_some() || now < c.start {
-                continue;
-            }
-            match evaluate_wait(&self.sim, &c.wait) {
-                Ok(()) => {
-                    c.status.passed = Some(true);
-                    c.status.message = format!("condition met at {}", super::time::clock(now));
-                    c.status.decided_at = Some(now);
-                    decided.push((c.name.clone(), true, c.status.message.clone()));
+        // A check can start the moment another passes: go round until nothing changes (each
+        // round arms or decides at least one check, so at most twice their number).
+        for _ in 0..=2 * self.checks.len() {
+            let mut changed = false;
+            for i in 0..self.checks.len() {
+                if self.checks[i].status.passed.is_some() {
+                    continue;
                 }
-                Err(why) => {
-                    if now >= c.start + c.wait.timeout {
-                        c.status.passed = Some(false);
-                        c.status.message = format!(
-                            "timed out after {}: {why}",
-                            super::time::format_duration(c.wait.timeout)
-                        );
-                        c.status.decided_at = Some(now);
-                        decided.push((c.name.clone(), false, c.status.message.clone()));
-                    } else {
-                        c.status.message = why;
+                if self.checks[i].status.armed_at.is_none() {
+                    match self.triggers_state(&self.checks[i].after) {
+                        TriggerState::Happened(t) => {
+                            let c = &mut self.checks[i].status;
+                            c.armed_at = Some(t);
+                            c.waiting_for = None;
+                            changed = true;
+                        }
+                        TriggerState::Pending(what) => {
+                            let c = &mut self.checks[i].status;
+                            c.message =
+                                format!("waits until {}", what.trim_start_matches("after "));
+                            c.waiting_for = Some(what);
+                            continue;
+                        }
+                        TriggerState::Never(why) => {
+                            let c = &mut self.checks[i].status;
+                            c.passed = Some(false);
+                            c.message = format!("never started: {why}");
+                            c.decided_at = Some(now);
+                            c.waiting_for = None;
+                            decided.push((c.name.clone(), false, c.message.clone()));
+                            changed = true;
+                            continue;
+                        }
                     }
                 }
+                let c = &mut self.checks[i];
+                let start = c.status.armed_at.unwrap_or(0) + c.delay;
+                if now < start {
+                    c.status.message = format!("starts at {}", super::time::clock(start));
+                    continue;
+                }
+                match evaluate_wait(&self.sim, &c.wait) {
+                    Ok(()) => {
+                        c.status.passed = Some(true);
+                        c.status.message = format!("condition met at {}", super::time::clock(now));
+                        c.status.decided_at = Some(now);
+                        decided.push((c.name.clone(), true, c.status.message.clone()));
+                        changed = true;
+                    }
+                    Err(why) => {
+                        if now >= start + c.wait.timeout {
+                            c.status.passed = Some(false);
+                            c.status.message = format!(
+                                "timed out after {}: {why}",
+                                super::time::format_duration(c.wait.timeout)
+                            );
+                            c.status.decided_at = Some(now);
+                            decided.push((c.name.clone(), false, c.status.message.clone()));
+                            changed = true;
+                        } else {
+                            c.status.message = why;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
             }
         }
         for (name, passed, message) in decided {
@@ -651,12 +1003,13 @@ impl Session {
         }
     }
 
-    /// The time of the earliest undecided check's deadline (the CLI runs at least until then).
+    /// The time of the latest deadline among the undecided checks that watch (the CLI runs at
+    /// least until then).
     pub fn check_deadline(&self) -> Option<Millis> {
         self.checks
             .iter()
             .filter(|c| c.status.passed.is_none())
-            .map(|c| c.start + c.wait.timeout)
+            .filter_map(|c| c.status.armed_at.map(|a| a + c.delay + c.wait.timeout))
             .max()
     }
 

@@ -347,6 +347,9 @@ impl MemoryPart {
     }
 }
 
+/// Trace entries a [`Sim::detached_copy`] keeps: it runs one action and is dropped.
+const DETACHED_TRACE: usize = 64;
+
 /// The whole simulated cluster.
 pub struct Sim {
     now: Millis,
@@ -427,6 +430,34 @@ impl Sim {
         }
         sim.schedule(10_000, SimEvent::Housekeeping);
         sim
+    }
+
+    /// A copy of the store, the machines and the clock with no component running and nothing
+    /// queued: what an action would change, worked out without touching this simulation (a
+    /// lesson compares it with what the learner did: see `progress`). Nothing in it advances.
+    pub fn detached_copy(&self) -> Sim {
+        Sim {
+            now: self.now,
+            seq: self.seq,
+            config: self.config.clone(),
+            queue: BinaryHeap::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            watchers: BTreeMap::new(),
+            routed_selected: BTreeMap::new(),
+            api: self.api.clone(),
+            components: BTreeMap::new(),
+            machines: self.machines.clone(),
+            machines_generation: self.machines_generation,
+            broken_images: self.broken_images.clone(),
+            api_server_up: self.api_server_up,
+            recorder: Recorder::default(),
+            trace: Trace::with_capacity(DETACHED_TRACE),
+            latency_rng: self.latency_rng.clone(),
+            fault_cause: None,
+            rivals: BTreeMap::new(),
+            last_api_seq: 0,
+        }
     }
 
     /// The simulated clock.

@@ -304,3 +304,23 @@ mod tests {
         assert_eq!(ellipsize("abcdef", 4), "abc…");
     }
 }
+
+/// A moment of the run as a lesson names it: `0:40`, `2:31`, `1:05:00`.
+pub fn moment(ms: crate::sim::types::Millis) -> String {
+    let s = ms / 1000;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+#[cfg(test)]
+mod moment_tests {
+    #[test]
+    fn moments_read_as_minutes_and_seconds() {
+        assert_eq!(super::moment(40_000), "0:40");
+        assert_eq!(super::moment(151_500), "2:31");
+        assert_eq!(super::moment(3_900_000), "1:05:00");
+    }
+}

@@ -650,7 +650,35 @@ impl Playground {
         let Some(t) = self.session.scenario.spec.try_this.get(index).cloned() else {
             return Err(format!("this lesson has no action #{index}"));
         };
-        match t.action()? {
+        let status = self.session.try_this_statuses().get(index).cloned();
+        if let Some(why) = status.and_then(|s| s.waiting_for) {
+            let text = format!("Not yet: this step comes {why}");
+            self.notify(&text, NoticeKind::Info);
+            return Err(text);
+        }
+        let result = self.try_this_action(t.action()?);
+        if result.is_ok() {
+            self.session.try_this_done(index);
+            self.version += 1;
+        }
+        result
+    }
+
+    /// From now on the lesson's own timeline performs the steps the learner has not done, at
+    /// the times it gives them ("play the lesson"), and the clock runs.
+    pub fn play_lesson(&mut self) {
+        if self.session.script_try_this() > 0 {
+            self.notify(
+                "Playing the lesson: its timeline does the steps you have not done",
+                NoticeKind::Info,
+            );
+        }
+        self.playing = true;
+        self.version += 1;
+    }
+
+    fn try_this_action(&mut self, action: StepAction) -> Result<String, String> {
+        match action {
             StepAction::Fault(f) => self.inject(f),
             StepAction::Kubectl(cmd) => {
                 let out = self.run_command(&cmd);
@@ -1274,7 +1302,7 @@ mod tests {
         let text = crate::sim::examples::by_name("thermostat").expect("built-in");
         assert!(p.load_scenario(text, None).is_ok());
         let lesson = p.lesson().expect("a lesson card");
-        assert!(!lesson.try_this.is_empty());
+        assert!(!lesson.steps.is_empty());
         p.advance_by(30_000);
         let pods_before = p.cluster().all_pods().count();
         assert!(pods_before > 0);
