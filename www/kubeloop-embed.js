@@ -229,7 +229,7 @@
   };
 
   ['apply', 'load', 'inject', 'kubectl', 'play', 'pause', 'step', 'setSpeed', 'advance',
-    'getState', 'getShareUrl', 'runChecks'].forEach(function (m) {
+    'getState', 'getShareUrl', 'runChecks', 'lessonSteps'].forEach(function (m) {
     Playground.prototype[m] = function () { return this.call(m, Array.prototype.slice.call(arguments)); };
   });
 

@@ -33,8 +33,9 @@ use crate::sim::share::{decode, Link};
 use crate::sim::time::clock;
 use crate::viewmodel::embed_flags::{view_attr, Flags, Theme};
 use crate::viewmodel::embed_protocol::{
-    checks_json, converged, deployment_counts, event_message, hello_message, parse_inbound,
-    ready_message, result_message, Call, Inbound, Rejected, Watcher, MAX_MESSAGE_CHARS,
+    checks_json, converged, deployment_counts, event_message, hello_message, lesson_steps_json,
+    parse_inbound, ready_message, result_message, Call, Inbound, Rejected, Watcher,
+    MAX_MESSAGE_CHARS,
 };
 use crate::viewmodel::Playground;
 
@@ -561,6 +562,10 @@ fn execute(call: Call) -> Result<Json, String> {
         Call::RunChecks => {
             let m = model.try_borrow().map_err(|_| "busy".to_string())?;
             Ok(checks_json(&m.session))
+        }
+        Call::LessonSteps => {
+            let m = model.try_borrow().map_err(|_| "busy".to_string())?;
+            Ok(lesson_steps_json(&m.session))
         }
     }
 }

@@ -63,3 +63,18 @@ pub fn logo() -> Html {
         </svg>
     }
 }
+
+/// A lesson check's state (`CheckState::icon`): drawn, so every platform shows it (the ⧗ it
+/// replaces has no glyph in a stock Linux's fonts).
+pub fn check_state(name: &str) -> Html {
+    match name {
+        // A hollow circle: not watching yet.
+        "not-started" => icon("M12 4a8 8 0 1 0 0 16 8 8 0 0 0 0-16zm0 2.2a5.8 5.8 0 1 1 0 11.6 5.8 5.8 0 0 1 0-11.6z"),
+        // An hourglass: watching.
+        "waiting" => icon("M6 3h12v2h-1v2.6a4 4 0 0 1-1.7 3.3L13.6 12l1.7 1.1a4 4 0 0 1 1.7 3.3V19h1v2H6v-2h1v-2.6a4 4 0 0 1 1.7-3.3L10.4 12l-1.7-1.1A4 4 0 0 1 7 7.6V5H6zm3 2v2.6a2 2 0 0 0 .85 1.63L12 10.8l2.15-1.57A2 2 0 0 0 15 7.6V5zm3 8.2-2.15 1.57A2 2 0 0 0 9 16.4V19h6v-2.6a2 2 0 0 0-.85-1.63z"),
+        // A tick.
+        "passed" => icon("M9.5 16.2 5.3 12l-1.4 1.4 5.6 5.6L20.1 8.4 18.7 7z"),
+        // A cross.
+        _ => icon("M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12 19 17.6 17.6 19 12 13.4 6.4 19 5 17.6 10.6 12 5 6.4z"),
+    }
+}

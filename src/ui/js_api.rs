@@ -17,7 +17,8 @@
 //! | `state()` | every object (Events excluded) as a Kubernetes `List` |
 //! | `events()` | the Event objects, oldest first |
 //! | `now()` | the simulated clock in ms |
-//! | `checks()` | the scenario's checks `[{name, passed, message}]` |
+//! | `checks()` | the scenario's checks `[{name, passed, message, waitingFor}]` |
+//! | `lessonSteps()` | the try-this steps `[{label, id, enabled, done, doneAt, at, waitingFor}]` |
 //! | `trace(afterSeq)` | trace entries after a sequence number (at most 10 000), as `--trace` prints them |
 //! | `version` | the crate version |
 //! | `debugPanic(message?)` | never returns: a real Rust panic, for tests and diagnostics of the crash screen (see below) |
@@ -42,6 +43,7 @@ use crate::sim::faults::Fault;
 use crate::sim::time::parse_duration;
 use crate::sim::types::Kind;
 use crate::sort::StableSort;
+use crate::viewmodel::embed_protocol::{checks_json, lesson_steps_json};
 use crate::viewmodel::Playground;
 
 type JsFn = Closure<dyn Fn(JsValue) -> Result<JsValue, JsValue>>;
@@ -289,13 +291,16 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         "checks",
         Box::new(move |_| {
             let m = m.try_borrow().map_err(|_| err("checks: busy"))?;
-            let checks: Vec<Json> = m
-                .session
-                .checks()
-                .into_iter()
-                .map(|c| json!({ "name": c.name, "passed": c.passed, "message": c.message }))
-                .collect();
-            Ok(to_js(&Json::Array(checks)))
+            Ok(to_js(&checks_json(&m.session)))
+        }),
+    );
+
+    let m = model.clone();
+    add(
+        "lessonSteps",
+        Box::new(move |_| {
+            let m = m.try_borrow().map_err(|_| err("lessonSteps: busy"))?;
+            Ok(to_js(&lesson_steps_json(&m.session)))
         }),
     );
 

@@ -1,10 +1,13 @@
-//! The lesson card above the editor: what the lesson is about, one-click "try this" actions, and
-//! its checks turning from ⧗ to ✓ as the cluster does what the lesson says it will.
+//! The lesson card above the editor: what the lesson is about, one-click "try this" steps (each
+//! offered once what it follows has happened, with the time the lesson's own timeline would do
+//! it), and checks that start when their trigger happens and turn green when the cluster does
+//! what the lesson says it will.
 
 use yew::prelude::*;
 
+use super::icons;
 use super::state::Action;
-use crate::viewmodel::lesson::LessonView;
+use crate::viewmodel::lesson::{CheckState, LessonView};
 
 /// Lesson card inputs.
 #[derive(Properties, PartialEq)]
@@ -47,20 +50,48 @@ pub fn LessonCard(p: &LessonCardProps) -> Html {
                             }}>{ if *full_text { "less" } else { "more…" } }</button>
                         </div>
                     }
-                    if !l.try_this.is_empty() {
+                    if !l.steps.is_empty() {
                         <div class="lesson-section">
-                            <h3 class="lesson-h">{ "Try this" }</h3>
-                            <div class="try-this">
-                                { for l.try_this.iter().enumerate().map(|(i, label)| {
+                            <h3 class="lesson-h">
+                                { "Try this" }
+                                if l.can_play_timeline() {
+                                    <button class="link small play-lesson" data-testid="play-lesson"
+                                        title="Let the lesson's own timeline do the steps you have not done, at the times shown"
+                                        onclick={{
+                                            let d = p.dispatch.clone();
+                                            Callback::from(move |_: MouseEvent| d.emit(Action::PlayLesson))
+                                        }}>{ "▸ play the lesson" }</button>
+                                } else if l.playing_timeline {
+                                    <small class="play-lesson-on" data-testid="playing-lesson">{ "the lesson's timeline is playing" }</small>
+                                }
+                            </h3>
+                            <ol class="try-this">
+                                { for l.steps.iter().enumerate().map(|(i, step)| {
                                     let d = p.dispatch.clone();
+                                    let title = match (&step.done_at, &step.waiting_for) {
+                                        (Some(t), _) => format!("Done at {t}"),
+                                        (None, Some(w)) => format!("Comes {w}"),
+                                        (None, None) => "Do it now".to_string(),
+                                    };
                                     html! {
-                                        <button class="btn btn-small try-btn" data-testid={format!("try-{i}")}
-                                            onclick={Callback::from(move |_: MouseEvent| d.emit(Action::TryThis(i)))}>
-                                            <span class="try-n">{ i + 1 }</span>{ label }
-                                        </button>
+                                        <li class={classes!("try-row", step.done_at.is_some().then_some("is-done"))}>
+                                            <button class="btn btn-small try-btn" data-testid={format!("try-{i}")}
+                                                disabled={!step.enabled} title={title}
+                                                onclick={Callback::from(move |_: MouseEvent| d.emit(Action::TryThis(i)))}>
+                                                <span class="try-n">{ i + 1 }</span>{ &step.label }
+                                            </button>
+                                            <span class="try-when" data-testid={format!("try-when-{i}")}>
+                                                { match (&step.done_at, &step.waiting_for, &step.at) {
+                                                    (Some(t), _, _) => format!("✓ done at {t}"),
+                                                    (None, Some(w), _) => w.clone(),
+                                                    (None, None, Some(at)) => format!("timeline: {at}"),
+                                                    (None, None, None) => String::new(),
+                                                } }
+                                            </span>
+                                        </li>
                                     }
                                 }) }
-                            </div>
+                            </ol>
                         </div>
                     }
                     if !l.checks.is_empty() {
@@ -69,8 +100,12 @@ pub fn LessonCard(p: &LessonCardProps) -> Html {
                             <ul class="checks">
                                 { for l.checks.iter().map(|c| html! {
                                     <li class={classes!("check-row", c.state.class())} title={c.message.clone()}>
-                                        <span class="check-glyph" aria-hidden="true">{ c.state.glyph() }</span>
+                                        <span class="check-glyph">{ icons::check_state(c.state.icon()) }</span>
+                                        <span class="visually-hidden">{ format!("{}: ", c.state.label()) }</span>
                                         <span class="check-name">{ &c.name }</span>
+                                        if c.state == CheckState::NotStarted {
+                                            <span class="check-when">{ &c.message }</span>
+                                        }
                                     </li>
                                 }) }
                             </ul>

@@ -57,6 +57,8 @@ pub enum Action {
     Run(String),
     /// The loaded lesson's n-th "try this" action.
     TryThis(usize),
+    /// Let the lesson's own timeline do the steps the learner has not done.
+    PlayLesson,
     Select(Option<ObjectKey>),
     Reset,
     /// Reset with this seed (the toolbar's seed field).
@@ -168,6 +170,10 @@ impl Reducible for AppState {
             }
             Action::TryThis(i) => {
                 let _ = m.try_this(i);
+                true
+            }
+            Action::PlayLesson => {
+                m.play_lesson();
                 true
             }
             Action::Run(cmd) => {

@@ -60,6 +60,8 @@ pub enum Call {
     GetState,
     GetShareUrl,
     RunChecks,
+    /// The lesson's try-this steps: offered, done, and what each waits for.
+    LessonSteps,
 }
 
 /// The method names, as the SDK spells them.
@@ -76,6 +78,7 @@ pub const METHODS: &[&str] = &[
     "getState",
     "getShareUrl",
     "runChecks",
+    "lessonSteps",
 ];
 
 /// A call's id: the host's number or string, echoed in the result.
@@ -267,6 +270,7 @@ fn parse_call(method: &str, args: &[Json]) -> Result<Call, String> {
         "getState" => Call::GetState,
         "getShareUrl" => Call::GetShareUrl,
         "runChecks" => Call::RunChecks,
+        "lessonSteps" => Call::LessonSteps,
         other => {
             return Err(format!(
                 "unknown method \"{}\" (known: {})",
@@ -373,7 +377,29 @@ pub fn checks_json(session: &Session) -> Json {
         session
             .checks()
             .into_iter()
-            .map(|c| json!({"name": c.name, "passed": c.passed, "message": c.message}))
+            .map(|c| {
+                json!({"name": c.name, "passed": c.passed, "message": c.message,
+                    "waitingFor": c.waiting_for})
+            })
+            .collect(),
+    )
+}
+
+/// `lessonSteps()`: each try-this step with whether it is offered (`enabled`), whether it is
+/// done and when, when the lesson's timeline would do it (`at`, seconds), and what it waits for.
+pub fn lesson_steps_json(session: &Session) -> Json {
+    Json::Array(
+        session
+            .scenario
+            .spec
+            .try_this
+            .iter()
+            .zip(session.try_this_statuses())
+            .map(|(t, st)| {
+                json!({"label": t.label, "id": t.id, "enabled": st.enabled,
+                    "done": st.done_at.is_some(), "doneAt": st.done_at.map(|ms| ms as f64 / 1000.0),
+                    "at": st.at.map(|ms| ms as f64 / 1000.0), "waitingFor": st.waiting_for})
+            })
             .collect(),
     )
 }
@@ -554,6 +580,7 @@ mod tests {
         ok("getState", json!([]), Call::GetState);
         ok("getShareUrl", json!([]), Call::GetShareUrl);
         ok("runChecks", json!([]), Call::RunChecks);
+        ok("lessonSteps", json!([]), Call::LessonSteps);
         let Ok(Inbound::Call {
             call: Call::Inject(f),
             ..
@@ -662,6 +689,29 @@ mod tests {
     }
 
     #[test]
+    fn lesson_steps_say_which_step_is_offered_and_what_the_others_wait_for() {
+        let text = examples::by_name("node-dies").unwrap();
+        let mut s = Session::load("node-dies.yaml", text, None).expect("the lesson loads");
+        let steps = lesson_steps_json(&s);
+        assert_eq!(steps[0]["label"], "Power off node-2");
+        assert_eq!(steps[0]["enabled"], false, "not before web is Available");
+        assert_eq!(
+            steps[0]["waitingFor"],
+            "after “web is Available before the failure” passes"
+        );
+        assert_eq!(steps[0]["at"], 30.0);
+        s.advance_to(20_000, usize::MAX);
+        let steps = lesson_steps_json(&s);
+        assert_eq!(steps[0]["enabled"], true);
+        assert_eq!(steps[0]["waitingFor"], Json::Null);
+        let checks = checks_json(&s);
+        assert_eq!(
+            checks[1]["waitingFor"], "after you power off node-2",
+            "{checks}"
+        );
+    }
+
+    #[test]
     fn the_watcher_reports_events_faults_checks_and_convergence_once_each() {
         let text = examples::by_name("thermostat").unwrap();
         let mut s = Session::load("thermostat.yaml", text, None).expect("the lesson loads");
@@ -682,16 +732,11 @@ mod tests {
         );
         assert!(w.poll(&s).is_empty(), "nothing new, nothing posted");
 
-        let pod = s
-            .sim
-            .api
-            .list(Kind::Pod)
-            .filter_map(|o| o.as_pod())
-            .map(|p| p.metadata.name.clone())
-            .next()
-            .unwrap();
-        s.inject(serde_json::from_value(json!({"type": "DeletePod", "pod": pod})).unwrap())
-            .unwrap();
+        // The lesson's first step, from the fault menu.
+        s.inject(
+            serde_json::from_value(json!({"type": "DeletePod", "selector": "app=web"})).unwrap(),
+        )
+        .unwrap();
         s.advance_to(61_000, usize::MAX);
         let evs = w.poll(&s);
         seen.extend(evs.iter().cloned());

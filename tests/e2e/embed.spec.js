@@ -90,6 +90,15 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
   expect(share).toMatch(/\/index\.html#k1:/);
   expect(share).not.toContain('embed=1');
 
+  // The clock button says what it does next: start the clock, then pause it.
+  const clock1 = page.locator('[data-lab1="play"]');
+  await expect(clock1).toHaveText('▶ Start the clock');
+  await clock1.click();
+  await expect(clock1).toHaveText('❚❚ Pause the clock');
+  await clock1.click();
+  await expect(clock1).toHaveText('▶ Start the clock');
+  expect((await sdk(page, 'lab1', 'getState')).playing).toBe(false);
+
   // Lab 2 is click-to-load: nothing runs and the buttons wait until the reader clicks it.
   await expect(page.locator('[data-lab2="down"]')).toBeDisabled();
   const lab2 = page.frameLocator('#lab2 iframe');
@@ -99,16 +108,31 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
   await expect(sdk(page, 'lab2', 'getState')).rejects.toThrow(/not been loaded/);
   await lab2.getByTestId('click-to-load-button').click();
   await labLoaded(page, 'lab2');
-  await expect(page.locator('[data-lab2="down"]')).toBeEnabled();
   await expect(page.locator('#lab2-checks li')).toHaveCount(6);
+  // The page's buttons follow the lesson's steps: no power-off before web is Available, and the
+  // checks that follow it say what they wait for.
+  const down = page.locator('[data-lab2="down"]');
+  await expect(page.locator('[data-lab2="play"]')).toBeEnabled();
+  await expect(down).toBeDisabled();
+  await expect(down).toHaveAttribute('title', 'Comes after “web is Available before the failure” passes');
+  await expect(page.locator('#lab2-checks li[data-state="not-started"]')).toHaveCount(5);
+  await expect(page.locator('#lab2-checks li').nth(1)).toContainText('after you power off node-2');
 
-  // As the lesson suggests: let it settle, power off node-2, fast-forward; the checks tick.
+  // Following the page's buttons in order: start the clock, power off node-2 once it is offered,
+  // play at 20×. Every check that can pass by then passes; none goes red.
+  await page.locator('[data-lab2="play"]').click();
+  await expect(page.locator('[data-lab2="play"]')).toHaveText('❚❚ Pause the clock');
   await sdk(page, 'lab2', 'advance', '30s');
-  await page.locator('[data-lab2="down"]').click();
+  await expect(down).toBeEnabled();
+  await down.click();
   await expect(page.locator('#lab2-say')).toContainText('node-2');
+  await expect(down).toBeDisabled();
+  await page.locator('[data-lab2="fast"]').click();
   await sdk(page, 'lab2', 'pause');
   await sdk(page, 'lab2', 'advance', '7m');
   await expect(page.locator('#lab2-checks li[data-state="passed"]')).toHaveCount(5);
+  await expect(page.locator('#lab2-checks li[data-state="failed"]')).toHaveCount(0);
+  await expect(page.locator('[data-lab2="up"]')).toBeEnabled();
   const s2 = await sdk(page, 'lab2', 'getState');
   expect(s2.nodes.find((n) => n.name === 'node-2').up).toBe(false);
   const checks = await sdk(page, 'lab2', 'runChecks');

@@ -327,6 +327,49 @@ test('a lesson opens from the menu, offers its actions and ticks its checks', as
   expect(errors).toEqual([]);
 });
 
+test('a lesson follows the learner: steps are offered in turn, checks start when their step is done, by any means', async ({ page }) => {
+  const errors = await open(page, '/#example/thermostat');
+  const lesson = page.getByTestId('lesson');
+  const first = page.getByTestId('try-0');
+  // At 0:00 nothing can be broken yet: the step waits for web, and says so and when its timeline runs it.
+  await expect(first).toBeDisabled();
+  await expect(page.getByTestId('try-when-0')).toHaveText('after “web is Available before anything breaks” passes');
+  const gap = lesson.locator('.check-row').filter({ has: page.locator('.check-name', { hasText: /^deleting pods opens a gap/ }) });
+  await expect(gap).toHaveClass(/check-not-started/);
+  await expect(gap).toContainText('waits until you delete every web pod');
+  // Every check state is drawn (an SVG icon), never a glyph a font may lack.
+  await expect(lesson.locator('.check-glyph svg')).toHaveCount(await lesson.locator('.check-row').count());
+  await expect(lesson).not.toContainText('⧗');
+
+  await advance(page, '30s');
+  await expect(first).toBeEnabled();
+  await expect(page.getByTestId('try-when-0')).toHaveText('timeline: 0:40');
+  // Minutes later, the gap check still waits: it follows the learner, not the clock.
+  await advance(page, '3m');
+  await expect(gap).toHaveClass(/check-not-started/);
+  // The console's delete is the step: the card marks it done and the check starts watching.
+  await page.getByTestId('tab-console').click();
+  const input = page.getByTestId('console-input');
+  await input.fill('delete pods -l app=web');
+  await input.press('Enter');
+  await expect(page.getByTestId('try-when-0')).toHaveText(/✓ done at 3:3\d/);
+  await advance(page, '30s');
+  await expect(gap).toHaveClass(/check-passed/);
+  await expect(page.getByTestId('try-1')).toBeEnabled();
+  await hideNotices(page);
+  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/lesson-follows.png' });
+
+  // "Play the lesson": its timeline does the steps left, and every check goes green.
+  await page.getByTestId('play-lesson').click();
+  await expect(page.getByTestId('playing-lesson')).toBeVisible();
+  await page.evaluate(() => window.kubeloop.pause());
+  await advance(page, '12m');
+  await expect(page.getByTestId('try-when-2')).toHaveText(/✓ done at/);
+  await expect(lesson.locator('.check-failed')).toHaveCount(0);
+  await expect(lesson.locator('.check-passed')).toHaveCount(await lesson.locator('.check-row').count());
+  expect(errors).toEqual([]);
+});
+
 test('the kubectl console runs commands, recalls them with the arrow keys and completes names with Tab', async ({ page }) => {
   const errors = await open(page);
   await page.getByTestId('apply').click();
