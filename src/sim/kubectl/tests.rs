@@ -1306,3 +1306,48 @@ fn sort_by_takes_jsonpath_and_refuses_a_field_no_object_has() {
         "error: couldn't find any field with path \"{.spec.notThere}\" in the list of objects\n"
     );
 }
+
+#[test]
+fn apply_reads_a_here_document_as_bash_passes_it_instead_of_the_editor_text() {
+    let mut s = Session::new(7);
+    let svc = |name: &str| {
+        format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n  selector: {{app: {name}}}\n  ports: [{{port: 80}}]\n")
+    };
+    let o = s.kubectl(&format!("kubectl apply -f - <<EOF\n{}EOF\n", svc("api")));
+    assert_eq!(
+        (o.stdout.as_str(), o.stderr.as_str()),
+        ("service/api created\n", "")
+    );
+    // The here-document is the standard input, whatever the editor holds.
+    let o = s.kubectl_with_input(
+        &format!("cat <<'EOF' | kubectl apply -f -\n{}EOF", svc("db")),
+        Some(WEB),
+    );
+    assert_eq!(o.stdout, "service/db created\n");
+    assert!(s
+        .sim
+        .api
+        .get(&ObjectKey::new(Kind::Deployment, "default", "web"))
+        .is_none());
+    // Left open, bash warns and hands over what there is.
+    let o = s.kubectl(&format!("apply -f - <<EOF\n{}", svc("cache")));
+    assert_eq!(
+        o.stderr,
+        "bash: warning: here-document at line 1 delimited by end-of-file (wanted `EOF')\n"
+    );
+    assert_eq!(o.stdout, "service/cache created\n");
+    // A long command split with backslashes is one command.
+    let o = s.kubectl("create deployment api \\\n  --image=nginx:1.27 \\\n  --replicas=2");
+    assert_eq!(o.stdout, "deployment.apps/api created\n");
+    // Two commands pasted at once are refused, with nothing run.
+    let o = s.kubectl("delete service api\ndelete service db");
+    assert!(
+        o.stderr.starts_with("error: several commands in one entry"),
+        "{o:?}"
+    );
+    assert_eq!(
+        s.sim.api.list(Kind::Service).count(),
+        4,
+        "kubernetes, api, db, cache"
+    );
+}
