@@ -1351,3 +1351,36 @@ fn apply_reads_a_here_document_as_bash_passes_it_instead_of_the_editor_text() {
         "kubernetes, api, db, cache"
     );
 }
+
+#[test]
+fn get_of_several_types_names_every_object_with_its_type_and_parts_the_tables_with_blank_lines() {
+    let mut s = world();
+    let out = stdout(&mut s, "get deploy,rs,pods");
+    let tables: Vec<&str> = out.split("\n\n").collect();
+    assert_eq!(tables.len(), 3, "{out}");
+    for (table, prefix) in
+        tables
+            .iter()
+            .zip(["deployment.apps/web", "replicaset.apps/web-", "pod/web-"])
+    {
+        let rows: Vec<&str> = table.lines().skip(1).collect();
+        assert!(!rows.is_empty(), "{out}");
+        assert!(rows.iter().all(|r| r.starts_with(prefix)), "{out}");
+    }
+    // A type asked for with nothing to show still counts, as `kubectl get all` on an empty
+    // cluster prints `service/kubernetes`: kubectl fetches one table per type.
+    let out = stdout(&mut s, "get pdb,pods -o wide");
+    assert!(out.starts_with("NAME "), "{out}");
+    assert!(
+        out.lines().skip(1).all(|l| l.starts_with("pod/web-")),
+        "{out}"
+    );
+    // Without headers there is no blank line either; one type gives bare names.
+    let out = stdout(&mut s, "get deploy,pods --no-headers");
+    assert_eq!(out.lines().count(), 4, "{out}");
+    assert!(!out.contains("\n\n"), "{out}");
+    assert!(stdout(&mut s, "get pods")
+        .lines()
+        .skip(1)
+        .all(|l| l.starts_with("web-")));
+}
