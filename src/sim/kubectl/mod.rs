@@ -182,6 +182,10 @@ fn execute_command(session: &mut Session, line: &str, input: Option<&str>) -> Co
         "wait" => with_args!(misc::WAIT_FLAGS, "wait", |a| misc::wait(
             session, &a, &words
         )),
+        "edit" => match parse(misc::EDIT_FLAGS, "edit") {
+            Ok(a) => misc::edit(session, &a),
+            Err(_) => misc::edit(session, &args::Args::default()),
+        },
         "version" => with_args!(VERSION_FLAGS, "version", |a| misc::version(&a)),
         "cluster-info" => with_args!(&[], "cluster-info", |a| misc::cluster_info(&a)),
         "api-resources" => with_args!(misc::API_RESOURCES_FLAGS, "api-resources", |a| {

@@ -1384,3 +1384,29 @@ fn get_of_several_types_names_every_object_with_its_type_and_parts_the_tables_wi
         .skip(1)
         .all(|l| l.starts_with("web-")));
 }
+
+#[test]
+fn edit_names_the_commands_that_make_the_same_change() {
+    let mut s = world();
+    let pod = pods_of(&s, "web")[0].metadata.name.clone();
+    let o = run(&mut s, &format!("edit pod {pod}"));
+    assert!(!o.ok);
+    assert_eq!(
+        o.stderr,
+        format!(
+            "error: kubectl edit is not supported in the playground: the console cannot open a text editor. To change pod/{pod}, run for example\n  kubectl set image pod/{pod} nginx=IMAGE\n  kubectl patch pods {pod} -p '{{\"metadata\":{{\"labels\":{{\"key\":\"value\"}}}}}}'\nor edit its manifest in the editor and Apply it.\n"
+        )
+    );
+    let o = run(&mut s, "edit deployment/web -n default");
+    assert!(
+        o.stderr.contains("\n  kubectl set image deployment/web nginx=IMAGE\n  kubectl scale deployment/web --replicas=N\n"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&mut s, "edit");
+    assert!(
+        o.stderr.starts_with("error: kubectl edit is not supported in the playground (the console cannot open a text editor"),
+        "{}",
+        o.stderr
+    );
+}
