@@ -12,7 +12,7 @@ use super::tabwriter;
 use super::util::{error, event_interval, object_name, out, unsupported};
 use crate::sim::scenario::{parse_wait, WaitFor};
 use crate::sim::session::{evaluate_wait, CommandOutput, Session};
-use crate::sim::types::{Event, Kind, ObjectKey};
+use crate::sim::types::{Event, Kind, Object, ObjectKey};
 use crate::sort::StableSort;
 
 /// The Kubernetes version the playground's components report (kubelets say the same).
@@ -328,6 +328,80 @@ pub fn api_resources(args: &Args) -> CommandOutput {
     }
 }
 
+/// Flags of `kubectl edit`, read only to name the object in the answer.
+pub const EDIT_FLAGS: &[Flag] = &[
+    flag("output", Some('o'), FlagKind::Str),
+    flag("filename", Some('f'), FlagKind::Str),
+    flag("recursive", Some('R'), FlagKind::Bool),
+    flag("save-config", None, FlagKind::Bool),
+    flag("validate", None, FlagKind::OptionalValue("strict")),
+    flag("windows-line-endings", None, FlagKind::Bool),
+    flag("output-patch", None, FlagKind::Bool),
+    flag("subresource", None, FlagKind::Str),
+    flag("field-manager", None, FlagKind::Str),
+    flag("show-managed-fields", None, FlagKind::Bool),
+];
+
+/// `kubectl edit`: the console cannot open a text editor, so the answer names the commands that
+/// make the same change to the object asked for (`set image pod/…`, `scale`, `patch`), with its
+/// real container names, as well as the playground's own editor.
+pub fn edit(session: &Session, args: &Args) -> CommandOutput {
+    let target = match resources::parse_request(&args.positional, false) {
+        Ok(Some(Request::Names(names))) => names.into_iter().next(),
+        Ok(Some(Request::Types(kinds))) => kinds.first().map(|k| (*k, "NAME".to_string())),
+        _ => None,
+    };
+    let Some((kind, name)) = target else {
+        return unsupported(
+            "kubectl edit",
+            "the console cannot open a text editor: edit the manifest in the editor and Apply it, or change one field with kubectl set image, scale, label or patch",
+        );
+    };
+    let ns = args.namespace();
+    let obj = session.sim.api.get(&ObjectKey::new(kind, &ns, &name));
+    let containers: Vec<String> = match obj.map(|o| &**o) {
+        Some(Object::Pod(p)) => p.spec.containers.iter().map(|c| c.name.clone()).collect(),
+        Some(Object::Deployment(d)) => containers_of(&d.spec.template),
+        Some(Object::ReplicaSet(r)) => containers_of(&r.spec.template),
+        _ => Vec::new(),
+    };
+    let resource = kind.resource().split('.').next().unwrap_or("").to_string();
+    let singular = kind.as_str().to_ascii_lowercase();
+    let ns_flag = if ns == "default" || !kind.namespaced() {
+        String::new()
+    } else {
+        format!(" -n {ns}")
+    };
+    let mut ways: Vec<String> = Vec::new();
+    if matches!(kind, Kind::Pod | Kind::Deployment | Kind::ReplicaSet) {
+        let container = containers.first().map_or("CONTAINER", String::as_str);
+        ways.push(format!(
+            "kubectl set image {singular}/{name} {container}=IMAGE{ns_flag}"
+        ));
+    }
+    if matches!(kind, Kind::Deployment | Kind::ReplicaSet) {
+        ways.push(format!(
+            "kubectl scale {singular}/{name} --replicas=N{ns_flag}"
+        ));
+    }
+    ways.push(format!(
+        "kubectl patch {resource} {name}{ns_flag} -p '{{\"metadata\":{{\"labels\":{{\"key\":\"value\"}}}}}}'"
+    ));
+    error(format!(
+        "error: kubectl edit is not supported in the playground: the console cannot open a text editor. To change {singular}/{name}, run for example\n{}\nor edit its manifest in the editor and Apply it.",
+        ways.iter().map(|w| format!("  {w}")).collect::<Vec<_>>().join("\n")
+    ))
+}
+
+fn containers_of(template: &crate::sim::types::PodTemplateSpec) -> Vec<String> {
+    template
+        .spec
+        .containers
+        .iter()
+        .map(|c| c.name.clone())
+        .collect()
+}
+
 /// Commands kubectl has that the playground does not simulate, with what to do instead.
 pub fn not_simulated(verb: &str) -> Option<CommandOutput> {
     let why = match verb {
@@ -335,7 +409,6 @@ pub fn not_simulated(verb: &str) -> Option<CommandOutput> {
         "logs" | "attach" | "exec" | "cp" | "debug" | "port-forward" | "proxy" => {
             "simulated containers run no processes; the events and pod status tell their story"
         }
-        "edit" => "edit the manifest in the editor and Apply it (kubectl apply -f)",
         "replace" => "use kubectl apply -f (the editor's Apply button)",
         "top" => "there is no metrics-server in the simulation",
         "autoscale" => "HorizontalPodAutoscalers are not simulated",

@@ -20,6 +20,7 @@ pub mod mutate;
 pub mod printers;
 pub mod resources;
 pub mod rollout;
+pub mod shell;
 pub mod tabwriter;
 pub mod util;
 
@@ -40,7 +41,23 @@ pub fn execute(session: &mut Session, line: &str) -> CommandOutput {
 /// Runs one command line with `input` as standard input (what `apply -f -` and `delete -f -`
 /// read). The playground has no file system: `-f NAME` also reads `input`, so the UI can pass
 /// the editor's text under the editor's file name.
+///
+/// `line` may hold what a shell would read: a here-document (`apply -f - <<EOF` … `EOF`), which
+/// then is the standard input, and backslash-newline continuations (see [`shell`]).
 pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>) -> CommandOutput {
+    let shell = match shell::parse(line) {
+        Ok(s) => s,
+        Err(e) => return fail(e.message()),
+    };
+    let mut out = execute_command(session, &shell.command, shell.stdin.as_deref().or(input));
+    if let Some(w) = shell.warning {
+        out.stderr.insert_str(0, &format!("{w}\n"));
+    }
+    out
+}
+
+/// Runs one command line, already one line and with its standard input.
+fn execute_command(session: &mut Session, line: &str, input: Option<&str>) -> CommandOutput {
     // Too long, or holding control characters: refused before any parsing (see sim::limits).
     if let Err(e) = crate::sim::limits::check_command_line(line) {
         return error(e);
@@ -165,6 +182,10 @@ pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>
         "wait" => with_args!(misc::WAIT_FLAGS, "wait", |a| misc::wait(
             session, &a, &words
         )),
+        "edit" => match parse(misc::EDIT_FLAGS, "edit") {
+            Ok(a) => misc::edit(session, &a),
+            Err(_) => misc::edit(session, &args::Args::default()),
+        },
         "version" => with_args!(VERSION_FLAGS, "version", |a| misc::version(&a)),
         "cluster-info" => with_args!(&[], "cluster-info", |a| misc::cluster_info(&a)),
         "api-resources" => with_args!(misc::API_RESOURCES_FLAGS, "api-resources", |a| {

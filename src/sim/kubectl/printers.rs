@@ -945,15 +945,21 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
         }
     }
     let total: usize = groups.iter().map(|(_, v)| v.len()).sum();
-    // kubectl writes `kind/name` when the results span more than one kind (`multipleGVKsRequested`).
-    let with_kind = groups
-        .iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, _)| *k)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len()
-        > 1
-        || args.bool("show-kind");
+    // kubectl writes `kind/name` when its results span more than one kind
+    // (`multipleGVKsRequested`). A table is fetched per type asked for, found or empty, so
+    // `get deploy,rs,pods` prefixes the pods even with no Deployment (as `get all` prints
+    // `service/kubernetes` on an empty cluster); other formats and named objects count only
+    // the objects found.
+    let kinds_in_results = match (&request, format) {
+        (Request::Types(kinds), "") => kinds.len(),
+        _ => groups
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, _)| *k)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+    };
+    let with_kind = kinds_in_results > 1 || args.bool("show-kind");
     let mut stdout = String::new();
     match format {
         "yaml" | "json" | "jsonpath" => {
@@ -1029,7 +1035,8 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
                 if objs.is_empty() {
                     continue;
                 }
-                if !stdout.is_empty() {
+                // A blank line between two tables, each with its header (none with --no-headers).
+                if !stdout.is_empty() && !opts.no_headers {
                     stdout.push('\n');
                 }
                 stdout.push_str(&table(now, *kind, objs, &opts));

@@ -60,6 +60,15 @@ fn stdout(s: &mut Session, cmd: &str) -> String {
     o.stdout
 }
 
+/// The first column of a table's rows (names, or the one custom column).
+fn first_column(s: &mut Session, cmd: &str) -> Vec<String> {
+    stdout(s, cmd)
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+        .collect()
+}
+
 fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::types::Pod> {
     s.sim
         .api
@@ -1281,21 +1290,14 @@ fn wait_for_jsonpath_takes_filters_and_compares_the_printed_value() {
 #[test]
 fn sort_by_takes_jsonpath_and_refuses_a_field_no_object_has() {
     let mut s = world();
-    let names = |s: &mut Session, cmd: &str| -> Vec<String> {
-        stdout(s, cmd)
-            .lines()
-            .skip(1)
-            .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
-            .collect()
-    };
-    let by_node = names(&mut s, "get pods --sort-by=.spec.nodeName -o wide");
+    let by_node = first_column(&mut s, "get pods --sort-by=.spec.nodeName -o wide");
     let nodes = stdout(
         &mut s,
         "get pods --sort-by={.spec.nodeName} -o jsonpath={.items[*].spec.nodeName}",
     );
     assert_eq!(nodes, "node-1 node-2 node-3");
     assert_eq!(by_node.len(), 3);
-    let by_ready_time = names(
+    let by_ready_time = first_column(
         &mut s,
         r#"get pods --sort-by='.status.conditions[?(@.type=="Ready")].lastTransitionTime'"#,
     );
@@ -1304,5 +1306,184 @@ fn sort_by_takes_jsonpath_and_refuses_a_field_no_object_has() {
     assert_eq!(
         missing.stderr,
         "error: couldn't find any field with path \"{.spec.notThere}\" in the list of objects\n"
+    );
+}
+
+#[test]
+fn get_of_several_types_names_every_object_with_its_type_and_parts_the_tables_with_blank_lines() {
+    let mut s = world();
+    let out = stdout(&mut s, "get deploy,rs,pods");
+    let tables: Vec<&str> = out.split("\n\n").collect();
+    assert_eq!(tables.len(), 3, "{out}");
+    for (table, prefix) in
+        tables
+            .iter()
+            .zip(["deployment.apps/web", "replicaset.apps/web-", "pod/web-"])
+    {
+        let rows: Vec<&str> = table.lines().skip(1).collect();
+        assert!(!rows.is_empty(), "{out}");
+        assert!(rows.iter().all(|r| r.starts_with(prefix)), "{out}");
+    }
+    // A type asked for with nothing to show still counts, as `kubectl get all` on an empty
+    // cluster prints `service/kubernetes`: kubectl fetches one table per type.
+    let out = stdout(&mut s, "get pdb,pods -o wide");
+    assert!(out.starts_with("NAME "), "{out}");
+    assert!(
+        out.lines().skip(1).all(|l| l.starts_with("pod/web-")),
+        "{out}"
+    );
+    // Without headers there is no blank line either; one type gives bare names.
+    let out = stdout(&mut s, "get deploy,pods --no-headers");
+    assert_eq!(out.lines().count(), 4, "{out}");
+    assert!(!out.contains("\n\n"), "{out}");
+    assert!(stdout(&mut s, "get pods")
+        .lines()
+        .skip(1)
+        .all(|l| l.starts_with("web-")));
+}
+
+#[test]
+fn apply_reads_a_here_document_as_bash_passes_it_instead_of_the_editor_text() {
+    let mut s = Session::new(7);
+    let svc = |name: &str| {
+        format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n  selector: {{app: {name}}}\n  ports: [{{port: 80}}]\n")
+    };
+    let o = s.kubectl(&format!("kubectl apply -f - <<EOF\n{}EOF\n", svc("api")));
+    assert_eq!(
+        (o.stdout.as_str(), o.stderr.as_str()),
+        ("service/api created\n", "")
+    );
+    // The here-document is the standard input, whatever the editor holds.
+    let o = s.kubectl_with_input(
+        &format!("cat <<'EOF' | kubectl apply -f -\n{}EOF", svc("db")),
+        Some(WEB),
+    );
+    assert_eq!(o.stdout, "service/db created\n");
+    assert!(s
+        .sim
+        .api
+        .get(&ObjectKey::new(Kind::Deployment, "default", "web"))
+        .is_none());
+    // Left open, bash warns and hands over what there is.
+    let o = s.kubectl(&format!("apply -f - <<EOF\n{}", svc("cache")));
+    assert_eq!(
+        o.stderr,
+        "bash: warning: here-document at line 1 delimited by end-of-file (wanted `EOF')\n"
+    );
+    assert_eq!(o.stdout, "service/cache created\n");
+    // A long command split with backslashes is one command.
+    let o = s.kubectl("create deployment api \\\n  --image=nginx:1.27 \\\n  --replicas=2");
+    assert_eq!(o.stdout, "deployment.apps/api created\n");
+    // Two commands pasted at once are refused, with nothing run.
+    let o = s.kubectl("delete service api\ndelete service db");
+    assert!(
+        o.stderr.starts_with("error: several commands in one entry"),
+        "{o:?}"
+    );
+    assert_eq!(
+        s.sim.api.list(Kind::Service).count(),
+        4,
+        "kubernetes, api, db, cache"
+    );
+}
+
+#[test]
+fn edit_names_the_commands_that_make_the_same_change() {
+    let mut s = world();
+    let pod = pods_of(&s, "web")[0].metadata.name.clone();
+    let o = run(&mut s, &format!("edit pod {pod}"));
+    assert!(!o.ok);
+    assert_eq!(
+        o.stderr,
+        format!(
+            "error: kubectl edit is not supported in the playground: the console cannot open a text editor. To change pod/{pod}, run for example\n  kubectl set image pod/{pod} nginx=IMAGE\n  kubectl patch pods {pod} -p '{{\"metadata\":{{\"labels\":{{\"key\":\"value\"}}}}}}'\nor edit its manifest in the editor and Apply it.\n"
+        )
+    );
+    let o = run(&mut s, "edit deployment/web -n default");
+    assert!(
+        o.stderr.contains("\n  kubectl set image deployment/web nginx=IMAGE\n  kubectl scale deployment/web --replicas=N\n"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&mut s, "edit");
+    assert!(
+        o.stderr.starts_with("error: kubectl edit is not supported in the playground (the console cannot open a text editor"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn get_events_sorted_by_last_timestamp_lists_the_latest_last_whatever_their_names() {
+    let mut s = world();
+    let victim = pods_of(&s, "web")[0].metadata.name.clone();
+    s.inject(crate::sim::faults::Fault::CrashLoop {
+        target: crate::sim::faults::PodTarget {
+            pod: Some(victim),
+            namespace: "default".into(),
+            ..Default::default()
+        },
+        exit_code: 1,
+        duration: None,
+    })
+    .expect("the pod crash-loops");
+    s.advance_to(400_000, usize::MAX);
+    let api_order = first_column(&mut s, "get events -o custom-columns=LAST:.lastTimestamp");
+    let sorted = first_column(
+        &mut s,
+        "get events --sort-by=.lastTimestamp -o custom-columns=LAST:.lastTimestamp",
+    );
+    assert!(sorted.windows(2).all(|w| w[0] <= w[1]), "{sorted:?}");
+    assert_ne!(
+        api_order, sorted,
+        "repeated Events keep their names but move in time"
+    );
+    // The table sorts the same rows: the BackOff seen last is the last row.
+    let table = stdout(&mut s, "get events --sort-by=.lastTimestamp");
+    assert!(
+        table.lines().last().is_some_and(|l| l.contains("BackOff")),
+        "{table}"
+    );
+}
+
+#[test]
+fn describe_deployment_lists_conditions_in_the_order_the_deployment_controller_stored_them() {
+    // kubectl prints `status.conditions` as stored, and `SetDeploymentCondition` moves a condition
+    // that changes to the end: Available then Progressing once a rollout completes, Progressing
+    // then Available after a pod was replaced (Available went False and True again), as on a
+    // real cluster.
+    let conditions = |s: &mut Session| -> Vec<String> {
+        stdout(s, "describe deployment web")
+            .lines()
+            .skip_while(|l| !l.starts_with("Conditions:"))
+            .skip(3)
+            .take_while(|l| l.starts_with("  "))
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let mut s = world();
+    assert_eq!(
+        conditions(&mut s),
+        [
+            "Available True MinimumReplicasAvailable",
+            "Progressing True NewReplicaSetAvailable"
+        ]
+    );
+    let stored: Vec<String> = deployment(&s, "web")
+        .status
+        .conditions
+        .iter()
+        .map(|c| c.type_.clone())
+        .collect();
+    assert_eq!(stored, ["Available", "Progressing"]);
+    let victim = pods_of(&s, "web")[0].metadata.name.clone();
+    stdout(&mut s, &format!("delete pod {victim}"));
+    s.advance_to(120_000, usize::MAX);
+    assert_eq!(
+        conditions(&mut s),
+        [
+            "Progressing True NewReplicaSetAvailable",
+            "Available True MinimumReplicasAvailable"
+        ]
     );
 }
