@@ -59,19 +59,7 @@ impl Run {
             let t = self.t + SECOND;
             self.to(t);
         }
-        let failed: Vec<String> = self
-            .s
-            .checks()
-            .into_iter()
-            .filter(|c| c.passed != Some(true))
-            .map(|c| format!("  {:?} {}: {}", c.passed, c.name, c.message))
-            .collect();
-        assert!(
-            failed.is_empty(),
-            "lesson {name}: checks did not pass:\n{}\ncommands:\n{}",
-            failed.join("\n"),
-            self.commands()
-        );
+        assert_all_green(name, Pace::Timeline, self);
         self
     }
 
