@@ -122,7 +122,7 @@ test('example links open a built-in lesson at t=0', async ({ page }) => {
   const errors = await open(page, '/#example/thermostat');
   await expect(page.getByTestId('editor')).toHaveValue(/name: thermostat/);
   await expect(page.getByTestId('clock')).toHaveText('00:00.0');
-  expect(await page.evaluate(() => window.kubeloop.checks().length)).toBe(5);
+  expect(await page.evaluate(() => window.kubeloop.checks().length)).toBe(7);
   expect(errors).toEqual([]);
 });
 
