@@ -1,9 +1,11 @@
 //! Where pods live: short node outages, readiness flapping in and out of a Service's endpoints.
 
+use kubeloop::sim::controller::ComponentId;
 use kubeloop::sim::controllers::endpointslice::ready_endpoints;
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::session::Session;
-use kubeloop::sim::types::{Kind, Millis, Object};
+use kubeloop::sim::types::{Kind, Millis, Object, ObjectKey};
+use kubeloop::sim::world::MACHINE_BOOT_MS;
 
 const SECOND: u64 = 1000;
 
@@ -61,8 +63,9 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
         .expect("a bound pod");
     s.inject(Fault::NodeDown { node: node.clone() })
         .expect("node goes down");
-    // Back after 30 s: well inside the 50 s node-monitor-grace-period.
-    s.advance_to(90 * SECOND, usize::MAX);
+    // Powered on again after 5 s: the machine boots for 30 s, so its kubelet's heartbeats are
+    // back 35 s after the outage, inside the 50 s node-monitor-grace-period.
+    s.advance_to(65 * SECOND, usize::MAX);
     let n = s
         .sim
         .api
@@ -72,12 +75,13 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
     assert_eq!(
         n.as_node().unwrap().ready_status(),
         "True",
-        "not yet noticed at 30 s"
+        "not yet noticed at 5 s"
     );
     s.inject(Fault::NodeUp { node: node.clone() })
         .expect("node boots");
     s.advance_to(10 * 60 * SECOND, usize::MAX);
     assert_eq!(pod_names(&s), before, "no pod was evicted or replaced");
+
     let n = s
         .sim
         .api
@@ -238,4 +242,75 @@ fn a_node_cut_off_from_the_api_server_records_no_events_until_it_reconnects() {
         !from_node_2(&s, healed_at).is_empty(),
         "once reconnected its Events reach the API server again"
     );
+}
+
+fn node_ready(s: &Session, node: &str) -> String {
+    s.sim
+        .api
+        .get(&ObjectKey::new(Kind::Node, "", node))
+        .and_then(|o| o.as_node())
+        .map(|n| n.ready_status().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_powered_on_node_is_ready_only_once_its_machine_has_booted_and_its_kubelet_reported() {
+    let mut s = converged();
+    s.inject(Fault::NodeDown {
+        node: "node-2".into(),
+    })
+    .expect("node goes down");
+    s.advance_to(s.sim.now() + 120 * SECOND, usize::MAX);
+    assert_eq!(node_ready(&s, "node-2"), "Unknown");
+    let up = s.sim.now();
+    s.inject(Fault::NodeUp {
+        node: "node-2".into(),
+    })
+    .expect("node boots");
+    assert_eq!(
+        s.sim.machines()["node-2"].kubelet_starts_at,
+        Some(up + MACHINE_BOOT_MS)
+    );
+    let mut ready_at = None;
+    while ready_at.is_none() && s.sim.now() < up + 120 * SECOND {
+        s.advance_to(s.sim.now() + 100, usize::MAX);
+        if node_ready(&s, "node-2") == "True" {
+            ready_at = Some(s.sim.now());
+        }
+    }
+    let ready_at = ready_at.expect("the node turns Ready");
+    assert!(
+        ready_at >= up + MACHINE_BOOT_MS,
+        "Ready {} ms after power-on, before its kubelet ran",
+        ready_at - up
+    );
+    assert!(
+        ready_at <= up + MACHINE_BOOT_MS + 2 * SECOND,
+        "Ready {} ms after power-on: the kubelet reports at once when it starts",
+        ready_at - up
+    );
+    assert_eq!(s.sim.machines()["node-2"].kubelet_starts_at, None);
+}
+
+#[test]
+fn a_machine_that_loses_power_again_while_booting_never_starts_its_kubelet() {
+    let mut s = converged();
+    let kubelet = ComponentId::Kubelet("node-2".into());
+    s.inject(Fault::NodeDown {
+        node: "node-2".into(),
+    })
+    .expect("node goes down");
+    s.advance_to(s.sim.now() + 120 * SECOND, usize::MAX);
+    s.inject(Fault::NodeUp {
+        node: "node-2".into(),
+    })
+    .expect("node boots");
+    s.advance_to(s.sim.now() + 10 * SECOND, usize::MAX);
+    s.inject(Fault::NodeDown {
+        node: "node-2".into(),
+    })
+    .expect("power cut while booting");
+    s.advance_to(s.sim.now() + MACHINE_BOOT_MS + 30 * SECOND, usize::MAX);
+    assert!(!s.sim.is_running(&kubelet));
+    assert_eq!(node_ready(&s, "node-2"), "Unknown");
 }

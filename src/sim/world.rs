@@ -89,6 +89,12 @@ enum Heal {
         fault: &'static str,
         pods: Vec<(String, ObjectKey)>,
     },
+    /// A machine powered on by NodeUp has booted, unless it lost power again since (`boot`
+    /// counts its power cuts): its kubelet starts.
+    Boot {
+        node: String,
+        boot: u32,
+    },
 }
 
 /// One component with its informer cache and work queue.
@@ -387,9 +393,18 @@ pub struct Sim {
 /// A simulated machine.
 #[derive(Clone, Debug, Default)]
 pub struct Machine {
+    /// Powered on (booting or booted).
     pub up: bool,
     pub runtime: NodeRuntime,
+    /// While it boots after a NodeUp: when its kubelet starts.
+    pub kubelet_starts_at: Option<Millis>,
 }
+
+/// How long a machine powered on by NodeUp takes before its kubelet runs: firmware, kernel and
+/// systemd, then the container runtime and the kubelet (ARCHITECTURE.md, "Deliberate
+/// simplifications", says where the figure comes from). The kubelet then posts the node Ready
+/// within a second, as its fast status update on start does.
+pub const MACHINE_BOOT_MS: Millis = 30_000;
 
 impl Sim {
     /// A cluster with the control plane running and no objects yet.
@@ -1465,6 +1480,7 @@ impl Sim {
                     Machine {
                         up: true,
                         runtime: NodeRuntime::booted(&self.broken_images),
+                        kubelet_starts_at: None,
                     },
                 );
                 self.machines_generation += 1;
@@ -1584,6 +1600,7 @@ impl Sim {
                     return Err(format!("node {node} is already down"));
                 }
                 m.up = false;
+                m.kubelet_starts_at = None;
                 m.runtime.power_off();
                 self.machines_generation += 1;
                 self.stop_component(&ComponentId::Kubelet(node.clone()));
@@ -1600,14 +1617,23 @@ impl Sim {
                     return Err(format!("node {node} is already up"));
                 }
                 m.up = true;
+                let at = self.now.saturating_add(MACHINE_BOOT_MS);
+                m.kubelet_starts_at = Some(at);
+                let boot = m.runtime.reboots;
                 self.machines_generation += 1;
-                let id = ComponentId::Kubelet(node.clone());
-                if let Some(c) = self.components.get_mut(&id) {
-                    c.partitioned = false;
-                }
-                self.start_component(&id, "node booted");
+                self.schedule(
+                    at,
+                    SimEvent::Heal {
+                        fault: seq,
+                        heal: Heal::Boot {
+                            node: node.clone(),
+                            boot,
+                        },
+                    },
+                );
                 Ok(format!(
-                    "node {node} booted: the kubelet relists and reconciles its pods"
+                    "node {node} is powered on: it boots, and in {} its kubelet starts, relists and reconciles its pods",
+                    super::time::format_duration(MACHINE_BOOT_MS)
                 ))
             }
             Fault::PartitionNode { node } => {
@@ -2039,6 +2065,35 @@ impl Sim {
                         if rival.writes == 1 { "" } else { "s" }
                     ),
                 );
+            }
+            Heal::Boot { node, boot } => {
+                let Some(m) = self
+                    .machines
+                    .get_mut(&node)
+                    .filter(|m| m.up && m.runtime.reboots == boot)
+                else {
+                    return;
+                };
+                m.kubelet_starts_at = None;
+                self.machines_generation += 1;
+                // Not "healed": NodeUp is the repair, and this is the end of its boot.
+                let seq = self.trace.push(
+                    now,
+                    Some(fault),
+                    TraceKind::Fault {
+                        fault: "NodeUp".into(),
+                        description: format!(
+                            "booted — node {node} finished booting: its kubelet starts, relists and reconciles its pods"
+                        ),
+                    },
+                );
+                let id = ComponentId::Kubelet(node);
+                if let Some(c) = self.components.get_mut(&id) {
+                    c.partitioned = false;
+                }
+                let outer = self.fault_cause.replace(seq);
+                self.start_component(&id, "node booted");
+                self.fault_cause = outer;
             }
             Heal::Container { fault: name, pods } => {
                 let seq = push(

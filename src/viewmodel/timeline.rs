@@ -29,7 +29,7 @@ use crate::sim::api::{WatchEvent, WatchEventType};
 use crate::sim::faults::{Fault, PodTarget};
 use crate::sim::trace::{Delivery, Trace, TraceEntry, TraceKind};
 use crate::sim::types::{Kind, Millis, Object, ObjectKey};
-use crate::sim::world::Sim;
+use crate::sim::world::{Sim, MACHINE_BOOT_MS};
 
 /// Most incidents kept; the oldest go first.
 pub const MAX_INCIDENTS: usize = 50;
@@ -402,6 +402,9 @@ impl Incident {
             .find(|g| matches!(g.state, GoalState::Broken { .. }))
         {
             let what = format!("{} {}", g.name(), g.words);
+            if let Some(why) = self.booting_words(g, now) {
+                return Verdict::Recovering(format!("{what}: {why}"));
+            }
             return match (self.fault_active(now), self.persistent_words(g)) {
                 (true, Some(why)) => Verdict::NotRecovered(format!("{what}: {why}")),
                 _ => Verdict::Recovering(what),
@@ -417,7 +420,9 @@ impl Incident {
                         g.name()
                     )
                 }
-                _ if self.fault_active(now) => "the fault is still acting".to_string(),
+                _ if self.fault_active(now) => self
+                    .booting_words(g, now)
+                    .unwrap_or_else(|| "the fault is still acting".to_string()),
                 _ => format!("no gap on {} yet", g.name()),
             };
             return Verdict::Recovering(why);
@@ -457,6 +462,28 @@ impl Incident {
                 Verdict::NoImpact("everything it touched stayed at its desired state".to_string())
             }
         }
+    }
+
+    /// Where a node powered on by NodeUp is on its way to Ready: booting, or its kubelet started.
+    fn booting_words(&self, g: &Goal, now: Millis) -> Option<String> {
+        let Some(Fault::NodeUp { .. }) = &self.parsed else {
+            return None;
+        };
+        if g.kind != GoalKind::Node {
+            return None;
+        }
+        let started = self.t.saturating_add(MACHINE_BOOT_MS);
+        Some(if now < started {
+            format!(
+                "the machine is booting; its kubelet starts at {} and then reports the node Ready",
+                crate::sim::time::clock(started)
+            )
+        } else {
+            format!(
+                "its kubelet started at {}; the node is Ready at its first status update",
+                crate::sim::time::clock(started)
+            )
+        })
     }
 
     /// Why a broken goal cannot heal while this fault lasts, when that is so.
@@ -810,6 +837,8 @@ fn lasting(f: &Fault, t: Millis) -> Lasting {
         | Fault::PartitionNode { .. }
         | Fault::StopComponent { .. }
         | Fault::BreakImage { .. } => Lasting::UntilRepaired,
+        // The machine boots before its kubelet can act.
+        Fault::NodeUp { .. } => Lasting::Until(t.saturating_add(MACHINE_BOOT_MS)),
         _ => Lasting::Once,
     }
 }
@@ -882,6 +911,39 @@ fn first_marks(inc: &mut Incident, f: &Fault, ctx: &mut Ctx) {
                 ctx,
             );
             add_goal(inc, key, GoalKind::Node, t, ctx);
+        }
+        Fault::NodeUp { node } => {
+            // The repair's goal is the node Ready again: the incident stays open while the
+            // machine boots and its kubelet starts, and closes with the status write that
+            // makes the node Ready.
+            let key = ObjectKey::new(Kind::Node, "", node);
+            mark(
+                inc,
+                &key,
+                Role::Affected,
+                t,
+                "powered on",
+                format!(
+                    "the machine boots; its kubelet starts {} later",
+                    span_words(MACHINE_BOOT_MS)
+                ),
+                Tone::Act,
+                ctx,
+            );
+            add_goal(inc, key.clone(), GoalKind::Node, t, ctx);
+            // Nothing writes a booting node's status, so its state now is its state at `t`
+            // even when it changed since the last observation.
+            let Some(j) = ctx.lookup(&key).and_then(|o| judge(&o)) else {
+                return;
+            };
+            if let Some(ri) = inc.row_index(&key) {
+                inc.rows[ri].ready = Some(j.met);
+            }
+            if let Some(g) = inc.goals.iter_mut().find(|g| g.object == key) {
+                if g.state == GoalState::Waiting {
+                    g.see(t, j);
+                }
+            }
         }
         Fault::EditObject { object, .. } => {
             if let Some(key) = parse_object(object) {
@@ -1505,6 +1567,22 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
         TraceKind::Fault { description, .. } if description.starts_with("healed") => {
             inc.healed = Some(e.t);
         }
+        TraceKind::Fault { description, .. } if description.starts_with("booted") => {
+            if let Some(Fault::NodeUp { node }) = inc.parsed.clone() {
+                let key = ObjectKey::new(Kind::Node, "", &node);
+                let detail = "the machine finished booting: its kubelet starts".to_string();
+                mark(
+                    inc,
+                    &key,
+                    Role::Affected,
+                    e.t,
+                    "booted",
+                    detail,
+                    Tone::Act,
+                    ctx,
+                );
+            }
+        }
         _ => {}
     }
     true
@@ -1930,6 +2008,46 @@ mod tests {
         );
         match down.verdict(r.now()) {
             Verdict::Recovered { at, .. } => assert!(at > down.repaired.as_ref().unwrap().0),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn a_powered_on_node_stays_open_on_the_timeline_until_its_kubelet_reports_it_ready() {
+        let mut r = Run::lesson("node-dies");
+        r.advance(30_000);
+        r.inject(Fault::NodeDown {
+            node: "node-2".into(),
+        });
+        r.advance(120_000);
+        r.inject(Fault::NodeUp {
+            node: "node-2".into(),
+        });
+        r.advance(10_000);
+        let up = r.last();
+        assert_eq!(up.fault, "NodeUp");
+        match up.verdict(r.now()) {
+            Verdict::Recovering(why) => assert!(
+                why.starts_with("node/node-2 Ready=Unknown: the machine is booting"),
+                "{why}"
+            ),
+            v => panic!("{v:?}"),
+        }
+        r.advance(60_000);
+        let up = r.last();
+        let node = up.affected().next().expect("the node's row");
+        let marks = labels(node);
+        let at = |l: &str| marks.iter().position(|m| *m == l);
+        assert_eq!(at("powered on"), Some(0), "{marks:?}");
+        assert!(
+            at("booted") < at("Ready") && at("booted").is_some(),
+            "{marks:?}"
+        );
+        match up.verdict(r.now()) {
+            Verdict::Recovered { after, .. } => assert!(
+                (MACHINE_BOOT_MS..MACHINE_BOOT_MS + 2_000).contains(&after),
+                "Ready {after} ms after power-on"
+            ),
             v => panic!("{v:?}"),
         }
     }
