@@ -194,7 +194,8 @@ pub enum Fault {
     FixImage { image: String },
     /// The machine dies: kubelet and containers gone, heartbeats stop.
     NodeDown { node: String },
-    /// The machine boots again: the kubelet starts, relists and reconciles its pods.
+    /// The machine is powered on: it boots for `world::MACHINE_BOOT_MS`, then its kubelet
+    /// starts, relists and reconciles its pods.
     NodeUp { node: String },
     /// The kubelet is cut off from the API server: containers run on, status goes stale.
     PartitionNode { node: String },

@@ -527,7 +527,7 @@ fn execute(call: Call) -> Result<Json, String> {
         }
         Call::Kubectl(cmd) => {
             let r = reply();
-            d.emit(Action::Kubectl(cmd, r.clone()));
+            d.emit(Action::Kubectl(cmd, None, r.clone()));
             let out = r.borrow_mut().take().ok_or("kubectl did not run")?;
             Ok(json!({"stdout": out.stdout, "stderr": out.stderr, "ok": out.ok}))
         }

@@ -162,7 +162,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         Box::new(move |cmd| {
             let cmd = arg_string(&cmd, "kubectl(cmd)")?;
             let r = reply();
-            d.emit(Action::Kubectl(cmd, r.clone()));
+            d.emit(Action::Kubectl(cmd, None, r.clone()));
             let out = r
                 .borrow_mut()
                 .take()

@@ -229,6 +229,16 @@ fn App() -> Html {
         .clone()
     };
     let tab = use_state(|| Tab::Events);
+    {
+        // A lesson's kubectl step asks for the console: its output is what the learner wanted.
+        let reveal = state.model.try_borrow().map_or(0, |m| m.console.reveal);
+        let tab = tab.clone();
+        use_effect_with(reveal, move |r| {
+            if *r > 0 {
+                tab.set(Tab::Console);
+            }
+        });
+    }
     // The chart's Deployment (None: all), kept here so it survives the chart's re-renders and tab switches.
     let chart_sel = use_state(|| None::<String>);
     let faults_open = use_state(|| false);
@@ -436,7 +446,8 @@ fn App() -> Html {
             html! { <chart::Chart {samples} now={m.now()} window={m.history.window} deployments={m.history.deployments()} selected={chart_sel.clone()} /> }
         }
         Tab::Console => {
-            html! { <console::Console entries={m.console.clone()} dispatch={dispatch.clone()} /> }
+            html! { <console::Console entries={m.console.entries()} epoch={m.console.epoch}
+            reveal={m.console.reveal} dispatch={dispatch.clone()} /> }
         }
     };
     let warnings = event_rows.warnings;

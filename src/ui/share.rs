@@ -243,6 +243,11 @@ pub fn set_editor_text(text: &str) {
     }
 }
 
+/// The editor's text now (what the console's `kubectl apply -f -` reads).
+pub fn editor_text() -> String {
+    with(|b| b.text.clone())
+}
+
 /// The app's dispatcher, once the app is mounted.
 pub fn dispatcher() -> Option<Callback<Action>> {
     with(|b| b.dispatch.clone())

@@ -50,7 +50,8 @@ pub enum Action {
         namespace: String,
         name: String,
     },
-    Kubectl(String, Reply<CommandOutput>),
+    /// A command line and its standard input (`apply -f -` reads it).
+    Kubectl(String, Option<String>, Reply<CommandOutput>),
     /// Tab in the console: the line completed against the cluster now (reads, changes nothing).
     Complete(String, Reply<Completion>),
     /// A kubectl command from a button or menu: like `Kubectl`, plus a notice of its result.
@@ -180,8 +181,8 @@ impl Reducible for AppState {
                 m.run_command(&cmd);
                 true
             }
-            Action::Kubectl(cmd, r) => {
-                let out = m.kubectl(&cmd);
+            Action::Kubectl(cmd, stdin, r) => {
+                let out = m.kubectl_with_input(&cmd, stdin.as_deref());
                 fill(&r, out);
                 true
             }

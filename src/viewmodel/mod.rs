@@ -6,6 +6,7 @@
 //! into HTML.
 
 pub mod cluster;
+pub mod console;
 pub mod crash;
 pub mod embed_flags;
 pub mod embed_protocol;

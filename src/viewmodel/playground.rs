@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::cluster::{ClusterCache, ClusterView};
+use super::console::Console;
 use super::events::{event_rows, EventRow};
 use super::history::History;
 use super::inspect::OwnershipView;
@@ -80,14 +81,6 @@ pub struct Notice {
     born: f64,
 }
 
-/// One command and its output in the console.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConsoleEntry {
-    pub id: u64,
-    pub command: String,
-    pub output: CommandOutput,
-}
-
 /// The whole page's state.
 pub struct Playground {
     /// The simulation and everything applied to it.
@@ -112,7 +105,8 @@ pub struct Playground {
     pub timeline: Timeline,
     /// The object the inspector shows.
     pub selected: Option<ObjectKey>,
-    pub console: Vec<ConsoleEntry>,
+    /// The kubectl console's transcript.
+    pub console: Console,
     /// The last trace entry already fed to the trackers.
     trace_seq: u64,
     /// Trace entries seen that are not node heartbeats ([`Playground::fingerprint`]).
@@ -185,7 +179,7 @@ impl Playground {
             history: History::default(),
             timeline: Timeline::default(),
             selected: None,
-            console: Vec::new(),
+            console: Console::default(),
             trace_seq: 0,
             visible_entries: 0,
             quiet_frames: 0,
@@ -260,6 +254,7 @@ impl Playground {
             }
         }
         self.session = Session::new(self.seed);
+        self.console.fold();
         self.cluster_cache.get_mut().invalidate();
         self.last_apply = None;
         self.applied_at = None;
@@ -282,6 +277,7 @@ impl Playground {
     pub fn load_scenario(&mut self, text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
         match Session::load(EDITOR_FILE, text, seed) {
             Ok(session) => {
+                self.console.fold();
                 self.loaded = Some((text.to_string(), seed));
                 self.seed = session.sim.config().seed;
                 self.session = session;
@@ -600,25 +596,31 @@ impl Playground {
         })
     }
 
-    /// Runs a kubectl command line and keeps it in the console.
     /// The console's Tab: `line` with its last word completed against the cluster now.
     pub fn complete(&self, line: &str) -> crate::sim::kubectl::complete::Completion {
         crate::sim::kubectl::complete::complete(&self.session.sim, line)
     }
 
+    /// Runs a kubectl command line and keeps it in the console.
     pub fn kubectl(&mut self, cmd: &str) -> CommandOutput {
-        let out = self.session.kubectl(cmd);
-        let id = self.next_id;
-        self.next_id += 1;
-        self.console.push(ConsoleEntry {
-            id,
-            command: cmd.trim().to_string(),
-            output: out.clone(),
-        });
-        if self.console.len() > 200 {
-            self.console.remove(0);
-        }
+        self.kubectl_with_input(cmd, None)
+    }
+
+    /// [`Playground::kubectl`] with standard input (`apply -f -` reads it; a here-document in
+    /// `cmd` replaces it).
+    pub fn kubectl_with_input(&mut self, cmd: &str, stdin: Option<&str>) -> CommandOutput {
+        let before = Console::commands_before(&self.session);
+        let out = self.session.kubectl_with_input(cmd, stdin);
+        self.console.push(cmd, out.clone(), &before, &self.session);
         self.sync();
+        out
+    }
+
+    /// Runs a kubectl command whose output is what the learner asked to see (a lesson's "try
+    /// this" step): it goes to the console, which the page opens and scrolls to.
+    pub fn run_in_console(&mut self, cmd: &str) -> CommandOutput {
+        let out = self.kubectl(cmd);
+        self.console.reveal += 1;
         out
     }
 
@@ -681,7 +683,7 @@ impl Playground {
         match action {
             StepAction::Fault(f) => self.inject(f),
             StepAction::Kubectl(cmd) => {
-                let out = self.run_command(&cmd);
+                let out = self.run_in_console(&cmd);
                 if out.ok {
                     Ok(out.stdout)
                 } else {
@@ -777,6 +779,7 @@ impl Playground {
         self.history
             .record_deployments(now, deployments.filter_map(|o| o.as_deployment()));
         self.timeline.observe(&self.session.sim);
+        self.console.follow(&self.session);
         if let Some(k) = &self.selected {
             if self.session.sim.api.get(k).is_none() && k.kind != Kind::Pod {
                 // Keep a deleted pod selected (its card says it is gone); other kinds just close.
@@ -1287,7 +1290,7 @@ mod tests {
         let mut p = Playground::new(1);
         let out = p.run_command("cordon node-1");
         assert!(out.ok, "{out:?}");
-        assert_eq!(p.console.len(), 1);
+        assert_eq!(p.console.entries().len(), 1);
         assert!(p
             .notices()
             .last()

@@ -863,6 +863,15 @@ impl Session {
         logs
     }
 
+    /// The output of the long-running command `id` (`kubectl-drain/NODE`), running or exited.
+    pub fn command_log_of(&self, id: &ComponentId) -> Option<&CommandLog> {
+        self.sim
+            .component(id)?
+            .as_any()?
+            .downcast_ref::<DrainController>()
+            .map(|d| &d.log)
+    }
+
     /// Every line those commands printed, in the order they printed them.
     pub fn command_log(&self) -> Vec<LogLine> {
         let mut lines: Vec<LogLine> = self

@@ -6,7 +6,7 @@ use crate::sim::trace::TraceKind;
 use crate::sim::types::{
     HttpGetAction, IntOrString, NodeStatus, PodSpec, ResourceRequirements, StringMap,
 };
-use crate::sim::world::{Sim, SimConfig};
+use crate::sim::world::{Sim, SimConfig, MACHINE_BOOT_MS};
 
 // ------------------------------------------------------------------ fixtures
 
@@ -834,7 +834,8 @@ fn a_node_that_goes_down_and_comes_back_restarts_its_containers() {
         node: "node-1".into(),
     })
     .unwrap();
-    sim.advance_to(up_at + 10_000, usize::MAX);
+    // The machine boots before its kubelet runs again.
+    sim.advance_to(up_at + MACHINE_BOOT_MS + 10_000, usize::MAX);
 
     let events = pod_events(&sim, "web");
     let after: Vec<&str> = events
@@ -885,7 +886,7 @@ fn a_pod_deleted_while_its_node_was_down_is_finished_off_when_the_node_returns()
         node: "node-1".into(),
     })
     .unwrap();
-    sim.advance_to(sim.now() + 3_000, usize::MAX);
+    sim.advance_to(sim.now() + MACHINE_BOOT_MS + 3_000, usize::MAX);
     assert!(get_pod(&sim, "web").is_none());
     assert!(
         times_of(&pod_events(&sim, "web"), "Started").len() == 1,
@@ -1293,7 +1294,7 @@ fn a_rebooted_node_reports_a_new_boot_id() {
         node: "node-1".into(),
     })
     .unwrap();
-    sim.advance_to(25_000, usize::MAX);
+    sim.advance_to(20_000 + MACHINE_BOOT_MS + 5_000, usize::MAX);
     let second = boot(&sim);
     assert_ne!(first, second);
     let rebooted: Vec<String> = sim
@@ -1381,7 +1382,7 @@ fn a_never_restarting_pod_that_lost_its_container_in_a_reboot_fails_instead_of_r
         node: "node-1".into(),
     })
     .unwrap();
-    sim.advance_to(sim.now() + 10_000, usize::MAX);
+    sim.advance_to(sim.now() + MACHINE_BOOT_MS + 10_000, usize::MAX);
     let p = get_pod(&sim, "once").unwrap();
     assert_eq!(p.status.phase, "Failed");
     let t = p.status.container_statuses[0]
