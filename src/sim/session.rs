@@ -860,7 +860,7 @@ impl Session {
 
     /// Starts a learner action: a detached copy of the simulation as it was, and the try-this
     /// steps on offer, when there is one the action could do.
-    fn watch_begin(&mut self) -> Option<(Sim, Vec<usize>)> {
+    pub(crate) fn watch_begin(&mut self) -> Option<(Sim, Vec<usize>)> {
         self.acting += 1;
         if self.acting > 1 {
             return None;
@@ -873,7 +873,11 @@ impl Session {
 
     /// Ends a learner action: each step that was on offer and whose effect the action had is
     /// done now.
-    fn watch_end(&mut self, before: Option<(Sim, Vec<usize>)>, action: LearnerAction<'_>) {
+    pub(crate) fn watch_end(
+        &mut self,
+        before: Option<(Sim, Vec<usize>)>,
+        action: LearnerAction<'_>,
+    ) {
         self.acting = self.acting.saturating_sub(1);
         let Some((before, offered)) = before else {
             return;

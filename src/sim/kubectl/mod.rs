@@ -256,7 +256,13 @@ impl Session {
     /// Runs a kubectl command line with standard input (`apply -f -`), recorded in the trace as
     /// [`Session::kubectl`] records commands.
     pub fn kubectl_with_input(&mut self, cmd: &str, input: Option<&str>) -> CommandOutput {
+        // A console command is a learner action like any other: it can do a lesson's step.
+        let watch = self.watch_begin();
         let out = execute_with_stdin(self, cmd, input);
+        self.watch_end(
+            watch.filter(|_| out.ok),
+            crate::sim::progress::LearnerAction::Kubectl(cmd),
+        );
         let text = if out.ok {
             out.stdout.clone()
         } else {
