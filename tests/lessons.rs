@@ -1172,3 +1172,13 @@ fn play_the_lesson_lets_the_timeline_do_the_steps_left_after_the_learner_did_som
         assert_eq!(c.passed, Some(true), "{}: {}", c.name, c.message);
     }
 }
+
+#[test]
+fn a_command_typed_into_the_console_with_its_standard_input_does_the_step_too() {
+    let mut run = until_offered("thermostat", "Delete every web pod");
+    let out = run
+        .s
+        .kubectl_with_input("kubectl delete pods -l app=web", None);
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(run.s.try_this_statuses()[0].done_at, Some(run.t));
+}
