@@ -523,38 +523,17 @@ impl Session {
     pub fn inject(&mut self, fault: Fault) -> Result<String, String> {
         let watch = self.watch_begin();
         let result = self.sim.inject(fault.clone());
-        if result.is_ok() {
-            self.watch_end(watch, LearnerAction::Fault(&fault));
-        } else {
-            self.watch_end(None, LearnerAction::Fault(&fault));
-        }
+        self.watch_end(
+            watch.filter(|_| result.is_ok()),
+            LearnerAction::Fault(&fault),
+        );
         result
     }
 
-    /// Runs a kubectl command line (the playground's subset).
+    /// Runs a kubectl command line (the playground's subset), with no standard input: see
+    /// [`Session::kubectl_with_input`], which records it and compares it with the lesson's steps.
     pub fn kubectl(&mut self, cmd: &str) -> CommandOutput {
-        let watch = self.watch_begin();
-        let out = self.kubectl_unwatched(cmd);
-        self.watch_end(watch.filter(|_| out.ok), LearnerAction::Kubectl(cmd));
-        out
-    }
-
-    fn kubectl_unwatched(&mut self, cmd: &str) -> CommandOutput {
-        let out = super::kubectl::execute(self, cmd);
-        let text = if out.ok {
-            out.stdout.clone()
-        } else {
-            out.stderr.clone()
-        };
-        let _ = self.sim.record_command(
-            &format!(
-                "kubectl {}",
-                cmd.trim().trim_start_matches("kubectl ").trim()
-            ),
-            text.trim_end(),
-            out.ok,
-        );
-        out
+        self.kubectl_with_input(cmd, None)
     }
 
     /// Advances simulated time to `t`, running the timeline on the way (scenario steps, and

@@ -357,7 +357,7 @@ test('a lesson follows the learner: steps are offered in turn, checks start when
   await expect(gap).toHaveClass(/check-passed/);
   await expect(page.getByTestId('try-1')).toBeEnabled();
   await hideNotices(page);
-  await page.screenshot({ animations: 'disabled', path: 'docs/screenshots/lesson-follows.png' });
+  await page.screenshot({ animations: 'disabled', path: 'test-results/lesson-follows.png' });
 
   // "Play the lesson": its timeline does the steps left, and every check goes green.
   await page.getByTestId('play-lesson').click();

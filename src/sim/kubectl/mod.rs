@@ -253,8 +253,8 @@ Usage:
 ";
 
 impl Session {
-    /// Runs a kubectl command line with standard input (`apply -f -`), recorded in the trace as
-    /// [`Session::kubectl`] records commands.
+    /// Runs a kubectl command line with standard input (`apply -f -`), records it in the trace
+    /// with its output, and, as a learner action, compares it with the lesson's try-this steps.
     pub fn kubectl_with_input(&mut self, cmd: &str, input: Option<&str>) -> CommandOutput {
         // A console command is a learner action like any other: it can do a lesson's step.
         let watch = self.watch_begin();
