@@ -528,7 +528,7 @@ pub fn Editor(p: &EditorProps) -> Html {
                 <div class="panel-actions">
                     <details class="menu lessons-menu">
                         <summary class="btn btn-small btn-ghost" data-testid="lessons-menu">{ "Lessons ▾" }</summary>
-                        <div class="menu-items menu-left" role="menu">
+                        <div class="menu-items" role="menu">
                             <button role="menuitem" onclick={on_restore}>
                                 <strong>{ "The example Deployment" }</strong>
                                 <small>{ "Put it back in the editor (the cluster is left as it is)" }</small>

@@ -1,0 +1,74 @@
+// The rough edges a new learner met (issue #26), each checked in the real page where it shows:
+// what the learner sees, where, and that it tells the truth.
+// @ts-check
+const { test, expect } = require('@playwright/test');
+const { open, advance, apply } = require('./helpers');
+
+/** A scenario written in the editor: four nodes, its own seed, a Deployment of two. */
+const SCENARIO = `apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: mine}
+spec:
+  seed: 7
+  nodes: {count: 4, cpu: "2", memory: 4Gi}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.27"}]
+`;
+
+/** Six replicas, two to a node: their chips share each card's row. */
+const CRASHY = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: crashy}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: crashy}}
+  template:
+    metadata: {labels: {app: crashy}}
+    spec:
+      containers: [{name: app, image: "busybox:1.36"}]
+`;
+
+const NODE_CARDS = '.nodes > [data-testid^="node-"]';
+
+/** The test id of the focused element (or its tag). */
+const focused = (page) => page.evaluate(() => document.activeElement?.dataset.testid || document.activeElement?.tagName);
+
+/** Whether two boxes overlap by more than half a pixel each way. */
+const overlap = (a, b) =>
+  Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x) > 0.5 &&
+  Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y) > 0.5;
+
+test('the Lessons menu lies inside the window at every width, down to a phone, and nothing clips it', async ({ page }) => {
+  const errors = await open(page);
+  for (const width of [1280, 1100, 640, 375]) {
+    await page.setViewportSize({ width, height: width < 600 ? 667 : 800 });
+    await page.getByTestId('lessons-menu').click();
+    const menu = page.locator('.lessons-menu [role=menu]');
+    await expect(menu).toBeVisible();
+    const box = await menu.boundingBox();
+    expect(box, `at ${width} px`).not.toBeNull();
+    expect(box.x, `the menu's left edge at ${width} px`).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width, `the menu's right edge at ${width} px`).toBeLessThanOrEqual(width);
+    // Seen, not only laid out: the point at each item's first letters is that item (no panel
+    // clips it, nothing covers it).
+    const hits = await menu.evaluate((m) =>
+      [...m.querySelectorAll('[role=menuitem]')].slice(0, 4).map((item) => {
+        const r = item.getBoundingClientRect();
+        const at = document.elementFromPoint(r.left + 10, r.top + r.height / 2);
+        return !!at && item.contains(at);
+      }));
+    expect(hits, `at ${width} px`).toEqual([true, true, true, true]);
+    await page.keyboard.press('Escape');
+    await expect(page.locator('.lessons-menu')).not.toHaveAttribute('open', '');
+  }
+  expect(errors).toEqual([]);
+});
