@@ -19,6 +19,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlTextAreaElement};
 use yew::prelude::*;
 
+use super::icons;
 use super::state::{reply, Action};
 use super::storage;
 use crate::sim::decode::{Diagnostic, Severity};
@@ -58,6 +59,10 @@ pub struct EditorProps {
     /// says to press Play.
     #[prop_or_default]
     pub play_hint: bool,
+    /// The last Apply held a Scenario document that is not running
+    /// (`Playground::scenario_applied`): the apply row offers to run it.
+    #[prop_or_default]
+    pub scenario_applied: bool,
 }
 
 fn severity_class(s: Severity) -> &'static str {
@@ -470,6 +475,13 @@ pub fn Editor(p: &EditorProps) -> Html {
         let apply = apply.clone();
         Callback::from(move |_: MouseEvent| apply.emit(()))
     };
+    // Opens the editor's text as a scenario, as a lesson opens: the editor keeps the text.
+    let on_run_scenario = {
+        let text = text.clone();
+        Callback::from(move |_: MouseEvent| {
+            let _ = super::share::load(&text, None);
+        })
+    };
     let on_delete_click = {
         let d = p.dispatch.clone();
         let text = text.clone();
@@ -626,8 +638,16 @@ pub fn Editor(p: &EditorProps) -> Html {
                     title="kubectl apply -f (Ctrl/Cmd+Enter)">
                     { "Apply" }<kbd>{ if is_mac() { "⌘↵" } else { "Ctrl↵" } }</kbd>
                 </button>
+                if p.scenario_applied {
+                    <button class="btn btn-run-scenario" data-testid="run-scenario" onclick={on_run_scenario}
+                        title="Start this scenario from t=0: its nodes, seed, steps and checks (Reset does the same)">
+                        { icons::play() }<span>{ "Run this scenario" }</span>
+                    </button>
+                }
                 <span class="apply-hint">
-                    { if p.hint {
+                    { if p.scenario_applied {
+                        "Applied its objects. Run this scenario (or Reset) to start it from t=0 with its nodes, seed, steps and checks."
+                    } else if p.hint {
                         "Start here: apply the Deployment, then press Play."
                     } else if p.play_hint {
                         "Applied. Now press Play (or Space): the controllers act while the clock runs."

@@ -483,7 +483,8 @@ fn App() -> Html {
                     if let Some(lesson) = m.lesson() {
                         <lesson::LessonCard {lesson} dispatch={dispatch.clone()} />
                     }
-                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} play_hint={m.play_hint()} />
+                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} play_hint={m.play_hint()}
+                        scenario_applied={m.scenario_applied()} />
                 </div>
                 <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()}
                     brisk={crate::viewmodel::cluster::brisk_motion(m.speed)} />

@@ -72,3 +72,42 @@ test('the Lessons menu lies inside the window at every width, down to a phone, a
   }
   expect(errors).toEqual([]);
 });
+
+test('a Scenario written in the editor runs: Reset after Apply opens it whole, as the note under the editor says', async ({ page }) => {
+  const errors = await open(page);
+  const editor = page.getByTestId('editor');
+  await editor.fill(SCENARIO);
+  await page.getByTestId('apply').click();
+  await expect(page.getByTestId('diagnostics')).toContainText('deployment.apps/web created');
+  await expect(page.getByTestId('diagnostics')).toContainText('Reset');
+  await expect(page.locator(NODE_CARDS)).toHaveCount(3);
+  await advance(page, '10s');
+  await page.getByTestId('reset').click();
+  await expect(page.locator(NODE_CARDS)).toHaveCount(4);
+  await expect(page.getByTestId('seed')).toHaveValue('7');
+  expect(await page.evaluate(() => window.kubeloop.now())).toBe(0);
+  await expect(editor).toHaveValue(SCENARIO);
+  expect(errors).toEqual([]);
+});
+
+test('after Apply of a Scenario the editor offers to run it; Run starts it from t=0 and Reset restarts it', async ({ page }) => {
+  const errors = await open(page);
+  const editor = page.getByTestId('editor');
+  const run = page.getByTestId('run-scenario');
+  await expect(run).toBeHidden();
+  await editor.fill(SCENARIO);
+  await page.getByTestId('apply').click();
+  await expect(run).toBeVisible();
+  await run.click();
+  await expect(page.locator(NODE_CARDS)).toHaveCount(4);
+  await expect(run).toBeHidden();
+  await expect(page.getByTestId('seed')).toHaveValue('7');
+  await expect(editor).toHaveValue(SCENARIO);
+  await advance(page, '20s');
+  await page.getByTestId('reset').click();
+  await expect.poll(() => page.evaluate(() => window.kubeloop.now())).toBe(0);
+  await expect(page.locator(NODE_CARDS)).toHaveCount(4);
+  await expect(page.getByTestId('seed')).toHaveValue('7');
+  await expect(editor).toHaveValue(SCENARIO);
+  expect(errors).toEqual([]);
+});
