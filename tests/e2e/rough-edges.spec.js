@@ -111,3 +111,42 @@ test('after Apply of a Scenario the editor offers to run it; Run starts it from 
   await expect(editor).toHaveValue(SCENARIO);
   expect(errors).toEqual([]);
 });
+
+test('Tab passes through the editor until the learner edits; then it indents, and Escape then Tab leaves, as a visible hint says', async ({ page }) => {
+  const errors = await open(page);
+  const editor = page.getByTestId('editor');
+  const text = await editor.inputValue();
+  const hint = page.getByTestId('editor-keys');
+  await expect(hint).toBeHidden();
+  // Tabbing through the page: into the editor and straight out again, writing nothing.
+  await page.getByTestId('delete-manifest').focus();
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).toBe('editor');
+  await expect(hint).toBeVisible();
+  await expect(hint).toHaveText(/^Tab moves on/);
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).not.toBe('editor');
+  await expect(editor).toHaveValue(text);
+  // Back in, the learner types: now Tab indents, and the hint says how to leave.
+  await page.keyboard.press('Shift+Tab');
+  expect(await focused(page)).toBe('editor');
+  await editor.evaluate((el) => el.setSelectionRange(0, 0));
+  await page.keyboard.type('#');
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).toBe('editor');
+  await expect(editor).toHaveValue(`#  ${text}`);
+  await expect(hint).toHaveText('Tab indents · Esc then Tab to leave');
+  await expect(editor).toHaveAccessibleDescription(/Tab indents · Esc then Tab to leave/);
+  // Escape, then Tab, leaves; the text keeps what was typed and nothing more.
+  await page.keyboard.press('Escape');
+  expect(await focused(page)).toBe('editor');
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).toBe('apply');
+  await expect(editor).toHaveValue(`#  ${text}`);
+  // A click in the text is editing too.
+  await editor.click({ position: { x: 60, y: 15 } });
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).toBe('editor');
+  await expect(editor).not.toHaveValue(`#  ${text}`);
+  expect(errors).toEqual([]);
+});
