@@ -150,3 +150,42 @@ test('Tab passes through the editor until the learner edits; then it indents, an
   await expect(editor).not.toHaveValue(`#  ${text}`);
   expect(errors).toEqual([]);
 });
+
+test('the highlighted layer stays on the text however the editor is scrolled', async ({ page }) => {
+  const errors = await open(page);
+  const editor = page.getByTestId('editor');
+  await editor.fill(Array.from({ length: 300 }, (_, i) => `key${i}: value ${i}`).join('\n'));
+  await editor.evaluate((el) => { el.scrollTop = 2000; });
+  await expect.poll(() => page.locator('.hl-inner > .hl-line', { hasText: /^key110: / }).count()).toBe(1);
+  // What find-in-page does to a match in the coloured copy, and what scripts can do.
+  await page.evaluate(() => {
+    document.querySelector('.hl-inner > .hl-line:last-child').scrollIntoView();
+    for (const sel of ['.code-hl', '.code-wrap', '.gutter', '.editor-panel']) {
+      const el = document.querySelector(sel);
+      el.scrollTop = 400;
+      el.scrollLeft = 40;
+    }
+  });
+  const at = (n) =>
+    page.evaluate((n) => {
+      const ta = document.querySelector('textarea[data-testid=editor]');
+      const t = ta.getBoundingClientRect();
+      const line = [...document.querySelectorAll('.hl-inner > .hl-line')].find((l) => l.textContent.startsWith(`key${n - 1}: `));
+      const gutter = [...document.querySelectorAll('.gutter-line')].find((g) => g.textContent === String(n));
+      return {
+        text: line.getBoundingClientRect().top - (t.top + 10 + (n - 1) * 20 - ta.scrollTop),
+        left: line.getBoundingClientRect().left - (t.left + 12 - ta.scrollLeft),
+        gutter: gutter.getBoundingClientRect().top - (t.top + 10 + (n - 1) * 20 - ta.scrollTop),
+      };
+    }, n);
+  const shown = await editor.evaluate((el) => Math.floor(el.scrollTop / 20) + 3);
+  const d = await at(shown);
+  expect(Math.abs(d.text), `the coloured line ${shown} is on its text`).toBeLessThan(0.5);
+  expect(Math.abs(d.left)).toBeLessThan(0.5);
+  expect(Math.abs(d.gutter), `line number ${shown} is beside its text`).toBeLessThan(0.5);
+  // The panel's head did not scroll away either.
+  const head = await page.locator('.editor-panel .panel-head').boundingBox();
+  const panel = await page.locator('.editor-panel').boundingBox();
+  expect(head.y).toBeGreaterThanOrEqual(panel.y);
+  expect(errors).toEqual([]);
+});
