@@ -189,3 +189,21 @@ test('the highlighted layer stays on the text however the editor is scrolled', a
   expect(head.y).toBeGreaterThanOrEqual(panel.y);
   expect(errors).toEqual([]);
 });
+
+test("the API conversation's labels never cover its status codes", async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '20s');
+  await page.getByTestId('tab-sequence').click();
+  await expect(page.locator('.seq-body .code-label').first()).toBeVisible();
+  const clashes = await page.evaluate(() => {
+    const boxes = (sel) => [...document.querySelectorAll(sel)].map((e) => ({ text: e.textContent, r: e.getBoundingClientRect() }));
+    const codes = boxes('.seq-body .code-label');
+    const labels = boxes('.seq-body .msg-label, .seq-body .node-label');
+    const hit = (a, b) =>
+      Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+    return codes.flatMap((c) => labels.filter((l) => hit(c.r, l.r)).map((l) => `${c.text} under "${l.text}"`));
+  });
+  expect(clashes).toEqual([]);
+  expect(errors).toEqual([]);
+});
