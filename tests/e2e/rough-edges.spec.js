@@ -207,3 +207,28 @@ test("the API conversation's labels never cover its status codes", async ({ page
   expect(clashes).toEqual([]);
   expect(errors).toEqual([]);
 });
+
+test('CrashLoopBackOff chips stay inside their node card', async ({ page }) => {
+  const errors = await open(page);
+  await apply(page, CRASHY);
+  await advance(page, '20s');
+  await page.evaluate(() =>
+    window.kubeloop.inject({ type: 'CrashLoop', selector: 'app=crashy', exitCode: 1, duration: '30m' }));
+  await advance(page, '10m');
+  await expect(page.locator('[data-testid^="pod-"][data-status="CrashLoopBackOff"]').first()).toBeVisible();
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: width < 600 ? 667 : 800 });
+    const outside = await page.evaluate(() =>
+      [...document.querySelectorAll('.nodes > .node')].flatMap((card) => {
+        const c = card.getBoundingClientRect();
+        return [...card.querySelectorAll('.pod, .pod-status')]
+          .filter((el) => {
+            const r = el.getBoundingClientRect();
+            return r.left < c.left - 0.5 || r.right > c.right + 0.5;
+          })
+          .map((el) => `${card.dataset.testid}: ${el.textContent}`);
+      }));
+    expect(outside, `at ${width} px`).toEqual([]);
+  }
+  expect(errors).toEqual([]);
+});
