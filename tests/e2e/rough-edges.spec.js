@@ -232,3 +232,37 @@ test('CrashLoopBackOff chips stay inside their node card', async ({ page }) => {
   }
   expect(errors).toEqual([]);
 });
+
+test("the inspector's YAML tab shows the whole object: no line cut at the drawer's edge, the last one in view", async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '20s');
+  for (const [width, height] of [[1280, 800], [375, 667]]) {
+    await page.setViewportSize({ width, height });
+    // The Deployment: its last-applied annotation is one very long line.
+    await page.getByTestId('gap-web').click();
+    const inspector = page.getByTestId('inspector');
+    await inspector.getByRole('tab', { name: 'YAML' }).click();
+    const yaml = inspector.locator('pre.yaml');
+    await expect(yaml).toContainText('last-applied-configuration');
+    const seen = await yaml.evaluate((pre) => {
+      const body = pre.closest('.inspector-body');
+      body.scrollTop = body.scrollHeight;
+      const range = document.createRange();
+      const text = pre.firstChild;
+      const end = text.textContent.trimEnd().length;
+      range.setStart(text, end - 1);
+      range.setEnd(text, end);
+      const r = range.getBoundingClientRect();
+      const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      return {
+        cutOff: pre.scrollWidth - pre.clientWidth,
+        wider: body.scrollWidth - body.clientWidth,
+        lastInView: r.bottom <= innerHeight && !!at && pre.contains(at),
+      };
+    });
+    expect(seen, `at ${width} px`).toEqual({ cutOff: 0, wider: 0, lastInView: true });
+    await page.getByTestId('inspector-close').click();
+  }
+  expect(errors).toEqual([]);
+});
