@@ -30,6 +30,8 @@ pub struct EventsProps {
     /// app applies it when it builds `list`, so it reaches past the newest rows.
     pub filter: String,
     pub on_filter: Callback<String>,
+    /// What the table says while no Event exists (`viewmodel::events::NextStep::events_text`).
+    pub empty: &'static str,
 }
 
 /// The events table.
@@ -86,9 +88,7 @@ pub fn Events(p: &EventsProps) -> Html {
             if rows.is_empty() && filtering {
                 <div class="empty">{ format!("No events about an object matching “{}”.", p.filter.trim()) }</div>
             } else if rows.is_empty() {
-                <div class="empty">
-                    { "No events yet. Apply the Deployment and press Play: every controller reports what it did here." }
-                </div>
+                <div class="empty" data-testid="events-empty">{ p.empty }</div>
             } else {
                 <div class="table-wrap">
                     <table class="table">

@@ -411,14 +411,20 @@ fn App() -> Html {
         })
     };
 
+    // A lesson opens with its objects applied: the empty panels then point at Play, not Apply.
+    let applied = [Kind::Deployment, Kind::ReplicaSet, Kind::Pod, Kind::Service]
+        .into_iter()
+        .any(|k| m.session.sim.api.count(k) > 0);
+    let next_step = crate::viewmodel::events::NextStep::of(applied, m.playing);
     let bottom = match *tab {
         Tab::Events => {
             let on_filter = {
                 let f = event_filter.clone();
                 Callback::from(move |text: String| f.set(text))
             };
+            let empty = next_step.events_text();
             html! { <events::Events list={event_rows.clone()} dispatch={dispatch.clone()}
-            filter={(*event_filter).clone()} {on_filter} /> }
+            filter={(*event_filter).clone()} {on_filter} {empty} /> }
         }
         Tab::Sequence => html! {
             <sequence::Sequence msgs={m.sequence.last(80)} show_heartbeats={m.sequence.show_heartbeats}
@@ -488,7 +494,7 @@ fn App() -> Html {
                 </div>
                 <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()}
                     brisk={crate::viewmodel::cluster::brisk_motion(m.speed)} />
-                <loop_panel::LoopPanel {cards} />
+                <loop_panel::LoopPanel {cards} empty={next_step.loops_text()} />
                 <section class="panel bottom-panel" aria-label="Activity">
                     <div class="tabs" role="tablist">
                         { for Tab::ALL.iter().map(|t| {

@@ -266,3 +266,34 @@ test("the inspector's YAML tab shows the whole object: no line cut at the drawer
   }
   expect(errors).toEqual([]);
 });
+
+test('with no pods at all the tray does not claim the scheduler placed every pod', async ({ page }) => {
+  const errors = await open(page);
+  await expect(page.getByTestId('unscheduled')).toContainText('none: there are no pods yet');
+  await page.getByTestId('apply').click();
+  await advance(page, '20s');
+  await expect(page.getByTestId('unscheduled')).toContainText('none: the scheduler has placed every pod');
+  expect(errors).toEqual([]);
+});
+
+test('a lesson opens at t=0 saying what is true: kubelets not reported yet, no events until Play', async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('lessons-menu').click();
+  await page.getByTestId('lesson-thermostat').click();
+  await expect(page.getByTestId('lesson')).toBeVisible();
+  expect(await page.evaluate(() => window.kubeloop.now())).toBe(0);
+  // kubectl prints Unknown for a node with no Ready condition; the card says why.
+  const node = page.getByTestId('node-node-1');
+  await expect(node).toHaveAttribute('aria-label', 'Node node-1: Unknown');
+  await expect(page.getByTestId('starting-node-1')).toContainText('kubelet starting');
+  await page.getByTestId('tab-events').click();
+  const empty = page.getByTestId('events-empty');
+  await expect(empty).toContainText('Press Play');
+  await expect(empty).not.toContainText('Apply the Deployment');
+  await expect(page.getByTestId('loops-empty')).toContainText('press Play');
+  // Once the clock runs, the kubelets report and the note goes.
+  await advance(page, '2s');
+  await expect(node).toHaveAttribute('data-ready', 'true');
+  await expect(page.getByTestId('starting-node-1')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
