@@ -530,7 +530,7 @@ fn App() -> Html {
                     html! {
                         <div class={classes!("notice", if kind == NoticeKind::Error { "notice-error" } else { "notice-info" })} key={id.to_string()}
                             role={if kind == NoticeKind::Error { "alert" } else { "status" }}>
-                            <span class="notice-text">{ text }</span>
+                            <span class="notice-text" title={text.clone()}>{ text }</span>
                             <button class="icon-btn" aria-label="Dismiss" onclick={Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss(id)))}>
                                 { icons::close() }
                             </button>

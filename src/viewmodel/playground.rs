@@ -52,8 +52,12 @@ const FRAME_MS: f64 = 1000.0 / 60.0;
 /// time, for rows that scroll past faster than anyone reads them. Paused, stepped or advanced,
 /// the list is always current.
 pub const EVENTS_REFRESH_MS: f64 = 250.0;
-/// How long a notice stays on screen, in real milliseconds.
-pub const NOTICE_MS: f64 = 4_000.0;
+/// How long a notice stays on screen, in real milliseconds: long enough to read a line, short
+/// enough not to sit over the page while the learner looks at what it reports (what it says is
+/// also under the editor, in the console or in the cluster itself).
+pub const NOTICE_MS: f64 = 3_000.0;
+/// How long an error's notice stays: it may be the only place that says why nothing happened.
+pub const ERROR_NOTICE_MS: f64 = 6_000.0;
 /// The longest the boot phase waits for the nodes to report Ready, in simulated ms.
 pub const BOOT_LIMIT_MS: Millis = 5_000;
 /// The file name diagnostics of the editor's text carry.
@@ -744,7 +748,13 @@ impl Playground {
     fn expire_notices(&mut self) -> bool {
         let before = self.notices.len();
         let now = self.real_clock;
-        self.notices.retain(|n| n.born + NOTICE_MS > now);
+        self.notices.retain(|n| {
+            let life = match n.kind {
+                NoticeKind::Info => NOTICE_MS,
+                NoticeKind::Error => ERROR_NOTICE_MS,
+            };
+            n.born + life > now
+        });
         let changed = self.notices.len() != before;
         if changed {
             self.version += 1;
@@ -1441,6 +1451,22 @@ spec:
             p.frame(MAX_FRAME_MS);
         }
         assert_eq!(p.notices().count(), 0);
+    }
+
+    #[test]
+    fn an_info_notice_is_gone_within_three_seconds_and_an_error_stays_twice_as_long() {
+        let mut p = Playground::new(1);
+        p.notify("applied", NoticeKind::Info);
+        p.notify("refused", NoticeKind::Error);
+        for _ in 0..30 {
+            p.frame(100.0);
+        }
+        let left: Vec<&str> = p.notices().map(|n| n.text.as_str()).collect();
+        assert_eq!(left, ["refused"], "after 3 s");
+        for _ in 0..30 {
+            p.frame(100.0);
+        }
+        assert_eq!(p.notices().count(), 0, "after 6 s");
     }
 
     #[test]

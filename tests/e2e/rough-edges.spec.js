@@ -297,3 +297,15 @@ test('a lesson opens at t=0 saying what is true: kubelets not reported yet, no e
   await expect(page.getByTestId('starting-node-1')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('toasts keep off the bottom panel and go within a few seconds', async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  const toast = page.locator('.notice').last();
+  await expect(toast).toBeVisible();
+  const panel = await page.locator('.bottom-panel').boundingBox();
+  const box = await toast.boundingBox();
+  expect(overlap(box, panel), 'the toast covers the Events and the other tabs').toBe(false);
+  await expect(page.locator('.notice')).toHaveCount(0, { timeout: 6_000 });
+  expect(errors).toEqual([]);
+});
