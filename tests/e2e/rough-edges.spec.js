@@ -309,3 +309,18 @@ test('toasts keep off the bottom panel and go within a few seconds', async ({ pa
   await expect(page.locator('.notice')).toHaveCount(0, { timeout: 6_000 });
   expect(errors).toEqual([]);
 });
+
+test("on a phone the events table shows each Event's message", async ({ page }) => {
+  await page.setViewportSize({ width: 375, height: 667 });
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '30s');
+  await page.getByTestId('tab-events').click();
+  const row = page.locator('.event-row').first();
+  await row.scrollIntoViewIfNeeded();
+  const msg = await row.locator('td.msg').boundingBox();
+  expect(msg.x).toBeGreaterThanOrEqual(0);
+  expect(msg.x + msg.width).toBeLessThanOrEqual(375);
+  expect(msg.width, 'the message has room to be read').toBeGreaterThan(200);
+  expect(errors).toEqual([]);
+});
