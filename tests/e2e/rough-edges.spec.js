@@ -324,3 +324,24 @@ test("on a phone the events table shows each Event's message", async ({ page }) 
   expect(msg.width, 'the message has room to be read').toBeGreaterThan(200);
   expect(errors).toEqual([]);
 });
+
+test("a course page's lab: the app's toolbar never covers the Desired state header, however narrow", async ({ page }) => {
+  test.setTimeout(60_000);
+  await page.goto('/www/course-example.html');
+  const lab = page.frameLocator('#lab1 iframe');
+  await expect(lab.getByTestId('app')).toBeVisible();
+  for (const width of [1280, 700, 375]) {
+    await page.setViewportSize({ width, height: 800 });
+    // Every control of the toolbar inside its bar, and the bar above both panels' heads.
+    const spill = await lab.locator('.toolbar').evaluate((bar) => {
+      const b = bar.getBoundingClientRect();
+      const heads = ['#editor-title', '#cluster-title'].map((s) => document.querySelector(s).closest('.panel-head').getBoundingClientRect());
+      const controls = [...bar.querySelectorAll('button, select, input, output, a')].filter((e) => e.getClientRects().length > 0);
+      return {
+        outside: controls.filter((e) => e.getBoundingClientRect().bottom > b.bottom + 0.5).map((e) => e.dataset.testid || e.tagName),
+        overHeads: heads.filter((h) => h.top < b.bottom - 0.5).length,
+      };
+    });
+    expect(spill, `at ${width} px`).toEqual({ outside: [], overHeads: 0 });
+  }
+});
