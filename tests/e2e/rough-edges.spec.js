@@ -298,7 +298,7 @@ test('a lesson opens at t=0 saying what is true: kubelets not reported yet, no e
   expect(errors).toEqual([]);
 });
 
-test('toasts keep off the bottom panel and go within a few seconds', async ({ page }) => {
+test('toasts keep off the bottom panel and the fault panel, and go within a few seconds', async ({ page }) => {
   const errors = await open(page);
   await page.getByTestId('apply').click();
   const toast = page.locator('.notice').last();
@@ -307,6 +307,13 @@ test('toasts keep off the bottom panel and go within a few seconds', async ({ pa
   const box = await toast.boundingBox();
   expect(overlap(box, panel), 'the toast covers the Events and the other tabs').toBe(false);
   await expect(page.locator('.notice')).toHaveCount(0, { timeout: 6_000 });
+  // A fault injected with the fault panel open: its notice keeps clear of the panel's fields.
+  await page.getByTestId('faults-toggle').click();
+  await expect(page.getByTestId('fault-panel')).toBeVisible();
+  await page.evaluate(() => window.kubeloop.inject({ type: 'NodeDown', node: 'node-3' }));
+  await expect(page.locator('.notice').last()).toContainText('node-3');
+  const faults = await page.getByTestId('fault-panel').boundingBox();
+  expect(overlap(await page.locator('.notice').last().boundingBox(), faults), 'the toast covers the fault panel').toBe(false);
   expect(errors).toEqual([]);
 });
 
