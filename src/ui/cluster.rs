@@ -115,7 +115,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                 <DenseBody view={p.view.clone()} dispatch={p.dispatch.clone()} selected={p.selected.clone()} />
             } else {
                 <div class="cluster-body">
-                    { tray(&v.unscheduled, usize::MAX, &p.dispatch, &p.selected) }
+                    { tray(v, usize::MAX, &p.dispatch, &p.selected) }
                     <div class="nodes">
                         // Collected into one child of its own: a `{ for … }` beside other
                         // children is flattened into their list, which then has unkeyed members,
@@ -168,11 +168,13 @@ fn relevant_selection(n: &NodeView, selected: &Option<ObjectKey>) -> Option<Obje
 
 /// The "waiting for a node" tray, with at most `max_chips` chips and a count of the rest.
 fn tray(
-    pods: &[Rc<PodView>],
+    v: &ClusterView,
     max_chips: usize,
     dispatch: &Callback<Action>,
     selected: &Option<ObjectKey>,
 ) -> Html {
+    let pods = &v.unscheduled;
+    let caption = v.tray_caption();
     let hidden = pods.len().saturating_sub(max_chips);
     html! {
         <div class={classes!("unscheduled", (!pods.is_empty()).then_some("has-pods"))} data-testid="unscheduled"
@@ -180,8 +182,7 @@ fn tray(
             <div class="unscheduled-head">
                 <span class="unscheduled-title">{ "Waiting for a node" }</span>
                 <span class="unscheduled-sub">
-                    { if pods.is_empty() { "none: the scheduler has placed every pod".to_string() }
-                      else { format!("{} pending: not bound to a node yet", pods.len()) } }
+                    { caption }
                 </span>
                 if hidden > 0 {
                     <span class="chips-more" data-testid="unscheduled-more">
@@ -359,6 +360,11 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
             </header>
             if down {
                 <div class="node-banner">{ "machine powered off" }</div>
+            } else if n.awaiting_kubelet() {
+                <div class="node-banner node-banner--starting" data-testid={format!("starting-{}", n.name)}
+                    title="kubectl get nodes prints Unknown until the node's kubelet posts its first status, which it does as soon as the clock runs">
+                    { "kubelet starting: no status posted yet" }
+                </div>
             }
             if n.unschedulable {
                 <div class="node-banner node-banner--cordon" data-testid={format!("cordoned-{}", n.name)}
@@ -471,7 +477,7 @@ fn DenseBody(p: &DenseProps) -> Html {
                     }
                 }) }
             </ul>
-            { tray(&v.unscheduled, DENSE_TRAY_CHIPS, &p.dispatch, &p.selected) }
+            { tray(v, DENSE_TRAY_CHIPS, &p.dispatch, &p.selected) }
             <div class="dense-tools">
                 <input type="search" class="dense-filter" placeholder="Find a node…" aria-label="Find a node by name"
                     data-testid="dense-filter" value={(*filter).clone()} oninput={on_input} onkeydown={on_search_key} />

@@ -19,10 +19,12 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlTextAreaElement};
 use yew::prelude::*;
 
+use super::icons;
 use super::state::{reply, Action};
 use super::storage;
 use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::examples;
+use crate::viewmodel::editor_keys::{EditorKey, TabTrap};
 use crate::viewmodel::format::utf16_offset;
 use crate::viewmodel::yaml_highlight::{
     line_col_at, line_marks, segments, Highlight, HighlightedLine, LineMap, Mark, Pin,
@@ -58,6 +60,10 @@ pub struct EditorProps {
     /// says to press Play.
     #[prop_or_default]
     pub play_hint: bool,
+    /// The last Apply held a Scenario document that is not running
+    /// (`Playground::scenario_applied`): the apply row offers to run it.
+    #[prop_or_default]
+    pub scenario_applied: bool,
 }
 
 fn severity_class(s: Severity) -> &'static str {
@@ -229,6 +235,11 @@ pub fn Editor(p: &EditorProps) -> Html {
     let tip = use_state_eq(|| None::<Tip>);
     let caret_line = use_state_eq(|| None::<u32>);
     let applied = use_mut_ref(Applied::default);
+    let trap = use_state_eq(TabTrap::default);
+    let on_key = {
+        let trap = trap.clone();
+        Rc::new(move |key: EditorKey| trap.set(trap.after(key)))
+    };
 
     // Where each diagnostic is in the text now (None: its line was edited since it was found).
     let placed: Vec<Option<u32>> = {
@@ -324,7 +335,9 @@ pub fn Editor(p: &EditorProps) -> Html {
     let on_input = {
         let text = text.clone();
         let track_caret = track_caret.clone();
+        let on_key = on_key.clone();
         Callback::from(move |e: InputEvent| {
+            on_key(EditorKey::Typed);
             let el: HtmlTextAreaElement = e.target_unchecked_into();
             let v = el.value();
             storage::save_editor(&v);
@@ -353,22 +366,34 @@ pub fn Editor(p: &EditorProps) -> Html {
         let f = on_caret_event;
         Callback::from(move |e: FocusEvent| f(&e))
     };
+    let on_pointerdown = {
+        let on_key = on_key.clone();
+        Callback::from(move |_: PointerEvent| on_key(EditorKey::Clicked))
+    };
+    let on_blur = {
+        let on_key = on_key.clone();
+        Callback::from(move |_: FocusEvent| on_key(EditorKey::Blurred))
+    };
+    let tab_indents = trap.tab_indents();
     let on_keydown = {
         let apply = apply.clone();
         let text = text.clone();
+        let on_key = on_key.clone();
         Callback::from(move |e: KeyboardEvent| {
+            let el: HtmlTextAreaElement = e.target_unchecked_into();
             if e.key() == "Enter" && (e.ctrl_key() || e.meta_key()) {
                 e.prevent_default();
                 apply.emit(());
             } else if e.key() == "Tab"
+                && tab_indents
+                && !el.read_only()
                 && !e.shift_key()
                 && !e.ctrl_key()
                 && !e.meta_key()
                 && !e.alt_key()
             {
-                // YAML is indented with spaces; Tab inserts two instead of leaving the editor.
-                // (Escape first, then Tab, still moves focus on: see the hint under the editor.)
-                let el: HtmlTextAreaElement = e.target_unchecked_into();
+                // YAML is indented with spaces: once the learner is editing, Tab inserts two
+                // (before that, and after Escape, it moves the focus on: `TabTrap`).
                 let (Ok(Some(start)), Ok(Some(end))) = (el.selection_start(), el.selection_end())
                 else {
                     return;
@@ -385,8 +410,8 @@ pub fn Editor(p: &EditorProps) -> Html {
                 storage::save_editor(&new);
                 text.set(new);
             } else if e.key() == "Escape" {
-                let el: HtmlTextAreaElement = e.target_unchecked_into();
-                let _ = el.blur();
+                // The focus stays (and shows): the next Tab leaves, as the hint says.
+                on_key(EditorKey::Escape);
             }
         })
     };
@@ -470,6 +495,13 @@ pub fn Editor(p: &EditorProps) -> Html {
         let apply = apply.clone();
         Callback::from(move |_: MouseEvent| apply.emit(()))
     };
+    // Opens the editor's text as a scenario, as a lesson opens: the editor keeps the text.
+    let on_run_scenario = {
+        let text = text.clone();
+        Callback::from(move |_: MouseEvent| {
+            let _ = super::share::load(&text, None);
+        })
+    };
     let on_delete_click = {
         let d = p.dispatch.clone();
         let text = text.clone();
@@ -491,6 +523,8 @@ pub fn Editor(p: &EditorProps) -> Html {
             if let Some(a) = area.cast::<HtmlTextAreaElement>() {
                 let off = utf16_offset(hl.text(), line, col.max(1));
                 let _ = a.focus();
+                // Sent to the line to fix it: editing, as if the learner had clicked there.
+                on_key(EditorKey::Clicked);
                 let _ = a.set_selection_range(off, off);
                 // Bring the line into view, four lines below the top.
                 a.set_scroll_top(line.saturating_sub(4) as i32 * LINE_PX);
@@ -528,7 +562,7 @@ pub fn Editor(p: &EditorProps) -> Html {
                 <div class="panel-actions">
                     <details class="menu lessons-menu">
                         <summary class="btn btn-small btn-ghost" data-testid="lessons-menu">{ "Lessons ▾" }</summary>
-                        <div class="menu-items menu-left" role="menu">
+                        <div class="menu-items" role="menu">
                             <button role="menuitem" onclick={on_restore}>
                                 <strong>{ "The example Deployment" }</strong>
                                 <small>{ "Put it back in the editor (the cluster is left as it is)" }</small>
@@ -587,18 +621,22 @@ pub fn Editor(p: &EditorProps) -> Html {
                         autocomplete="off"
                         autocapitalize="off"
                         wrap="off"
-                        aria-label="Manifest YAML. Ctrl+Enter applies it; Escape then Tab leaves the editor."
-                        aria-describedby="editor-caret-diag"
+                        aria-label="Manifest YAML. Ctrl+Enter applies it."
+                        aria-describedby="editor-keys editor-caret-diag"
                         value={(*text).clone()}
                         oninput={on_input}
                         onkeydown={on_keydown}
                         onkeyup={on_keyup}
                         onmouseup={on_mouseup}
                         onfocus={on_focus}
+                        onblur={on_blur}
+                        onpointerdown={on_pointerdown}
                         onscroll={on_scroll}
                         onmousemove={on_mousemove}
                         onmouseleave={on_mouseleave}
                     />
+                    <div id="editor-keys" class={classes!("editor-keys", tab_indents.then_some("is-editing"))}
+                        data-testid="editor-keys">{ trap.hint() }</div>
                     if let Some(t) = (*tip).clone() {
                         <div class={classes!("editor-tip", t.above.then_some("is-above"))} role="tooltip"
                             data-testid="editor-tip" style={format!("left: {}px; top: {}px", t.left, t.top)}>
@@ -626,8 +664,16 @@ pub fn Editor(p: &EditorProps) -> Html {
                     title="kubectl apply -f (Ctrl/Cmd+Enter)">
                     { "Apply" }<kbd>{ if is_mac() { "⌘↵" } else { "Ctrl↵" } }</kbd>
                 </button>
+                if p.scenario_applied {
+                    <button class="btn btn-run-scenario" data-testid="run-scenario" onclick={on_run_scenario}
+                        title="Start this scenario from t=0: its nodes, seed, steps and checks (Reset does the same)">
+                        { icons::play() }<span>{ "Run this scenario" }</span>
+                    </button>
+                }
                 <span class="apply-hint">
-                    { if p.hint {
+                    { if p.scenario_applied {
+                        "Applied its objects. Run this scenario (or Reset) to start it from t=0 with its nodes, seed, steps and checks."
+                    } else if p.hint {
                         "Start here: apply the Deployment, then press Play."
                     } else if p.play_hint {
                         "Applied. Now press Play (or Space): the controllers act while the clock runs."

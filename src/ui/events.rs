@@ -30,6 +30,8 @@ pub struct EventsProps {
     /// app applies it when it builds `list`, so it reaches past the newest rows.
     pub filter: String,
     pub on_filter: Callback<String>,
+    /// What the table says while no Event exists (`viewmodel::events::NextStep::events_text`).
+    pub empty: &'static str,
 }
 
 /// The events table.
@@ -86,22 +88,22 @@ pub fn Events(p: &EventsProps) -> Html {
             if rows.is_empty() && filtering {
                 <div class="empty">{ format!("No events about an object matching “{}”.", p.filter.trim()) }</div>
             } else if rows.is_empty() {
-                <div class="empty">
-                    { "No events yet. Apply the Deployment and press Play: every controller reports what it did here." }
-                </div>
+                <div class="empty" data-testid="events-empty">{ p.empty }</div>
             } else {
                 <div class="table-wrap">
-                    <table class="table">
-                        <thead>
-                            <tr>
-                                <th scope="col" class="col-age">{ "LAST SEEN" }</th>
-                                <th scope="col" class="col-type">{ "TYPE" }</th>
-                                <th scope="col" class="col-reason">{ "REASON" }</th>
-                                <th scope="col" class="col-object">{ "OBJECT" }</th>
-                                <th scope="col">{ "MESSAGE" }</th>
+                    // The roles are spelled out because a phone lays the rows out as blocks
+                    // (www/style.css), which can cost a table its semantics in some browsers.
+                    <table class="table" role="table">
+                        <thead role="rowgroup">
+                            <tr role="row">
+                                <th scope="col" role="columnheader" class="col-age">{ "LAST SEEN" }</th>
+                                <th scope="col" role="columnheader" class="col-type">{ "TYPE" }</th>
+                                <th scope="col" role="columnheader" class="col-reason">{ "REASON" }</th>
+                                <th scope="col" role="columnheader" class="col-object">{ "OBJECT" }</th>
+                                <th scope="col" role="columnheader">{ "MESSAGE" }</th>
                             </tr>
                         </thead>
-                        <tbody>
+                        <tbody role="rowgroup">
                             { for rows.into_iter().map(|r| {
                                 let kind = Kind::from_kind_str(&r.object_kind);
                                 let select = kind.map(|k| {
@@ -110,24 +112,24 @@ pub fn Events(p: &EventsProps) -> Html {
                                     Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
                                 });
                                 html! {
-                                    <tr key={r.name.clone()} class={classes!("event-row", r.is_warning().then_some("is-warning"), fading.contains(&r.name).then_some("is-new"))}>
-                                        <td class="mono nowrap">{ &r.last_seen }</td>
-                                        <td class="nowrap">
+                                    <tr key={r.name.clone()} role="row" class={classes!("event-row", r.is_warning().then_some("is-warning"), fading.contains(&r.name).then_some("is-new"))}>
+                                        <td role="cell" class="mono nowrap">{ &r.last_seen }</td>
+                                        <td role="cell" class="nowrap">
                                             if r.is_warning() {
                                                 <span class="badge badge-warning"><span aria-hidden="true">{ "▲ " }</span>{ &r.type_ }</span>
                                             } else {
                                                 <span class="badge badge-normal">{ &r.type_ }</span>
                                             }
                                         </td>
-                                        <td class="nowrap strong">{ &r.reason }</td>
-                                        <td class="mono nowrap">
+                                        <td role="cell" class="nowrap strong">{ &r.reason }</td>
+                                        <td role="cell" class="mono nowrap">
                                             if let Some(cb) = select {
                                                 <button class="link" onclick={cb} title="Inspect">{ &r.object }</button>
                                             } else {
                                                 { &r.object }
                                             }
                                         </td>
-                                        <td class="msg">{ &r.message }<span class="event-source">{ format!(" — {}", r.source) }</span></td>
+                                        <td role="cell" class="msg">{ &r.message }<span class="event-source">{ format!(" — {}", r.source) }</span></td>
                                     </tr>
                                 }
                             }) }

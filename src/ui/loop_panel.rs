@@ -9,6 +9,9 @@ use crate::viewmodel::trace_views::LoopCard;
 #[derive(Properties, PartialEq)]
 pub struct LoopPanelProps {
     pub cards: Vec<LoopCard>,
+    /// What to do to see them work, while no controller has made a pass
+    /// (`viewmodel::events::NextStep`).
+    pub empty: &'static str,
 }
 
 /// The loop panel.
@@ -24,7 +27,7 @@ pub fn LoopPanel(p: &LoopPanelProps) -> Html {
                 if p.cards.is_empty() {
                     <div class="empty">
                         <p>{ "Every controller runs the same loop: it observes the cluster through its cache, compares it with the spec, and acts to close the gap." }</p>
-                        <p>{ "Apply the Deployment to watch them work." }</p>
+                        <p data-testid="loops-empty">{ p.empty }</p>
                     </div>
                 }
                 // One keyed child of its own: beside the `if` above, Yew would diff the cards by

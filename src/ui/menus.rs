@@ -110,16 +110,14 @@ fn items_drawn(menu: &Element) {
     }
 }
 
-/// Places the open menu of a pod or node beside it in the window, kept on screen: below and
-/// right-aligned when it fits, else left-aligned and/or above. The cluster view scrolls and
-/// contains its paint (`contain: content`), which would cut a menu off, so the list is shown in
-/// the browser's top layer (the Popover API) where no ancestor clips it; it stays where it is in
-/// the DOM, so focus, Tab order and events are unchanged. Other menus keep their place from the
-/// style sheet.
+/// Places an open menu beside its button (a pod's, beside the whole chip) in the window, kept on
+/// screen: below and right-aligned when it fits, else left-aligned and/or above. Panels clip what
+/// sticks out of them (`overflow: hidden`) and the cluster view contains its paint, which cut
+/// menus off (the Lessons menu lost its left 57 px at every width), so the list is shown in the
+/// browser's top layer (the Popover API) where no ancestor clips it; it stays where it is in the
+/// DOM, so focus, Tab order and events are unchanged.
 fn place(menu: &Element) {
-    let Some(host) = closest(menu, HOSTS) else {
-        return;
-    };
+    let host = closest(menu, HOSTS);
     let Some(list) = menu
         .query_selector(":scope > [role=menu]")
         .ok()
@@ -137,8 +135,8 @@ fn place(menu: &Element) {
             s.get_bounding_client_rect().width() > 0.0
                 && !menu.matches(".pod-menu").unwrap_or(false)
         })
-        .unwrap_or(host);
-    let Some(w) = web_sys::window() else {
+        .or(host);
+    let (Some(anchor), Some(w)) = (anchor, web_sys::window()) else {
         return;
     };
     let size = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);

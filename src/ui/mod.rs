@@ -421,14 +421,20 @@ fn App() -> Html {
         })
     };
 
+    // A lesson opens with its objects applied: the empty panels then point at Play, not Apply.
+    let applied = [Kind::Deployment, Kind::ReplicaSet, Kind::Pod, Kind::Service]
+        .into_iter()
+        .any(|k| m.session.sim.api.count(k) > 0);
+    let next_step = crate::viewmodel::events::NextStep::of(applied, m.playing);
     let bottom = match *tab {
         Tab::Events => {
             let on_filter = {
                 let f = event_filter.clone();
                 Callback::from(move |text: String| f.set(text))
             };
+            let empty = next_step.events_text();
             html! { <events::Events list={event_rows.clone()} dispatch={dispatch.clone()}
-            filter={(*event_filter).clone()} {on_filter} /> }
+            filter={(*event_filter).clone()} {on_filter} {empty} /> }
         }
         Tab::Sequence => html! {
             <sequence::Sequence msgs={m.sequence.last(80)} show_heartbeats={m.sequence.show_heartbeats}
@@ -494,11 +500,12 @@ fn App() -> Html {
                     if let Some(lesson) = m.lesson() {
                         <lesson::LessonCard {lesson} dispatch={dispatch.clone()} />
                     }
-                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} play_hint={m.play_hint()} />
+                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} play_hint={m.play_hint()}
+                        scenario_applied={m.scenario_applied()} />
                 </div>
                 <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()}
                     brisk={crate::viewmodel::cluster::brisk_motion(m.speed)} />
-                <loop_panel::LoopPanel {cards} />
+                <loop_panel::LoopPanel {cards} empty={next_step.loops_text()} />
                 <section class="panel bottom-panel" aria-label="Activity">
                     <div class="tabs" role="tablist">
                         { for Tab::ALL.iter().map(|t| {
@@ -534,7 +541,7 @@ fn App() -> Html {
                     html! {
                         <div class={classes!("notice", if kind == NoticeKind::Error { "notice-error" } else { "notice-info" })} key={id.to_string()}
                             role={if kind == NoticeKind::Error { "alert" } else { "status" }}>
-                            <span class="notice-text">{ text }</span>
+                            <span class="notice-text" title={text.clone()}>{ text }</span>
                             <button class="icon-btn" aria-label="Dismiss" onclick={Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss(id)))}>
                                 { icons::close() }
                             </button>

@@ -127,20 +127,21 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
                 })
                 .unwrap_or(far);
             let fan_out = matches!(m.style, MsgStyle::Watch | MsgStyle::Dropped);
-            // A request's label sits over its arrow; a watch event's starts at the API server and
-            // may run along the whole fan-out.
+            // Both start beside the sender and run along the arrow: a watch event's over the
+            // whole fan-out, a request's on past its target if it needs the room (centred on
+            // the arrow, a long one ran back over the sender, where its status code is).
+            let toward = if dir > 0.0 { "start" } else { "end" };
             let (label_x, anchor, room) = if fan_out {
-                (
-                    from_x + dir * 10.0,
-                    if dir > 0.0 { "start" } else { "end" },
-                    (far - from_x).abs() - 20.0,
-                )
+                (from_x + dir * 10.0, toward, (far - from_x).abs() - 20.0)
             } else {
-                (
-                    (from_x + nearest) / 2.0,
-                    "middle",
-                    (nearest - from_x).abs().max(260.0),
-                )
+                // Up to the diagram's edge, or to the time column on the left.
+                let available = if dir > 0.0 {
+                    W - from_x - 20.0
+                } else {
+                    from_x - 90.0
+                };
+                let room = (nearest - from_x).abs().max(260.0).min(available);
+                (from_x + dir * 10.0, toward, room)
             };
             let line_class = classes!("msg-line", style_class, m.error.then_some("is-error"));
             let head_class = if m.error { "head head-error" } else { "head" };
@@ -157,9 +158,12 @@ fn row(m: &SeqMsg, i: usize, newest: bool) -> Html {
                     <text x={label_x.to_string()} y={(y - 4.0).to_string()} text-anchor={anchor} class={classes!("msg-label", style_class)}>
                         { ellipsize(&m.label, chars_for(room)) }
                     </text>
+                    // The answer's status code sits on the arrow's own height, behind its
+                    // sender: under the arrow it ran into the next row's label, and beside the
+                    // arrow it would cross the label over it.
                     if let Some(code) = m.code {
-                        <text x={(from_x + dir * 10.0).to_string()} y={(y + 11.0).to_string()}
-                            text-anchor={if dir > 0.0 { "start" } else { "end" }}
+                        <text x={(from_x - dir * 8.0).to_string()} y={(y + 3.5).to_string()}
+                            text-anchor={if dir > 0.0 { "end" } else { "start" }}
                             class={classes!("code-label", if code >= 400 { "code-err" } else { "code-ok" })}>
                             { code }
                         </text>

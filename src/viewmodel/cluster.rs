@@ -489,6 +489,13 @@ impl NodeView {
         self.status.split(',').next().unwrap_or_default()
     }
 
+    /// No Ready condition at all: the node's kubelet has not posted a status yet (a scenario
+    /// opens at t=0, as `kubeloop run` starts it, before any kubelet has run), which kubectl
+    /// prints as `Unknown`. A condition the node controller set to Unknown prints `NotReady`.
+    pub fn awaiting_kubelet(&self) -> bool {
+        self.readiness() == "Unknown"
+    }
+
     /// The lower-case form used in `data-ready` (`true`, `false`, `unknown`).
     pub fn ready_attr(&self) -> String {
         self.ready.to_ascii_lowercase()
@@ -702,6 +709,16 @@ impl ClusterView {
     /// How many pods the view holds.
     pub fn pod_count(&self) -> usize {
         self.counts.total() as usize
+    }
+
+    /// The "waiting for a node" tray's caption: how many pods wait, and when none does, why
+    /// (with no pods at all there is nothing the scheduler could have placed).
+    pub fn tray_caption(&self) -> String {
+        match (self.unscheduled.len(), self.pod_count()) {
+            (0, 0) => "none: there are no pods yet".to_string(),
+            (0, _) => "none: the scheduler has placed every pod".to_string(),
+            (n, _) => format!("{n} pending: not bound to a node yet"),
+        }
     }
 
     /// Counts per tone, for the legend.
@@ -1333,6 +1350,7 @@ mod tests {
         );
         // printNode: a Ready condition that is Unknown prints NotReady.
         assert_eq!(view.nodes[0].status, "NotReady,SchedulingDisabled");
+        assert!(!view.nodes[0].awaiting_kubelet());
         assert_eq!(view.nodes[0].readiness(), "NotReady");
         assert_eq!(view.nodes[0].ready_attr(), "unknown");
         assert_eq!(view.nodes[0].machine_up, Some(false));
@@ -1343,9 +1361,30 @@ mod tests {
             },
             ..Default::default()
         };
+        let fresh = ClusterView::build([&fresh], [], &BTreeMap::new(), 0);
+        assert_eq!(fresh.nodes[0].status, "Unknown");
+        assert!(
+            fresh.nodes[0].awaiting_kubelet(),
+            "no Ready condition at all: its kubelet has not posted a status yet"
+        );
+    }
+
+    #[test]
+    fn the_tray_says_there_are_no_pods_rather_than_that_the_scheduler_placed_them_all() {
+        let n = node("node-1", "True");
+        let caption = |pods: &[&Pod]| {
+            ClusterView::build([&n], pods.iter().copied(), &BTreeMap::new(), 0).tray_caption()
+        };
+        assert_eq!(caption(&[]), "none: there are no pods yet");
+        let placed = on(pod("a"), "node-1");
         assert_eq!(
-            ClusterView::build([&fresh], [], &BTreeMap::new(), 0).nodes[0].status,
-            "Unknown"
+            caption(&[&placed]),
+            "none: the scheduler has placed every pod"
+        );
+        let waiting = pod("b");
+        assert_eq!(
+            caption(&[&placed, &waiting]),
+            "1 pending: not bound to a node yet"
         );
     }
 

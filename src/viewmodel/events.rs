@@ -193,8 +193,74 @@ impl RowFades {
     }
 }
 
+/// Where a learner looking at an empty panel stands, and so what the panel tells them to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextStep {
+    /// Nothing applied yet: only the nodes exist.
+    Apply,
+    /// Objects applied on a paused clock: a lesson opens so, its objects applied at t=0 before
+    /// any controller has run.
+    Play,
+    /// Applied and running: the controllers act as the clock runs.
+    Watch,
+}
+
+impl NextStep {
+    /// From whether any workload object exists and whether the clock runs.
+    pub fn of(applied: bool, playing: bool) -> NextStep {
+        match (applied, playing) {
+            (false, _) => NextStep::Apply,
+            (true, false) => NextStep::Play,
+            (true, true) => NextStep::Watch,
+        }
+    }
+
+    /// What the events table says while it has no row.
+    pub fn events_text(self) -> &'static str {
+        match self {
+            NextStep::Apply => {
+                "No events yet. Apply the Deployment and press Play: every controller reports what it did here."
+            }
+            NextStep::Play => {
+                "No events yet: the clock is paused. Press Play (or Space): every controller reports what it does here."
+            }
+            NextStep::Watch => "No events yet: every controller reports here what it does.",
+        }
+    }
+
+    /// What the loop panel says while no controller has made a pass.
+    pub fn loops_text(self) -> &'static str {
+        match self {
+            NextStep::Apply => "Apply the Deployment to watch them work.",
+            NextStep::Play => "The clock is paused: press Play (or Space) to watch them work.",
+            NextStep::Watch => "Each one shows here after its first pass.",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn with_objects_applied_on_a_paused_clock_the_empty_panels_point_at_play_not_apply() {
+        let nothing = NextStep::of(false, false);
+        assert!(nothing
+            .events_text()
+            .contains("Apply the Deployment and press Play"));
+        assert!(nothing.loops_text().contains("Apply the Deployment"));
+        let lesson_at_t0 = NextStep::of(true, false);
+        for text in [lesson_at_t0.events_text(), lesson_at_t0.loops_text()] {
+            assert!(!text.contains("Apply"), "{text}");
+            assert!(
+                text.contains("press Play") || text.contains("Press Play"),
+                "{text}"
+            );
+        }
+        let running = NextStep::of(true, true);
+        for text in [running.events_text(), running.loops_text()] {
+            assert!(!text.contains("Apply") && !text.contains("Play"), "{text}");
+        }
+    }
 
     #[test]
     fn the_object_filter_finds_an_objects_events_by_any_part_of_kind_and_name() {

@@ -8,6 +8,7 @@
 pub mod cluster;
 pub mod console;
 pub mod crash;
+pub mod editor_keys;
 pub mod embed_flags;
 pub mod embed_protocol;
 pub mod events;

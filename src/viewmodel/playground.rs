@@ -53,8 +53,12 @@ const FRAME_MS: f64 = 1000.0 / 60.0;
 /// time, for rows that scroll past faster than anyone reads them. Paused, stepped or advanced,
 /// the list is always current.
 pub const EVENTS_REFRESH_MS: f64 = 250.0;
-/// How long a notice stays on screen, in real milliseconds.
-pub const NOTICE_MS: f64 = 4_000.0;
+/// How long a notice stays on screen, in real milliseconds: long enough to read a line, short
+/// enough not to sit over the page while the learner looks at what it reports (what it says is
+/// also under the editor, in the console or in the cluster itself).
+pub const NOTICE_MS: f64 = 3_000.0;
+/// How long an error's notice stays: it may be the only place that says why nothing happened.
+pub const ERROR_NOTICE_MS: f64 = 6_000.0;
 /// The longest the boot phase waits for the nodes to report Ready, in simulated ms.
 pub const BOOT_LIMIT_MS: Millis = 5_000;
 /// The file name diagnostics of the editor's text carry.
@@ -121,8 +125,12 @@ pub struct Playground {
     real_clock: f64,
     /// Bumped on every change a view might show.
     pub version: u64,
-    /// The scenario text and seed override last opened, so Reset starts the lesson over.
+    /// The scenario text and seed override last opened, so Reset starts the lesson over; or
+    /// the text of an Apply that held another Scenario document, which Reset then opens.
     loaded: Option<(String, Option<u64>)>,
+    /// The last Apply held a Scenario document that is not the one running
+    /// ([`Playground::scenario_applied`]).
+    scenario_applied: bool,
     /// The cluster view, followed incrementally (updated lazily by [`Playground::cluster_view`]).
     cluster_cache: RefCell<ClusterCache>,
     /// The events key the page last drew while playing, and when (real ms); None after anything
@@ -188,6 +196,7 @@ impl Playground {
             real_clock: 0.0,
             version: 0,
             loaded: None,
+            scenario_applied: false,
             cluster_cache: RefCell::default(),
             events_drawn: None,
         }
@@ -249,7 +258,17 @@ impl Playground {
     pub fn reset(&mut self) {
         if let Some((text, seed)) = self.loaded.clone() {
             if self.load_scenario(&text, seed).is_ok() {
-                self.notify("Lesson restarted from the beginning", NoticeKind::Info);
+                let what = if crate::sim::examples::ALL.iter().any(|(_, t)| *t == text) {
+                    "Lesson"
+                } else {
+                    "Scenario"
+                };
+                // One notice, not two: this one replaces the "Opened …" the load just raised.
+                self.notices.pop_back();
+                self.notify(
+                    &format!("{what} restarted from the beginning"),
+                    NoticeKind::Info,
+                );
                 return;
             }
         }
@@ -279,6 +298,7 @@ impl Playground {
             Ok(session) => {
                 self.console.fold();
                 self.loaded = Some((text.to_string(), seed));
+                self.scenario_applied = false;
                 self.seed = session.sim.config().seed;
                 self.session = session;
                 self.cluster_cache.get_mut().invalidate();
@@ -522,9 +542,36 @@ impl Playground {
         stepped
     }
 
-    /// `kubectl apply -f` of the editor's text.
+    /// True after an Apply of a text holding a Scenario document other than the one running:
+    /// Apply applied its objects and left the rest (nodes, seed, steps, checks), as its note
+    /// says; Reset, or the editor's "Run this scenario", opens the whole scenario from t=0.
+    pub fn scenario_applied(&self) -> bool {
+        self.scenario_applied
+    }
+
+    /// The Scenario document in `text`, when it has a valid one.
+    fn scenario_in(text: &str) -> Option<crate::sim::scenario::Scenario> {
+        if !text.contains("Scenario") {
+            return None;
+        }
+        let (doc, _) = crate::sim::decode::decode_manifests(EDITOR_FILE, text).scenario?;
+        crate::sim::scenario::decode_scenario(&doc).ok()
+    }
+
+    /// `kubectl apply -f` of the editor's text. A Scenario document in it is left to Reset (the
+    /// session's note under the editor says so), which from now on opens this text.
     pub fn apply(&mut self, text: &str) -> ApplyReport {
         let report = self.session.apply_text(EDITOR_FILE, text);
+        if report.ok {
+            // The running lesson's own document (its text, edited or not) changes nothing:
+            // Reset still starts the lesson as it was opened.
+            let other = Self::scenario_in(text)
+                .filter(|s| self.loaded.is_none() || *s != self.session.scenario);
+            if other.is_some() {
+                self.loaded = Some((text.to_string(), None));
+                self.scenario_applied = true;
+            }
+        }
         let errors = report
             .diagnostics
             .iter()
@@ -731,7 +778,13 @@ impl Playground {
     fn expire_notices(&mut self) -> bool {
         let before = self.notices.len();
         let now = self.real_clock;
-        self.notices.retain(|n| n.born + NOTICE_MS > now);
+        self.notices.retain(|n| {
+            let life = match n.kind {
+                NoticeKind::Info => NOTICE_MS,
+                NoticeKind::Error => ERROR_NOTICE_MS,
+            };
+            n.born + life > now
+        });
         let changed = self.notices.len() != before;
         if changed {
             self.version += 1;
@@ -1316,6 +1369,79 @@ mod tests {
         assert!(p.lesson().is_some());
     }
 
+    /// A scenario written in the editor: four small nodes, its own seed, a fault at 40 s.
+    const WRITTEN_SCENARIO: &str = "apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: mine}
+spec:
+  seed: 7
+  nodes: {count: 4, cpu: \"2\", memory: 4Gi}
+  steps:
+  - at: 40s
+    fault: {type: NodeDown, node: node-2}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: \"nginx:1.27\"}]
+";
+
+    #[test]
+    fn reset_after_applying_a_written_scenario_runs_the_whole_scenario_from_t0() {
+        let mut p = Playground::new(1);
+        p.advance_by(5_000);
+        let report = p.apply(WRITTEN_SCENARIO);
+        assert!(report.ok, "{report:?}");
+        assert!(
+            p.scenario_applied(),
+            "Apply applied the Deployment and left the rest to Reset"
+        );
+        assert_eq!(
+            p.cluster().nodes.len(),
+            3,
+            "Apply ignores the node shorthand"
+        );
+        p.reset();
+        assert!(!p.scenario_applied());
+        assert_eq!(p.now(), 0, "the scenario starts at t=0");
+        assert_eq!(p.seed(), 7, "with its own seed");
+        assert_eq!(p.cluster().nodes.len(), 4, "on its own nodes");
+        assert_eq!(p.session.sim.api.count(Kind::Deployment), 1);
+        assert_eq!(
+            p.notices().last().map(|n| n.text.as_str()),
+            Some("Scenario restarted from the beginning")
+        );
+        // And Reset keeps restarting it.
+        p.advance_by(60_000);
+        p.reset();
+        assert_eq!((p.now(), p.seed()), (0, 7));
+        assert_eq!(p.cluster().nodes.len(), 4);
+    }
+
+    #[test]
+    fn applying_the_running_lessons_own_text_leaves_reset_restarting_the_lesson() {
+        let mut p = Playground::new(1);
+        let text = crate::sim::examples::by_name("thermostat").expect("built-in");
+        assert!(p.load_scenario(text, None).is_ok());
+        let edited = text.replace("replicas: 3", "replicas: 4");
+        assert!(p.apply(&edited).ok);
+        assert!(
+            !p.scenario_applied(),
+            "its Scenario document is the running one"
+        );
+        p.reset();
+        assert_eq!(
+            p.notices().last().map(|n| n.text.as_str()),
+            Some("Lesson restarted from the beginning")
+        );
+    }
+
     #[test]
     fn a_playground_opened_from_a_link_is_the_one_booted_then_loaded() {
         let text = crate::sim::examples::by_name("spec-status-gap").expect("built-in");
@@ -1356,6 +1482,22 @@ mod tests {
             p.frame(MAX_FRAME_MS);
         }
         assert_eq!(p.notices().count(), 0);
+    }
+
+    #[test]
+    fn an_info_notice_is_gone_within_three_seconds_and_an_error_stays_twice_as_long() {
+        let mut p = Playground::new(1);
+        p.notify("applied", NoticeKind::Info);
+        p.notify("refused", NoticeKind::Error);
+        for _ in 0..30 {
+            p.frame(100.0);
+        }
+        let left: Vec<&str> = p.notices().map(|n| n.text.as_str()).collect();
+        assert_eq!(left, ["refused"], "after 3 s");
+        for _ in 0..30 {
+            p.frame(100.0);
+        }
+        assert_eq!(p.notices().count(), 0, "after 6 s");
     }
 
     #[test]

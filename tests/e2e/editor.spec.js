@@ -205,7 +205,7 @@ test('a refused manifest is underlined at its line and column, with the message 
   await expect(caret).toBeEmpty();
   await page.keyboard.press('ArrowDown');
   await expect(caret).toContainText(message);
-  expect(await editor.getAttribute('aria-describedby')).toBe('editor-caret-diag');
+  expect(await editor.getAttribute('aria-describedby')).toBe('editor-keys editor-caret-diag');
 
   // Editing above moves the underline with its line; editing its line drops it until the next Apply.
   await page.keyboard.press('Control+Home');
