@@ -63,3 +63,8 @@ pub fn logo() -> Html {
         </svg>
     }
 }
+
+/// ▶ → ▶: one component passing work to the next.
+pub fn hand_off() -> Html {
+    icon("M3 7.2v9.6a.7.7 0 0 0 1.1.6l6.6-4.8a.7.7 0 0 0 0-1.2L4.1 6.6a.7.7 0 0 0-1.1.6zM12 7.2v9.6a.7.7 0 0 0 1.1.6l6.6-4.8a.7.7 0 0 0 0-1.2l-6.6-4.8a.7.7 0 0 0-1.1.6zM20.6 5.5h1.9v13h-1.9z")
+}
