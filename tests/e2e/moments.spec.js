@@ -1,6 +1,6 @@
 // Seeing the moment (issue #26): playing pauses where a lesson check passes or fails, the clock
 // runs in slow motion right after the learner acts (and says so), a second step button runs to
-// the next hand-off between components.
+// the next hand-off between components, and a pod no controller owns is marked in the cluster.
 //
 // Time moves with window.kubeloop.advance where the test asserts on simulated time; where the
 // page plays on its own, the test waits for what playing shows (the Play button back, a notice),
@@ -151,5 +151,31 @@ test('step to the next hand-off: the ReplicaSet, its pods, then their binding, o
   }
   expect(await kinds()).toEqual({ replicaSets: 1, pods: 3, bound: 3 });
   await expect(page.getByTestId('unscheduled')).toHaveAttribute('data-count', '0');
+  expect(errors).toEqual([]);
+});
+
+test('a pod released by a relabel is marked an orphan on its chip and in the legend', async ({ page }) => {
+  const errors = await open(page);
+  await page.getByTestId('apply').click();
+  await advance(page, '30s');
+  await expect(page.getByTestId('legend-orphan')).toHaveCount(0);
+  const pods = await page.evaluate(() =>
+    window.kubeloop.state().items.filter((o) => o.kind === 'Pod').map((o) => o.metadata.name));
+  const victim = pods[0];
+  const out = await page.evaluate((p) => window.kubeloop.kubectl(`label pod ${p} app=debug --overwrite`), victim);
+  expect(out.ok).toBe(true);
+  await advance(page, '5s');
+
+  const chip = page.getByTestId(`pod-${victim}`);
+  await expect(chip).toHaveClass(/\bis-orphan\b/);
+  await expect(page.getByTestId(`orphan-pod-${victim}`)).toHaveText('orphan');
+  await expect(page.getByRole('button', { name: /orphan: no controller owns this pod/ })).toHaveCount(1);
+  await expect(chip.getByRole('button', { name: /orphan: no controller owns this pod/ })).toBeVisible();
+  // Its replacement and the others have a controller.
+  await expect(page.locator('.pod.is-orphan')).toHaveCount(1);
+  await expect(page.getByTestId('legend-orphan')).toContainText('no controller owns the pod');
+  await hideNotices(page);
+  await page.mouse.move(0, 0);
+  await page.locator('.cluster-panel').screenshot({ path: test.info().outputPath('orphan.png') });
   expect(errors).toEqual([]);
 });
