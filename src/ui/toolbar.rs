@@ -171,12 +171,12 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                     <button class={classes!("switch", p.pause_on_check.then_some("is-on"))} data-testid="pause-on-check"
                         aria-label="Pause when a check changes" aria-pressed={p.pause_on_check.to_string()} onclick={switch(p.pause_on_check, Action::SetPauseOnCheck)}
                         title="Pause playing when a lesson check passes or fails, so the moment it is about stays on screen">
-                        <span class="switch-dot" aria-hidden="true" />{ "Pause on checks" }
+                        <span class="switch-dot" aria-hidden="true" />{ icons::pause_on_check() }<span class="switch-text">{ "Pause on checks" }</span>
                     </button>
                     <button class={classes!("switch", p.slow_motion.then_some("is-on"))} data-testid="slow-motion-switch"
                         aria-label="Slow motion after your actions" aria-pressed={p.slow_motion.to_string()} onclick={switch(p.slow_motion, Action::SetSlowMotion)}
                         title="Run the clock slower for a few simulated seconds after each of your actions (at 1×, 0.25× for 3 s)">
-                        <span class="switch-dot" aria-hidden="true" />{ "Slow-mo" }
+                        <span class="switch-dot" aria-hidden="true" />{ icons::slow_motion() }<span class="switch-text">{ "Slow-mo" }</span>
                     </button>
                 </div>
             </div>
