@@ -150,6 +150,8 @@ async function measureFrames(page, cdp, c, run) {
     const obs = new PerformanceObserver((list) => { for (const e of list.getEntries()) long.push(e.duration); });
     obs.observe({ type: 'longtask' });
     k.setSpeed(speed);
+    // The frames are measured at the chosen speed: no slow motion after the rollout's command.
+    k.setSlowMotion(false);
     if (rollout) k.kubectl(`set image deployment/bench app=${rollout}`);
     const sim0 = k.now();
     k.play();

@@ -13,6 +13,7 @@ pub mod decode;
 pub mod events;
 pub mod examples;
 pub mod faults;
+pub mod handoff;
 pub mod jsonpath;
 pub mod kubectl;
 pub mod limits;

@@ -17,7 +17,7 @@ use crate::sim::faults::Fault;
 use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::cluster::{
     Bucket, ANIMATED_CHIPS_MAX, BRISK_SPEED, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES,
-    DENSE_PODS, DENSE_TRAY_CHIPS, ENDLESS_ANIMATIONS_MAX,
+    DENSE_PODS, DENSE_TRAY_CHIPS, ENDLESS_ANIMATIONS_MAX, ORPHAN_LABEL,
 };
 use crate::viewmodel::format::{pod_suffix, taint_pieces};
 use crate::viewmodel::inspect::DeploymentGap;
@@ -146,6 +146,14 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                         <span>{ t.label() }</span>
                     </li>
                 }) }
+                // The orphans' mark, explained while any pod carries it.
+                if v.orphans() > 0 {
+                    <li class="legend-item legend-orphan is-present" data-testid="legend-orphan"
+                        title="No ownerReference with controller: true. Nothing recreates this pod if it goes, and no ReplicaSet counts it.">
+                        <span class="pod-orphan" aria-hidden="true">{ "orphan" }</span>
+                        <span>{ "no controller owns the pod" }</span>
+                    </li>
+                }
             </ul>
         </section>
     }
@@ -693,7 +701,7 @@ pub fn chip(
     let onfocusin = arm.map(|a| Callback::from(move |_: FocusEvent| a.emit(())));
     html! {
         // The endless decorations get classes of their own (www/style.css, `.calm-motion`).
-        <div class={classes!("pod", pod.tone.class(), (pod.tone == Tone::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"))}
+        <div class={classes!("pod", pod.tone.class(), (pod.tone == Tone::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"), pod.orphan().then_some("is-orphan"))}
             {onpointerover} {onfocusin}
             key={pod.uid.clone()}
             data-testid={format!("{testid}-{}", pod.name)}
@@ -708,6 +716,10 @@ pub fn chip(
                 </span>
                 if pod.restarts > 0 {
                     <span class="pod-restarts" title={format!("{} restarts", pod.restarts)}>{ format!("↻{}", pod.restarts) }</span>
+                }
+                // Said in the button's label too (`PodView::describe`), which screen readers read.
+                if pod.orphan() {
+                    <span class="pod-orphan" data-testid={format!("orphan-{testid}-{}", pod.name)} title={ORPHAN_LABEL}>{ "orphan" }</span>
                 }
             </button>
             if actions {

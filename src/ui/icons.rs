@@ -78,3 +78,18 @@ pub fn check_state(name: &str) -> Html {
         _ => icon("M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12 19 17.6 17.6 19 12 13.4 6.4 19 5 17.6 10.6 12 5 6.4z"),
     }
 }
+
+/// ▶ → ▶: one component passing work to the next.
+pub fn hand_off() -> Html {
+    icon("M3 7.2v9.6a.7.7 0 0 0 1.1.6l6.6-4.8a.7.7 0 0 0 0-1.2L4.1 6.6a.7.7 0 0 0-1.1.6zM12 7.2v9.6a.7.7 0 0 0 1.1.6l6.6-4.8a.7.7 0 0 0 0-1.2l-6.6-4.8a.7.7 0 0 0-1.1.6zM20.6 5.5h1.9v13h-1.9z")
+}
+
+/// ❚❚✓: pause when a check changes (the toolbar's switch on narrow screens).
+pub fn pause_on_check() -> Html {
+    icon("M3 5h3v14H3zM8 5h3v14H8zM12.5 13.1l1.5-1.5 2.5 2.5 5-5 1.5 1.5-6.5 6.5z")
+}
+
+/// A gauge turned low: slow motion (the toolbar's switch on narrow screens).
+pub fn slow_motion() -> Html {
+    icon("M12 5a9 9 0 0 0-9 9h2.2a6.8 6.8 0 0 1 13.6 0H21a9 9 0 0 0-9-9zM12.8 13.2 7 10.2l-.6 1 5.6 3.6zM12 12.5a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3z")
+}

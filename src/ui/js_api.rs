@@ -12,6 +12,8 @@
 //! | `kubectl(cmd)` | `{stdout, stderr, ok}` |
 //! | `play()`, `pause()` | nothing |
 //! | `step()` | true when something happened (runs to the next visible action) |
+//! | `stepHandOff()` | `{found, at, message}`: runs to the next hand-off between components (`sim::handoff`); `found` is false when it gave up |
+//! | `setPauseOnCheck(on)`, `setSlowMotion(on)` | nothing: the toolbar's two switches (pause when a check changes; slow motion after an action) |
 //! | `advance(d)` | the new clock in ms; `d` is a Go duration (`"30s"`) or milliseconds; deterministic |
 //! | `setSpeed(x)`, `reset()` | nothing |
 //! | `state()` | every object (Events excluded) as a Kubernetes `List` |
@@ -40,6 +42,7 @@ use yew::Callback;
 use super::state::{reply, Action};
 use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::faults::Fault;
+use crate::sim::handoff::HandOff;
 use crate::sim::time::parse_duration;
 use crate::sim::types::Kind;
 use crate::sort::StableSort;
@@ -201,6 +204,46 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
             Ok(JsValue::from_bool(stepped))
         }),
     );
+
+    let d = dispatch.clone();
+    add(
+        "stepHandOff",
+        Box::new(move |_| {
+            let r = reply();
+            d.emit(Action::StepHandOff(r.clone()));
+            let outcome = r
+                .borrow_mut()
+                .take()
+                .ok_or_else(|| err("stepHandOff did not run"))?;
+            let (found, at) = match &outcome {
+                HandOff::Found { at, .. } => (true, Some(*at)),
+                HandOff::Idle | HandOff::GaveUp { .. } => (false, None),
+            };
+            Ok(to_js(
+                &json!({ "found": found, "at": at, "message": outcome.message() }),
+            ))
+        }),
+    );
+
+    for (name, action) in [
+        (
+            "setPauseOnCheck",
+            Action::SetPauseOnCheck as fn(bool) -> Action,
+        ),
+        ("setSlowMotion", Action::SetSlowMotion),
+    ] {
+        let d = dispatch.clone();
+        add(
+            name,
+            Box::new(move |on| {
+                let on = on
+                    .as_bool()
+                    .ok_or_else(|| err(format!("{name}: expected true or false")))?;
+                d.emit(action(on));
+                Ok(JsValue::UNDEFINED)
+            }),
+        );
+    }
 
     let d = dispatch.clone();
     let m = model.clone();

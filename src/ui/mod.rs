@@ -261,7 +261,8 @@ fn App() -> Html {
         });
     }
     {
-        // Keyboard shortcuts, page-wide but never while typing: Space plays/pauses, S steps.
+        // Keyboard shortcuts, page-wide but never while typing: Space plays/pauses, S steps, H
+        // steps to the next hand-off.
         let d = dispatch.clone();
         let model = state.model.clone();
         let close_faults = faults_open.setter();
@@ -303,6 +304,7 @@ fn App() -> Html {
                         d.emit(if playing { Action::Pause } else { Action::Play });
                     }
                     "s" | "S" => d.emit(Action::Step(reply())),
+                    "h" | "H" => d.emit(Action::StepHandOff(reply())),
                     _ => {}
                 }
             });
@@ -413,8 +415,12 @@ fn App() -> Html {
     let on_step = {
         let d = dispatch.clone();
         let tab = tab.clone();
-        Callback::from(move |_: ()| {
-            d.emit(Action::Step(reply()));
+        Callback::from(move |hand_off: bool| {
+            d.emit(if hand_off {
+                Action::StepHandOff(reply())
+            } else {
+                Action::Step(reply())
+            });
             if *tab == Tab::Events {
                 tab.set(Tab::Sequence);
             }
@@ -490,6 +496,7 @@ fn App() -> Html {
     html! {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
             <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging} play_hint={m.play_hint()}
+                slowed={m.slowed()} pause_on_check={m.moments.pause_on_check} slow_motion={m.moments.slow_motion}
                 faults_open={*faults_open} seed={m.seed()} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
             <share::LinkBanner />
             if *faults_open {

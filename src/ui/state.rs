@@ -11,6 +11,7 @@ use yew::prelude::*;
 
 use crate::sim::decode::Diagnostic;
 use crate::sim::faults::Fault;
+use crate::sim::handoff::HandOff;
 use crate::sim::kubectl::complete::Completion;
 use crate::sim::session::{ApplyReport, CommandOutput};
 use crate::sim::types::{Millis, ObjectKey};
@@ -38,6 +39,12 @@ pub enum Action {
     Pause,
     /// Run until the next visible move of the loop.
     Step(Reply<bool>),
+    /// Run until the next hand-off between components (`sim::handoff`).
+    StepHandOff(Reply<HandOff>),
+    /// Pause playing when a lesson check passes or fails.
+    SetPauseOnCheck(bool),
+    /// Slow the clock down for a few simulated seconds after each action.
+    SetSlowMotion(bool),
     SetSpeed(f64),
     /// Deterministic fast-forward.
     Advance(Millis),
@@ -133,6 +140,20 @@ impl Reducible for AppState {
                 m.playing = false;
                 let stepped = m.step();
                 fill(&r, stepped);
+                true
+            }
+            Action::StepHandOff(r) => {
+                m.playing = false;
+                let outcome = m.step_to_hand_off();
+                fill(&r, outcome);
+                true
+            }
+            Action::SetPauseOnCheck(on) => {
+                m.moments.pause_on_check = on;
+                true
+            }
+            Action::SetSlowMotion(on) => {
+                m.moments.slow_motion = on;
                 true
             }
             Action::SetSpeed(s) => {

@@ -1,4 +1,6 @@
-//! The top bar: brand, transport (play/pause, step, speed), the simulated clock, and page actions.
+//! The top bar: brand, transport (play/pause, step, step to the next hand-off, speed), the
+//! simulated clock with its slow-motion badge, the switches for seeing the moment, and page
+//! actions.
 
 use std::rc::Rc;
 
@@ -17,6 +19,15 @@ pub struct ToolbarProps {
     pub speed: f64,
     pub now: Millis,
     pub lagging: bool,
+    /// The speed slow motion runs the clock at now, if it does (`Playground::slowed`).
+    #[prop_or_default]
+    pub slowed: Option<f64>,
+    /// Playing pauses when a lesson check passes or fails.
+    #[prop_or_default]
+    pub pause_on_check: bool,
+    /// The clock slows down for a few simulated seconds after each action.
+    #[prop_or_default]
+    pub slow_motion: bool,
     /// Something was applied and the clock has not moved since: Play invites a click
     /// (`Playground::play_hint`).
     #[prop_or_default]
@@ -25,8 +36,9 @@ pub struct ToolbarProps {
     /// The running simulation's seed, which the seed field shows and Reset reuses.
     pub seed: u64,
     pub on_toggle_faults: Callback<()>,
-    /// Step was clicked (the app also shows the API conversation, which is what a step changes).
-    pub on_step: Callback<()>,
+    /// Step (false) or Step to the next hand-off (true) was clicked (the app also shows the API
+    /// conversation, which is what a step changes).
+    pub on_step: Callback<bool>,
     pub dispatch: Callback<Action>,
 }
 
@@ -41,9 +53,13 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
             d.emit(if playing { Action::Pause } else { Action::Play })
         })
     };
-    let step = {
+    let step = |hand_off: bool| {
         let on_step = p.on_step.clone();
-        Callback::from(move |_: MouseEvent| on_step.emit(()))
+        Callback::from(move |_: MouseEvent| on_step.emit(hand_off))
+    };
+    let switch = |on: bool, action: fn(bool) -> Action| {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.emit(action(!on)))
     };
     let on_speed = {
         let d = d.clone();
@@ -118,9 +134,14 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
             </div>
             <div class="transport" role="group" aria-label="Simulation controls">
                 { play_button }
-                <button class="btn" data-testid="step" onclick={step}
+                <button class="btn" data-testid="step" onclick={step(false)}
                     title="Run until the next message in the API conversation (S)" aria-label="Step to the next action">
                     { icons::step() }<span>{ "Step" }</span>
+                </button>
+                <button class="btn" data-testid="step-hand-off" onclick={step(true)}
+                    title="Run until one component's write reaches another: a ReplicaSet created, pods created, bound, started (H)"
+                    aria-label="Step to the next hand-off" aria-keyshortcuts="H">
+                    { icons::hand_off() }<span>{ "Hand-off" }</span>
                 </button>
                 <label class="speed">
                     <span class="visually-hidden">{ "Speed" }</span>
@@ -132,11 +153,31 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                 </label>
                 <div class={classes!("clock", p.playing.then_some("clock--running"), p.lagging.then_some("clock--lagging"))}
                     title="Simulated time since the cluster started">
-                    <span class="clock-label">{ "sim time" }</span>
+                    // Slowed, the badge stands where the label is: the toolbar has no room for both.
+                    if let Some(slow) = p.slowed {
+                        <span class="clock-slow" data-testid="slow-motion" role="status"
+                            title="Right after your action the clock runs slower for a few simulated seconds, so you can see what the controllers do; then it returns to the chosen speed. The simulation itself is unchanged.">
+                            { format!("slow-motion {}", format_speed(slow)) }
+                        </span>
+                    } else {
+                        <span class="clock-label">{ "sim time" }</span>
+                    }
                     <output data-testid="clock" aria-live="off" aria-label="Simulated time">{ clock(p.now) }</output>
                     if p.lagging {
                         <span class="clock-lag" title="The simulation has more work per frame than the budget allows; it runs slower than the chosen speed">{ "lagging" }</span>
                     }
+                </div>
+                <div class="moment-switches" role="group" aria-label="Seeing the moment">
+                    <button class={classes!("switch", p.pause_on_check.then_some("is-on"))} data-testid="pause-on-check"
+                        aria-label="Pause when a check changes" aria-pressed={p.pause_on_check.to_string()} onclick={switch(p.pause_on_check, Action::SetPauseOnCheck)}
+                        title="Pause playing when a lesson check passes or fails, so the moment it is about stays on screen">
+                        <span class="switch-dot" aria-hidden="true" />{ icons::pause_on_check() }<span class="switch-text">{ "Pause on checks" }</span>
+                    </button>
+                    <button class={classes!("switch", p.slow_motion.then_some("is-on"))} data-testid="slow-motion-switch"
+                        aria-label="Slow motion after your actions" aria-pressed={p.slow_motion.to_string()} onclick={switch(p.slow_motion, Action::SetSlowMotion)}
+                        title="Run the clock slower for a few simulated seconds after each of your actions (at 1×, 0.25× for 3 s)">
+                        <span class="switch-dot" aria-hidden="true" />{ icons::slow_motion() }<span class="switch-text">{ "Slow-mo" }</span>
+                    </button>
                 </div>
             </div>
             <div class="toolbar-actions">

@@ -223,6 +223,13 @@ impl PodView {
         }
     }
 
+    /// True when no controller owns the pod (no ownerReference with `controller: true`): a pod
+    /// created by hand, or one a relabel released from its ReplicaSet. Nothing recreates it if
+    /// it goes, and nothing counts it any more.
+    pub fn orphan(&self) -> bool {
+        self.owner.is_none()
+    }
+
     /// A one-line description for tooltips and screen readers.
     pub fn describe(&self) -> String {
         let mut s = format!(
@@ -238,9 +245,15 @@ impl PodView {
         if !self.node.is_empty() {
             s.push_str(&format!(", on {}", self.node));
         }
+        if self.orphan() {
+            s.push_str(&format!(", {ORPHAN_LABEL}"));
+        }
         s
     }
 }
+
+/// What a pod without a controller is marked with, for screen readers and tooltips.
+pub const ORPHAN_LABEL: &str = "orphan: no controller owns this pod";
 
 /// One capacity bar: requested vs allocatable.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -695,6 +708,12 @@ impl ClusterView {
             view.nodes.push(Rc::new(nv));
         }
         view
+    }
+
+    /// How many pods no controller owns ([`PodView::orphan`]): the legend explains their mark
+    /// while there are any.
+    pub fn orphans(&self) -> usize {
+        self.all_pods().filter(|p| p.orphan()).count()
     }
 
     /// Every pod in the view, on nodes and unscheduled.
@@ -1663,6 +1682,43 @@ mod tests {
             "only the first update built from scratch"
         );
         assert_eq!(cache.view().pod_count(), 8);
+    }
+
+    #[test]
+    fn a_pod_released_by_a_relabel_is_marked_an_orphan_on_its_chip_and_counted_for_the_legend() {
+        let mut p = crate::viewmodel::Playground::new(3);
+        assert!(p.apply(WEB).ok);
+        p.advance_by(30_000);
+        let view = p.cluster_view();
+        assert_eq!(view.orphans(), 0, "every pod has its ReplicaSet");
+        let victim = view.all_pods().next().expect("a pod").name.clone();
+        assert!(!view
+            .all_pods()
+            .next()
+            .expect("a pod")
+            .describe()
+            .contains("orphan"));
+        let out = p.kubectl(&format!("label pod {victim} app=debug --overwrite"));
+        assert!(out.ok, "{out:?}");
+        // The ReplicaSet controller sees the pod no longer matches its selector and releases it
+        // (removes its ownerReference), then makes a replacement.
+        p.advance_by(5_000);
+        let view = p.cluster_view();
+        let released = view
+            .all_pods()
+            .find(|v| v.name == victim)
+            .expect("the pod stays");
+        assert!(released.orphan());
+        assert!(
+            released
+                .describe()
+                .ends_with(", orphan: no controller owns this pod"),
+            "{}",
+            released.describe()
+        );
+        assert_eq!(view.orphans(), 1, "the replacement has a controller");
+        assert_eq!(view.pod_count(), 9);
+        assert_cache_matches(&p, "after the release");
     }
 
     const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 8\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: app, image: \"nginx:1.27\"}]\n";

@@ -17,6 +17,7 @@ pub mod format;
 pub mod history;
 pub mod inspect;
 pub mod lesson;
+pub mod moments;
 pub mod playground;
 pub mod timeline;
 pub mod trace_views;

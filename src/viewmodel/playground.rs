@@ -14,10 +14,12 @@ use super::console::Console;
 use super::events::{event_rows, EventRow};
 use super::history::History;
 use super::inspect::OwnershipView;
+use super::moments::Moments;
 use super::timeline::Timeline;
 use super::trace_views::{is_heartbeat, LoopTracker, SequenceLog};
 use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::faults::{Fault, PodTarget};
+use crate::sim::handoff::{HandOff, HandOffSearch, HAND_OFF_MAX_EVENTS};
 use crate::sim::scenario::StepAction;
 use crate::sim::session::{ApplyReport, CommandOutput, Session};
 use crate::sim::types::{Kind, Millis, ObjectKey};
@@ -121,6 +123,8 @@ pub struct Playground {
     carry: f64,
     /// The last frame hit [`FRAME_EVENT_BUDGET`].
     pub lagging: bool,
+    /// Pausing when a check changes and slow motion after the learner acts.
+    pub moments: Moments,
     /// Real milliseconds seen by [`Playground::frame`] (drives notice expiry).
     real_clock: f64,
     /// Bumped on every change a view might show.
@@ -193,6 +197,7 @@ impl Playground {
             quiet_frames: 0,
             carry: 0.0,
             lagging: false,
+            moments: Moments::default(),
             real_clock: 0.0,
             version: 0,
             loaded: None,
@@ -257,7 +262,10 @@ impl Playground {
 
     pub fn reset(&mut self) {
         if let Some((text, seed)) = self.loaded.clone() {
+            // Restarting the same lesson keeps the learner's choice of pausing on its checks.
+            let pause_on_check = self.moments.pause_on_check;
             if self.load_scenario(&text, seed).is_ok() {
+                self.moments.pause_on_check = pause_on_check;
                 let what = if crate::sim::examples::ALL.iter().any(|(_, t)| *t == text) {
                     "Lesson"
                 } else {
@@ -285,6 +293,7 @@ impl Playground {
         self.trace_seq = 0;
         self.carry = 0.0;
         self.lagging = false;
+        self.moments.restart();
         self.boot();
         self.notify("Cluster reset: three empty nodes", NoticeKind::Info);
     }
@@ -313,6 +322,9 @@ impl Playground {
                 self.trace_seq = 0;
                 self.carry = 0.0;
                 self.lagging = false;
+                // A lesson pauses on its checks by default; the plain playground has none.
+                self.moments.restart();
+                self.moments.pause_on_check = !self.session.checks().is_empty();
                 self.sync();
                 let name = self.session.scenario.metadata.name.clone();
                 let what = if name.is_empty() {
@@ -409,7 +421,8 @@ impl Playground {
         if !self.playing {
             return expired;
         }
-        self.carry += real_ms * self.speed;
+        let at = self.now() as f64 + self.carry;
+        self.carry += self.moments.simulated_ms(real_ms, at, self.speed);
         let whole = self.carry.floor();
         if whole < 1.0 {
             return expired;
@@ -419,10 +432,15 @@ impl Playground {
         let was_lagging = self.lagging;
         let target = self.now() + whole as Millis;
         let mut adv = Advanced::default();
+        let mut paused = false;
         loop {
             let chunk = FRAME_EVENT_CHUNK.min(FRAME_EVENT_BUDGET - adv.events);
             let step = self.session.advance_to(target, chunk);
             adv.events += step.events;
+            if self.pause_on_check_change() {
+                paused = true;
+                break;
+            }
             if !step.capped {
                 break;
             }
@@ -432,7 +450,7 @@ impl Playground {
             }
         }
         self.lagging = adv.capped;
-        if adv.capped {
+        if adv.capped || paused {
             // Don't let the debt grow without bound while the simulation catches up.
             self.carry = 0.0;
         }
@@ -443,7 +461,27 @@ impl Playground {
         if self.lagging || (before.0, before.1) != (after.0, after.1) {
             self.quiet_frames = 0;
         }
-        expired || was_lagging != self.lagging || before != after
+        expired || paused || was_lagging != self.lagging || before != after
+    }
+
+    /// While playing with pausing on checks on: when a check just passed or failed, stops the
+    /// clock there and says which one. True when it paused.
+    fn pause_on_check_change(&mut self) -> bool {
+        if !self.moments.pause_on_check {
+            return false;
+        }
+        let Some(change) = self.moments.check_changed(&self.session.checks()) else {
+            return false;
+        };
+        self.playing = false;
+        self.notify(&change.notice(self.now()), NoticeKind::Info);
+        true
+    }
+
+    /// The learner acted (applied, deleted, injected a fault, ran a kubectl that wrote): the
+    /// clock runs in slow motion for a while, so what the controllers do next can be seen.
+    fn acted(&mut self) {
+        self.moments.acted(self.now());
     }
 
     /// How long the page may sleep before its next frame, in real milliseconds: 0 for the next
@@ -463,12 +501,19 @@ impl Playground {
         let now = self.now();
         let to_tenth = (100 - now % 100) as f64 - self.carry;
         // A millisecond past it, so that the frame ending the sleep surely shows the new tenth.
-        let sleep = (to_tenth / self.speed + 1.0).min(IDLE_SLEEP_MS);
+        let speed = self.slowed().unwrap_or(self.speed);
+        let sleep = (to_tenth / speed + 1.0).min(IDLE_SLEEP_MS);
         if sleep < FRAME_MS {
             0.0
         } else {
             sleep
         }
+    }
+
+    /// The speed the clock runs at now while slow motion holds it back from the chosen one (the
+    /// toolbar shows it beside the clock); None at the chosen speed.
+    pub fn slowed(&self) -> Option<f64> {
+        self.moments.slowed(self.now(), self.speed)
     }
 
     /// Ends any quiet spell: an action just changed something, and the frames after it are
@@ -558,6 +603,30 @@ impl Playground {
         crate::sim::scenario::decode_scenario(&doc).ok()
     }
 
+    /// Runs until the next hand-off ([`crate::sim::handoff`]): one component's write answered
+    /// by another, or a watched object changed by a timer or a fault, with whatever else
+    /// happened in that same simulated millisecond; each press shows one move of the chain
+    /// (ReplicaSet created, pods created, bound, started) where Step shows every heartbeat and
+    /// cache delivery. Says what it found, or why it stopped.
+    pub fn step_to_hand_off(&mut self) -> HandOff {
+        let mut search = HandOffSearch::start(&self.session.sim);
+        let mut idle = false;
+        while !search.exhausted(&self.session.sim) {
+            if !self.session.step() {
+                idle = true;
+                break;
+            }
+            if let Some(at) = search.after_event(&self.session.sim) {
+                self.session.advance_to(at, HAND_OFF_MAX_EVENTS);
+                break;
+            }
+        }
+        let outcome = search.finish(&self.session.sim, idle);
+        self.notify(&outcome.message(), NoticeKind::Info);
+        self.sync();
+        outcome
+    }
+
     /// `kubectl apply -f` of the editor's text. A Scenario document in it is left to Reset (the
     /// session's note under the editor says so), which from now on opens this text.
     pub fn apply(&mut self, text: &str) -> ApplyReport {
@@ -586,6 +655,7 @@ impl Playground {
             self.notify(&summary, NoticeKind::Info);
             if report.lines.iter().any(|l| !l.ends_with(" unchanged")) {
                 self.applied_at = Some(self.now());
+                self.acted();
             }
         } else {
             self.notify(
@@ -602,6 +672,9 @@ impl Playground {
     /// `kubectl delete -f` of the editor's text.
     pub fn delete(&mut self, text: &str) -> ApplyReport {
         let report = self.session.delete_text(EDITOR_FILE, text);
+        if report.ok && !report.lines.is_empty() {
+            self.acted();
+        }
         let summary = if report.lines.is_empty() {
             "nothing to delete".to_string()
         } else {
@@ -625,7 +698,10 @@ impl Playground {
     pub fn inject(&mut self, fault: Fault) -> Result<String, String> {
         let result = self.session.inject(fault);
         match &result {
-            Ok(m) => self.notify(m, NoticeKind::Info),
+            Ok(m) => {
+                self.acted();
+                self.notify(m, NoticeKind::Info)
+            }
             Err(e) => self.notify(e, NoticeKind::Error),
         }
         self.sync();
@@ -657,7 +733,12 @@ impl Playground {
     /// `cmd` replaces it).
     pub fn kubectl_with_input(&mut self, cmd: &str, stdin: Option<&str>) -> CommandOutput {
         let before = Console::commands_before(&self.session);
+        // No simulated time passes during a command: any write to the store is the command's.
+        let written = self.session.sim.api.resource_version();
         let out = self.session.kubectl_with_input(cmd, stdin);
+        if self.session.sim.api.resource_version() != written {
+            self.acted();
+        }
         self.console.push(cmd, out.clone(), &before, &self.session);
         self.sync();
         out
@@ -833,6 +914,10 @@ impl Playground {
             .record_deployments(now, deployments.filter_map(|o| o.as_deployment()));
         self.timeline.observe(&self.session.sim);
         self.console.follow(&self.session);
+        // Taken in silently: a check decided by a step, an advance or an action is no moment
+        // to pause at (the clock is not playing), and must not pause the next frame either.
+        let checks = self.session.checks();
+        self.moments.check_changed(&checks);
         if let Some(k) = &self.selected {
             if self.session.sim.api.get(k).is_none() && k.kind != Kind::Pod {
                 // Keep a deleted pod selected (its card says it is gone); other kinds just close.
@@ -1128,6 +1213,8 @@ mod tests {
         let mut p = Playground::new(1);
         p.advance_by(1_000);
         assert!(p.apply(DEFAULT_MANIFEST).ok);
+        // At the chosen speed from the start (slow motion is `moments`' own test).
+        p.moments.slow_motion = false;
         p.playing = true;
         let mut busy = 0;
         for _ in 0..600 {
@@ -1175,6 +1262,7 @@ mod tests {
     fn playing_a_rollout() -> Playground {
         let mut p = Playground::new(1);
         assert!(p.apply(DEFAULT_MANIFEST).ok);
+        p.moments.slow_motion = false;
         p.playing = true;
         p.speed = 10.0;
         p

@@ -129,10 +129,7 @@ pub fn is_heartbeat(entry: &TraceEntry) -> bool {
             verb,
             object,
             ..
-        } => {
-            let kind = object_kind(object);
-            kind == "Lease" || (kind == "Node" && actor.starts_with("kubelet") && *verb != "create")
-        }
+        } => crate::sim::handoff::is_heartbeat_write(actor, verb, object),
         TraceKind::Watch {
             object, event_type, ..
         } => {
