@@ -229,7 +229,8 @@
   };
 
   ['apply', 'load', 'inject', 'kubectl', 'play', 'pause', 'step', 'setSpeed', 'advance',
-    'getState', 'getShareUrl', 'runChecks', 'lessonSteps'].forEach(function (m) {
+    'getState', 'getShareUrl', 'runChecks', 'lessonSteps', 'stepHandOff', 'setPauseOnCheck',
+    'setSlowMotion'].forEach(function (m) {
     Playground.prototype[m] = function () { return this.call(m, Array.prototype.slice.call(arguments)); };
   });
 

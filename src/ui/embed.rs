@@ -33,9 +33,9 @@ use crate::sim::share::{decode, Link};
 use crate::sim::time::clock;
 use crate::viewmodel::embed_flags::{view_attr, Flags, Theme};
 use crate::viewmodel::embed_protocol::{
-    checks_json, converged, deployment_counts, event_message, hello_message, lesson_steps_json,
-    parse_inbound, ready_message, result_message, Call, Inbound, Rejected, Watcher,
-    MAX_MESSAGE_CHARS,
+    checks_json, converged, deployment_counts, event_message, hand_off_json, hello_message,
+    lesson_steps_json, parse_inbound, ready_message, result_message, Call, Inbound, Rejected,
+    Watcher, MAX_MESSAGE_CHARS,
 };
 use crate::viewmodel::Playground;
 
@@ -566,6 +566,20 @@ fn execute(call: Call) -> Result<Json, String> {
         Call::LessonSteps => {
             let m = model.try_borrow().map_err(|_| "busy".to_string())?;
             Ok(lesson_steps_json(&m.session))
+        }
+        Call::StepHandOff => {
+            let r = reply();
+            d.emit(Action::StepHandOff(r.clone()));
+            let outcome = r.borrow_mut().take().ok_or("stepHandOff did not run")?;
+            Ok(hand_off_json(&outcome))
+        }
+        Call::SetPauseOnCheck(on) => {
+            d.emit(Action::SetPauseOnCheck(on));
+            Ok(Json::Null)
+        }
+        Call::SetSlowMotion(on) => {
+            d.emit(Action::SetSlowMotion(on));
+            Ok(Json::Null)
         }
     }
 }

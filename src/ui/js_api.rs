@@ -42,11 +42,10 @@ use yew::Callback;
 use super::state::{reply, Action};
 use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::faults::Fault;
-use crate::sim::handoff::HandOff;
 use crate::sim::time::parse_duration;
 use crate::sim::types::Kind;
 use crate::sort::StableSort;
-use crate::viewmodel::embed_protocol::{checks_json, lesson_steps_json};
+use crate::viewmodel::embed_protocol::{checks_json, hand_off_json, lesson_steps_json};
 use crate::viewmodel::Playground;
 
 type JsFn = Closure<dyn Fn(JsValue) -> Result<JsValue, JsValue>>;
@@ -215,13 +214,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
                 .borrow_mut()
                 .take()
                 .ok_or_else(|| err("stepHandOff did not run"))?;
-            let (found, at) = match &outcome {
-                HandOff::Found { at, .. } => (true, Some(*at)),
-                HandOff::Idle | HandOff::GaveUp { .. } => (false, None),
-            };
-            Ok(to_js(
-                &json!({ "found": found, "at": at, "message": outcome.message() }),
-            ))
+            Ok(to_js(&hand_off_json(&outcome)))
         }),
     );
 

@@ -18,6 +18,7 @@
 use serde_json::{json, Value as Json};
 
 use crate::sim::faults::Fault;
+use crate::sim::handoff::HandOff;
 use crate::sim::session::Session;
 use crate::sim::time::{clock, parse_duration};
 use crate::sim::trace::TraceKind;
@@ -62,6 +63,12 @@ pub enum Call {
     RunChecks,
     /// The lesson's try-this steps: offered, done, and what each waits for.
     LessonSteps,
+    /// Runs to the next hand-off between components (the toolbar's Hand-off, H).
+    StepHandOff,
+    /// The toolbar's switch: pause playing when a lesson check passes or fails.
+    SetPauseOnCheck(bool),
+    /// The toolbar's switch: slow motion for a moment after each action.
+    SetSlowMotion(bool),
 }
 
 /// The method names, as the SDK spells them.
@@ -79,6 +86,9 @@ pub const METHODS: &[&str] = &[
     "getShareUrl",
     "runChecks",
     "lessonSteps",
+    "stepHandOff",
+    "setPauseOnCheck",
+    "setSlowMotion",
 ];
 
 /// A call's id: the host's number or string, echoed in the result.
@@ -271,6 +281,17 @@ fn parse_call(method: &str, args: &[Json]) -> Result<Call, String> {
         "getShareUrl" => Call::GetShareUrl,
         "runChecks" => Call::RunChecks,
         "lessonSteps" => Call::LessonSteps,
+        "stepHandOff" => Call::StepHandOff,
+        "setPauseOnCheck" | "setSlowMotion" => {
+            let Some(on) = args.first().and_then(Json::as_bool) else {
+                return Err("expected true or false".into());
+            };
+            if method == "setPauseOnCheck" {
+                Call::SetPauseOnCheck(on)
+            } else {
+                Call::SetSlowMotion(on)
+            }
+        }
         other => {
             return Err(format!(
                 "unknown method \"{}\" (known: {})",
@@ -372,6 +393,16 @@ pub fn converged(session: &Session) -> bool {
 }
 
 /// The scenario's checks as the host sees them (`passed` is null while undecided).
+/// `stepHandOff()`: `{found, at, message}`, where `found` is false when nothing was left to run
+/// or no hand-off came within the caps (`at` is then null).
+pub fn hand_off_json(outcome: &HandOff) -> Json {
+    let at = match outcome {
+        HandOff::Found { at, .. } => Some(*at),
+        HandOff::Idle | HandOff::GaveUp { .. } => None,
+    };
+    json!({ "found": at.is_some(), "at": at, "message": outcome.message() })
+}
+
 pub fn checks_json(session: &Session) -> Json {
     Json::Array(
         session
@@ -581,6 +612,13 @@ mod tests {
         ok("getShareUrl", json!([]), Call::GetShareUrl);
         ok("runChecks", json!([]), Call::RunChecks);
         ok("lessonSteps", json!([]), Call::LessonSteps);
+        ok("stepHandOff", json!([]), Call::StepHandOff);
+        ok(
+            "setPauseOnCheck",
+            json!([false]),
+            Call::SetPauseOnCheck(false),
+        );
+        ok("setSlowMotion", json!([true]), Call::SetSlowMotion(true));
         let Ok(Inbound::Call {
             call: Call::Inject(f),
             ..
