@@ -50,7 +50,7 @@ const cases = [
   quick ? { name: 'converge 1,000 replicas / 100 nodes', nodes: 100, replicas: 1000 }
         : { name: 'converge 10,000 replicas / 1,000 nodes', nodes: 1000, replicas: 10000 },
 ];
-// The playground's ceiling (src/sim/limits.rs): MAX_REPLICAS on MAX_NODES nodes.
+// The playground's ceiling (src/sim/api/limits.rs): MAX_REPLICAS on MAX_NODES nodes.
 cases.push(quick ? { name: 'schedule 1,000 pods / 100 nodes', nodes: 100, replicas: 1000, schedule: true }
                  : { name: 'schedule 10,000 pods / 1,000 nodes', nodes: 1000, replicas: 10000, schedule: true });
 if (full) cases.push({ name: 'converge 20,000 replicas / 5,000 nodes', nodes: 5000, replicas: 20000 });

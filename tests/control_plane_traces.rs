@@ -1,8 +1,8 @@
 //! Pinned traces of the control plane's classic scenarios: every Kubernetes Event and every API
 //! write, in order, with simulated time. A change in behaviour shows up as a snapshot diff to review.
 
+use kubeloop::sim::machinery::trace::TraceKind;
 use kubeloop::sim::session::Session;
-use kubeloop::sim::trace::TraceKind;
 
 const SECOND: u64 = 1000;
 
@@ -186,11 +186,14 @@ fn deleting_a_deployment_cascades_to_its_replicasets_and_pods() {
     let from = s.sim.trace().next_seq() - 1;
     assert!(s.kubectl("delete deployment web").ok);
     s.advance_to(90 * SECOND, usize::MAX);
-    assert_eq!(s.sim.api.list(kubeloop::sim::types::Kind::Pod).count(), 0);
+    assert_eq!(
+        s.sim.api.list(kubeloop::sim::api::types::Kind::Pod).count(),
+        0
+    );
     assert_eq!(
         s.sim
             .api
-            .list(kubeloop::sim::types::Kind::ReplicaSet)
+            .list(kubeloop::sim::api::types::Kind::ReplicaSet)
             .count(),
         0
     );
@@ -217,7 +220,7 @@ fn a_conflicting_write_is_retried_and_nothing_is_lost() {
     let d = s
         .sim
         .api
-        .list(kubeloop::sim::types::Kind::Deployment)
+        .list(kubeloop::sim::api::types::Kind::Deployment)
         .next()
         .unwrap()
         .as_deployment()

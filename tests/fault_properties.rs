@@ -14,11 +14,11 @@
 
 use std::collections::BTreeMap;
 
+use kubeloop::sim::api::quantity::parse_quantity;
+use kubeloop::sim::api::types::{Kind, Object, ObjectKey, Pod};
 use kubeloop::sim::controllers::deployment_util::DESIRED_REPLICAS_ANNOTATION;
 use kubeloop::sim::faults::{Fault, PodTarget};
-use kubeloop::sim::quantity::parse_quantity;
 use kubeloop::sim::session::Session;
-use kubeloop::sim::types::{Kind, Object, ObjectKey, Pod};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::json;
@@ -193,7 +193,7 @@ fn web_pods(s: &Session) -> Vec<&Pod> {
         .collect()
 }
 
-fn quantity(map: &kubeloop::sim::types::StringMap, name: &str, millis: bool) -> i64 {
+fn quantity(map: &kubeloop::sim::api::types::StringMap, name: &str, millis: bool) -> i64 {
     map.get(name)
         .and_then(|v| parse_quantity(v).ok())
         .map_or(0, |q| if millis { q.to_millis() } else { q.value() })

@@ -2,11 +2,11 @@
 //! simulated clock, and check that the cluster does what Kubernetes does (reference §10) and that
 //! the trace tells the story from the fault to the outcome.
 
-use kubeloop::sim::controller::ComponentId;
+use kubeloop::sim::api::types::{Kind, ObjectKey, Pod, ReplicaSet};
 use kubeloop::sim::faults::{Fault, PodTarget, TriggerMode, EDGE_TRIGGERED_NOTE};
+use kubeloop::sim::machinery::controller::ComponentId;
+use kubeloop::sim::machinery::trace::{cause_chain, effects_of, TraceEntry, TraceKind};
 use kubeloop::sim::session::Session;
-use kubeloop::sim::trace::{cause_chain, effects_of, TraceEntry, TraceKind};
-use kubeloop::sim::types::{Kind, ObjectKey, Pod, ReplicaSet};
 use kubeloop::sim::world::RIVAL_ACTOR;
 use serde_json::json;
 
@@ -312,7 +312,7 @@ fn a_lost_pod_deleted_event_leaves_edge_triggered_short_but_level_triggered_alre
     assert_eq!(web_pods(&edge).len(), 2);
     let dropped = entries(&edge)
         .into_iter()
-        .filter(|e| matches!(&e.kind, TraceKind::Watch { delivery, event_type, .. } if *delivery == kubeloop::sim::trace::Delivery::Dropped && *event_type == "DELETED"))
+        .filter(|e| matches!(&e.kind, TraceKind::Watch { delivery, event_type, .. } if *delivery == kubeloop::sim::machinery::trace::Delivery::Dropped && *event_type == "DELETED"))
         .count();
     assert_eq!(dropped, 1);
 }
@@ -916,7 +916,7 @@ fn with_the_scheduler_stopped_pods_stay_pending_until_it_starts() {
 
 // ------------------------------------------------------------------ containers and images
 
-fn container_status(s: &Session, pod: &str) -> kubeloop::sim::types::ContainerStatus {
+fn container_status(s: &Session, pod: &str) -> kubeloop::sim::api::types::ContainerStatus {
     pods(s)
         .into_iter()
         .find(|p| p.metadata.name == pod)

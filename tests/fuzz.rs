@@ -16,14 +16,16 @@
 
 use std::sync::OnceLock;
 
-use kubeloop::sim::decode::{decode_manifest_bytes, decode_manifests, Severity};
+use kubeloop::sim::api::types::Kind;
+use kubeloop::sim::api::validation::validate;
+use kubeloop::sim::examples;
 use kubeloop::sim::faults::Fault;
+use kubeloop::sim::input::decode::{decode_manifest_bytes, decode_manifests};
+use kubeloop::sim::input::diagnostic::Severity;
+use kubeloop::sim::input::yaml;
 use kubeloop::sim::kubectl;
 use kubeloop::sim::session::Session;
 use kubeloop::sim::share::{self, Link, Shared};
-use kubeloop::sim::types::Kind;
-use kubeloop::sim::validation::validate;
-use kubeloop::sim::{examples, yaml};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Value as Json};
@@ -961,9 +963,9 @@ proptest! {
             serde_json::json!({"metadata": {"name": "b"}, "status": {"conditions": []}}),
         ]);
         for text in [pieces.concat(), raw.clone()] {
-            match kubeloop::sim::jsonpath::Template::parse(&text) {
+            match kubeloop::sim::input::jsonpath::Template::parse(&text) {
                 Ok(t) => {
-                    for opts in [kubeloop::sim::jsonpath::Options::default(), kubeloop::sim::jsonpath::Options { allow_missing_keys: false, as_json: true }] {
+                    for opts in [kubeloop::sim::input::jsonpath::Options::default(), kubeloop::sim::input::jsonpath::Options { allow_missing_keys: false, as_json: true }] {
                         if let Err(e) = t.execute(&doc, opts) {
                             prop_assert!(!e.is_empty());
                         }
@@ -1023,7 +1025,7 @@ proptest! {
         for line in &lines {
             let out = s.kubectl(line);
             prop_assert!(out.ok || !out.stderr.is_empty(), "no error text for {:?}", line);
-            let _ = kubectl::execute_with_stdin(&mut s, line, Some("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"));
+            let _ = kubectl::execute_with_stdin(&mut s.sim, line, Some("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"));
             check_invariants(&s, &mut marks).map_err(|e| TestCaseError::fail(format!("after {line:?}: {e}")))?;
         }
     }
@@ -1167,9 +1169,9 @@ fn a_thousand_nodes_load_and_report_ready() {
 
 #[test]
 fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
+    use kubeloop::sim::api::limits::MAX_PODS;
+    use kubeloop::sim::api::types::{Container, Object, ObjectMeta, Pod, PodSpec};
     use kubeloop::sim::api::ApiRequest;
-    use kubeloop::sim::limits::MAX_PODS;
-    use kubeloop::sim::types::{Container, Object, ObjectMeta, Pod, PodSpec};
     let mut s = Session::new(1);
     let pod = |name: String| {
         Object::Pod(Pod {
@@ -1226,7 +1228,7 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
 
 #[test]
 fn a_file_with_more_objects_than_the_limit_is_refused_once_at_the_first_extra_one() {
-    use kubeloop::sim::limits::MAX_OBJECTS_PER_FILE;
+    use kubeloop::sim::api::limits::MAX_OBJECTS_PER_FILE;
     let items: String = (0..MAX_OBJECTS_PER_FILE + 5)
         .map(|i| format!("- {{apiVersion: v1, kind: Node, metadata: {{name: n{i}}}}}\n"))
         .collect();

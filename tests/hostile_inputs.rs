@@ -4,7 +4,8 @@
 
 use std::time::Instant;
 
-use kubeloop::sim::decode::{decode_manifest_bytes, Decoded, Severity};
+use kubeloop::sim::input::decode::{decode_manifest_bytes, Decoded};
+use kubeloop::sim::input::diagnostic::Severity;
 
 fn corpus(name: &str) -> Vec<u8> {
     let path = format!(

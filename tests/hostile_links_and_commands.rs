@@ -5,7 +5,8 @@
 //! panic, never a frozen tab — or, for free text, kept verbatim as text. No wall-clock asserts:
 //! the caps in `sim::limits`, `sim::share` and `sim::yaml` bound the work.
 
-use kubeloop::sim::decode::{decode_manifests, Severity};
+use kubeloop::sim::input::decode::decode_manifests;
+use kubeloop::sim::input::diagnostic::Severity;
 use kubeloop::sim::session::Session;
 use kubeloop::sim::share::{self, Link, ShareError, MAX_FRAGMENT};
 
@@ -153,7 +154,7 @@ fn kubectl_lines_with_control_characters_are_refused_and_change_nothing() {
     assert!(
         s.sim
             .api
-            .list(kubeloop::sim::types::Kind::Deployment)
+            .list(kubeloop::sim::api::types::Kind::Deployment)
             .count()
             == 1
     );
@@ -175,7 +176,7 @@ fn html_in_names_is_refused_and_html_in_free_text_is_kept_as_text() {
     let web = s
         .sim
         .api
-        .list(kubeloop::sim::types::Kind::Deployment)
+        .list(kubeloop::sim::api::types::Kind::Deployment)
         .next()
         .expect("web")
         .clone();

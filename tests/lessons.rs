@@ -9,12 +9,13 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use kubeloop::sim::decode::{decode_manifests, Severity};
+use kubeloop::sim::api::types::{Deployment, Kind, Millis, Pod, ReplicaSet};
 use kubeloop::sim::examples::{self, ALL, LESSONS};
+use kubeloop::sim::input::decode::decode_manifests;
+use kubeloop::sim::input::diagnostic::Severity;
+use kubeloop::sim::machinery::trace::TraceKind;
 use kubeloop::sim::scenario::{decode_scenario, StepAction, Trigger};
 use kubeloop::sim::session::Session;
-use kubeloop::sim::trace::TraceKind;
-use kubeloop::sim::types::{Deployment, Kind, Millis, Pod, ReplicaSet};
 
 const SECOND: Millis = 1_000;
 const MINUTE: Millis = 60 * SECOND;
@@ -131,9 +132,9 @@ fn names(pods: &[Pod]) -> BTreeSet<String> {
 }
 
 fn condition<'a>(
-    conds: &'a [kubeloop::sim::types::Condition],
+    conds: &'a [kubeloop::sim::api::types::Condition],
     type_: &str,
-) -> Option<&'a kubeloop::sim::types::Condition> {
+) -> Option<&'a kubeloop::sim::api::types::Condition> {
     conds.iter().find(|c| c.type_ == type_)
 }
 

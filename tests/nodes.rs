@@ -1,10 +1,10 @@
 //! Where pods live: short node outages, readiness flapping in and out of a Service's endpoints.
 
-use kubeloop::sim::controller::ComponentId;
+use kubeloop::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use kubeloop::sim::controllers::endpointslice::ready_endpoints;
 use kubeloop::sim::faults::{Fault, PodTarget};
+use kubeloop::sim::machinery::controller::ComponentId;
 use kubeloop::sim::session::Session;
-use kubeloop::sim::types::{Kind, Millis, Object, ObjectKey};
 use kubeloop::sim::world::MACHINE_BOOT_MS;
 
 const SECOND: u64 = 1000;
@@ -69,7 +69,11 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
     let n = s
         .sim
         .api
-        .get(&kubeloop::sim::types::ObjectKey::new(Kind::Node, "", &node))
+        .get(&kubeloop::sim::api::types::ObjectKey::new(
+            Kind::Node,
+            "",
+            &node,
+        ))
         .unwrap()
         .clone();
     assert_eq!(
@@ -85,7 +89,11 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
     let n = s
         .sim
         .api
-        .get(&kubeloop::sim::types::ObjectKey::new(Kind::Node, "", &node))
+        .get(&kubeloop::sim::api::types::ObjectKey::new(
+            Kind::Node,
+            "",
+            &node,
+        ))
         .unwrap()
         .clone();
     let node_obj = n.as_node().unwrap();
@@ -94,7 +102,7 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
         "{:?}",
         node_obj.spec.taints
     );
-    assert!(s.sim.trace().entries().all(|e| !matches!(&e.kind, kubeloop::sim::trace::TraceKind::Event { reason, .. } if reason == "TaintManagerEviction")));
+    assert!(s.sim.trace().entries().all(|e| !matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Event { reason, .. } if reason == "TaintManagerEviction")));
 }
 
 #[test]
@@ -167,7 +175,7 @@ fn cut_off_node_2(s: &mut Session, cut: bool) {
 }
 
 /// The one pod in the store.
-fn only_pod(s: &Session) -> kubeloop::sim::types::Pod {
+fn only_pod(s: &Session) -> kubeloop::sim::api::types::Pod {
     let mut pods = s.sim.api.list(Kind::Pod).filter_map(|o| o.as_pod());
     let pod = pods.next().expect("a pod").clone();
     assert!(pods.next().is_none(), "only one pod");

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use kubeloop::sim::api::types::{Kind, Object};
 use kubeloop::sim::faults::{Fault, PodTarget};
+use kubeloop::sim::machinery::trace::TraceKind;
 use kubeloop::sim::session::Session;
-use kubeloop::sim::trace::TraceKind;
-use kubeloop::sim::types::{Kind, Object};
 use proptest::prelude::*;
 
 const SECOND: u64 = 1000;

@@ -10,8 +10,8 @@ mod bounds;
 
 use bounds::{assert_not_growing, crash_loop_flaky, sizes, with_flaky};
 use kubeloop::sim::faults::{Fault, PodTarget};
+use kubeloop::sim::machinery::trace::DEFAULT_TRACE_CAPACITY;
 use kubeloop::sim::session::Session;
-use kubeloop::sim::trace::DEFAULT_TRACE_CAPACITY;
 
 const MIN: u64 = 60_000;
 const HOUR: u64 = 60 * MIN;

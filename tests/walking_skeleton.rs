@@ -1,9 +1,9 @@
 //! The thin slice through every layer: apply a Deployment, watch it converge, break a pod, watch it heal.
 
+use kubeloop::sim::api::types::{Kind, Object};
 use kubeloop::sim::examples::DEFAULT_MANIFEST;
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::session::Session;
-use kubeloop::sim::types::{Kind, Object};
 
 const MINUTE: u64 = 60_000;
 

@@ -10,7 +10,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 #[wasm_bindgen_test]
 fn time_formats_as_rfc3339_in_the_browser() {
     assert_eq!(
-        kubeloop::sim::types::Time(90_061_000).to_rfc3339(),
+        kubeloop::sim::api::types::Time(90_061_000).to_rfc3339(),
         "2026-01-02T01:01:01Z"
     );
 }

@@ -9,10 +9,10 @@
 use std::io::Write;
 use std::time::Instant;
 
+use crate::sim::api::types::{Kind, Object, ObjectMeta, Pod, PodSpec};
 use crate::sim::api::ApiRequest;
 use crate::sim::session::Session;
 use crate::sim::time::{format_duration, MINUTE, SECOND};
-use crate::sim::types::{Kind, Object, ObjectMeta, Pod, PodSpec};
 use crate::sim::world::MemoryPart;
 use crate::viewmodel::Playground;
 
@@ -230,7 +230,7 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
                 ..Default::default()
             },
             spec: PodSpec {
-                containers: vec![crate::sim::types::Container {
+                containers: vec![crate::sim::api::types::Container {
                     name: "app".into(),
                     image: "nginx:1.27".into(),
                     ..Default::default()

@@ -7,11 +7,12 @@ pub mod bench;
 
 use std::io::{Read, Write};
 
-use crate::sim::decode::{self, Severity};
+use crate::sim::api::types::Kind;
+use crate::sim::input::decode;
+use crate::sim::input::diagnostic::Severity;
 use crate::sim::kubectl::printers::print_table;
 use crate::sim::session::Session;
 use crate::sim::time::{format_duration, parse_duration, HOUR, SECOND};
-use crate::sim::types::Kind;
 
 /// How long `run` goes on without `--until` when nothing settles: one simulated hour.
 pub const DEFAULT_MAX_RUN: u64 = HOUR;
@@ -250,7 +251,7 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         if let Some(items) = doc.get_mut("items").and_then(|i| i.as_array_mut()) {
             items.extend(events);
         }
-        if let Err(e) = std::fs::write(p, crate::sim::yaml::to_yaml(&doc)) {
+        if let Err(e) = std::fs::write(p, crate::sim::input::yaml::to_yaml(&doc)) {
             let _ = writeln!(err, "error: cannot write {p}: {e}");
             return 2;
         }

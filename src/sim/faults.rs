@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::types::Millis;
+use super::api::types::Millis;
 
 fn default_namespace() -> String {
     "default".into()
@@ -34,10 +34,10 @@ fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mill
             .map_err(serde::de::Error::custom),
         // Whole seconds; past the longest simulated duration it is refused, not overflowed.
         Some(Json::Number(n)) => match n.as_u64().and_then(|s| s.checked_mul(1000)) {
-            Some(ms) if ms <= super::limits::MAX_DURATION_MS => Ok(Some(ms)),
+            Some(ms) if ms <= super::api::limits::MAX_DURATION_MS => Ok(Some(ms)),
             _ => Err(serde::de::Error::custom(format!(
                 "invalid duration {n}: a number of seconds must be a whole number from 0 to {}",
-                super::limits::MAX_DURATION_MS / 1000
+                super::api::limits::MAX_DURATION_MS / 1000
             ))),
         },
         Some(other) => Err(serde::de::Error::custom(format!(

@@ -21,9 +21,9 @@
 //! way runs exactly the events single steps or playing would: a run's trace does not depend on
 //! how it was stepped.
 
+use super::api::types::Millis;
+use super::machinery::trace::{Trace, TraceEntry, TraceKind, CHAIN_LIMIT};
 use super::time::human_duration;
-use super::trace::{Trace, TraceEntry, TraceKind, CHAIN_LIMIT};
-use super::types::Millis;
 use super::world::Sim;
 
 /// The most simulation events one search runs before it gives up (about a second of work in
@@ -226,7 +226,7 @@ fn kind_and_name(object: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::trace::Delivery;
+    use crate::sim::machinery::trace::Delivery;
 
     /// Traces one API request written as `actor verb object code`, caused by `cause`.
     fn write(trace: &mut Trace, cause: Option<u64>, line: &str) -> u64 {

@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::apiserver::ApiServer;
+use super::api::apiserver::ApiServer;
+use super::api::types::{Kind, Millis, Object, ObjectKey};
 use super::faults::Fault;
 use super::scenario::{split_words, StepAction, Trigger};
-use super::types::{Kind, Millis, Object, ObjectKey};
 
 /// A learner's action, as the session received it.
 #[derive(Clone, Copy, Debug)]

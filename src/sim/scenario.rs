@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use super::api::types::Millis;
 use super::faults::Fault;
 use super::time::parse_duration;
-use super::types::Millis;
 use crate::sort::StableSort;
 
 /// `apiVersion` of the Scenario document.
@@ -278,7 +278,9 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
         }
     })?;
     if let Some(n) = &scenario.spec.nodes {
-        if let Some(e) = super::limits::check_node_count(u64::from(n.count), "spec.nodes.count") {
+        if let Some(e) =
+            super::api::validation::check_node_count(u64::from(n.count), "spec.nodes.count")
+        {
             return Err(ScenarioError {
                 field: e.field.clone(),
                 message: format!("Scenario {:?} is invalid: {e}", scenario.metadata.name),
@@ -629,7 +631,7 @@ fn parse_for(v: &str) -> Result<WaitFor, String> {
             .strip_prefix('{')
             .and_then(|p| p.strip_suffix('}'))
             .ok_or_else(|| format!("unrecognized jsonpath expression {path:?}"))?;
-        super::jsonpath::Template::parse(path)
+        super::input::jsonpath::Template::parse(path)
             .map_err(|e| format!("error parsing jsonpath {path}, {e}"))?;
         return Ok(WaitFor::JsonPath {
             path: inner.to_string(),

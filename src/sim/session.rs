@@ -7,62 +7,20 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::api::{ApiError, ApiRequest, DeleteOptions, StatusReason};
-use super::apiserver::merge_patch;
-use super::decode::{self, Diagnostic, Severity};
+use super::api::types::{Kind, Millis, Node, NodeStatus, Object, ObjectMeta, StringMap};
+use super::api::ApiRequest;
 use super::faults::Fault;
-use super::jsonpath;
+use super::input::decode;
+use super::input::diagnostic::{Diagnostic, Severity};
+use super::kubectl::{self, apply, misc::evaluate_wait, ApplyReport, CommandOutput};
+use super::machinery::trace::TraceKind;
 use super::progress::{self, LearnerAction, TriggerState, TryThisProgress};
-use super::scenario::{self, Scenario, StepAction, TimedAction, Trigger, Wait, WaitFor};
+use super::scenario::{self, Scenario, StepAction, TimedAction, Trigger, Wait};
 use super::time::parse_duration;
-use super::trace::TraceKind;
-use super::types::{Kind, Millis, Node, NodeStatus, Object, ObjectKey, ObjectMeta, StringMap};
 use super::world::{Sim, SimConfig};
-
-/// The annotation `kubectl apply` keeps the last applied manifest in (for its 3-way merge).
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// The seed used when neither the scenario nor the caller names one.
 pub const DEFAULT_SEED: u64 = 1;
-
-/// What an apply did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ApplyReport {
-    /// Problems found, each with file:line:col.
-    pub diagnostics: Vec<Diagnostic>,
-    /// kubectl's output lines (`deployment.apps/web created`).
-    pub lines: Vec<String>,
-    /// True when every document was applied.
-    pub ok: bool,
-}
-
-/// The output of a command, split as a terminal would show it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CommandOutput {
-    pub stdout: String,
-    pub stderr: String,
-    pub ok: bool,
-}
-
-impl CommandOutput {
-    /// A successful output.
-    pub fn ok(stdout: impl Into<String>) -> CommandOutput {
-        CommandOutput {
-            stdout: stdout.into(),
-            stderr: String::new(),
-            ok: true,
-        }
-    }
-
-    /// A failed output.
-    pub fn err(stderr: impl Into<String>) -> CommandOutput {
-        CommandOutput {
-            stdout: String::new(),
-            stderr: stderr.into(),
-            ok: false,
-        }
-    }
-}
 
 /// A scenario check's state.
 #[derive(Clone, Debug, PartialEq)]
@@ -202,7 +160,7 @@ impl Session {
             (None, false) => s.create_default_nodes(&scenario::NodeShorthand::default()),
             (None, true) => {}
         }
-        let report = s.apply_decoded(file, decoded);
+        let report = apply::apply_decoded(&mut s.sim, file, decoded);
         if !report.ok {
             return Err(report.diagnostics);
         }
@@ -266,7 +224,7 @@ impl Session {
     fn create_default_nodes(&mut self, n: &scenario::NodeShorthand) {
         // decode_scenario refuses a count over the limit; a Scenario built in code is clamped
         // here rather than looping billions of times on creates the API server would refuse.
-        let count = n.count.min(super::limits::MAX_NODES as u32);
+        let count = n.count.min(super::api::limits::MAX_NODES as u32);
         for i in 1..=count {
             let name = format!("node-{i}");
             let mut labels: StringMap = n.labels.clone().into_iter().collect();
@@ -311,33 +269,7 @@ impl Session {
     /// themselves: `kubectl apply -f` through [`Session::kubectl`] is recorded once, with the
     /// command line the learner typed and kubectl's output.
     pub fn apply_text_unrecorded(&mut self, file: &str, text: &str) -> ApplyReport {
-        let decoded = decode::decode_manifests(file, text);
-        let mut report = ApplyReport {
-            diagnostics: decoded.diagnostics.clone(),
-            ..Default::default()
-        };
-        if decoded.scenario.is_some() {
-            report.diagnostics.push(Diagnostic {
-                file: file.into(),
-                line: decoded.scenario.as_ref().map_or(1, |(_, y)| y.start.line),
-                col: 1,
-                severity: Severity::Info,
-                message: "the Scenario document is read when a scenario is loaded (Reset); Apply ignores it".into(),
-                field: None,
-            });
-        }
-        if report
-            .diagnostics
-            .iter()
-            .any(|d| d.severity == Severity::Error)
-        {
-            return report;
-        }
-        let applied = self.apply_decoded(file, decoded);
-        report.diagnostics.extend(applied.diagnostics);
-        report.lines = applied.lines;
-        report.ok = applied.ok;
-        report
+        apply::apply_text(&mut self.sim, file, text)
     }
 
     fn log_command(&mut self, cmd: &str, report: &ApplyReport) {
@@ -352,170 +284,12 @@ impl Session {
         let _ = self.sim.record_command(cmd, output.trim(), report.ok);
     }
 
-    fn apply_decoded(&mut self, file: &str, decoded: decode::Decoded) -> ApplyReport {
-        let mut report = ApplyReport {
-            ok: true,
-            ..Default::default()
-        };
-        // Dry run against a copy of the store: all or nothing.
-        let mut dry = self.sim.api.clone();
-        let mut plan = Vec::new();
-        for d in &decoded.objects {
-            let req = match self.apply_request(d, |k| dry.get(k).cloned()) {
-                Ok(Some(req)) => req,
-                Ok(None) => {
-                    plan.push((None, d));
-                    continue;
-                }
-                Err(e) => {
-                    report.ok = false;
-                    report
-                        .diagnostics
-                        .push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
-                    continue;
-                }
-            };
-            let handled = dry.handle(self.sim.now(), &req, 0);
-            if let Err(e) = handled.result {
-                report.ok = false;
-                report
-                    .diagnostics
-                    .push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
-            } else {
-                plan.push((Some(req), d));
-            }
-        }
-        if !report.ok {
-            return report;
-        }
-        for (req, d) in plan {
-            let what = kubectl_name(&d.object);
-            match req {
-                None => report.lines.push(format!("{what} unchanged")),
-                Some(req) => {
-                    let verb = if matches!(req, ApiRequest::Create(_)) {
-                        "created"
-                    } else {
-                        "configured"
-                    };
-                    match self.sim.submit(req) {
-                        Ok(_) => report.lines.push(format!("{what} {verb}")),
-                        Err(e) => {
-                            report.ok = false;
-                            report.diagnostics.push(diag_at(
-                                file,
-                                d.span.line,
-                                d.span.col,
-                                &d.object,
-                                &e,
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-        report
-    }
-
-    /// The request `kubectl apply` would send: a create, or a 3-way-merged update, or nothing.
-    fn apply_request(
-        &self,
-        d: &decode::DecodedObject,
-        live: impl Fn(&ObjectKey) -> Option<Arc<Object>>,
-    ) -> Result<Option<ApiRequest>, ApiError> {
-        let obj = &d.object;
-        let manifest = modified_configuration(obj, &d.written);
-        let last_applied = serde_json::to_string(&manifest).unwrap_or_default();
-        match live(&obj.key()) {
-            None => {
-                let mut o = obj.clone();
-                o.meta_mut()
-                    .annotations
-                    .insert(LAST_APPLIED.into(), last_applied);
-                Ok(Some(ApiRequest::Create(o)))
-            }
-            Some(current) => {
-                let previous: Json = current
-                    .meta()
-                    .annotations
-                    .get(LAST_APPLIED)
-                    .and_then(|s| serde_json::from_str(s).ok())
-                    .unwrap_or(Json::Null);
-                let live_json = current.to_json();
-                let mut defaulted = obj.to_json();
-                keep_allocated_node_ports(&mut defaulted, &live_json);
-                let mut patch = three_way_patch(&previous, &manifest, &live_json, &defaulted);
-                if let Json::Object(m) = &mut patch {
-                    m.remove("status");
-                }
-                let mut merged = live_json.clone();
-                merge_patch(&mut merged, &patch);
-                if let Some(ann) = merged
-                    .pointer_mut("/metadata/annotations")
-                    .and_then(|a| a.as_object_mut())
-                {
-                    ann.insert(LAST_APPLIED.into(), Json::String(last_applied.clone()));
-                } else if let Some(meta) =
-                    merged.get_mut("metadata").and_then(|m| m.as_object_mut())
-                {
-                    meta.insert(
-                        "annotations".into(),
-                        serde_json::json!({ LAST_APPLIED: last_applied }),
-                    );
-                }
-                if merged == live_json {
-                    return Ok(None);
-                }
-                let updated = Object::from_json(obj.kind(), merged).map_err(|e| ApiError {
-                    reason: StatusReason::BadRequest,
-                    message: e.to_string(),
-                })?;
-                Ok(Some(ApiRequest::Update(updated)))
-            }
-        }
-    }
-
     /// `kubectl delete -f` of the editor's text.
     pub fn delete_text(&mut self, file: &str, text: &str) -> ApplyReport {
         let watch = self.watch_begin();
-        let report = self.delete_text_unwatched(file, text);
-        self.watch_end(watch, LearnerAction::Delete);
-        report
-    }
-
-    fn delete_text_unwatched(&mut self, file: &str, text: &str) -> ApplyReport {
-        let decoded = decode::decode_manifests(file, text);
-        let mut report = ApplyReport {
-            diagnostics: decoded.diagnostics.clone(),
-            ok: true,
-            ..Default::default()
-        };
-        if report
-            .diagnostics
-            .iter()
-            .any(|d| d.severity == Severity::Error)
-        {
-            report.ok = false;
-            return report;
-        }
-        for d in &decoded.objects {
-            let what = kubectl_name(&d.object);
-            match self.sim.submit(ApiRequest::Delete {
-                key: d.object.key(),
-                options: DeleteOptions::default(),
-            }) {
-                Ok(_) => {
-                    // kubectl prints `deployment.apps "web" deleted` for deletes.
-                    let (resource, name) = what.split_once('/').unwrap_or((what.as_str(), ""));
-                    report.lines.push(format!("{resource} \"{name}\" deleted"))
-                }
-                Err(e) => {
-                    report.ok = false;
-                    report.lines.push(e.kubectl_message());
-                }
-            }
-        }
+        let report = apply::delete_text(&mut self.sim, file, text);
         self.log_command("delete -f", &report);
+        self.watch_end(watch, LearnerAction::Delete);
         report
     }
 
@@ -528,6 +302,29 @@ impl Session {
             LearnerAction::Fault(&fault),
         );
         result
+    }
+
+    /// Runs a kubectl command line with standard input (`apply -f -`), records it in the trace
+    /// with its output, and, as a learner action, compares it with the lesson's try-this steps.
+    pub fn kubectl_with_input(&mut self, cmd: &str, input: Option<&str>) -> CommandOutput {
+        // A console command is a learner action like any other: it can do a lesson's step.
+        let watch = self.watch_begin();
+        let out = kubectl::execute_with_stdin(&mut self.sim, cmd, input);
+        self.watch_end(watch.filter(|_| out.ok), LearnerAction::Kubectl(cmd));
+        let text = if out.ok {
+            out.stdout.clone()
+        } else {
+            out.stderr.clone()
+        };
+        let _ = self.sim.record_command(
+            &format!(
+                "kubectl {}",
+                cmd.trim().trim_start_matches("kubectl ").trim()
+            ),
+            text.trim_end(),
+            out.ok,
+        );
+        out
     }
 
     /// Runs a kubectl command line (the playground's subset), with no standard input: see
@@ -1010,292 +807,23 @@ impl Session {
 
     /// [`Session::state_json`] as YAML.
     pub fn state_yaml(&self) -> String {
-        super::yaml::to_yaml(&self.state_json())
-    }
-}
-
-/// `deployment.apps/web`: how kubectl names an object in its output.
-pub fn kubectl_name(obj: &Object) -> String {
-    let kind = obj.kind();
-    let resource = kind.resource();
-    let (plural, group) = resource
-        .split_once('.')
-        .map_or((resource, ""), |(p, g)| (p, g));
-    let singular = kind.as_str().to_ascii_lowercase();
-    let _ = plural;
-    if group.is_empty() {
-        format!("{singular}/{}", obj.meta().name)
-    } else {
-        format!("{singular}.{group}/{}", obj.meta().name)
-    }
-}
-
-fn diag_at(file: &str, line: u32, col: u32, obj: &Object, e: &ApiError) -> Diagnostic {
-    let message = match e.reason {
-        StatusReason::Invalid => format!(
-            "The {} {:?} is invalid: {}",
-            obj.kind(),
-            obj.meta().name,
-            e.message
-                .split_once(" is invalid: ")
-                .map_or(e.message.as_str(), |(_, r)| r)
-        ),
-        _ => format!(
-            "Error from server ({:?}): error when applying \"{file}\": {}",
-            e.reason, e.message
-        ),
-    };
-    Diagnostic {
-        file: file.into(),
-        line,
-        col,
-        severity: Severity::Error,
-        message,
-        field: None,
-    }
-}
-
-/// What kubectl's `GetModifiedConfiguration` makes of a manifest: the document as written, not
-/// as the API server defaults it (a field the user never wrote is left to the server, so a
-/// `kubectl patch` of it survives the next apply), with the namespace kubectl resolved and
-/// `annotations` present but without the last-applied annotation itself, as kubectl encodes it
-/// (`"annotations":{}` when there were none). Server-side fields and the status are left out.
-fn modified_configuration(obj: &Object, written: &Json) -> Json {
-    let mut manifest = written.clone();
-    let Some(root) = manifest.as_object_mut() else {
-        return manifest;
-    };
-    root.remove("status");
-    let meta = root
-        .entry("metadata")
-        .or_insert_with(|| Json::Object(Default::default()));
-    if let Some(m) = meta.as_object_mut() {
-        for k in [
-            "uid",
-            "resourceVersion",
-            "generation",
-            "creationTimestamp",
-            "managedFields",
-        ] {
-            m.remove(k);
-        }
-        if obj.kind().namespaced() {
-            m.insert(
-                "namespace".into(),
-                Json::String(obj.meta().namespace.clone()),
-            );
-        }
-        let annotations = m
-            .entry("annotations")
-            .or_insert_with(|| Json::Object(Default::default()));
-        if let Some(a) = annotations.as_object_mut() {
-            a.remove(LAST_APPLIED);
-        }
-    }
-    manifest
-}
-
-/// Gives each port of a NodePort or LoadBalancer Service in `defaulted` the node port its
-/// namesake holds in `live`, unless the manifest chose one. kubectl's strategic merge patch
-/// merges `ports` by key and so keeps the port the server allocated; our merge patch replaces the
-/// list whole, so without this every re-apply of such a Service would "configure" it.
-fn keep_allocated_node_ports(defaulted: &mut Json, live: &Json) {
-    let external = matches!(
-        defaulted.pointer("/spec/type").and_then(Json::as_str),
-        Some("NodePort" | "LoadBalancer")
-    );
-    let Some(live_ports) = live.pointer("/spec/ports").and_then(Json::as_array) else {
-        return;
-    };
-    let Some(ports) = defaulted
-        .pointer_mut("/spec/ports")
-        .and_then(Json::as_array_mut)
-        .filter(|_| external)
-    else {
-        return;
-    };
-    for p in ports.iter_mut().filter(|p| p.get("nodePort").is_none()) {
-        let allocated = live_ports
-            .iter()
-            .find(|l| l.get("name") == p.get("name"))
-            .and_then(|l| l.get("nodePort"))
-            .cloned();
-        if let (Some(np), Some(m)) = (allocated, p.as_object_mut()) {
-            m.insert("nodePort".into(), np);
-        }
-    }
-}
-
-/// kubectl apply's 3-way merge, as a JSON merge patch: fields the user removed since the last
-/// apply are deleted; fields the user sets now win over the live object; everything else (e.g.
-/// a replica count changed by `kubectl scale` and not in the manifest) is left alone.
-///
-/// `last` and `new` are the manifests as written; a field `new` sets takes its value from
-/// `defaulted` (`new` as the API server would default it) when that has one. A JSON merge patch
-/// replaces a list whole, so a list the user wrote (`ports`) must carry the defaults the live
-/// object has (`protocol: TCP`) or every re-apply would rewrite it; kubectl's strategic merge
-/// patch merges list items by key instead.
-pub fn three_way_patch(last: &Json, new: &Json, live: &Json, defaulted: &Json) -> Json {
-    let mut patch = serde_json::Map::new();
-    if let (Some(last_m), Some(new_m)) = (last.as_object(), new.as_object()) {
-        for k in last_m.keys() {
-            if !new_m.contains_key(k) {
-                patch.insert(k.clone(), Json::Null);
-            }
-        }
-    }
-    if let Some(new_m) = new.as_object() {
-        for (k, v) in new_m {
-            let live_v = live.get(k).unwrap_or(&Json::Null);
-            let last_v = last.get(k).unwrap_or(&Json::Null);
-            let set_v = defaulted.get(k).unwrap_or(v);
-            if v.is_object() && live_v.is_object() {
-                let sub = three_way_patch(last_v, v, live_v, set_v);
-                if sub.as_object().is_some_and(|m| !m.is_empty()) {
-                    patch.insert(k.clone(), sub);
-                }
-            } else if set_v != live_v {
-                patch.insert(k.clone(), set_v.clone());
-            }
-        }
-    }
-    Json::Object(patch)
-}
-
-/// Whether a `kubectl wait` condition holds now; the error says what it is still waiting for.
-pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
-    let (kind_s, name) = match wait.resource.split_once('/') {
-        Some((k, n)) => (k, Some(n)),
-        None => (wait.resource.as_str(), None),
-    };
-    let kind = Kind::from_resource_name(kind_s)
-        .ok_or_else(|| format!("the server doesn't have a resource type {kind_s:?}"))?;
-    let objects: Vec<&Arc<Object>> = match name {
-        Some(n) => sim
-            .api
-            .get(&ObjectKey::new(kind, &wait.namespace, n))
-            .into_iter()
-            .collect(),
-        None => {
-            let sel = wait
-                .selector
-                .as_deref()
-                .map(super::world::parse_label_selector)
-                .transpose()?;
-            sim.api
-                .list(kind)
-                .filter(|o| !kind.namespaced() || o.meta().namespace == wait.namespace)
-                .filter(|o| sel.as_ref().is_none_or(|s| s.matches(&o.meta().labels)))
-                .collect()
-        }
-    };
-    match &wait.for_ {
-        WaitFor::Delete => {
-            if objects.is_empty() {
-                Ok(())
-            } else {
-                Err(format!("{} still exists", wait.resource))
-            }
-        }
-        WaitFor::Create => {
-            if objects.is_empty() {
-                Err(format!("{} does not exist yet", wait.resource))
-            } else {
-                Ok(())
-            }
-        }
-        WaitFor::Condition { type_, status } => {
-            if objects.is_empty() {
-                return Err(format!("{} not found", wait.resource));
-            }
-            for o in objects {
-                let doc = o.to_json();
-                let conds = doc
-                    .pointer("/status/conditions")
-                    .and_then(|c| c.as_array())
-                    .cloned()
-                    .unwrap_or_default();
-                let found = conds.iter().find(|c| {
-                    c.get("type")
-                        .and_then(|t| t.as_str())
-                        .is_some_and(|t| t.eq_ignore_ascii_case(type_))
-                });
-                let actual = found
-                    .and_then(|c| c.get("status"))
-                    .and_then(|s| s.as_str())
-                    .unwrap_or("");
-                if !actual.eq_ignore_ascii_case(status) {
-                    let reason = found
-                        .and_then(|c| c.get("reason"))
-                        .and_then(|r| r.as_str())
-                        .unwrap_or("");
-                    return Err(format!(
-                        "{}/{}: condition {type_} is {}{}",
-                        o.kind().as_str().to_ascii_lowercase(),
-                        o.meta().name,
-                        if actual.is_empty() { "absent" } else { actual },
-                        if reason.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({reason})")
-                        }
-                    ));
-                }
-            }
-            Ok(())
-        }
-        WaitFor::JsonPath { path, value } => {
-            if objects.is_empty() {
-                return Err(format!("{} not found", wait.resource));
-            }
-            // kubectl wait: missing keys mean "not yet"; one value is compared as Go prints it.
-            let template = jsonpath::Template::parse(&format!("{{{path}}}"))?;
-            for o in objects {
-                let doc = o.to_json();
-                let found = template.values(&doc, jsonpath::Options::default())?;
-                let got = match found.as_slice() {
-                    [] => None,
-                    [v] => Some(v),
-                    _ => return Err("given jsonpath expression matches more than one value".into()),
-                };
-                let ok = match (got, value) {
-                    (Some(Json::Object(_) | Json::Array(_)), Some(_)) => {
-                        return Err(
-                            "jsonpath leads to a nested object or list which is not supported"
-                                .into(),
-                        )
-                    }
-                    (Some(v), Some(want)) => jsonpath::go_value(v).trim() == want.trim(),
-                    (Some(_), None) => true,
-                    (None, _) => false,
-                };
-                if !ok {
-                    return Err(format!(
-                        "{}/{}: {{{path}}} is {}",
-                        o.kind().as_str().to_ascii_lowercase(),
-                        o.meta().name,
-                        got.map_or("absent".to_string(), jsonpath::go_value)
-                    ));
-                }
-            }
-            Ok(())
-        }
+        super::input::yaml::to_yaml(&self.state_json())
     }
 }
 
 impl Sim {
     /// Records a learner command in the trace. The command and its output are clipped to
-    /// [`super::limits::MAX_TRACE_TEXT`] so a pasted megabyte or a 20,000-row table cannot make
+    /// [`super::api::limits::MAX_TRACE_TEXT`] so a pasted megabyte or a 20,000-row table cannot make
     /// every trace entry's memory unbounded.
     pub fn record_command(&mut self, command: &str, output: &str, ok: bool) -> u64 {
         let now = self.now();
-        let max = super::limits::MAX_TRACE_TEXT;
+        let max = super::api::limits::MAX_TRACE_TEXT;
         self.trace_push(
             now,
             None,
             TraceKind::Command {
-                command: super::limits::clip(command, max).into_owned(),
-                output: super::limits::clip(output, max).into_owned(),
+                command: super::api::limits::clip(command, max).into_owned(),
+                output: super::api::limits::clip(output, max).into_owned(),
                 ok,
             },
         )
@@ -1328,10 +856,12 @@ pub fn objects_by_kind(sim: &Sim) -> BTreeMap<Kind, Vec<Arc<Object>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::api::types::{ObjectKey, LAST_APPLIED};
+    use crate::sim::kubectl::apply::three_way_patch;
     use serde_json::json;
 
     /// The Service `default/name` as stored.
-    fn stored_service(s: &Session, name: &str) -> crate::sim::types::Service {
+    fn stored_service(s: &Session, name: &str) -> crate::sim::api::types::Service {
         let key = ObjectKey::new(Kind::Service, "default", name);
         s.sim
             .api

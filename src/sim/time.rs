@@ -1,7 +1,7 @@
 //! Simulated-time helpers: Go-style duration parsing (`90s`, `1h30m`) and kubectl-style ages
 //! (`duration.HumanDuration`, the one implementation the UI and the kubectl printers share).
 
-use super::types::Millis;
+use super::api::types::Millis;
 
 /// One second in simulated milliseconds.
 pub const SECOND: Millis = 1000;

@@ -5,18 +5,18 @@
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
+use super::api::apiserver::ApiServer;
+use super::api::types::{Kind, Millis, Object, ObjectKey};
 use super::api::{ApiError, ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
-use super::apiserver::ApiServer;
-use super::cache::Cache;
-use super::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome};
 use super::controllers;
-use super::events::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
 use super::faults::{Fault, TriggerMode};
+use super::machinery::cache::Cache;
+use super::machinery::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome};
+use super::machinery::events::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
+use super::machinery::runtime::NodeRuntime;
+use super::machinery::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
+use super::machinery::workqueue::WorkQueue;
 use super::rng::Rng;
-use super::runtime::NodeRuntime;
-use super::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
-use super::types::{Kind, Millis, Object, ObjectKey};
-use super::workqueue::WorkQueue;
 
 /// Timing knobs. Defaults are chosen so that a lesson reads like a real cluster's event log.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,7 +42,7 @@ impl Default for SimConfig {
             watch_latency: (5, 20),
             reconcile_cost: 1,
             resync: BTreeMap::new(),
-            trace_capacity: super::trace::DEFAULT_TRACE_CAPACITY,
+            trace_capacity: super::machinery::trace::DEFAULT_TRACE_CAPACITY,
         }
     }
 }
@@ -2146,7 +2146,7 @@ impl Sim {
                         .filter(|c| c.running)
                         .map(|c| c.generation)
                     {
-                        let at = super::runtime::next_relist(now);
+                        let at = super::machinery::runtime::next_relist(now);
                         self.requeue_caused(&id, gen, key, at, "requeue", Some(seq));
                     }
                 }
@@ -2251,7 +2251,7 @@ impl Sim {
                         .filter(|c| c.running)
                         .map(|c| c.generation)
                     {
-                        let at = super::runtime::next_relist(now);
+                        let at = super::machinery::runtime::next_relist(now);
                         self.requeue_caused(&id, gen, key, at, "requeue", Some(seq));
                     }
                 }
@@ -2378,7 +2378,7 @@ impl Sim {
         if !self.api_server_up {
             return;
         }
-        for obj in super::apiserver::bootstrap_objects() {
+        for obj in super::api::apiserver::bootstrap_objects() {
             if self.api.get(&obj.key()).is_none() {
                 // Refused only if a user's Service holds 10.96.0.1 (or a playground cap is
                 // reached): left so, and tried again on the next pass.
@@ -2422,7 +2422,7 @@ impl Sim {
         self.queue.len()
     }
 
-    /// How many entries the Event recorder remembers (see [`super::events::Recorder::len`]).
+    /// How many entries the Event recorder remembers (see [`super::machinery::events::Recorder::len`]).
     pub fn recorder_len(&self) -> usize {
         self.recorder.len()
     }
@@ -2552,8 +2552,8 @@ pub fn parse_object_ref(s: &str) -> Result<ObjectKey, String> {
 }
 
 /// Parses a label selector string (`app=web,tier!=db,env in (a,b),!x,y`).
-pub fn parse_label_selector(s: &str) -> Result<super::types::LabelSelector, String> {
-    use super::types::{LabelSelector, LabelSelectorRequirement};
+pub fn parse_label_selector(s: &str) -> Result<super::api::types::LabelSelector, String> {
+    use super::api::types::{LabelSelector, LabelSelectorRequirement};
     let mut sel = LabelSelector::default();
     let mut parts = Vec::new();
     let mut depth = 0;
@@ -2638,8 +2638,8 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::api::types::{Container, ObjectMeta, Pod, PodSpec};
     use crate::sim::session::Session;
-    use crate::sim::types::{Container, ObjectMeta, Pod, PodSpec};
 
     fn kubelet_sees(sim: &Sim, node: &str, key: &ObjectKey) -> bool {
         sim.cache_of(&ComponentId::Kubelet(node.into()))

@@ -6,8 +6,8 @@
 
 use yew::prelude::*;
 
+use crate::sim::api::types::Millis;
 use crate::sim::time::clock;
-use crate::sim::types::Millis;
 use crate::viewmodel::history::{band_path, step_path, Sample};
 
 /// Chart inputs.

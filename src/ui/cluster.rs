@@ -13,8 +13,8 @@ use yew::prelude::*;
 
 use super::icons;
 use super::state::{reply, Action};
+use crate::sim::api::types::{Kind, ObjectKey};
 use crate::sim::faults::Fault;
-use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::cluster::{
     Bucket, ANIMATED_CHIPS_MAX, BRISK_SPEED, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES,
     DENSE_PODS, DENSE_TRAY_CHIPS, ENDLESS_ANIMATIONS_MAX, ORPHAN_LABEL,

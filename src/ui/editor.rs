@@ -22,8 +22,8 @@ use yew::prelude::*;
 use super::icons;
 use super::state::{reply, Action};
 use super::storage;
-use crate::sim::decode::{Diagnostic, Severity};
 use crate::sim::examples;
+use crate::sim::input::diagnostic::{Diagnostic, Severity};
 use crate::viewmodel::editor_keys::{EditorKey, TabTrap};
 use crate::viewmodel::format::utf16_offset;
 use crate::viewmodel::yaml_highlight::{

@@ -5,7 +5,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::state::Action;
-use crate::sim::types::{Kind, ObjectKey};
+use crate::sim::api::types::{Kind, ObjectKey};
 use crate::viewmodel::events::{EventList, RowFades};
 use crate::viewmodel::EventRow;
 

@@ -5,8 +5,8 @@ use yew::prelude::*;
 
 use super::icons;
 use super::state::{reply, Action};
+use crate::sim::api::types::{Kind, ObjectKey};
 use crate::sim::faults::Fault;
-use crate::sim::types::{Kind, ObjectKey};
 use crate::viewmodel::inspect::{ConditionRow, GapRow, SchedulingView};
 use crate::viewmodel::EventRow;
 

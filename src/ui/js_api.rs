@@ -40,10 +40,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use yew::Callback;
 
 use super::state::{reply, Action};
-use crate::sim::decode::{Diagnostic, Severity};
+use crate::sim::api::types::Kind;
 use crate::sim::faults::Fault;
+use crate::sim::input::diagnostic::{Diagnostic, Severity};
 use crate::sim::time::parse_duration;
-use crate::sim::types::Kind;
 use crate::sort::StableSort;
 use crate::viewmodel::embed_protocol::{checks_json, hand_off_json, lesson_steps_json};
 use crate::viewmodel::Playground;

@@ -32,8 +32,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use crate::sim::types::{Kind, Object};
-use crate::sim::yaml::to_yaml;
+use crate::sim::api::types::{Kind, Object};
+use crate::sim::input::yaml::to_yaml;
 use crate::viewmodel::inspect::{condition_rows, gap_rows, DeploymentGap, SchedulingView};
 use crate::viewmodel::playground::NoticeKind;
 use crate::viewmodel::Playground;
@@ -160,7 +160,7 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
 }
 
 /// A copy of `pod` with no node, for replaying its scheduling decision.
-fn unbound(pod: &crate::sim::types::Pod) -> crate::sim::types::Pod {
+fn unbound(pod: &crate::sim::api::types::Pod) -> crate::sim::api::types::Pod {
     let mut p = pod.clone();
     p.spec.node_name.clear();
     p

@@ -4,7 +4,7 @@ use yew::prelude::*;
 
 use super::cluster::chip;
 use super::state::Action;
-use crate::sim::types::{Kind, ObjectKey};
+use crate::sim::api::types::{Kind, ObjectKey};
 use crate::viewmodel::inspect::{OwnershipView, RsBranch};
 
 /// Ownership view inputs.

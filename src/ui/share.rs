@@ -22,8 +22,8 @@ use yew::prelude::*;
 
 use super::embed;
 use super::state::{reply, Action};
-use crate::sim::decode::Diagnostic;
 use crate::sim::examples;
+use crate::sim::input::diagnostic::Diagnostic;
 use crate::sim::share::{self, Link, Shared, LONG_LINK_WARNING, MAX_FRAGMENT};
 use crate::viewmodel::embed_flags::{self, first_tab, parse_query, parse_view, Flags, Panel};
 use crate::viewmodel::Playground;

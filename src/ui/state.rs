@@ -9,12 +9,12 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::sim::decode::Diagnostic;
+use crate::sim::api::types::{Millis, ObjectKey};
 use crate::sim::faults::Fault;
 use crate::sim::handoff::HandOff;
+use crate::sim::input::diagnostic::Diagnostic;
 use crate::sim::kubectl::complete::Completion;
-use crate::sim::session::{ApplyReport, CommandOutput};
-use crate::sim::types::{Millis, ObjectKey};
+use crate::sim::kubectl::{ApplyReport, CommandOutput};
 use crate::viewmodel::Playground;
 
 /// Wall-clock milliseconds of simulation work one animation frame may spend before the rest waits

@@ -7,8 +7,8 @@
 use yew::prelude::*;
 
 use super::state::Action;
+use crate::sim::api::types::{Kind, Millis, ObjectKey};
 use crate::sim::time::clock;
-use crate::sim::types::{Kind, Millis, ObjectKey};
 use crate::viewmodel::timeline::{
     kubectl_ref, offset_words, spread, x_percent, GoalState, Incident, Mark, Role, Row, Verdict,
 };

@@ -8,8 +8,8 @@ use yew::prelude::*;
 
 use super::icons;
 use super::state::Action;
+use crate::sim::api::types::Millis;
 use crate::sim::time::clock;
-use crate::sim::types::Millis;
 use crate::viewmodel::format::{format_speed, SPEEDS};
 
 /// Toolbar inputs.

@@ -15,12 +15,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, percent};
+use crate::sim::api::types::{
+    cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
+};
 use crate::sim::api::WatchEventType;
 use crate::sim::kubectl::printers::{node_status, pod_summary};
 use crate::sim::time::human_age;
-use crate::sim::types::{
-    cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
-};
 use crate::sim::world::Sim;
 
 /// The visual family of a pod: colour, glyph and label always travel together so the state is
@@ -283,7 +283,7 @@ impl Usage {
 /// The sum of a pod's container requests (cpu millicores, memory bytes), as the scheduler counts
 /// them for a node's "Allocated resources" (init containers: the max, as Kubernetes does).
 pub fn pod_requests(pod: &Pod) -> (u64, u64) {
-    let sum = |cs: &[crate::sim::types::Container]| -> (u64, u64) {
+    let sum = |cs: &[crate::sim::api::types::Container]| -> (u64, u64) {
         cs.iter().fold((0, 0), |(c, m), ct| {
             let req = ct.resources.as_ref().map(|r| &r.requests);
             let cpu = req
@@ -1116,7 +1116,7 @@ fn machine_list(sim: &Sim) -> Vec<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::{
+    use crate::sim::api::types::{
         Condition, Container, ContainerState, ContainerStateRunning, ContainerStateTerminated,
         ContainerStateWaiting, ContainerStatus, NodeSpec, NodeStatus, ObjectMeta, PodSpec,
         PodStatus, ResourceRequirements, Time,
@@ -1205,7 +1205,7 @@ mod tests {
     }
 
     fn node(name: &str, ready: &str) -> Node {
-        let res: crate::sim::types::StringMap = [
+        let res: crate::sim::api::types::StringMap = [
             ("cpu".to_string(), "4".to_string()),
             ("memory".to_string(), "8Gi".to_string()),
             ("pods".to_string(), "110".to_string()),
@@ -1250,7 +1250,7 @@ mod tests {
         assert_eq!(PodView::of(&gated, 0).status, "SchedulingGated");
 
         let mut p = running(on(pod("a"), "node-1"), true);
-        p.spec.init_containers = vec![crate::sim::types::Container {
+        p.spec.init_containers = vec![crate::sim::api::types::Container {
             name: "proxy".into(),
             restart_policy: Some("Always".into()),
             ..Default::default()

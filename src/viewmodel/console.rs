@@ -4,10 +4,11 @@
 
 use std::rc::Rc;
 
-use crate::sim::controller::ComponentId;
+use crate::sim::api::types::Millis;
 use crate::sim::kubectl::drain::{LogLine, Stream};
-use crate::sim::session::{CommandOutput, Session};
-use crate::sim::types::Millis;
+use crate::sim::kubectl::CommandOutput;
+use crate::sim::machinery::controller::ComponentId;
+use crate::sim::session::Session;
 use crate::sort::StableSort;
 
 /// The most commands the transcript keeps; the oldest go first.
@@ -95,6 +96,7 @@ impl Console {
     /// command ran: the ones it started are those that were not there before.
     pub fn commands_before(session: &Session) -> Vec<(ComponentId, Millis)> {
         session
+            .sim
             .command_logs()
             .into_iter()
             .map(|l| (l.id, l.started))
@@ -111,6 +113,7 @@ impl Console {
         session: &Session,
     ) {
         let follows: Vec<(ComponentId, Millis, usize)> = session
+            .sim
             .command_logs()
             .into_iter()
             .filter(|l| !before.contains(&(l.id.clone(), l.started)))
@@ -146,7 +149,11 @@ impl Console {
             let mut running = false;
             for (id, started, printed) in &e.follows {
                 // Another drain of the same node replaced this one's process: it ended there.
-                let Some(log) = session.command_log_of(id).filter(|l| l.started == *started) else {
+                let Some(log) = session
+                    .sim
+                    .command_log_of(id)
+                    .filter(|l| l.started == *started)
+                else {
                     continue;
                 };
                 lines.extend(log.lines.iter().skip(*printed).cloned());

@@ -17,12 +17,12 @@
 
 use serde_json::{json, Value as Json};
 
+use crate::sim::api::types::{Kind, Millis};
 use crate::sim::faults::Fault;
 use crate::sim::handoff::HandOff;
+use crate::sim::machinery::trace::TraceKind;
 use crate::sim::session::Session;
 use crate::sim::time::{clock, parse_duration};
-use crate::sim::trace::TraceKind;
-use crate::sim::types::{Kind, Millis};
 
 /// The protocol version this build speaks (`ready.protocol`). Additive changes keep it.
 pub const PROTOCOL: u32 = 1;

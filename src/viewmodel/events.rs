@@ -1,7 +1,7 @@
 //! The events list, as `kubectl get events` prints it: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE.
 
+use crate::sim::api::types::{Event, Millis};
 use crate::sim::time::human_age;
-use crate::sim::types::{Event, Millis};
 use crate::sort::StableSort;
 
 /// One row of the events list.
@@ -281,7 +281,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::sim::types::{ObjectMeta, ObjectReference, Time};
+    use crate::sim::api::types::{ObjectMeta, ObjectReference, Time};
 
     fn named(names: &[&str]) -> Vec<EventRow> {
         names

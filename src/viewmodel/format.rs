@@ -306,7 +306,7 @@ mod tests {
 }
 
 /// A moment of the run as a lesson names it: `0:40`, `2:31`, `1:05:00`.
-pub fn moment(ms: crate::sim::types::Millis) -> String {
+pub fn moment(ms: crate::sim::api::types::Millis) -> String {
     let s = ms / 1000;
     if s >= 3600 {
         format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::sim::types::{Deployment, Millis};
+use crate::sim::api::types::{Deployment, Millis};
 
 /// Most Deployments charted one by one; past it, new ones count only in the total.
 pub const MAX_SERIES: usize = 500;

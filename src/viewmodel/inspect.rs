@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::cluster::PodView;
+use crate::sim::api::types::{Condition, Millis, Object, Pod};
 use crate::sim::controllers::scheduler::{NodeVerdict, SchedulingDecision};
 use crate::sim::time::human_age;
-use crate::sim::types::{Condition, Millis, Object, Pod};
 use crate::sort::StableSort;
 
 /// One line of "what the spec asks for" against "what the status reports".
@@ -386,7 +386,7 @@ impl OwnershipView {
                 _ => view.pods.push(PodView::of(p, now)),
             }
         }
-        let branch = |r: &crate::sim::types::ReplicaSet,
+        let branch = |r: &crate::sim::api::types::ReplicaSet,
                       pods_by_owner: &mut BTreeMap<String, Vec<&Pod>>| {
             let mut ps = pods_by_owner.remove(&r.metadata.uid).unwrap_or_default();
             ps.stable_sort_by(|a, b| {
@@ -456,7 +456,7 @@ impl OwnershipView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::{
+    use crate::sim::api::types::{
         Deployment, DeploymentSpec, DeploymentStatus, ObjectMeta, OwnerReference, ReplicaSet,
         ReplicaSetSpec, Time,
     };
@@ -540,8 +540,8 @@ mod tests {
 
     #[test]
     fn a_scheduling_decision_reads_as_one_row_per_node() {
+        use crate::sim::api::types::{Kind, ObjectKey};
         use crate::sim::controllers::scheduler::{NodeDecision, PluginScore};
-        use crate::sim::types::{Kind, ObjectKey};
         let d = SchedulingDecision {
             pod: ObjectKey::new(Kind::Pod, "default", "p"),
             nodes: vec![

@@ -5,8 +5,8 @@
 //! Both features only decide how real time maps to simulated time and when playing stops; the
 //! simulation never knows about them, so a run's trace is the same with them on or off.
 
+use crate::sim::api::types::Millis;
 use crate::sim::session::CheckStatus;
-use crate::sim::types::Millis;
 
 /// How long slow motion lasts after the learner acts, in simulated milliseconds: long enough for
 /// the controllers' first answers (a replacement pod created, scheduled, its container started).
@@ -204,9 +204,9 @@ mod tests {
 #[cfg(test)]
 mod playground_tests {
     use super::*;
+    use crate::sim::api::types::Kind;
     use crate::sim::handoff::{HandOff, HAND_OFF_MAX_MS};
-    use crate::sim::trace::TraceKind;
-    use crate::sim::types::Kind;
+    use crate::sim::machinery::trace::TraceKind;
     use crate::viewmodel::playground::{Playground, DEFAULT_MANIFEST};
 
     /// The default Deployment as a lesson with one check that passes (web turns Available a few

@@ -17,12 +17,13 @@ use super::inspect::OwnershipView;
 use super::moments::Moments;
 use super::timeline::Timeline;
 use super::trace_views::{is_heartbeat, LoopTracker, SequenceLog};
-use crate::sim::decode::{Diagnostic, Severity};
+use crate::sim::api::types::{Kind, Millis, ObjectKey};
 use crate::sim::faults::{Fault, PodTarget};
 use crate::sim::handoff::{HandOff, HandOffSearch, HAND_OFF_MAX_EVENTS};
+use crate::sim::input::diagnostic::{Diagnostic, Severity};
+use crate::sim::kubectl::{ApplyReport, CommandOutput};
 use crate::sim::scenario::StepAction;
-use crate::sim::session::{ApplyReport, CommandOutput, Session};
-use crate::sim::types::{Kind, Millis, ObjectKey};
+use crate::sim::session::Session;
 use crate::sim::world::Advanced;
 
 /// Most simulation events processed in one animation frame, so the tab never freezes: a frame
@@ -599,7 +600,7 @@ impl Playground {
         if !text.contains("Scenario") {
             return None;
         }
-        let (doc, _) = crate::sim::decode::decode_manifests(EDITOR_FILE, text).scenario?;
+        let (doc, _) = crate::sim::input::decode::decode_manifests(EDITOR_FILE, text).scenario?;
         crate::sim::scenario::decode_scenario(&doc).ok()
     }
 
@@ -1035,7 +1036,7 @@ mod tests {
                 .session
                 .sim
                 .api
-                .list(crate::sim::types::Kind::Pod)
+                .list(crate::sim::api::types::Kind::Pod)
                 .map(|o| o.meta().name.clone())
                 .collect();
             pods.sort();

@@ -3,7 +3,7 @@
 //!
 //! Everything here is observed, never predicted:
 //! - **What a fault set off** is its trace family: every entry whose cause chain leads back to the
-//!   fault (what [`crate::sim::trace::effects_of`] walks, followed incrementally here). A dead
+//!   fault (what [`crate::sim::machinery::trace::effects_of`] walks, followed incrementally here). A dead
 //!   machine tells nobody, so NodeDown and PartitionNode have no cause link to what follows; for
 //!   them the node controller's passes over that node that changed something (until NodeUp /
 //!   HealNode) are adopted as roots, and the incident says it was linked by the node's name.
@@ -13,7 +13,7 @@
 //! - **Recovery** is judged on the API server's record. Each object the fault put at risk gets a
 //!   [`Goal`]: the Deployment (or ReplicaSet) owning an affected pod back to ready = available =
 //!   desired; a bare pod Ready again; the node Ready again. Goals are replayed change by change
-//!   from the watch history ([`crate::sim::apiserver::ApiServer::events_since`]), each change at
+//!   from the watch history ([`crate::sim::api::apiserver::ApiServer::events_since`]), each change at
 //!   the time of the write that made it, so "recovered after 1.0s" is the time from the fault to
 //!   the status write that closed the last gap. A deleted pod with no controller is never
 //!   recreated — the loop heals only what it watches — and the verdict says so.
@@ -25,10 +25,10 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use crate::sim::api::{WatchEvent, WatchEventType};
 use crate::sim::faults::{Fault, PodTarget};
-use crate::sim::trace::{Delivery, Trace, TraceEntry, TraceKind};
-use crate::sim::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::machinery::trace::{Delivery, Trace, TraceEntry, TraceKind};
 use crate::sim::world::{Sim, MACHINE_BOOT_MS};
 
 /// Most incidents kept; the oldest go first.

@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::format::{object_kind, short_object};
-use crate::sim::trace::{Delivery, TraceEntry, TraceKind};
-use crate::sim::types::Millis;
+use crate::sim::api::types::Millis;
+use crate::sim::machinery::trace::{Delivery, TraceEntry, TraceKind};
 use crate::sort::StableSort;
 
 /// A column of the sequence diagram. Kubelets share one lane (the label names the node) and the
@@ -607,8 +607,8 @@ impl LoopTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::controller::ReconcileRecord;
-    use crate::sim::trace::Trace;
+    use crate::sim::machinery::controller::ReconcileRecord;
+    use crate::sim::machinery::trace::Trace;
 
     fn api(actor: &str, verb: &'static str, object: &str, code: u16) -> TraceKind {
         TraceKind::Api {

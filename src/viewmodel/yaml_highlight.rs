@@ -7,13 +7,13 @@
 //! string or a flow collection spanning lines); it fits in a small [`LineState`], so a long file
 //! is scanned once for the state at every [`CHECKPOINT`]th line and only the lines on screen are
 //! split into spans ([`Highlight`]). This is a highlighter, not a parser: invalid YAML is coloured
-//! as well as it can be and never fails — the decoder (src/sim/yaml.rs) is the judge of validity.
+//! as well as it can be and never fails — the decoder (src/sim/input/yaml.rs) is the judge of validity.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::Range;
 
-use crate::sim::decode::Severity;
+use crate::sim::input::diagnostic::Severity;
 use crate::sort::StableSort;
 
 /// What a span of a line is, which decides its colour.

@@ -1,9 +1,9 @@
 // Shared by tests/time_bounds.rs and tests/memory_bounds.rs: what a long-running playground holds,
 // counted in entries (deterministic, unlike bytes), and the check that none of it keeps growing.
 
+use kubeloop::sim::api::types::Kind;
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::session::Session;
-use kubeloop::sim::types::Kind;
 
 /// Everything that could grow with time or with churn, counted.
 #[derive(Clone, Debug, Default, PartialEq)]

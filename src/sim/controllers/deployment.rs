@@ -23,13 +23,15 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use super::deployment_util as util;
+use crate::sim::api::types::{
+    Condition, Deployment, DeploymentStatus, Kind, Millis, Object, ObjectKey, Pod, ReplicaSet,
+};
 use crate::sim::api::{
     ApiError, ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
 };
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::types::{
-    Condition, Deployment, DeploymentStatus, Kind, Millis, Object, ObjectKey, Pod, ReplicaSet,
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::StableSort;
 
@@ -188,7 +190,7 @@ fn deployment_key(d: &Deployment) -> ObjectKey {
 /// `resolveControllerRef`: the cached Deployment a controller reference names, if the uid matches.
 fn resolve_controller_ref(
     namespace: &str,
-    r: &crate::sim::types::OwnerReference,
+    r: &crate::sim::api::types::OwnerReference,
     cache: &Cache,
 ) -> Option<ObjectKey> {
     if r.kind != "Deployment" {
@@ -1325,7 +1327,7 @@ impl<'a> Sync<'a> {
             .labels
             .remove(util::POD_TEMPLATE_HASH_LABEL);
         self.d.spec.template = template;
-        let mut annotations: crate::sim::types::StringMap = self
+        let mut annotations: crate::sim::api::types::StringMap = self
             .d
             .metadata
             .annotations
@@ -1484,11 +1486,11 @@ impl<'a> Sync<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::Rng;
-    use crate::sim::types::{
+    use crate::sim::api::types::{
         Container, DeploymentStrategy, IntOrString, LabelSelector, ObjectMeta, PodTemplateSpec,
         ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment, StringMap, Time,
     };
+    use crate::sim::rng::Rng;
     use crate::sim::world::{Sim, SimConfig};
     use util::{
         compute_hash, controller_ref, max_surge, selector_with_hash, DESIRED_REPLICAS_ANNOTATION,
@@ -1528,7 +1530,7 @@ mod tests {
                 creation_timestamp: Some(Time(0)),
                 ..Default::default()
             },
-            spec: crate::sim::types::DeploymentSpec {
+            spec: crate::sim::api::types::DeploymentSpec {
                 replicas: Some(replicas),
                 selector: LabelSelector {
                     match_labels: labels(&[("app", "web")]),
@@ -1642,7 +1644,7 @@ mod tests {
         p.metadata.namespace = "default".into();
         p.metadata.uid = format!("uid-{name}");
         p.metadata.labels = r.spec.template.metadata.labels.clone();
-        p.metadata.owner_references = vec![crate::sim::types::OwnerReference {
+        p.metadata.owner_references = vec![crate::sim::api::types::OwnerReference {
             api_version: "apps/v1".into(),
             kind: "ReplicaSet".into(),
             name: r.metadata.name.clone(),
@@ -2031,7 +2033,7 @@ mod tests {
         let mut d = deploy(1, "v1");
         d.metadata.annotations = labels(&[
             ("team", "blue"),
-            (util::LAST_APPLIED_ANNOTATION, "{}"),
+            (crate::sim::api::types::LAST_APPLIED, "{}"),
             (REVISION_ANNOTATION, "7"),
         ]);
         let out = run(&d, &[]);
@@ -2043,7 +2045,7 @@ mod tests {
         assert!(!created
             .metadata
             .annotations
-            .contains_key(util::LAST_APPLIED_ANNOTATION));
+            .contains_key(crate::sim::api::types::LAST_APPLIED));
         assert_eq!(
             created
                 .metadata
@@ -2898,7 +2900,7 @@ mod tests {
     fn cluster(nodes: &[&str]) -> Sim {
         let mut sim = Sim::new(SimConfig::default());
         for n in nodes {
-            let mut node = crate::sim::types::Node::default();
+            let mut node = crate::sim::api::types::Node::default();
             node.metadata.name = n.to_string();
             node.status.allocatable = labels(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
             sim.submit(ApiRequest::Create(Object::Node(node)))
@@ -2948,7 +2950,7 @@ mod tests {
         sim.trace()
             .entries()
             .filter_map(|e| match &e.kind {
-                crate::sim::trace::TraceKind::Event {
+                crate::sim::machinery::trace::TraceKind::Event {
                     reason, message, ..
                 } if reason == "ScalingReplicaSet" => Some(message.clone()),
                 _ => None,

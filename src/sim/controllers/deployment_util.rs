@@ -10,9 +10,9 @@ use std::cmp::Ordering;
 
 use serde_json::{json, Value as Json};
 
-use crate::sim::types::{
+use crate::sim::api::types::{
     Condition, Deployment, DeploymentStatus, IntOrString, LabelSelector, Millis, ObjectMeta,
-    OwnerReference, PodTemplateSpec, ReplicaSet, StringMap, Time,
+    OwnerReference, PodTemplateSpec, ReplicaSet, StringMap, Time, LAST_APPLIED,
 };
 use crate::sort::StableSort;
 
@@ -26,8 +26,6 @@ pub const DESIRED_REPLICAS_ANNOTATION: &str = "deployment.kubernetes.io/desired-
 pub const MAX_REPLICAS_ANNOTATION: &str = "deployment.kubernetes.io/max-replicas";
 /// The label that keeps the ReplicaSets of one Deployment from selecting each other's pods.
 pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
-/// kubectl's client-side-apply record; never copied between Deployment and ReplicaSet.
-pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// The annotation apps/v1 uses to round-trip extensions/v1beta1's `spec.rollbackTo`.
 pub const DEPRECATED_ROLLBACK_TO: &str = "deprecated.deployment.rollback.to";
 /// Set on the pod template by `kubectl rollout restart`: a new template hash, hence a rollout.
@@ -64,7 +62,7 @@ pub const ROLLBACK_DONE: &str = "DeploymentRollback";
 
 /// Annotations never copied from a Deployment to its ReplicaSets (nor back by a rollback).
 pub const ANNOTATIONS_TO_SKIP: [&str; 6] = [
-    LAST_APPLIED_ANNOTATION,
+    LAST_APPLIED,
     REVISION_ANNOTATION,
     REVISION_HISTORY_ANNOTATION,
     DESIRED_REPLICAS_ANNOTATION,
@@ -878,7 +876,7 @@ pub fn selector_with_hash(sel: &LabelSelector, hash: &str) -> LabelSelector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::{DeploymentStrategy, RollingUpdateDeployment};
+    use crate::sim::api::types::{DeploymentStrategy, RollingUpdateDeployment};
 
     fn with_strategy(
         replicas: i32,

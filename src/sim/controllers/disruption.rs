@@ -19,8 +19,9 @@
 //!
 //! Like Kubernetes, the controller does not react to ReplicaSet or Deployment changes by
 //! themselves (it only reads them); pod changes trigger the recount. Its Events carry the source
-//! [`EVENT_SOURCE`] (`controllermanager`), as upstream's recorder writes them, while the trace
-//! names the component `disruption-controller`. Deliberate simplifications: the
+//! [`DISRUPTION_EVENT_SOURCE`](crate::sim::machinery::controller::DISRUPTION_EVENT_SOURCE)
+//! (`controllermanager`), as upstream's recorder writes them, while the trace names the
+//! component `disruption-controller`. Deliberate simplifications: the
 //! `MultiplePodDisruptionBudgets` warning on pods is not recorded; controllers other than
 //! ReplicaSets and Deployments (StatefulSets, ReplicationControllers, custom `/scale`) do not
 //! exist in the simulation and count as "not found".
@@ -28,18 +29,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::sim::api::{ApiRequest, WatchEvent, WatchEventType};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::types::{
+use crate::sim::api::types::{
     find_condition, set_condition, Condition, IntOrString, Kind, LabelSelector, Millis, Object,
     ObjectKey, Pod, PodDisruptionBudget, Time,
 };
-
-/// The `source.component` of this controller's Events (what `kubectl describe pdb` shows under
-/// From). Upstream creates the recorder with `v1.EventSource{Component: "controllermanager"}`
-/// (pkg/controller/disruption/disruption.go), not with the controller's name.
-pub const EVENT_SOURCE: &str = "controllermanager";
+use crate::sim::api::{ApiRequest, WatchEvent, WatchEventType};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
+};
 
 /// `DeletionTimeout`: how long an Eviction API entry in `disruptedPods` keeps a pod out of the count.
 pub const DELETION_TIMEOUT: Millis = 120_000;
@@ -544,13 +542,13 @@ impl Controller for DisruptionController {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::api::{ApiError, DeleteOptions, StatusReason};
-    use crate::sim::rng::Rng;
-    use crate::sim::trace::TraceKind;
-    use crate::sim::types::{
+    use crate::sim::api::types::{
         Container, Deployment, DeploymentSpec, ObjectMeta, OwnerReference, PodDisruptionBudgetSpec,
         PodDisruptionBudgetStatus, PodSpec, PodStatus, ReplicaSet, ReplicaSetSpec,
     };
+    use crate::sim::api::{ApiError, DeleteOptions, StatusReason};
+    use crate::sim::machinery::trace::TraceKind;
+    use crate::sim::rng::Rng;
     use crate::sim::world::{Sim, SimConfig};
 
     fn web_selector() -> LabelSelector {

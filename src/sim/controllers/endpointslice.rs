@@ -32,13 +32,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
-use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
-use crate::sim::types::{
+use crate::sim::api::types::{
     map_selector_matches, Endpoint, EndpointConditions, EndpointSlice, IntOrString, Kind, Millis,
     Object, ObjectKey, ObjectMeta, ObjectReference, OwnerReference, Pod, Service,
 };
+use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 use crate::sort::StableSort;
 
 /// At most this many endpoints go in one slice (`--max-endpoints-per-slice`).
@@ -120,7 +120,7 @@ pub fn ready_endpoints<'a>(
 }
 
 /// `findPort`: the container port a Service port targets on this pod.
-fn find_port(pod: &Pod, port: &crate::sim::types::ServicePort) -> Option<i64> {
+fn find_port(pod: &Pod, port: &crate::sim::api::types::ServicePort) -> Option<i64> {
     let protocol = port.protocol.as_deref().unwrap_or("TCP");
     match &port.target_port {
         None => Some(port.port),
@@ -223,8 +223,8 @@ fn endpoint_id(ep: &Endpoint) -> (Vec<String>, String, String) {
 }
 
 /// `setEndpointSliceLabels`: the Service's labels plus the controller's own.
-fn slice_labels(svc: &Service) -> crate::sim::types::StringMap {
-    let mut labels: crate::sim::types::StringMap = svc
+fn slice_labels(svc: &Service) -> crate::sim::api::types::StringMap {
+    let mut labels: crate::sim::api::types::StringMap = svc
         .metadata
         .labels
         .iter()
@@ -768,10 +768,10 @@ impl Controller for EndpointSliceController {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::Rng;
-    use crate::sim::types::{
+    use crate::sim::api::types::{
         Condition, Container, ContainerPort, PodSpec, PodStatus, ServicePort, ServiceSpec, Time,
     };
+    use crate::sim::rng::Rng;
     use crate::sim::world::{Sim, SimConfig};
 
     /// How many EndpointSlices the Service `web` has (the API server's own `kubernetes` one aside).
@@ -1188,7 +1188,7 @@ mod tests {
 
     #[test]
     fn a_deleted_services_slices_are_removed() {
-        use crate::sim::trace::TraceKind;
+        use crate::sim::machinery::trace::TraceKind;
         let mut sim = Sim::new(SimConfig::default());
         let mut svc = service();
         svc.metadata.uid.clear();

@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
+use crate::sim::api::types::{Kind, Object, ObjectKey, ObjectMeta, OwnerReference};
+use crate::sim::api::types::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use crate::sim::api::{ApiRequest, DeleteOptions, PropagationPolicy, WatchEvent, WatchEventType};
-use crate::sim::apiserver::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
-use crate::sim::types::{Kind, Object, ObjectKey, ObjectMeta, OwnerReference};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 
 /// The kinds whose objects the GC watches, as owners and as dependents.
 const WATCHED: [Kind; 3] = [Kind::Deployment, Kind::ReplicaSet, Kind::Pod];
@@ -658,8 +658,8 @@ impl Controller for GarbageCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::api::types::{Deployment, Pod, ReplicaSet, Time};
     use crate::sim::rng::Rng;
-    use crate::sim::types::{Deployment, Pod, ReplicaSet, Time};
 
     const NS: &str = "default";
 
@@ -1181,11 +1181,11 @@ mod tests {
 
     mod world {
         use super::*;
-        use crate::sim::api::ApiResult;
-        use crate::sim::faults::Fault;
-        use crate::sim::types::{
+        use crate::sim::api::types::{
             Container, LabelSelector, PodSpec, PodTemplateSpec, ReplicaSetSpec, StringMap,
         };
+        use crate::sim::api::ApiResult;
+        use crate::sim::faults::Fault;
         use crate::sim::world::{Sim, SimConfig};
 
         fn app() -> StringMap {
@@ -1326,7 +1326,7 @@ mod tests {
                 .trace()
                 .entries()
                 .filter_map(|e| match &e.kind {
-                    crate::sim::trace::TraceKind::Api {
+                    crate::sim::machinery::trace::TraceKind::Api {
                         actor,
                         verb,
                         object,

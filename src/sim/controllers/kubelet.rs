@@ -31,25 +31,27 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
-use crate::sim::api::{
-    ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
-};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::controllers::scheduler;
-use crate::sim::quantity::parse_quantity;
-use crate::sim::rng::Rng;
-use crate::sim::runtime::{
-    image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind,
-    Termination, REASON_STATUS_UNKNOWN,
-};
-use crate::sim::time::format_duration;
-use crate::sim::types::{
+use crate::sim::api::quantity::parse_quantity;
+use crate::sim::api::types::{
     find_condition, Condition, Container, ContainerState, ContainerStateRunning,
     ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, Kind, Lease, LeaseSpec,
     Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, Probe,
     ResourceRequirements, Time,
 };
+use crate::sim::api::{
+    ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
+};
+use crate::sim::controllers::scheduler;
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
+};
+use crate::sim::machinery::runtime::{
+    image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind,
+    Termination, REASON_STATUS_UNKNOWN,
+};
+use crate::sim::rng::Rng;
+use crate::sim::time::format_duration;
 use crate::sort::StableSort;
 
 /// The namespace node Leases live in.

@@ -12,7 +12,7 @@ pub mod replicaset_edge;
 pub mod scheduler;
 pub mod taint_eviction;
 
-use super::controller::Controller;
+use super::machinery::controller::Controller;
 
 /// The control plane a fresh cluster runs: kube-controller-manager's controllers and the scheduler.
 pub fn control_plane() -> Vec<Box<dyn Controller>> {
@@ -36,11 +36,11 @@ pub fn kubelet_for(node: &str) -> Box<dyn Controller> {
 /// The implementation of `id` for a trigger mode, for `SetTriggerMode`: the real (level-triggered)
 /// controller, or its edge-triggered teaching variant. None when `id` has no such variant.
 pub fn for_trigger_mode(
-    id: &super::controller::ComponentId,
+    id: &super::machinery::controller::ComponentId,
     mode: super::faults::TriggerMode,
 ) -> Option<Box<dyn Controller>> {
-    use super::controller::ComponentId;
     use super::faults::TriggerMode;
+    use super::machinery::controller::ComponentId;
     match (id, mode) {
         (ComponentId::ReplicaSet, TriggerMode::Level) => {
             Some(Box::new(replicaset::ReplicaSetController::new()))
@@ -53,6 +53,6 @@ pub fn for_trigger_mode(
 }
 
 /// Whether `id` has an edge-triggered teaching variant (for the UI's switch).
-pub fn has_edge_variant(id: &super::controller::ComponentId) -> bool {
-    matches!(id, super::controller::ComponentId::ReplicaSet)
+pub fn has_edge_variant(id: &super::machinery::controller::ComponentId) -> bool {
+    matches!(id, super::machinery::controller::ComponentId::ReplicaSet)
 }

@@ -31,11 +31,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::sim::api::{ApiRequest, ApiResult, WatchEvent, WatchEventType};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::types::{
+use crate::sim::api::types::{
     find_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Taint, Time,
+};
+use crate::sim::api::{ApiRequest, ApiResult, WatchEvent, WatchEventType};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 
 /// `--node-monitor-period`: how often every node's health is checked.
@@ -911,11 +913,11 @@ impl Controller for NodeLifecycleController {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::faults::Fault;
-    use crate::sim::rng::Rng;
-    use crate::sim::types::{
+    use crate::sim::api::types::{
         Container, Lease, LeaseSpec, ObjectMeta, Pod, PodSpec, PodStatus, Toleration,
     };
+    use crate::sim::faults::Fault;
+    use crate::sim::rng::Rng;
     use crate::sim::world::{Sim, SimConfig};
 
     fn ready(status: &str, heartbeat: Millis) -> Condition {
@@ -931,7 +933,7 @@ mod tests {
     }
 
     fn node(name: &str, conditions: Vec<Condition>) -> Node {
-        let allocatable: crate::sim::types::StringMap =
+        let allocatable: crate::sim::api::types::StringMap =
             [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -944,7 +946,7 @@ mod tests {
                 creation_timestamp: Some(Time(0)),
                 ..Default::default()
             },
-            status: crate::sim::types::NodeStatus {
+            status: crate::sim::api::types::NodeStatus {
                 capacity: allocatable.clone(),
                 allocatable,
                 conditions,
@@ -1606,7 +1608,7 @@ mod tests {
     // ------------------------------------------------------------------ full stack
 
     fn full_stack_cluster() -> Sim {
-        use crate::sim::types::{
+        use crate::sim::api::types::{
             Deployment, DeploymentSpec, LabelSelector, PodTemplateSpec, Service, ServicePort,
             ServiceSpec,
         };
@@ -1618,7 +1620,8 @@ mod tests {
             sim.submit(ApiRequest::Create(Object::Node(n)))
                 .expect("node registered");
         }
-        let labels: crate::sim::types::StringMap = [("app".to_string(), "web".to_string())].into();
+        let labels: crate::sim::api::types::StringMap =
+            [("app".to_string(), "web".to_string())].into();
         let deployment = Deployment {
             metadata: ObjectMeta {
                 name: "web".into(),

@@ -13,14 +13,16 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
+use crate::sim::api::types::{
+    Condition, Kind, LabelSelector, Millis, Object, ObjectKey, ObjectMeta, OwnerReference, Pod,
+    PodStatus, ReplicaSet, ReplicaSetStatus, StringMap, Time,
+};
 use crate::sim::api::{
     ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
 };
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::types::{
-    Condition, Kind, LabelSelector, Millis, Object, ObjectKey, ObjectMeta, OwnerReference, Pod,
-    PodStatus, ReplicaSet, ReplicaSetStatus, StringMap, Time,
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 
 /// `BurstReplicas`: at most this many creates or deletes per sync.
@@ -1186,9 +1188,9 @@ fn next_availability(rs: &ReplicaSet, pods: &[&Pod], now: Millis) -> Option<Mill
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::api::types::{Container, PodSpec, PodTemplateSpec, ReplicaSetSpec};
     use crate::sim::api::ApiError;
     use crate::sim::rng::Rng;
-    use crate::sim::types::{Container, PodSpec, PodTemplateSpec, ReplicaSetSpec};
 
     const NS: &str = "default";
 
@@ -1308,7 +1310,7 @@ mod tests {
             self
         }
         fn restarts(mut self, n: i32) -> P {
-            self.0.status.container_statuses = vec![crate::sim::types::ContainerStatus {
+            self.0.status.container_statuses = vec![crate::sim::api::types::ContainerStatus {
                 name: "app".into(),
                 restart_count: n,
                 ..Default::default()

@@ -18,12 +18,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::types::{
+use crate::sim::api::types::{
     Kind, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, ReplicaSet,
     ReplicaSetStatus,
+};
+use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::StableSort;
 
@@ -319,7 +321,7 @@ impl Controller for EdgeReplicaSetController {
         &mut self,
         req: &ApiRequest,
         result: &ApiResult,
-        _now: crate::sim::types::Millis,
+        _now: crate::sim::api::types::Millis,
     ) {
         let Err(e) = result else { return };
         match req {
@@ -389,7 +391,7 @@ impl Controller for EdgeReplicaSetController {
 fn status_from_cache(
     rs: &ReplicaSet,
     owned: &[&Pod],
-    now: crate::sim::types::Millis,
+    now: crate::sim::api::types::Millis,
 ) -> ReplicaSetStatus {
     let min_ready = rs.spec.min_ready_seconds as i64;
     let labels = &rs.spec.template.metadata.labels;
@@ -415,9 +417,9 @@ fn status_from_cache(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::api::types::{LabelSelector, PodTemplateSpec, ReplicaSetSpec, StringMap};
     use crate::sim::api::WatchEvent;
     use crate::sim::rng::Rng;
-    use crate::sim::types::{LabelSelector, PodTemplateSpec, ReplicaSetSpec, StringMap};
 
     fn labels() -> StringMap {
         [("app".to_string(), "web".to_string())].into()
@@ -525,7 +527,7 @@ mod tests {
         cache.upsert(Arc::new(Object::ReplicaSet(new.clone())));
         for (i, name) in ["web-a", "web-b", "web-c"].iter().enumerate() {
             let mut p = pod_of(&new, name);
-            p.metadata.creation_timestamp = Some(crate::sim::types::Time(i as u64 * 1000));
+            p.metadata.creation_timestamp = Some(crate::sim::api::types::Time(i as u64 * 1000));
             cache.upsert(Arc::new(Object::Pod(p)));
         }
         let old_obj = Arc::new(Object::ReplicaSet(old));

@@ -21,11 +21,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::types::{
+use crate::sim::api::types::{
     set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Taint, Time, Toleration,
+};
+use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 
 /// The reason of the `DisruptionTarget` condition this controller adds.
@@ -70,7 +72,7 @@ pub fn min_toleration_time(used: &[&Toleration]) -> Option<Millis> {
         }
     }
     // Clamped: tolerationSeconds is an int64, and a deadline must not overflow.
-    min.map(crate::sim::limits::seconds_to_millis)
+    min.map(crate::sim::api::limits::seconds_to_millis)
 }
 
 /// One pod's entry in the timed work queue.
@@ -388,9 +390,9 @@ impl Controller for TaintEvictionController {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::api::types::{ObjectMeta, PodSpec};
     use crate::sim::api::ApiError;
     use crate::sim::rng::Rng;
-    use crate::sim::types::{ObjectMeta, PodSpec};
 
     fn taint(key: &str) -> Taint {
         Taint {

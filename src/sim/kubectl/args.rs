@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::sim::api::types::Millis;
 use crate::sim::time::parse_duration;
-use crate::sim::types::Millis;
 
 /// How a flag takes its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

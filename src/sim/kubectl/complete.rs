@@ -5,7 +5,7 @@
 //! every candidate agrees on is filled in with a space after it; where several remain, the word
 //! grows to what they share and the candidates are returned for the console to list.
 
-use crate::sim::types::Kind;
+use crate::sim::api::types::Kind;
 use crate::sim::world::Sim;
 
 /// What Tab makes of a command line.

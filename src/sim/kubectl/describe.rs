@@ -14,14 +14,15 @@ use super::printers::{cluster_ip, node_roles};
 use super::resources::{self, Filter, Request};
 use super::tabwriter::describe_text;
 use super::util::{error, event_interval, fail, out, rfc1123z, since};
-use crate::sim::controllers::deployment_util::{equal_ignore_hash, LAST_APPLIED_ANNOTATION};
-use crate::sim::quantity::{format_bytes, parse_quantity, Quantity, QuantityFormat};
-use crate::sim::session::{CommandOutput, Session};
-use crate::sim::time::human_duration;
-use crate::sim::types::{
+use super::CommandOutput;
+use crate::sim::api::quantity::{format_bytes, parse_quantity, Quantity, QuantityFormat};
+use crate::sim::api::types::LAST_APPLIED;
+use crate::sim::api::types::{
     Container, ContainerState, ContainerStatus, Event, IntOrString, Kind, LabelSelector, Millis,
     Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap, Time, Toleration,
 };
+use crate::sim::controllers::deployment_util::equal_ignore_hash;
+use crate::sim::time::human_duration;
 use crate::sim::world::Sim;
 use crate::sort::StableSort;
 
@@ -39,7 +40,7 @@ const L2: &str = "    ";
 const L3: &str = "      ";
 
 /// `kubectl describe`.
-pub fn describe(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn describe(sim: &mut Sim, args: &Args) -> CommandOutput {
     if args.has("filename") {
         return error("describe -f is not supported in the playground; name the objects instead");
     }
@@ -51,7 +52,7 @@ pub fn describe(session: &mut Session, args: &Args) -> CommandOutput {
         Err(e) => return error(e),
     };
     let show_events = args.bool_or("show-events", true);
-    let sim = &session.sim;
+    let sim = &*sim;
     let ns = args.namespace();
     let all_ns = args.bool("all-namespaces");
     let filter = match Filter::from_args(args) {
@@ -212,7 +213,7 @@ fn annotations_multiline(w: &mut String, title: &str, annotations: &StringMap) {
     w.push_str(&format!("{title}:\t"));
     let shown: Vec<(&String, &String)> = annotations
         .iter()
-        .filter(|(k, _)| k.as_str() != LAST_APPLIED_ANNOTATION)
+        .filter(|(k, _)| k.as_str() != LAST_APPLIED)
         .collect();
     if shown.is_empty() {
         w.push_str("<none>\n");
@@ -1349,7 +1350,7 @@ fn node(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
 // ------------------------------------------------------------------ services and budgets
 
 /// `formatEndpointSlices` for one service port name: ready endpoints as `ip:port`, at most 3.
-fn endpoints_text(slices: &[&crate::sim::types::EndpointSlice], port_name: &str) -> String {
+fn endpoints_text(slices: &[&crate::sim::api::types::EndpointSlice], port_name: &str) -> String {
     if slices.is_empty() {
         return "<none>".into();
     }
@@ -1447,7 +1448,7 @@ fn service(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
             ips.join(",")
         }
     ));
-    let slices: Vec<&crate::sim::types::EndpointSlice> = sim
+    let slices: Vec<&crate::sim::api::types::EndpointSlice> = sim
         .api
         .list(Kind::EndpointSlice)
         .filter_map(|o| o.as_endpoint_slice())

@@ -20,12 +20,12 @@ use serde_json::json;
 
 use super::args::{flag, Args, Flag, FlagKind};
 use super::util::{aggregate, error, fail, merge_patch};
+use super::CommandOutput;
+use crate::sim::api::types::{Kind, LabelSelector, Millis, Object, ObjectKey, Pod};
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
-use crate::sim::session::{CommandOutput, Session};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 use crate::sim::time::format_duration;
-use crate::sim::types::{Kind, LabelSelector, Millis, Object, ObjectKey, Pod};
 use crate::sim::world::{parse_label_selector, Sim};
 use crate::sort::StableSort;
 
@@ -173,19 +173,19 @@ fn cordon_one(sim: &mut Sim, node: &str, desired: bool) -> Result<String, String
 }
 
 /// `kubectl cordon NODE…` (`desired = true`) and `kubectl uncordon NODE…`.
-pub fn cordon(session: &mut Session, args: &Args, desired: bool) -> CommandOutput {
+pub fn cordon(sim: &mut Sim, args: &Args, desired: bool) -> CommandOutput {
     let verb = if desired { "cordon" } else { "uncordon" };
     if let Some(d) = args.get("dry-run").filter(|d| *d != "none") {
         return super::util::unsupported(&format!("--dry-run={d}"), "");
     }
-    let nodes = match nodes_for(&session.sim, args, verb) {
+    let nodes = match nodes_for(sim, args, verb) {
         Ok(n) => n,
         Err(e) => return e,
     };
     let mut stdout = String::new();
     let mut stderr = String::new();
     for n in nodes {
-        match cordon_one(&mut session.sim, &n, desired) {
+        match cordon_one(sim, &n, desired) {
             Ok(l) => stdout.push_str(&format!("{l}\n")),
             Err(e) => stderr.push_str(&format!("{e}\n")),
         }
@@ -410,7 +410,7 @@ fn drain_options(args: &Args) -> Result<DrainOptions, String> {
 
 /// `kubectl drain NODE…`: cordons, filters, and starts a [`DrainController`] per node with pods
 /// to evict. The returned output is what kubectl prints before its first eviction.
-pub fn drain(session: &mut Session, args: &Args, line: &str) -> CommandOutput {
+pub fn drain(sim: &mut Sim, args: &Args, line: &str) -> CommandOutput {
     if let Some(d) = args.get("dry-run").filter(|d| *d != "none") {
         return super::util::unsupported(&format!("drain --dry-run={d}"), "");
     }
@@ -418,7 +418,7 @@ pub fn drain(session: &mut Session, args: &Args, line: &str) -> CommandOutput {
         Ok(o) => o,
         Err(e) => return error(e),
     };
-    let nodes = match nodes_for(&session.sim, args, "drain") {
+    let nodes = match nodes_for(sim, args, "drain") {
         Ok(n) => n,
         Err(e) => return e,
     };
@@ -430,7 +430,7 @@ pub fn drain(session: &mut Session, args: &Args, line: &str) -> CommandOutput {
     // RunCordonOrUncordon(true) for every node first.
     let mut cordoned: BTreeMap<String, String> = BTreeMap::new();
     for n in &nodes {
-        match cordon_one(&mut session.sim, n, true) {
+        match cordon_one(sim, n, true) {
             Ok(l) => {
                 stdout.push_str(&format!("{l}\n"));
                 cordoned.insert(n.clone(), l);
@@ -438,10 +438,10 @@ pub fn drain(session: &mut Session, args: &Args, line: &str) -> CommandOutput {
             Err(e) => stderr.push_str(&format!("{e}\n")),
         }
     }
-    let now = session.sim.now();
+    let now = sim.now();
     let mut failed_nodes: Vec<(String, String)> = Vec::new();
     for n in &nodes {
-        let list = pods_for_deletion(session.sim.api.list(Kind::Pod), n, &opts, now);
+        let list = pods_for_deletion(sim.api.list(Kind::Pod), n, &opts, now);
         let errs = filter_errors(&list);
         if !errs.is_empty() {
             let err = aggregate(&errs);
@@ -481,7 +481,7 @@ pub fn drain(session: &mut Session, args: &Args, line: &str) -> CommandOutput {
             log.push(now, Stream::Stderr, format!("Warning: {warnings}"));
         }
         let ctrl = DrainController::new(n, opts.clone(), &to_delete, now, log);
-        session.sim.add_component(Box::new(ctrl));
+        sim.add_component(Box::new(ctrl));
     }
     if !failed_nodes.is_empty() {
         stderr.push_str("There are pending nodes to be drained:\n");
@@ -824,7 +824,7 @@ impl DrainController {
     }
 }
 
-// ------------------------------------------------------------------ session access
+// ------------------------------------------------------------------ sim access
 
 /// Stops the components of drains that have exited, so they stop receiving watch events; their
 /// logs stay readable.
@@ -845,16 +845,15 @@ pub fn retire_finished(sim: &mut Sim) {
     }
 }
 
-impl Session {
-    /// The output of every long-running kubectl command started in this session (`drain`), in
+impl Sim {
+    /// The output of every long-running kubectl command started in this simulation (`drain`), in
     /// the order they started; running ones keep growing as simulated time advances.
     pub fn command_logs(&self) -> Vec<CommandLog> {
         let mut logs: Vec<CommandLog> = self
-            .sim
             .component_ids()
             .iter()
             .filter(|id| matches!(id, ComponentId::Drain(_)))
-            .filter_map(|id| self.sim.component(id))
+            .filter_map(|id| self.component(id))
             .filter_map(|c| c.as_any())
             .filter_map(|a| a.downcast_ref::<DrainController>())
             .map(|d| d.log.clone())
@@ -865,8 +864,7 @@ impl Session {
 
     /// The output of the long-running command `id` (`kubectl-drain/NODE`), running or exited.
     pub fn command_log_of(&self, id: &ComponentId) -> Option<&CommandLog> {
-        self.sim
-            .component(id)?
+        self.component(id)?
             .as_any()?
             .downcast_ref::<DrainController>()
             .map(|d| &d.log)
@@ -886,9 +884,8 @@ impl Session {
     /// Stops a running long-running command, as Ctrl-C would (`^C` ends its log). Returns false
     /// when there is no such command or it already exited.
     pub fn interrupt_command(&mut self, id: &ComponentId) -> bool {
-        let now = self.sim.now();
+        let now = self.now();
         let Some(mut ctrl) = self
-            .sim
             .component(id)
             .and_then(|c| c.as_any())
             .and_then(|a| a.downcast_ref::<DrainController>())
@@ -907,8 +904,8 @@ impl Session {
         }
         ctrl.log.push(now, Stream::Stderr, "^C");
         ctrl.log.finished = Some((now, false));
-        self.sim.add_component(Box::new(ctrl));
-        self.sim.retire_component(id);
+        self.add_component(Box::new(ctrl));
+        self.retire_component(id);
         true
     }
 }

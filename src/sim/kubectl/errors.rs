@@ -15,10 +15,10 @@
 //! causes are read back from the message `apierrors.NewInvalid` writes
 //! (`Deployment.apps "web" is invalid: …`, several causes as `[a, b]`).
 
+use crate::sim::api::types::Kind;
+use crate::sim::api::validation::qualified_kind;
 use crate::sim::api::{ApiError, StatusReason};
-use crate::sim::session::CommandOutput;
-use crate::sim::types::Kind;
-use crate::sim::validation::qualified_kind;
+use crate::sim::kubectl::CommandOutput;
 
 use super::util::aggregate;
 
@@ -270,7 +270,7 @@ fn starts_cause(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::validation::{invalid_status_message, BadValue, FieldError};
+    use crate::sim::api::validation::{invalid_status_message, BadValue, FieldError};
 
     fn invalid(message: &str) -> ApiError {
         ApiError {

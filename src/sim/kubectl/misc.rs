@@ -4,15 +4,21 @@
 //! `wait` answers at once whether the condition holds now (it never blocks the console): met
 //! prints `deployment.apps/web condition met`, not met prints kubectl's timeout error. Scenario
 //! checks use the same `kubectl wait` expressions, parsed by `scenario::parse_wait` and decided
-//! by `session::evaluate_wait`, which this command reuses.
+//! by `sim::evaluate_wait`, which this command reuses.
+
+use std::sync::Arc;
+
+use serde_json::Value as Json;
 
 use super::args::{flag, Args, Flag, FlagKind};
 use super::resources::{self, Filter, Request};
 use super::tabwriter;
 use super::util::{error, event_interval, object_name, out, unsupported};
-use crate::sim::scenario::{parse_wait, WaitFor};
-use crate::sim::session::{evaluate_wait, CommandOutput, Session};
-use crate::sim::types::{Event, Kind, Object, ObjectKey};
+use super::CommandOutput;
+use crate::sim::api::types::{Event, Kind, Object, ObjectKey};
+use crate::sim::input::jsonpath;
+use crate::sim::scenario::{parse_wait, Wait, WaitFor};
+use crate::sim::world::{parse_label_selector, Sim};
 use crate::sort::StableSort;
 
 /// The Kubernetes version the playground's components report (kubelets say the same).
@@ -44,7 +50,7 @@ fn quote(w: &str) -> String {
 }
 
 /// `kubectl wait RESOURCE --for=…`, answered for the state now.
-pub fn wait(session: &mut Session, args: &Args, words: &[String]) -> CommandOutput {
+pub fn wait(sim: &mut Sim, args: &Args, words: &[String]) -> CommandOutput {
     if args.has("filename") {
         return error("wait -f is not supported in the playground; name the objects instead");
     }
@@ -72,7 +78,7 @@ pub fn wait(session: &mut Session, args: &Args, words: &[String]) -> CommandOutp
         Request::Names(names) => {
             for (kind, name) in names {
                 let key = ObjectKey::new(*kind, &ns, name);
-                let exists = session.sim.api.get(&key).is_some();
+                let exists = sim.api.get(&key).is_some();
                 if exists || parsed.for_ == WaitFor::Create {
                     keys.push(key);
                 } else if !deleting {
@@ -93,15 +99,9 @@ pub fn wait(session: &mut Session, args: &Args, words: &[String]) -> CommandOutp
             }
             for kind in kinds {
                 keys.extend(
-                    resources::list(
-                        &session.sim,
-                        *kind,
-                        &ns,
-                        args.bool("all-namespaces"),
-                        &filter,
-                    )
-                    .iter()
-                    .map(|o| o.key()),
+                    resources::list(sim, *kind, &ns, args.bool("all-namespaces"), &filter)
+                        .iter()
+                        .map(|o| o.key()),
                 );
             }
             if keys.is_empty() && !deleting {
@@ -115,7 +115,7 @@ pub fn wait(session: &mut Session, args: &Args, words: &[String]) -> CommandOutp
         one.resource = format!("{}/{}", key.kind.resource(), key.name);
         one.namespace = key.namespace.clone();
         one.selector = None;
-        let met = evaluate_wait(&session.sim, &one).is_ok();
+        let met = evaluate_wait(sim, &one).is_ok();
         if met {
             if !deleting {
                 stdout.push_str(&format!(
@@ -150,7 +150,7 @@ pub const EVENTS_FLAGS: &[Flag] = &[
 ];
 
 /// `kubectl events`: Events sorted by time, `OBJECT` written `Kind/name`.
-pub fn events(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn events(sim: &mut Sim, args: &Args) -> CommandOutput {
     if args.bool("watch") {
         return error("--watch is not supported in the playground: the events view updates live");
     }
@@ -178,9 +178,8 @@ pub fn events(session: &mut Session, args: &Args) -> CommandOutput {
             return error(format!("valid --types are Normal or Warning, got {t:?}"));
         }
     }
-    let now = session.sim.now();
-    let mut evs: Vec<Event> = session
-        .sim
+    let now = sim.now();
+    let mut evs: Vec<Event> = sim
         .api
         .list(Kind::Event)
         .filter_map(|o| o.as_event())
@@ -345,7 +344,7 @@ pub const EDIT_FLAGS: &[Flag] = &[
 /// `kubectl edit`: the console cannot open a text editor, so the answer names the commands that
 /// make the same change to the object asked for (`set image pod/…`, `scale`, `patch`), with its
 /// real container names, as well as the playground's own editor.
-pub fn edit(session: &Session, args: &Args) -> CommandOutput {
+pub fn edit(sim: &Sim, args: &Args) -> CommandOutput {
     let target = match resources::parse_request(&args.positional, false) {
         Ok(Some(Request::Names(names))) => names.into_iter().next(),
         Ok(Some(Request::Types(kinds))) => kinds.first().map(|k| (*k, "NAME".to_string())),
@@ -358,7 +357,7 @@ pub fn edit(session: &Session, args: &Args) -> CommandOutput {
         );
     };
     let ns = args.namespace();
-    let obj = session.sim.api.get(&ObjectKey::new(kind, &ns, &name));
+    let obj = sim.api.get(&ObjectKey::new(kind, &ns, &name));
     let containers: Vec<String> = match obj.map(|o| &**o) {
         Some(Object::Pod(p)) => p.spec.containers.iter().map(|c| c.name.clone()).collect(),
         Some(Object::Deployment(d)) => containers_of(&d.spec.template),
@@ -393,7 +392,7 @@ pub fn edit(session: &Session, args: &Args) -> CommandOutput {
     ))
 }
 
-fn containers_of(template: &crate::sim::types::PodTemplateSpec) -> Vec<String> {
+fn containers_of(template: &crate::sim::api::types::PodTemplateSpec) -> Vec<String> {
     template
         .spec
         .containers
@@ -417,4 +416,125 @@ pub fn not_simulated(verb: &str) -> Option<CommandOutput> {
         _ => return None,
     };
     Some(unsupported(&format!("kubectl {verb}"), why))
+}
+
+/// Whether a `kubectl wait` condition holds now; the error says what it is still waiting for.
+pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
+    let (kind_s, name) = match wait.resource.split_once('/') {
+        Some((k, n)) => (k, Some(n)),
+        None => (wait.resource.as_str(), None),
+    };
+    let kind = Kind::from_resource_name(kind_s)
+        .ok_or_else(|| format!("the server doesn't have a resource type {kind_s:?}"))?;
+    let objects: Vec<&Arc<Object>> = match name {
+        Some(n) => sim
+            .api
+            .get(&ObjectKey::new(kind, &wait.namespace, n))
+            .into_iter()
+            .collect(),
+        None => {
+            let sel = wait
+                .selector
+                .as_deref()
+                .map(parse_label_selector)
+                .transpose()?;
+            sim.api
+                .list(kind)
+                .filter(|o| !kind.namespaced() || o.meta().namespace == wait.namespace)
+                .filter(|o| sel.as_ref().is_none_or(|s| s.matches(&o.meta().labels)))
+                .collect()
+        }
+    };
+    match &wait.for_ {
+        WaitFor::Delete => {
+            if objects.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{} still exists", wait.resource))
+            }
+        }
+        WaitFor::Create => {
+            if objects.is_empty() {
+                Err(format!("{} does not exist yet", wait.resource))
+            } else {
+                Ok(())
+            }
+        }
+        WaitFor::Condition { type_, status } => {
+            if objects.is_empty() {
+                return Err(format!("{} not found", wait.resource));
+            }
+            for o in objects {
+                let doc = o.to_json();
+                let conds = doc
+                    .pointer("/status/conditions")
+                    .and_then(|c| c.as_array())
+                    .cloned()
+                    .unwrap_or_default();
+                let found = conds.iter().find(|c| {
+                    c.get("type")
+                        .and_then(|t| t.as_str())
+                        .is_some_and(|t| t.eq_ignore_ascii_case(type_))
+                });
+                let actual = found
+                    .and_then(|c| c.get("status"))
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("");
+                if !actual.eq_ignore_ascii_case(status) {
+                    let reason = found
+                        .and_then(|c| c.get("reason"))
+                        .and_then(|r| r.as_str())
+                        .unwrap_or("");
+                    return Err(format!(
+                        "{}/{}: condition {type_} is {}{}",
+                        o.kind().as_str().to_ascii_lowercase(),
+                        o.meta().name,
+                        if actual.is_empty() { "absent" } else { actual },
+                        if reason.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({reason})")
+                        }
+                    ));
+                }
+            }
+            Ok(())
+        }
+        WaitFor::JsonPath { path, value } => {
+            if objects.is_empty() {
+                return Err(format!("{} not found", wait.resource));
+            }
+            // kubectl wait: missing keys mean "not yet"; one value is compared as Go prints it.
+            let template = jsonpath::Template::parse(&format!("{{{path}}}"))?;
+            for o in objects {
+                let doc = o.to_json();
+                let found = template.values(&doc, jsonpath::Options::default())?;
+                let got = match found.as_slice() {
+                    [] => None,
+                    [v] => Some(v),
+                    _ => return Err("given jsonpath expression matches more than one value".into()),
+                };
+                let ok = match (got, value) {
+                    (Some(Json::Object(_) | Json::Array(_)), Some(_)) => {
+                        return Err(
+                            "jsonpath leads to a nested object or list which is not supported"
+                                .into(),
+                        )
+                    }
+                    (Some(v), Some(want)) => jsonpath::go_value(v).trim() == want.trim(),
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if !ok {
+                    return Err(format!(
+                        "{}/{}: {{{path}}} is {}",
+                        o.kind().as_str().to_ascii_lowercase(),
+                        o.meta().name,
+                        got.map_or("absent".to_string(), jsonpath::go_value)
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
 }

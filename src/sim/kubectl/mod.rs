@@ -1,4 +1,4 @@
-//! The playground's kubectl: parses a command line and runs it against a session.
+//! The playground's kubectl: parses a command line and runs it against the simulated cluster.
 //!
 //! Output and error messages follow kubectl's own shapes (checked against the kubectl sources),
 //! so what a learner practises here is what they will type and read on a real cluster. Tables go
@@ -6,10 +6,13 @@
 //! cluster answer at once with the state now (`rollout status`, `wait`, `delete` does not wait),
 //! except `drain`, which runs as a simulated client over simulated time (see [`drain`]).
 //!
-//! Entry points: [`execute`] (what `Session::kubectl` calls), [`execute_with_stdin`] for
-//! `apply -f -` with the editor's text, [`Session::kubectl_with_input`] (the same, recorded in
-//! the trace), and [`Session::command_logs`] for the output of a running `drain`.
+//! Like the real kubectl, a client of the API server: each command reads and writes a [`Sim`]
+//! and nothing above it. Entry points: [`execute`], [`execute_with_stdin`] for `apply -f -` with
+//! the editor's text, [`apply`] for `apply -f`/`delete -f` of a file, and
+//! [`Sim::command_logs`] for the output of a running `drain`. The session records each command
+//! and compares it with a lesson's steps (`Session::kubectl_with_input`).
 
+pub mod apply;
 pub mod args;
 pub mod complete;
 pub mod describe;
@@ -31,11 +34,41 @@ use args::{flag, Args, Flag, FlagKind, GLOBAL};
 use util::{error, fail};
 
 use super::scenario::split_words;
-use super::session::{CommandOutput, Session};
+use super::world::Sim;
+
+pub use apply::ApplyReport;
+
+/// The output of a command, split as a terminal would show it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub ok: bool,
+}
+
+impl CommandOutput {
+    /// A successful output.
+    pub fn ok(stdout: impl Into<String>) -> CommandOutput {
+        CommandOutput {
+            stdout: stdout.into(),
+            stderr: String::new(),
+            ok: true,
+        }
+    }
+
+    /// A failed output.
+    pub fn err(stderr: impl Into<String>) -> CommandOutput {
+        CommandOutput {
+            stdout: String::new(),
+            stderr: stderr.into(),
+            ok: false,
+        }
+    }
+}
 
 /// Runs one command line (`kubectl` prefix optional).
-pub fn execute(session: &mut Session, line: &str) -> CommandOutput {
-    execute_with_stdin(session, line, None)
+pub fn execute(sim: &mut Sim, line: &str) -> CommandOutput {
+    execute_with_stdin(sim, line, None)
 }
 
 /// Runs one command line with `input` as standard input (what `apply -f -` and `delete -f -`
@@ -44,12 +77,12 @@ pub fn execute(session: &mut Session, line: &str) -> CommandOutput {
 ///
 /// `line` may hold what a shell would read: a here-document (`apply -f - <<EOF` … `EOF`), which
 /// then is the standard input, and backslash-newline continuations (see [`shell`]).
-pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>) -> CommandOutput {
+pub fn execute_with_stdin(sim: &mut Sim, line: &str, input: Option<&str>) -> CommandOutput {
     let shell = match shell::parse(line) {
         Ok(s) => s,
         Err(e) => return fail(e.message()),
     };
-    let mut out = execute_command(session, &shell.command, shell.stdin.as_deref().or(input));
+    let mut out = execute_command(sim, &shell.command, shell.stdin.as_deref().or(input));
     if let Some(w) = shell.warning {
         out.stderr.insert_str(0, &format!("{w}\n"));
     }
@@ -57,12 +90,12 @@ pub fn execute_with_stdin(session: &mut Session, line: &str, input: Option<&str>
 }
 
 /// Runs one command line, already one line and with its standard input.
-fn execute_command(session: &mut Session, line: &str, input: Option<&str>) -> CommandOutput {
+fn execute_command(sim: &mut Sim, line: &str, input: Option<&str>) -> CommandOutput {
     // Too long, or holding control characters: refused before any parsing (see sim::limits).
-    if let Err(e) = crate::sim::limits::check_command_line(line) {
+    if let Err(e) = crate::sim::api::limits::check_command_line(line) {
         return error(e);
     }
-    drain::retire_finished(&mut session.sim);
+    drain::retire_finished(sim);
     let mut words = match split_words(line) {
         Ok(w) => w,
         Err(e) => return error(e),
@@ -114,13 +147,13 @@ fn execute_command(session: &mut Session, line: &str, input: Option<&str>) -> Co
         };
     }
     match verb.as_str() {
-        "get" => with_args!(printers::GET_FLAGS, "get", |a| printers::get(session, &a)),
+        "get" => with_args!(printers::GET_FLAGS, "get", |a| printers::get(sim, &a)),
         "describe" => with_args!(describe::DESCRIBE_FLAGS, "describe", |a| {
-            describe::describe(session, &a)
+            describe::describe(sim, &a)
         }),
-        "events" => with_args!(misc::EVENTS_FLAGS, "events", |a| misc::events(session, &a)),
+        "events" => with_args!(misc::EVENTS_FLAGS, "events", |a| misc::events(sim, &a)),
         "apply" => with_args!(mutate::APPLY_FLAGS, "apply", |a| {
-            mutate::apply(session, &a, input)
+            mutate::apply(sim, &a, input)
         }),
         "create" => {
             let sub = words.iter().find(|w| !w.starts_with('-')).cloned();
@@ -129,7 +162,7 @@ fn execute_command(session: &mut Session, line: &str, input: Option<&str>) -> Co
                 None => "create".to_string(),
             };
             match parse(mutate::CREATE_FLAGS, &cmd) {
-                Ok(a) => mutate::create(session, &a),
+                Ok(a) => mutate::create(sim, &a),
                 // `create configmap --from-literal=…`: the subcommand, not its flag, is the news.
                 Err(_)
                     if sub
@@ -141,25 +174,23 @@ fn execute_command(session: &mut Session, line: &str, input: Option<&str>) -> Co
                 Err(e) => fail(e),
             }
         }
-        "run" => with_args!(mutate::RUN_FLAGS, "run", |a| mutate::run(session, &a)),
-        "expose" => with_args!(mutate::EXPOSE_FLAGS, "expose", |a| mutate::expose(
-            session, &a
-        )),
+        "run" => with_args!(mutate::RUN_FLAGS, "run", |a| mutate::run(sim, &a)),
+        "expose" => with_args!(mutate::EXPOSE_FLAGS, "expose", |a| mutate::expose(sim, &a)),
         "delete" => with_args!(mutate::DELETE_FLAGS, "delete", |a| {
-            mutate::delete(session, &a, input)
+            mutate::delete(sim, &a, input)
         }),
-        "scale" => with_args!(mutate::SCALE_FLAGS, "scale", |a| mutate::scale(session, &a)),
+        "scale" => with_args!(mutate::SCALE_FLAGS, "scale", |a| mutate::scale(sim, &a)),
         "set" => with_args!(mutate::SET_IMAGE_FLAGS, "set image", |a| mutate::set(
-            session, &a
+            sim, &a
         )),
-        "patch" => with_args!(mutate::PATCH_FLAGS, "patch", |a| mutate::patch(session, &a)),
+        "patch" => with_args!(mutate::PATCH_FLAGS, "patch", |a| mutate::patch(sim, &a)),
         "label" => with_args!(mutate::LABEL_FLAGS, "label", |a| {
-            mutate::label(session, &a, false)
+            mutate::label(sim, &a, false)
         }),
         "annotate" => with_args!(mutate::LABEL_FLAGS, "annotate", |a| {
-            mutate::label(session, &a, true)
+            mutate::label(sim, &a, true)
         }),
-        "taint" => with_args!(mutate::TAINT_FLAGS, "taint", |a| mutate::taint(session, &a)),
+        "taint" => with_args!(mutate::TAINT_FLAGS, "taint", |a| mutate::taint(sim, &a)),
         "rollout" => {
             let sub = words
                 .iter()
@@ -167,24 +198,20 @@ fn execute_command(session: &mut Session, line: &str, input: Option<&str>) -> Co
                 .cloned()
                 .unwrap_or_default();
             with_args!(rollout::ROLLOUT_FLAGS, &format!("rollout {sub}"), |a| {
-                rollout::rollout(session, &a)
+                rollout::rollout(sim, &a)
             })
         }
         "cordon" => with_args!(drain::CORDON_FLAGS, "cordon", |a| {
-            drain::cordon(session, &a, true)
+            drain::cordon(sim, &a, true)
         }),
         "uncordon" => with_args!(drain::CORDON_FLAGS, "uncordon", |a| {
-            drain::cordon(session, &a, false)
+            drain::cordon(sim, &a, false)
         }),
-        "drain" => with_args!(drain::DRAIN_FLAGS, "drain", |a| drain::drain(
-            session, &a, line
-        )),
-        "wait" => with_args!(misc::WAIT_FLAGS, "wait", |a| misc::wait(
-            session, &a, &words
-        )),
+        "drain" => with_args!(drain::DRAIN_FLAGS, "drain", |a| drain::drain(sim, &a, line)),
+        "wait" => with_args!(misc::WAIT_FLAGS, "wait", |a| misc::wait(sim, &a, &words)),
         "edit" => match parse(misc::EDIT_FLAGS, "edit") {
-            Ok(a) => misc::edit(session, &a),
-            Err(_) => misc::edit(session, &args::Args::default()),
+            Ok(a) => misc::edit(sim, &a),
+            Err(_) => misc::edit(sim, &args::Args::default()),
         },
         "version" => with_args!(VERSION_FLAGS, "version", |a| misc::version(&a)),
         "cluster-info" => with_args!(&[], "cluster-info", |a| misc::cluster_info(&a)),
@@ -251,31 +278,3 @@ Commands the playground supports:
 Usage:
   kubectl [flags] [options]
 ";
-
-impl Session {
-    /// Runs a kubectl command line with standard input (`apply -f -`), records it in the trace
-    /// with its output, and, as a learner action, compares it with the lesson's try-this steps.
-    pub fn kubectl_with_input(&mut self, cmd: &str, input: Option<&str>) -> CommandOutput {
-        // A console command is a learner action like any other: it can do a lesson's step.
-        let watch = self.watch_begin();
-        let out = execute_with_stdin(self, cmd, input);
-        self.watch_end(
-            watch.filter(|_| out.ok),
-            crate::sim::progress::LearnerAction::Kubectl(cmd),
-        );
-        let text = if out.ok {
-            out.stdout.clone()
-        } else {
-            out.stderr.clone()
-        };
-        let _ = self.sim.record_command(
-            &format!(
-                "kubectl {}",
-                cmd.trim().trim_start_matches("kubectl ").trim()
-            ),
-            text.trim_end(),
-            out.ok,
-        );
-        out
-    }
-}

@@ -10,18 +10,21 @@ use serde_json::{json, Value as Json};
 
 use super::args::{flag, Args, Flag, FlagKind};
 use super::errors::{check_err, finish, CmdError, InvalidDetails};
-use super::printers::{list_json, to_json_text};
+use super::printers::list_json;
 use super::resources::{self, Request};
 use super::util::{
     aggregate, error, fail, merge_patch, object_name, or_return, out, terminate, unsupported,
 };
-use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
-use crate::sim::decode::{self, Severity};
-use crate::sim::session::{CommandOutput, Session};
-use crate::sim::types::{
+use super::{apply, CommandOutput};
+use crate::sim::api::types::{
     Container, ContainerPort, Deployment, IntOrString, Kind, LabelSelector, Object, ObjectKey,
     ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, StringMap, Taint,
 };
+use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
+use crate::sim::input::decode;
+use crate::sim::input::diagnostic::{Diagnostic, Severity};
+use crate::sim::input::jsonpath::to_json_text;
+use crate::sim::world::Sim;
 
 /// Flags of `kubectl apply`.
 pub const APPLY_FLAGS: &[Flag] = &[
@@ -42,7 +45,7 @@ pub const APPLY_FLAGS: &[Flag] = &[
 /// `kubectl apply -f FILE|-`. The playground has no file system: `-f -` reads `input`, and any
 /// other path names the text in `input` too (the UI passes the editor's buffer); without input a
 /// path does not exist.
-pub fn apply(session: &mut Session, args: &Args, input: Option<&str>) -> CommandOutput {
+pub fn apply(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput {
     if args.has("kustomize") {
         return unsupported(
             "apply -k",
@@ -78,13 +81,13 @@ pub fn apply(session: &mut Session, args: &Args, input: Option<&str>) -> Command
             return error("no objects passed to apply");
         }
         let file = if f == "-" { "STDIN" } else { f.as_str() };
-        let report = session.apply_text_unrecorded(file, text);
+        let report = apply::apply_text(sim, file, text);
         for l in &report.lines {
             stdout.push_str(&format!("{l}\n"));
         }
         for d in &report.diagnostics {
             match d.severity {
-                Severity::Error => gather_apply_error(session, args, &mut errs, file, d),
+                Severity::Error => gather_apply_error(sim, args, &mut errs, file, d),
                 Severity::Warning => warnings.push_str(&format!("Warning: {}\n", d.message)),
                 Severity::Info => {}
             }
@@ -104,11 +107,11 @@ pub fn apply(session: &mut Session, args: &Args, input: Option<&str>) -> Command
 /// prints as `The Deployment "web" is invalid: …` when it is the command's only error. Other
 /// findings keep their line.
 fn gather_apply_error(
-    session: &Session,
+    sim: &Sim,
     args: &Args,
     errs: &mut Vec<CmdError>,
     file: &str,
-    d: &decode::Diagnostic,
+    d: &Diagnostic,
 ) {
     let Some(found) = InvalidDetails::parse(&d.message) else {
         errs.push(CmdError::Line(
@@ -133,12 +136,10 @@ fn gather_apply_error(
     // also prints the patch and the object, which the playground leaves out).
     let exists = Kind::ALL
         .into_iter()
-        .find(|k| crate::sim::validation::qualified_kind(*k) == found.qualified_kind)
+        .find(|k| crate::sim::api::validation::qualified_kind(*k) == found.qualified_kind)
         .is_some_and(|k| {
             let name = found.quoted_name.trim_matches('"');
-            session
-                .sim
-                .api
+            sim.api
                 .get(&ObjectKey::new(k, &args.namespace(), name))
                 .is_some()
         });
@@ -149,7 +150,7 @@ fn gather_apply_error(
     });
 }
 
-fn diagnostic_line(file: &str, d: &decode::Diagnostic) -> String {
+fn diagnostic_line(file: &str, d: &Diagnostic) -> String {
     let m = &d.message;
     if m.starts_with("Error from server") || m.starts_with("The ") || m.starts_with("error: ") {
         format!("{m}\n")
@@ -297,7 +298,7 @@ fn print_generated(obj: &Object, output: &str, explicit_ns: bool) -> CommandOutp
         m.entry("status").or_insert(status);
     }
     match output {
-        "yaml" => out(crate::sim::yaml::to_yaml(&doc)),
+        "yaml" => out(crate::sim::input::yaml::to_yaml(&doc)),
         "json" => out(to_json_text(&doc)),
         "name" => out(object_name(obj.kind(), &obj.meta().name)),
         o => error(format!(
@@ -332,7 +333,7 @@ pub fn create_unsupported(sub: &str) -> CommandOutput {
 }
 
 /// `kubectl create deployment|deploy NAME --image=IMAGE …` and `kubectl create service …`.
-pub fn create(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn create(sim: &mut Sim, args: &Args) -> CommandOutput {
     let sub = args.positional.first().map(String::as_str).unwrap_or("");
     if args.has("filename") {
         return error("create -f is not supported in the playground; use kubectl apply -f (the editor's Apply button)");
@@ -343,7 +344,7 @@ pub fn create(session: &mut Session, args: &Args) -> CommandOutput {
                 return refused;
             }
         }
-        "service" | "svc" => return create_service(session, args),
+        "service" | "svc" => return create_service(sim, args),
         "" => {
             return error("Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl create -h' for help and examples")
         }
@@ -372,7 +373,7 @@ pub fn create(session: &mut Session, args: &Args) -> CommandOutput {
         args.int("port"),
         &args.after_dashdash,
     );
-    create_built(session, args, Object::Deployment(d), "deployment")
+    create_built(sim, args, Object::Deployment(d), "deployment")
 }
 
 /// `port[:targetPort]` of `--tcp`, as kubectl's `parsePorts` reads it: a port number, then a
@@ -402,7 +403,7 @@ fn parse_tcp(spec: &str) -> Result<(i64, IntOrString), String> {
 /// `kubectl create service clusterip|nodeport|loadbalancer|externalname NAME [--tcp=port[:target]]…`:
 /// the Service kubectl builds, labelled and selecting `app=NAME` (ExternalName selects nothing),
 /// a port named after each `--tcp` (`80:8080` → `80-8080`).
-fn create_service(session: &mut Session, args: &Args) -> CommandOutput {
+fn create_service(sim: &mut Sim, args: &Args) -> CommandOutput {
     let ty = args.positional.get(1).map(String::as_str).unwrap_or("");
     let (type_, own_flag) = match ty {
         "clusterip" => ("ClusterIP", "clusterip"),
@@ -442,7 +443,7 @@ fn create_service(session: &mut Session, args: &Args) -> CommandOutput {
     }
     let external_name = args.get("external-name").unwrap_or("");
     if type_ == "ExternalName"
-        && !crate::sim::validation::is_dns1123_subdomain(external_name).is_empty()
+        && !crate::sim::api::validation::is_dns1123_subdomain(external_name).is_empty()
     {
         return error(format!("invalid service external name {external_name}"));
     }
@@ -469,7 +470,7 @@ fn create_service(session: &mut Session, args: &Args) -> CommandOutput {
             labels: app.clone(),
             ..Default::default()
         },
-        spec: crate::sim::types::ServiceSpec {
+        spec: crate::sim::api::types::ServiceSpec {
             selector: if type_ == "ExternalName" {
                 StringMap::new()
             } else {
@@ -485,12 +486,12 @@ fn create_service(session: &mut Session, args: &Args) -> CommandOutput {
         status: None,
     };
     let what = format!("{type_} service");
-    create_built(session, args, Object::Service(svc), &what)
+    create_built(sim, args, Object::Service(svc), &what)
 }
 
 /// Creates the object a `kubectl create` subcommand built (or prints it, see [`client_dry_run`]):
 /// `KIND/NAME created`, or the server's refusal in kubectl's words, `failed to create {what}: …`.
-fn create_built(session: &mut Session, args: &Args, obj: Object, what: &str) -> CommandOutput {
+fn create_built(sim: &mut Sim, args: &Args, obj: Object, what: &str) -> CommandOutput {
     if let Some(printed) = client_dry_run(args, &obj) {
         return printed;
     }
@@ -498,7 +499,7 @@ fn create_built(session: &mut Session, args: &Args, obj: Object, what: &str) -> 
         return unsupported(&format!("--dry-run={d}"), "use --dry-run=client -o yaml");
     }
     let kind = obj.kind();
-    match session.sim.submit(ApiRequest::Create(obj)) {
+    match sim.submit(ApiRequest::Create(obj)) {
         Ok(o) => out(format!("{} created", object_name(kind, &o.meta().name))),
         Err(e) => error(format!("failed to create {what}: {}", e.message)),
     }
@@ -521,7 +522,7 @@ pub const RUN_FLAGS: &[Flag] = &[
 ];
 
 /// `kubectl run NAME --image=IMAGE`: a bare Pod (no controller: `drain` needs `--force` for it).
-pub fn run(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn run(sim: &mut Sim, args: &Args) -> CommandOutput {
     let Some(name) = args.positional.first() else {
         return fail(args.usage_error("NAME is required for run"));
     };
@@ -602,7 +603,7 @@ pub fn run(session: &mut Session, args: &Args) -> CommandOutput {
         },
         ..Default::default()
     };
-    send_generated(session, args, Object::Pod(pod), |o| {
+    send_generated(sim, args, Object::Pod(pod), |o| {
         format!("pod/{} created", o.meta().name)
     })
 }
@@ -621,7 +622,7 @@ pub const EXPOSE_FLAGS: &[Flag] = &[
 ];
 
 /// `kubectl expose deployment|rs|pod|svc NAME --port=…`: a Service selecting the same pods.
-pub fn expose(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn expose(sim: &mut Sim, args: &Args) -> CommandOutput {
     let request = match resources::parse_request(&args.positional, false) {
         Ok(Some(Request::Names(n))) if n.len() == 1 => n.into_iter().next().expect("one"),
         Ok(_) => {
@@ -633,12 +634,7 @@ pub fn expose(session: &mut Session, args: &Args) -> CommandOutput {
     };
     let (kind, name) = request;
     let ns = args.namespace();
-    let Some(obj) = session
-        .sim
-        .api
-        .get(&ObjectKey::new(kind, &ns, &name))
-        .cloned()
-    else {
+    let Some(obj) = sim.api.get(&ObjectKey::new(kind, &ns, &name)).cloned() else {
         return fail(format!(
             "Error from server (NotFound): {} \"{name}\" not found",
             kind.resource()
@@ -701,7 +697,7 @@ pub fn expose(session: &mut Session, args: &Args) -> CommandOutput {
             labels: obj.meta().labels.clone(),
             ..Default::default()
         },
-        spec: crate::sim::types::ServiceSpec {
+        spec: crate::sim::api::types::ServiceSpec {
             selector,
             ports: vec![ServicePort {
                 port,
@@ -714,7 +710,7 @@ pub fn expose(session: &mut Session, args: &Args) -> CommandOutput {
         },
         status: None,
     };
-    send_generated(session, args, Object::Service(svc), |_| {
+    send_generated(sim, args, Object::Service(svc), |_| {
         format!("service/{svc_name} exposed")
     })
 }
@@ -733,7 +729,7 @@ fn client_dry_run(args: &Args, obj: &Object) -> Option<CommandOutput> {
 /// Creates an object `run` or `expose` generated (or prints it, see [`client_dry_run`]); `done`
 /// words the success line from the stored object.
 fn send_generated(
-    session: &mut Session,
+    sim: &mut Sim,
     args: &Args,
     obj: Object,
     done: impl FnOnce(&Object) -> String,
@@ -741,7 +737,7 @@ fn send_generated(
     if let Some(printed) = client_dry_run(args, &obj) {
         return printed;
     }
-    match session.sim.submit(ApiRequest::Create(obj)) {
+    match sim.submit(ApiRequest::Create(obj)) {
         Ok(o) => out(done(&o)),
         Err(e) => finish(String::new(), &[e.into()]),
     }
@@ -770,7 +766,7 @@ pub const DELETE_FLAGS: &[Flag] = &[
 ];
 
 /// `kubectl delete` by name, `-l`, `--all` or `-f`.
-pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> CommandOutput {
+pub fn delete(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput {
     let mut warnings = String::new();
     let policy = match args.get("cascade") {
         None => None,
@@ -862,7 +858,7 @@ pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> Comman
             if key.kind.namespaced() && key.namespace.is_empty() {
                 key.namespace = ns.clone();
             }
-            if session.sim.api.get(&key).is_some() {
+            if sim.api.get(&key).is_some() {
                 keys.push(key);
             } else {
                 missing.push(CmdError::Status {
@@ -877,7 +873,7 @@ pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> Comman
             &args.positional,
             "You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'"
         ));
-        or_return!(resources::resolve(&session.sim, args, &request))
+        or_return!(resources::resolve(sim, args, &request))
     };
     if args.bool("ignore-not-found") {
         errs.clear();
@@ -887,7 +883,7 @@ pub fn delete(session: &mut Session, args: &Args, input: Option<&str>) -> Comman
         stdout.push_str("No resources found\n");
     }
     for key in keys {
-        match session.sim.submit(ApiRequest::Delete {
+        match sim.submit(ApiRequest::Delete {
             key: key.clone(),
             options: options.clone(),
         }) {
@@ -937,7 +933,7 @@ fn replicas_of(o: &Object) -> Option<i32> {
 /// `kubectl scale deployment/web --replicas=N`. As `RunScale` does, the first object that
 /// cannot be scaled ends the command with its error alone; names that were not found are
 /// reported only when every found object was scaled.
-pub fn scale(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn scale(sim: &mut Sim, args: &Args) -> CommandOutput {
     let Some(n) = args.int("replicas") else {
         return error("required flag(s) \"replicas\" not set");
     };
@@ -950,13 +946,13 @@ pub fn scale(session: &mut Session, args: &Args) -> CommandOutput {
         &args.positional,
         "required resource not specified"
     ));
-    let (keys, missing) = or_return!(resources::resolve(&session.sim, args, &request));
+    let (keys, missing) = or_return!(resources::resolve(sim, args, &request));
     let mut stdout = String::new();
     for key in keys {
-        let Some(obj) = session.sim.api.get(&key).cloned() else {
+        let Some(obj) = sim.api.get(&key).cloned() else {
             continue;
         };
-        if let Err(e) = scale_one(session, args, &key, &obj, n) {
+        if let Err(e) = scale_one(sim, args, &key, &obj, n) {
             return finish(stdout, &[e]);
         }
         stdout.push_str(&format!("{} scaled\n", object_name(key.kind, &key.name)));
@@ -966,7 +962,7 @@ pub fn scale(session: &mut Session, args: &Args) -> CommandOutput {
 
 /// Scales one object: its precondition (`--current-replicas`), then the patch of `spec.replicas`.
 fn scale_one(
-    session: &mut Session,
+    sim: &mut Sim,
     args: &Args,
     key: &ObjectKey,
     obj: &Object,
@@ -993,7 +989,7 @@ fn scale_one(
     if let Some(rv) = args.get("resource-version") {
         patch["metadata"] = json!({"resourceVersion": rv});
     }
-    merge_patch(&mut session.sim, key, patch)
+    merge_patch(sim, key, patch)
         .map(|_| ())
         .map_err(CmdError::from)
 }
@@ -1035,7 +1031,7 @@ fn template_mut(o: &mut Object) -> Option<&mut PodSpec> {
 }
 
 /// `kubectl set image deployment/web nginx=nginx:1.28 [*=image]`.
-pub fn set(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn set(sim: &mut Sim, args: &Args) -> CommandOutput {
     match args.positional.first().map(String::as_str) {
         Some("image") => {}
         Some(other) => {
@@ -1070,10 +1066,10 @@ pub fn set(session: &mut Session, args: &Args) -> CommandOutput {
         return error("all containers are already specified by *, but saw more than one container_name=container_image pairs");
     }
     let request = or_return!(resources::request_or(res, NO_RESOURCE));
-    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
+    let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let mut stdout = String::new();
     for key in keys {
-        let Some(mut obj) = session.sim.api.get(&key).map(|o| (**o).clone()) else {
+        let Some(mut obj) = sim.api.get(&key).map(|o| (**o).clone()) else {
             continue;
         };
         let Some(spec) = template_mut(&mut obj) else {
@@ -1109,7 +1105,7 @@ pub fn set(session: &mut Session, args: &Args) -> CommandOutput {
         if !changed {
             continue;
         }
-        match session.sim.submit(ApiRequest::Update(obj)) {
+        match sim.submit(ApiRequest::Update(obj)) {
             Ok(_) => stdout.push_str(&format!(
                 "{} image updated\n",
                 object_name(key.kind, &key.name)
@@ -1144,7 +1140,7 @@ pub fn parse_patch(text: &str) -> Result<Json, String> {
     if let Ok(v) = serde_json::from_str::<Json>(text) {
         return Ok(v);
     }
-    let docs = crate::sim::yaml::parse_documents(text).map_err(|d| d.message)?;
+    let docs = crate::sim::input::yaml::parse_documents(text).map_err(|d| d.message)?;
     docs.into_iter()
         .next()
         .map(|d| d.value)
@@ -1152,7 +1148,7 @@ pub fn parse_patch(text: &str) -> Result<Json, String> {
 }
 
 /// `kubectl patch TYPE NAME -p '{…}' [--type=merge]`.
-pub fn patch(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn patch(sim: &mut Sim, args: &Args) -> CommandOutput {
     let type_ = args.get("type").unwrap_or("strategic");
     match type_ {
         "strategic" | "merge" => {}
@@ -1194,15 +1190,11 @@ pub fn patch(session: &mut Session, args: &Args) -> CommandOutput {
         r @ Request::Names(_) => r,
         Request::Types(_) => return error(NO_NAME),
     };
-    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
+    let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let mut stdout = String::new();
     for key in keys {
-        let before = session
-            .sim
-            .api
-            .get(&key)
-            .map(|o| o.meta().resource_version.clone());
-        match session.sim.submit(ApiRequest::Patch {
+        let before = sim.api.get(&key).map(|o| o.meta().resource_version.clone());
+        match sim.submit(ApiRequest::Patch {
             key: key.clone(),
             patch: p.clone(),
             status,
@@ -1269,7 +1261,7 @@ fn valid_label_value(v: &str) -> bool {
 }
 
 /// `kubectl label` (`annotations == false`) and `kubectl annotate`.
-pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOutput {
+pub fn label(sim: &mut Sim, args: &Args, annotations: bool) -> CommandOutput {
     let what = if annotations { "annotation" } else { "label" };
     let split = args
         .positional
@@ -1301,11 +1293,11 @@ pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOu
         ));
     }
     let request = or_return!(resources::request_or(res, NO_RESOURCE));
-    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
+    let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let overwrite = args.bool("overwrite");
     let mut stdout = String::new();
     for key in keys {
-        let Some(obj) = session.sim.api.get(&key).cloned() else {
+        let Some(obj) = sim.api.get(&key).cloned() else {
             continue;
         };
         let current = if annotations {
@@ -1366,11 +1358,7 @@ pub fn label(session: &mut Session, args: &Args, annotations: bool) -> CommandOu
             meta.insert("resourceVersion".into(), Json::String(rv.to_string()));
         }
         let before_len = obj.to_json().to_string().len();
-        match merge_patch(
-            &mut session.sim,
-            &key,
-            json!({"metadata": Json::Object(meta)}),
-        ) {
+        match merge_patch(sim, &key, json!({"metadata": Json::Object(meta)})) {
             Ok(o) => {
                 let verb = if annotations {
                     "annotated"
@@ -1423,7 +1411,7 @@ fn parse_taint(spec: &str) -> Result<Taint, String> {
 }
 
 /// `kubectl taint nodes NAME key[=value]:Effect` and `key[:Effect]-` to remove.
-pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn taint(sim: &mut Sim, args: &Args) -> CommandOutput {
     let split = args
         .positional
         .iter()
@@ -1457,11 +1445,11 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
     {
         return error("invalid resource type, only node types are supported");
     }
-    let (keys, mut errs) = or_return!(resources::resolve(&session.sim, args, &request));
+    let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let overwrite = args.bool("overwrite");
     let mut stdout = String::new();
     for key in keys {
-        let Some(node) = session.sim.api.get(&key).and_then(|o| o.as_node()).cloned() else {
+        let Some(node) = sim.api.get(&key).and_then(|o| o.as_node()).cloned() else {
             continue;
         };
         let mut taints = node.spec.taints.clone();
@@ -1507,7 +1495,7 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
         if failed {
             continue;
         }
-        match merge_patch(&mut session.sim, &key, json!({"spec": {"taints": taints}})) {
+        match merge_patch(sim, &key, json!({"spec": {"taints": taints}})) {
             Ok(_) => stdout.push_str(&format!(
                 "node/{} {}\n",
                 key.name,
@@ -1525,7 +1513,7 @@ pub fn taint(session: &mut Session, args: &Args) -> CommandOutput {
 
 /// Prints a list of objects as `kubectl get -o yaml` would (used by generated output).
 pub fn yaml_list(objs: &[Object]) -> String {
-    terminate(crate::sim::yaml::to_yaml(&list_json(
+    terminate(crate::sim::input::yaml::to_yaml(&list_json(
         objs.iter().map(|o| o.to_json()).collect(),
     )))
 }

@@ -1,6 +1,6 @@
 //! `kubectl get`: kubectl's table columns for every simulated kind (including `-o wide`), the
 //! `-o yaml|json|name|jsonpath=…|jsonpath-as-json=…|custom-columns=…` printers (templates:
-//! [`crate::sim::jsonpath`]), `-l`, `--field-selector`, `-A`, `--show-labels`,
+//! [`crate::sim::input::jsonpath`]), `-l`, `--field-selector`, `-A`, `--show-labels`,
 //! `-L`, `--sort-by`, and the messages for empty results and missing objects.
 //!
 //! Rows follow `pkg/printers/internalversion/printers.go` cell by cell; tables go through the Go
@@ -14,9 +14,10 @@ use super::args::{flag, Args, Flag, FlagKind};
 use super::resources::{self, Request};
 use super::tabwriter;
 use super::util::{age, error, fail, format_labels, format_selector, object_name, out, since};
-use crate::sim::jsonpath::{self, Template};
-use crate::sim::session::{CommandOutput, Session};
-use crate::sim::types::{find_condition, IntOrString, Kind, Millis, Object, Pod};
+use super::CommandOutput;
+use crate::sim::api::types::{find_condition, IntOrString, Kind, Millis, Object, Pod};
+use crate::sim::input::jsonpath::{self, to_json_text, Template};
+use crate::sim::world::Sim;
 use crate::sort::StableSort;
 
 /// Flags `kubectl get` accepts.
@@ -107,7 +108,7 @@ pub fn pod_summary(pod: &Pod) -> PodSummary {
         .iter()
         .filter(|c| c.restart_policy.as_deref() == Some("Always"))
         .count();
-    let finished = |s: &crate::sim::types::ContainerStatus| {
+    let finished = |s: &crate::sim::api::types::ContainerStatus| {
         s.last_state
             .as_ref()
             .and_then(|l| l.terminated.as_ref())
@@ -229,7 +230,7 @@ fn int_or_string(v: &Option<IntOrString>) -> String {
 }
 
 /// `layoutContainerCells`: names and images joined by commas.
-pub fn container_cells(containers: &[crate::sim::types::Container]) -> (String, String) {
+pub fn container_cells(containers: &[crate::sim::api::types::Container]) -> (String, String) {
     (
         containers
             .iter()
@@ -300,7 +301,7 @@ pub fn columns(kind: Kind, wide: bool) -> Vec<&'static str> {
     c
 }
 
-fn node_info(n: &crate::sim::types::Node, field: &str) -> String {
+fn node_info(n: &crate::sim::api::types::Node, field: &str) -> String {
     n.status
         .node_info
         .as_ref()
@@ -310,7 +311,7 @@ fn node_info(n: &crate::sim::types::Node, field: &str) -> String {
         .to_string()
 }
 
-fn node_address(n: &crate::sim::types::Node, type_: &str) -> String {
+fn node_address(n: &crate::sim::api::types::Node, type_: &str) -> String {
     n.status
         .addresses
         .as_ref()
@@ -325,7 +326,7 @@ fn node_address(n: &crate::sim::types::Node, type_: &str) -> String {
 }
 
 /// `findNodeRoles`: `node-role.kubernetes.io/<role>` labels and `kubernetes.io/role=<role>`.
-pub fn node_roles(n: &crate::sim::types::Node) -> Vec<String> {
+pub fn node_roles(n: &crate::sim::api::types::Node) -> Vec<String> {
     let mut roles: Vec<String> = Vec::new();
     for (k, v) in &n.metadata.labels {
         let role = if let Some(r) = k.strip_prefix("node-role.kubernetes.io/") {
@@ -346,7 +347,7 @@ pub fn node_roles(n: &crate::sim::types::Node) -> Vec<String> {
 /// The readiness part of the Node STATUS column. A Ready condition that is `Unknown` (the node
 /// controller's mark for a kubelet gone silent) prints `NotReady`, as in `printNode`; `Unknown`
 /// means the node has no Ready condition at all.
-pub fn node_readiness(n: &crate::sim::types::Node) -> &'static str {
+pub fn node_readiness(n: &crate::sim::api::types::Node) -> &'static str {
     match find_condition(&n.status.conditions, "Ready") {
         Some(c) if c.status == "True" => "Ready",
         Some(_) => "NotReady",
@@ -355,7 +356,7 @@ pub fn node_readiness(n: &crate::sim::types::Node) -> &'static str {
 }
 
 /// The Node STATUS column: `Ready`, `NotReady`, `Unknown`, plus `SchedulingDisabled` when cordoned.
-pub fn node_status(n: &crate::sim::types::Node) -> String {
+pub fn node_status(n: &crate::sim::api::types::Node) -> String {
     let mut status = node_readiness(n).to_string();
     if n.spec.unschedulable {
         status.push_str(",SchedulingDisabled");
@@ -364,7 +365,7 @@ pub fn node_status(n: &crate::sim::types::Node) -> String {
 }
 
 /// `makePortString`: `80/TCP`, `80:30080/TCP`, comma-joined.
-pub fn service_ports(s: &crate::sim::types::Service) -> String {
+pub fn service_ports(s: &crate::sim::api::types::Service) -> String {
     s.spec
         .ports
         .iter()
@@ -380,7 +381,7 @@ pub fn service_ports(s: &crate::sim::types::Service) -> String {
 }
 
 /// The first cluster IP (`spec.clusterIPs[0]`, else `spec.clusterIP`), or `<none>`.
-pub fn cluster_ip(s: &crate::sim::types::Service) -> String {
+pub fn cluster_ip(s: &crate::sim::api::types::Service) -> String {
     s.spec
         .cluster_ips
         .as_ref()
@@ -391,7 +392,7 @@ pub fn cluster_ip(s: &crate::sim::types::Service) -> String {
         .unwrap_or_else(|| "<none>".into())
 }
 
-fn external_ip(s: &crate::sim::types::Service) -> String {
+fn external_ip(s: &crate::sim::api::types::Service) -> String {
     let ips: Vec<String> = s
         .spec
         .external_ips
@@ -441,7 +442,7 @@ fn list_with_more(list: Vec<String>, count: usize) -> String {
     }
 }
 
-fn endpointslice_ports(s: &crate::sim::types::EndpointSlice) -> String {
+fn endpointslice_ports(s: &crate::sim::api::types::EndpointSlice) -> String {
     let ports: Vec<Json> = s
         .ports
         .as_ref()
@@ -462,7 +463,7 @@ fn endpointslice_ports(s: &crate::sim::types::EndpointSlice) -> String {
     list_with_more(list, ports.len())
 }
 
-fn endpointslice_endpoints(s: &crate::sim::types::EndpointSlice) -> String {
+fn endpointslice_endpoints(s: &crate::sim::api::types::EndpointSlice) -> String {
     let all: Vec<String> = s
         .endpoints
         .iter()
@@ -746,20 +747,6 @@ pub fn print_table(
     )
 }
 
-/// The JSON kubectl prints for `-o json`: four-space indentation.
-pub fn to_json_text(v: &Json) -> String {
-    use serde::Serialize;
-    let mut buf = Vec::new();
-    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-    if v.serialize(&mut ser).is_err() {
-        return String::new();
-    }
-    let mut s = String::from_utf8(buf).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
 /// A `kind: List` as kubectl wraps several objects.
 pub fn list_json(items: Vec<Json>) -> Json {
     serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
@@ -843,7 +830,7 @@ impl Printer {
 }
 
 /// `kubectl get`.
-pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn get(sim: &mut Sim, args: &Args) -> CommandOutput {
     if args.bool("watch") || args.bool("watch-only") {
         return error("--watch is not supported in the playground: every view updates live as simulated time runs; run get again to see the latest state");
     }
@@ -874,7 +861,7 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
         Ok(f) => f,
         Err(e) => return error(e),
     };
-    let sim = &session.sim;
+    let sim = &*sim;
     let now = sim.now();
     // Objects grouped by kind in the order kubectl visits them, plus NotFound errors.
     let mut groups: Vec<(Kind, Vec<Arc<Object>>)> = Vec::new();
@@ -894,7 +881,7 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
             for (kind, name) in names {
                 match sim
                     .api
-                    .get(&crate::sim::types::ObjectKey::new(*kind, &ns, name))
+                    .get(&crate::sim::api::types::ObjectKey::new(*kind, &ns, name))
                 {
                     Some(o) if filter.matches(o) => match groups.last_mut() {
                         Some((k, v)) if k == kind => v.push(o.clone()),
@@ -976,7 +963,7 @@ pub fn get(session: &mut Session, args: &Args) -> CommandOutput {
             };
             if !doc.is_null() {
                 match format {
-                    "yaml" => stdout.push_str(&crate::sim::yaml::to_yaml(&doc)),
+                    "yaml" => stdout.push_str(&crate::sim::input::yaml::to_yaml(&doc)),
                     "json" => stdout.push_str(&to_json_text(&doc)),
                     _ => {
                         if let Printer::JsonPath(t, opts) = &printer {

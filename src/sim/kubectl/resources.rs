@@ -6,9 +6,9 @@ use std::sync::Arc;
 use super::args::Args;
 use super::errors::CmdError;
 use super::util::error;
+use crate::sim::api::types::{Kind, LabelSelector, Object, ObjectKey};
+use crate::sim::kubectl::CommandOutput;
 use crate::sim::scenario::json_path;
-use crate::sim::session::CommandOutput;
-use crate::sim::types::{Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::world::{parse_label_selector, Sim};
 
 /// What the resource arguments ask for.
@@ -32,7 +32,7 @@ pub fn kind_of(word: &str) -> Result<Kind, String> {
 /// the playground does not simulate a note saying so: the learner's spelling was right.
 fn unknown_type(word: &str) -> String {
     let mut msg = format!("the server doesn't have a resource type \"{word}\"");
-    if let Some(kind) = crate::sim::decode::not_simulated_resource(word) {
+    if let Some(kind) = crate::sim::input::decode::not_simulated_resource(word) {
         let served: Vec<&str> = Kind::ALL
             .iter()
             .map(|k| k.resource().split('.').next().unwrap_or_default())

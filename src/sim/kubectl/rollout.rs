@@ -12,12 +12,13 @@ use super::errors::finish;
 use super::resources;
 use super::tabwriter::describe_text;
 use super::util::{error, fail, merge_patch, object_name, or_return, out};
+use super::CommandOutput;
+use crate::sim::api::types::{Deployment, Kind, ObjectKey, ReplicaSet};
 use crate::sim::api::ApiRequest;
 use crate::sim::controllers::deployment_util::{
     restart_annotation_patch, revision_of, rollback_template, rollout_status_message,
 };
-use crate::sim::session::{CommandOutput, Session};
-use crate::sim::types::{Deployment, Kind, ObjectKey, ReplicaSet};
+use crate::sim::world::Sim;
 use crate::sort::StableSort;
 
 /// Flags of the `rollout` subcommands (each accepts the ones it documents).
@@ -34,10 +35,8 @@ pub const ROLLOUT_FLAGS: &[Flag] = &[
 ];
 
 /// The ReplicaSets a Deployment controls (what kubectl lists for history and undo).
-fn owned_replica_sets(session: &Session, d: &Deployment) -> Vec<ReplicaSet> {
-    session
-        .sim
-        .api
+fn owned_replica_sets(sim: &Sim, d: &Deployment) -> Vec<ReplicaSet> {
+    sim.api
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set())
         .filter(|rs| {
@@ -52,7 +51,7 @@ fn owned_replica_sets(session: &Session, d: &Deployment) -> Vec<ReplicaSet> {
 }
 
 /// `kubectl rollout SUBCOMMAND …`.
-pub fn rollout(session: &mut Session, args: &Args) -> CommandOutput {
+pub fn rollout(sim: &mut Sim, args: &Args) -> CommandOutput {
     let Some(sub) = args.positional.first().cloned() else {
         return fail("error: Required subcommand not specified.\nAvailable Commands:\n  history, pause, restart, resume, status, undo\nSee 'kubectl rollout -h' for help and examples\n");
     };
@@ -86,7 +85,7 @@ pub fn rollout(session: &mut Session, args: &Args) -> CommandOutput {
         &args.positional[1..],
         "required resource not specified"
     ));
-    let (keys, missing) = or_return!(resources::resolve(&session.sim, args, &request));
+    let (keys, missing) = or_return!(resources::resolve(sim, args, &request));
     if let Some(m) = missing.first() {
         return finish(String::new(), std::slice::from_ref(m));
     }
@@ -94,12 +93,12 @@ pub fn rollout(session: &mut Session, args: &Args) -> CommandOutput {
     let mut errs = Vec::new();
     for key in keys {
         let result = match sub.as_str() {
-            "status" => status(session, args, &key),
-            "history" => history(session, args, &key),
-            "undo" => undo(session, args, &key),
-            "restart" => restart(session, &key),
-            "pause" => pause_resume(session, &key, true),
-            _ => pause_resume(session, &key, false),
+            "status" => status(sim, args, &key),
+            "history" => history(sim, args, &key),
+            "undo" => undo(sim, args, &key),
+            "restart" => restart(sim, &key),
+            "pause" => pause_resume(sim, &key, true),
+            _ => pause_resume(sim, &key, false),
         };
         match result {
             Ok(s) => stdout.push_str(&s),
@@ -122,9 +121,8 @@ pub fn rollout(session: &mut Session, args: &Args) -> CommandOutput {
     }
 }
 
-fn deployment(session: &Session, key: &ObjectKey, what: &str) -> Result<Deployment, String> {
-    let o = session
-        .sim
+fn deployment(sim: &Sim, key: &ObjectKey, what: &str) -> Result<Deployment, String> {
+    let o = sim
         .api
         .get(key)
         .ok_or_else(|| format!("{} \"{}\" not found", key.kind.resource(), key.name))?;
@@ -159,15 +157,15 @@ fn group_kind(k: Kind) -> String {
     }
 }
 
-fn status(session: &Session, args: &Args, key: &ObjectKey) -> Result<String, String> {
-    let d = deployment(session, key, "status")?;
+fn status(sim: &Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(sim, key, "status")?;
     let (msg, _done) = rollout_status_message(&d, args.int("revision"))?;
     Ok(format!("{msg}\n"))
 }
 
-fn history(session: &Session, args: &Args, key: &ObjectKey) -> Result<String, String> {
-    let d = deployment(session, key, "history")?;
-    let mut revisions: Vec<(i64, ReplicaSet)> = owned_replica_sets(session, &d)
+fn history(sim: &Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(sim, key, "history")?;
+    let mut revisions: Vec<(i64, ReplicaSet)> = owned_replica_sets(sim, &d)
         .into_iter()
         .filter_map(|rs| revision_of(&rs.metadata).ok().map(|r| (r, rs)))
         .collect();
@@ -204,9 +202,9 @@ fn history(session: &Session, args: &Args, key: &ObjectKey) -> Result<String, St
     Ok(format!("{name} \n{}\n", describe_text(&table)))
 }
 
-fn undo(session: &mut Session, args: &Args, key: &ObjectKey) -> Result<String, String> {
-    let d = deployment(session, key, "undo")?;
-    let rss = owned_replica_sets(session, &d);
+fn undo(sim: &mut Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(sim, key, "undo")?;
+    let rss = owned_replica_sets(sim, &d);
     let refs: Vec<&ReplicaSet> = rss.iter().collect();
     let plan = rollback_template(&d, &refs, args.int("to-revision"))?;
     let line = format!(
@@ -218,25 +216,23 @@ fn undo(session: &mut Session, args: &Args, key: &ObjectKey) -> Result<String, S
         if args.get("dry-run").is_some_and(|v| v != "none") {
             return Ok(line.replace("rolled back", "rolled back (dry run)"));
         }
-        session
-            .sim
-            .submit(ApiRequest::Update(crate::sim::types::Object::Deployment(
-                updated,
-            )))
-            .map_err(|e| e.kubectl_message())?;
+        sim.submit(ApiRequest::Update(
+            crate::sim::api::types::Object::Deployment(updated),
+        ))
+        .map_err(|e| e.kubectl_message())?;
     }
     Ok(line)
 }
 
-fn restart(session: &mut Session, key: &ObjectKey) -> Result<String, String> {
-    let d = deployment(session, key, "restart")?;
+fn restart(sim: &mut Sim, key: &ObjectKey) -> Result<String, String> {
+    let d = deployment(sim, key, "restart")?;
     let resource = format!("{} {:?}", key.kind.resource(), key.name);
     if d.spec.paused {
         return Err(format!(
             "error: {resource} can't restart paused deployment (run rollout resume first)"
         ));
     }
-    let now = session.sim.now();
+    let now = sim.now();
     let patch = restart_annotation_patch(now);
     let current = d
         .spec
@@ -250,17 +246,16 @@ fn restart(session: &mut Session, key: &ObjectKey) -> Result<String, String> {
     if current.map(String::as_str) == wanted {
         return Err(format!("failed to create patch for {}: if restart has already been triggered within the past second, please wait before attempting to trigger another", key.name));
     }
-    merge_patch(&mut session.sim, key, patch)
-        .map_err(|e| format!("failed to patch: {}", e.message))?;
+    merge_patch(sim, key, patch).map_err(|e| format!("failed to patch: {}", e.message))?;
     Ok(format!(
         "{} restarted\n",
         object_name(Kind::Deployment, &key.name)
     ))
 }
 
-fn pause_resume(session: &mut Session, key: &ObjectKey, pause: bool) -> Result<String, String> {
+fn pause_resume(sim: &mut Sim, key: &ObjectKey, pause: bool) -> Result<String, String> {
     let what = if pause { "pause" } else { "resume" };
-    let d = deployment(session, key, what)?;
+    let d = deployment(sim, key, what)?;
     let resource = format!("{} {:?}", key.kind.resource(), key.name);
     if pause && d.spec.paused {
         return Err(format!("error: {resource} is already paused"));
@@ -269,7 +264,7 @@ fn pause_resume(session: &mut Session, key: &ObjectKey, pause: bool) -> Result<S
         return Err(format!("error: {resource} is not paused"));
     }
     let paused = if pause { json!(true) } else { json!(null) };
-    merge_patch(&mut session.sim, key, json!({"spec": {"paused": paused}}))
+    merge_patch(sim, key, json!({"spec": {"paused": paused}}))
         .map_err(|e| format!("failed to patch: {}", e.message))?;
     Ok(format!(
         "{} {}\n",
@@ -279,9 +274,9 @@ fn pause_resume(session: &mut Session, key: &ObjectKey, pause: bool) -> Result<S
 }
 
 /// Prints one status line for a Deployment (used by views and tests).
-pub fn status_line(session: &Session, name: &str, ns: &str) -> CommandOutput {
+pub fn status_line(sim: &Sim, name: &str, ns: &str) -> CommandOutput {
     let key = ObjectKey::new(Kind::Deployment, ns, name);
-    match deployment(session, &key, "status")
+    match deployment(sim, &key, "status")
         .and_then(|d| rollout_status_message(&d, None).map(|(m, _)| m))
     {
         Ok(m) => out(m),

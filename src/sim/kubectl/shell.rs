@@ -6,8 +6,8 @@
 //! into the console as they are, so the console reads them as bash would; anything else a shell
 //! does (pipes, `;`, substitutions) stays refused by [`super::execute_with_stdin`].
 
-use crate::sim::limits::MAX_COMMAND_BYTES;
-use crate::sim::yaml::MAX_INPUT_BYTES;
+use crate::sim::api::limits::MAX_COMMAND_BYTES;
+use crate::sim::input::yaml::MAX_INPUT_BYTES;
 
 /// A console text as the shell hands it to kubectl.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl ShellError {
             ShellError::TooLarge(n) => format!(
                 "error: the command and its here-document are {n} bytes long; at most {} bytes are accepted {}",
                 MAX_INPUT_BYTES + MAX_COMMAND_BYTES,
-                crate::sim::limits::LIMIT_NOTE
+                crate::sim::api::limits::LIMIT_NOTE
             ),
         }
     }

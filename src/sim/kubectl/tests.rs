@@ -2,9 +2,10 @@
 //! and descriptions (insta snapshots from a deterministic world: `Session::new(seed)`, an apply,
 //! `advance_to`), and world tests of what the commands do to the cluster.
 
+use crate::sim::api::types::{Kind, ObjectKey};
 use crate::sim::controllers::deployment_util::REVISION_ANNOTATION;
-use crate::sim::session::{CommandOutput, Session};
-use crate::sim::types::{Kind, ObjectKey};
+use crate::sim::kubectl::CommandOutput;
+use crate::sim::session::Session;
 
 use super::drain::Stream;
 
@@ -69,7 +70,7 @@ fn first_column(s: &mut Session, cmd: &str) -> Vec<String> {
         .collect()
 }
 
-fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::types::Pod> {
+fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::api::types::Pod> {
     s.sim
         .api
         .list(Kind::Pod)
@@ -79,7 +80,7 @@ fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::types::Pod> {
         .collect()
 }
 
-fn deployment(s: &Session, name: &str) -> crate::sim::types::Deployment {
+fn deployment(s: &Session, name: &str) -> crate::sim::api::types::Deployment {
     s.sim
         .api
         .get(&ObjectKey::new(Kind::Deployment, "default", name))
@@ -427,12 +428,12 @@ fn create_service_builds_the_service_kubectl_builds() {
             (
                 "80-8080".to_string(),
                 80,
-                Some(crate::sim::types::IntOrString::Int(8080))
+                Some(crate::sim::api::types::IntOrString::Int(8080))
             ),
             (
                 "443".to_string(),
                 443,
-                Some(crate::sim::types::IntOrString::Int(443))
+                Some(crate::sim::api::types::IntOrString::Int(443))
             ),
         ]
     );
@@ -763,7 +764,7 @@ fn command_entries(s: &Session) -> Vec<(String, String)> {
         .trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            crate::sim::trace::TraceKind::Command {
+            crate::sim::machinery::trace::TraceKind::Command {
                 command, output, ..
             } => Some((command.clone(), output.clone())),
             _ => None,
@@ -992,7 +993,7 @@ spec:
     assert!(o.ok, "{o:?}");
     assert_eq!(o.stdout, format!("node/{node} cordoned\n"));
     s.advance_to(300_000, usize::MAX);
-    let logs = s.command_logs();
+    let logs = s.sim.command_logs();
     assert_eq!(logs.len(), 1);
     let log = &logs[0];
     assert_eq!(log.finished.map(|(_, ok)| ok), Some(true), "{}", log.text());
@@ -1024,7 +1025,7 @@ fn drain_blocked_by_a_budget_stricter_than_the_replicas_retries_every_five_secon
     let o = run(&mut s, &format!("drain {node} --ignore-daemonsets"));
     assert!(o.ok, "{o:?}");
     s.advance_to(100_000, usize::MAX);
-    let log = s.command_logs().remove(0);
+    let log = s.sim.command_logs().remove(0);
     assert!(log.running(), "{}", log.text());
     let retries: Vec<_> = log
         .lines
@@ -1060,8 +1061,8 @@ fn drain_blocked_by_a_budget_stricter_than_the_replicas_retries_every_five_secon
     assert!(node_obj.spec.unschedulable, "the node stays cordoned");
     assert_eq!(pods_of(&s, "web").len(), 5);
     // Ctrl-C ends it.
-    assert!(s.interrupt_command(&log.id));
-    let log = s.command_logs().remove(0);
+    assert!(s.sim.interrupt_command(&log.id));
+    let log = s.sim.command_logs().remove(0);
     assert_eq!(log.lines.last().map(|l| l.text.as_str()), Some("^C"));
     assert!(!log.running());
 }
@@ -1072,7 +1073,7 @@ fn drain_with_a_timeout_gives_up_with_kubectls_error_sequence() {
     let node = node_with_most_web_pods(&s);
     run(&mut s, &format!("drain {node} --timeout=12s"));
     s.advance_to(120_000, usize::MAX);
-    let log = s.command_logs().remove(0);
+    let log = s.sim.command_logs().remove(0);
     assert_eq!(
         log.finished.map(|(_, ok)| ok),
         Some(false),
@@ -1129,7 +1130,7 @@ fn drain_refuses_pods_without_a_controller_unless_forced() {
         "Warning: deleting Pods that declare no controller: default/toolbox\n"
     );
     s.advance_to(150_000, usize::MAX);
-    let log = s.command_logs().remove(0);
+    let log = s.sim.command_logs().remove(0);
     assert_eq!(log.finished.map(|(_, ok)| ok), Some(true), "{}", log.text());
     insta::assert_snapshot!(log.text());
 }

@@ -3,12 +3,12 @@
 
 use serde_json::Value as Json;
 
-use crate::sim::api::{ApiRequest, ApiResult};
-use crate::sim::session::CommandOutput;
-use crate::sim::time::human_duration;
-use crate::sim::types::{
+use crate::sim::api::types::{
     Event, Kind, LabelSelector, Millis, Object, ObjectKey, StringMap, Time, EPOCH_UNIX_SECONDS,
 };
+use crate::sim::api::{ApiRequest, ApiResult};
+use crate::sim::kubectl::CommandOutput;
+use crate::sim::time::human_duration;
 use crate::sim::world::Sim;
 
 /// `translateTimestampSince`: the age of a timestamp at `now`, `<unknown>` when absent.

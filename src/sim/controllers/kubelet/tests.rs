@@ -1,11 +1,11 @@
 //! Kubelet tests: single reconcile passes over a preloaded cache, and scenarios through the world.
 
 use super::*;
-use crate::sim::faults::{Fault, PodTarget};
-use crate::sim::trace::TraceKind;
-use crate::sim::types::{
+use crate::sim::api::types::{
     HttpGetAction, IntOrString, NodeStatus, PodSpec, ResourceRequirements, StringMap,
 };
+use crate::sim::faults::{Fault, PodTarget};
+use crate::sim::machinery::trace::TraceKind;
 use crate::sim::world::{Sim, SimConfig, MACHINE_BOOT_MS};
 
 // ------------------------------------------------------------------ fixtures

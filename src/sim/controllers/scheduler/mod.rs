@@ -37,13 +37,15 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord};
-use crate::sim::rng::Rng;
-use crate::sim::types::{
+use crate::sim::api::types::{
     find_condition, set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
 };
+use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
+};
+use crate::sim::rng::Rng;
 
 pub use plugins::{
     required_affinity_matches, HostPort, PodResources, Resources, BALANCED_ALLOCATION,

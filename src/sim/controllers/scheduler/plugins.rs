@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::sim::quantity::parse_quantity;
-use crate::sim::types::{
+use crate::sim::api::quantity::parse_quantity;
+use crate::sim::api::types::{
     find_condition, Container, Millis, Node, NodeSelectorRequirement, NodeSelectorTerm, Object,
     ObjectKey, Pod, StringMap, Taint, Toleration,
 };
@@ -503,7 +503,7 @@ impl<'a> PodCtx<'a> {
         PodCtx {
             pod,
             key: ObjectKey::new(
-                crate::sim::types::Kind::Pod,
+                crate::sim::api::types::Kind::Pod,
                 &pod.metadata.namespace,
                 &pod.metadata.name,
             ),

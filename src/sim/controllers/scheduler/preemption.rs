@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::sim::types::{Millis, ObjectKey};
+use crate::sim::api::types::{Millis, ObjectKey};
 use crate::sort::StableSort;
 
 use super::plugins::{fit_error_message, run_filters, NodeInfo, PodCtx, PodEntry, Rejection};

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::sim::types::{Millis, ObjectKey};
+use crate::sim::api::types::{Millis, ObjectKey};
 
 /// `podInitialBackoffSeconds`.
 pub const POD_INITIAL_BACKOFF: Millis = 1_000;
@@ -320,7 +320,7 @@ impl SchedulingQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::Kind;
+    use crate::sim::api::types::Kind;
 
     fn key(n: &str) -> ObjectKey {
         ObjectKey::new(Kind::Pod, "default", n)

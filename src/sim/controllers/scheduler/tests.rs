@@ -5,15 +5,15 @@ use std::sync::Arc;
 
 use super::plugins::{self, NodeInfo, PodCtx, PodEntry};
 use super::*;
-use crate::sim::api::{ApiError, WatchEvent, WatchEventType};
-use crate::sim::cache::Cache;
-use crate::sim::controller::{Controller, Ctx, Outcome};
-use crate::sim::rng::Rng;
-use crate::sim::types::{
+use crate::sim::api::types::{
     Condition, Container, ContainerPort, Kind, Node, NodeAffinity, NodeSelector,
     NodeSelectorRequirement, NodeSelectorTerm, Object, ObjectKey, Pod, PreferredSchedulingTerm,
     ResourceRequirements, Taint, Time, Toleration,
 };
+use crate::sim::api::{ApiError, WatchEvent, WatchEventType};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{Controller, Ctx, Outcome};
+use crate::sim::rng::Rng;
 
 // ------------------------------------------------------------------ fixtures
 
@@ -1496,7 +1496,7 @@ fn a_decision_over_many_nodes_keeps_the_best_scored_and_the_first_rejected_in_ev
 
 /// `p` as a pod of the ReplicaSet `rs`.
 fn owned(mut p: Pod, rs: &str) -> Pod {
-    p.metadata.owner_references = vec![crate::sim::types::OwnerReference {
+    p.metadata.owner_references = vec![crate::sim::api::types::OwnerReference {
         api_version: "apps/v1".into(),
         kind: "ReplicaSet".into(),
         name: rs.into(),

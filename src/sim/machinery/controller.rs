@@ -8,11 +8,16 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::api::{ApiRequest, ApiResult, WatchEvent};
 use super::cache::Cache;
-use super::rng::Rng;
 use super::runtime::NodeRuntime;
-use super::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::api::{ApiRequest, ApiResult, WatchEvent};
+use crate::sim::rng::Rng;
+
+/// The `source.component` of the disruption controller's Events (what `kubectl describe pdb` shows under
+/// From). Upstream creates the recorder with `v1.EventSource{Component: "controllermanager"}`
+/// (pkg/controller/disruption/disruption.go), not with the controller's name.
+pub const DISRUPTION_EVENT_SOURCE: &str = "controllermanager";
 
 /// Every actor in the simulation. Ordered so iteration over components is deterministic.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -1,11 +1,24 @@
 //! API requests, responses and watch events as plain data: what components send and receive.
+//!
+//! The `api` wing: the objects, the rules that judge them (validation, admission, the
+//! playground's limits) and the API server that stores them with resourceVersions and serves
+//! watches. Its invariant: it imports nothing from the wings above it (input, machinery,
+//! controllers, world, kubectl, the session); only the seeded RNG from the root.
+
+pub mod admission;
+pub mod apiserver;
+pub mod limits;
+pub mod quantity;
+pub mod string_map;
+pub mod types;
+pub mod validation;
 
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::types::{Kind, Object, ObjectKey, SharedKey};
+use self::types::{Kind, Object, ObjectKey, SharedKey};
 
 /// `kubectl delete --cascade=…`: what happens to an object's dependents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

@@ -16,7 +16,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
 use serde_saphyr::{Error as YamlError, MessageFormatter, Spanned};
 
-use super::decode::{Diagnostic, Severity};
+use super::diagnostic::{Diagnostic, Severity};
 
 /// Largest input accepted, in bytes (1 MiB): far above any hand-written manifest.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;

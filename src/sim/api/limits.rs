@@ -31,9 +31,8 @@
 
 use std::borrow::Cow;
 
-use super::api::{ApiError, StatusReason};
 use super::types::{Kind, Millis};
-use super::validation::FieldError;
+use super::{ApiError, StatusReason};
 
 /// The most replicas a Deployment or ReplicaSet may ask for.
 pub const MAX_REPLICAS: i64 = 20_000;
@@ -68,29 +67,6 @@ pub fn seconds_to_millis(seconds: i64) -> Millis {
 
 /// The words every limit message ends with, so nobody mistakes a playground cap for Kubernetes.
 pub const LIMIT_NOTE: &str = "in the playground (a simulated cluster's limit)";
-
-/// `spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground
-/// (a simulated cluster's limit)` when `value` is over [`MAX_REPLICAS`].
-pub fn check_replicas(value: i64, field: &str) -> Option<FieldError> {
-    (value > MAX_REPLICAS).then(|| {
-        FieldError::invalid(
-            field,
-            value,
-            format!("must be less than or equal to {MAX_REPLICAS} {LIMIT_NOTE}"),
-        )
-    })
-}
-
-/// The same for a Scenario's `spec.nodes.count` against [`MAX_NODES`].
-pub fn check_node_count(count: u64, field: &str) -> Option<FieldError> {
-    (count > MAX_NODES as u64).then(|| {
-        FieldError::invalid(
-            field,
-            count as i64,
-            format!("must be less than or equal to {MAX_NODES} {LIMIT_NOTE}"),
-        )
-    })
-}
 
 /// What the store holds now, for [`admit_create`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -176,15 +152,6 @@ pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn replicas_over_the_cap_read_like_a_kubernetes_validation_error() {
-        assert_eq!(check_replicas(MAX_REPLICAS, "spec.replicas"), None);
-        assert_eq!(
-            check_replicas(1_000_000, "spec.replicas").map(|e| e.to_string()),
-            Some("spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground (a simulated cluster's limit)".into())
-        );
-    }
 
     #[test]
     fn creates_past_a_store_cap_are_forbidden_like_a_quota() {

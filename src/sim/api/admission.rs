@@ -175,12 +175,12 @@ fn default_container(c: &mut Container) {
 
 /// Each quantity as the API server stores it, decoded and printed back canonically (`0.5` →
 /// `500m`, `1.5Gi` → `1536Mi`); text that is not a quantity is left for validation to refuse.
-fn canonical_quantities(list: &mut crate::sim::string_map::StringMap) {
+fn canonical_quantities(list: &mut crate::sim::api::string_map::StringMap) {
     let keys: Vec<String> = list.iter().map(|(k, _)| k.clone()).collect();
     for k in keys {
         let canonical = list
             .get(&k)
-            .and_then(|v| crate::sim::quantity::parse_quantity(v).ok())
+            .and_then(|v| crate::sim::api::quantity::parse_quantity(v).ok())
             .map(|q| q.to_string());
         if let (Some(c), Some(v)) = (canonical, list.get_mut(&k)) {
             if c != *v {
@@ -242,13 +242,13 @@ pub fn add_default_tolerations(tolerations: &mut Vec<Toleration>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::*;
+    use crate::sim::api::types::*;
 
     #[test]
     fn an_empty_deployment_gets_apps_v1_defaults() {
         let mut obj = Object::Deployment(Deployment::default());
         apply_defaults(&mut obj);
-        insta::assert_snapshot!(crate::sim::yaml::to_yaml(&obj.to_json()), @r###"
+        insta::assert_snapshot!(crate::sim::input::yaml::to_yaml(&obj.to_json()), @r###"
         apiVersion: apps/v1
         kind: Deployment
         metadata:
@@ -336,7 +336,7 @@ mod tests {
         let once = obj.clone();
         apply_defaults(&mut obj);
         assert_eq!(obj, once, "defaulting is idempotent");
-        insta::assert_snapshot!(crate::sim::yaml::to_yaml(&obj.to_json()["spec"]), @r###"
+        insta::assert_snapshot!(crate::sim::input::yaml::to_yaml(&obj.to_json()["spec"]), @r###"
         containers:
         - image: app:v1
           imagePullPolicy: IfNotPresent

@@ -10,14 +10,13 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::api::{
+use super::types::*;
+use super::{admission, limits, validation};
+use super::{
     ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent,
     WatchEventType,
 };
-use super::events::EventStore;
-use super::rng::Rng;
-use super::types::*;
-use super::{admission, limits, validation};
+use crate::sim::rng::Rng;
 
 /// The default `--service-node-port-range`, 30000-32767.
 const NODE_PORT_MIN: i64 = 30000;
@@ -47,11 +46,6 @@ pub const WATCH_HISTORY_WINDOW: Millis = 75_000;
 pub const WATCH_HISTORY_CAPACITY: usize = 10_000;
 /// How many compacted history entries each write drops (see [`ApiServer::compact`]).
 const RETIRED_DROPS_PER_WRITE: usize = 4;
-
-/// The finalizer that holds an owner until its blocking dependents are deleted.
-pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
-/// The finalizer that holds an owner until its dependents are orphaned.
-pub const ORPHAN_FINALIZER: &str = "orphan";
 
 /// A resume point the watch history no longer covers: the client must re-list (410 Gone).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1038,6 +1032,26 @@ impl ApiServer {
     }
 }
 
+/// What the event recorder reads from the store (defined here so the API server, below the
+/// recorder, needs nothing from it).
+pub trait EventStore {
+    /// The stored Event `name` in `namespace`.
+    fn event(&self, namespace: &str, name: &str) -> Option<&Event>;
+
+    /// The first `v >= start` for which no Event named `{base}.{v:016x}` exists in `namespace`
+    /// (client-go names an Event after its object and the time, bumping the suffix on a clash).
+    fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
+        let mut v = start;
+        while self.event(namespace, &format!("{base}.{v:016x}")).is_some() {
+            v += 1;
+        }
+        v
+    }
+
+    /// A count that changes whenever an Event is removed, freeing its name.
+    fn event_removals(&self) -> u64;
+}
+
 impl EventStore for ApiServer {
     fn event(&self, namespace: &str, name: &str) -> Option<&Event> {
         self.get(&ObjectKey::new(Kind::Event, namespace, name))
@@ -1098,10 +1112,6 @@ fn is_graceful_pod(obj: &Object) -> bool {
 fn stamp(ms: Millis) -> Time {
     Time(ms - ms % 1000)
 }
-
-/// The last millisecond whose RFC 3339 form has a four-digit year (9999-12-31T23:59:59.999Z):
-/// later times do not survive a JSON round trip.
-pub const LAST_FOUR_DIGIT_YEAR: Millis = (253_402_300_799 - EPOCH_UNIX_SECONDS as u64) * 1000 + 999;
 
 /// Whether a write changed the spec (and so bumps `generation`): the specs compared as the API
 /// serves them. Equal typed specs serialise alike, so only differing ones are compared as JSON.
@@ -1305,9 +1315,7 @@ mod canon {
     use serde::{de::DeserializeOwned, Serialize};
     use serde_json::Value as Json;
 
-    use crate::sim::types::*;
-
-    use super::LAST_FOUR_DIGIT_YEAR;
+    use crate::sim::api::types::*;
 
     pub fn time(t: &mut Option<Time>) -> Option<()> {
         if let Some(x) = t {

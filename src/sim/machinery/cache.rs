@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::types::{replace_shared, Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
+use crate::sim::api::types::{
+    replace_shared, Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap,
+};
 
 /// What a workload controller counts about the pods one owner controls that share one label set
 /// (a ReplicaSet's pods all carry its template's labels), kept as pods come and go so that a pass
@@ -409,7 +411,7 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::{Condition, OwnerReference, Time};
+    use crate::sim::api::types::{Condition, OwnerReference, Time};
 
     fn pod(
         name: &str,

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::types::{Millis, ObjectKey};
+use crate::sim::api::types::{Millis, ObjectKey};
 
 /// Base delay of the per-item rate limiter (client-go's 5 ms).
 pub const BACKOFF_BASE: Millis = 5;
@@ -84,7 +84,7 @@ impl WorkQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::Kind;
+    use crate::sim::api::types::Kind;
 
     fn key(n: &str) -> ObjectKey {
         ObjectKey::new(Kind::Pod, "default", n)

@@ -16,10 +16,12 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use super::api::ApiRequest;
-use super::apiserver::LAST_FOUR_DIGIT_YEAR;
 use super::controller::ReconcileRecord;
-use super::types::{Condition, ContainerState, ContainerStatus, Millis, Object, PodStatus, Time};
+use crate::sim::api::types::{
+    Condition, ContainerState, ContainerStatus, Millis, Object, PodStatus, Time,
+    LAST_FOUR_DIGIT_YEAR,
+};
+use crate::sim::api::ApiRequest;
 
 /// Default number of entries kept: at lesson scale (about 12,000 entries an hour) eight hours of
 /// history; at 10,000 pods a few seconds of a rollout, in about 35 MiB (native; an entry is some
@@ -43,7 +45,7 @@ pub enum TraceKind {
     Api {
         /// Shared with the component that sent it (every request and delivery names one).
         actor: Arc<str>,
-        /// One of [`ApiRequest::verb`](super::api::ApiRequest::verb)'s words: no allocation per
+        /// One of [`ApiRequest::verb`](crate::sim::api::ApiRequest::verb)'s words: no allocation per
         /// request.
         verb: &'static str,
         object: String,
@@ -688,7 +690,7 @@ fn patch_fields(prefix: &str, patch: &Json, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::{Kind, ObjectKey, ObjectMeta, ReplicaSet, ReplicaSetSpec};
+    use crate::sim::api::types::{Kind, ObjectKey, ObjectMeta, ReplicaSet, ReplicaSetSpec};
 
     fn note(t: &mut Trace, cause: Option<u64>, what: &str) -> u64 {
         t.push(

@@ -263,7 +263,7 @@ fn go_json(s: &str) -> String {
 
 fn indented_json(values: &[&Json]) -> String {
     let array = Json::Array(values.iter().map(|v| (*v).clone()).collect());
-    go_json(crate::sim::kubectl::printers::to_json_text(&array).trim_end())
+    go_json(to_json_text(&array).trim_end())
 }
 
 /// Go's reflect type names, for "… is not array or slice".
@@ -859,6 +859,20 @@ impl Column {
         }
         Ok(values.iter().map(go_value).collect::<Vec<_>>().join(","))
     }
+}
+
+/// The JSON kubectl prints for `-o json`: four-space indentation.
+pub fn to_json_text(v: &Json) -> String {
+    use serde::Serialize;
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    if v.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    let mut s = String::from_utf8(buf).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::faults::Fault;
-use super::rng::Rng;
-use super::types::{Container, Millis};
+use crate::sim::api::types::{Container, Millis};
+use crate::sim::faults::Fault;
+use crate::sim::rng::Rng;
 
 /// `ContainerStatusUnknown`: the reason Kubernetes gives a container it can no longer find.
 pub const REASON_STATUS_UNKNOWN: &str = "ContainerStatusUnknown";
@@ -634,7 +634,7 @@ impl NodeRuntime {
             .map(|c| c.id.clone());
         let not_running = || format!("container {name} in pod \"{pod}\" is not running");
         let for_how_long = |d: &Option<Millis>| match d {
-            Some(d) => format!("for {}", super::time::format_duration(*d)),
+            Some(d) => format!("for {}", crate::sim::time::format_duration(*d)),
             None => "until the container restarts".to_string(),
         };
         let msg = match fault {
@@ -661,7 +661,7 @@ impl NodeRuntime {
                     c.exit(now, *exit_code, exit_reason(*exit_code));
                 }
                 let span = match duration {
-                    Some(d) => format!(" for {}", super::time::format_duration(*d)),
+                    Some(d) => format!(" for {}", crate::sim::time::format_duration(*d)),
                     None => String::new(),
                 };
                 format!("container {name} in pod \"{pod}\" now exits with code {exit_code} shortly after every start{span}")

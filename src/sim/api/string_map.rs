@@ -9,10 +9,54 @@
 
 use std::fmt;
 
-use super::types::cmp_bytes;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Lexicographic byte order, the order of `<[u8]>::cmp` and so of `str`, found a word at a time:
+/// the first differing word holds the first differing byte, which decides. The last word is read
+/// where it ends, overlapping bytes already found equal, so a tail costs one read, not a loop.
+pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    // Little-endian: the lowest differing bit of two words is in their first differing byte.
+    let first_difference = |x: u64, y: u64, at: usize| {
+        let k = at + ((x ^ y).trailing_zeros() / 8) as usize;
+        a[k].cmp(&b[k])
+    };
+    if n >= 8 {
+        let word =
+            |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
+        let mut i = 0;
+        while i + 8 <= n {
+            let (x, y) = (word(a, i), word(b, i));
+            if x != y {
+                return first_difference(x, y, i);
+            }
+            i += 8;
+        }
+        if i < n {
+            let (x, y) = (word(a, n - 8), word(b, n - 8));
+            if x != y {
+                return first_difference(x, y, n - 8);
+            }
+        }
+    } else if n >= 4 {
+        let half = |s: &[u8], i: usize| {
+            u64::from(u32::from_le_bytes(
+                s[i..i + 4].try_into().expect("four bytes"),
+            ))
+        };
+        for i in [0, n - 4] {
+            let (x, y) = (half(a, i), half(b, i));
+            if x != y {
+                return first_difference(x, y, i);
+            }
+        }
+    } else if let Some(k) = (0..n).find(|&k| a[k] != b[k]) {
+        return a[k].cmp(&b[k]);
+    }
+    a.len().cmp(&b.len())
+}
 
 /// A string-to-string map in key order (see the module docs for why not a `BTreeMap`).
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -14,7 +14,7 @@ pub type Millis = u64;
 
 /// Labels, annotations, selectors and resource lists: ordered so that everything observable is
 /// deterministic, and compact (see [`super::string_map`]).
-pub use super::string_map::StringMap;
+pub use super::string_map::{cmp_bytes, StringMap};
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -34,6 +34,18 @@ pub struct Time(pub Millis);
 
 /// The wall-clock instant simulated time zero maps to, so timestamps look like a real cluster's.
 pub const EPOCH_UNIX_SECONDS: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+/// The last millisecond whose RFC 3339 form has a four-digit year (9999-12-31T23:59:59.999Z):
+/// later times do not survive a JSON round trip.
+pub const LAST_FOUR_DIGIT_YEAR: Millis = (253_402_300_799 - EPOCH_UNIX_SECONDS as u64) * 1000 + 999;
+
+/// `v1.LastAppliedConfigAnnotation`: where `kubectl apply` keeps the manifest it last applied,
+/// for its three-way merge.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// `metav1.FinalizerDeleteDependents`: holds an owner until its blocking dependents are deleted.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+/// `metav1.FinalizerOrphanDependents`: holds an owner until its dependents are orphaned.
+pub const ORPHAN_FINALIZER: &str = "orphan";
 
 impl Time {
     /// RFC 3339 with second precision, as Kubernetes serialises `metav1.Time`.
@@ -1575,51 +1587,6 @@ impl PartialOrd for ObjectKey {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
-}
-
-/// Lexicographic byte order, the order of `<[u8]>::cmp` and so of `str`, found a word at a time:
-/// the first differing word holds the first differing byte, which decides. The last word is read
-/// where it ends, overlapping bytes already found equal, so a tail costs one read, not a loop.
-pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let n = a.len().min(b.len());
-    // Little-endian: the lowest differing bit of two words is in their first differing byte.
-    let first_difference = |x: u64, y: u64, at: usize| {
-        let k = at + ((x ^ y).trailing_zeros() / 8) as usize;
-        a[k].cmp(&b[k])
-    };
-    if n >= 8 {
-        let word =
-            |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
-        let mut i = 0;
-        while i + 8 <= n {
-            let (x, y) = (word(a, i), word(b, i));
-            if x != y {
-                return first_difference(x, y, i);
-            }
-            i += 8;
-        }
-        if i < n {
-            let (x, y) = (word(a, n - 8), word(b, n - 8));
-            if x != y {
-                return first_difference(x, y, n - 8);
-            }
-        }
-    } else if n >= 4 {
-        let half = |s: &[u8], i: usize| {
-            u64::from(u32::from_le_bytes(
-                s[i..i + 4].try_into().expect("four bytes"),
-            ))
-        };
-        for i in [0, n - 4] {
-            let (x, y) = (half(a, i), half(b, i));
-            if x != y {
-                return first_difference(x, y, i);
-            }
-        }
-    } else if let Some(k) = (0..n).find(|&k| a[k] != b[k]) {
-        return a[k].cmp(&b[k]);
-    }
-    a.len().cmp(&b.len())
 }
 
 impl ObjectKey {

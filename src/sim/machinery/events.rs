@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::controller::{ComponentId, EventRecord};
-use super::controllers::disruption;
-use super::types::{
+use super::controller::{ComponentId, EventRecord, DISRUPTION_EVENT_SOURCE};
+pub use crate::sim::api::apiserver::EventStore;
+use crate::sim::api::types::{
     Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Time,
     EPOCH_UNIX_SECONDS,
 };
@@ -61,25 +61,6 @@ struct Window {
     times: VecDeque<Millis>,
     /// When a record last looked this window up: the LRU's recency.
     used: Millis,
-}
-
-/// What the recorder reads from the API server's store.
-pub trait EventStore {
-    /// The stored Event `name` in `namespace`.
-    fn event(&self, namespace: &str, name: &str) -> Option<&Event>;
-
-    /// The first `v >= start` for which no Event named `{base}.{v:016x}` exists in `namespace`
-    /// (client-go names an Event after its object and the time, bumping the suffix on a clash).
-    fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
-        let mut v = start;
-        while self.event(namespace, &format!("{base}.{v:016x}")).is_some() {
-            v += 1;
-        }
-        v
-    }
-
-    /// A count that changes whenever an Event is removed, freeing its name.
-    fn event_removals(&self) -> u64;
 }
 
 /// Where the last clash-free Event name was found: suffixes from `nanos` up to `next` were all
@@ -379,7 +360,7 @@ impl Recorder {
 /// except for the disruption controller, whose upstream recorder is named `controllermanager`.
 fn recorder_source(component: &str) -> &str {
     if component == ComponentId::Disruption.name() {
-        disruption::EVENT_SOURCE
+        DISRUPTION_EVENT_SOURCE
     } else {
         component
     }
@@ -388,7 +369,7 @@ fn recorder_source(component: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::Kind;
+    use crate::sim::api::types::Kind;
 
     /// A store holding at most one Event, under any name.
     struct One(Option<Event>);

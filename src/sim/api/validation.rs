@@ -871,7 +871,7 @@ fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
         i64::from(spec.replicas.unwrap_or(1)),
         "spec.replicas",
     ));
-    errs.extend(limits::check_replicas(
+    errs.extend(check_replicas(
         i64::from(spec.replicas.unwrap_or(1)),
         "spec.replicas",
     ));
@@ -959,7 +959,7 @@ fn validate_replica_set(rs: &ReplicaSet) -> Vec<FieldError> {
         i64::from(spec.replicas.unwrap_or(1)),
         "spec.replicas",
     ));
-    errs.extend(limits::check_replicas(
+    errs.extend(check_replicas(
         i64::from(spec.replicas.unwrap_or(1)),
         "spec.replicas",
     ));
@@ -1664,10 +1664,50 @@ fn validate_pdb(pdb: &PodDisruptionBudget) -> Vec<FieldError> {
     errs
 }
 
+/// `spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground
+/// (a simulated cluster's limit)` when `value` is over [`limits::MAX_REPLICAS`].
+pub fn check_replicas(value: i64, field: &str) -> Option<FieldError> {
+    (value > limits::MAX_REPLICAS).then(|| {
+        FieldError::invalid(
+            field,
+            value,
+            format!(
+                "must be less than or equal to {} {}",
+                limits::MAX_REPLICAS,
+                limits::LIMIT_NOTE
+            ),
+        )
+    })
+}
+
+/// The same for a Scenario's `spec.nodes.count` against [`limits::MAX_NODES`].
+pub fn check_node_count(count: u64, field: &str) -> Option<FieldError> {
+    (count > limits::MAX_NODES as u64).then(|| {
+        FieldError::invalid(
+            field,
+            count as i64,
+            format!(
+                "must be less than or equal to {} {}",
+                limits::MAX_NODES,
+                limits::LIMIT_NOTE
+            ),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::types::*;
+
+    #[test]
+    fn replicas_over_the_cap_read_like_a_kubernetes_validation_error() {
+        assert_eq!(check_replicas(limits::MAX_REPLICAS, "spec.replicas"), None);
+        assert_eq!(
+            check_replicas(1_000_000, "spec.replicas").map(|e| e.to_string()),
+            Some("spec.replicas: Invalid value: 1000000: must be less than or equal to 20000 in the playground (a simulated cluster's limit)".into())
+        );
+    }
+    use crate::sim::api::types::*;
 
     fn labels(pairs: &[(&str, &str)]) -> StringMap {
         pairs
