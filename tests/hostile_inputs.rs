@@ -20,6 +20,7 @@ fn corpus(name: &str) -> Vec<u8> {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // prints how long decoding took; asserts nothing on it
 fn decode_timed(name: &str) -> Decoded {
     let bytes = corpus(name);
     let started = Instant::now();
@@ -130,6 +131,7 @@ fn hostile_names_are_refused_and_echoed_escaped() {
 }
 
 #[test]
+#[allow(clippy::disallowed_methods)] // prints how long decoding took; asserts nothing on it
 fn a_large_legitimate_file_still_loads() {
     let doc = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-NAME\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        resources: {requests: {cpu: 100m, memory: 64Mi}}\n";
     let text: String = (0..500)

@@ -7,7 +7,9 @@
 //! write status when it changed. Expectations live in this struct and are lost on restart.
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+#[allow(clippy::disallowed_types)] // PodsPerNode: lookup-only, fixed hasher (see there)
+use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -789,6 +791,7 @@ pub fn slow_start_batches(count: usize) -> Vec<usize> {
 /// show nowhere; its hasher has fixed keys, so there is no randomness in it either. A B-tree of
 /// a thousand node names cost a dozen string comparisons per pod, twice per pass (counting, then
 /// ranking), which was a third of a ReplicaSet pass scaling down 10,000 pods.
+#[allow(clippy::disallowed_types)]
 type PodsPerNode<'a> = HashMap<&'a str, usize, BuildHasherDefault<DefaultHasher>>;
 
 /// `getIndirectlyRelatedPods`, counted per node as the ranking uses it: how many active pods

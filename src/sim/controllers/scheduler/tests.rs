@@ -1353,6 +1353,7 @@ fn a_deployment_sized_burst_of_pods_is_spread_and_all_bound() {
 /// Ten thousand pods onto a thousand nodes, through reconcile and the watch handler only.
 #[test]
 #[ignore = "benchmark: cargo test --release --lib scheduler -- --ignored --nocapture"]
+#[allow(clippy::disallowed_methods)] // a benchmark times itself
 fn ten_thousand_pods_schedule_onto_a_thousand_nodes_quickly() {
     let t0 = std::time::Instant::now();
     let nodes: Vec<Node> = (0..1000)
