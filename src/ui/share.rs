@@ -71,6 +71,9 @@ struct Bus {
     popover: Option<Popover>,
     /// A reader edit not yet in the address bar: when it happened (ms).
     dirty_since: Option<f64>,
+    /// The fragment the page last wrote to, or opened from, the address bar (`#k1:…`, or empty).
+    /// Another one there is a navigation whose `hashchange` is still queued.
+    address: String,
     /// The embed's "Open in Kubeloop" link needs the current text.
     open_link_stale: bool,
     track: bool,
@@ -500,7 +503,11 @@ fn write_address_bar() {
     }
     let url = format!("{}#{fragment}", embed_flags::without_fragment(&href()));
     if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
-        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+        if h.replace_state_with_url(&JsValue::NULL, "", Some(&url))
+            .is_ok()
+        {
+            with(|b| b.address = format!("#{fragment}"));
+        }
     }
 }
 
@@ -533,7 +540,11 @@ fn set_tracking(on: bool) {
         // The address bar stops following the editor: leave no stale scenario in it.
         let url = embed_flags::without_fragment(&href()).to_string();
         if let Ok(h) = w.history() {
-            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+            if h.replace_state_with_url(&JsValue::NULL, "", Some(&url))
+                .is_ok()
+            {
+                with(|b| b.address.clear());
+            }
         }
     }
     notify_listeners();
@@ -668,6 +679,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
     });
 
     let hash = window.location().hash().unwrap_or_default();
+    with(|b| b.address = hash.clone());
     let opened_link = !hash.trim_start_matches('#').trim().is_empty();
     if opened_link {
         // initial_playground already loaded the link (or put why not in the banner).
@@ -702,11 +714,16 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         }
     });
     let _ = window.add_event_listener_with_callback("keydown", keydown.as_ref().unchecked_ref());
-    let hashchange = Closure::<dyn Fn(web_sys::Event)>::new(|_: web_sys::Event| {
+    let hashchange = Closure::<dyn Fn(web_sys::Event)>::new(|e: web_sys::Event| {
         // A link pasted into the address bar of an open playground only changes the fragment.
-        let hash = web_sys::window()
-            .and_then(|w| w.location().hash().ok())
-            .unwrap_or_default();
+        // Open the URL this event is about (its newURL), not whatever the address bar shows by
+        // the time the event runs.
+        let new_url = js_sys::Reflect::get(&e, &JsValue::from_str("newURL"))
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(href);
+        let hash = embed_flags::fragment_of(&new_url).to_string();
+        with(|b| b.address = hash.clone());
         open_fragment(&hash);
     });
     let _ =
@@ -716,7 +733,14 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         if with(|b| std::mem::take(&mut b.open_link_stale)) && self::flags().embed {
             refresh_open_link();
         }
-        let due = with(|b| b.track && b.dirty_since.is_some_and(|t| now_ms() - t >= DEBOUNCE_MS));
+        let now = web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .unwrap_or_default();
+        let due = with(|b| {
+            b.track
+                && b.dirty_since.is_some_and(|t| now_ms() - t >= DEBOUNCE_MS)
+                && embed_flags::may_rewrite_address_bar(&b.address, &now)
+        });
         if due {
             with(|b| {
                 b.dirty_since = None;

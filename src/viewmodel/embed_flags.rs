@@ -423,9 +423,33 @@ pub fn without_fragment(href: &str) -> &str {
     href.split('#').next().unwrap_or(href)
 }
 
+/// The fragment of a URL as `location.hash` gives it: from the `#` on, or empty.
+pub fn fragment_of(href: &str) -> &str {
+    href.find('#').map_or("", |i| &href[i..])
+}
+
+/// Whether the page may write the editor's link into the address bar, which it last left
+/// showing `written` and which shows `now`: not while they differ, because then the reader (or a
+/// course page) navigated to another link whose `hashchange` has not been handled yet, and
+/// overwriting it would make that handler open the editor's own link instead.
+pub fn may_rewrite_address_bar(written: &str, now: &str) -> bool {
+    written == now
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_editor_never_overwrites_a_link_navigated_to_and_not_yet_opened() {
+        assert!(may_rewrite_address_bar("#k1:mine", "#k1:mine"));
+        assert!(may_rewrite_address_bar("", ""));
+        assert!(!may_rewrite_address_bar("#k1:mine", "#k9:AAAA"));
+        assert!(!may_rewrite_address_bar("", "#example/node-dies"));
+        assert_eq!(fragment_of("http://127.0.0.1:8080/#k9:AAAA"), "#k9:AAAA");
+        assert_eq!(fragment_of("http://127.0.0.1:8080/?embed=1"), "");
+        assert_eq!(fragment_of("http://h/#a#b"), "#a#b");
+    }
 
     #[test]
     fn no_query_means_the_full_playground() {

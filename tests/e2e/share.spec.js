@@ -256,6 +256,21 @@ test('a decompression bomb, a newer format and an unknown example are refused, a
   await expect(page.getByTestId('editor')).toHaveValue(mine);
 });
 
+test('a link navigated to is opened even when the address bar changed again before its hashchange ran', async ({ page }) => {
+  // The race behind a once-flaky test: the editor's debounced link was written into the address
+  // bar between a navigation and its hashchange, which then opened the editor's link instead.
+  // Here the event names a link the address bar no longer shows, as it did in that race.
+  await open(page, '/');
+  const mine = 'kind: Mine\n';
+  await page.getByTestId('editor').fill(mine);
+  await page.evaluate(() => {
+    const base = location.href.split('#')[0];
+    window.dispatchEvent(new HashChangeEvent('hashchange', { oldURL: location.href, newURL: `${base}#k9:AAAA` }));
+  });
+  await expect(page.getByTestId('link-error')).toContainText('newer version of Kubeloop');
+  await expect(page.getByTestId('editor')).toHaveValue(mine);
+});
+
 test('Ctrl+S shares, long links are flagged, and the address bar follows the editor unless switched off', async ({ page, context }) => {
   test.setTimeout(90_000);
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
