@@ -566,6 +566,14 @@ impl Sim {
         self.queue.peek().map(|s| s.at)
     }
 
+    /// Schedules the heal that ends fault `fault`'s effect at `at`; a fault with no duration
+    /// (`at` None) lasts until the world is reset.
+    fn schedule_heal(&mut self, at: Option<Millis>, fault: u64, heal: Heal) {
+        if let Some(at) = at {
+            self.schedule(at, SimEvent::Heal { fault, heal });
+        }
+    }
+
     fn schedule(&mut self, at: Millis, ev: SimEvent) {
         self.seq += 1;
         let slot = match self.free_slots.pop() {
@@ -1742,15 +1750,7 @@ impl Sim {
                 for id in &ids {
                     self.components.get_mut(id).expect("checked").drop = Some(rule.clone());
                 }
-                if let Some(u) = until {
-                    self.schedule(
-                        u,
-                        SimEvent::Heal {
-                            fault: seq,
-                            heal: Heal::Drop(ids.clone()),
-                        },
-                    );
-                }
+                self.schedule_heal(until, seq, Heal::Drop(ids.clone()));
                 let what = format!(
                     "{}{} event{}",
                     kind.map_or(String::new(), |k| format!("{k} ")),
@@ -1787,19 +1787,8 @@ impl Sim {
                         fault: seq,
                     });
                 }
-                if let Some(u) = until {
-                    self.schedule(
-                        u,
-                        SimEvent::Heal {
-                            fault: seq,
-                            heal: Heal::Delay(ids.clone()),
-                        },
-                    );
-                }
-                let span = match duration {
-                    Some(d) => format!(" for {}", super::time::format_duration(*d)),
-                    None => String::new(),
-                };
+                self.schedule_heal(until, seq, Heal::Delay(ids.clone()));
+                let span = for_span(*duration);
                 Ok(format!(
                     "{}'s watch lags by {}{span}",
                     Self::names(&ids),
@@ -1923,19 +1912,8 @@ impl Sim {
                         writes: 0,
                     },
                 );
-                if let Some(u) = until {
-                    self.schedule(
-                        u,
-                        SimEvent::Heal {
-                            fault: seq,
-                            heal: Heal::Rival(key.clone()),
-                        },
-                    );
-                }
-                let span = match duration {
-                    Some(d) => format!(" for {}", super::time::format_duration(*d)),
-                    None => String::new(),
-                };
+                self.schedule_heal(until, seq, Heal::Rival(key.clone()));
+                let span = for_span(*duration);
                 Ok(format!(
                     "a second writer races every controller write to {key}{span}: each gets 409 Conflict once and is retried from a fresh read"
                 ))
@@ -2267,18 +2245,14 @@ impl Sim {
             | Fault::FailLiveness { duration, .. } => *duration,
             _ => None,
         };
-        if let Some(d) = duration {
-            self.schedule(
-                now + d,
-                SimEvent::Heal {
-                    fault: seq,
-                    heal: Heal::Container {
-                        fault: fault.name(),
-                        pods: hit,
-                    },
-                },
-            );
-        }
+        self.schedule_heal(
+            duration.map(|d| now + d),
+            seq,
+            Heal::Container {
+                fault: fault.name(),
+                pods: hit,
+            },
+        );
         done.extend(refused);
         Ok(done.join("\n"))
     }
@@ -2633,6 +2607,13 @@ impl Sim {
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
         self.api.get(key)
     }
+}
+
+/// " for 30s" after a fault's description when it has a duration, else nothing.
+fn for_span(duration: Option<Millis>) -> String {
+    duration.map_or(String::new(), |d| {
+        format!(" for {}", super::time::format_duration(d))
+    })
 }
 
 #[cfg(test)]
