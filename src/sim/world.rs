@@ -637,7 +637,7 @@ impl Sim {
         self.free_slots.push(slot);
         match ev {
             SimEvent::Deliver { to, gen, event } => self.deliver(&to, gen, event),
-            SimEvent::Pump { to, gen } => self.pump(&to, gen),
+            SimEvent::Pump { to, gen } => self.process_next_work_item(&to, gen),
             SimEvent::Requeue {
                 to,
                 gen,
@@ -677,7 +677,9 @@ impl Sim {
         };
         c.running = true;
         c.generation += 1;
-        c.ctrl.reset();
+        if let Some(fresh) = c.ctrl.restarted() {
+            c.ctrl = fresh;
+        }
         c.queue.clear();
         c.requeues.clear();
         c.triggers.clear();
@@ -1132,7 +1134,9 @@ impl Sim {
         }
     }
 
-    fn pump(&mut self, id: &ComponentId, gen: u64) {
+    /// client-go's `processNextWorkItem`: takes the next key off a component's queue, runs its
+    /// reconcile, and sends the requests it returned (they reach the API server after its latency).
+    fn process_next_work_item(&mut self, id: &ComponentId, gen: u64) {
         let now = self.now;
         let cost = self.config.reconcile_cost;
         let api_latency = self.jitter(self.config.api_latency);

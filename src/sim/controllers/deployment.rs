@@ -132,7 +132,7 @@ impl Controller for DeploymentController {
         let Some(d) = obj.as_deployment() else {
             return Outcome::done();
         };
-        let mut sync = Sync::new(ctx.now, ctx.cache, obj, d, failed_create);
+        let mut sync = DeploymentSync::new(ctx.now, ctx.cache, obj, d, failed_create);
         let result = sync.sync_deployment();
         let (out, on_success) = sync.into_outcome(result);
         self.pending_events.extend(on_success);
@@ -175,9 +175,8 @@ impl Controller for DeploymentController {
         self.take_pending(req);
     }
 
-    fn reset(&mut self) {
-        self.failed_creates.clear();
-        self.pending_events.clear();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::new()))
     }
 }
 
@@ -348,7 +347,7 @@ impl WorkRs {
 
 /// The state of one `syncDeployment`: the cached Deployment, a working copy, the claimed
 /// ReplicaSets with their pending changes, and what to tell the world.
-struct Sync<'a> {
+struct DeploymentSync<'a> {
     now: Millis,
     cache: &'a Cache,
     obj: &'a Arc<Object>,
@@ -372,7 +371,7 @@ struct Sync<'a> {
     notes: Vec<String>,
 }
 
-impl<'a> Sync<'a> {
+impl<'a> DeploymentSync<'a> {
     fn new(
         now: Millis,
         cache: &'a Cache,
@@ -380,7 +379,7 @@ impl<'a> Sync<'a> {
         d: &'a Deployment,
         failed_create: Option<FailedCreate>,
     ) -> Self {
-        Sync {
+        DeploymentSync {
             now,
             cache,
             obj,

@@ -536,7 +536,9 @@ impl Controller for DisruptionController {
         }
     }
 
-    fn reset(&mut self) {}
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::new()))
+    }
 }
 
 #[cfg(test)]

@@ -760,8 +760,8 @@ impl Controller for EndpointSliceController {
         }
     }
 
-    fn reset(&mut self) {
-        *self = Self::default();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::default()))
     }
 }
 

@@ -650,8 +650,8 @@ impl Controller for GarbageCollector {
         out
     }
 
-    fn reset(&mut self) {
-        *self = Self::default();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::default()))
     }
 }
 
@@ -729,7 +729,7 @@ mod tests {
         c
     }
 
-    fn run(gc: &mut GarbageCollector, cache: &Cache, key: &ObjectKey) -> Outcome {
+    fn run(gc: &mut (impl Controller + ?Sized), cache: &Cache, key: &ObjectKey) -> Outcome {
         let mut rng = Rng::new(1);
         let mut ctx = Ctx {
             now: 1_000,
@@ -1118,14 +1118,14 @@ mod tests {
 
     #[test]
     fn after_a_restart_a_consistent_list_without_the_owner_proves_it_absent() {
-        let mut gc = GarbageCollector::new();
+        let gc = GarbageCollector::new();
         let cache = cache_with(&[rs_owned("web-1", vec![owner_ref("Deployment", "web")])]);
-        gc.reset();
+        let mut gc = gc.restarted().expect("a control-plane process");
         assert_eq!(
             gc.keys_for_resync(&cache),
             vec![key(Kind::ReplicaSet, "web-1")]
         );
-        let out = run(&mut gc, &cache, &key(Kind::ReplicaSet, "web-1"));
+        let out = run(&mut *gc, &cache, &key(Kind::ReplicaSet, "web-1"));
         assert_eq!(
             describe(&out),
             vec!["delete ReplicaSet/default/web-1 Background uid=uid-web-1 rv=7"]

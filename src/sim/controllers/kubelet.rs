@@ -2000,8 +2000,8 @@ impl Controller for Kubelet {
         }
     }
 
-    fn reset(&mut self) {
-        *self = Kubelet::new(&self.node);
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Kubelet::new(&self.node)))
     }
 
     fn tick(&mut self, _now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {

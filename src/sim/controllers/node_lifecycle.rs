@@ -893,8 +893,8 @@ impl Controller for NodeLifecycleController {
         }
     }
 
-    fn reset(&mut self) {
-        *self = Self::default();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::default()))
     }
 
     fn tick(&mut self, _now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {

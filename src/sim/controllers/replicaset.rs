@@ -623,8 +623,8 @@ impl Controller for ReplicaSetController {
         }
     }
 
-    fn reset(&mut self) {
-        *self = Self::default();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::default()))
     }
 }
 
@@ -1385,7 +1385,7 @@ mod tests {
     }
 
     fn run(
-        ctrl: &mut ReplicaSetController,
+        ctrl: &mut (impl Controller + ?Sized),
         cache: &Cache,
         key: &ObjectKey,
         now: Millis,
@@ -1808,8 +1808,11 @@ mod tests {
         let cache = cache_with(vec![Object::ReplicaSet(rs("web", 1))]);
         let mut ctrl = ReplicaSetController::new();
         run(&mut ctrl, &cache, &rs_key("web"), 0);
-        ctrl.reset();
-        assert_eq!(creates(&run(&mut ctrl, &cache, &rs_key("web"), 1)).len(), 1);
+        let mut ctrl = ctrl.restarted().expect("a control-plane process");
+        assert_eq!(
+            creates(&run(&mut *ctrl, &cache, &rs_key("web"), 1)).len(),
+            1
+        );
     }
 
     #[test]

@@ -382,8 +382,8 @@ impl Controller for EdgeReplicaSetController {
         }
     }
 
-    fn reset(&mut self) {
-        *self = Self::default();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::default()))
     }
 }
 

@@ -382,8 +382,8 @@ impl Controller for TaintEvictionController {
         }
     }
 
-    fn reset(&mut self) {
-        self.work.clear();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Self::new()))
     }
 }
 

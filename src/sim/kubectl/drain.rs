@@ -807,8 +807,9 @@ impl Controller for DrainController {
         }
     }
 
-    fn reset(&mut self) {
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
         // A kubectl process is not part of the control plane: restarts do not touch it.
+        None
     }
 
     fn as_any(&self) -> Option<&dyn std::any::Any> {

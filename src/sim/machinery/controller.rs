@@ -280,8 +280,11 @@ pub trait Controller {
     /// Sees each request cancelled because an earlier batch failed.
     fn on_skipped(&mut self, _req: &ApiRequest) {}
 
-    /// Forgets all in-memory state, as a restarted process would.
-    fn reset(&mut self);
+    /// A new process of this component, as a restart starts one: built from its configuration
+    /// only (its node, its variant), so it cannot keep anything of this one's memory by mistake.
+    /// None for what is not a control-plane process (a running `kubectl drain`): restarts leave
+    /// it as it is.
+    fn restarted(&self) -> Option<Box<dyn Controller>>;
 
     /// The component as `Any`, so callers that know its type can read its state (a running
     /// `kubectl drain` exposes its output this way). Most components keep the default.

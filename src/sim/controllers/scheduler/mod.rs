@@ -1393,8 +1393,8 @@ impl Controller for Scheduler {
         std::mem::take(&mut self.answer_events)
     }
 
-    fn reset(&mut self) {
-        *self = Scheduler::new();
+    fn restarted(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(Scheduler::new()))
     }
 
     fn tick(&mut self, now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {
