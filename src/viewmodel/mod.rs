@@ -5,6 +5,7 @@
 //! inspector's spec-vs-status gap, the chart and the fault timeline. `src/ui` only turns these
 //! into HTML.
 
+pub mod action;
 pub mod cluster;
 pub mod console;
 pub mod crash;
