@@ -12,7 +12,7 @@ use bounds::{assert_not_growing, crash_loop_flaky, sizes, with_flaky, Sizes};
 use kubeloop::sim::api::apiserver::WATCH_HISTORY_CAPACITY;
 use kubeloop::sim::api::types::Kind;
 use kubeloop::sim::machinery::controller::{ComponentId, EventRecord};
-use kubeloop::sim::machinery::events::{EVENT_EXPIRY_BATCH, MAX_EVENTS};
+use kubeloop::sim::machinery::recorder::{EVENT_EXPIRY_BATCH, MAX_EVENTS};
 use kubeloop::sim::machinery::trace::DEFAULT_TRACE_CAPACITY;
 use kubeloop::sim::session::Session;
 

@@ -12,8 +12,8 @@ use super::controllers;
 use super::faults::{Fault, TriggerMode};
 use super::machinery::cache::Cache;
 use super::machinery::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome};
-use super::machinery::events::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
-use super::machinery::runtime::NodeRuntime;
+use super::machinery::node_runtime::NodeRuntime;
+use super::machinery::recorder::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
 use super::machinery::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
 use super::machinery::workqueue::WorkQueue;
 use super::rng::Rng;
@@ -2128,7 +2128,7 @@ impl Sim {
                         .filter(|c| c.running)
                         .map(|c| c.generation)
                     {
-                        let at = super::machinery::runtime::next_relist(now);
+                        let at = super::machinery::node_runtime::next_relist(now);
                         self.requeue_caused(&id, gen, key, at, "requeue", Some(seq));
                     }
                 }
@@ -2233,7 +2233,7 @@ impl Sim {
                         .filter(|c| c.running)
                         .map(|c| c.generation)
                     {
-                        let at = super::machinery::runtime::next_relist(now);
+                        let at = super::machinery::node_runtime::next_relist(now);
                         self.requeue_caused(&id, gen, key, at, "requeue", Some(seq));
                     }
                 }
@@ -2400,7 +2400,7 @@ impl Sim {
         self.queue.len()
     }
 
-    /// How many entries the Event recorder remembers (see [`super::machinery::events::Recorder::len`]).
+    /// How many entries the Event recorder remembers (see [`super::machinery::recorder::Recorder::len`]).
     pub fn recorder_len(&self) -> usize {
         self.recorder.len()
     }

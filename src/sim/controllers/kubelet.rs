@@ -46,7 +46,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
-use crate::sim::machinery::runtime::{
+use crate::sim::machinery::node_runtime::{
     image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind,
     Termination, REASON_STATUS_UNKNOWN,
 };

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::cache::Cache;
-use super::runtime::NodeRuntime;
+use super::node_runtime::NodeRuntime;
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use crate::sim::api::{ApiRequest, ApiResult, WatchEvent};
 use crate::sim::rng::Rng;

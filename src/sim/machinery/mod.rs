@@ -5,7 +5,7 @@
 
 pub mod cache;
 pub mod controller;
-pub mod events;
-pub mod runtime;
+pub mod node_runtime;
+pub mod recorder;
 pub mod trace;
 pub mod workqueue;
