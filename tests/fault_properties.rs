@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use kubeloop::sim::api::quantity::parse_quantity;
 use kubeloop::sim::api::types::{Kind, Object, ObjectKey, Pod};
-use kubeloop::sim::controllers::deployment_util::DESIRED_REPLICAS_ANNOTATION;
+use kubeloop::sim::controllers::deployment::util::DESIRED_REPLICAS_ANNOTATION;
 use kubeloop::sim::faults::{Fault, PodTarget};
 use kubeloop::sim::session::Session;
 use proptest::prelude::*;

@@ -1,7 +1,6 @@
 //! One module per component. Each exposes a type implementing [`Controller`] and its `reconcile`.
 
 pub mod deployment;
-pub mod deployment_util;
 pub mod disruption;
 pub mod endpointslice;
 pub mod garbage_collector;

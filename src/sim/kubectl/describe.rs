@@ -21,7 +21,7 @@ use crate::sim::api::types::{
     Container, ContainerState, ContainerStatus, Event, IntOrString, Kind, LabelSelector, Millis,
     Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap, Time, Toleration,
 };
-use crate::sim::controllers::deployment_util::equal_ignore_hash;
+use crate::sim::controllers::deployment::util::equal_ignore_hash;
 use crate::sim::time::human_duration;
 use crate::sim::world::Sim;
 use crate::sort::StableSort;

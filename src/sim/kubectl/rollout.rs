@@ -1,5 +1,5 @@
 //! `kubectl rollout status|history|undo|restart|pause|resume` for Deployments, using the shared
-//! helpers in `controllers::deployment_util` (the same code the Deployment controller trusts).
+//! helpers in `controllers::deployment::util` (the same code the Deployment controller trusts).
 //!
 //! `rollout status` answers with the state now and returns (as `--watch=false` does): the
 //! playground never blocks the console; run it again as simulated time advances.
@@ -15,7 +15,7 @@ use super::util::{error, fail, merge_patch, object_name, or_return, out};
 use super::CommandOutput;
 use crate::sim::api::types::{Deployment, Kind, ObjectKey, ReplicaSet};
 use crate::sim::api::ApiRequest;
-use crate::sim::controllers::deployment_util::{
+use crate::sim::controllers::deployment::util::{
     restart_annotation_patch, revision_of, rollback_template, rollout_status_message,
 };
 use crate::sim::world::Sim;
@@ -239,9 +239,9 @@ fn restart(sim: &mut Sim, key: &ObjectKey) -> Result<String, String> {
         .template
         .metadata
         .annotations
-        .get(crate::sim::controllers::deployment_util::RESTARTED_AT_ANNOTATION);
+        .get(crate::sim::controllers::deployment::util::RESTARTED_AT_ANNOTATION);
     let wanted = patch["spec"]["template"]["metadata"]["annotations"]
-        [crate::sim::controllers::deployment_util::RESTARTED_AT_ANNOTATION]
+        [crate::sim::controllers::deployment::util::RESTARTED_AT_ANNOTATION]
         .as_str();
     if current.map(String::as_str) == wanted {
         return Err(format!("failed to create patch for {}: if restart has already been triggered within the past second, please wait before attempting to trigger another", key.name));

@@ -3,7 +3,7 @@
 //! `advance_to`), and world tests of what the commands do to the cluster.
 
 use crate::sim::api::types::{Kind, ObjectKey};
-use crate::sim::controllers::deployment_util::REVISION_ANNOTATION;
+use crate::sim::controllers::deployment::util::REVISION_ANNOTATION;
 use crate::sim::kubectl::CommandOutput;
 use crate::sim::session::Session;
 
