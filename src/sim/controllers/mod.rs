@@ -7,7 +7,6 @@ pub mod garbage_collector;
 pub mod kubelet;
 pub mod node_lifecycle;
 pub mod replicaset;
-pub mod replicaset_edge;
 pub mod scheduler;
 pub mod taint_eviction;
 
@@ -45,7 +44,7 @@ pub fn for_trigger_mode(
             Some(Box::new(replicaset::ReplicaSetController::new()))
         }
         (ComponentId::ReplicaSet, TriggerMode::Edge) => {
-            Some(Box::new(replicaset_edge::EdgeReplicaSetController::new()))
+            Some(Box::new(replicaset::edge::EdgeReplicaSetController::new()))
         }
         _ => None,
     }

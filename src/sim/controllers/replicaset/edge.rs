@@ -1,7 +1,7 @@
 //! An edge-triggered ReplicaSet controller: a teaching device, NOT how Kubernetes works (see
 //! [`crate::sim::faults::EDGE_TRIGGERED_NOTE`]).
 //!
-//! It runs in place of the real controller (`replicaset.rs`, which stays faithful) when the
+//! It runs in place of the real controller (`replicaset/mod.rs`, which stays faithful) when the
 //! learner sets `SetTriggerMode {component: replicaset, mode: edge}`. It acts only on the change
 //! each watch event carries, the way a naive event-driven design would:
 //! - ReplicaSet ADDED → create `spec.replicas` pods;

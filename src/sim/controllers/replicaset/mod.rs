@@ -5,6 +5,11 @@
 //! (adopt matching orphans, release owned pods whose labels no longer match), create or delete
 //! pods when expectations are satisfied (slow-start batches, burst limit, deletion ranking), and
 //! write status when it changed. Expectations live in this struct and are lost on restart.
+//!
+//! This is the level-triggered controller Kubernetes runs; [`edge`] is its edge-triggered
+//! variant, a teaching device that acts on watch events alone.
+
+pub mod edge;
 
 use std::collections::hash_map::DefaultHasher;
 #[allow(clippy::disallowed_types)] // PodsPerNode: lookup-only, fixed hasher (see there)
