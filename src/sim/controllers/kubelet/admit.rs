@@ -1,0 +1,71 @@
+//! The kubelet's admission: whether a pod bound to this node may run here at all.
+
+use super::*;
+
+impl Kubelet {
+    /// Kubelet admission (`GeneralPredicates`): the pod must fit what the node has left and match
+    /// its node selector. Pods already admitted, or already running, pass. Returns (reason, message)
+    /// for a rejected pod.
+    pub(super) fn admit(
+        &self,
+        pod: &Pod,
+        node: Option<&Node>,
+        cache: &Cache,
+        rt: &NodeRuntime,
+    ) -> Option<(String, String)> {
+        let uid = &pod.metadata.uid;
+        if self.admitted.contains(uid) || rt.pods.contains_key(uid) {
+            return None;
+        }
+        let node = node?;
+        let others: Vec<&Pod> = cache
+            .pods_on_node(&self.node)
+            .filter_map(|o| o.as_pod())
+            .filter(|p| {
+                p.metadata.uid != *uid && !matches!(p.status.phase.as_str(), "Succeeded" | "Failed")
+            })
+            .filter(|p| {
+                self.admitted.contains(&p.metadata.uid) || rt.pods.contains_key(&p.metadata.uid)
+            })
+            .collect();
+        let allocatable = |name: &str| {
+            node.status
+                .allocatable
+                .get(name)
+                .and_then(|q| parse_quantity_milli(q))
+        };
+        let short = |name: &str, requested: i64, used: i64, capacity: i64| {
+            let message = format!(
+                "Node didn't have enough resource: {name}, requested: {requested}, used: {used}, capacity: {capacity}"
+            );
+            Some((format!("OutOf{name}"), message))
+        };
+        let max_pods = allocatable("pods").map_or(110, |v| (v / 1000.0) as i64);
+        if others.len() as i64 + 1 > max_pods {
+            return short("pods", 1, others.len() as i64, max_pods);
+        }
+        // cpu in millicores, memory in bytes, as the scheduler framework counts them.
+        for (name, divisor) in [("cpu", 1.0), ("memory", 1000.0)] {
+            let requested = (pod_request(pod, name) / divisor).ceil() as i64;
+            let Some(capacity) = allocatable(name).map(|v| (v / divisor) as i64) else {
+                continue;
+            };
+            let used: i64 = others
+                .iter()
+                .map(|p| (pod_request(p, name) / divisor).ceil() as i64)
+                .sum();
+            if requested > 0 && used + requested > capacity {
+                return short(name, requested, used, capacity);
+            }
+        }
+        // The kubelet admits with the scheduler's own node-affinity check (both use
+        // `GetRequiredNodeAffinity` in Kubernetes).
+        if !scheduler::required_affinity_matches(pod, node) {
+            return Some((
+                "NodeAffinity".into(),
+                "Predicate NodeAffinity failed".into(),
+            ));
+        }
+        None
+    }
+}

@@ -1,0 +1,332 @@
+//! `kubelet_node_status.go` and the node lease: the Node's status and conditions, and the
+//! heartbeat that renews the kubelet's Lease.
+
+use super::*;
+
+impl Kubelet {
+    /// Node status (checked every 10 s, posted on change or every 5 min) and pod housekeeping.
+    pub(super) fn sync_node(
+        &mut self,
+        now: Millis,
+        cache: &Cache,
+        rt: Option<&mut NodeRuntime>,
+    ) -> Outcome {
+        let mut out = Outcome::default();
+        let boot_id = rt.as_deref().map(|r| r.boot_id(&self.node));
+        if let Some(rt) = rt {
+            rt.settle(now);
+            let live: BTreeSet<String> = cache
+                .list(Kind::Pod)
+                .map(|o| o.meta().uid.clone())
+                .collect();
+            let orphans: Vec<String> = rt
+                .pods
+                .keys()
+                .filter(|u| !live.contains(*u))
+                .cloned()
+                .collect();
+            for uid in orphans {
+                self.kill_orphan(rt, &uid, &mut out);
+            }
+            let known: BTreeSet<String> = live.iter().chain(rt.pods.keys()).cloned().collect();
+            let forgotten: BTreeSet<String> = self
+                .written
+                .keys()
+                .chain(self.reasons.keys().map(|(u, _)| u))
+                .filter(|u| !known.contains(*u))
+                .cloned()
+                .collect();
+            for uid in forgotten {
+                self.forget_pod(&uid);
+            }
+        }
+        let Some(obj) = cache.get(&self.node_key()).cloned() else {
+            out.record = Some(ReconcileRecord {
+                observed: "Node object not found".into(),
+                desired: "Node status posted".into(),
+                diff: String::new(),
+            });
+            return out;
+        };
+        let Some(node) = obj.as_node() else {
+            return out;
+        };
+        let node_ref = |reason: &str, message: String| EventRecord {
+            type_: "Normal",
+            reason: reason.into(),
+            message,
+            object: obj.key(),
+            uid: node.metadata.name.clone(),
+            field_path: String::new(),
+        };
+        let status_is_now =
+            |what: &str| format!("Node {} status is now: {what}", node.metadata.name);
+        let first_pass = !self.started;
+        if first_pass {
+            self.started = true;
+            out.event(node_ref("Starting", "Starting kubelet.".into()));
+        }
+        let desired = [
+            (
+                "MemoryPressure",
+                "False",
+                "KubeletHasSufficientMemory",
+                "kubelet has sufficient memory available",
+                "NodeHasSufficientMemory",
+            ),
+            (
+                "DiskPressure",
+                "False",
+                "KubeletHasNoDiskPressure",
+                "kubelet has no disk pressure",
+                "NodeHasNoDiskPressure",
+            ),
+            (
+                "PIDPressure",
+                "False",
+                "KubeletHasSufficientPID",
+                "kubelet has sufficient PID available",
+                "NodeHasSufficientPID",
+            ),
+            (
+                "Ready",
+                "True",
+                "KubeletReady",
+                "kubelet is posting ready status",
+                "NodeReady",
+            ),
+        ];
+        let mut new = node.clone();
+        let mut changed = false;
+        let mut ready_event = None;
+        let mut info = new.status.node_info.clone().unwrap_or_else(|| {
+            Box::new(json!({
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://2.1.4",
+                "kernelVersion": "6.8.0-79-generic",
+                "kubeProxyVersion": "",
+                "kubeletVersion": "v1.34.1",
+                "operatingSystem": "linux",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+            }))
+        });
+        if let (Some(boot_id), Some(map)) = (&boot_id, info.as_object_mut()) {
+            let previous = map.get("bootID").and_then(Json::as_str).map(str::to_string);
+            if previous.as_deref() != Some(boot_id.as_str()) {
+                if previous.is_some() {
+                    let message = format!(
+                        "Node {} has been rebooted, boot id: {boot_id}",
+                        node.metadata.name
+                    );
+                    out.event(EventRecord {
+                        type_: "Warning",
+                        ..node_ref("Rebooted", message)
+                    });
+                }
+                map.insert("bootID".into(), Json::String(boot_id.clone()));
+            }
+        }
+        if new.status.node_info.as_ref() != Some(&info) {
+            new.status.node_info = Some(info);
+            changed = true;
+        }
+        for (type_, status, reason, message, event) in desired {
+            let old = find_condition(&node.status.conditions, type_);
+            let flips = old.is_none_or(|o| o.status != status);
+            let same_words = old.is_some_and(|o| {
+                o.status == status
+                    && o.reason.as_deref() == Some(reason)
+                    && o.message.as_deref() == Some(message)
+            });
+            changed |= !same_words;
+            let cond = Condition {
+                type_: type_.into(),
+                status: status.into(),
+                reason: Some(reason.into()),
+                message: Some(message.into()),
+                last_heartbeat_time: Some(ts(now)),
+                last_transition_time: if flips {
+                    Some(ts(now))
+                } else {
+                    old.and_then(|o| o.last_transition_time).or(Some(ts(now)))
+                },
+                ..Default::default()
+            };
+            match new.status.conditions.iter_mut().find(|c| c.type_ == type_) {
+                Some(c) => *c = cond,
+                None => new.status.conditions.push(cond),
+            }
+            if type_ == "Ready" {
+                if flips && !self.ready_announced {
+                    ready_event = Some(node_ref(event, status_is_now(event)));
+                    self.ready_announced = true;
+                } else if !flips {
+                    self.ready_announced = false;
+                }
+            } else if first_pass || flips {
+                out.event(node_ref(event, status_is_now(event)));
+            }
+        }
+        if first_pass {
+            out.event(node_ref(
+                "NodeAllocatableEnforced",
+                "Updated Node Allocatable limit across pods".into(),
+            ));
+        }
+        if let Some(e) = ready_event {
+            out.event(e);
+        }
+        if let Some(last) = self.last_unschedulable {
+            if last != node.spec.unschedulable {
+                let what = if node.spec.unschedulable {
+                    "NodeNotSchedulable"
+                } else {
+                    "NodeSchedulable"
+                };
+                out.event(node_ref(what, status_is_now(what)));
+            }
+        }
+        self.last_unschedulable = Some(node.spec.unschedulable);
+        let mut capacity = node.status.capacity.clone();
+        let mut allocatable = node.status.allocatable.clone();
+        if capacity.is_empty() {
+            capacity = allocatable.clone();
+        }
+        if allocatable.is_empty() {
+            allocatable = capacity.clone();
+        }
+        for list in [&mut capacity, &mut allocatable] {
+            if !list.contains_key("pods") {
+                list.insert("pods".into(), "110".into());
+            }
+        }
+        changed |= capacity != node.status.capacity || allocatable != node.status.allocatable;
+        new.status.capacity = capacity;
+        new.status.allocatable = allocatable;
+        if new.status.addresses.is_none() {
+            new.status.addresses = Some(Box::new(json!([
+                {"type": "InternalIP", "address": self.host_ip(Some(node))},
+                {"type": "Hostname", "address": node.metadata.name},
+            ])));
+            changed = true;
+        }
+        let due = self
+            .node_posted_at
+            .is_none_or(|t| now >= t + STATUS_REPORT_PERIOD);
+        let ready = node.ready_status().to_string();
+        let heartbeat =
+            find_condition(&node.status.conditions, "Ready").and_then(|c| c.last_heartbeat_time);
+        let observed = match heartbeat {
+            Some(t) => format!(
+                "Ready={ready}, last heartbeat {} ago",
+                format_duration(now.saturating_sub(t.0) / 1000 * 1000)
+            ),
+            None => format!("Ready={ready}, never posted"),
+        };
+        let diff = if changed {
+            "conditions changed: post status".to_string()
+        } else if due {
+            "report period elapsed: post status".to_string()
+        } else {
+            String::new()
+        };
+        if changed || due {
+            self.node_post_sent_at = now;
+            out.request(ApiRequest::UpdateStatus(Object::Node(new)));
+        }
+        // updateDefaultLabels, at registration: a Node someone else created (a manifest) gets
+        // the labels this kubelet would have given it. After the status post, which carries the
+        // resourceVersion this patch would move on.
+        if first_pass {
+            let missing: serde_json::Map<String, serde_json::Value> =
+                default_node_labels(&self.node)
+                    .into_iter()
+                    .filter(|(k, v)| node.metadata.labels.get(k) != Some(v))
+                    .map(|(k, v)| (k, serde_json::Value::String(v)))
+                    .collect();
+            if !missing.is_empty() {
+                out.request(ApiRequest::Patch {
+                    key: obj.key(),
+                    patch: json!({"metadata": {"labels": missing}}),
+                    status: false,
+                });
+            }
+        }
+        out.record = Some(ReconcileRecord {
+            observed,
+            desired: "Ready=True (KubeletReady), no pressure; posted on change or every 5m".into(),
+            diff,
+        });
+        out
+    }
+
+    /// Renews (or first creates) the node Lease: the cheap heartbeat the node controller watches.
+    pub(super) fn sync_lease(&mut self, now: Millis, cache: &Cache) -> Outcome {
+        let mut out = Outcome::default();
+        let node_uid = cache
+            .get(&self.node_key())
+            .map(|o| o.meta().uid.clone())
+            .unwrap_or_default();
+        let fresh = || Lease {
+            metadata: ObjectMeta {
+                name: self.node.clone(),
+                namespace: LEASE_NAMESPACE.into(),
+                owner_references: if node_uid.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![OwnerReference {
+                        api_version: "v1".into(),
+                        kind: "Node".into(),
+                        name: self.node.clone(),
+                        uid: node_uid.clone(),
+                        controller: None,
+                        block_owner_deletion: None,
+                    }]
+                },
+                ..Default::default()
+            },
+            spec: LeaseSpec {
+                holder_identity: Some(self.node.clone()),
+                lease_duration_seconds: Some(LEASE_DURATION_SECONDS),
+                renew_time: Some(ts(now)),
+            },
+        };
+        let (observed, req) = match &self.lease {
+            Some(l) => {
+                let mut l = l.clone();
+                let last = l.spec.renew_time.map_or(0, |t| t.0);
+                l.spec.renew_time = Some(ts(now));
+                (
+                    format!(
+                        "lease renewed {} ago",
+                        format_duration(now.saturating_sub(last))
+                    ),
+                    ApiRequest::Update(Object::Lease(l)),
+                )
+            }
+            None if self.lease_exists => (
+                "lease exists; its resourceVersion is unknown".to_string(),
+                ApiRequest::Update(Object::Lease(fresh())),
+            ),
+            None => (
+                "no lease yet".to_string(),
+                ApiRequest::Create(Object::Lease(fresh())),
+            ),
+        };
+        let verb = if matches!(req, ApiRequest::Create(_)) {
+            "create"
+        } else {
+            "renew"
+        };
+        out.request(req);
+        out.record = Some(ReconcileRecord {
+            observed,
+            desired: format!(
+                "renewTime refreshed every {}s (leaseDurationSeconds {LEASE_DURATION_SECONDS})",
+                HEARTBEAT_PERIOD / 1000
+            ),
+            diff: format!("{verb} the lease"),
+        });
+        out
+    }
+}
