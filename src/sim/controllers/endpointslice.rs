@@ -771,7 +771,7 @@ mod tests {
     use crate::sim::api::types::{
         Condition, Container, ContainerPort, PodSpec, PodStatus, ServicePort, ServiceSpec, Time,
     };
-    use crate::sim::rng::Rng;
+    use crate::sim::controllers::testing;
     use crate::sim::world::{Sim, SimConfig};
 
     /// How many EndpointSlices the Service `web` has (the API server's own `kubernetes` one aside).
@@ -843,22 +843,12 @@ mod tests {
     }
 
     fn cache_of(objs: Vec<Object>) -> Cache {
-        let mut c = Cache::new();
-        for o in objs {
-            c.upsert(Arc::new(o));
-        }
-        c
+        testing::cache_of(objs)
     }
 
     fn run(c: &mut EndpointSliceController, cache: &Cache) -> Outcome {
-        let mut rng = Rng::new(1);
-        let mut ctx = Ctx {
-            now: 1_000,
-            cache,
-            rng: &mut rng,
-            runtime: None,
-        };
-        c.reconcile(&ObjectKey::new(Kind::Service, "default", "web"), &mut ctx)
+        let key = ObjectKey::new(Kind::Service, "default", "web");
+        testing::reconcile_once(c, cache, &key, 1_000)
     }
 
     fn slices(out: &Outcome, create: bool) -> Vec<EndpointSlice> {

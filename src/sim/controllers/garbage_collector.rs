@@ -659,7 +659,7 @@ impl Controller for GarbageCollector {
 mod tests {
     use super::*;
     use crate::sim::api::types::{Deployment, Pod, ReplicaSet, Time};
-    use crate::sim::rng::Rng;
+    use crate::sim::controllers::testing;
 
     const NS: &str = "default";
 
@@ -721,23 +721,13 @@ mod tests {
     }
 
     fn cache_with(objs: &[Object]) -> Cache {
-        let mut c = Cache::new();
-        for o in objs {
-            c.upsert(Arc::new(o.clone()));
-        }
+        let mut c = testing::cache_of(objs.iter().cloned());
         c.last_rv = 100;
         c
     }
 
     fn run(gc: &mut (impl Controller + ?Sized), cache: &Cache, key: &ObjectKey) -> Outcome {
-        let mut rng = Rng::new(1);
-        let mut ctx = Ctx {
-            now: 1_000,
-            cache,
-            rng: &mut rng,
-            runtime: None,
-        };
-        gc.reconcile(key, &mut ctx)
+        testing::reconcile_once(gc, cache, key, 1_000)
     }
 
     fn key(kind: Kind, name: &str) -> ObjectKey {

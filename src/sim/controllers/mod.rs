@@ -9,6 +9,8 @@ pub mod node_lifecycle;
 pub mod replicaset;
 pub mod scheduler;
 pub mod taint_eviction;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use super::machinery::controller::Controller;
 

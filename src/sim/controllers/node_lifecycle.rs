@@ -916,8 +916,8 @@ mod tests {
     use crate::sim::api::types::{
         Container, Lease, LeaseSpec, ObjectMeta, Pod, PodSpec, PodStatus, Toleration,
     };
+    use crate::sim::controllers::testing;
     use crate::sim::faults::Fault;
-    use crate::sim::rng::Rng;
     use crate::sim::world::{Sim, SimConfig};
 
     fn ready(status: &str, heartbeat: Millis) -> Condition {
@@ -1001,22 +1001,11 @@ mod tests {
     }
 
     fn cache_of(objs: Vec<Object>) -> Cache {
-        let mut c = Cache::new();
-        for o in objs {
-            c.upsert(Arc::new(o));
-        }
-        c
+        testing::cache_of(objs)
     }
 
     fn run(c: &mut NodeLifecycleController, name: &str, now: Millis, cache: &Cache) -> Outcome {
-        let mut rng = Rng::new(1);
-        let mut ctx = Ctx {
-            now,
-            cache,
-            rng: &mut rng,
-            runtime: None,
-        };
-        c.reconcile(&ObjectKey::new(Kind::Node, "", name), &mut ctx)
+        testing::reconcile_once(c, cache, &ObjectKey::new(Kind::Node, "", name), now)
     }
 
     fn updated_node(out: &Outcome) -> Option<Node> {

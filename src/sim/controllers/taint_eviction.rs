@@ -392,7 +392,7 @@ mod tests {
     use super::*;
     use crate::sim::api::types::{ObjectMeta, PodSpec};
     use crate::sim::api::ApiError;
-    use crate::sim::rng::Rng;
+    use crate::sim::controllers::testing;
 
     fn taint(key: &str) -> Taint {
         Taint {
@@ -440,22 +440,12 @@ mod tests {
     }
 
     fn cache_of(objs: Vec<Object>) -> Cache {
-        let mut c = Cache::new();
-        for o in objs {
-            c.upsert(Arc::new(o));
-        }
-        c
+        testing::cache_of(objs)
     }
 
     fn run(c: &mut TaintEvictionController, name: &str, now: Millis, cache: &Cache) -> Outcome {
-        let mut rng = Rng::new(1);
-        let mut ctx = Ctx {
-            now,
-            cache,
-            rng: &mut rng,
-            runtime: None,
-        };
-        c.reconcile(&ObjectKey::new(Kind::Pod, "default", name), &mut ctx)
+        let key = ObjectKey::new(Kind::Pod, "default", name);
+        testing::reconcile_once(c, cache, &key, now)
     }
 
     fn deletes(out: &Outcome) -> Vec<String> {

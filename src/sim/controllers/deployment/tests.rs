@@ -5,7 +5,7 @@ use crate::sim::api::types::{
     Container, DeploymentStrategy, IntOrString, LabelSelector, ObjectMeta, PodTemplateSpec,
     ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment, StringMap, Time,
 };
-use crate::sim::rng::Rng;
+use crate::sim::controllers::testing;
 use crate::sim::world::{Sim, SimConfig};
 use util::{
     compute_hash, controller_ref, max_surge, selector_with_hash, DESIRED_REPLICAS_ANNOTATION,
@@ -205,16 +205,7 @@ fn run_at(ctrl: &mut DeploymentController, cache: &Cache, now: Millis) -> Outcom
 }
 
 fn reconcile_only(ctrl: &mut DeploymentController, cache: &Cache, now: Millis) -> Outcome {
-    let mut rng = Rng::new(1);
-    ctrl.reconcile(
-        &web(),
-        &mut Ctx {
-            now,
-            cache,
-            rng: &mut rng,
-            runtime: None,
-        },
-    )
+    testing::reconcile_once(ctrl, cache, &web(), now)
 }
 
 fn run(d: &Deployment, rss: &[ReplicaSet]) -> Outcome {

@@ -4,6 +4,7 @@ use super::*;
 use crate::sim::api::types::{
     HttpGetAction, IntOrString, NodeStatus, PodSpec, ResourceRequirements, StringMap,
 };
+use crate::sim::controllers::testing;
 use crate::sim::faults::{Fault, PodTarget};
 use crate::sim::machinery::trace::TraceKind;
 use crate::sim::world::{Sim, SimConfig, MACHINE_BOOT_MS};
@@ -181,16 +182,7 @@ fn reconcile_once(
     key: &ObjectKey,
     now: Millis,
 ) -> Outcome {
-    let mut rng = Rng::new(7);
-    k.reconcile(
-        key,
-        &mut Ctx {
-            now,
-            cache,
-            rng: &mut rng,
-            runtime: Some(rt),
-        },
-    )
+    testing::reconcile_with(k, cache, key, now, &mut Rng::new(7), Some(rt))
 }
 
 fn pod_key(name: &str) -> ObjectKey {

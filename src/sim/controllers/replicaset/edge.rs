@@ -419,7 +419,7 @@ mod tests {
     use super::*;
     use crate::sim::api::types::{LabelSelector, PodTemplateSpec, ReplicaSetSpec, StringMap};
     use crate::sim::api::WatchEvent;
-    use crate::sim::rng::Rng;
+    use crate::sim::controllers::testing;
 
     fn labels() -> StringMap {
         [("app".to_string(), "web".to_string())].into()
@@ -466,16 +466,7 @@ mod tests {
     }
 
     fn run(ctrl: &mut EdgeReplicaSetController, cache: &Cache, key: &ObjectKey) -> Outcome {
-        let mut rng = Rng::stream(1, "test");
-        ctrl.reconcile(
-            key,
-            &mut Ctx {
-                now: 0,
-                cache,
-                rng: &mut rng,
-                runtime: None,
-            },
-        )
+        testing::reconcile_once(ctrl, cache, key, 0)
     }
 
     fn creates(out: &Outcome) -> usize {

@@ -1198,7 +1198,7 @@ mod tests {
     use super::*;
     use crate::sim::api::types::{Container, PodSpec, PodTemplateSpec, ReplicaSetSpec};
     use crate::sim::api::ApiError;
-    use crate::sim::rng::Rng;
+    use crate::sim::controllers::testing;
 
     const NS: &str = "default";
 
@@ -1335,11 +1335,7 @@ mod tests {
     }
 
     fn cache_with(objs: Vec<Object>) -> Cache {
-        let mut c = Cache::new();
-        for o in objs {
-            c.upsert(Arc::new(o));
-        }
-        c
+        testing::cache_of(objs)
     }
 
     #[test]
@@ -1395,14 +1391,7 @@ mod tests {
         key: &ObjectKey,
         now: Millis,
     ) -> Outcome {
-        let mut rng = Rng::new(1);
-        let mut ctx = Ctx {
-            now,
-            cache,
-            rng: &mut rng,
-            runtime: None,
-        };
-        ctrl.reconcile(key, &mut ctx)
+        testing::reconcile_once(ctrl, cache, key, now)
     }
 
     fn rs_key(name: &str) -> ObjectKey {

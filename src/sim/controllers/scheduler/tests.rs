@@ -11,6 +11,7 @@ use crate::sim::api::types::{
     ResourceRequirements, Taint, Time, Toleration,
 };
 use crate::sim::api::{ApiError, WatchEvent, WatchEventType};
+use crate::sim::controllers::testing;
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{Controller, Ctx, Outcome};
 use crate::sim::rng::Rng;
@@ -223,27 +224,12 @@ fn filter(p: &Pod, n: &Node, pods: &[Pod]) -> Option<(&'static str, Vec<String>)
 }
 
 fn cache_of(nodes: &[Node], pods: &[Pod]) -> Cache {
-    let mut c = Cache::new();
-    for n in nodes {
-        c.upsert(Arc::new(Object::Node(n.clone())));
-    }
-    for p in pods {
-        c.upsert(Arc::new(Object::Pod(p.clone())));
-    }
-    c
+    let nodes = nodes.iter().cloned().map(Object::Node);
+    testing::cache_of(nodes.chain(pods.iter().cloned().map(Object::Pod)))
 }
 
 fn reconcile(s: &mut Scheduler, cache: &Cache, key: &ObjectKey, now: u64) -> Outcome {
-    let mut rng = Rng::new(7);
-    s.reconcile(
-        key,
-        &mut Ctx {
-            now,
-            cache,
-            rng: &mut rng,
-            runtime: None,
-        },
-    )
+    testing::reconcile_with(s, cache, key, now, &mut Rng::new(7), None)
 }
 
 fn binds(out: &Outcome) -> Vec<(String, String)> {
