@@ -259,17 +259,10 @@ impl Session {
     /// trace as an `apply -f` command.
     pub fn apply_text(&mut self, file: &str, text: &str) -> ApplyReport {
         let watch = self.watch_begin();
-        let report = self.apply_text_unrecorded(file, text);
+        let report = apply::apply_text(&mut self.sim, file, text);
         self.log_command("apply -f", &report);
         self.watch_end(watch, LearnerAction::Apply);
         report
-    }
-
-    /// [`Session::apply_text`] without the trace entry, for callers that record the command
-    /// themselves: `kubectl apply -f` through [`Session::kubectl`] is recorded once, with the
-    /// command line the learner typed and kubectl's output.
-    pub fn apply_text_unrecorded(&mut self, file: &str, text: &str) -> ApplyReport {
-        apply::apply_text(&mut self.sim, file, text)
     }
 
     fn log_command(&mut self, cmd: &str, report: &ApplyReport) {
