@@ -238,6 +238,18 @@ impl WatchEventType {
             WatchEventType::Deleted => "DELETED",
         }
     }
+
+    /// Parses a watch event type in any letter case (`added`, `MODIFIED`).
+    pub fn parse(t: &str) -> Result<WatchEventType, String> {
+        match t.to_ascii_uppercase().as_str() {
+            "ADDED" => Ok(WatchEventType::Added),
+            "MODIFIED" => Ok(WatchEventType::Modified),
+            "DELETED" => Ok(WatchEventType::Deleted),
+            _ => Err(format!(
+                "unknown event type {t:?}: expected ADDED, MODIFIED or DELETED"
+            )),
+        }
+    }
 }
 
 /// One change in the store. DELETED carries the object's last state.

@@ -285,6 +285,82 @@ pub struct LabelSelectorRequirement {
 }
 
 impl LabelSelector {
+    /// Parses a selector as kubectl and faults write it (`app=web,tier!=db,env in (a,b),!x,y`).
+    pub fn parse(s: &str) -> Result<LabelSelector, String> {
+        let mut sel = LabelSelector::default();
+        let mut parts = Vec::new();
+        let mut depth = 0;
+        let mut cur = String::new();
+        for ch in s.chars() {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(std::mem::take(&mut cur));
+                    continue;
+                }
+                _ => {}
+            }
+            cur.push(ch);
+        }
+        parts.push(cur);
+        for p in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+            let set_op = |op: &str| -> Option<(String, Vec<String>)> {
+                let idx = p.find(&format!(" {op} "))?;
+                let key = p[..idx].trim().to_string();
+                let rest = p[idx + op.len() + 2..].trim();
+                let inner = rest.strip_prefix('(')?.strip_suffix(')')?;
+                Some((
+                    key,
+                    inner
+                        .split(',')
+                        .map(|v| v.trim().to_string())
+                        .filter(|v| !v.is_empty())
+                        .collect(),
+                ))
+            };
+            if let Some((key, values)) = set_op("notin") {
+                sel.match_expressions.push(LabelSelectorRequirement {
+                    key,
+                    operator: "NotIn".into(),
+                    values,
+                });
+            } else if let Some((key, values)) = set_op("in") {
+                sel.match_expressions.push(LabelSelectorRequirement {
+                    key,
+                    operator: "In".into(),
+                    values,
+                });
+            } else if let Some((k, v)) = p.split_once("!=") {
+                sel.match_expressions.push(LabelSelectorRequirement {
+                    key: k.trim().into(),
+                    operator: "NotIn".into(),
+                    values: vec![v.trim().into()],
+                });
+            } else if let Some((k, v)) = p.split_once("==").or_else(|| p.split_once('=')) {
+                sel.match_labels.insert(k.trim().into(), v.trim().into());
+            } else if let Some(k) = p.strip_prefix('!') {
+                sel.match_expressions.push(LabelSelectorRequirement {
+                    key: k.trim().into(),
+                    operator: "DoesNotExist".into(),
+                    values: vec![],
+                });
+            } else if p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+            {
+                sel.match_expressions.push(LabelSelectorRequirement {
+                    key: p.into(),
+                    operator: "Exists".into(),
+                    values: vec![],
+                });
+            } else {
+                return Err(format!("unable to parse requirement: {p:?}"));
+            }
+        }
+        Ok(sel)
+    }
+
     /// True when the selector has no requirements, which selects everything.
     pub fn is_empty(&self) -> bool {
         self.match_labels.is_empty() && self.match_expressions.is_empty()
@@ -1372,6 +1448,17 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
+    /// Parses a kind's name in any letter case (`Pod`, `pod`), as faults and scenarios write it.
+    pub fn parse(s: &str) -> Result<Kind, String> {
+        Kind::from_kind_str(s)
+            .or_else(|| {
+                Kind::ALL
+                    .into_iter()
+                    .find(|k| k.as_str().eq_ignore_ascii_case(s))
+            })
+            .ok_or_else(|| format!("unknown kind {s:?}"))
+    }
+
     /// Resolves what a kubectl user types (`deploy`, `pods`, `rs`, `Deployment`, `deployments.apps`).
     pub fn from_resource_name(s: &str) -> Option<Kind> {
         let s = s.to_ascii_lowercase();
@@ -1590,6 +1677,17 @@ impl PartialOrd for ObjectKey {
 }
 
 impl ObjectKey {
+    /// Parses `Kind/namespace/name` or `Kind/name` (namespace `default`), as faults name objects.
+    pub fn parse_ref(s: &str) -> Result<ObjectKey, String> {
+        let parts: Vec<&str> = s.split('/').collect();
+        let (kind, ns, name) = match parts.as_slice() {
+            [k, n] => (*k, "default", *n),
+            [k, ns, n] => (*k, *ns, *n),
+            _ => return Err(format!("expected Kind/namespace/name, got {s:?}")),
+        };
+        Ok(ObjectKey::new(Kind::parse(kind)?, ns, name))
+    }
+
     /// Builds a key; cluster-scoped kinds drop the namespace.
     pub fn new(kind: Kind, namespace: &str, name: &str) -> ObjectKey {
         ObjectKey {

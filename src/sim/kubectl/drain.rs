@@ -26,7 +26,7 @@ use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 use crate::sim::time::format_duration;
-use crate::sim::world::{parse_label_selector, Sim};
+use crate::sim::world::Sim;
 use crate::sort::StableSort;
 
 /// How long kubectl sleeps after a 429 before evicting again.
@@ -119,7 +119,7 @@ fn nodes_for(sim: &Sim, args: &Args, verb: &str) -> Result<Vec<String>, CommandO
         )));
     }
     if let Some(sel) = selector {
-        let sel = parse_label_selector(sel).map_err(error)?;
+        let sel = LabelSelector::parse(sel).map_err(error)?;
         return Ok(sim
             .api
             .list(Kind::Node)
@@ -399,7 +399,7 @@ fn drain_options(args: &Args) -> Result<DrainOptions, String> {
         timeout: args.duration("timeout").filter(|t| *t > 0),
         disable_eviction: args.bool("disable-eviction"),
         pod_selector: match args.get("pod-selector") {
-            Some(s) => Some(parse_label_selector(s).map_err(|_| {
+            Some(s) => Some(LabelSelector::parse(s).map_err(|_| {
                 "--pod-selector=<pod_selector> must be a valid label selector".to_string()
             })?),
             None => None,

@@ -15,10 +15,10 @@ use super::resources::{self, Filter, Request};
 use super::tabwriter;
 use super::util::{error, event_interval, object_name, out, unsupported};
 use super::CommandOutput;
-use crate::sim::api::types::{Event, Kind, Object, ObjectKey};
+use crate::sim::api::types::{Event, Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::input::jsonpath;
 use crate::sim::scenario::{parse_wait, Wait, WaitFor};
-use crate::sim::world::{parse_label_selector, Sim};
+use crate::sim::world::Sim;
 use crate::sort::StableSort;
 
 /// The Kubernetes version the playground's components report (kubelets say the same).
@@ -436,7 +436,7 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
             let sel = wait
                 .selector
                 .as_deref()
-                .map(parse_label_selector)
+                .map(LabelSelector::parse)
                 .transpose()?;
             sim.api
                 .list(kind)

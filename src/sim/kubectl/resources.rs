@@ -9,7 +9,7 @@ use super::util::error;
 use crate::sim::api::types::{Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::kubectl::CommandOutput;
 use crate::sim::scenario::json_path;
-use crate::sim::world::{parse_label_selector, Sim};
+use crate::sim::world::Sim;
 
 /// What the resource arguments ask for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,7 +118,7 @@ pub struct Filter {
 impl Filter {
     /// Reads `-l/--selector` and `--field-selector`.
     pub fn from_args(args: &Args) -> Result<Filter, String> {
-        let labels = args.get("selector").map(parse_label_selector).transpose()?;
+        let labels = args.get("selector").map(LabelSelector::parse).transpose()?;
         let mut fields = Vec::new();
         if let Some(fs) = args.get("field-selector") {
             for part in fs.split(',').map(str::trim).filter(|p| !p.is_empty()) {

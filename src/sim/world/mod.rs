@@ -1,0 +1,796 @@
+//! The world: one clock, one event queue, one seeded RNG, the API server, every component, and
+//! the trace. Every state change in the simulation happens inside [`Sim::apply`] or
+//! [`Sim::advance_to`], in (time, sequence) order, so a seed and a list of actions replay exactly.
+
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::sync::Arc;
+
+use crate::sim::api::apiserver::ApiServer;
+use crate::sim::api::types::{Kind, LabelSelector, Millis, Object, ObjectKey};
+use crate::sim::api::{ApiError, ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
+use crate::sim::controllers;
+use crate::sim::faults::{Fault, TriggerMode};
+use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome};
+use crate::sim::machinery::node_runtime::NodeRuntime;
+use crate::sim::machinery::recorder::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
+use crate::sim::machinery::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
+use crate::sim::machinery::workqueue::WorkQueue;
+use crate::sim::rng::Rng;
+
+mod faults;
+mod informers;
+mod machines;
+mod requests;
+mod watch;
+
+use faults::{DelayRule, DropRule, Heal, Rival};
+pub use machines::{Machine, MACHINE_BOOT_MS};
+pub use requests::{RIVAL_ACTOR, RIVAL_ANNOTATION};
+use watch::{hold, release, routing_of, Watchers};
+
+/// Timing knobs. Defaults are chosen so that a lesson reads like a real cluster's event log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    pub seed: u64,
+    /// Request → response latency range, in ms.
+    pub api_latency: (Millis, Millis),
+    /// Commit → informer delivery latency range, in ms.
+    pub watch_latency: (Millis, Millis),
+    /// Simulated cost of one reconcile pass, in ms (spaces a component's passes).
+    pub reconcile_cost: Millis,
+    /// Informer resync period per component (None: never, as kube-controller-manager in practice).
+    pub resync: BTreeMap<ComponentId, Millis>,
+    /// How many trace entries to keep.
+    pub trace_capacity: usize,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            api_latency: (2, 6),
+            watch_latency: (5, 20),
+            reconcile_cost: 1,
+            resync: BTreeMap::new(),
+            trace_capacity: crate::sim::machinery::trace::DEFAULT_TRACE_CAPACITY,
+        }
+    }
+}
+
+/// One component with its informer cache and work queue.
+struct Component {
+    ctrl: Box<dyn Controller>,
+    /// Its [`ComponentId::name`], kept: every delivery, pass and request it makes names it in the
+    /// trace, which shares this one allocation.
+    name: Arc<str>,
+    cache: Cache,
+    queue: WorkQueue,
+    rng: Rng,
+    running: bool,
+    partitioned: bool,
+    pump_scheduled: bool,
+    /// Incremented on every stop/restart so timers of the old process are ignored.
+    generation: u64,
+    /// Earliest pending requeue timer per key.
+    requeues: BTreeMap<ObjectKey, Millis>,
+    /// Why each queued key was queued (trigger, causing trace entry).
+    triggers: BTreeMap<ObjectKey, (&'static str, Option<u64>)>,
+    /// Watch deliveries stay in order: none is delivered before the previous one.
+    last_delivery: Millis,
+    drop: Option<DropRule>,
+    delay: Option<DelayRule>,
+    /// Level (Kubernetes) or edge (the teaching variant, which never relists or resyncs).
+    mode: TriggerMode,
+    /// Its list failed (the API server was down): it lists as soon as the server is back.
+    needs_relist: bool,
+    /// When its next resync is due; a resync timer for any other time is stale.
+    resync_at: Option<Millis>,
+    /// Keys its field selector currently lets through, as the watch cache tracks them server-side:
+    /// events about other objects are never sent (a kubelet does not hear of other nodes' pods),
+    /// except the one that takes an object out of the selection. Empty for a component without
+    /// a field selector ([`Controller::has_field_selector`]), which is sent every event.
+    selected: BTreeSet<ObjectKey>,
+}
+
+impl Component {
+    fn new(ctrl: Box<dyn Controller>, seed: u64) -> Component {
+        let name: Arc<str> = ctrl.id().name().into();
+        let rng = Rng::stream(seed, &name);
+        Component {
+            ctrl,
+            name,
+            cache: Cache::new(),
+            selected: BTreeSet::new(),
+            queue: WorkQueue::new(),
+            rng,
+            running: false,
+            partitioned: false,
+            pump_scheduled: false,
+            generation: 0,
+            requeues: BTreeMap::new(),
+            triggers: BTreeMap::new(),
+            last_delivery: 0,
+            drop: None,
+            delay: None,
+            mode: TriggerMode::Level,
+            needs_relist: false,
+            resync_at: None,
+        }
+    }
+}
+
+/// Things waiting in the event queue.
+#[derive(Debug)]
+enum SimEvent {
+    Deliver {
+        to: ComponentId,
+        gen: u64,
+        event: WatchEvent,
+    },
+    Pump {
+        to: ComponentId,
+        gen: u64,
+    },
+    Requeue {
+        to: ComponentId,
+        gen: u64,
+        key: ObjectKey,
+        /// `requeue` (asked for by a pass) or `retry` (back-off after a failure).
+        trigger: &'static str,
+        /// The pass that asked, or the failed request.
+        cause: Option<u64>,
+    },
+    Tick {
+        to: ComponentId,
+        gen: u64,
+    },
+    Resync {
+        to: ComponentId,
+        gen: u64,
+    },
+    Api {
+        from: ComponentId,
+        gen: u64,
+        key: ObjectKey,
+        batches: Vec<Vec<ApiRequest>>,
+        cause: u64,
+    },
+    Fault(Fault),
+    /// A fault's duration is over.
+    Heal {
+        fault: u64,
+        heal: Heal,
+    },
+    Housekeeping,
+}
+
+/// A slot in the event queue: when, the tie-breaking sequence number, and where the event waits.
+/// Kept small (the event itself stays put in [`Sim::slots`]) so the heap moves 24 bytes a level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Scheduled {
+    at: Millis,
+    seq: u64,
+    slot: u32,
+}
+
+impl Ord for Scheduled {
+    /// Reversed, so the max-heap pops the earliest (time, sequence) first.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// What [`Sim::advance_to`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Advanced {
+    /// Events processed.
+    pub events: usize,
+    /// True when the work cap stopped it before reaching the target time.
+    pub capped: bool,
+}
+
+/// A part of the world [`Sim::free_for_measurement`] can free, in the order a memory breakdown
+/// frees them (an object version shared by several parts is counted where it is freed last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryPart {
+    /// The trace's entries.
+    Trace,
+    /// The API server's watch history (old object versions nobody else holds).
+    WatchHistory,
+    /// Event objects and the recorder's memory of them.
+    Events,
+    /// Every component's informer cache, with its indexes and field-selector sets.
+    InformerCaches,
+    /// The kubelets' own state (pod workers, probe and back-off bookkeeping), work queues and
+    /// timers.
+    Kubelets,
+    /// The control-plane components' own state (scheduler queues, expectations, the garbage
+    /// collector's graph), work queues and timers.
+    Controllers,
+    /// The container runtimes of the machines.
+    Runtimes,
+    /// The world's queue of deliveries, requests in flight and timers.
+    EventQueue,
+    /// The API server's store: the current version of every object.
+    Store,
+}
+
+impl MemoryPart {
+    /// Every part, in breakdown order.
+    pub const ALL: [MemoryPart; 9] = [
+        MemoryPart::Trace,
+        MemoryPart::WatchHistory,
+        MemoryPart::Events,
+        MemoryPart::InformerCaches,
+        MemoryPart::Kubelets,
+        MemoryPart::Controllers,
+        MemoryPart::Runtimes,
+        MemoryPart::EventQueue,
+        MemoryPart::Store,
+    ];
+
+    /// What the breakdown calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryPart::Trace => "trace",
+            MemoryPart::WatchHistory => "watch history (old versions)",
+            MemoryPart::Events => "Events + recorder",
+            MemoryPart::InformerCaches => "informer caches (maps, indexes)",
+            MemoryPart::Kubelets => "kubelets' own state, work queues",
+            MemoryPart::Controllers => "controllers' own state, work queues",
+            MemoryPart::Runtimes => "container runtimes",
+            MemoryPart::EventQueue => "world event queue",
+            MemoryPart::Store => "store (current objects)",
+        }
+    }
+}
+
+/// Trace entries a [`Sim::detached_copy`] keeps: it runs one action and is dropped.
+const DETACHED_TRACE: usize = 64;
+
+/// The whole simulated cluster.
+pub struct Sim {
+    now: Millis,
+    seq: u64,
+    config: SimConfig,
+    queue: BinaryHeap<Scheduled>,
+    /// Where queued events wait (a slab: freed slots are reused, lowest-freed-last, which is
+    /// deterministic and never observable).
+    slots: Vec<Option<SimEvent>>,
+    free_slots: Vec<u32>,
+    /// Running, connected watchers per kind (see [`Watchers`]).
+    watchers: BTreeMap<Kind, Watchers>,
+    /// For kubelet-style routed components: object key → the nodes whose kubelet's field
+    /// selector currently holds it (the inverse of their `selected` sets), so an object leaving
+    /// a node's selection still reaches that node's kubelet.
+    routed_selected: BTreeMap<ObjectKey, Vec<String>>,
+    /// The API server's store.
+    pub api: ApiServer,
+    components: BTreeMap<ComponentId, Component>,
+    /// Container runtimes, one per machine; a node that is down has none running.
+    machines: BTreeMap<String, Machine>,
+    /// Bumped whenever a machine is added, removed, powered off or powered on.
+    machines_generation: u64,
+    /// Images the simulated registry refuses to serve.
+    pub broken_images: BTreeSet<String>,
+    api_server_up: bool,
+    recorder: Recorder,
+    trace: Trace,
+    latency_rng: Rng,
+    /// While a fault (or its heal) is being applied: its trace entry, the cause of what it does.
+    fault_cause: Option<u64>,
+    /// Active ConflictingWriters by object.
+    rivals: BTreeMap<ObjectKey, Rival>,
+    /// The trace entry of the last request sent.
+    last_api_seq: u64,
+}
+
+impl Sim {
+    /// A cluster with the control plane running and no objects yet.
+    pub fn new(config: SimConfig) -> Sim {
+        let seed = config.seed;
+        let mut sim = Sim {
+            now: 0,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            watchers: BTreeMap::new(),
+            routed_selected: BTreeMap::new(),
+            api: ApiServer::new(seed),
+            components: BTreeMap::new(),
+            machines: BTreeMap::new(),
+            machines_generation: 0,
+            broken_images: BTreeSet::new(),
+            api_server_up: true,
+            recorder: Recorder::default(),
+            trace: Trace::with_capacity(config.trace_capacity),
+            latency_rng: Rng::stream(seed, "latency"),
+            fault_cause: None,
+            rivals: BTreeMap::new(),
+            last_api_seq: 0,
+            config,
+        };
+        // The API server is up before any component connects: their first list finds these.
+        sim.ensure_bootstrap_objects();
+        for ctrl in controllers::control_plane() {
+            let id = ctrl.id();
+            sim.components
+                .insert(id.clone(), Component::new(ctrl, seed));
+            sim.start_component(&id, "start");
+        }
+        sim.schedule(10_000, SimEvent::Housekeeping);
+        sim
+    }
+
+    /// A copy of the store, the machines and the clock with no component running and nothing
+    /// queued: what an action would change, worked out without touching this simulation (a
+    /// lesson compares it with what the learner did: see `progress`). Nothing in it advances.
+    pub fn detached_copy(&self) -> Sim {
+        Sim {
+            now: self.now,
+            seq: self.seq,
+            config: self.config.clone(),
+            queue: BinaryHeap::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            watchers: BTreeMap::new(),
+            routed_selected: BTreeMap::new(),
+            api: self.api.clone(),
+            components: BTreeMap::new(),
+            machines: self.machines.clone(),
+            machines_generation: self.machines_generation,
+            broken_images: self.broken_images.clone(),
+            api_server_up: self.api_server_up,
+            recorder: Recorder::default(),
+            trace: Trace::with_capacity(DETACHED_TRACE),
+            latency_rng: self.latency_rng.clone(),
+            fault_cause: None,
+            rivals: BTreeMap::new(),
+            last_api_seq: 0,
+        }
+    }
+
+    /// The simulated clock.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// The configuration the simulation was built with.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    /// The trace.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// Appends to the trace (for session-level records: commands, checks).
+    pub(crate) fn trace_push(&mut self, t: Millis, cause: Option<u64>, kind: TraceKind) -> u64 {
+        self.trace.push(t, cause, kind)
+    }
+
+    /// The ids of every component, in order.
+    pub fn component_ids(&self) -> Vec<ComponentId> {
+        self.components.keys().cloned().collect()
+    }
+
+    /// Whether the API server answers (a StopComponent kube-apiserver fault makes it 503).
+    pub fn is_api_server_up(&self) -> bool {
+        self.api_server_up
+    }
+
+    /// Whether a component is running (not stopped or down).
+    pub fn is_running(&self, id: &ComponentId) -> bool {
+        self.components.get(id).is_some_and(|c| c.running)
+    }
+
+    /// Adds a component at runtime (a long-running client such as `kubectl drain`) and starts it.
+    /// A component with the same id is replaced; its generation carries on, so timers and
+    /// responses meant for the old one are ignored.
+    pub fn add_component(&mut self, ctrl: Box<dyn Controller>) {
+        let id = ctrl.id();
+        match self.components.get_mut(&id) {
+            Some(c) => {
+                c.ctrl = ctrl;
+                self.stop_component(&id);
+            }
+            None => {
+                self.components
+                    .insert(id.clone(), Component::new(ctrl, self.config.seed));
+            }
+        }
+        self.start_component(&id, "start");
+    }
+
+    /// Stops a runtime component for good; it stays listed so its state can still be read.
+    pub fn retire_component(&mut self, id: &ComponentId) -> bool {
+        let known = self.components.contains_key(id);
+        self.stop_component(id);
+        known
+    }
+
+    /// A component's controller, to read its state through [`Controller::as_any`].
+    pub fn component(&self, id: &ComponentId) -> Option<&dyn Controller> {
+        self.components.get(id).map(|c| c.ctrl.as_ref())
+    }
+
+    /// A component's informer cache (for the UI's "what the controller sees" view and tests).
+    pub fn cache_of(&self, id: &ComponentId) -> Option<&Cache> {
+        self.components.get(id).map(|c| &c.cache)
+    }
+
+    /// How many keys wait in a component's queue.
+    pub fn queue_len(&self, id: &ComponentId) -> usize {
+        self.components.get(id).map_or(0, |c| c.queue.len())
+    }
+
+    /// Time of the next scheduled event, if any.
+    pub fn next_event_time(&self) -> Option<Millis> {
+        self.queue.peek().map(|s| s.at)
+    }
+
+    fn schedule(&mut self, at: Millis, ev: SimEvent) {
+        self.seq += 1;
+        let slot = match self.free_slots.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(ev);
+                i
+            }
+            None => {
+                self.slots.push(Some(ev));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.queue.push(Scheduled {
+            at: at.max(self.now),
+            seq: self.seq,
+            slot,
+        });
+    }
+
+    fn jitter(&mut self, range: (Millis, Millis)) -> Millis {
+        self.latency_rng.range(range.0, range.1)
+    }
+
+    /// Processes every event up to and including `t`, then sets the clock to `t`, doing at most
+    /// `max_events` events (the UI's per-frame budget); a capped advance leaves the clock at the
+    /// last processed event so nothing is skipped.
+    pub fn advance_to(&mut self, t: Millis, max_events: usize) -> Advanced {
+        let mut done = Advanced::default();
+        while let Some(&Scheduled { at, .. }) = self.queue.peek() {
+            if at > t {
+                break;
+            }
+            if done.events >= max_events {
+                done.capped = true;
+                return done;
+            }
+            self.step_one();
+            done.events += 1;
+        }
+        self.now = self.now.max(t);
+        done
+    }
+
+    /// Processes the next event only (the UI's single step). Returns false when nothing is queued.
+    pub fn step(&mut self) -> bool {
+        if self.queue.is_empty() {
+            return false;
+        }
+        self.step_one();
+        true
+    }
+
+    fn step_one(&mut self) {
+        let Some(Scheduled { at, slot, .. }) = self.queue.pop() else {
+            return;
+        };
+        self.now = self.now.max(at);
+        let Some(ev) = self.slots.get_mut(slot as usize).and_then(Option::take) else {
+            return;
+        };
+        self.free_slots.push(slot);
+        match ev {
+            SimEvent::Deliver { to, gen, event } => self.deliver(&to, gen, event),
+            SimEvent::Pump { to, gen } => self.process_next_work_item(&to, gen),
+            SimEvent::Requeue {
+                to,
+                gen,
+                key,
+                trigger,
+                cause,
+            } => {
+                if let Some(c) = self.components.get_mut(&to) {
+                    if c.generation == gen && c.requeues.get(&key) == Some(&at) {
+                        c.requeues.remove(&key);
+                    }
+                }
+                self.enqueue(&to, gen, key, trigger, cause);
+            }
+            SimEvent::Tick { to, gen } => self.tick(&to, gen),
+            SimEvent::Resync { to, gen } => self.resync(&to, gen),
+            SimEvent::Api {
+                from,
+                gen,
+                key,
+                batches,
+                cause,
+            } => self.execute(&from, gen, &key, batches, cause),
+            SimEvent::Fault(f) => {
+                let _ = self.inject(f);
+            }
+            SimEvent::Heal { fault, heal } => self.heal(fault, heal),
+            SimEvent::Housekeeping => self.housekeeping(),
+        }
+    }
+
+    /// The API server's bootstrap controller, every housekeeping pass (its loop runs every 10 s):
+    /// the `kubernetes` Service and its EndpointSlice come back when someone deletes them. A
+    /// deliberate simplification: it recreates them but does not revert edits to them.
+    fn ensure_bootstrap_objects(&mut self) {
+        if !self.api_server_up {
+            return;
+        }
+        for obj in crate::sim::api::apiserver::bootstrap_objects() {
+            if self.api.get(&obj.key()).is_none() {
+                // Refused only if a user's Service holds 10.96.0.1 (or a playground cap is
+                // reached): left so, and tried again on the next pass.
+                let _ = self.send_as(
+                    "kube-apiserver".into(),
+                    false,
+                    &ApiRequest::Create(obj),
+                    None,
+                );
+            }
+        }
+    }
+
+    fn housekeeping(&mut self) {
+        self.ensure_bootstrap_objects();
+        self.api.compact(self.now);
+        // An Event's age is its lastTimestamp when it has one, and the ones without never expire
+        // here: every candidate is among the oldest.
+        let expired: Vec<ObjectKey> = self
+            .api
+            .events_by_age()
+            .take_while(|(t, _)| t + EVENT_TTL < self.now)
+            .filter(|(_, k)| {
+                self.api
+                    .get(k)
+                    .and_then(|o| o.as_event())
+                    .is_some_and(|e| e.last_timestamp.is_some())
+            })
+            .map(|(_, k)| k.clone())
+            .collect();
+        self.expire_events(&expired);
+        self.recorder.prune(self.now);
+        // Events created by other means than the recorder (kubectl create) count too.
+        self.cap_events();
+        self.schedule(self.now + 10_000, SimEvent::Housekeeping);
+    }
+
+    /// How many events wait in the world's queue (deliveries, timers, requests in flight): with
+    /// [`Sim::recorder_len`], what the memory-bound tests watch over a long run.
+    pub fn queued_events(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// How many entries the Event recorder remembers (see [`crate::sim::machinery::recorder::Recorder::len`]).
+    pub fn recorder_len(&self) -> usize {
+        self.recorder.len()
+    }
+
+    /// Frees one part of the world, for `kubeloop bench --memory`, which reads how many heap
+    /// bytes that gave back. Nothing else calls it: the world is not meant to run on afterwards.
+    pub fn free_for_measurement(&mut self, part: MemoryPart) {
+        match part {
+            MemoryPart::Trace => {
+                self.trace = Trace::with_capacity(self.config.trace_capacity);
+            }
+            MemoryPart::WatchHistory => self.api.free_history(),
+            MemoryPart::Events => {
+                let keys: Vec<ObjectKey> = self.api.list(Kind::Event).map(|o| o.key()).collect();
+                for k in &keys {
+                    self.api.expire_event(k);
+                }
+                self.recorder.clear();
+            }
+            MemoryPart::InformerCaches => {
+                for c in self.components.values_mut() {
+                    c.cache = Cache::new();
+                    c.selected = BTreeSet::new();
+                }
+                self.routed_selected = BTreeMap::new();
+            }
+            MemoryPart::Kubelets => {
+                self.components
+                    .retain(|id, _| !matches!(id, ComponentId::Kubelet(_)));
+                for w in self.watchers.values_mut() {
+                    w.by_node = Vec::new();
+                }
+            }
+            MemoryPart::Controllers => {
+                self.components = BTreeMap::new();
+                self.watchers = BTreeMap::new();
+            }
+            MemoryPart::Runtimes => self.machines = BTreeMap::new(),
+            MemoryPart::EventQueue => {
+                self.queue = BinaryHeap::new();
+                self.slots = Vec::new();
+                self.free_slots = Vec::new();
+            }
+            MemoryPart::Store => self.api = ApiServer::new(self.config.seed),
+        }
+    }
+
+    /// True when nothing but periodic timers remains: no watch deliveries, API calls or queued keys.
+    pub fn is_quiescent(&self) -> bool {
+        self.components.values().all(|c| c.queue.is_empty())
+            && self.slots.iter().flatten().all(|e| {
+                matches!(
+                    e,
+                    SimEvent::Tick { .. }
+                        | SimEvent::Resync { .. }
+                        | SimEvent::Housekeeping
+                        | SimEvent::Requeue { .. }
+                        | SimEvent::Heal { .. }
+                )
+            })
+    }
+
+    /// Convenience for tests and the CLI: the live object under `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
+        self.api.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::api::types::{Container, ObjectMeta, Pod, PodSpec};
+    use crate::sim::session::Session;
+
+    fn kubelet_sees(sim: &Sim, node: &str, key: &ObjectKey) -> bool {
+        sim.cache_of(&ComponentId::Kubelet(node.into()))
+            .is_some_and(|c| c.get(key).is_some())
+    }
+
+    /// A session with the default cluster and a bare pod bound to node-1, its watch events
+    /// delivered.
+    fn pod_on_node_1() -> (Session, ObjectKey) {
+        let mut s = Session::new(1);
+        s.advance_to(2_000, usize::MAX);
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: "p".into(),
+                namespace: "default".into(),
+                ..Default::default()
+            },
+            spec: PodSpec {
+                node_name: "node-1".into(),
+                containers: vec![Container {
+                    name: "app".into(),
+                    image: "nginx".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let key = s
+            .sim
+            .submit(ApiRequest::Create(Object::Pod(pod)))
+            .expect("created")
+            .key();
+        s.advance_to(3_000, usize::MAX);
+        (s, key)
+    }
+
+    #[test]
+    fn a_pod_moved_to_another_node_leaves_the_old_kubelets_view_and_enters_the_new_one() {
+        // Debug builds also check every fan-out: no kubelet left out would have heard of a write.
+        let (mut s, key) = pod_on_node_1();
+        assert!(kubelet_sees(&s.sim, "node-1", &key));
+        assert!(!kubelet_sees(&s.sim, "node-2", &key));
+        let mut moved = (*s.sim.api.get(&key).expect("stored").clone()).clone();
+        moved.as_pod_mut().expect("a pod").spec.node_name = "node-2".into();
+        moved.meta_mut().resource_version.clear();
+        s.sim.submit(ApiRequest::Update(moved)).expect("updated");
+        s.advance_to(4_000, usize::MAX);
+        assert!(!kubelet_sees(&s.sim, "node-1", &key));
+        assert!(kubelet_sees(&s.sim, "node-2", &key));
+        assert_eq!(
+            s.sim.routed_selected.get(&key).map(Vec::as_slice),
+            Some(&["node-2".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn only_components_with_a_field_selector_track_what_it_holds() {
+        let (mut s, key) = pod_on_node_1();
+        let holds = |sim: &Sim, id: &ComponentId| sim.components[id].selected.contains(&key);
+        let cached = |sim: &Sim, id: &ComponentId| sim.components[id].cache.get(&key).is_some();
+        assert!(holds(&s.sim, &ComponentId::Scheduler));
+        assert!(holds(&s.sim, &ComponentId::Kubelet("node-1".into())));
+        for id in ComponentId::CONTROLLER_MANAGER {
+            assert!(cached(&s.sim, &id), "{id} cached the pod");
+            assert!(
+                s.sim.components[&id].selected.is_empty(),
+                "{id} keeps no set"
+            );
+        }
+        // Without a set, the delete still reaches every controller's cache.
+        s.sim
+            .submit(ApiRequest::Delete {
+                key: key.clone(),
+                options: DeleteOptions {
+                    grace_period_seconds: Some(0),
+                    ..Default::default()
+                },
+            })
+            .expect("deleted");
+        s.advance_to(4_000, usize::MAX);
+        for id in ComponentId::CONTROLLER_MANAGER {
+            assert!(!cached(&s.sim, &id), "{id} heard of the delete");
+        }
+        assert!(!holds(&s.sim, &ComponentId::Scheduler));
+    }
+
+    #[test]
+    fn every_delivery_of_a_write_shares_one_object_name_in_the_trace() {
+        let (s, key) = pod_on_node_1();
+        let name = key.to_string();
+        let names: Vec<&Arc<str>> = s
+            .sim
+            .trace()
+            .entries()
+            .filter_map(|e| match &e.kind {
+                TraceKind::Watch {
+                    object,
+                    event_type: "ADDED",
+                    ..
+                } if **object == *name => Some(object),
+                _ => None,
+            })
+            .collect();
+        // The seven controllers, the scheduler and node-1's kubelet heard of the create.
+        assert_eq!(names.len(), 9);
+        assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
+    }
+
+    #[test]
+    fn watchers_are_indexed_only_while_running_and_connected() {
+        let mut s = Session::new(1);
+        s.advance_to(1_000, usize::MAX);
+        let pods = |sim: &Sim| sim.watchers.get(&Kind::Pod).cloned().unwrap_or_default();
+        assert_eq!(pods(&s.sim).by_node, ["node-1", "node-2", "node-3"]);
+        assert!(pods(&s.sim).general.contains(&ComponentId::Scheduler));
+        s.sim
+            .inject(Fault::PartitionNode {
+                node: "node-2".into(),
+            })
+            .expect("partitioned");
+        s.sim
+            .inject(Fault::StopComponent {
+                component: "scheduler".into(),
+            })
+            .expect("stopped");
+        assert_eq!(pods(&s.sim).by_node, ["node-1", "node-3"]);
+        assert!(!pods(&s.sim).general.contains(&ComponentId::Scheduler));
+        s.sim
+            .inject(Fault::HealNode {
+                node: "node-2".into(),
+            })
+            .expect("healed");
+        assert_eq!(pods(&s.sim).by_node, ["node-1", "node-2", "node-3"]);
+    }
+}

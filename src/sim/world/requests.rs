@@ -1,0 +1,216 @@
+//! Request execution: a component's or the learner's requests go through the API server, with latency, 503s while it is down, a conflicting writer's races, and the Events the recorder writes.
+
+use super::*;
+
+/// The annotation a ConflictingWriter bumps: a harmless change that moves the resourceVersion.
+pub const RIVAL_ANNOTATION: &str = "kubeloop.dev/conflicting-writer";
+
+/// How a ConflictingWriter appears in the trace (`actor`).
+pub const RIVAL_ACTOR: &str = "conflicting-writer";
+
+impl Sim {
+    pub(super) fn execute(
+        &mut self,
+        from: &ComponentId,
+        gen: u64,
+        key: &ObjectKey,
+        batches: Vec<Vec<ApiRequest>>,
+        cause: u64,
+    ) {
+        let mut failed = false;
+        let mut failure = None;
+        let mut iter = batches.into_iter();
+        for batch in iter.by_ref() {
+            let mut batch_failed = false;
+            for req in batch {
+                let result = self.send(from, &req, Some(cause));
+                // The request's own entry (a racing writer may have written just before it): the
+                // cause of events about its answer, and of the retry when it failed.
+                let api_seq = self.last_api_seq;
+                if let Err(e) = &result {
+                    // A delete of something already gone is what the controller wanted.
+                    let benign = matches!(req, ApiRequest::Delete { .. }) && e.code() == 404;
+                    if !benign {
+                        batch_failed = true;
+                        failure.get_or_insert(api_seq);
+                    }
+                }
+                let mut answer_events = Vec::new();
+                if let Some(c) = self.components.get_mut(from) {
+                    if c.generation == gen {
+                        c.ctrl.on_response(&req, &result, self.now);
+                        answer_events = c.ctrl.events_for_response(&req, &result);
+                    }
+                }
+                for e in &answer_events {
+                    self.record_event(from, e, Some(api_seq));
+                }
+            }
+            if batch_failed {
+                failed = true;
+                break;
+            }
+        }
+        for batch in iter {
+            for req in batch {
+                if let Some(c) = self.components.get_mut(from) {
+                    if c.generation == gen {
+                        c.ctrl.on_skipped(&req);
+                    }
+                }
+            }
+        }
+        let now = self.now;
+        if let Some(c) = self.components.get_mut(from) {
+            if c.generation != gen {
+                return;
+            }
+            if failed {
+                let delay = c.queue.backoff(key);
+                self.requeue_caused(from, gen, key.clone(), now + delay, "retry", failure);
+            } else {
+                c.queue.forget(key);
+            }
+        }
+    }
+
+    /// Sends one request to the API server now, traces it, and fans out what it changed.
+    pub(super) fn send(
+        &mut self,
+        from: &ComponentId,
+        req: &ApiRequest,
+        cause: Option<u64>,
+    ) -> ApiResult {
+        let (partitioned, actor) = match self.components.get(from) {
+            Some(c) => (c.partitioned, c.name.clone()),
+            None => (false, from.name().into()),
+        };
+        if self.api_server_up && !partitioned && *from != ComponentId::User {
+            self.race_conflicting_writer(req);
+        }
+        self.send_as(actor, partitioned, req, cause)
+    }
+
+    /// [`Sim::send`] for any actor, including ones that are not components (a ConflictingWriter).
+    pub(super) fn send_as(
+        &mut self,
+        actor: Arc<str>,
+        partitioned: bool,
+        req: &ApiRequest,
+        cause: Option<u64>,
+    ) -> ApiResult {
+        let verb = req.verb();
+        let key = req.key();
+        if !self.api_server_up || partitioned {
+            let err = ApiError::unavailable();
+            self.last_api_seq = self.trace.push(
+                self.now,
+                cause,
+                TraceKind::Api {
+                    actor,
+                    verb,
+                    object: key.to_string(),
+                    code: err.code(),
+                    message: Some(err.message.clone()),
+                    resource_version: None,
+                },
+            );
+            return Err(err);
+        }
+        let seq = self.trace.next_seq();
+        let handled = self.api.handle(self.now, req, seq);
+        let (code, message, rv, object) = match &handled.result {
+            Ok(o) => (
+                if verb.starts_with("create") { 201 } else { 200 },
+                None,
+                Some(o.meta().rv()),
+                o.key().to_string(),
+            ),
+            Err(e) => (e.code(), Some(e.message.clone()), None, key.to_string()),
+        };
+        self.last_api_seq = self.trace.push(
+            self.now,
+            cause,
+            TraceKind::Api {
+                actor,
+                verb,
+                object,
+                code,
+                message,
+                resource_version: rv,
+            },
+        );
+        self.fan_out(&handled.events);
+        handled.result
+    }
+
+    /// The learner's (or a scenario's) request, executed synchronously as kubectl would. Sent
+    /// while a fault is applied (DeletePod, EditObject), the fault is its cause.
+    pub fn submit(&mut self, req: ApiRequest) -> ApiResult {
+        let cause = self.fault_cause;
+        self.send(&ComponentId::User, &req, cause)
+    }
+
+    /// Records a Kubernetes Event on behalf of a component.
+    pub fn record_event(&mut self, from: &ComponentId, rec: &EventRecord, cause: Option<u64>) {
+        // The recorder cannot write it (the API server is down, or a partition cuts the component
+        // off); client-go's broadcaster retries and then drops it.
+        let cut_off = self.components.get(from).is_some_and(|c| c.partitioned);
+        if !self.api_server_up || cut_off {
+            return;
+        }
+        let (source, host) = match from {
+            ComponentId::Kubelet(node) => ("kubelet".to_string(), node.clone()),
+            other => (other.name(), String::new()),
+        };
+        let recorded = self
+            .recorder
+            .record(self.now, &source, &host, rec, &self.api);
+        let ev = recorded.event;
+        self.trace.push(
+            self.now,
+            cause,
+            TraceKind::Event {
+                event_type: ev.type_.clone(),
+                reason: ev.reason.clone(),
+                message: ev.message.clone(),
+                object: rec.object.to_string(),
+                source,
+            },
+        );
+        self.api
+            .put_event(self.now, Object::Event(ev), cause.unwrap_or(0));
+        self.cap_events();
+    }
+
+    /// Past [`MAX_EVENTS`], expires the oldest Events (by last time seen, as the TTL would) down
+    /// to [`EVENT_EXPIRY_BATCH`] below the cap, and makes the recorder forget them, as TTL expiry
+    /// does: a repeat of one of them starts a fresh Event.
+    pub(super) fn cap_events(&mut self) {
+        let count = self.api.count(Kind::Event);
+        if count <= MAX_EVENTS {
+            return;
+        }
+        // The store keeps Events in (age, key) order, so the oldest `excess` are its first ones.
+        let excess = count - (MAX_EVENTS - EVENT_EXPIRY_BATCH);
+        let expired: Vec<ObjectKey> = self
+            .api
+            .events_by_age()
+            .take(excess)
+            .map(|(_, k)| k.clone())
+            .collect();
+        self.expire_events(&expired);
+    }
+
+    /// Removes `expired` Events from the store, and their identities from the recorder.
+    pub(super) fn expire_events(&mut self, expired: &[ObjectKey]) {
+        self.recorder.forget(
+            expired
+                .iter()
+                .filter_map(|k| self.api.get(k).and_then(|o| o.as_event())),
+        );
+        for k in expired {
+            self.api.expire_event(k);
+        }
+    }
+}
