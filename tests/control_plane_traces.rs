@@ -187,12 +187,15 @@ fn deleting_a_deployment_cascades_to_its_replicasets_and_pods() {
     assert!(s.kubectl("delete deployment web").ok);
     s.advance_to(90 * SECOND, usize::MAX);
     assert_eq!(
-        s.sim.api.list(kubeloop::sim::api::types::Kind::Pod).count(),
+        s.sim
+            .api()
+            .list(kubeloop::sim::api::types::Kind::Pod)
+            .count(),
         0
     );
     assert_eq!(
         s.sim
-            .api
+            .api()
             .list(kubeloop::sim::api::types::Kind::ReplicaSet)
             .count(),
         0
@@ -219,7 +222,7 @@ fn a_conflicting_write_is_retried_and_nothing_is_lost() {
     );
     let d = s
         .sim
-        .api
+        .api()
         .list(kubeloop::sim::api::types::Kind::Deployment)
         .next()
         .unwrap()

@@ -180,7 +180,7 @@ fn manifest(replicas: u32, image: u32) -> String {
 
 fn pods(s: &Session) -> Vec<&Pod> {
     s.sim
-        .api
+        .api()
         .list(Kind::Pod)
         .filter_map(|o| o.as_pod())
         .collect()
@@ -201,7 +201,7 @@ fn quantity(map: &kubeloop::sim::api::types::StringMap, name: &str, millis: bool
 
 /// Safety, after every step.
 fn check_invariants(s: &Session) -> Result<(), String> {
-    let api = &s.sim.api;
+    let api = &s.sim.api();
     // Per node: pods held (not finished), CPU millicores and memory bytes requested.
     let mut held: BTreeMap<&str, (i64, i64, i64)> = BTreeMap::new();
     for p in api.list(Kind::Pod).filter_map(|o| o.as_pod()) {
@@ -270,7 +270,7 @@ fn check_invariants(s: &Session) -> Result<(), String> {
 fn converged(s: &Session, replicas: u32, image: u32) -> Result<(), String> {
     let d = s
         .sim
-        .api
+        .api()
         .list(Kind::Deployment)
         .find_map(|o| o.as_deployment().cloned())
         .ok_or("no Deployment")?;
@@ -291,7 +291,7 @@ fn converged(s: &Session, replicas: u32, image: u32) -> Result<(), String> {
     }
     let scaled: Vec<String> = s
         .sim
-        .api
+        .api()
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set())
         .filter(|r| r.spec.replicas.unwrap_or(0) > 0 || r.status.replicas > 0)
@@ -305,7 +305,7 @@ fn converged(s: &Session, replicas: u32, image: u32) -> Result<(), String> {
     let image = format!("nginx:1.{image}");
     let current = s
         .sim
-        .api
+        .api()
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set())
         .find(|r| {
@@ -338,7 +338,7 @@ fn converged(s: &Session, replicas: u32, image: u32) -> Result<(), String> {
     {
         return Err(format!("pod {} is still terminating", p.metadata.name));
     }
-    for o in s.sim.api.list(Kind::Node) {
+    for o in s.sim.api().list(Kind::Node) {
         let ready = o.as_node().is_some_and(|n| {
             n.status
                 .conditions
@@ -437,7 +437,7 @@ fn apply_op(
             let object = if *on_replica_set {
                 let newest = s
                     .sim
-                    .api
+                    .api()
                     .list(Kind::ReplicaSet)
                     .max_by_key(|o| o.meta().creation_timestamp)
                     .map(|o| o.meta().name.clone())?;
@@ -510,7 +510,7 @@ fn apply_op(
         Op::EditReplicaSet(n) => {
             let rs = s
                 .sim
-                .api
+                .api()
                 .list(Kind::ReplicaSet)
                 .max_by_key(|o| o.meta().creation_timestamp)
                 .map(|o| o.meta().name.clone())?;
@@ -532,7 +532,7 @@ fn apply_op(
 fn upstream_stale_annotation_deadlock(s: &Session) -> bool {
     let Some(d) = s
         .sim
-        .api
+        .api()
         .list(Kind::Deployment)
         .find_map(|o| o.as_deployment())
     else {
@@ -541,7 +541,7 @@ fn upstream_stale_annotation_deadlock(s: &Session) -> bool {
     let want = d.spec.replicas.unwrap_or(1);
     let active: Vec<_> = s
         .sim
-        .api
+        .api()
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set())
         .filter(|rs| rs.spec.replicas.unwrap_or(1) > 0)

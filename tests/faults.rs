@@ -57,7 +57,7 @@ fn pod_target(name: &str) -> PodTarget {
 
 fn pods(s: &Session) -> Vec<Pod> {
     s.sim
-        .api
+        .api()
         .list(Kind::Pod)
         .filter_map(|o| o.as_pod().cloned())
         .collect()
@@ -78,7 +78,7 @@ fn ready_pods(s: &Session) -> Vec<Pod> {
 
 fn replica_sets(s: &Session) -> Vec<ReplicaSet> {
     s.sim
-        .api
+        .api()
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set().cloned())
         .collect()
@@ -511,7 +511,7 @@ fn a_controller_manager_restart_in_the_middle_of_a_rollout_still_completes_it() 
         );
         let d = s
             .sim
-            .api
+            .api()
             .list(Kind::Deployment)
             .find_map(|o| o.as_deployment().cloned())
             .expect("web");
@@ -622,7 +622,7 @@ fn while_the_api_server_is_down_every_request_gets_503_and_the_cluster_recovers_
         assert_eq!(ready_pods(&s).len(), 5, "outage {outage}ms");
         let nodes_ready = s
             .sim
-            .api
+            .api()
             .list(Kind::Node)
             .filter_map(|o| o.as_node())
             .all(|n| {
@@ -759,7 +759,7 @@ fn an_owned_replica_sets_replicas_edit_is_scaled_back_by_the_deployment_controll
 
 fn node_ready(s: &Session, node: &str) -> String {
     s.sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Node, "", node))
         .and_then(|o| o.as_node().cloned())
         .and_then(|n| n.status.conditions.into_iter().find(|c| c.type_ == "Ready"))

@@ -472,7 +472,7 @@ struct Watermarks {
 }
 
 fn check_invariants(s: &Session, marks: &mut Watermarks) -> Result<(), String> {
-    let api = &s.sim.api;
+    let api = &s.sim.api();
     let rv = api.resource_version();
     if rv < marks.rv {
         return Err(format!(
@@ -1084,7 +1084,7 @@ proptest! {
         let text = as_text(&[doc, base_objects()[0].clone()], false);
         match Session::load("fuzz.yaml", &text, None) {
             Ok(mut s) => {
-                prop_assert!(count <= 5_000 || s.sim.api.count(Kind::Node) <= 5_000);
+                prop_assert!(count <= 5_000 || s.sim.api().count(Kind::Node) <= 5_000);
                 s.script_try_this();
                 for i in 0..=s.scenario.spec.try_this.len().min(3) {
                     let _ = s.run_try_this(i);
@@ -1150,11 +1150,11 @@ fn a_node_count_over_the_limit_is_refused_when_the_scenario_loads() {
 fn a_thousand_nodes_load_and_report_ready() {
     let text = "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nspec:\n  nodes: {count: 1000}\n";
     let mut s = Session::load("nodes.yaml", text, None).expect("1,000 nodes are within the limits");
-    assert_eq!(s.sim.api.count(Kind::Node), 1000);
+    assert_eq!(s.sim.api().count(Kind::Node), 1000);
     s.advance_to(15_000, usize::MAX);
     let ready = s
         .sim
-        .api
+        .api()
         .list(Kind::Node)
         .filter(|o| {
             let v = o.to_json();
@@ -1172,6 +1172,7 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
     use kubeloop::sim::api::limits::MAX_PODS;
     use kubeloop::sim::api::types::{Container, Object, ObjectMeta, Pod, PodSpec};
     use kubeloop::sim::api::ApiRequest;
+    use kubeloop::sim::faults::Fault;
     let mut s = Session::new(1);
     let pod = |name: String| {
         Object::Pod(Pod {
@@ -1193,15 +1194,30 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
             ..Default::default()
         })
     };
-    // Straight into the store (no watch fan-out): the limit is the store's, and this keeps the
-    // test fast. The controllers never hear of these pods, as if they were someone else's.
+    // With every controller stopped, the store fills up without 30,000 watch deliveries; then
+    // the two this test is about start, and list what is there. Nothing but the store's limit
+    // is at play.
+    let stop_start = |s: &mut Session, start: bool, component: &str| {
+        let fault = if start {
+            Fault::StartComponent {
+                component: component.into(),
+            }
+        } else {
+            Fault::StopComponent {
+                component: component.into(),
+            }
+        };
+        s.sim.inject(fault).expect("the component stops or starts");
+    };
+    stop_start(&mut s, false, "kube-controller-manager");
+    stop_start(&mut s, false, "kube-scheduler");
     for i in 0..MAX_PODS {
         s.sim
-            .api
-            .handle(0, &ApiRequest::Create(pod(format!("p-{i}"))), 0)
-            .result
+            .submit(ApiRequest::Create(pod(format!("p-{i}"))))
             .expect("under the limit");
     }
+    stop_start(&mut s, true, "deployment-controller");
+    stop_start(&mut s, true, "replicaset-controller");
     let e = s
         .sim
         .submit(ApiRequest::Create(pod("one-more".into())))

@@ -94,7 +94,7 @@ fn a_huge_kubectl_line_is_refused_before_it_is_parsed() {
     let line = text("kubectl-huge-line.txt.zz");
     assert!(line.len() > 64 * 1024);
     let mut s = Session::new(1);
-    let before = s.sim.api.resource_version();
+    let before = s.sim.api().resource_version();
     let out = s.kubectl(&line);
     assert!(!out.ok);
     assert_eq!(
@@ -104,7 +104,7 @@ fn a_huge_kubectl_line_is_refused_before_it_is_parsed() {
             line.len()
         )
     );
-    assert_eq!(s.sim.api.resource_version(), before, "nothing ran");
+    assert_eq!(s.sim.api().resource_version(), before, "nothing ran");
     // The trace keeps the command clipped, not the whole megabyte.
     let recorded = s
         .sim
@@ -130,7 +130,7 @@ fn kubectl_lines_with_control_characters_are_refused_and_change_nothing() {
         .collect();
     assert!(lines.len() >= 8);
     for line in &lines {
-        let before = s.sim.api.resource_version();
+        let before = s.sim.api().resource_version();
         let out = s.kubectl(line);
         assert!(!out.ok, "{line:?} ran");
         // A line break is what a shell reads as the end of a command: two lines are two commands.
@@ -146,14 +146,14 @@ fn kubectl_lines_with_control_characters_are_refused_and_change_nothing() {
             out.stderr
         );
         assert_eq!(
-            s.sim.api.resource_version(),
+            s.sim.api().resource_version(),
             before,
             "{line:?} changed the cluster"
         );
     }
     assert!(
         s.sim
-            .api
+            .api()
             .list(kubeloop::sim::api::types::Kind::Deployment)
             .count()
             == 1
@@ -175,7 +175,7 @@ fn html_in_names_is_refused_and_html_in_free_text_is_kept_as_text() {
     assert_eq!(s.checks()[0].name, "<img src=x onerror=alert('check')>");
     let web = s
         .sim
-        .api
+        .api()
         .list(kubeloop::sim::api::types::Kind::Deployment)
         .next()
         .expect("web")

@@ -87,7 +87,7 @@ impl Run {
     fn deployment(&self, name: &str) -> Deployment {
         self.s
             .sim
-            .api
+            .api()
             .list(Kind::Deployment)
             .filter_map(|o| o.as_deployment())
             .find(|d| d.metadata.name == name)
@@ -99,7 +99,7 @@ impl Run {
     fn pods(&self, app: &str) -> Vec<Pod> {
         self.s
             .sim
-            .api
+            .api()
             .list(Kind::Pod)
             .filter_map(|o| o.as_pod())
             .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some(app))
@@ -118,7 +118,7 @@ impl Run {
     fn replicasets(&self, app: &str) -> Vec<ReplicaSet> {
         self.s
             .sim
-            .api
+            .api()
             .list(Kind::ReplicaSet)
             .filter_map(|o| o.as_replica_set())
             .filter(|r| r.metadata.labels.get("app").map(String::as_str) == Some(app))
@@ -626,7 +626,7 @@ fn unachievable_pods_stay_pending_and_the_scheduler_says_insufficient_cpu() {
     }
     let failed_scheduling =
         r.s.sim
-            .api
+            .api()
             .list(Kind::Event)
             .filter_map(|o| o.as_event())
             .any(|e| e.reason == "FailedScheduling" && e.message.contains("Insufficient cpu"));
@@ -656,7 +656,7 @@ fn inconsistent_the_drain_never_finishes_until_the_budget_is_fixed() {
     r.to(2 * MINUTE + 20 * SECOND);
     let node =
         r.s.sim
-            .api
+            .api()
             .list(Kind::Node)
             .filter_map(|o| o.as_node())
             .find(|n| n.metadata.name == "node-1")
@@ -800,7 +800,7 @@ fn convergence_is_not_health_every_pod_exists_and_no_endpoint_is_ready() {
     assert_eq!(d.status.observed_generation, d.metadata.generation);
     let slices: Vec<_> =
         r.s.sim
-            .api
+            .api()
             .list(Kind::EndpointSlice)
             .filter_map(|o| o.as_endpoint_slice())
             .filter(|s| {

@@ -98,7 +98,7 @@ fn past_the_event_cap_the_oldest_events_expire_and_the_recorder_forgets_them() {
     let mut s = Session::new(3);
     let node = s
         .sim
-        .api
+        .api()
         .list(Kind::Node)
         .next()
         .expect("the playground has nodes")
@@ -109,11 +109,11 @@ fn past_the_event_cap_the_oldest_events_expire_and_the_recorder_forgets_them() {
         s.advance_to(s.sim.now() + 1, usize::MAX);
         let rec = EventRecord::normal(&node, &format!("Reason{i}"), "a message");
         s.sim.record_event(&from, &rec, None);
-        assert!(s.sim.api.count(Kind::Event) <= MAX_EVENTS);
+        assert!(s.sim.api().count(Kind::Event) <= MAX_EVENTS);
     }
     let reasons: Vec<String> = s
         .sim
-        .api
+        .api()
         .list(Kind::Event)
         .filter_map(|o| o.as_event())
         .map(|e| e.reason.clone())
@@ -128,7 +128,7 @@ fn past_the_event_cap_the_oldest_events_expire_and_the_recorder_forgets_them() {
     // seen in the last ten minutes (every one of them here, and the nodes' own at boot):
     // without forgetting, the identities alone would be all 6,000.
     let recorded = MAX_EVENTS + 2 * EVENT_EXPIRY_BATCH;
-    let kept = s.sim.api.count(Kind::Event);
+    let kept = s.sim.api().count(Kind::Event);
     assert!(
         s.sim.recorder_len() <= kept + recorded + 64,
         "the recorder forgets expired Events ({} entries for {kept} Events)",

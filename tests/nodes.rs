@@ -41,14 +41,14 @@ fn converged() -> Session {
 
 fn pod_names(s: &Session) -> Vec<String> {
     s.sim
-        .api
+        .api()
         .list(Kind::Pod)
         .map(|o| o.meta().name.clone())
         .collect()
 }
 
 fn ready_addresses(s: &Session) -> usize {
-    ready_endpoints(s.sim.api.list(Kind::EndpointSlice), "default", "web").len()
+    ready_endpoints(s.sim.api().list(Kind::EndpointSlice), "default", "web").len()
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
     let before = pod_names(&s);
     let node = s
         .sim
-        .api
+        .api()
         .list(Kind::Pod)
         .find_map(|o| o.as_pod().map(|p| p.spec.node_name.clone()))
         .expect("a bound pod");
@@ -68,7 +68,7 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
     s.advance_to(65 * SECOND, usize::MAX);
     let n = s
         .sim
-        .api
+        .api()
         .get(&kubeloop::sim::api::types::ObjectKey::new(
             Kind::Node,
             "",
@@ -88,7 +88,7 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
 
     let n = s
         .sim
-        .api
+        .api()
         .get(&kubeloop::sim::api::types::ObjectKey::new(
             Kind::Node,
             "",
@@ -127,7 +127,7 @@ fn a_pod_whose_readiness_flaps_leaves_and_rejoins_the_service_endpoints() {
     );
     let pod = s
         .sim
-        .api
+        .api()
         .list(Kind::Pod)
         .find(|o| o.meta().name == victim)
         .cloned()
@@ -176,7 +176,7 @@ fn cut_off_node_2(s: &mut Session, cut: bool) {
 
 /// The one pod in the store.
 fn only_pod(s: &Session) -> kubeloop::sim::api::types::Pod {
-    let mut pods = s.sim.api.list(Kind::Pod).filter_map(|o| o.as_pod());
+    let mut pods = s.sim.api().list(Kind::Pod).filter_map(|o| o.as_pod());
     let pod = pods.next().expect("a pod").clone();
     assert!(pods.next().is_none(), "only one pod");
     pod
@@ -219,7 +219,7 @@ fn a_node_cut_off_from_the_api_server_records_no_events_until_it_reconnects() {
     s.advance_to(10 * SECOND, usize::MAX);
     let from_node_2 = |s: &Session, after: Millis| {
         s.sim
-            .api
+            .api()
             .list(Kind::Event)
             .filter_map(|o| o.as_event())
             .filter(|e| e.source.host == "node-2")
@@ -254,7 +254,7 @@ fn a_node_cut_off_from_the_api_server_records_no_events_until_it_reconnects() {
 
 fn node_ready(s: &Session, node: &str) -> String {
     s.sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Node, "", node))
         .and_then(|o| o.as_node())
         .map(|n| n.ready_status().to_string())

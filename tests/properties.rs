@@ -91,7 +91,7 @@ fn manifest(spec: &Spec, image: u32, replicas: u32) -> String {
 
 /// Invariants that must hold after every step, faults or not.
 fn check_invariants(s: &Session) -> Result<(), String> {
-    for o in s.sim.api.list(Kind::Pod) {
+    for o in s.sim.api().list(Kind::Pod) {
         let controllers = o
             .meta()
             .owner_references
@@ -107,9 +107,9 @@ fn check_invariants(s: &Session) -> Result<(), String> {
     }
     for o in s
         .sim
-        .api
+        .api()
         .list(Kind::Deployment)
-        .chain(s.sim.api.list(Kind::ReplicaSet))
+        .chain(s.sim.api().list(Kind::ReplicaSet))
     {
         let observed = match &**o {
             Object::Deployment(d) => d.status.observed_generation,
@@ -127,7 +127,7 @@ fn check_invariants(s: &Session) -> Result<(), String> {
 }
 
 fn converged(s: &Session) -> Result<(), String> {
-    for o in s.sim.api.list(Kind::Deployment) {
+    for o in s.sim.api().list(Kind::Deployment) {
         let d = o.as_deployment().expect("deployment");
         let want = d.spec.replicas.unwrap_or(1);
         let st = &d.status;
@@ -140,7 +140,7 @@ fn converged(s: &Session) -> Result<(), String> {
         }
         let active: Vec<_> = s
             .sim
-            .api
+            .api()
             .list(Kind::ReplicaSet)
             .filter(|r| {
                 r.as_replica_set()
@@ -152,7 +152,7 @@ fn converged(s: &Session) -> Result<(), String> {
         }
         let pods = s
             .sim
-            .api
+            .api()
             .list(Kind::Pod)
             .filter(|p| {
                 p.as_pod()
@@ -189,7 +189,7 @@ proptest! {
                 Change::Scale(n) => replicas = n,
                 Change::Image(i) => image = i,
                 Change::DeletePod(i) => {
-                    let pods: Vec<String> = s.sim.api.list(Kind::Pod).map(|o| o.meta().name.clone()).collect();
+                    let pods: Vec<String> = s.sim.api().list(Kind::Pod).map(|o| o.meta().name.clone()).collect();
                     if let Some(name) = pods.get(i % pods.len().max(1)) {
                         let _ = s.inject(Fault::DeletePod { target: PodTarget { pod: Some(name.clone()), namespace: "default".into(), ..Default::default() } });
                     }

@@ -9,7 +9,7 @@ const MINUTE: u64 = 60_000;
 
 fn running_ready_pods(s: &Session) -> Vec<String> {
     s.sim
-        .api
+        .api()
         .list(Kind::Pod)
         .filter_map(|o| match &**o {
             Object::Pod(p)
@@ -34,7 +34,7 @@ fn the_default_deployment_converges_to_three_running_ready_pods_on_three_nodes()
     assert_eq!(running_ready_pods(&s).len(), 3);
     let d = s
         .sim
-        .api
+        .api()
         .list(Kind::Deployment)
         .next()
         .and_then(|o| o.as_deployment().cloned())
@@ -43,7 +43,7 @@ fn the_default_deployment_converges_to_three_running_ready_pods_on_three_nodes()
     assert_eq!(d.status.updated_replicas, 3);
     let nodes: Vec<_> = s
         .sim
-        .api
+        .api()
         .list(Kind::Node)
         .map(|o| o.meta().name.clone())
         .collect();
@@ -69,7 +69,7 @@ fn deleting_a_pod_makes_the_replicaset_create_a_replacement() {
     let after = running_ready_pods(&s);
     assert_eq!(after.len(), 3);
     assert!(!after.contains(&victim), "the deleted pod is gone");
-    assert!(s.sim.api.list(Kind::Pod).all(|o| o.meta().name != victim));
+    assert!(s.sim.api().list(Kind::Pod).all(|o| o.meta().name != victim));
 }
 
 #[test]

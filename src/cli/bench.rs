@@ -131,7 +131,7 @@ spec:
 
 fn ready_pods(s: &Session) -> usize {
     s.sim
-        .api
+        .api()
         .list(Kind::Pod)
         .filter(|o| o.as_pod().is_some_and(|p| p.is_ready()))
         .count()
@@ -195,7 +195,7 @@ fn rollout(nodes: usize, replicas: usize) -> Result<Sample, String> {
     advance_until(&mut s, "rollout not complete", |s| {
         let pods: Vec<&Pod> = s
             .sim
-            .api
+            .api()
             .list(Kind::Pod)
             .filter_map(|o| o.as_pod())
             .collect();
@@ -247,7 +247,7 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
     let watch = Stopwatch::start();
     let bound = |s: &Session| {
         s.sim
-            .api
+            .api()
             .list(Kind::Pod)
             .filter(|o| o.as_pod().is_some_and(|p| !p.spec.node_name.is_empty()))
             .count()
@@ -326,9 +326,9 @@ fn holdings(pg: &Playground) -> String {
     let sim = &pg.session.sim;
     format!(
         "{} objects ({} Events), {} watch history entries, {} trace entries, {} informer cache entries in {} components",
-        sim.api.len(),
-        sim.api.count(Kind::Event),
-        sim.api.history_len(),
+        sim.api().len(),
+        sim.api().count(Kind::Event),
+        sim.api().history_len(),
         sim.trace().len(),
         cache_entries(sim),
         sim.component_ids().len()
@@ -366,10 +366,10 @@ fn breakdown(mut pg: Playground, base: usize) -> Vec<(String, usize, String)> {
         let sim = &session.sim;
         let count = match part {
             MemoryPart::Trace => format!("{} entries", sim.trace().len()),
-            MemoryPart::WatchHistory => format!("{} entries", sim.api.history_len()),
-            MemoryPart::Events => format!("{} Events", sim.api.count(Kind::Event)),
+            MemoryPart::WatchHistory => format!("{} entries", sim.api().history_len()),
+            MemoryPart::Events => format!("{} Events", sim.api().count(Kind::Event)),
             MemoryPart::InformerCaches => format!("{} entries", cache_entries(sim)),
-            MemoryPart::Store => format!("{} objects", sim.api.len()),
+            MemoryPart::Store => format!("{} objects", sim.api().len()),
             _ => String::new(),
         };
         let before = heap_bytes().unwrap_or(0);

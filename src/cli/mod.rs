@@ -150,7 +150,7 @@ fn parse_run(args: &[String]) -> Result<RunOpts, String> {
 fn activity_mark(session: &Session) -> u64 {
     session
         .sim
-        .api
+        .api()
         .all()
         .filter(|o| !matches!(o.kind(), Kind::Lease | Kind::Event))
         .map(|o| o.meta().rv())
@@ -244,7 +244,7 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         let mut doc = session.state_json();
         let events: Vec<serde_json::Value> = session
             .sim
-            .api
+            .api()
             .list(Kind::Event)
             .map(|o| o.to_json())
             .collect();
@@ -271,7 +271,7 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         Kind::Service,
         Kind::PodDisruptionBudget,
     ] {
-        let objs: Vec<_> = session.sim.api.list(kind).cloned().collect();
+        let objs: Vec<_> = session.sim.api().list(kind).cloned().collect();
         if !objs.is_empty() {
             let _ = writeln!(out, "{}", print_table(now, kind, &objs, false, true));
         }

@@ -651,7 +651,7 @@ impl Session {
         let Some((before, offered)) = before else {
             return;
         };
-        let real = progress::changes(&before.api, &self.sim.api);
+        let real = progress::changes(&before.api(), &self.sim.api());
         let now = self.sim.now();
         let mut any = false;
         for i in offered {
@@ -683,7 +683,7 @@ impl Session {
         }
         let mut dry = self.detached(before.detached_copy());
         let _ = dry.perform_unwatched(step.clone(), "try this");
-        let would = progress::changes(&before.api, &dry.sim.api);
+        let would = progress::changes(&before.api(), &dry.sim.api());
         if !would.is_empty() {
             return progress::covers(&would, real);
         }
@@ -790,7 +790,7 @@ impl Session {
     pub fn state_json(&self) -> Json {
         let items: Vec<Json> = self
             .sim
-            .api
+            .api()
             .all()
             .filter(|o| !matches!(o.kind(), Kind::Event))
             .map(|o| o.to_json())
@@ -840,7 +840,7 @@ impl Sim {
 /// Objects grouped by kind, in store order: what summaries print.
 pub fn objects_by_kind(sim: &Sim) -> BTreeMap<Kind, Vec<Arc<Object>>> {
     let mut out: BTreeMap<Kind, Vec<Arc<Object>>> = BTreeMap::new();
-    for o in sim.api.all() {
+    for o in sim.api().all() {
         out.entry(o.kind()).or_default().push(o.clone());
     }
     out
@@ -857,7 +857,7 @@ mod tests {
     fn stored_service(s: &Session, name: &str) -> crate::sim::api::types::Service {
         let key = ObjectKey::new(Kind::Service, "default", name);
         s.sim
-            .api
+            .api()
             .get(&key)
             .and_then(|o| o.as_service().cloned())
             .expect("stored")
@@ -883,7 +883,7 @@ mod tests {
         };
         // kubectl records what was written: no server defaults, the namespace, empty annotations.
         let key = ObjectKey::new(Kind::Deployment, "default", "web");
-        let stored = s.sim.api.get(&key).expect("created");
+        let stored = s.sim.api().get(&key).expect("created");
         let last: Json = serde_json::from_str(&stored.meta().annotations[LAST_APPLIED])
             .expect("the annotation is JSON");
         assert_eq!(
@@ -915,7 +915,7 @@ mod tests {
         assert!(s.apply_text("svc.yaml", svc).ok);
         let get = |name: &str| {
             let key = ObjectKey::new(Kind::Service, "default", name);
-            let stored = s.sim.api.get(&key).expect("created").to_json();
+            let stored = s.sim.api().get(&key).expect("created").to_json();
             (stored["spec"].clone(), stored["status"].clone())
         };
         let (spec, status) = get("web");

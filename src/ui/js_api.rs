@@ -305,7 +305,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         "events",
         Box::new(move |_| {
             let m = m.try_borrow().map_err(|_| err("events: busy"))?;
-            let mut evs: Vec<_> = m.session.sim.api.list(Kind::Event).collect();
+            let mut evs: Vec<_> = m.session.sim.api().list(Kind::Event).collect();
             evs.stable_sort_by_key(|o| o.as_event().and_then(|e| e.last_timestamp).map(|t| t.0));
             Ok(to_js(&Json::Array(
                 evs.iter().map(|o| o.to_json()).collect(),

@@ -87,13 +87,13 @@ impl Tab {
 fn inspector_data(m: &Playground) -> Option<InspectorData> {
     let key = m.selected.clone()?;
     let now = m.now();
-    let obj = m.session.sim.api.get(&key).cloned();
+    let obj = m.session.sim.api().get(&key).cloned();
     let exists = obj.is_some();
     // Only this object's Events become rows: a big cluster has tens of thousands.
     let events = crate::viewmodel::events::event_rows(
         m.session
             .sim
-            .api
+            .api()
             .list(Kind::Event)
             .filter_map(|o| o.as_event())
             .filter(|e| {
@@ -128,14 +128,14 @@ fn inspector_data(m: &Playground) -> Option<InspectorData> {
         let nodes: Vec<_> = m
             .session
             .sim
-            .api
+            .api()
             .list(Kind::Node)
             .filter_map(|o| o.as_node())
             .collect();
         let pods: Vec<_> = m
             .session
             .sim
-            .api
+            .api()
             .list(Kind::Pod)
             .filter_map(|o| o.as_pod())
             .collect();
@@ -372,7 +372,7 @@ fn App() -> Html {
                     crate::viewmodel::events::newest_event_rows(
                         m.session
                             .sim
-                            .api
+                            .api()
                             .list(Kind::Event)
                             .filter_map(|o| o.as_event())
                             .filter(|e| crate::viewmodel::events::matches_object(e, filter)),
@@ -430,7 +430,7 @@ fn App() -> Html {
     // A lesson opens with its objects applied: the empty panels then point at Play, not Apply.
     let applied = [Kind::Deployment, Kind::ReplicaSet, Kind::Pod, Kind::Service]
         .into_iter()
-        .any(|k| m.session.sim.api.count(k) > 0);
+        .any(|k| m.session.sim.api().count(k) > 0);
     let next_step = crate::viewmodel::events::NextStep::of(applied, m.playing);
     let bottom = match *tab {
         Tab::Events => {
@@ -490,7 +490,7 @@ fn App() -> Html {
             "kube-apiserver".to_string(),
         ]);
     }
-    let deployments = DeploymentGap::all(m.session.sim.api.list(Kind::Deployment));
+    let deployments = DeploymentGap::all(m.session.sim.api().list(Kind::Deployment));
     let n_deploy = deployments.len();
 
     html! {

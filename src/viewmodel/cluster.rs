@@ -892,7 +892,7 @@ impl ClusterCache {
 
     /// Brings the view up to date with `sim`. Returns true when the view changed.
     pub fn update(&mut self, sim: &Sim) -> bool {
-        let api = &sim.api;
+        let api = &sim.api();
         let rv = api.resource_version();
         let now = sim.now();
         let machines_changed = sim.machines_generation() != self.machines_generation
@@ -1070,7 +1070,7 @@ impl ClusterCache {
 
     /// Builds everything from the store.
     fn rebuild(&mut self, sim: &Sim) {
-        let api = &sim.api;
+        let api = &sim.api();
         let now = sim.now();
         self.valid = true;
         self.seen_rv = api.resource_version();
@@ -1771,7 +1771,7 @@ mod tests {
             node.machine_up
         };
         assert_eq!(up(&p), Some(true));
-        let rv = p.session.sim.api.resource_version();
+        let rv = p.session.sim.api().resource_version();
         let fault = |down| {
             let node = "node-2".to_string();
             if down {
@@ -1781,7 +1781,7 @@ mod tests {
             }
         };
         assert!(p.inject(fault(true)).is_ok());
-        assert_eq!(p.session.sim.api.resource_version(), rv, "no API write");
+        assert_eq!(p.session.sim.api().resource_version(), rv, "no API write");
         assert_eq!(up(&p), Some(false));
         assert!(p.inject(fault(false)).is_ok());
         assert_eq!(up(&p), Some(true));

@@ -370,7 +370,7 @@ impl DeploymentCounts {
 pub fn deployment_counts(session: &Session) -> Vec<DeploymentCounts> {
     session
         .sim
-        .api
+        .api()
         .list(Kind::Deployment)
         .filter_map(|o| o.as_deployment())
         .map(|d| DeploymentCounts {

@@ -445,7 +445,7 @@ spec:
     fn rs_and_pods(p: &Playground) -> (usize, usize, usize, usize) {
         let pods: Vec<_> = p.cluster().all_pods().cloned().collect();
         (
-            p.session.sim.api.list(Kind::ReplicaSet).count(),
+            p.session.sim.api().list(Kind::ReplicaSet).count(),
             pods.len(),
             pods.iter().filter(|v| !v.node.is_empty()).count(),
             pods.iter().filter(|v| v.phase == "Running").count(),

@@ -216,7 +216,7 @@ impl Playground {
             let nodes: Vec<_> = p
                 .session
                 .sim
-                .api
+                .api()
                 .list(Kind::Node)
                 .filter_map(|o| o.as_node())
                 .collect();
@@ -399,7 +399,7 @@ impl Playground {
     fn events_now(&self) -> EventsKey {
         (
             self.revision(Kind::Event),
-            self.session.sim.api.count(Kind::Event),
+            self.session.sim.api().count(Kind::Event),
             self.now() / 1000,
         )
     }
@@ -533,11 +533,11 @@ impl Playground {
         let sim = &self.session.sim;
         let tenth = self.now() / 100;
         if self.heartbeats_visible() {
-            return (sim.trace().next_seq(), sim.api.resource_version(), tenth);
+            return (sim.trace().next_seq(), sim.api().resource_version(), tenth);
         }
         // The fault timeline follows incidents through every entry, heartbeats included.
         let entries = self.visible_entries + self.timeline.version;
-        let writes = sim.api.resource_version() - sim.api.writes(Kind::Lease);
+        let writes = sim.api().resource_version() - sim.api().writes(Kind::Lease);
         (entries, writes, tenth)
     }
 
@@ -735,9 +735,9 @@ impl Playground {
     pub fn kubectl_with_input(&mut self, cmd: &str, stdin: Option<&str>) -> CommandOutput {
         let before = Console::commands_before(&self.session);
         // No simulated time passes during a command: any write to the store is the command's.
-        let written = self.session.sim.api.resource_version();
+        let written = self.session.sim.api().resource_version();
         let out = self.session.kubectl_with_input(cmd, stdin);
-        if self.session.sim.api.resource_version() != written {
+        if self.session.sim.api().resource_version() != written {
             self.acted();
         }
         self.console.push(cmd, out.clone(), &before, &self.session);
@@ -910,7 +910,7 @@ impl Playground {
         self.sequence.ingest(trace.since(self.trace_seq));
         self.trace_seq = trace.next_seq().saturating_sub(1);
         let now = self.now();
-        let deployments = self.session.sim.api.list(Kind::Deployment);
+        let deployments = self.session.sim.api().list(Kind::Deployment);
         self.history
             .record_deployments(now, deployments.filter_map(|o| o.as_deployment()));
         self.timeline.observe(&self.session.sim);
@@ -920,7 +920,7 @@ impl Playground {
         let checks = self.session.checks();
         self.moments.check_changed(&checks);
         if let Some(k) = &self.selected {
-            if self.session.sim.api.get(k).is_none() && k.kind != Kind::Pod {
+            if self.session.sim.api().get(k).is_none() && k.kind != Kind::Pod {
                 // Keep a deleted pod selected (its card says it is gone); other kinds just close.
                 self.selected = None;
             }
@@ -932,11 +932,15 @@ impl Playground {
     pub fn cluster(&self) -> ClusterView {
         let sim = &self.session.sim;
         let nodes: Vec<_> = sim
-            .api
+            .api()
             .list(Kind::Node)
             .filter_map(|o| o.as_node())
             .collect();
-        let pods: Vec<_> = sim.api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
+        let pods: Vec<_> = sim
+            .api()
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod())
+            .collect();
         let up = sim
             .machines()
             .iter()
@@ -967,7 +971,7 @@ impl Playground {
                 c.update(&self.session.sim);
                 c.kind_revision(kind)
             }
-            Err(_) => self.session.sim.api.resource_version(),
+            Err(_) => self.session.sim.api().resource_version(),
         }
     }
 
@@ -976,7 +980,7 @@ impl Playground {
         event_rows(
             self.session
                 .sim
-                .api
+                .api()
                 .list(Kind::Event)
                 .filter_map(|o| o.as_event()),
             self.now(),
@@ -985,7 +989,7 @@ impl Playground {
 
     /// The ownership forest.
     pub fn ownership(&self) -> OwnershipView {
-        OwnershipView::build(self.session.sim.api.all(), self.now())
+        OwnershipView::build(self.session.sim.api().all(), self.now())
     }
 
     /// The last apply's error and warning diagnostics.
@@ -1035,7 +1039,7 @@ mod tests {
             let mut pods: Vec<String> = p
                 .session
                 .sim
-                .api
+                .api()
                 .list(crate::sim::api::types::Kind::Pod)
                 .map(|o| o.meta().name.clone())
                 .collect();
@@ -1148,10 +1152,10 @@ mod tests {
     fn a_frame_that_only_renewed_leases_redraws_nothing_unless_a_view_shows_them() {
         let mut hidden = Playground::new(1);
         hidden.advance_by(1_000);
-        let renewals = hidden.session.sim.api.writes(Kind::Lease);
+        let renewals = hidden.session.sim.api().writes(Kind::Lease);
         assert!(silent_busy_frames(&mut hidden) > 0);
         assert!(
-            hidden.session.sim.api.writes(Kind::Lease) >= renewals + 6,
+            hidden.session.sim.api().writes(Kind::Lease) >= renewals + 6,
             "3 nodes, 20 s"
         );
         // The API conversation with heartbeats on, or the inspector on a node, shows them.
@@ -1423,7 +1427,7 @@ mod tests {
             "{:?}",
             report.diagnostics
         );
-        assert_eq!(p.session.sim.api.list(Kind::Deployment).count(), 0);
+        assert_eq!(p.session.sim.api().list(Kind::Deployment).count(), 0);
         assert_eq!(p.notices().last().map(|n| n.kind), Some(NoticeKind::Error));
     }
 
@@ -1501,7 +1505,7 @@ spec:
         assert_eq!(p.now(), 0, "the scenario starts at t=0");
         assert_eq!(p.seed(), 7, "with its own seed");
         assert_eq!(p.cluster().nodes.len(), 4, "on its own nodes");
-        assert_eq!(p.session.sim.api.count(Kind::Deployment), 1);
+        assert_eq!(p.session.sim.api().count(Kind::Deployment), 1);
         assert_eq!(
             p.notices().last().map(|n| n.text.as_str()),
             Some("Scenario restarted from the beginning")

@@ -600,7 +600,7 @@ impl Ctx<'_> {
             let evs = if self.since_rv == 0 {
                 Err(())
             } else {
-                self.sim.api.events_since(self.since_rv).map_err(|_| ())
+                self.sim.api().events_since(self.since_rv).map_err(|_| ())
             };
             self.compacted = evs.is_err();
             self.changes = Some(evs.unwrap_or_default());
@@ -610,7 +610,7 @@ impl Ctx<'_> {
 
     /// The object as it is, or as it was when it was deleted since the last observation.
     fn lookup(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
-        if let Some(o) = self.sim.api.get(key) {
+        if let Some(o) = self.sim.api().get(key) {
             return Some(o.clone());
         }
         self.changes()
@@ -622,7 +622,7 @@ impl Ctx<'_> {
 
     /// The object's state at the previous observation, when it has not changed since.
     fn unchanged(&self, key: &ObjectKey) -> Option<Arc<Object>> {
-        let o = self.sim.api.get(key)?;
+        let o = self.sim.api().get(key)?;
         let rv: u64 = o.meta().resource_version.parse().ok()?;
         (self.since_rv > 0 && rv <= self.since_rv).then(|| o.clone())
     }
@@ -720,7 +720,7 @@ impl Timeline {
         let incidents = &self.incidents;
         self.families
             .retain(|seq, _| incidents.iter().any(|i| i.seq == *seq && i.following));
-        self.api_rv = sim.api.resource_version();
+        self.api_rv = sim.api().resource_version();
         if changed {
             self.version += 1;
         }
@@ -756,7 +756,7 @@ impl Timeline {
             for inc in self.incidents.iter_mut() {
                 for g in inc.goals.iter_mut().filter(|g| !g.settled()) {
                     let before = g.state.clone();
-                    match ctx.sim.api.get(&g.object).and_then(|o| judge(o)) {
+                    match ctx.sim.api().get(&g.object).and_then(|o| judge(o)) {
                         Some(j) => g.see(now, j),
                         None => g.lose(now, gone_words(g)),
                     }
@@ -1797,7 +1797,7 @@ mod tests {
         fn pods(&self, prefix: &str) -> Vec<String> {
             self.s
                 .sim
-                .api
+                .api()
                 .list(Kind::Pod)
                 .map(|o| o.meta().name.clone())
                 .filter(|n| n.starts_with(prefix))
@@ -1933,7 +1933,7 @@ mod tests {
         r.advance(30_000);
         let on_node: Vec<String> =
             r.s.sim
-                .api
+                .api()
                 .list(Kind::Pod)
                 .filter_map(|o| o.as_pod())
                 .filter(|p| p.spec.node_name == "node-2")

@@ -23,9 +23,9 @@ pub fn sizes(s: &Session) -> Sizes {
     let sim = &s.sim;
     Sizes {
         trace: sim.trace().len(),
-        watch_history: sim.api.history_len(),
-        events: sim.api.count(Kind::Event),
-        objects: sim.api.len() - sim.api.count(Kind::Event),
+        watch_history: sim.api().history_len(),
+        events: sim.api().count(Kind::Event),
+        objects: sim.api().len() - sim.api().count(Kind::Event),
         queued: sim.queued_events(),
         recorder: sim.recorder_len(),
         cache_entries: sim

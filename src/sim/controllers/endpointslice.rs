@@ -64,7 +64,7 @@ pub struct ServiceEndpoint {
 }
 
 /// Every endpoint the Service's managed EndpointSlices list, sorted by address. Pass
-/// `sim.api.list(Kind::EndpointSlice)` or a cache's list. Unset conditions read as Kubernetes
+/// `sim.api().list(Kind::EndpointSlice)` or a cache's list. Unset conditions read as Kubernetes
 /// tells consumers to read them: ready and serving true, terminating false.
 pub fn service_endpoints<'a>(
     slices: impl IntoIterator<Item = &'a Arc<Object>>,
@@ -776,7 +776,7 @@ mod tests {
 
     /// How many EndpointSlices the Service `web` has (the API server's own `kubernetes` one aside).
     fn web_slices(sim: &Sim) -> usize {
-        sim.api
+        sim.api()
             .list(Kind::EndpointSlice)
             .filter(|o| o.meta().labels.get(LABEL_SERVICE_NAME).map(String::as_str) == Some("web"))
             .count()
@@ -1153,7 +1153,7 @@ mod tests {
             "one slice despite several quick pod events"
         );
         assert_eq!(
-            ready_endpoints(sim.api.list(Kind::EndpointSlice), "default", "web"),
+            ready_endpoints(sim.api().list(Kind::EndpointSlice), "default", "web"),
             vec!["10.244.1.0", "10.244.1.1"]
         );
 
@@ -1164,10 +1164,10 @@ mod tests {
         .expect("graceful delete");
         sim.advance_to(2_000, usize::MAX);
         assert_eq!(
-            ready_endpoints(sim.api.list(Kind::EndpointSlice), "default", "web"),
+            ready_endpoints(sim.api().list(Kind::EndpointSlice), "default", "web"),
             vec!["10.244.1.1"]
         );
-        let all = service_endpoints(sim.api.list(Kind::EndpointSlice), "default", "web");
+        let all = service_endpoints(sim.api().list(Kind::EndpointSlice), "default", "web");
         let leaving = all
             .iter()
             .find(|e| e.pod.as_deref() == Some("web-0"))

@@ -1254,7 +1254,7 @@ mod tests {
                 .expect("rs created");
             sim.advance_to(5_000, usize::MAX);
             assert_eq!(
-                sim.api.list(Kind::Pod).count(),
+                sim.api().list(Kind::Pod).count(),
                 2,
                 "the ReplicaSet controller made its pods"
             );
@@ -1287,7 +1287,7 @@ mod tests {
             );
             sim.advance_to(10_000, usize::MAX);
             assert!(sim.get(&key(Kind::ReplicaSet, "web-1")).is_none());
-            assert_eq!(sim.api.list(Kind::Pod).count(), 0);
+            assert_eq!(sim.api().list(Kind::Pod).count(), 0);
         }
 
         #[test]
@@ -1309,7 +1309,7 @@ mod tests {
             sim.advance_to(10_000, usize::MAX);
             assert!(sim.get(&key(Kind::Deployment, "web")).is_none());
             assert!(sim.get(&key(Kind::ReplicaSet, "web-1")).is_none());
-            assert_eq!(sim.api.list(Kind::Pod).count(), 0);
+            assert_eq!(sim.api().list(Kind::Pod).count(), 0);
             // The finalizer came off only after the last dependent was gone: the Deployment's
             // removal is the last deletion in the trace.
             let deletions: Vec<String> = sim
@@ -1347,7 +1347,7 @@ mod tests {
                 .expect("the ReplicaSet survives");
             assert!(rs.meta().owner_references.is_empty());
             assert_eq!(
-                sim.api.list(Kind::Pod).count(),
+                sim.api().list(Kind::Pod).count(),
                 2,
                 "its pods survive and stay owned by it"
             );
@@ -1378,7 +1378,7 @@ mod tests {
             .expect("started");
             sim.advance_to(15_000, usize::MAX);
             assert!(sim.get(&key(Kind::ReplicaSet, "web-1")).is_none());
-            assert_eq!(sim.api.list(Kind::Pod).count(), 0);
+            assert_eq!(sim.api().list(Kind::Pod).count(), 0);
         }
     }
 }

@@ -1366,7 +1366,7 @@ mod tests {
 
         fn events(&self, reason: &str) -> Vec<String> {
             self.sim
-                .api
+                .api()
                 .list(Kind::Event)
                 .filter_map(|o| o.as_event())
                 .filter(|e| e.reason == reason)
@@ -1665,7 +1665,7 @@ mod tests {
     }
 
     fn web_pods(sim: &Sim) -> Vec<Pod> {
-        sim.api
+        sim.api()
             .list(Kind::Pod)
             .filter_map(|o| o.as_pod().cloned())
             .collect()
@@ -1673,7 +1673,7 @@ mod tests {
 
     fn ready_ips(sim: &Sim) -> Vec<String> {
         crate::sim::controllers::endpointslice::ready_endpoints(
-            sim.api.list(Kind::EndpointSlice),
+            sim.api().list(Kind::EndpointSlice),
             "default",
             "web",
         )

@@ -65,7 +65,7 @@ pub fn apply_decoded(sim: &mut Sim, file: &str, decoded: decode::Decoded) -> App
         ..Default::default()
     };
     // Dry run against a copy of the store: all or nothing.
-    let mut dry = sim.api.clone();
+    let mut dry = sim.api().clone();
     let mut plan = Vec::new();
     for d in &decoded.objects {
         let req = match apply_request(d, |k| dry.get(k).cloned()) {

@@ -196,7 +196,7 @@ fn starting_with(words: &[&str], prefix: &str) -> Vec<String> {
 /// The names of `kind` in `namespace` (any namespace for cluster-scoped kinds) that start with
 /// `prefix`, in the store's order.
 fn names(sim: &Sim, kind: Kind, namespace: &str, prefix: &str) -> Vec<String> {
-    sim.api
+    sim.api()
         .list(kind)
         .map(|o| o.meta())
         .filter(|m| (!kind.namespaced() || m.namespace == namespace) && m.name.starts_with(prefix))

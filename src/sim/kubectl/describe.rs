@@ -80,7 +80,7 @@ pub fn describe(sim: &mut Sim, args: &Args) -> CommandOutput {
         }
         Request::Names(names) => {
             for (kind, name) in names {
-                match sim.api.get(&ObjectKey::new(*kind, &ns, name)) {
+                match sim.api().get(&ObjectKey::new(*kind, &ns, name)) {
                     Some(o) => objs.push(o.clone()),
                     None => {
                         // `DescribeMatchingResources`: fall back to every object whose name starts with it.
@@ -151,7 +151,7 @@ pub fn events_for(sim: &Sim, o: &Object) -> Vec<Event> {
     let meta = o.meta();
     let kind = o.kind();
     let mut evs: Vec<Event> = sim
-        .api
+        .api()
         .list(Kind::Event)
         .filter_map(|e| e.as_event())
         .filter(|e| {
@@ -883,7 +883,7 @@ fn pod(w: &mut String, now: Millis, p: &Pod, events: Option<&[Event]>) {
 
 fn owned_replica_sets<'a>(sim: &'a Sim, d: &Object) -> Vec<&'a Arc<Object>> {
     let dep = d.as_deployment().expect("a Deployment");
-    sim.api
+    sim.api()
         .list(Kind::ReplicaSet)
         .filter(|o| {
             o.meta().namespace == dep.metadata.namespace
@@ -990,7 +990,7 @@ fn deployment(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
 /// Pods counted by phase for a controller (`getPodStatusForController`).
 fn pod_counts(sim: &Sim, ns: &str, sel: &LabelSelector, uid: &str) -> (usize, usize, usize, usize) {
     let (mut running, mut waiting, mut succeeded, mut failed) = (0, 0, 0, 0);
-    for o in sim.api.list(Kind::Pod) {
+    for o in sim.api().list(Kind::Pod) {
         let Some(p) = o.as_pod() else { continue };
         if p.metadata.namespace != ns
             || !sel.matches(&p.metadata.labels)
@@ -1171,7 +1171,7 @@ fn node(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
     }
     w.push_str(&format!("Unschedulable:\t{}\n", n.spec.unschedulable));
     match sim
-        .api
+        .api()
         .get(&ObjectKey::new(
             Kind::Lease,
             "kube-node-lease",
@@ -1265,7 +1265,7 @@ fn node(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
         w.push_str(&format!("ProviderID:\t{p}\n"));
     }
     let pods: Vec<&Pod> = sim
-        .api
+        .api()
         .list(Kind::Pod)
         .filter_map(|o| o.as_pod())
         .filter(|p| {
@@ -1449,7 +1449,7 @@ fn service(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
         }
     ));
     let slices: Vec<&crate::sim::api::types::EndpointSlice> = sim
-        .api
+        .api()
         .list(Kind::EndpointSlice)
         .filter_map(|o| o.as_endpoint_slice())
         .filter(|e| {
@@ -1605,7 +1605,7 @@ pub fn pod_template_raw(t: &PodTemplateSpec) -> String {
 
 /// The text of a single describe, for callers that print it themselves.
 pub fn describe_one(sim: &Sim, key: &ObjectKey) -> CommandOutput {
-    match sim.api.get(key) {
+    match sim.api().get(key) {
         Some(o) => match describe_object(sim, o, true) {
             Ok(t) => out(t),
             Err(e) => fail(e),

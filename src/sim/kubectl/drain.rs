@@ -121,7 +121,7 @@ fn nodes_for(sim: &Sim, args: &Args, verb: &str) -> Result<Vec<String>, CommandO
     if let Some(sel) = selector {
         let sel = LabelSelector::parse(sel).map_err(error)?;
         return Ok(sim
-            .api
+            .api()
             .list(Kind::Node)
             .filter(|o| sel.matches(&o.meta().labels))
             .map(|o| o.meta().name.clone())
@@ -139,7 +139,11 @@ fn nodes_for(sim: &Sim, args: &Args, verb: &str) -> Result<Vec<String>, CommandO
             }
             None => p.as_str(),
         };
-        if sim.api.get(&ObjectKey::new(Kind::Node, "", name)).is_none() {
+        if sim
+            .api()
+            .get(&ObjectKey::new(Kind::Node, "", name))
+            .is_none()
+        {
             return Err(fail(format!(
                 "Error from server (NotFound): nodes \"{name}\" not found\n"
             )));
@@ -153,7 +157,7 @@ fn nodes_for(sim: &Sim, args: &Args, verb: &str) -> Result<Vec<String>, CommandO
 fn cordon_one(sim: &mut Sim, node: &str, desired: bool) -> Result<String, String> {
     let key = ObjectKey::new(Kind::Node, "", node);
     let current = sim
-        .api
+        .api()
         .get(&key)
         .and_then(|o| o.as_node())
         .map(|n| n.spec.unschedulable)
@@ -441,7 +445,7 @@ pub fn drain(sim: &mut Sim, args: &Args, line: &str) -> CommandOutput {
     let now = sim.now();
     let mut failed_nodes: Vec<(String, String)> = Vec::new();
     for n in &nodes {
-        let list = pods_for_deletion(sim.api.list(Kind::Pod), n, &opts, now);
+        let list = pods_for_deletion(sim.api().list(Kind::Pod), n, &opts, now);
         let errs = filter_errors(&list);
         if !errs.is_empty() {
             let err = aggregate(&errs);

@@ -78,7 +78,7 @@ pub fn wait(sim: &mut Sim, args: &Args, words: &[String]) -> CommandOutput {
         Request::Names(names) => {
             for (kind, name) in names {
                 let key = ObjectKey::new(*kind, &ns, name);
-                let exists = sim.api.get(&key).is_some();
+                let exists = sim.api().get(&key).is_some();
                 if exists || parsed.for_ == WaitFor::Create {
                     keys.push(key);
                 } else if !deleting {
@@ -180,7 +180,7 @@ pub fn events(sim: &mut Sim, args: &Args) -> CommandOutput {
     }
     let now = sim.now();
     let mut evs: Vec<Event> = sim
-        .api
+        .api()
         .list(Kind::Event)
         .filter_map(|o| o.as_event())
         .filter(|e| all_ns || e.metadata.namespace == ns)
@@ -357,7 +357,7 @@ pub fn edit(sim: &Sim, args: &Args) -> CommandOutput {
         );
     };
     let ns = args.namespace();
-    let obj = sim.api.get(&ObjectKey::new(kind, &ns, &name));
+    let obj = sim.api().get(&ObjectKey::new(kind, &ns, &name));
     let containers: Vec<String> = match obj.map(|o| &**o) {
         Some(Object::Pod(p)) => p.spec.containers.iter().map(|c| c.name.clone()).collect(),
         Some(Object::Deployment(d)) => containers_of(&d.spec.template),
@@ -428,7 +428,7 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
         .ok_or_else(|| format!("the server doesn't have a resource type {kind_s:?}"))?;
     let objects: Vec<&Arc<Object>> = match name {
         Some(n) => sim
-            .api
+            .api()
             .get(&ObjectKey::new(kind, &wait.namespace, n))
             .into_iter()
             .collect(),
@@ -438,7 +438,7 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
                 .as_deref()
                 .map(LabelSelector::parse)
                 .transpose()?;
-            sim.api
+            sim.api()
                 .list(kind)
                 .filter(|o| !kind.namespaced() || o.meta().namespace == wait.namespace)
                 .filter(|o| sel.as_ref().is_none_or(|s| s.matches(&o.meta().labels)))

@@ -139,7 +139,7 @@ fn gather_apply_error(
         .find(|k| crate::sim::api::validation::qualified_kind(*k) == found.qualified_kind)
         .is_some_and(|k| {
             let name = found.quoted_name.trim_matches('"');
-            sim.api
+            sim.api()
                 .get(&ObjectKey::new(k, &args.namespace(), name))
                 .is_some()
         });
@@ -634,7 +634,7 @@ pub fn expose(sim: &mut Sim, args: &Args) -> CommandOutput {
     };
     let (kind, name) = request;
     let ns = args.namespace();
-    let Some(obj) = sim.api.get(&ObjectKey::new(kind, &ns, &name)).cloned() else {
+    let Some(obj) = sim.api().get(&ObjectKey::new(kind, &ns, &name)).cloned() else {
         return fail(format!(
             "Error from server (NotFound): {} \"{name}\" not found",
             kind.resource()
@@ -858,7 +858,7 @@ pub fn delete(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput 
             if key.kind.namespaced() && key.namespace.is_empty() {
                 key.namespace = ns.clone();
             }
-            if sim.api.get(&key).is_some() {
+            if sim.api().get(&key).is_some() {
                 keys.push(key);
             } else {
                 missing.push(CmdError::Status {
@@ -949,7 +949,7 @@ pub fn scale(sim: &mut Sim, args: &Args) -> CommandOutput {
     let (keys, missing) = or_return!(resources::resolve(sim, args, &request));
     let mut stdout = String::new();
     for key in keys {
-        let Some(obj) = sim.api.get(&key).cloned() else {
+        let Some(obj) = sim.api().get(&key).cloned() else {
             continue;
         };
         if let Err(e) = scale_one(sim, args, &key, &obj, n) {
@@ -1069,7 +1069,7 @@ pub fn set(sim: &mut Sim, args: &Args) -> CommandOutput {
     let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let mut stdout = String::new();
     for key in keys {
-        let Some(mut obj) = sim.api.get(&key).map(|o| (**o).clone()) else {
+        let Some(mut obj) = sim.api().get(&key).map(|o| (**o).clone()) else {
             continue;
         };
         let Some(spec) = template_mut(&mut obj) else {
@@ -1193,7 +1193,10 @@ pub fn patch(sim: &mut Sim, args: &Args) -> CommandOutput {
     let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let mut stdout = String::new();
     for key in keys {
-        let before = sim.api.get(&key).map(|o| o.meta().resource_version.clone());
+        let before = sim
+            .api()
+            .get(&key)
+            .map(|o| o.meta().resource_version.clone());
         match sim.submit(ApiRequest::Patch {
             key: key.clone(),
             patch: p.clone(),
@@ -1297,7 +1300,7 @@ pub fn label(sim: &mut Sim, args: &Args, annotations: bool) -> CommandOutput {
     let overwrite = args.bool("overwrite");
     let mut stdout = String::new();
     for key in keys {
-        let Some(obj) = sim.api.get(&key).cloned() else {
+        let Some(obj) = sim.api().get(&key).cloned() else {
             continue;
         };
         let current = if annotations {
@@ -1449,7 +1452,7 @@ pub fn taint(sim: &mut Sim, args: &Args) -> CommandOutput {
     let overwrite = args.bool("overwrite");
     let mut stdout = String::new();
     for key in keys {
-        let Some(node) = sim.api.get(&key).and_then(|o| o.as_node()).cloned() else {
+        let Some(node) = sim.api().get(&key).and_then(|o| o.as_node()).cloned() else {
             continue;
         };
         let mut taints = node.spec.taints.clone();

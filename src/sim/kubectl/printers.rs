@@ -880,7 +880,7 @@ pub fn get(sim: &mut Sim, args: &Args) -> CommandOutput {
             single_item = names.len() == 1;
             for (kind, name) in names {
                 match sim
-                    .api
+                    .api()
                     .get(&crate::sim::api::types::ObjectKey::new(*kind, &ns, name))
                 {
                     Some(o) if filter.matches(o) => match groups.last_mut() {

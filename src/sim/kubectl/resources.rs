@@ -171,7 +171,7 @@ impl Filter {
 
 /// Objects of `kind` in `ns` (or every namespace), in the API server's list order.
 pub fn list(sim: &Sim, kind: Kind, ns: &str, all_ns: bool, filter: &Filter) -> Vec<Arc<Object>> {
-    sim.api
+    sim.api()
         .list(kind)
         .filter(|o| all_ns || !kind.namespaced() || o.meta().namespace == ns)
         .filter(|o| filter.matches(o))
@@ -199,7 +199,7 @@ pub fn targets(
             }
             for (kind, name) in names {
                 let key = ObjectKey::new(*kind, &ns, name);
-                if sim.api.get(&key).is_some() {
+                if sim.api().get(&key).is_some() {
                     keys.push(key);
                 } else {
                     missing.push(format!(

@@ -36,7 +36,7 @@ pub const ROLLOUT_FLAGS: &[Flag] = &[
 
 /// The ReplicaSets a Deployment controls (what kubectl lists for history and undo).
 fn owned_replica_sets(sim: &Sim, d: &Deployment) -> Vec<ReplicaSet> {
-    sim.api
+    sim.api()
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set())
         .filter(|rs| {
@@ -123,7 +123,7 @@ pub fn rollout(sim: &mut Sim, args: &Args) -> CommandOutput {
 
 fn deployment(sim: &Sim, key: &ObjectKey, what: &str) -> Result<Deployment, String> {
     let o = sim
-        .api
+        .api()
         .get(key)
         .ok_or_else(|| format!("{} \"{}\" not found", key.kind.resource(), key.name))?;
     match o.as_deployment() {

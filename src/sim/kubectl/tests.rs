@@ -72,7 +72,7 @@ fn first_column(s: &mut Session, cmd: &str) -> Vec<String> {
 
 fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::api::types::Pod> {
     s.sim
-        .api
+        .api()
         .list(Kind::Pod)
         .filter_map(|o| o.as_pod())
         .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some(label))
@@ -82,7 +82,7 @@ fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::api::types::Pod> {
 
 fn deployment(s: &Session, name: &str) -> crate::sim::api::types::Deployment {
     s.sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Deployment, "default", name))
         .and_then(|o| o.as_deployment())
         .cloned()
@@ -321,7 +321,7 @@ fn describe_matches_kubectls_sections() {
     let pod = pods_of(&s, "web")[0].metadata.name.clone();
     let rs = s
         .sim
-        .api
+        .api()
         .list(Kind::ReplicaSet)
         .next()
         .expect("an RS")
@@ -398,7 +398,7 @@ fn create_service_builds_the_service_kubectl_builds() {
     let key = ObjectKey::new(Kind::Service, "default", "api");
     let svc = s
         .sim
-        .api
+        .api()
         .get(&key)
         .and_then(|o| o.as_service().cloned())
         .expect("created");
@@ -527,7 +527,7 @@ fn create_deployment_builds_the_object_kubectl_builds() {
     insta::assert_snapshot!(yaml);
     assert!(s
         .sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Deployment, "default", "dry"))
         .is_none());
     let o = run(&mut s, "create deployment api --image=nginx");
@@ -549,7 +549,7 @@ fn relabelling_a_pod_with_overwrite_makes_the_replicaset_release_it_and_replace_
     s.advance_to(90_000, usize::MAX);
     let released = s
         .sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Pod, "default", &name))
         .and_then(|o| o.as_pod())
         .cloned()
@@ -867,7 +867,7 @@ fn apply_reports_a_refused_object_as_one_invalid_error_with_every_cause() {
         "Error from server (Invalid): error when creating \"STDIN\": Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0\n\
          Error from server (Invalid): error when creating \"STDIN\": Deployment.apps \"api\" is invalid: spec.replicas: Invalid value: -2: must be greater than or equal to 0\n"
     );
-    assert!(s.sim.api.list(Kind::Deployment).next().is_none());
+    assert!(s.sim.api().list(Kind::Deployment).next().is_none());
 }
 
 #[test]
@@ -924,7 +924,7 @@ fn cordon_adds_the_unschedulable_taint_through_the_node_controller() {
     s.advance_to(70_000, usize::MAX);
     let node = s
         .sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Node, "", "node-2"))
         .and_then(|o| o.as_node())
         .cloned()
@@ -1053,7 +1053,7 @@ fn drain_blocked_by_a_budget_stricter_than_the_replicas_retries_every_five_secon
     }
     let node_obj = s
         .sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Node, "", &node))
         .and_then(|o| o.as_node())
         .cloned()
@@ -1109,7 +1109,7 @@ fn drain_refuses_pods_without_a_controller_unless_forced() {
     s.advance_to(90_000, usize::MAX);
     let node = s
         .sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Pod, "default", "toolbox"))
         .and_then(|o| o.as_pod())
         .map(|p| p.spec.node_name.clone())
@@ -1362,7 +1362,7 @@ fn apply_reads_a_here_document_as_bash_passes_it_instead_of_the_editor_text() {
     assert_eq!(o.stdout, "service/db created\n");
     assert!(s
         .sim
-        .api
+        .api()
         .get(&ObjectKey::new(Kind::Deployment, "default", "web"))
         .is_none());
     // Left open, bash warns and hands over what there is.
@@ -1382,7 +1382,7 @@ fn apply_reads_a_here_document_as_bash_passes_it_instead_of_the_editor_text() {
         "{o:?}"
     );
     assert_eq!(
-        s.sim.api.list(Kind::Service).count(),
+        s.sim.api().list(Kind::Service).count(),
         4,
         "kubernetes, api, db, cache"
     );

@@ -271,15 +271,16 @@ pub struct Sim {
     /// selector currently holds it (the inverse of their `selected` sets), so an object leaving
     /// a node's selection still reaches that node's kubelet.
     routed_selected: BTreeMap<ObjectKey, Vec<String>>,
-    /// The API server's store.
-    pub api: ApiServer,
+    /// The API server, which alone writes the store: everything else reads it through
+    /// [`Sim::api`] and writes by sending it requests.
+    api: ApiServer,
     components: BTreeMap<ComponentId, Component>,
     /// Container runtimes, one per machine; a node that is down has none running.
     machines: BTreeMap<String, Machine>,
     /// Bumped whenever a machine is added, removed, powered off or powered on.
     machines_generation: u64,
     /// Images the simulated registry refuses to serve.
-    pub broken_images: BTreeSet<String>,
+    broken_images: BTreeSet<String>,
     api_server_up: bool,
     recorder: Recorder,
     trace: Trace,
@@ -356,6 +357,12 @@ impl Sim {
             rivals: BTreeMap::new(),
             last_api_seq: 0,
         }
+    }
+
+    /// The API server, to read the store, its resourceVersion and its history. Writes go through
+    /// [`Sim::submit`] (the learner's requests) or a component's requests, never around it.
+    pub fn api(&self) -> &ApiServer {
+        &self.api
     }
 
     /// The simulated clock.

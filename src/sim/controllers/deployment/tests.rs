@@ -1386,7 +1386,7 @@ fn a_new_deployment_gets_its_first_replica_set_through_the_world() {
         .expect("stored")
         .clone();
     let rss: Vec<ReplicaSet> = sim
-        .api
+        .api()
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set().cloned())
         .collect();
@@ -1460,7 +1460,7 @@ fn live(sim: &Sim) -> Deployment {
 }
 
 fn live_rss(sim: &Sim) -> Vec<ReplicaSet> {
-    sim.api
+    sim.api()
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set().cloned())
         .collect()
@@ -1748,7 +1748,7 @@ fn recreate_through_the_world_never_runs_old_and_new_pods_together() {
         t += 250;
         sim.advance_to(t, usize::MAX);
         let hashes: BTreeSet<String> = sim
-            .api
+            .api()
             .list(Kind::Pod)
             .filter_map(|o| o.as_pod())
             .filter(|p| p.status.phase != "Succeeded" && p.status.phase != "Failed")
@@ -1765,7 +1765,7 @@ fn recreate_through_the_world_never_runs_old_and_new_pods_together() {
         rollout_status_message(&live(&sim), None)
     );
     let pods: Vec<String> = sim
-        .api
+        .api()
         .list(Kind::Pod)
         .filter_map(|o| o.as_pod())
         .filter_map(|p| p.metadata.labels.get(POD_TEMPLATE_HASH_LABEL).cloned())

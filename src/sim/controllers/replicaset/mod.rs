@@ -2114,7 +2114,7 @@ mod tests {
         }
 
         fn pods_of(sim: &Sim) -> Vec<Pod> {
-            sim.api
+            sim.api()
                 .list(Kind::Pod)
                 .filter_map(|o| o.as_pod().cloned())
                 .collect()
@@ -2149,7 +2149,7 @@ mod tests {
             assert_eq!(rs.status.replicas, 3);
             assert_eq!(rs.status.observed_generation, rs.metadata.generation);
             let events: Vec<String> = sim
-                .api
+                .api()
                 .list(Kind::Event)
                 .filter_map(|o| o.as_event())
                 .filter(|e| e.reason == "SuccessfulCreate")
@@ -2220,7 +2220,7 @@ mod tests {
             sim.advance_to(10_000, usize::MAX);
             assert_eq!(owned(&sim).len(), 1);
             let deletes = sim
-                .api
+                .api()
                 .list(Kind::Event)
                 .filter_map(|o| o.as_event())
                 .filter(|e| {

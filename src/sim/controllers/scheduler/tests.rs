@@ -1289,7 +1289,7 @@ fn a_pod_submitted_to_a_three_node_cluster_is_bound() {
         .unwrap_or_default();
     assert!(bound.starts_with("node-"), "bound to {bound:?}");
     let scheduled = sim
-        .api
+        .api()
         .list(Kind::Event)
         .filter_map(|o| o.as_event())
         .find(|e| e.reason == "Scheduled")
@@ -1321,7 +1321,7 @@ fn a_deployment_sized_burst_of_pods_is_spread_and_all_bound() {
     }
     sim.advance_to(5_000, usize::MAX);
     let mut per_node = std::collections::BTreeMap::new();
-    for o in sim.api.list(Kind::Pod) {
+    for o in sim.api().list(Kind::Pod) {
         let n = o
             .as_pod()
             .map(|p| p.spec.node_name.clone())
