@@ -493,8 +493,10 @@ test('an idle playground asks the browser for few frames, and an action brings e
     k.pause();
     return { idle, woken };
   });
-  // Drawn at the clock's tenths (about ten a second), not sixty.
-  expect(seen.idle.asked).toBeLessThanOrEqual(20);
+  // Drawn at the clock's tenths (about ten a second), not at every frame: counted against the
+  // time the 60 frames took, which a busy machine stretches well past a second (a burst of
+  // QUIET_FRAMES after a heartbeat changes a node is the slack).
+  expect(seen.idle.asked).toBeLessThanOrEqual(Math.ceil(seen.idle.wall / 100) + 10);
   expect(seen.idle.asked).toBeGreaterThan(0);
   // The simulation keeps real time while the page sleeps.
   expect(seen.idle.sim).toBeGreaterThan(seen.idle.wall * 0.8);
