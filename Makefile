@@ -136,13 +136,13 @@ bench: build ## Wall-clock benchmarks, natively (kubeloop bench) and in wasm (he
 	$(call banner,bench (wasm, the built page in headless Chromium))
 	node scripts/browser-bench.js $(BENCH_ARGS)
 
-# Fuzzing. `cargo test` already runs tests/fuzz.rs with a few hundred cases per target; `make fuzz`
+# Fuzzing. `cargo test` already runs tests/it/fuzz.rs with a few hundred cases per target; `make fuzz`
 # runs FUZZ_CASES per target (for an hour or so: FUZZ_CASES=50000). It stays a debug build on
 # purpose: the release profile wraps integer overflow silently, and overflows are what it finds.
 # A failing case lands in proptest-regressions/fuzz.txt and is replayed first from then on.
 FUZZ_CASES ?= 2000
-fuzz: ## Longer fuzz run of tests/fuzz.rs (FUZZ_CASES=2000 per target); libFuzzer: fuzz-libfuzzer
-	FUZZ_CASES=$(FUZZ_CASES) cargo test --test fuzz -- --nocapture
+fuzz: ## Longer fuzz run of tests/it/fuzz.rs (FUZZ_CASES=2000 per target); libFuzzer: fuzz-libfuzzer
+	FUZZ_CASES=$(FUZZ_CASES) cargo test --test it fuzz:: -- --nocapture
 
 # Coverage-guided fuzzing with libFuzzer (fuzz/README.md): cargo-fuzz needs nightly flags, which
 # RUSTC_BOOTSTRAP=1 unlocks on the stable toolchain. FUZZ_TARGET: manifest, share_link, kubectl,

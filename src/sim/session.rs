@@ -651,7 +651,7 @@ impl Session {
         let Some((before, offered)) = before else {
             return;
         };
-        let real = progress::changes(&before.api(), &self.sim.api());
+        let real = progress::changes(before.api(), self.sim.api());
         let now = self.sim.now();
         let mut any = false;
         for i in offered {
@@ -683,7 +683,7 @@ impl Session {
         }
         let mut dry = self.detached(before.detached_copy());
         let _ = dry.perform_unwatched(step.clone(), "try this");
-        let would = progress::changes(&before.api(), &dry.sim.api());
+        let would = progress::changes(before.api(), dry.sim.api());
         if !would.is_empty() {
             return progress::covers(&would, real);
         }

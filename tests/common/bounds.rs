@@ -1,4 +1,4 @@
-// Shared by tests/time_bounds.rs and tests/memory_bounds.rs: what a long-running playground holds,
+// Shared by tests/it/time_bounds.rs and tests/it/memory_bounds.rs: what a long-running playground holds,
 // counted in entries (deterministic, unlike bytes), and the check that none of it keeps growing.
 
 use kubeloop::sim::api::types::Kind;

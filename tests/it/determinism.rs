@@ -1,7 +1,6 @@
 //! Determinism: the same scenario and seed give the same trace, run after run and on every target.
 
-#[path = "common/determinism.rs"]
-mod common;
+use crate::common;
 
 #[test]
 fn the_same_scenario_gives_the_same_trace_twice() {
@@ -22,6 +21,6 @@ fn the_native_trace_matches_the_committed_fingerprint_the_wasm_test_also_checks(
     assert_eq!(
         got,
         common::expected(),
-        "the simulation's behaviour changed; if intended, run `UPDATE_DETERMINISM=1 cargo test --test determinism` and commit the new fingerprint"
+        "the simulation's behaviour changed; if intended, run `UPDATE_DETERMINISM=1 cargo test --test it determinism::` and commit the new fingerprint"
     );
 }

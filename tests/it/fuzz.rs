@@ -67,7 +67,7 @@ fn corpus() -> &'static [Vec<u8>] {
                 let Ok(bytes) = std::fs::read(&p) else {
                     continue;
                 };
-                // The big hostile files are covered by tests/hostile_inputs.rs; mutating them
+                // The big hostile files are covered by tests/it/hostile_inputs.rs; mutating them
                 // here would only make each case slow.
                 if bytes.len() <= 8 * 1024 && !p.to_string_lossy().ends_with(".md") {
                     out.push(bytes);

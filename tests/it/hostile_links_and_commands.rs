@@ -167,7 +167,7 @@ fn html_in_names_is_refused_and_html_in_free_text_is_kept_as_text() {
     assert!(!d.has_errors(), "{:?}", d.diagnostics);
     let s = Session::load("html-everywhere.yaml", &src, None).expect("free text is allowed");
     // Kept verbatim: escaping is the view's job, and the views only ever insert text nodes
-    // (tests/no_html_injection.rs checks that).
+    // (tests/it/no_html_injection.rs checks that).
     assert_eq!(
         s.scenario.metadata.name,
         "<script>alert('scenario')</script>"

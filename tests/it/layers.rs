@@ -2,7 +2,7 @@
 //! so there is no import cycle. Read from the sources (test code left out), as a newcomer would.
 //!
 //! A unit is a wing folder of `src/sim` (`api/`, `input/`, `machinery/`, `controllers/`,
-//! `kubectl/`) or one module at its root (`session.rs`, `world.rs`, …). [`LEVELS`] lists them
+//! `world/`, `kubectl/`) or one module at its root (`session.rs`, `faults.rs`, …). [`LEVELS`] lists them
 //! bottom first; a unit may import only units of a lower level. A new module fails this test
 //! until it is given its place here (and in ARCHITECTURE.md's code map).
 
@@ -265,7 +265,7 @@ fn every_unit_of_the_simulation_has_a_level() {
     missing.sort();
     assert!(
         missing.is_empty(),
-        "src/sim/{missing:?} has no level in tests/layers.rs's LEVELS: say which wing it belongs \
+        "src/sim/{missing:?} has no level in tests/it/layers.rs's LEVELS: say which wing it belongs \
          to (a lower level may not import it)"
     );
 }

@@ -968,7 +968,7 @@ fn controllers_crash_the_restarted_controllers_finish_the_rollout_exactly() {
 
 #[test]
 fn the_write_your_own_lesson_example_in_the_docs_passes_its_checks() {
-    let doc = include_str!("../docs/lessons.md");
+    let doc = include_str!("../../docs/lessons.md");
     let start = doc.find("```yaml\n").expect("a yaml block") + "```yaml\n".len();
     let end = start + doc[start..].find("```").expect("closed");
     let text = &doc[start..end];

@@ -5,8 +5,7 @@
 //! what the first did. Counted in entries, not bytes: entry counts are deterministic, byte counts
 //! are not (`kubeloop bench --memory` measures the bytes, at 10,000 pods).
 
-#[path = "common/bounds.rs"]
-mod bounds;
+use crate::bounds;
 
 use bounds::{assert_not_growing, crash_loop_flaky, sizes, with_flaky, Sizes};
 use kubeloop::sim::api::apiserver::WATCH_HISTORY_CAPACITY;

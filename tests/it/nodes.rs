@@ -187,7 +187,7 @@ fn a_pod_bound_to_a_node_while_it_is_cut_off_starts_once_the_node_reconnects() {
     // The kubelet's watch resumes with the writes it missed (the pod's binding) while its own
     // status write already streams live: the missed ones must still arrive first, or the
     // informer skips them as already seen and the pod stays Pending for ever. Found by
-    // tests/fault_properties.rs (seed 830649).
+    // tests/it/fault_properties.rs (seed 830649).
     let mut s = two_nodes(830649, r#"cpu: "1", memory: 2Gi, pods: "6""#);
     let one = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.0\n        resources: {requests: {cpu: 200m, memory: 128Mi}}\n";
     assert!(s.apply_text("web.yaml", one).ok);

@@ -5,8 +5,7 @@
 //! cluster, not to how long it has run. Measured in entries, not bytes: entry counts are
 //! deterministic, byte counts are not.
 
-#[path = "common/bounds.rs"]
-mod bounds;
+use crate::bounds;
 
 use bounds::{assert_not_growing, crash_loop_flaky, sizes, with_flaky};
 use kubeloop::sim::faults::{Fault, PodTarget};

@@ -1,0 +1,28 @@
+//! The native integration tests, in one binary so that `cargo test` links them once: each module
+//! is one subject (a name such as `faults` or `lessons`), and `cargo test --test it <module>::`
+//! runs one. The wasm tests (`tests/wasm_*.rs`) stay binaries of their own: they build for
+//! wasm32 and run in headless Chromium.
+
+#[path = "../common/bounds.rs"]
+mod bounds;
+#[path = "../common/determinism.rs"]
+mod common;
+
+mod cli;
+mod control_plane_traces;
+mod determinism;
+mod fault_properties;
+mod faults;
+mod fuzz;
+mod hostile_inputs;
+mod hostile_links_and_commands;
+mod layers;
+mod lessons;
+mod memory_bounds;
+mod no_html_injection;
+mod nodes;
+mod properties;
+mod security_headers;
+mod size_budget;
+mod time_bounds;
+mod walking_skeleton;
