@@ -21,7 +21,7 @@ use crate::viewmodel::cluster::{
 };
 use crate::viewmodel::format::{pod_suffix, taint_pieces};
 use crate::viewmodel::inspect::DeploymentGap;
-use crate::viewmodel::{ClusterView, NodeView, PodView, Tone, Usage};
+use crate::viewmodel::{ClusterView, NodeView, PodHealth, PodView, Usage};
 
 /// Cluster view inputs.
 #[derive(Properties)]
@@ -63,7 +63,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
     let layout = use_state(|| Layout::Auto);
     let v = &p.view;
     let total = v.pod_count();
-    let ready = v.counts.get(Tone::Ready);
+    let ready = v.counts.get(PodHealth::Ready);
     let counts = &v.counts;
     let dense = match *layout {
         Layout::Auto => v.dense_by_default(),
@@ -139,9 +139,9 @@ pub fn Cluster(p: &ClusterProps) -> Html {
             }
             <ul class="legend" aria-label="Pod states"
                 title={still_note}>
-                { for Tone::ALL.iter().filter(|t| **t != Tone::Unknown || counts.get(**t) > 0).map(|t| html! {
+                { for PodHealth::ALL.iter().filter(|t| **t != PodHealth::Unknown || counts.get(**t) > 0).map(|t| html! {
                     <li class={classes!("legend-item", t.class(), (counts.get(*t) > 0).then_some("is-present"))}
-                        title={(calm && matches!(t, Tone::Starting | Tone::Failing)).then_some(calm_note.clone())}>
+                        title={(calm && matches!(t, PodHealth::Starting | PodHealth::Failing)).then_some(calm_note.clone())}>
                         <span class="legend-glyph" aria-hidden="true">{ t.glyph() }</span>
                         <span>{ t.label() }</span>
                     </li>
@@ -476,9 +476,9 @@ fn DenseBody(p: &DenseProps) -> Html {
                 { for Bucket::ALL.iter().filter(|b| **b != Bucket::Completed || v.counts.bucket(**b) > 0).map(|b| {
                     let n = v.counts.bucket(*b);
                     html! {
-                        <li class={classes!("dense-count", b.tone().class(), (n > 0).then_some("is-present"))}
+                        <li class={classes!("dense-count", b.health().class(), (n > 0).then_some("is-present"))}
                             data-testid={format!("dense-count-{}", b.id())} data-count={n.to_string()}>
-                            <span class="dense-count-glyph" aria-hidden="true">{ b.tone().glyph() }</span>
+                            <span class="dense-count-glyph" aria-hidden="true">{ b.health().glyph() }</span>
                             <span class="dense-count-n">{ n }</span>
                             <span class="dense-count-label">{ b.label() }</span>
                         </li>
@@ -692,7 +692,7 @@ pub fn chip(
             });
         })
     };
-    let terminating = pod.tone == Tone::Terminating;
+    let terminating = pod.health == PodHealth::Terminating;
     let actions = !terminating && arm.is_none();
     // Pointer events, so that a touch (whose long press opens the menu) arms the chip too.
     let onpointerover = arm
@@ -701,15 +701,15 @@ pub fn chip(
     let onfocusin = arm.map(|a| Callback::from(move |_: FocusEvent| a.emit(())));
     html! {
         // The endless decorations get classes of their own (www/style.css, `.calm-motion`).
-        <div class={classes!("pod", pod.tone.class(), (pod.tone == Tone::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"), pod.orphan().then_some("is-orphan"))}
+        <div class={classes!("pod", pod.health.class(), (pod.health == PodHealth::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"), pod.orphan().then_some("is-orphan"))}
             {onpointerover} {onfocusin}
             key={pod.uid.clone()}
             data-testid={format!("{testid}-{}", pod.name)}
             data-phase={pod.phase.clone()}
             data-ready={pod.ready.to_string()}
             data-status={pod.status.clone()}>
-            <button class={classes!("pod-main", (pod.tone == Tone::Starting).then_some("pod-stripes"))} onclick={select} title={format!("{}. Enter inspects it; Shift+F10 opens its faults.", pod.describe())} aria-label={pod.describe()}>
-                <span class="pod-glyph" aria-hidden="true">{ pod.tone.glyph() }</span>
+            <button class={classes!("pod-main", (pod.health == PodHealth::Starting).then_some("pod-stripes"))} onclick={select} title={format!("{}. Enter inspects it; Shift+F10 opens its faults.", pod.describe())} aria-label={pod.describe()}>
+                <span class="pod-glyph" aria-hidden="true">{ pod.health.glyph() }</span>
                 <span class="pod-text">
                     <span class="pod-name">{ pod_suffix(&pod.name) }</span>
                     <span class="pod-status">{ &pod.status }</span>

@@ -124,7 +124,7 @@ pub fn Console(p: &ConsoleProps) -> Html {
                 let cmd = el.value();
                 if !cmd.trim().is_empty() {
                     // `apply -f -` reads the editor's text, unless a here-document follows.
-                    let stdin = super::share::editor_text();
+                    let stdin = super::bus::editor_text();
                     d.emit(Action::Kubectl(cmd, Some(stdin), reply()));
                     el.set_value("");
                     rows.set(1);

@@ -208,12 +208,12 @@ pub fn Editor(p: &EditorProps) -> Html {
     let text = use_state(|| {
         // The crash screen's restore record is taken either way; a link opened at start wins.
         let saved = storage::load_editor();
-        super::share::take_pending_text()
+        super::bus::take_pending_text()
             .or(saved)
             .unwrap_or_else(|| DEFAULT_MANIFEST.to_string())
     });
     // Share links and embeds read and set the editor's text (src/ui/share.rs).
-    super::share::use_editor_sync(&text);
+    super::bus::use_editor_sync(&text);
     // The highlight of the current text, updated from the last one (which keeps the line states
     // before the edit) rather than rebuilt.
     let last_hl = use_mut_ref(|| None::<Rc<Highlight>>);

@@ -26,8 +26,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::js_api::diagnostic_json;
-use super::share;
 use super::state::{reply, Action};
+use super::{bus, share};
 use crate::sim::examples;
 use crate::sim::share::{decode, Link};
 use crate::sim::time::clock;
@@ -136,7 +136,7 @@ fn apply_document_flags(flags: &Flags) {
 /// Starts the page: in embed mode installs the message listener and auto-resize first, and with
 /// click-to-load shows the placeholder and calls `render` only on the reader's click.
 pub fn start(render: impl FnOnce() + 'static) {
-    let flags = share::flags();
+    let flags = bus::flags();
     apply_document_flags(&flags);
     if !flags.embed {
         render();
@@ -216,7 +216,7 @@ fn install_listeners() {
         let Ok(e) = e.dyn_into::<web_sys::KeyboardEvent>() else {
             return;
         };
-        if !share::flags().readonly || e.key() != "Tab" {
+        if !bus::flags().readonly || e.key() != "Tab" {
             return;
         }
         let on_editor = e
@@ -281,7 +281,7 @@ fn report_height(force: bool) {
 
 /// Every 200 ms: events since the last poll, and the read-only attribute kept on the editor.
 fn tick() {
-    if share::flags().readonly {
+    if bus::flags().readonly {
         if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
             d.query_selector("textarea[data-testid=\"editor\"]")
                 .ok()
@@ -301,7 +301,7 @@ fn flush_events() {
     if !with(|b| b.loaded && b.host.is_some()) {
         return;
     }
-    let Some(model) = share::model() else {
+    let Some(model) = bus::model() else {
         return;
     };
     let Ok(m) = model.try_borrow() else {
@@ -316,10 +316,10 @@ fn flush_events() {
 
 /// The app is mounted: calls can be answered from now on.
 pub fn attach() {
-    if !share::flags().embed {
+    if !bus::flags().embed {
         return;
     }
-    let Some(model) = share::model() else {
+    let Some(model) = bus::model() else {
         return;
     };
     let watcher = model
@@ -395,7 +395,7 @@ fn on_message(e: web_sys::MessageEvent) {
         ));
         return;
     }
-    let flags = share::flags();
+    let flags = bus::flags();
     if !flags.origin_allowed(&origin) {
         warn(&format!(
             "ignored {ty}: origin {origin} is not allowed to drive this playground"
@@ -488,12 +488,12 @@ fn state_json(m: &Playground) -> Json {
 /// Runs one call through the same actions a click takes.
 fn execute(call: Call) -> Result<Json, String> {
     let loaded = with(|b| b.loaded);
-    let (true, Some(d), Some(model)) = (loaded, share::dispatcher(), share::model()) else {
+    let (true, Some(d), Some(model)) = (loaded, bus::dispatcher(), bus::model()) else {
         return Err("This playground has not been loaded yet: the reader has to click it first (load=click).".into());
     };
     match call {
         Call::Apply(yaml) => {
-            share::set_editor_text(&yaml);
+            bus::set_editor_text(&yaml);
             let r = reply();
             d.emit(Action::Apply(yaml, r.clone()));
             let report = r.borrow_mut().take().ok_or("apply did not run")?;

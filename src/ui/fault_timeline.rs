@@ -9,13 +9,13 @@ use yew::prelude::*;
 use super::state::Action;
 use crate::sim::api::types::{Kind, Millis, ObjectKey};
 use crate::sim::time::clock;
-use crate::viewmodel::timeline::{
+use crate::viewmodel::fault_timeline::{
     kubectl_ref, offset_words, spread, x_percent, GoalState, Incident, Mark, Role, Row, Verdict,
 };
 
-/// Timeline inputs.
+/// The fault timeline's inputs.
 #[derive(Properties, PartialEq)]
-pub struct TimelineProps {
+pub struct FaultTimelineProps {
     /// Newest first.
     pub incidents: Vec<Incident>,
     pub now: Millis,
@@ -170,7 +170,11 @@ fn fault_lane(inc: &Incident, v: &Verdict, now: Millis, t0: Millis, t1: Millis) 
     }
 }
 
-fn goal_line(inc: &Incident, g: &crate::viewmodel::timeline::Goal, d: &Callback<Action>) -> Html {
+fn goal_line(
+    inc: &Incident,
+    g: &crate::viewmodel::fault_timeline::Goal,
+    d: &Callback<Action>,
+) -> Html {
     let (glyph, class, text) = match &g.state {
         GoalState::Met { at } => (
             "✓",
@@ -304,7 +308,7 @@ fn incident_card(inc: &Incident, now: Millis, d: &Callback<Action>) -> Html {
 
 /// The fault timeline.
 #[component]
-pub fn Timeline(p: &TimelineProps) -> Html {
+pub fn FaultTimeline(p: &FaultTimelineProps) -> Html {
     let chosen = use_state(|| None::<u64>);
     let n = p.incidents.len();
     let recovered = p

@@ -7,26 +7,8 @@ use super::icons;
 use super::state::{reply, Action};
 use crate::sim::api::types::{Kind, ObjectKey};
 use crate::sim::faults::Fault;
-use crate::viewmodel::inspect::{ConditionRow, GapRow, SchedulingView};
+use crate::viewmodel::inspect::{ConditionRow, InspectorData, SchedulingView};
 use crate::viewmodel::EventRow;
-
-/// Everything the inspector shows about the selected object.
-#[derive(Clone, Debug, PartialEq)]
-pub struct InspectorData {
-    pub key: ObjectKey,
-    /// False once the object was deleted (the inspector says so instead of closing).
-    pub exists: bool,
-    pub gap: Vec<GapRow>,
-    pub conditions: Vec<ConditionRow>,
-    pub events: Vec<EventRow>,
-    pub spec_yaml: String,
-    pub status_yaml: String,
-    pub yaml: String,
-    /// `metadata.generation` / `status.observedGeneration`, when the kind has them.
-    pub generation: Option<(i64, i64)>,
-    /// For a pod: the scheduler's filter and score pass over the current nodes.
-    pub scheduling: Option<SchedulingView>,
-}
 
 /// Inspector inputs.
 #[derive(Properties, PartialEq)]

@@ -3,6 +3,7 @@
 //! The model and every piece of view logic live in [`crate::viewmodel`] (native, unit-tested);
 //! this module only maps them to HTML, and clicks, keys and animation frames to [`state::Action`]s.
 
+mod bus;
 mod chart;
 mod cluster;
 mod console;
@@ -10,6 +11,7 @@ mod crash;
 mod editor;
 mod embed;
 mod events;
+mod fault_timeline;
 mod faults;
 mod hooks;
 mod icons;
@@ -23,7 +25,6 @@ mod sequence;
 mod share;
 mod state;
 mod storage;
-mod timeline;
 mod toolbar;
 
 use std::rc::Rc;
@@ -32,12 +33,9 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use crate::sim::api::types::{Kind, Object};
-use crate::sim::input::yaml::to_yaml;
-use crate::viewmodel::inspect::{condition_rows, gap_rows, DeploymentGap, SchedulingView};
+use crate::sim::api::types::Kind;
+use crate::viewmodel::inspect::{DeploymentGap, InspectorData};
 use crate::viewmodel::playground::NoticeKind;
-use crate::viewmodel::Playground;
-use inspector::InspectorData;
 use state::{reply, Action, AppState};
 
 /// The bottom panel's tabs.
@@ -82,88 +80,6 @@ impl Tab {
             Tab::Console => "console",
         }
     }
-}
-
-fn inspector_data(m: &Playground) -> Option<InspectorData> {
-    let key = m.selected.clone()?;
-    let now = m.now();
-    let obj = m.session.sim.api().get(&key).cloned();
-    let exists = obj.is_some();
-    // Only this object's Events become rows: a big cluster has tens of thousands.
-    let events = crate::viewmodel::events::event_rows(
-        m.session
-            .sim
-            .api()
-            .list(Kind::Event)
-            .filter_map(|o| o.as_event())
-            .filter(|e| {
-                e.involved_object.kind == key.kind.as_str()
-                    && e.involved_object.name == key.name
-                    && (e.involved_object.namespace == key.namespace || key.namespace.is_empty())
-            }),
-        now,
-    );
-    let Some(obj) = obj else {
-        return Some(InspectorData {
-            key,
-            exists,
-            gap: Vec::new(),
-            conditions: Vec::new(),
-            events,
-            spec_yaml: String::new(),
-            status_yaml: String::new(),
-            yaml: String::new(),
-            generation: None,
-            scheduling: None,
-        });
-    };
-    let generation = match &*obj {
-        Object::Deployment(d) => Some((d.metadata.generation, d.status.observed_generation)),
-        Object::ReplicaSet(r) => Some((r.metadata.generation, r.status.observed_generation)),
-        _ => None,
-    };
-    // Replayed as if the pod were being scheduled now: a bound pod's nodeName would otherwise
-    // make the NodeName filter reject every other node.
-    let scheduling = obj.as_pod().map(|pod| {
-        let nodes: Vec<_> = m
-            .session
-            .sim
-            .api()
-            .list(Kind::Node)
-            .filter_map(|o| o.as_node())
-            .collect();
-        let pods: Vec<_> = m
-            .session
-            .sim
-            .api()
-            .list(Kind::Pod)
-            .filter_map(|o| o.as_pod())
-            .collect();
-        SchedulingView::of(&crate::sim::controllers::scheduler::explain(
-            &unbound(pod),
-            &nodes,
-            &pods,
-        ))
-    });
-    Some(InspectorData {
-        exists,
-        gap: gap_rows(&obj, now),
-        conditions: condition_rows(&obj, now),
-        events,
-        spec_yaml: to_yaml(&obj.spec_json()),
-        status_yaml: to_yaml(&obj.status_json()),
-        yaml: to_yaml(&obj.to_json()),
-        generation,
-        scheduling,
-        key,
-    })
-}
-
-/// A copy of `pod` with no node, for replaying its scheduling decision.
-fn unbound(pod: &crate::sim::api::types::Pod) -> crate::sim::api::types::Pod {
-    let mut p = pod.clone();
-    p.spec.node_name.clear();
-    p
 }
 
 /// Closes every open `<details class="menu">` except `keep`.
@@ -386,7 +302,10 @@ fn App() -> Html {
     let insp = {
         let model = state.model.clone();
         use_memo((selected, selected_rev, events_rev), move |_| {
-            model.try_borrow().ok().and_then(|m| inspector_data(&m))
+            model.try_borrow().ok().and_then(|m| {
+                let key = m.selected.clone()?;
+                Some(InspectorData::of(&m.session.sim, key, m.now()))
+            })
         })
     };
 
@@ -450,7 +369,7 @@ fn App() -> Html {
             html! { <ownership::Ownership view={m.ownership()} selected={m.selected.clone()} dispatch={dispatch.clone()} /> }
         }
         Tab::Timeline => html! {
-            <timeline::Timeline incidents={m.timeline.incidents().rev().take(20).cloned().collect::<Vec<_>>()}
+            <fault_timeline::FaultTimeline incidents={m.fault_timeline.incidents().rev().take(20).cloned().collect::<Vec<_>>()}
                 now={m.now()} dispatch={dispatch.clone()} />
         },
         Tab::Chart => {
@@ -520,7 +439,7 @@ fn App() -> Html {
                             let t = *t;
                             let badge = match t {
                                 Tab::Events if warnings > 0 => Some(warnings.to_string()),
-                                Tab::Timeline if m.timeline.incidents().len() > 0 => Some(m.timeline.incidents().len().to_string()),
+                                Tab::Timeline if m.fault_timeline.incidents().len() > 0 => Some(m.fault_timeline.incidents().len().to_string()),
                                 Tab::Ownership if n_deploy > 0 => Some(n_deploy.to_string()),
                                 _ => None,
                             };

@@ -1,8 +1,8 @@
 //! Share links in the app: opening `#example/<name>` and `#k1:…` links, the Share button
 //! (Ctrl/Cmd+S), and the address bar that follows the editor.
 //!
-//! The editor owns its text; [`use_editor_sync`] mirrors it here and lets this module put text
-//! in it (a link, an embed's `apply`/`load`). Opening a link loads its scenario through
+//! The editor's text is on the page's bus ([`super::bus`]), which this module reads and writes.
+//! Opening a link loads its scenario through
 //! [`Action::Load`], so the page starts exactly where `kubeloop run` starts. A link that cannot be
 //! opened changes nothing: the reader's own text stays in the editor (and in localStorage, which
 //! only the reader's typing ever writes) and a banner says, as text, what was wrong. Reloading a
@@ -20,12 +20,15 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
+use super::bus::{
+    self, dispatcher, editor_text, flags, forget_edits, model, now_ms, set_editor_text,
+};
 use super::embed;
 use super::state::{reply, Action};
 use crate::sim::examples;
 use crate::sim::input::diagnostic::Diagnostic;
 use crate::sim::share::{self, Link, Shared, LONG_LINK_WARNING, MAX_FRAGMENT};
-use crate::viewmodel::embed_flags::{self, first_tab, parse_query, parse_view, Flags, Panel};
+use crate::viewmodel::embed_flags::{self, first_tab, parse_view, Panel};
 use crate::viewmodel::Playground;
 
 /// localStorage key of the "keep the address bar in sync" switch (on unless turned off).
@@ -44,20 +47,10 @@ struct Popover {
     copied: Option<bool>,
 }
 
+/// What share links keep between calls (the editor's text and the app's handles are in
+/// [`super::bus`]).
 #[derive(Default)]
-struct Bus {
-    /// The editor's text as last reported.
-    text: String,
-    /// The editor reported at least once.
-    seen_editor: bool,
-    /// Text the page itself put in the editor (initial, link, embed call): not a reader edit.
-    clean: Option<String>,
-    set_text: Option<UseStateSetter<String>>,
-    /// Text waiting for the editor to mount.
-    pending: Option<String>,
-    dispatch: Option<Callback<Action>>,
-    model: Option<Rc<RefCell<Playground>>>,
-    flags: Option<Rc<Flags>>,
+struct ShareState {
     /// The seed the open link (or `?seed=`) asked for, carried into new links.
     seed: Option<u64>,
     /// The `view=` the open link carried.
@@ -69,49 +62,25 @@ struct Bus {
     /// What opening the page's link before the first render left for [`install`] to finish.
     startup: Option<Opening>,
     popover: Option<Popover>,
-    /// A reader edit not yet in the address bar: when it happened (ms).
-    dirty_since: Option<f64>,
     /// The fragment the page last wrote to, or opened from, the address bar (`#k1:…`, or empty).
     /// Another one there is a navigation whose `hashchange` is still queued.
     address: String,
-    /// The embed's "Open in Kubeloop" link needs the current text.
-    open_link_stale: bool,
     track: bool,
     listeners: Vec<(u64, Rc<dyn Fn()>)>,
     next_listener: u64,
 }
 
 thread_local! {
-    static BUS: RefCell<Bus> = RefCell::new(Bus { track: true, ..Bus::default() });
+    static SHARE: RefCell<ShareState> = RefCell::new(ShareState { track: true, ..ShareState::default() });
 }
 
-/// Runs `f` on the bus. Never call into Yew (emit, set) inside: that may re-enter.
-fn with<R>(f: impl FnOnce(&mut Bus) -> R) -> R {
-    BUS.with(|b| f(&mut b.borrow_mut()))
-}
-
-fn now_ms() -> f64 {
-    js_sys::Date::now()
+/// Runs `f` on the share state. Never call into Yew (emit, set) inside: that may re-enter.
+fn with<R>(f: impl FnOnce(&mut ShareState) -> R) -> R {
+    SHARE.with(|b| f(&mut b.borrow_mut()))
 }
 
 fn warn(msg: &str) {
     web_sys::console::warn_1(&JsValue::from_str(msg));
-}
-
-/// The page's URL flags, parsed once.
-pub fn flags() -> Rc<Flags> {
-    if let Some(f) = with(|b| b.flags.clone()) {
-        return f;
-    }
-    let search = web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .unwrap_or_default();
-    let f = Rc::new(parse_query(&search));
-    for w in &f.warnings {
-        warn(&format!("kubeloop: ignored URL flag: {w}"));
-    }
-    with(|b| b.flags = Some(f.clone()));
-    f
 }
 
 fn notify_listeners() {
@@ -135,49 +104,6 @@ fn use_bus_updates() {
         });
         move || with(|b| b.listeners.retain(|(i, _)| *i != id))
     });
-}
-
-/// Mirrors the editor's text here and lets share links and the embed put text in the editor.
-/// Called once by the editor component with its text state.
-#[hook]
-pub fn use_editor_sync(text: &UseStateHandle<String>) {
-    {
-        let setter = text.setter();
-        use_effect_with((), move |_| {
-            let pending = with(|b| {
-                b.set_text = Some(setter.clone());
-                b.pending.take()
-            });
-            if let Some(p) = pending {
-                setter.set(p);
-            }
-            || with(|b| b.set_text = None)
-        });
-    }
-    let current: &str = text;
-    let changed = with(|b| !b.seen_editor || b.text != current);
-    if changed {
-        let t = current.to_string();
-        let first_edit = with(|b| {
-            if !b.seen_editor {
-                // The text the editor opened with (autosave or the default) is nobody's edit.
-                b.seen_editor = true;
-                if b.clean.is_none() {
-                    b.clean = Some(t.clone());
-                }
-            }
-            let first_edit = b.dirty_since.is_none();
-            if b.clean.as_deref() != Some(t.as_str()) {
-                b.dirty_since = Some(now_ms());
-            }
-            b.text = t;
-            b.open_link_stale = true;
-            first_edit && b.dirty_since.is_some()
-        });
-        if first_edit {
-            remember_edited_link();
-        }
-    }
 }
 
 /// FNV-1a, 64 bits: enough to tell one link from another without storing a long fragment.
@@ -223,42 +149,6 @@ fn edits_to_keep(hash: &str) -> Option<String> {
         return None;
     }
     super::storage::autosaved_text()
-}
-
-/// Puts `text` in the editor as the page's own (not a reader edit: it is not autosaved and does
-/// not rewrite the address bar by itself).
-pub fn set_editor_text(text: &str) {
-    let setter = with(|b| {
-        b.clean = Some(text.to_string());
-        b.text = text.to_string();
-        b.dirty_since = None;
-        b.open_link_stale = true;
-        match &b.set_text {
-            Some(s) => Some(s.clone()),
-            None => {
-                b.pending = Some(text.to_string());
-                None
-            }
-        }
-    });
-    if let Some(s) = setter {
-        s.set(text.to_string());
-    }
-}
-
-/// The editor's text now (what the console's `kubectl apply -f -` reads).
-pub fn editor_text() -> String {
-    with(|b| b.text.clone())
-}
-
-/// The app's dispatcher, once the app is mounted.
-pub fn dispatcher() -> Option<Callback<Action>> {
-    with(|b| b.dispatch.clone())
-}
-
-/// The playground model, once the app is mounted.
-pub fn model() -> Option<Rc<RefCell<Playground>>> {
-    with(|b| b.model.clone())
 }
 
 /// Opens `text` as a scenario: into the editor and into a fresh simulation.
@@ -338,10 +228,8 @@ fn resolve(hash: &str) -> Result<Option<Opening>, ()> {
         return Ok(None);
     }
     // The address bar now shows what the reader asked for: no pending edit may overwrite it.
-    with(|b| {
-        b.dirty_since = None;
-        b.popover = None;
-    });
+    forget_edits();
+    with(|b| b.popover = None);
     let flags = flags();
     let (text, link_seed, link_view, link_speed) = match share::decode(frag) {
         Ok(Link::Example(name)) => match examples::by_name(&name) {
@@ -432,7 +320,7 @@ pub fn initial_playground() -> Playground {
     let Ok(Some(opening)) = resolve(&hash) else {
         return Playground::new(default_seed);
     };
-    // The editor is not mounted yet: it starts with this text (take_pending_text).
+    // The editor is not mounted yet: it starts with this text (bus::take_pending_text).
     set_editor_text(&opening.text);
     let (model, result) = Playground::opened(&opening.text, opening.seed, default_seed);
     with(|b| b.startup = Some(opening));
@@ -445,15 +333,10 @@ pub fn initial_playground() -> Playground {
     model
 }
 
-/// The text the page put in the editor before it mounted (the link [`initial_playground`]
-/// opened), for the editor's first render.
-pub fn take_pending_text() -> Option<String> {
-    with(|b| b.pending.take())
-}
-
 /// What the current scenario looks like as a link payload.
 fn current_shared() -> Shared {
-    let (text, seed, view) = with(|b| (b.text.clone(), b.seed, b.view.clone()));
+    let text = editor_text();
+    let (seed, view) = with(|b| (b.seed, b.view.clone()));
     let speed = model()
         .and_then(|m| m.try_borrow().ok().map(|m| m.speed))
         .filter(|s| (*s - 1.0).abs() > 1e-9);
@@ -655,10 +538,7 @@ impl Drop for ShareHandle {
                 self.hashchange.as_ref().unchecked_ref(),
             );
         }
-        with(|b| {
-            b.dispatch = None;
-            b.model = None;
-        });
+        bus::detach();
         embed::detach();
     }
 }
@@ -672,11 +552,9 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
     let track = storage()
         .and_then(|s| s.get_item(TRACK_KEY).ok().flatten())
         .is_none_or(|v| v != "0");
-    with(|b| {
-        b.dispatch = Some(dispatch.clone());
-        b.model = Some(model);
-        b.track = track && !flags.embed;
-    });
+    bus::attach(dispatch.clone(), model);
+    bus::on_edit_started(remember_edited_link);
+    with(|b| b.track = track && !flags.embed);
 
     let hash = window.location().hash().unwrap_or_default();
     with(|b| b.address = hash.clone());
@@ -705,7 +583,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         if s && (e.ctrl_key() || e.meta_key())
             && !e.alt_key()
             && !e.shift_key()
-            && !self::flags().embed
+            && !bus::flags().embed
         {
             e.prevent_default();
             share_now();
@@ -730,22 +608,17 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         window.add_event_listener_with_callback("hashchange", hashchange.as_ref().unchecked_ref());
 
     let timer = Interval::new(250, || {
-        if with(|b| std::mem::take(&mut b.open_link_stale)) && self::flags().embed {
+        if bus::take_text_changed() && bus::flags().embed {
             refresh_open_link();
         }
         let now = web_sys::window()
             .and_then(|w| w.location().hash().ok())
             .unwrap_or_default();
-        let due = with(|b| {
-            b.track
-                && b.dirty_since.is_some_and(|t| now_ms() - t >= DEBOUNCE_MS)
-                && embed_flags::may_rewrite_address_bar(&b.address, &now)
-        });
+        let settled = bus::edited_since().is_some_and(|t| now_ms() - t >= DEBOUNCE_MS);
+        let due =
+            settled && with(|b| b.track && embed_flags::may_rewrite_address_bar(&b.address, &now));
         if due {
-            with(|b| {
-                b.dirty_since = None;
-                b.clean = Some(b.text.clone());
-            });
+            bus::mark_clean();
             write_address_bar();
         }
     });

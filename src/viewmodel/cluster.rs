@@ -8,7 +8,7 @@
 //! history like an informer and rebuilds only the nodes whose pods or status changed, keeping every
 //! unchanged [`NodeView`] as the same `Rc` (which is what lets the page skip redrawing it). Above
 //! [`DENSE_NODES`] nodes or [`DENSE_PODS`] pods the page switches to dense tiles with per-node
-//! [`ToneCounts`] and an aggregate row of [`Bucket`]s instead of one chip per pod.
+//! [`HealthCounts`] and an aggregate row of [`Bucket`]s instead of one chip per pod.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -26,7 +26,7 @@ use crate::sim::world::Sim;
 /// The visual family of a pod: colour, glyph and label always travel together so the state is
 /// readable without colour (shape and text carry it too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Tone {
+pub enum PodHealth {
     /// Pending with no node yet: waiting for the scheduler (or unschedulable).
     Unscheduled,
     /// Bound to a node, containers not running yet (ContainerCreating, pulling).
@@ -45,73 +45,73 @@ pub enum Tone {
     Unknown,
 }
 
-impl Tone {
+impl PodHealth {
     /// The CSS modifier class (`pod--ready`).
     pub fn class(self) -> &'static str {
         match self {
-            Tone::Unscheduled => "tone-unscheduled",
-            Tone::Starting => "tone-starting",
-            Tone::NotReady => "tone-notready",
-            Tone::Ready => "tone-ready",
-            Tone::Failing => "tone-failing",
-            Tone::Completed => "tone-completed",
-            Tone::Terminating => "tone-terminating",
-            Tone::Unknown => "tone-unknown",
+            PodHealth::Unscheduled => "tone-unscheduled",
+            PodHealth::Starting => "tone-starting",
+            PodHealth::NotReady => "tone-notready",
+            PodHealth::Ready => "tone-ready",
+            PodHealth::Failing => "tone-failing",
+            PodHealth::Completed => "tone-completed",
+            PodHealth::Terminating => "tone-terminating",
+            PodHealth::Unknown => "tone-unknown",
         }
     }
 
     /// A glyph whose shape alone tells the state apart (for colour-blind readers and print).
     pub fn glyph(self) -> &'static str {
         match self {
-            Tone::Unscheduled => "◌",
-            Tone::Starting => "◔",
-            Tone::NotReady => "◐",
-            Tone::Ready => "●",
-            Tone::Failing => "✕",
-            Tone::Completed => "✓",
-            Tone::Terminating => "⊘",
-            Tone::Unknown => "?",
+            PodHealth::Unscheduled => "◌",
+            PodHealth::Starting => "◔",
+            PodHealth::NotReady => "◐",
+            PodHealth::Ready => "●",
+            PodHealth::Failing => "✕",
+            PodHealth::Completed => "✓",
+            PodHealth::Terminating => "⊘",
+            PodHealth::Unknown => "?",
         }
     }
 
     /// The legend's words.
     pub fn label(self) -> &'static str {
         match self {
-            Tone::Unscheduled => "Unscheduled",
-            Tone::Starting => "Starting",
-            Tone::NotReady => "Not ready",
-            Tone::Ready => "Ready",
-            Tone::Failing => "Failing",
-            Tone::Completed => "Completed",
-            Tone::Terminating => "Terminating",
-            Tone::Unknown => "Unknown",
+            PodHealth::Unscheduled => "Unscheduled",
+            PodHealth::Starting => "Starting",
+            PodHealth::NotReady => "Not ready",
+            PodHealth::Ready => "Ready",
+            PodHealth::Failing => "Failing",
+            PodHealth::Completed => "Completed",
+            PodHealth::Terminating => "Terminating",
+            PodHealth::Unknown => "Unknown",
         }
     }
 
-    /// Every tone, in legend order.
-    pub const ALL: [Tone; 8] = [
-        Tone::Unscheduled,
-        Tone::Starting,
-        Tone::NotReady,
-        Tone::Ready,
-        Tone::Failing,
-        Tone::Completed,
-        Tone::Terminating,
-        Tone::Unknown,
+    /// Every pod health, in legend order.
+    pub const ALL: [PodHealth; 8] = [
+        PodHealth::Unscheduled,
+        PodHealth::Starting,
+        PodHealth::NotReady,
+        PodHealth::Ready,
+        PodHealth::Failing,
+        PodHealth::Completed,
+        PodHealth::Terminating,
+        PodHealth::Unknown,
     ];
 }
 
 /// Which visual family a pod's state belongs to.
-pub fn pod_tone(pod: &Pod, status: &str) -> Tone {
+pub fn pod_health(pod: &Pod, status: &str) -> PodHealth {
     if pod.metadata.deletion_timestamp.is_some() {
         return if status == "Unknown" {
-            Tone::Unknown
+            PodHealth::Unknown
         } else {
-            Tone::Terminating
+            PodHealth::Terminating
         };
     }
     if pod.status.phase == "Unknown" || status == "Unknown" {
-        return Tone::Unknown;
+        return PodHealth::Unknown;
     }
     const FAILING: [&str; 12] = [
         "CrashLoopBackOff",
@@ -133,22 +133,22 @@ pub fn pod_tone(pod: &Pod, status: &str) -> Tone {
         || status.starts_with("Signal:")
         || status.starts_with("Init:") && FAILING.iter().any(|f| status.ends_with(f))
     {
-        return Tone::Failing;
+        return PodHealth::Failing;
     }
     if pod.status.phase == "Succeeded" || status == "Completed" {
-        return Tone::Completed;
+        return PodHealth::Completed;
     }
     if pod.spec.node_name.is_empty() {
-        return Tone::Unscheduled;
+        return PodHealth::Unscheduled;
     }
     if pod.status.phase == "Running" {
         return if pod.is_ready() {
-            Tone::Ready
+            PodHealth::Ready
         } else {
-            Tone::NotReady
+            PodHealth::NotReady
         };
     }
-    Tone::Starting
+    PodHealth::Starting
 }
 
 /// One pod chip.
@@ -170,7 +170,7 @@ pub struct PodView {
     pub restarts: i32,
     /// kubectl's RESTARTS column.
     pub restarts_text: String,
-    pub tone: Tone,
+    pub health: PodHealth,
     /// The controlling owner (`ReplicaSet/web-7d4b9c8f6`), if any.
     pub owner: Option<String>,
     /// kubectl's AGE column.
@@ -185,7 +185,7 @@ impl PodView {
     pub fn of(pod: &Pod, now: Millis) -> PodView {
         let summary = pod_summary(pod);
         let status = summary.status.clone();
-        let tone = pod_tone(pod, &status);
+        let health = pod_health(pod, &status);
         let unschedulable = find_condition(&pod.status.conditions, "PodScheduled")
             .filter(|c| c.status == "False")
             .map(|c| {
@@ -207,7 +207,7 @@ impl PodView {
             restarts_text: summary.restarts_column(now),
             restarts: summary.restarts,
             ready_text: summary.ready,
-            tone,
+            health,
             owner: pod
                 .metadata
                 .controller_ref()
@@ -236,7 +236,7 @@ impl PodView {
             "Pod {}: {} ({}), ready {}",
             self.name,
             self.status,
-            self.tone.label(),
+            self.health.label(),
             self.ready_text
         );
         if self.restarts > 0 {
@@ -317,20 +317,20 @@ pub const DENSE_PODS: usize = 600;
 /// first few are one click from the scheduler's explanation.
 pub const DENSE_TRAY_CHIPS: usize = 6;
 
-/// Pods counted by [`Tone`], per node and for the whole cluster: what a dense tile and the
+/// Pods counted by [`PodHealth`], per node and for the whole cluster: what a dense tile and the
 /// aggregate row draw instead of one chip per pod.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ToneCounts([u32; Tone::ALL.len()]);
+pub struct HealthCounts([u32; PodHealth::ALL.len()]);
 
-impl ToneCounts {
-    /// Counts one more pod of `tone`.
-    pub fn add(&mut self, tone: Tone) {
-        self.0[tone as usize] += 1;
+impl HealthCounts {
+    /// Counts one more pod of `health`.
+    pub fn add(&mut self, health: PodHealth) {
+        self.0[health as usize] += 1;
     }
 
-    /// Pods of `tone`.
-    pub fn get(&self, tone: Tone) -> u32 {
-        self.0[tone as usize]
+    /// Pods of `health`.
+    pub fn get(&self, health: PodHealth) -> u32 {
+        self.0[health as usize]
     }
 
     /// Every pod counted.
@@ -339,7 +339,7 @@ impl ToneCounts {
     }
 
     /// Adds another set of counts (a node's into the cluster's).
-    pub fn merge(&mut self, other: &ToneCounts) {
+    pub fn merge(&mut self, other: &HealthCounts) {
         for (a, b) in self.0.iter_mut().zip(other.0) {
             *a += b;
         }
@@ -347,12 +347,12 @@ impl ToneCounts {
 
     /// Pods in `bucket`.
     pub fn bucket(&self, bucket: Bucket) -> u32 {
-        bucket.tones().iter().map(|t| self.get(*t)).sum()
+        bucket.healths().iter().map(|t| self.get(*t)).sum()
     }
 
     /// The non-zero counts, in legend order.
-    pub fn present(&self) -> impl Iterator<Item = (Tone, u32)> + '_ {
-        Tone::ALL
+    pub fn present(&self) -> impl Iterator<Item = (PodHealth, u32)> + '_ {
+        PodHealth::ALL
             .iter()
             .map(|t| (*t, self.get(*t)))
             .filter(|(_, n)| *n > 0)
@@ -391,22 +391,22 @@ impl Bucket {
         Bucket::Completed,
     ];
 
-    /// The tones a bucket gathers.
-    pub fn tones(self) -> &'static [Tone] {
+    /// The pod healths a bucket gathers.
+    pub fn healths(self) -> &'static [PodHealth] {
         match self {
-            Bucket::Ready => &[Tone::Ready],
-            Bucket::Pending => &[Tone::Unscheduled, Tone::Starting],
-            Bucket::RunningNotReady => &[Tone::NotReady],
-            Bucket::Failing => &[Tone::Failing],
-            Bucket::Terminating => &[Tone::Terminating],
-            Bucket::Unknown => &[Tone::Unknown],
-            Bucket::Completed => &[Tone::Completed],
+            Bucket::Ready => &[PodHealth::Ready],
+            Bucket::Pending => &[PodHealth::Unscheduled, PodHealth::Starting],
+            Bucket::RunningNotReady => &[PodHealth::NotReady],
+            Bucket::Failing => &[PodHealth::Failing],
+            Bucket::Terminating => &[PodHealth::Terminating],
+            Bucket::Unknown => &[PodHealth::Unknown],
+            Bucket::Completed => &[PodHealth::Completed],
         }
     }
 
-    /// The tone whose colour and glyph the bucket borrows.
-    pub fn tone(self) -> Tone {
-        self.tones()[self.tones().len() - 1]
+    /// The health whose colour and glyph the bucket borrows.
+    pub fn health(self) -> PodHealth {
+        self.healths()[self.healths().len() - 1]
     }
 
     /// The row's words.
@@ -486,8 +486,8 @@ pub struct NodeView {
     /// Pods bound to this node, oldest first (so a new pod appears at the end). Shared: a pod
     /// that did not change keeps the same `Rc`, so its chip is not redrawn.
     pub pods: Vec<Rc<PodView>>,
-    /// The node's pods counted by tone, for the dense tile.
-    pub counts: ToneCounts,
+    /// The node's pods counted by health, for the dense tile.
+    pub counts: HealthCounts,
     /// `key=value:Effect` for each taint.
     pub taints: Vec<String>,
     pub unschedulable: bool,
@@ -527,7 +527,7 @@ impl NodeView {
     }
 
     /// A one-line summary for a tile's tooltip and screen readers: the status, the pod count
-    /// against capacity, and the pods by tone.
+    /// against capacity, and the pods by health.
     pub fn describe(&self) -> String {
         let mut s = format!("Node {}: {}", self.name, self.status);
         if self.machine_up == Some(false) {
@@ -556,8 +556,8 @@ pub struct ClusterView {
     pub nodes: Vec<Rc<NodeView>>,
     /// Pods with no node yet (or bound to a node that does not exist), oldest first.
     pub unscheduled: Rc<Vec<Rc<PodView>>>,
-    /// Every pod counted by tone (the legend and the dense view's aggregate row).
-    pub counts: ToneCounts,
+    /// Every pod counted by health (the legend and the dense view's aggregate row).
+    pub counts: HealthCounts,
     /// Bumped by [`ClusterCache`] whenever anything above changed, so the page can compare two
     /// views in O(1) instead of pod by pod. Always 0 from [`ClusterView::build`].
     pub revision: u64,
@@ -604,7 +604,7 @@ fn node_view<'a>(
 ) -> NodeView {
     let name = node.metadata.name.clone();
     let mut views = Vec::new();
-    let mut counts = ToneCounts::default();
+    let mut counts = HealthCounts::default();
     let (mut cpu_used, mut mem_used, mut n_pods) = (0, 0, 0);
     for p in pods {
         // Allocated resources count pods that still hold them: not Succeeded/Failed.
@@ -613,7 +613,7 @@ fn node_view<'a>(
             mem_used += m;
             n_pods += 1;
         }
-        counts.add(p.view.tone);
+        counts.add(p.view.health);
         views.push(p.view.clone());
     }
     let alloc = if node.status.allocatable.is_empty() {
@@ -694,7 +694,7 @@ impl ClusterView {
         unscheduled.sort_by(|a, b| a.0.cmp(&b.0));
         let mut view = ClusterView::default();
         for (_, p) in &unscheduled {
-            view.counts.add(p.view.tone);
+            view.counts.add(p.view.health);
         }
         view.unscheduled = Rc::new(unscheduled.into_iter().map(|(_, p)| p.view).collect());
         for node in node_list {
@@ -740,8 +740,8 @@ impl ClusterView {
         }
     }
 
-    /// Counts per tone, for the legend.
-    pub fn tone_counts(&self) -> BTreeMap<Tone, usize> {
+    /// Counts per health, for the legend.
+    pub fn tone_counts(&self) -> BTreeMap<PodHealth, usize> {
         self.counts
             .present()
             .map(|(t, n)| (t, n as usize))
@@ -761,7 +761,7 @@ impl ClusterView {
     /// so past the cap the stripes and rings stay drawn but still, and a lesson-sized cluster
     /// (a handful at a time) keeps every animation.
     pub fn calm_motion(&self) -> bool {
-        let endless = self.counts.get(Tone::Starting) + self.counts.get(Tone::Failing);
+        let endless = self.counts.get(PodHealth::Starting) + self.counts.get(PodHealth::Failing);
         endless as usize > ENDLESS_ANIMATIONS_MAX
     }
 
@@ -1050,9 +1050,9 @@ impl ClusterCache {
         if !changed {
             return false;
         }
-        let mut counts = ToneCounts::default();
+        let mut counts = HealthCounts::default();
         for p in unscheduled.iter() {
-            counts.add(p.tone);
+            counts.add(p.health);
         }
         let nodes: Vec<Rc<NodeView>> = self.node_views.values().cloned().collect();
         for n in &nodes {
@@ -1234,7 +1234,7 @@ mod tests {
     fn a_new_pod_reads_pending_and_unscheduled() {
         let p = pod("web-1");
         assert_eq!(PodView::of(&p, 0).status, "Pending");
-        assert_eq!(pod_tone(&p, "Pending"), Tone::Unscheduled);
+        assert_eq!(pod_health(&p, "Pending"), PodHealth::Unscheduled);
         assert_eq!(PodView::of(&p, 0).ready_text, "0/1");
     }
 
@@ -1280,7 +1280,7 @@ mod tests {
     fn a_bound_pod_with_a_creating_container_reads_container_creating() {
         let p = waiting(on(pod("web-1"), "node-1"), "ContainerCreating", 0);
         assert_eq!(PodView::of(&p, 0).status, "ContainerCreating");
-        assert_eq!(pod_tone(&p, "ContainerCreating"), Tone::Starting);
+        assert_eq!(pod_health(&p, "ContainerCreating"), PodHealth::Starting);
     }
 
     #[test]
@@ -1288,9 +1288,9 @@ mod tests {
         let ready = running(on(pod("a"), "node-1"), true);
         let unready = running(on(pod("b"), "node-1"), false);
         assert_eq!(PodView::of(&ready, 0).status, "Running");
-        assert_eq!(pod_tone(&ready, "Running"), Tone::Ready);
+        assert_eq!(pod_health(&ready, "Running"), PodHealth::Ready);
         assert_eq!(PodView::of(&ready, 0).ready_text, "1/1");
-        assert_eq!(pod_tone(&unready, "Running"), Tone::NotReady);
+        assert_eq!(pod_health(&unready, "Running"), PodHealth::NotReady);
         assert_eq!(PodView::of(&unready, 0).ready_text, "0/1");
     }
 
@@ -1299,7 +1299,7 @@ mod tests {
         let mut p = waiting(on(pod("a"), "node-1"), "CrashLoopBackOff", 3);
         p.status.phase = "Running".into();
         assert_eq!(PodView::of(&p, 0).status, "CrashLoopBackOff");
-        assert_eq!(pod_tone(&p, "CrashLoopBackOff"), Tone::Failing);
+        assert_eq!(pod_health(&p, "CrashLoopBackOff"), PodHealth::Failing);
         assert_eq!(PodView::of(&p, 25_000).restarts_text, "3 (15s ago)");
     }
 
@@ -1308,10 +1308,10 @@ mod tests {
         let mut p = running(on(pod("a"), "node-1"), true);
         p.metadata.deletion_timestamp = Some(Time(5_000));
         assert_eq!(PodView::of(&p, 0).status, "Terminating");
-        assert_eq!(pod_tone(&p, "Terminating"), Tone::Terminating);
+        assert_eq!(pod_health(&p, "Terminating"), PodHealth::Terminating);
         p.status.reason = Some("NodeLost".into());
         assert_eq!(PodView::of(&p, 0).status, "Unknown");
-        assert_eq!(pod_tone(&p, "Unknown"), Tone::Unknown);
+        assert_eq!(pod_health(&p, "Unknown"), PodHealth::Unknown);
     }
 
     #[test]
@@ -1330,7 +1330,7 @@ mod tests {
             ..Default::default()
         }];
         assert_eq!(PodView::of(&p, 0).status, "ExitCode:2");
-        assert_eq!(pod_tone(&p, "ExitCode:2"), Tone::Failing);
+        assert_eq!(pod_health(&p, "ExitCode:2"), PodHealth::Failing);
     }
 
     #[test]
@@ -1458,8 +1458,8 @@ mod tests {
             ClusterView::build([&n], &pods, &BTreeMap::new(), 0)
         };
         let lesson = view(8, 2, 20);
-        assert_eq!(lesson.counts.get(Tone::Starting), 8);
-        assert_eq!(lesson.counts.get(Tone::Failing), 2);
+        assert_eq!(lesson.counts.get(PodHealth::Starting), 8);
+        assert_eq!(lesson.counts.get(PodHealth::Failing), 2);
         assert!(!lesson.calm_motion());
         // Ready pods never animate endlessly, however many there are.
         assert!(!view(0, 0, 500).calm_motion());
@@ -1546,15 +1546,19 @@ mod tests {
         let view = ClusterView::build([&n1, &n2], [&a, &b, &c, &d, &e, &f], &BTreeMap::new(), 0);
         let one = view.nodes[0].counts;
         assert_eq!(
-            (one.get(Tone::Ready), one.get(Tone::NotReady), one.total()),
+            (
+                one.get(PodHealth::Ready),
+                one.get(PodHealth::NotReady),
+                one.total()
+            ),
             (1, 1, 2)
         );
         let two = view.nodes[1].counts;
         assert_eq!(
             (
-                two.get(Tone::Starting),
-                two.get(Tone::Failing),
-                two.get(Tone::Terminating)
+                two.get(PodHealth::Starting),
+                two.get(PodHealth::Failing),
+                two.get(PodHealth::Terminating)
             ),
             (1, 1, 1)
         );
@@ -1575,20 +1579,20 @@ mod tests {
                 (Bucket::Completed, 0),
             ]
         );
-        assert_eq!(view.tone_counts().get(&Tone::Unscheduled), Some(&1));
+        assert_eq!(view.tone_counts().get(&PodHealth::Unscheduled), Some(&1));
         assert_eq!(
-            view.tone_counts().get(&Tone::Unknown),
+            view.tone_counts().get(&PodHealth::Unknown),
             None,
-            "absent tones are left out"
+            "absent healths are left out"
         );
     }
 
     #[test]
     fn every_tone_falls_in_exactly_one_bucket() {
-        for t in Tone::ALL {
+        for t in PodHealth::ALL {
             let homes = Bucket::ALL
                 .iter()
-                .filter(|b| b.tones().contains(&t))
+                .filter(|b| b.healths().contains(&t))
                 .count();
             assert_eq!(homes, 1, "{t:?}");
         }
@@ -1856,9 +1860,11 @@ mod tests {
 
     #[test]
     fn every_tone_has_a_distinct_glyph_and_class() {
-        let glyphs: std::collections::BTreeSet<_> = Tone::ALL.iter().map(|t| t.glyph()).collect();
-        let classes: std::collections::BTreeSet<_> = Tone::ALL.iter().map(|t| t.class()).collect();
-        assert_eq!(glyphs.len(), Tone::ALL.len());
-        assert_eq!(classes.len(), Tone::ALL.len());
+        let glyphs: std::collections::BTreeSet<_> =
+            PodHealth::ALL.iter().map(|t| t.glyph()).collect();
+        let classes: std::collections::BTreeSet<_> =
+            PodHealth::ALL.iter().map(|t| t.class()).collect();
+        assert_eq!(glyphs.len(), PodHealth::ALL.len());
+        assert_eq!(classes.len(), PodHealth::ALL.len());
     }
 }

@@ -18,7 +18,7 @@
 //!   the status write that closed the last gap. A deleted pod with no controller is never
 //!   recreated — the loop heals only what it watches — and the verdict says so.
 //!
-//! Like the loop panel it is incremental: [`Timeline::observe`] reads what happened since its last
+//! Like the loop panel it is incremental: [`FaultTimeline::observe`] reads what happened since its last
 //! call and stops following an incident once it has settled, so its cost follows activity, not
 //! the length of the run.
 
@@ -630,7 +630,7 @@ impl Ctx<'_> {
 
 /// The timeline of every fault in the run, newest last.
 #[derive(Clone, Debug, Default)]
-pub struct Timeline {
+pub struct FaultTimeline {
     incidents: VecDeque<Incident>,
     /// The trace entries each followed incident set off, by its fault's entry. Kept apart from
     /// the incidents (which views clone) and dropped once an incident stops following.
@@ -644,13 +644,13 @@ pub struct Timeline {
     pub version: u64,
 }
 
-impl Timeline {
+impl FaultTimeline {
     /// Forgets everything (a reset, a newly loaded scenario).
     pub fn clear(&mut self) {
         let version = self.version + 1;
-        *self = Timeline {
+        *self = FaultTimeline {
             version,
-            ..Timeline::default()
+            ..FaultTimeline::default()
         };
     }
 
@@ -1747,7 +1747,7 @@ mod tests {
     /// A session running `text`, observed every quarter second as the playground does.
     struct Run {
         s: Session,
-        tl: Timeline,
+        tl: FaultTimeline,
     }
 
     impl Run {
@@ -1756,7 +1756,7 @@ mod tests {
             let s = Session::load("lesson.yaml", text, None).expect("the lesson loads");
             let mut r = Run {
                 s,
-                tl: Timeline::default(),
+                tl: FaultTimeline::default(),
             };
             r.tl.observe(&r.s.sim);
             r
@@ -1766,7 +1766,7 @@ mod tests {
             let s = Session::load("t.yaml", text, Some(1)).expect("the scenario loads");
             let mut r = Run {
                 s,
-                tl: Timeline::default(),
+                tl: FaultTimeline::default(),
             };
             r.tl.observe(&r.s.sim);
             r

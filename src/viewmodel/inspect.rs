@@ -5,10 +5,91 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::cluster::PodView;
-use crate::sim::api::types::{Condition, Millis, Object, Pod};
-use crate::sim::controllers::scheduler::{NodeVerdict, SchedulingDecision};
+use super::events::{event_rows, EventRow};
+use crate::sim::api::types::{Condition, Kind, Millis, Object, ObjectKey, Pod};
+use crate::sim::controllers::scheduler::{self, NodeVerdict, SchedulingDecision};
+use crate::sim::input::yaml::to_yaml;
 use crate::sim::time::human_age;
+use crate::sim::world::Sim;
 use crate::sort::StableSort;
+
+/// Everything the inspector shows about the selected object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InspectorData {
+    pub key: ObjectKey,
+    /// False once the object was deleted (the inspector says so instead of closing).
+    pub exists: bool,
+    pub gap: Vec<GapRow>,
+    pub conditions: Vec<ConditionRow>,
+    /// The Events about this object, and no other.
+    pub events: Vec<EventRow>,
+    pub spec_yaml: String,
+    pub status_yaml: String,
+    pub yaml: String,
+    /// `metadata.generation` / `status.observedGeneration`, when the kind has them.
+    pub generation: Option<(i64, i64)>,
+    /// For a pod: the scheduler's filter and score pass over the current nodes.
+    pub scheduling: Option<SchedulingView>,
+}
+
+impl InspectorData {
+    /// What the inspector shows about `key` in `sim` at `now`.
+    pub fn of(sim: &Sim, key: ObjectKey, now: Millis) -> InspectorData {
+        let api = sim.api();
+        // Only this object's Events become rows: a big cluster has tens of thousands.
+        let events = event_rows(
+            api.list(Kind::Event)
+                .filter_map(|o| o.as_event())
+                .filter(|e| {
+                    e.involved_object.kind == key.kind.as_str()
+                        && e.involved_object.name == key.name
+                        && (e.involved_object.namespace == key.namespace
+                            || key.namespace.is_empty())
+                }),
+            now,
+        );
+        let Some(obj) = api.get(&key).cloned() else {
+            return InspectorData {
+                key,
+                exists: false,
+                gap: Vec::new(),
+                conditions: Vec::new(),
+                events,
+                spec_yaml: String::new(),
+                status_yaml: String::new(),
+                yaml: String::new(),
+                generation: None,
+                scheduling: None,
+            };
+        };
+        let generation = match &*obj {
+            Object::Deployment(d) => Some((d.metadata.generation, d.status.observed_generation)),
+            Object::ReplicaSet(r) => Some((r.metadata.generation, r.status.observed_generation)),
+            _ => None,
+        };
+        // Replayed as if the pod were being scheduled now: a bound pod's nodeName would otherwise
+        // make the NodeName filter reject every other node.
+        let scheduling = obj.as_pod().map(|pod| {
+            let nodes: Vec<_> = api.list(Kind::Node).filter_map(|o| o.as_node()).collect();
+            let pods: Vec<_> = api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
+            let mut unbound = pod.clone();
+            unbound.spec.node_name.clear();
+            SchedulingView::of(&scheduler::explain(&unbound, &nodes, &pods))
+        });
+        InspectorData {
+            exists: true,
+            gap: gap_rows(&obj, now),
+            conditions: condition_rows(&obj, now),
+            events,
+            spec_yaml: to_yaml(&obj.spec_json()),
+            status_yaml: to_yaml(&obj.status_json()),
+            yaml: to_yaml(&obj.to_json()),
+            generation,
+            scheduling,
+            key,
+        }
+    }
+}
 
 /// One line of "what the spec asks for" against "what the status reports".
 #[derive(Clone, Debug, PartialEq)]
@@ -628,5 +709,61 @@ mod tests {
         assert_eq!(rs.pods.len(), 1);
         assert_eq!(view.pods.len(), 1);
         assert_eq!(view.pods[0].name, "web-abc-2");
+    }
+    /// The default example (three nginx pods on three nodes), settled.
+    fn settled_default() -> crate::sim::session::Session {
+        let mut s = crate::sim::session::Session::new(1);
+        assert!(
+            s.apply_text("web.yaml", crate::sim::examples::DEFAULT_MANIFEST)
+                .ok
+        );
+        s.advance_to(30_000, usize::MAX);
+        s
+    }
+
+    #[test]
+    fn the_inspector_lists_only_the_events_about_the_selected_object() {
+        let s = settled_default();
+        let pod = s.sim.api().list(Kind::Pod).next().expect("a pod").key();
+        let data = InspectorData::of(&s.sim, pod.clone(), s.sim.now());
+        assert!(data.exists);
+        assert!(
+            !data.events.is_empty(),
+            "a pod has Scheduled, Pulled, Started"
+        );
+        assert!(data
+            .events
+            .iter()
+            .all(|e| e.object_kind == "Pod" && e.object_name == pod.name));
+        let all = s.sim.api().list(Kind::Event).count();
+        assert!(data.events.len() < all, "{} of {all}", data.events.len());
+    }
+
+    #[test]
+    fn a_bound_pods_scheduling_is_replayed_as_if_it_were_scheduled_now() {
+        let s = settled_default();
+        let pod = s.sim.api().list(Kind::Pod).next().expect("a pod").key();
+        let data = InspectorData::of(&s.sim, pod, s.sim.now());
+        let view = data.scheduling.expect("a pod has a scheduling view");
+        // Bound, it would fit only its own node; replayed unbound, every node is weighed.
+        assert_eq!(view.rows.len(), 3, "{view:?}");
+        assert!(view.rows.iter().all(|r| r.fits), "{view:?}");
+    }
+
+    #[test]
+    fn a_deleted_object_is_shown_as_gone_with_its_events_kept() {
+        let mut s = settled_default();
+        let pod = s.sim.api().list(Kind::Pod).next().expect("a pod").key();
+        let out = s.kubectl(&format!("delete pod {} --wait=false", pod.name));
+        assert!(out.ok, "{}", out.stderr);
+        s.advance_to(s.sim.now() + 60_000, usize::MAX);
+        let data = InspectorData::of(&s.sim, pod, s.sim.now());
+        assert!(!data.exists);
+        assert!(data.yaml.is_empty() && data.scheduling.is_none());
+        assert!(
+            data.events.iter().any(|e| e.reason == "Killing"),
+            "{:?}",
+            data.events
+        );
     }
 }

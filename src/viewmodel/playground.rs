@@ -12,10 +12,10 @@ use std::rc::Rc;
 use super::cluster::{ClusterCache, ClusterView};
 use super::console::Console;
 use super::events::{event_rows, EventRow};
+use super::fault_timeline::FaultTimeline;
 use super::history::History;
 use super::inspect::OwnershipView;
 use super::moments::Moments;
-use super::timeline::Timeline;
 use super::trace_views::{is_heartbeat, LoopTracker, SequenceLog};
 use crate::sim::api::types::{Kind, Millis, ObjectKey};
 use crate::sim::faults::{Fault, PodTarget};
@@ -109,7 +109,7 @@ pub struct Playground {
     pub sequence: SequenceLog,
     pub history: History,
     /// Each fault, what it hit and when the system recovered.
-    pub timeline: Timeline,
+    pub fault_timeline: FaultTimeline,
     /// The object the inspector shows.
     pub selected: Option<ObjectKey>,
     /// The kubectl console's transcript.
@@ -190,7 +190,7 @@ impl Playground {
             loops: LoopTracker::default(),
             sequence: SequenceLog::default(),
             history: History::default(),
-            timeline: Timeline::default(),
+            fault_timeline: FaultTimeline::default(),
             selected: None,
             console: Console::default(),
             trace_seq: 0,
@@ -290,7 +290,7 @@ impl Playground {
         self.loops.clear();
         self.sequence.clear();
         self.history.clear();
-        self.timeline.clear();
+        self.fault_timeline.clear();
         self.trace_seq = 0;
         self.carry = 0.0;
         self.lagging = false;
@@ -319,7 +319,7 @@ impl Playground {
                 self.loops.clear();
                 self.sequence.clear();
                 self.history.clear();
-                self.timeline.clear();
+                self.fault_timeline.clear();
                 self.trace_seq = 0;
                 self.carry = 0.0;
                 self.lagging = false;
@@ -536,7 +536,7 @@ impl Playground {
             return (sim.trace().next_seq(), sim.api().resource_version(), tenth);
         }
         // The fault timeline follows incidents through every entry, heartbeats included.
-        let entries = self.visible_entries + self.timeline.version;
+        let entries = self.visible_entries + self.fault_timeline.version;
         let writes = sim.api().resource_version() - sim.api().writes(Kind::Lease);
         (entries, writes, tenth)
     }
@@ -913,7 +913,7 @@ impl Playground {
         let deployments = self.session.sim.api().list(Kind::Deployment);
         self.history
             .record_deployments(now, deployments.filter_map(|o| o.as_deployment()));
-        self.timeline.observe(&self.session.sim);
+        self.fault_timeline.observe(&self.session.sim);
         self.console.follow(&self.session);
         // Taken in silently: a check decided by a step, an advance or an action is no moment
         // to pause at (the clock is not playing), and must not pause the next frame either.

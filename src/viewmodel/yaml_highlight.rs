@@ -86,7 +86,7 @@ impl Tok {
 /// A token of one line: byte offsets into the line (without its `\n`), always on character
 /// boundaries and never empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Span {
+pub struct Token {
     pub start: usize,
     pub end: usize,
     pub tok: Tok,
@@ -118,7 +118,7 @@ impl Default for LineState {
 
 /// Splits one line (without its `\n`) into spans, given the state the previous line left, and
 /// returns the state for the next line. Total: any string gives spans covering it exactly.
-pub fn tokenize_line(line: &str, state: LineState) -> (Vec<Span>, LineState) {
+pub fn tokenize_line(line: &str, state: LineState) -> (Vec<Token>, LineState) {
     let mut spans = Vec::new();
     let next = scan_line(line, state, |s| spans.push(s));
     (spans, next)
@@ -139,7 +139,7 @@ pub fn next_state(line: &str, state: LineState) -> LineState {
 
 /// Every line of `text` (split on `\n` after [`normalize_newlines`]) as spans. For tests and
 /// small texts; the editor uses [`Highlight`], which tokenizes only the lines it is asked for.
-pub fn tokenize(text: &str) -> Vec<Vec<Span>> {
+pub fn tokenize(text: &str) -> Vec<Vec<Token>> {
     let text = normalize_newlines(text);
     let mut state = LineState::default();
     text.split('\n')
@@ -185,7 +185,7 @@ pub struct HighlightedLine<'a> {
     pub index: usize,
     /// The line's text, without its `\n`.
     pub text: &'a str,
-    pub spans: Vec<Span>,
+    pub spans: Vec<Token>,
 }
 
 impl Highlight {
@@ -429,15 +429,15 @@ fn is_number(s: &[u8]) -> bool {
 }
 
 /// One line's scan. Spans go to `sink` as they are found, adjacent spans of the same kind merged.
-struct Scanner<'a, F: FnMut(Span)> {
+struct Scanner<'a, F: FnMut(Token)> {
     line: &'a str,
     pos: usize,
     depth: u32,
-    pending: Option<Span>,
+    pending: Option<Token>,
     sink: F,
 }
 
-fn scan_line<F: FnMut(Span)>(line: &str, state: LineState, sink: F) -> LineState {
+fn scan_line<F: FnMut(Token)>(line: &str, state: LineState, sink: F) -> LineState {
     let mut sc = Scanner {
         line,
         pos: 0,
@@ -454,14 +454,14 @@ fn scan_line<F: FnMut(Span)>(line: &str, state: LineState, sink: F) -> LineState
     next
 }
 
-impl<F: FnMut(Span)> Scanner<'_, F> {
+impl<F: FnMut(Token)> Scanner<'_, F> {
     /// Covers `pos..end` with `tok` and moves on. `end` must be a character boundary.
     fn emit(&mut self, end: usize, tok: Tok) {
         let end = end.min(self.line.len());
         if end <= self.pos {
             return;
         }
-        let span = Span {
+        let span = Token {
             start: self.pos,
             end,
             tok,
@@ -752,7 +752,7 @@ impl Mark {
 /// Where a diagnostic at `col` is underlined: from its column to the end of the token there —
 /// for a key, to the end of its value on the line (`replicas: three`), for a quoted string, the
 /// whole string; from whitespace, the next token.
-fn mark_range(line: &str, spans: &[Span], col: u32) -> (usize, usize) {
+fn mark_range(line: &str, spans: &[Token], col: u32) -> (usize, usize) {
     let off = line
         .char_indices()
         .nth(col.saturating_sub(1) as usize)
@@ -787,7 +787,7 @@ fn mark_range(line: &str, spans: &[Span], col: u32) -> (usize, usize) {
 }
 
 /// The underlines of one line, in order and never overlapping, for its diagnostics `pins`.
-pub fn line_marks(line: &str, spans: &[Span], pins: &[Pin]) -> Vec<Mark> {
+pub fn line_marks(line: &str, spans: &[Token], pins: &[Pin]) -> Vec<Mark> {
     let mut raw: Vec<Mark> = pins
         .iter()
         .map(|pin| {
@@ -830,7 +830,7 @@ pub struct Segment {
 
 /// The spans cut at the marks' edges, so each piece is wholly inside one underline or outside
 /// all. End-of-line marks cover nothing here; the editor draws them after the last segment.
-pub fn segments(spans: &[Span], marks: &[Mark]) -> Vec<Segment> {
+pub fn segments(spans: &[Token], marks: &[Mark]) -> Vec<Segment> {
     let mut out = Vec::with_capacity(spans.len() + 2 * marks.len());
     for s in spans {
         let mut a = s.start;

@@ -120,7 +120,7 @@ fn precondition_rv(req: &ApiRequest) -> Option<String> {
 impl Sim {
     /// Schedules a fault at simulated time `at`.
     pub fn schedule_fault(&mut self, at: Millis, fault: Fault) {
-        self.schedule(at, SimEvent::Fault(fault));
+        self.schedule(at, Due::Fault(fault));
     }
 
     /// Injects a fault now. Returns a message for the learner (what happened, or why not).
@@ -851,7 +851,7 @@ impl Sim {
     /// (`at` None) lasts until the world is reset.
     pub(super) fn schedule_heal(&mut self, at: Option<Millis>, fault: u64, heal: Heal) {
         if let Some(at) = at {
-            self.schedule(at, SimEvent::Heal { fault, heal });
+            self.schedule(at, Due::Heal { fault, heal });
         }
     }
 }

@@ -35,7 +35,7 @@ impl Sim {
         if let Some(at) = c.resync_at {
             self.schedule(
                 at,
-                SimEvent::Resync {
+                Due::Resync {
                     to: id.clone(),
                     gen,
                 },
@@ -195,7 +195,7 @@ impl Sim {
             c.pump_scheduled = true;
             self.schedule(
                 now + cost,
-                SimEvent::Pump {
+                Due::Pump {
                     to: id.clone(),
                     gen,
                 },
@@ -264,7 +264,7 @@ impl Sim {
         if n_requests > 0 {
             self.schedule(
                 now + api_latency,
-                SimEvent::Api {
+                Due::Api {
                     from: id.clone(),
                     gen,
                     key,
@@ -280,7 +280,7 @@ impl Sim {
         if more {
             self.schedule(
                 now + cost,
-                SimEvent::Pump {
+                Due::Pump {
                     to: id.clone(),
                     gen,
                 },
@@ -309,7 +309,7 @@ impl Sim {
         c.requeues.insert(key.clone(), at);
         self.schedule(
             at,
-            SimEvent::Requeue {
+            Due::Requeue {
                 to: id.clone(),
                 gen,
                 key,
@@ -334,7 +334,7 @@ impl Sim {
         if let Some(next) = next {
             self.schedule(
                 now + next.max(1),
-                SimEvent::Tick {
+                Due::Tick {
                     to: id.clone(),
                     gen,
                 },
@@ -459,7 +459,7 @@ impl Sim {
                     if self.components[id].ctrl.watched_kinds().contains(&kind) {
                         self.schedule(
                             at,
-                            SimEvent::Deliver {
+                            Due::Deliver {
                                 to: id.clone(),
                                 gen,
                                 event: ev,

@@ -120,9 +120,10 @@ impl Component {
     }
 }
 
-/// Things waiting in the event queue.
+/// What falls due in the world's queue at a simulated time (a delivery, a timer, a response, a
+/// fault or its heal): neither a Kubernetes Event nor a watch event, which keep that name.
 #[derive(Debug)]
-enum SimEvent {
+enum Due {
     Deliver {
         to: ComponentId,
         gen: u64,
@@ -263,7 +264,7 @@ pub struct Sim {
     queue: BinaryHeap<Scheduled>,
     /// Where queued events wait (a slab: freed slots are reused, lowest-freed-last, which is
     /// deterministic and never observable).
-    slots: Vec<Option<SimEvent>>,
+    slots: Vec<Option<Due>>,
     free_slots: Vec<u32>,
     /// Running, connected watchers per kind (see [`Watchers`]).
     watchers: BTreeMap<Kind, Watchers>,
@@ -327,7 +328,7 @@ impl Sim {
                 .insert(id.clone(), Component::new(ctrl, seed));
             sim.start_component(&id, "start");
         }
-        sim.schedule(10_000, SimEvent::Housekeeping);
+        sim.schedule(10_000, Due::Housekeeping);
         sim
     }
 
@@ -445,7 +446,7 @@ impl Sim {
         self.queue.peek().map(|s| s.at)
     }
 
-    fn schedule(&mut self, at: Millis, ev: SimEvent) {
+    fn schedule(&mut self, at: Millis, ev: Due) {
         self.seq += 1;
         let slot = match self.free_slots.pop() {
             Some(i) => {
@@ -507,9 +508,9 @@ impl Sim {
         };
         self.free_slots.push(slot);
         match ev {
-            SimEvent::Deliver { to, gen, event } => self.deliver(&to, gen, event),
-            SimEvent::Pump { to, gen } => self.process_next_work_item(&to, gen),
-            SimEvent::Requeue {
+            Due::Deliver { to, gen, event } => self.deliver(&to, gen, event),
+            Due::Pump { to, gen } => self.process_next_work_item(&to, gen),
+            Due::Requeue {
                 to,
                 gen,
                 key,
@@ -523,20 +524,20 @@ impl Sim {
                 }
                 self.enqueue(&to, gen, key, trigger, cause);
             }
-            SimEvent::Tick { to, gen } => self.tick(&to, gen),
-            SimEvent::Resync { to, gen } => self.resync(&to, gen),
-            SimEvent::Api {
+            Due::Tick { to, gen } => self.tick(&to, gen),
+            Due::Resync { to, gen } => self.resync(&to, gen),
+            Due::Api {
                 from,
                 gen,
                 key,
                 batches,
                 cause,
             } => self.execute(&from, gen, &key, batches, cause),
-            SimEvent::Fault(f) => {
+            Due::Fault(f) => {
                 let _ = self.inject(f);
             }
-            SimEvent::Heal { fault, heal } => self.heal(fault, heal),
-            SimEvent::Housekeeping => self.housekeeping(),
+            Due::Heal { fault, heal } => self.heal(fault, heal),
+            Due::Housekeeping => self.housekeeping(),
         }
     }
 
@@ -582,7 +583,7 @@ impl Sim {
         self.recorder.prune(self.now);
         // Events created by other means than the recorder (kubectl create) count too.
         self.cap_events();
-        self.schedule(self.now + 10_000, SimEvent::Housekeeping);
+        self.schedule(self.now + 10_000, Due::Housekeeping);
     }
 
     /// How many events wait in the world's queue (deliveries, timers, requests in flight): with
@@ -645,11 +646,11 @@ impl Sim {
             && self.slots.iter().flatten().all(|e| {
                 matches!(
                     e,
-                    SimEvent::Tick { .. }
-                        | SimEvent::Resync { .. }
-                        | SimEvent::Housekeeping
-                        | SimEvent::Requeue { .. }
-                        | SimEvent::Heal { .. }
+                    Due::Tick { .. }
+                        | Due::Resync { .. }
+                        | Due::Housekeeping
+                        | Due::Requeue { .. }
+                        | Due::Heal { .. }
                 )
             })
     }

@@ -239,7 +239,7 @@ impl Sim {
                 let gen = c.generation;
                 self.schedule(
                     at,
-                    SimEvent::Deliver {
+                    Due::Deliver {
                         to: id,
                         gen,
                         event: ev.clone(),
