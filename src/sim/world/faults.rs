@@ -624,15 +624,7 @@ impl Sim {
 
     /// The components that lost watch events hear everything again, and relist to catch up.
     fn heal_drop(&mut self, fault: u64, ids: Vec<ComponentId>) {
-        let ids: Vec<ComponentId> = ids
-            .into_iter()
-            .filter(|id| {
-                self.components
-                    .get(id)
-                    .and_then(|c| c.drop.as_ref())
-                    .is_some_and(|r| r.fault == fault)
-            })
-            .collect();
+        let ids = self.still_under(ids, fault, |c| c.drop.as_ref().map(|r| r.fault));
         if ids.is_empty() {
             return;
         }
@@ -660,17 +652,22 @@ impl Sim {
         self.fault_cause = outer;
     }
 
+    /// The components among `ids` whose rule (`fault_of`) is still the one fault `fault` set:
+    /// a newer fault of the same kind replaced the others, and its own heal ends it.
+    fn still_under(
+        &self,
+        ids: Vec<ComponentId>,
+        fault: u64,
+        fault_of: impl Fn(&Component) -> Option<u64>,
+    ) -> Vec<ComponentId> {
+        ids.into_iter()
+            .filter(|id| self.components.get(id).and_then(&fault_of) == Some(fault))
+            .collect()
+    }
+
     /// The lagging watches are on time again.
     fn heal_delay(&mut self, fault: u64, ids: Vec<ComponentId>) {
-        let ids: Vec<ComponentId> = ids
-            .into_iter()
-            .filter(|id| {
-                self.components
-                    .get(id)
-                    .and_then(|c| c.delay.as_ref())
-                    .is_some_and(|r| r.fault == fault)
-            })
-            .collect();
+        let ids = self.still_under(ids, fault, |c| c.delay.as_ref().map(|r| r.fault));
         if ids.is_empty() {
             return;
         }
