@@ -165,13 +165,20 @@ fn App() -> Html {
         let model = state.model.clone();
         use_effect_with((), move |_| {
             let api = js_api::install(d.clone(), model.clone());
-            // Share links, URL flags and the embed bridge (src/ui/share.rs, src/ui/embed.rs).
-            let share = share::install(d, model);
+            // Share links and URL flags (src/ui/share.rs), then the embed bridge (src/ui/embed.rs),
+            // which reports to its host from the state the link opened; only then `?autoplay`.
+            // The order lives here so share, embed and js_api never import each other in a ring.
+            let share = share::install(d.clone(), model);
+            embed::attach();
+            if bus::flags().autoplay {
+                d.emit(Action::Play);
+            }
             // Arrow keys, Escape and focus return for every menu; pod/node context menus.
             let menus = menus::install();
             move || {
                 drop(menus);
                 drop(share);
+                embed::detach();
                 drop(api);
             }
         });

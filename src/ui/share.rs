@@ -23,7 +23,6 @@ use yew::prelude::*;
 use super::bus::{
     self, dispatcher, editor_text, flags, forget_edits, model, now_ms, set_editor_text,
 };
-use super::embed;
 use super::state::{reply, Action};
 use crate::sim::examples;
 use crate::sim::input::diagnostic::Diagnostic;
@@ -539,13 +538,12 @@ impl Drop for ShareHandle {
             );
         }
         bus::detach();
-        embed::detach();
     }
 }
 
 /// Wires share links to the mounted app: opens the link in the address bar, applies the URL
-/// flags, starts following the editor in the address bar, installs Ctrl/Cmd+S, and hands the
-/// model to the embed bridge. Called once, from the app's first effect.
+/// flags, starts following the editor in the address bar and installs Ctrl/Cmd+S. Called once,
+/// from the app's first effect, before the embed bridge attaches and `?autoplay` plays.
 pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Option<ShareHandle> {
     let window = web_sys::window()?;
     let flags = flags();
@@ -572,10 +570,6 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         if let Some(tab) = flags.view.as_deref().and_then(first_tab) {
             select_tab(tab);
         }
-    }
-    embed::attach();
-    if flags.autoplay {
-        dispatch.emit(Action::Play);
     }
 
     let keydown = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {

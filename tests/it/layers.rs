@@ -5,6 +5,9 @@
 //! `world/`, `kubectl/`) or one module at its root (`session.rs`, `faults.rs`, …). [`LEVELS`] lists them
 //! bottom first; a unit may import only units of a lower level. A new module fails this test
 //! until it is given its place here (and in ARCHITECTURE.md's code map).
+//!
+//! The page (`src/ui`) has no levels, but its modules import each other without a ring either:
+//! what two of them share is wired from the app's root (`ui/mod.rs`), not by a back import.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -181,8 +184,13 @@ fn referenced_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
 
 /// The unit a module path belongs to, when it is inside `sim`.
 fn unit(path: &[String]) -> Option<&str> {
+    unit_in("sim", path)
+}
+
+/// The unit a module path belongs to, when it is inside the crate's module `top`.
+fn unit_in<'a>(top: &str, path: &'a [String]) -> Option<&'a str> {
     match path {
-        [sim, unit, ..] if sim == "sim" => Some(unit.as_str()),
+        [t, unit, ..] if t == top => Some(unit.as_str()),
         _ => None,
     }
 }
@@ -195,9 +203,15 @@ struct Import {
 }
 
 fn imports() -> (Vec<Import>, Vec<String>) {
+    imports_in("sim")
+}
+
+/// The imports between the units of the crate's module `top` (a folder of `src`), and the paths
+/// that name something of the crate outside [`CRATE_LEAVES`].
+fn imports_in(top: &str) -> (Vec<Import>, Vec<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src.join("sim"), &mut files);
+    rust_files(&src.join(top), &mut files);
     let mut test_files = BTreeSet::new();
     let mut out = Vec::new();
     let mut outside = Vec::new();
@@ -226,7 +240,7 @@ fn imports() -> (Vec<Import>, Vec<String>) {
             .unwrap()
             .display()
             .to_string();
-        let Some(from) = unit(&module).map(str::to_string) else {
+        let Some(from) = unit_in(top, &module).map(str::to_string) else {
             continue;
         };
         for p in referenced_paths(&module, &c) {
@@ -236,7 +250,7 @@ fn imports() -> (Vec<Import>, Vec<String>) {
                 }
                 _ => {}
             }
-            if let Some(to) = unit(&p) {
+            if let Some(to) = unit_in(top, &p) {
                 if to != from {
                     out.push(Import {
                         file: rel.clone(),
@@ -336,4 +350,94 @@ fn the_import_scan_sees_an_upward_import() {
     );
     assert!(!kept.contains("world"), "{kept}");
     assert!(kept.contains("api::types"));
+}
+
+/// One import ring among `edges` (each unit's imports), as `a -> b -> … -> a`, if there is one.
+fn a_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    // Depth-first, colouring units on the current path; a back edge closes a ring.
+    fn visit(
+        at: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == at) {
+            let mut ring = path[i..].to_vec();
+            ring.push(at.to_string());
+            return Some(ring);
+        }
+        if done.contains(at) {
+            return None;
+        }
+        path.push(at.to_string());
+        for next in edges.get(at).into_iter().flatten() {
+            if let Some(ring) = visit(next, edges, path, done) {
+                return Some(ring);
+            }
+        }
+        path.pop();
+        done.insert(at.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|k| visit(k, edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_page_modules_import_each_other_without_a_ring() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    // The modules are the files beside the root; `super::Item` names the root, which wires them.
+    let modules: BTreeSet<String> = files
+        .iter()
+        .filter_map(|f| f.file_stem())
+        .map(|s| s.to_string_lossy().to_string())
+        .filter(|s| s != "mod")
+        .collect();
+    let (imports, _) = imports_in("ui");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for i in &imports {
+        if modules.contains(&i.from) && modules.contains(&i.to) {
+            edges
+                .entry(i.from.clone())
+                .or_default()
+                .insert(i.to.clone());
+        }
+    }
+    assert!(
+        edges.len() > 10,
+        "the import scan of src/ui found too little: {edges:?}"
+    );
+    assert_eq!(
+        a_cycle(&edges),
+        None,
+        "src/ui modules import each other in a ring: wire what they share from ui/mod.rs"
+    );
+}
+
+#[test]
+fn the_ring_finder_finds_a_ring_and_only_a_ring() {
+    let graph = |pairs: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in pairs {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+        }
+        g
+    };
+    let ring = a_cycle(&graph(&[
+        ("share", "embed"),
+        ("embed", "js_api"),
+        ("js_api", "share"),
+    ]));
+    assert_eq!(
+        ring.map(|r| r.join(" -> ")).as_deref(),
+        Some("embed -> js_api -> share -> embed")
+    );
+    assert_eq!(
+        a_cycle(&graph(&[("a", "b"), ("a", "c"), ("b", "c"), ("c", "d")])),
+        None
+    );
 }
