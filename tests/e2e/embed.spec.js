@@ -342,3 +342,15 @@ test('read-only embeds cannot be edited but still apply; flags pick panels, them
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   expect(bg).toBe('rgb(13, 17, 23)');
 });
+
+test('?autoplay runs the linked scenario from its start, embedded or not, without a press of Play', async ({ page }) => {
+  for (const url of ['/index.html?autoplay=1#example/thermostat', '/index.html?embed=1&autoplay=1#example/thermostat']) {
+    await page.goto(url);
+    await expect(page.getByTestId('editor')).toHaveValue(/name: thermostat/);
+    await expect(page.getByTestId('pause')).toBeVisible();
+    await page.waitForFunction(() => window.kubeloop && window.kubeloop.now() > 0);
+    // It plays the scenario the link opened: the lesson's Deployment exists.
+    const kinds = await page.evaluate(() => window.kubeloop.state().items.map(o => `${o.kind}/${o.metadata.name}`));
+    expect(kinds).toContain('Deployment/web');
+  }
+});
