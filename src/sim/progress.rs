@@ -253,7 +253,7 @@ pub fn command_gist(cmd: &str) -> Option<(String, Vec<String>)> {
                 .split(',')
                 .map(|r| {
                     let r = r.split('/').next().unwrap_or(r);
-                    super::kubectl::resources::kind_of(r)
+                    super::kubectl::resources::builtin_kind_of(r)
                         .map_or_else(|_| r.to_ascii_lowercase(), |k| k.as_str().to_string())
                 })
                 .collect();

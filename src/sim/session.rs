@@ -259,7 +259,7 @@ impl Session {
     /// trace as an `apply -f` command.
     pub fn apply_text(&mut self, file: &str, text: &str) -> ApplyReport {
         let watch = self.watch_begin();
-        let report = apply::apply_text(&mut self.sim, file, text);
+        let report = apply::apply_scenario_text(&mut self.sim, file, text);
         self.log_command("apply -f", &report);
         self.watch_end(watch, LearnerAction::Apply);
         report

@@ -10,6 +10,7 @@ mod common;
 
 mod cli;
 mod control_plane_traces;
+mod custom_resources;
 mod determinism;
 mod fault_properties;
 mod faults;

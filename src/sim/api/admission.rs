@@ -120,6 +120,22 @@ pub fn apply_defaults(obj: &mut Object) {
         | Object::Lease(_)
         | Object::EndpointSlice(_)
         | Object::Event(_) => {}
+        Object::CustomResourceDefinition(c) => {
+            // SetDefaults_CustomResourceDefinitionSpec.
+            let names = &mut c.spec.names;
+            if names.singular.is_empty() {
+                names.singular = names.kind.to_ascii_lowercase();
+            }
+            if names.list_kind.is_empty() && !names.kind.is_empty() {
+                names.list_kind = format!("{}List", names.kind);
+            }
+            let conversion = c.spec.conversion.get_or_insert_with(Default::default);
+            if conversion.strategy.is_empty() {
+                conversion.strategy = "None".into();
+            }
+        }
+        // A custom object's defaults come from its CRD's schema, applied by the API server.
+        Object::Custom(_) => {}
     }
 }
 

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
 use super::types::*;
-use super::{admission, limits, validation};
+use super::{admission, customresource, limits, validation};
 use super::{
     ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent,
     WatchEventType,
@@ -98,9 +99,9 @@ pub struct ApiServer {
     /// Every stored Event by [`event_age`], then key: the oldest are the first, so trimming to
     /// the cap and TTL expiry read what goes instead of listing and ranking every Event.
     events_by_age: BTreeSet<(Millis, SharedKey)>,
-    /// Writes per kind (indexed by `Kind as usize`), so a view can ignore the kinds it does not
+    /// Writes per kind (indexed by [`Kind::index`]), so a view can ignore the kinds it does not
     /// show: an idle 1,000-node cluster renews a hundred Leases a second.
-    writes: [u64; Kind::ALL.len()],
+    writes: [u64; Kind::ALL.len() + 1],
 }
 
 /// When an Event was last seen, for its expiry: `lastTimestamp`, else its creation, else 0.
@@ -123,7 +124,7 @@ impl ApiServer {
             spec_canonical: BTreeMap::new(),
             event_removals: 0,
             events_by_age: BTreeSet::new(),
-            writes: [0; Kind::ALL.len()],
+            writes: [0; Kind::ALL.len() + 1],
         }
     }
 
@@ -132,9 +133,25 @@ impl ApiServer {
         self.resource_version
     }
 
+    /// The CustomResourceDefinition that serves a custom kind, if it is stored.
+    pub fn crd_of(&self, kind: CustomKind) -> Option<&CustomResourceDefinition> {
+        let name = kind.resource();
+        self.get(&ObjectKey::new(Kind::CustomResourceDefinition, "", &name))
+            .and_then(|o| o.as_crd())
+    }
+
+    /// The CRDs whose kinds are served now (Established, not terminating), in name order.
+    pub fn served_crds(&self) -> Vec<CustomResourceDefinition> {
+        self.list(Kind::CustomResourceDefinition)
+            .filter_map(|o| o.as_crd())
+            .filter(|c| customresource::serving(c))
+            .cloned()
+            .collect()
+    }
+
     /// How many writes (creates, updates, deletes) objects of `kind` have seen.
     pub fn writes(&self, kind: Kind) -> u64 {
-        self.writes[kind as usize]
+        self.writes[kind.index()]
     }
 
     /// GET.
@@ -273,7 +290,7 @@ impl ApiServer {
         rv: u64,
         cause: u64,
     ) -> WatchEvent {
-        self.writes[key.kind as usize] += 1;
+        self.writes[key.kind.index()] += 1;
         let ev = WatchEvent::keyed(type_, obj, key, rv, cause);
         self.history.push_back((now, ev.clone()));
         for _ in 0..RETIRED_DROPS_PER_WRITE {
@@ -367,6 +384,9 @@ impl ApiServer {
             ApiRequest::Bind { key, node } => self.bind(now, key, node, cause, &mut events),
             ApiRequest::Evict { key, options } => self.evict(now, key, options, cause, &mut events),
         };
+        if let Kind::Custom(kind) = req.key().kind {
+            self.finish_crd_cleanup(now, &kind.resource(), cause, &mut events);
+        }
         Handled { result, events }
     }
 
@@ -567,6 +587,29 @@ impl ApiServer {
         }
         admission::apply_defaults(&mut obj);
         Self::validate(&obj, None)?;
+        match &mut obj {
+            Object::CustomResourceDefinition(crd) => {
+                let others = self
+                    .list(Kind::CustomResourceDefinition)
+                    .filter_map(|o| o.as_crd());
+                customresource::prepare_crd_create(crd, others, stamp(now));
+                if crd.established() && CustomKind::of(crd).is_none() {
+                    return Err(ApiError {
+                        reason: StatusReason::Forbidden,
+                        message: format!(
+                            "customresourcedefinitions.apiextensions.k8s.io {:?} is forbidden: the playground serves at most {} custom kinds per page",
+                            crd.metadata.name,
+                            crate::sim::api::apiextensions::MAX_INTERNED_KINDS
+                        ),
+                    });
+                }
+            }
+            Object::Custom(c) => {
+                let crd = self.crd_of(c.kind).ok_or_else(customresource::not_served)?;
+                customresource::admit(c, crd, None, false)?;
+            }
+            _ => {}
+        }
         if let Object::Pod(pod) = &mut obj {
             // The pod registry's PrepareForCreate: a new pod is Pending until a kubelet says otherwise.
             if pod.status.phase.is_empty() {
@@ -643,8 +686,12 @@ impl ApiServer {
         let old_spec_canonical = self.spec_canonical.get(&key) == Some(&old.meta().rv());
         let mut spec_canonical = false;
         let obj = if status {
-            let merged;
+            let mut merged;
             (merged, spec_canonical) = merge_status_only(&old, &new, old_spec_canonical);
+            if let (Object::Custom(c), Object::Custom(o)) = (&mut merged, &*old) {
+                let crd = self.crd_of(c.kind).ok_or_else(customresource::not_served)?;
+                customresource::admit(c, crd, Some(o), true)?;
+            }
             merged
         } else {
             let mut obj = keep_system_fields(&old, new.into_owned(), old_spec_canonical);
@@ -656,6 +703,10 @@ impl ApiServer {
             Self::validate(&obj, Some(&old))?;
             if let (Object::Service(svc), Object::Service(before)) = (&mut obj, &*old) {
                 self.allocate_node_ports(svc, Some(before))?;
+            }
+            if let (Object::Custom(c), Object::Custom(o)) = (&mut obj, &*old) {
+                let crd = self.crd_of(c.kind).ok_or_else(customresource::not_served)?;
+                customresource::admit(c, crd, Some(o), false)?;
             }
             if has_generation(key.kind) && spec_changed(&old, &obj) {
                 obj.meta_mut().generation = old.meta().generation + 1;
@@ -747,6 +798,9 @@ impl ApiServer {
             }
         }
         let mut obj = (*old).clone();
+        if let Object::CustomResourceDefinition(crd) = &mut obj {
+            return self.delete_crd(now, crd, cause, events);
+        }
         let policy = opts.propagation_policy.unwrap_or_default();
         let m = obj.meta_mut();
         let mut changed = false;
@@ -812,6 +866,101 @@ impl ApiServer {
             .expect("object exists: checked above");
         events.push(ev);
         Ok(last)
+    }
+
+    /// Deleting a CRD (the registry's delete and the CRD finalizer controller, in one step): it
+    /// goes Terminating with the cleanup finalizer, every object of its kind is deleted, and once
+    /// none is left (objects with finalizers of their own hold it) the CRD goes too.
+    fn delete_crd(
+        &mut self,
+        now: Millis,
+        crd: &mut CustomResourceDefinition,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
+        if crd.metadata.deletion_timestamp.is_none() {
+            crd.metadata.deletion_timestamp = Some(stamp(now));
+            crd.metadata.deletion_grace_period_seconds = Some(0);
+            if !crd
+                .metadata
+                .finalizers
+                .iter()
+                .any(|f| f == CRD_CLEANUP_FINALIZER)
+            {
+                crd.metadata.finalizers.push(CRD_CLEANUP_FINALIZER.into());
+            }
+            crd.status.conditions.retain(|c| c.type_ != "Terminating");
+            crd.status
+                .conditions
+                .push(CustomResourceDefinitionCondition {
+                    type_: "Terminating".into(),
+                    status: "True".into(),
+                    last_transition_time: Some(stamp(now)),
+                    reason: "InstanceDeletionInProgress".into(),
+                    message: "CustomResource deletion is in progress".into(),
+                });
+            let (_, ev) = self.store(
+                now,
+                Object::CustomResourceDefinition(crd.clone()),
+                WatchEventType::Modified,
+                cause,
+            );
+            events.push(ev);
+        }
+        if let Some(kind) = CustomKind::of(crd) {
+            let keys: Vec<ObjectKey> = self
+                .list_keyed(Kind::Custom(kind))
+                .map(|(k, _)| (**k).clone())
+                .collect();
+            for k in keys {
+                let _ = self.delete(now, &k, &DeleteOptions::default(), cause, events);
+            }
+        }
+        self.finish_crd_cleanup(now, &crd.metadata.name, cause, events);
+        let key = ObjectKey::new(Kind::CustomResourceDefinition, "", &crd.metadata.name);
+        Ok(self
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Object::CustomResourceDefinition(crd.clone()))))
+    }
+
+    /// Removes a terminating CRD once no object of its kind is left.
+    fn finish_crd_cleanup(
+        &mut self,
+        now: Millis,
+        name: &str,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) {
+        let key = ObjectKey::new(Kind::CustomResourceDefinition, "", name);
+        let Some(crd) = self.get(&key).and_then(|o| o.as_crd()) else {
+            return;
+        };
+        if crd.metadata.deletion_timestamp.is_none() {
+            return;
+        }
+        if let Some(kind) = CustomKind::of(crd) {
+            if self.count(Kind::Custom(kind)) > 0 {
+                return;
+            }
+        }
+        let mut done = crd.clone();
+        done.metadata
+            .finalizers
+            .retain(|f| f != CRD_CLEANUP_FINALIZER);
+        if done.metadata.finalizers.is_empty() {
+            if let Some((_, ev)) = self.remove(now, &key, cause) {
+                events.push(ev);
+            }
+        } else {
+            let (_, ev) = self.store(
+                now,
+                Object::CustomResourceDefinition(done),
+                WatchEventType::Modified,
+                cause,
+            );
+            events.push(ev);
+        }
     }
 
     fn bind(
@@ -1092,10 +1241,15 @@ impl EventStore for ApiServer {
     }
 }
 
+/// The built-in kinds whose spec changes move `metadata.generation` (a custom kind's generation
+/// is its CRD's business: see `customresource::admit`).
 fn has_generation(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::Deployment | Kind::ReplicaSet | Kind::PodDisruptionBudget
+        Kind::Deployment
+            | Kind::ReplicaSet
+            | Kind::PodDisruptionBudget
+            | Kind::CustomResourceDefinition
     )
 }
 

@@ -85,7 +85,7 @@ pub fn admit_create(kind: Kind, name: &str, counts: StoreCounts) -> Result<(), A
         Kind::Event => None,
         Kind::Pod if counts.of_kind >= MAX_PODS => Some((MAX_PODS, kind.resource())),
         Kind::Node if counts.of_kind >= MAX_NODES => Some((MAX_NODES, kind.resource())),
-        _ if counts.total >= MAX_OBJECTS => Some((MAX_OBJECTS, "objects")),
+        _ if counts.total >= MAX_OBJECTS => Some((MAX_OBJECTS, "objects".into())),
         _ => None,
     };
     match over {

@@ -6,9 +6,13 @@
 //! controllers, world, kubectl, the session); only the seeded RNG from the root.
 
 pub mod admission;
+pub mod apiextensions;
 pub mod apiserver;
+pub mod crd_validation;
+pub mod customresource;
 pub mod limits;
 pub mod quantity;
+pub mod schema;
 pub mod string_map;
 pub mod types;
 pub mod validation;
@@ -128,6 +132,7 @@ pub enum StatusReason {
     InternalError,
     ServiceUnavailable,
     Forbidden,
+    MethodNotAllowed,
 }
 
 impl StatusReason {
@@ -143,6 +148,7 @@ impl StatusReason {
             StatusReason::InternalError => 500,
             StatusReason::ServiceUnavailable => 503,
             StatusReason::Forbidden => 403,
+            StatusReason::MethodNotAllowed => 405,
         }
     }
 }

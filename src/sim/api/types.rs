@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use super::apiextensions::CRD_API_VERSION;
+pub use super::apiextensions::{CustomKind, CustomObject, CustomResourceDefinition};
+
 /// Simulated time in milliseconds since the simulation started.
 pub type Millis = u64;
 
@@ -1368,11 +1371,14 @@ pub enum Kind {
     EndpointSlice,
     PodDisruptionBudget,
     Event,
+    CustomResourceDefinition,
+    /// A kind served from a CustomResourceDefinition.
+    Custom(CustomKind),
 }
 
 impl Kind {
-    /// All kinds, in store order.
-    pub const ALL: [Kind; 9] = [
+    /// The built-in kinds, in store order (custom kinds come after them, by group and kind).
+    pub const ALL: [Kind; 10] = [
         Kind::Node,
         Kind::Lease,
         Kind::Deployment,
@@ -1382,7 +1388,28 @@ impl Kind {
         Kind::EndpointSlice,
         Kind::PodDisruptionBudget,
         Kind::Event,
+        Kind::CustomResourceDefinition,
     ];
+
+    /// A dense index: the built-in kinds' position in [`Kind::ALL`], and one shared slot after
+    /// them for every custom kind.
+    pub fn index(self) -> usize {
+        match self {
+            Kind::Custom(_) => Kind::ALL.len(),
+            k => Kind::ALL
+                .iter()
+                .position(|a| *a == k)
+                .unwrap_or(Kind::ALL.len()),
+        }
+    }
+
+    /// The custom kind, if this is one.
+    pub fn custom(self) -> Option<CustomKind> {
+        match self {
+            Kind::Custom(c) => Some(c),
+            _ => None,
+        }
+    }
 
     /// The `kind` field value.
     pub fn as_str(self) -> &'static str {
@@ -1396,6 +1423,8 @@ impl Kind {
             Kind::EndpointSlice => "EndpointSlice",
             Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::Event => "Event",
+            Kind::CustomResourceDefinition => "CustomResourceDefinition",
+            Kind::Custom(c) => c.names().kind,
         }
     }
 
@@ -1407,12 +1436,14 @@ impl Kind {
             Kind::Deployment | Kind::ReplicaSet => "apps/v1",
             Kind::EndpointSlice => "discovery.k8s.io/v1",
             Kind::PodDisruptionBudget => "policy/v1",
+            Kind::CustomResourceDefinition => CRD_API_VERSION,
+            Kind::Custom(c) => c.names().api_version,
         }
     }
 
     /// The resource name with group, as API error messages print it (`deployments.apps`).
-    pub fn resource(self) -> &'static str {
-        match self {
+    pub fn resource(self) -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(match self {
             Kind::Node => "nodes",
             Kind::Lease => "leases.coordination.k8s.io",
             Kind::Deployment => "deployments.apps",
@@ -1422,12 +1453,34 @@ impl Kind {
             Kind::EndpointSlice => "endpointslices.discovery.k8s.io",
             Kind::PodDisruptionBudget => "poddisruptionbudgets.policy",
             Kind::Event => "events",
+            Kind::CustomResourceDefinition => "customresourcedefinitions.apiextensions.k8s.io",
+            Kind::Custom(c) => return std::borrow::Cow::Owned(c.resource()),
+        })
+    }
+
+    /// The resource's plural without its group (`deployments`, `crontabs`).
+    pub fn plural(self) -> &'static str {
+        match self {
+            Kind::Custom(c) => c.names().plural,
+            k => match k.resource() {
+                std::borrow::Cow::Borrowed(r) => r.split('.').next().unwrap_or(r),
+                std::borrow::Cow::Owned(_) => "",
+            },
         }
+    }
+
+    /// The API group (`apps`, `stable.example.com`; empty for the core group).
+    pub fn group(self) -> &'static str {
+        self.api_version().rsplit_once('/').map_or("", |(g, _)| g)
     }
 
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(self) -> bool {
-        !matches!(self, Kind::Node)
+        match self {
+            Kind::Node | Kind::CustomResourceDefinition => false,
+            Kind::Custom(c) => c.names().namespaced,
+            _ => true,
+        }
     }
 
     /// Whether the kind has a status subresource (main-resource writes then ignore status).
@@ -1473,6 +1526,9 @@ impl Kind {
             "endpointslice" | "endpointslices" => Kind::EndpointSlice,
             "poddisruptionbudget" | "poddisruptionbudgets" | "pdb" => Kind::PodDisruptionBudget,
             "event" | "events" | "ev" => Kind::Event,
+            "customresourcedefinition" | "customresourcedefinitions" | "crd" | "crds" => {
+                Kind::CustomResourceDefinition
+            }
             _ => return None,
         })
     }
@@ -1496,6 +1552,8 @@ pub enum Object {
     EndpointSlice(EndpointSlice),
     PodDisruptionBudget(PodDisruptionBudget),
     Event(Event),
+    CustomResourceDefinition(CustomResourceDefinition),
+    Custom(CustomObject),
 }
 
 macro_rules! each_variant {
@@ -1510,6 +1568,8 @@ macro_rules! each_variant {
             Object::EndpointSlice($o) => $body,
             Object::PodDisruptionBudget($o) => $body,
             Object::Event($o) => $body,
+            Object::CustomResourceDefinition($o) => $body,
+            Object::Custom($o) => $body,
         }
     };
 }
@@ -1527,6 +1587,8 @@ impl Object {
             Object::EndpointSlice(_) => Kind::EndpointSlice,
             Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
             Object::Event(_) => Kind::Event,
+            Object::CustomResourceDefinition(_) => Kind::CustomResourceDefinition,
+            Object::Custom(o) => Kind::Custom(o.kind),
         }
     }
 
@@ -1547,7 +1609,10 @@ impl Object {
 
     /// The object as the API serves it: JSON with apiVersion and kind first.
     pub fn to_json(&self) -> Json {
-        let body = each_variant!(self, o => serde_json::to_value(o));
+        let body = match self {
+            Object::Custom(o) => return o.to_json(),
+            _ => each_variant!(self, o => serde_json::to_value(o)),
+        };
         let mut map = serde_json::Map::new();
         map.insert(
             "apiVersion".into(),
@@ -1562,6 +1627,9 @@ impl Object {
 
     /// Builds an object of a known kind from JSON (apiVersion and kind are ignored here).
     pub fn from_json(kind: Kind, mut value: Json) -> Result<Object, serde_json::Error> {
+        if let Kind::Custom(c) = kind {
+            return CustomObject::from_json(c, value).map(Object::Custom);
+        }
         if let Json::Object(m) = &mut value {
             m.remove("apiVersion");
             m.remove("kind");
@@ -1578,6 +1646,10 @@ impl Object {
                 Object::PodDisruptionBudget(serde_json::from_value(value)?)
             }
             Kind::Event => Object::Event(serde_json::from_value(value)?),
+            Kind::CustomResourceDefinition => {
+                Object::CustomResourceDefinition(serde_json::from_value(value)?)
+            }
+            Kind::Custom(c) => return CustomObject::from_json(c, value).map(Object::Custom),
         })
     }
 
@@ -1619,6 +1691,8 @@ accessors! {
     as_endpoint_slice, as_endpoint_slice_mut, EndpointSlice, EndpointSlice;
     as_pdb, as_pdb_mut, PodDisruptionBudget, PodDisruptionBudget;
     as_event, as_event_mut, Event, Event;
+    as_crd, as_crd_mut, CustomResourceDefinition, CustomResourceDefinition;
+    as_custom, as_custom_mut, Custom, CustomObject;
 }
 
 /// One object's key, allocated once by the API server's store and shared by every informer

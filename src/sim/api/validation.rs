@@ -110,6 +110,11 @@ pub enum FieldErrorKind {
     },
     /// `Too long`: over a size limit.
     TooLong,
+    /// `Too many`: a list longer than allowed.
+    TooMany {
+        /// How many there are.
+        value: BadValue,
+    },
 }
 
 /// One validation problem: the field path (`spec.replicas`), what kind of problem, and detail.
@@ -206,6 +211,26 @@ impl FieldError {
         }
     }
 
+    /// `field: Too many: n: must have at most max items`.
+    pub fn too_many(field: impl Into<String>, n: usize, max: i64) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::TooMany {
+                value: BadValue::Int(i64::try_from(n).unwrap_or(i64::MAX)),
+            },
+            detail: format!("must have at most {max} items"),
+        }
+    }
+
+    /// `field: Too long: detail`, for limits not counted in bytes.
+    pub fn too_long_with(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::TooLong,
+            detail: detail.into(),
+        }
+    }
+
     /// The `details.causes[].reason` Kubernetes reports for this kind of error.
     pub fn reason(&self) -> &'static str {
         match self.kind {
@@ -216,6 +241,7 @@ impl FieldError {
             FieldErrorKind::Duplicate { .. } => "FieldValueDuplicate",
             FieldErrorKind::NotFound { .. } => "FieldValueNotFound",
             FieldErrorKind::TooLong => "FieldValueTooLong",
+            FieldErrorKind::TooMany { .. } => "FieldValueTooMany",
         }
     }
 
@@ -225,7 +251,8 @@ impl FieldError {
             FieldErrorKind::Invalid { value }
             | FieldErrorKind::Unsupported { value, .. }
             | FieldErrorKind::Duplicate { value }
-            | FieldErrorKind::NotFound { value } => Some(value),
+            | FieldErrorKind::NotFound { value }
+            | FieldErrorKind::TooMany { value } => Some(value),
             _ => None,
         }
     }
@@ -243,6 +270,7 @@ impl fmt::Display for FieldError {
             FieldErrorKind::Duplicate { value } => write!(f, "Duplicate value: {value}")?,
             FieldErrorKind::NotFound { value } => write!(f, "Not found: {value}")?,
             FieldErrorKind::TooLong => f.write_str("Too long")?,
+            FieldErrorKind::TooMany { value } => write!(f, "Too many: {value}")?,
         }
         if !self.detail.is_empty() {
             write!(f, ": {}", self.detail)?;
@@ -722,7 +750,12 @@ pub fn validate(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
             }
         }
         Object::PodDisruptionBudget(p) => errs.extend(validate_pdb(p)),
-        Object::Lease(_) | Object::EndpointSlice(_) | Object::Event(_) => {}
+        Object::CustomResourceDefinition(c) => {
+            let old = old.and_then(Object::as_crd);
+            errs.extend(super::crd_validation::validate_crd(c, old));
+        }
+        // A custom object's schema lives in its CRD: the API server checks it there.
+        Object::Lease(_) | Object::EndpointSlice(_) | Object::Event(_) | Object::Custom(_) => {}
     }
     errs
 }

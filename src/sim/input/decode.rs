@@ -24,8 +24,9 @@ use serde_json::Value as Json;
 use super::diagnostic::{Diagnostic, Severity};
 use super::yaml::{self, push_index, push_key, Span, YamlDoc};
 use crate::sim::api::admission::apply_defaults;
+use crate::sim::api::apiextensions::{CustomResourceDefinition, CRD_API_VERSION};
 use crate::sim::api::limits;
-use crate::sim::api::types::{Kind, Object, ObjectKey};
+use crate::sim::api::types::{CustomKind, CustomObject, Kind, Object, ObjectKey, ObjectMeta};
 use crate::sim::api::validation::{invalid_status_message, validate, BadValue, FieldError};
 use crate::sort::StableSort;
 
@@ -78,7 +79,6 @@ pub const NOT_SIMULATED_KINDS: &[&str] = &[
     "ControllerRevision",
     "CronJob",
     "CSIDriver",
-    "CustomResourceDefinition",
     "DaemonSet",
     "Endpoints",
     "HorizontalPodAutoscaler",
@@ -110,8 +110,6 @@ pub const NOT_SIMULATED_KINDS: &[&str] = &[
 /// kubectl's short names for the kinds of [`NOT_SIMULATED_KINDS`] that have one.
 const NOT_SIMULATED_SHORT_NAMES: &[(&str, &str)] = &[
     ("cm", "ConfigMap"),
-    ("crd", "CustomResourceDefinition"),
-    ("crds", "CustomResourceDefinition"),
     ("csr", "CertificateSigningRequest"),
     ("cj", "CronJob"),
     ("ds", "DaemonSet"),
@@ -161,8 +159,55 @@ pub fn not_simulated_resource(word: &str) -> Option<&'static str> {
         })
 }
 
-/// Decodes every document of a manifest file. Never fails: problems are diagnostics.
+/// Which custom kinds a file may use, and how a CRD in the same file counts.
+#[derive(Clone, Debug, Default)]
+pub struct Kinds {
+    /// The CRDs the cluster serves (Established, not terminating).
+    pub served: Vec<CustomResourceDefinition>,
+    /// Whether a CRD written in the file serves its kind to the rest of the file, and CRDs are
+    /// applied first: how a scenario loads (as Helm and Argo CD apply), not plain `kubectl apply`,
+    /// whose resource mapping is made before anything is sent.
+    pub file_crds_first: bool,
+}
+
+impl Kinds {
+    /// A scenario's kinds: the cluster's CRDs and the file's own, CRDs first.
+    pub fn for_scenario(served: Vec<CustomResourceDefinition>) -> Kinds {
+        Kinds {
+            served,
+            file_crds_first: true,
+        }
+    }
+
+    /// `kubectl apply -f`'s kinds: only what the cluster serves before the command runs.
+    pub fn for_kubectl(served: Vec<CustomResourceDefinition>) -> Kinds {
+        Kinds {
+            served,
+            file_crds_first: false,
+        }
+    }
+}
+
+/// The CRD among `crds` that serves `kind` at `api_version`.
+fn serving<'c>(
+    crds: &'c [CustomResourceDefinition],
+    api_version: &str,
+    kind: &str,
+) -> Option<&'c CustomResourceDefinition> {
+    let (group, version) = api_version.rsplit_once('/')?;
+    crds.iter().find(|c| {
+        c.spec.group == group && c.spec.names.kind == kind && c.served_version(version).is_some()
+    })
+}
+
+/// Decodes every document of a manifest file, with no custom kinds served but those the file
+/// defines. Never fails: problems are diagnostics.
 pub fn decode_manifests(file: &str, text: &str) -> Decoded {
+    decode_manifests_with(file, text, &Kinds::for_scenario(Vec::new()))
+}
+
+/// Decodes every document of a manifest file against the custom kinds of `kinds`.
+pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
     let mut out = Decoded::default();
     let docs = match yaml::parse_documents(text) {
         Ok(docs) => docs,
@@ -174,6 +219,11 @@ pub fn decode_manifests(file: &str, text: &str) -> Decoded {
     };
     let mut seen: BTreeMap<ObjectKey, u32> = BTreeMap::new();
     let mut over_cap = false;
+    let file_crds = if kinds.file_crds_first {
+        file_crds(&docs)
+    } else {
+        Vec::new()
+    };
     for (index, doc) in docs.into_iter().enumerate() {
         let mut ctx = DocContext {
             file,
@@ -181,10 +231,38 @@ pub fn decode_manifests(file: &str, text: &str) -> Decoded {
             out: &mut out,
             seen: &mut seen,
             over_cap: &mut over_cap,
+            served: &kinds.served,
+            file_crds: &file_crds,
         };
         ctx.decode_document(doc);
     }
+    if kinds.file_crds_first {
+        // What defines a kind goes first, as Helm and Argo CD order an install.
+        out.objects
+            .stable_sort_by_key(|o| o.object.kind() != Kind::CustomResourceDefinition);
+    }
     out
+}
+
+/// The CustomResourceDefinitions a file writes, decoded and defaulted as they will be created.
+fn file_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
+    docs.iter()
+        .filter(|d| {
+            d.value.get("kind").and_then(Json::as_str) == Some("CustomResourceDefinition")
+                && d.value.get("apiVersion").and_then(Json::as_str) == Some(CRD_API_VERSION)
+        })
+        .filter_map(|d| {
+            let (mut o, _) = decode_object(Kind::CustomResourceDefinition, &d.value).ok()?;
+            apply_defaults(&mut o);
+            if !validate(&o, None).is_empty() {
+                return None;
+            }
+            match o {
+                Object::CustomResourceDefinition(c) => Some(c),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// Like [`decode_manifests`] for raw bytes: invalid UTF-8 is reported at its line and column.
@@ -225,6 +303,10 @@ struct DocContext<'a> {
     seen: &'a mut BTreeMap<ObjectKey, u32>,
     /// Set once the file went over `limits::MAX_OBJECTS_PER_FILE` (reported once).
     over_cap: &'a mut bool,
+    /// The CRDs the cluster serves.
+    served: &'a [CustomResourceDefinition],
+    /// The CRDs the file defines, when they serve the rest of the file.
+    file_crds: &'a [CustomResourceDefinition],
 }
 
 impl DocContext<'_> {
@@ -280,12 +362,40 @@ impl DocContext<'_> {
             }
             return;
         }
-        let Some(k) = Kind::from_kind_str(&kind) else {
+        let builtin = Kind::from_kind_str(&kind).filter(|k| !matches!(k, Kind::Custom(_)));
+        let Some(k) = builtin else {
+            if let Some(crd) = serving(self.served, &api_version, &kind) {
+                self.decode_custom_doc(crd, &api_version, &doc, None);
+                return;
+            }
+            if let Some(crd) = serving(self.file_crds, &api_version, &kind) {
+                let note = format!(
+                    "plain kubectl apply would refuse this {kind} the first time (no matches for kind {kind:?} in version {api_version:?}; ensure CRDs are installed first): the playground applies the CustomResourceDefinition first, as Helm and Argo CD do"
+                );
+                self.decode_custom_doc(crd, &api_version, &doc, Some(note));
+                return;
+            }
             if NOT_SIMULATED_KINDS.contains(&kind.as_str()) {
                 let msg = format!("{kind} is not simulated yet; the document was skipped");
                 self.push(Severity::Warning, kind_span, msg, None);
             } else {
-                let msg = format!("no matches for kind {kind:?} in version {api_version:?}");
+                let mut msg = format!("no matches for kind {kind:?} in version {api_version:?}");
+                if api_version.contains('/') {
+                    let name = doc
+                        .value
+                        .pointer("/metadata/name")
+                        .and_then(Json::as_str)
+                        .unwrap_or("");
+                    let ns = doc
+                        .value
+                        .pointer("/metadata/namespace")
+                        .and_then(Json::as_str)
+                        .unwrap_or("");
+                    msg = format!(
+                        "resource mapping not found for name: {name:?} namespace: {ns:?} from {:?}: {msg}\nensure CRDs are installed first",
+                        self.file
+                    );
+                }
                 self.push(Severity::Error, kind_span, msg, Some("kind".into()));
             }
             return;
@@ -301,6 +411,148 @@ impl DocContext<'_> {
             return;
         }
         self.decode_typed(k, &api_version, &doc);
+    }
+
+    /// A document of a custom kind: its metadata strictly, the rest against its CRD's schema
+    /// (unknown fields refused as kubectl's strict field validation refuses them, then schema
+    /// defaults and value validation), each problem at its line. `note` is said at its `kind`.
+    fn decode_custom_doc(
+        &mut self,
+        crd: &CustomResourceDefinition,
+        api_version: &str,
+        doc: &YamlDoc,
+        note: Option<String>,
+    ) {
+        let Some(ck) = CustomKind::of(crd) else {
+            let msg = format!(
+                "no matches for kind {:?} in version {api_version:?}",
+                crd.spec.names.kind
+            );
+            self.push(
+                Severity::Error,
+                doc.span_of("kind"),
+                msg,
+                Some("kind".into()),
+            );
+            return;
+        };
+        let kind = Kind::Custom(ck);
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        let name = doc
+            .value
+            .pointer("/metadata/name")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        let kind_name = ck.names().kind;
+        let cannot = |msg: &str| {
+            format!("{kind_name} in version {version:?} cannot be handled as a {kind_name}: {msg}")
+        };
+        let findings = RefCell::new(DecodeFindings::default());
+        let mut obj = match decode_custom(ck, &doc.value, &findings) {
+            Ok(o) => o,
+            Err(e) => {
+                let span = locate(doc, &e.path, None);
+                self.push(Severity::Error, span, cannot(&e.message), Some(e.path));
+                return;
+            }
+        };
+        if let Some(note) = note {
+            self.push(Severity::Info, doc.span_of("kind"), note, None);
+        }
+        let findings = findings.into_inner();
+        if !findings.unknown.is_empty() {
+            for path in &findings.unknown {
+                let msg = format!("strict decoding error: unknown field {path:?}");
+                self.push(
+                    Severity::Error,
+                    locate(doc, path, None),
+                    msg,
+                    Some(path.clone()),
+                );
+            }
+            return;
+        }
+        let schema = crd
+            .served_version(version)
+            .and_then(|v| v.schema.as_ref())
+            .and_then(|s| s.open_api_v3_schema.as_ref());
+        if let Some(schema) = schema {
+            let mut content = Json::Object(std::mem::take(&mut obj.content));
+            let unknown = crate::sim::api::schema::prune(&mut content, schema);
+            if !unknown.is_empty() {
+                for path in &unknown {
+                    let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
+                    self.push(
+                        Severity::Error,
+                        locate(doc, path, None),
+                        msg,
+                        Some(path.clone()),
+                    );
+                }
+                return;
+            }
+            crate::sim::api::schema::apply_defaults(&mut content, schema);
+            let errs = crate::sim::api::schema::validate_value(&content, schema);
+            if !errs.is_empty() {
+                self.push_invalid(doc, kind, &name, &errs);
+                return;
+            }
+            if let Json::Object(m) = content {
+                obj.content = m;
+            }
+            let unenforced = crate::sim::api::schema::unenforced_rules(schema);
+            if !unenforced.is_empty() {
+                let msg = format!(
+                    "the schema's {} rules are stored but not enforced by the playground yet",
+                    unenforced.join(" and ")
+                );
+                self.push(Severity::Info, doc.span_of("kind"), msg, None);
+            }
+        }
+        self.finish(Object::Custom(obj), doc);
+    }
+
+    /// Each validation error at its field, in the API server's words.
+    fn push_invalid(&mut self, doc: &YamlDoc, kind: Kind, name: &str, errs: &[FieldError]) {
+        for e in errs {
+            let span = locate(doc, &e.field, e.value());
+            let msg = invalid_status_message(kind, name, std::slice::from_ref(e));
+            self.push(Severity::Error, span, msg, Some(e.field.clone()));
+        }
+    }
+
+    /// Admission's defaults and validation, then the object is kept (or its errors reported).
+    fn finish(&mut self, mut object: Object, doc: &YamlDoc) {
+        apply_defaults(&mut object);
+        let errs = validate(&object, None);
+        if errs.is_empty() {
+            self.keep(object, doc);
+        } else {
+            let name = object.meta().name.clone();
+            self.push_invalid(doc, object.kind(), &name, &errs);
+        }
+    }
+
+    /// Files a decoded object, warning when the file defines it twice.
+    fn keep(&mut self, object: Object, doc: &YamlDoc) {
+        let key = object.key();
+        // Objects named by generateName get distinct names on create: not duplicates.
+        if !key.name.is_empty() {
+            if let Some(first_line) = self.seen.get(&key) {
+                let msg = format!(
+                    "{key} is also defined at line {first_line}; the later definition wins"
+                );
+                self.push(Severity::Warning, doc.start, msg, None);
+            }
+            self.seen.insert(key, doc.start.line);
+        }
+        self.out.objects.push(DecodedObject {
+            object,
+            written: doc.value.clone(),
+            span: doc.start,
+            doc_index: self.index,
+        });
     }
 
     /// `kind: List` (what `kubectl get -o yaml` prints for several objects): decode each item.
@@ -399,41 +651,7 @@ impl DocContext<'_> {
             }
             return;
         }
-        let mut object = object;
-        apply_defaults(&mut object);
-        let errs = validate(&object, None);
-        if !errs.is_empty() {
-            let name = object.meta().name.clone();
-            for e in &errs {
-                let span = locate(doc, &e.field, e.value());
-                let msg = invalid_status_message(kind, &name, std::slice::from_ref(e));
-                self.push(Severity::Error, span, msg, Some(e.field.clone()));
-            }
-            return;
-        }
-        let key = object.key();
-        // Objects named by generateName get distinct names on create: not duplicates.
-        if key.name.is_empty() {
-            self.out.objects.push(DecodedObject {
-                object,
-                written: doc.value.clone(),
-                span: doc.start,
-                doc_index: self.index,
-            });
-            return;
-        }
-        if let Some(first_line) = self.seen.get(&key) {
-            let msg =
-                format!("{key} is also defined at line {first_line}; the later definition wins");
-            self.push(Severity::Warning, doc.start, msg, None);
-        }
-        self.seen.insert(key, doc.start.line);
-        self.out.objects.push(DecodedObject {
-            object,
-            written: doc.value.clone(),
-            span: doc.start,
-            doc_index: self.index,
-        });
+        self.finish(object, doc);
     }
 }
 
@@ -537,8 +755,64 @@ pub fn decode_object(kind: Kind, value: &Json) -> Result<(Object, DecodeFindings
         Kind::EndpointSlice => Object::EndpointSlice(decode_as(value, &findings)?),
         Kind::PodDisruptionBudget => Object::PodDisruptionBudget(decode_as(value, &findings)?),
         Kind::Event => Object::Event(decode_as(value, &findings)?),
+        Kind::CustomResourceDefinition => {
+            Object::CustomResourceDefinition(decode_as(value, &findings)?)
+        }
+        Kind::Custom(c) => Object::Custom(decode_custom(c, value, &findings)?),
     };
     Ok((object, findings.into_inner()))
+}
+
+/// A custom object: its metadata decoded strictly like every object's, the rest kept for the
+/// schema of its CRD to judge.
+fn decode_custom(
+    kind: CustomKind,
+    value: &Json,
+    findings: &RefCell<DecodeFindings>,
+) -> Result<CustomObject, DecodeError> {
+    let Json::Object(map) = value else {
+        return Err(DecodeError {
+            kind: DecodeErrorKind::Type,
+            path: String::new(),
+            message: format!(
+                "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                json_type_for_go(value)
+            ),
+        });
+    };
+    let metadata = match map.get("metadata") {
+        None => ObjectMeta::default(),
+        Some(m) => {
+            let de = StrictDe {
+                value: m,
+                path: "metadata".into(),
+                go_path: "metadata".into(),
+                parent: "ObjectMeta",
+                findings,
+            };
+            <ObjectMeta as serde::Deserialize>::deserialize(de).map_err(|e| DecodeError {
+                kind: e.kind,
+                path: e.path.unwrap_or_default(),
+                message: e.message,
+            })?
+        }
+    };
+    let api_version = map
+        .get("apiVersion")
+        .and_then(Json::as_str)
+        .unwrap_or(kind.names().api_version)
+        .to_string();
+    let content = map
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok(CustomObject {
+        kind,
+        api_version,
+        metadata,
+        content,
+    })
 }
 
 fn decode_as<T: DeserializeOwned>(
@@ -741,7 +1015,13 @@ impl<'de, 'v: 'de, 'f> de::Deserializer<'de> for StrictDe<'v, 'f> {
         // Only opaque `Json` fields and `IntOrString` ask for "anything".
         let scalar = matches!(self.value, Json::String(_) | Json::Number(_));
         let int_or_string = scalar && INT_OR_STRING_FIELDS.contains(&last_segment(&self.path));
-        if !int_or_string && !self.path.is_empty() {
+        // A schema's `default`, `enum` and `example` are any JSON by design, and so are the CRD
+        // fields that hold a schema or an empty object: nothing there is "not simulated".
+        let json_by_design = matches!(
+            self.parent,
+            "JSONSchemaProps" | "CustomResourceSubresources" | "CustomResourceConversion"
+        );
+        if !int_or_string && !json_by_design && !self.path.is_empty() {
             self.findings.borrow_mut().opaque.push(self.path.clone());
         }
         de::Deserializer::deserialize_any(self.value, visitor).map_err(|e| DeError {

@@ -25,8 +25,28 @@ pub struct ApplyReport {
     pub ok: bool,
 }
 
+/// Whether a diagnostic is kubectl's resource-mapping failure (a kind nothing serves yet): kubectl
+/// reports it and still applies the other documents.
+pub fn is_mapping_error(d: &Diagnostic) -> bool {
+    d.severity == Severity::Error && d.message.starts_with("resource mapping not found")
+}
+
+/// `kubectl apply -f` as the console runs it: the kinds the cluster serves now; a document of a
+/// kind nothing serves yet is refused on its own, the others are applied.
 pub fn apply_text(sim: &mut Sim, file: &str, text: &str) -> ApplyReport {
-    let decoded = decode::decode_manifests(file, text);
+    let kinds = decode::Kinds::for_kubectl(sim.api().served_crds());
+    apply_text_with(sim, file, text, &kinds)
+}
+
+/// The editor's Apply: what the file defines serves the rest of it, CRDs first; any error
+/// refuses the whole text.
+pub fn apply_scenario_text(sim: &mut Sim, file: &str, text: &str) -> ApplyReport {
+    let kinds = decode::Kinds::for_scenario(sim.api().served_crds());
+    apply_text_with(sim, file, text, &kinds)
+}
+
+fn apply_text_with(sim: &mut Sim, file: &str, text: &str, kinds: &decode::Kinds) -> ApplyReport {
+    let decoded = decode::decode_manifests_with(file, text, kinds);
     let mut report = ApplyReport {
         diagnostics: decoded.diagnostics.clone(),
         ..Default::default()
@@ -43,17 +63,23 @@ pub fn apply_text(sim: &mut Sim, file: &str, text: &str) -> ApplyReport {
             field: None,
         });
     }
-    if report
+    let mapping_only = !kinds.file_crds_first
+        && report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .all(is_mapping_error);
+    let failed = report
         .diagnostics
         .iter()
-        .any(|d| d.severity == Severity::Error)
-    {
+        .any(|d| d.severity == Severity::Error);
+    if failed && !mapping_only {
         return report;
     }
     let applied = apply_decoded(sim, file, decoded);
     report.diagnostics.extend(applied.diagnostics);
     report.lines = applied.lines;
-    report.ok = applied.ok;
+    report.ok = applied.ok && !failed;
     report
 }
 
@@ -218,12 +244,8 @@ pub fn delete_text(sim: &mut Sim, file: &str, text: &str) -> ApplyReport {
 /// `deployment.apps/web`: how kubectl names an object in its output.
 pub fn kubectl_name(obj: &Object) -> String {
     let kind = obj.kind();
-    let resource = kind.resource();
-    let (plural, group) = resource
-        .split_once('.')
-        .map_or((resource, ""), |(p, g)| (p, g));
+    let group = kind.group();
     let singular = kind.as_str().to_ascii_lowercase();
-    let _ = plural;
     if group.is_empty() {
         format!("{singular}/{}", obj.meta().name)
     } else {

@@ -161,10 +161,8 @@ pub fn complete(sim: &Sim, line: &str) -> Completion {
         Slot::Verbs => starting_with(VERBS, word),
         Slot::Words(words) => starting_with(words, word),
         Slot::Types => {
-            let mut types: Vec<&str> = Kind::ALL
-                .iter()
-                .map(|k| k.resource().split('.').next().unwrap_or_default())
-                .collect();
+            let plurals: Vec<String> = Kind::ALL.iter().map(|k| k.plural().to_string()).collect();
+            let mut types: Vec<&str> = plurals.iter().map(String::as_str).collect();
             if args.first() == Some(&"get") {
                 types.push("all");
             }

@@ -44,7 +44,7 @@ pub fn describe(sim: &mut Sim, args: &Args) -> CommandOutput {
     if args.has("filename") {
         return error("describe -f is not supported in the playground; name the objects instead");
     }
-    let request = match resources::parse_request(&args.positional, false) {
+    let request = match resources::parse_request(sim.api(), &args.positional, false) {
         Ok(Some(r)) => r,
         Ok(None) => {
             return fail("You must specify the type of resource to describe. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\nSee 'kubectl describe -h' for help and examples\n");
@@ -132,6 +132,9 @@ pub fn describe_object(sim: &Sim, o: &Object, show_events: bool) -> Result<Strin
         Object::Service(_) => service(&mut w, sim, o, events.as_deref()),
         Object::EndpointSlice(_) => endpoint_slice(&mut w, now, o, events.as_deref()),
         Object::PodDisruptionBudget(_) => pdb(&mut w, now, o, events.as_deref()),
+        Object::CustomResourceDefinition(_) | Object::Custom(_) => {
+            generic(&mut w, now, o, events.as_deref())
+        }
         Object::Event(_) | Object::Lease(_) => {
             return Err(format!(
             "error: describe {} is not supported in the playground (try kubectl get {} {} -o yaml)",
@@ -1594,6 +1597,109 @@ fn pdb(w: &mut String, now: Millis, o: &Object, events: Option<&[Event]>) {
     w.push_str(&format!("{L2}Desired:\t{}\n", p.status.desired_healthy));
     w.push_str(&format!("{L2}Total:\t{}\n", p.status.expected_pods));
     events_table(w, now, events);
+}
+
+/// kubectl's generic describer (for kinds it has no describer of its own, custom kinds among
+/// them): the metadata kubectl always shows, then every field, `camelCase` keys as `Camel Case`.
+fn generic(w: &mut String, now: Millis, o: &Object, events: Option<&[Event]>) {
+    let meta = o.meta();
+    w.push_str(&format!("Name:\t{}\n", meta.name));
+    if o.kind().namespaced() {
+        w.push_str(&format!("Namespace:\t{}\n", meta.namespace));
+    }
+    labels_multiline(w, "", "Labels", &meta.labels);
+    annotations_multiline(w, "Annotations", &meta.annotations);
+    let Json::Object(mut doc) = o.to_json() else {
+        return;
+    };
+    if let Some(Json::Object(m)) = doc.get_mut("metadata") {
+        for k in [
+            "name",
+            "namespace",
+            "labels",
+            "annotations",
+            "managedFields",
+        ] {
+            m.remove(k);
+        }
+    }
+    let order = ["apiVersion", "kind", "metadata"];
+    let mut keys: Vec<&String> = doc.keys().collect();
+    keys.sort_by_key(|k| {
+        (
+            order.iter().position(|o| o == k).unwrap_or(order.len()),
+            k.as_str(),
+        )
+    });
+    for k in keys {
+        generic_field(w, "", k, &doc[k.as_str()]);
+    }
+    events_table(w, now, events);
+}
+
+/// `Camel Case` for a `camelCase` key, as kubectl's `smartLabelFor` writes it: words split at
+/// capitals, each capitalised, its common acronyms in capitals (`API Version`, `UID`).
+fn title_case(key: &str) -> String {
+    const ACRONYMS: [&str; 5] = ["API", "URL", "UID", "OSB", "GUID"];
+    let mut words: Vec<String> = Vec::new();
+    for c in key.chars() {
+        if c.is_uppercase() || words.is_empty() {
+            words.push(String::new());
+        }
+        if let Some(w) = words.last_mut() {
+            w.push(c);
+        }
+    }
+    words
+        .iter()
+        .map(|w| {
+            let upper = w.to_ascii_uppercase();
+            if ACRONYMS.contains(&upper.as_str()) {
+                upper
+            } else {
+                let mut cs = w.chars();
+                cs.next()
+                    .map(|f| f.to_uppercase().chain(cs).collect())
+                    .unwrap_or_default()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn generic_field(w: &mut String, indent: &str, key: &str, v: &Json) {
+    let title = title_case(key);
+    let deeper = format!("{indent}{L1}");
+    match v {
+        Json::Object(m) => {
+            w.push_str(&format!("{indent}{title}:\n"));
+            for (k, e) in m {
+                generic_field(w, &deeper, k, e);
+            }
+        }
+        Json::Array(items) => {
+            w.push_str(&format!("{indent}{title}:\n"));
+            for e in items {
+                match e {
+                    Json::Object(m) => {
+                        for (k, x) in m {
+                            generic_field(w, &deeper, k, x);
+                        }
+                    }
+                    other => w.push_str(&format!("{deeper}{}\n", scalar_text(other))),
+                }
+            }
+        }
+        other => w.push_str(&format!("{indent}{title}:\t{}\n", scalar_text(other))),
+    }
+}
+
+fn scalar_text(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        Json::Null => "<nil>".into(),
+        other => other.to_string(),
+    }
 }
 
 /// `DescribePodTemplate` written without a tabwriter, as `rollout history --revision` prints it.

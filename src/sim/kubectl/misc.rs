@@ -65,7 +65,7 @@ pub fn wait(sim: &mut Sim, args: &Args, words: &[String]) -> CommandOutput {
         Ok(w) => w,
         Err(e) => return error(e),
     };
-    let request = match resources::parse_request(&args.positional, false) {
+    let request = match resources::parse_request(sim.api(), &args.positional, false) {
         Ok(Some(r)) => r,
         Ok(None) => return error("resource(s) were provided, but no name was specified"),
         Err(e) => return error(e),
@@ -124,7 +124,8 @@ pub fn wait(sim: &mut Sim, args: &Args, words: &[String]) -> CommandOutput {
                 ));
             }
         } else {
-            let plural = key.kind.resource().split('.').next().unwrap_or("");
+            let resource = key.kind.resource();
+            let plural = resource.split('.').next().unwrap_or("");
             stderr.push_str(&format!(
                 "error: timed out waiting for the condition on {plural}/{}\n",
                 key.name
@@ -161,7 +162,7 @@ pub fn events(sim: &mut Sim, args: &Args) -> CommandOutput {
     let ns = args.namespace();
     let target = match args.get("for") {
         Some(f) => match f.split_once('/') {
-            Some((k, n)) => match resources::kind_of(k) {
+            Some((k, n)) => match resources::kind_of(sim.api(), k) {
                 Ok(k) => Some((k, n.to_string())),
                 Err(e) => return error(e),
             },
@@ -260,6 +261,25 @@ pub fn cluster_info(args: &Args) -> CommandOutput {
     out("Kubernetes control plane is running at https://127.0.0.1:6443 (simulated in this page)\n\nTo further debug and diagnose cluster problems, use 'kubectl cluster-info dump'.")
 }
 
+/// `kubectl api-versions`: every group/version served, custom groups included, sorted.
+pub fn api_versions(sim: &Sim) -> String {
+    let mut versions: std::collections::BTreeSet<String> = Kind::ALL
+        .iter()
+        .map(|k| k.api_version().to_string())
+        .collect();
+    for crd in sim.api().served_crds() {
+        for v in crd.spec.versions.iter().filter(|v| v.served) {
+            versions.insert(format!("{}/{}", crd.spec.group, v.name));
+        }
+    }
+    versions
+        .into_iter()
+        .map(|v| v + "\n")
+        .collect::<String>()
+        .trim_end()
+        .to_string()
+}
+
 /// Flags of `kubectl api-resources`.
 pub const API_RESOURCES_FLAGS: &[Flag] = &[
     flag("namespaced", None, FlagKind::Bool),
@@ -271,9 +291,9 @@ pub const API_RESOURCES_FLAGS: &[Flag] = &[
     flag("cached", None, FlagKind::Bool),
 ];
 
-/// `kubectl api-resources`: the kinds the playground simulates.
-pub fn api_resources(args: &Args) -> CommandOutput {
-    let table: [(&str, &str, Kind); 9] = [
+/// `kubectl api-resources`: the kinds the playground serves, custom kinds included.
+pub fn api_resources(sim: &Sim, args: &Args) -> CommandOutput {
+    let builtin: [(&str, &str, Kind); 10] = [
         ("events", "ev", Kind::Event),
         ("nodes", "no", Kind::Node),
         ("pods", "po", Kind::Pod),
@@ -283,8 +303,26 @@ pub fn api_resources(args: &Args) -> CommandOutput {
         ("leases", "", Kind::Lease),
         ("endpointslices", "", Kind::EndpointSlice),
         ("poddisruptionbudgets", "pdb", Kind::PodDisruptionBudget),
+        (
+            "customresourcedefinitions",
+            "crd,crds",
+            Kind::CustomResourceDefinition,
+        ),
     ];
-    let rows: Vec<&(&str, &str, Kind)> = table
+    let mut table: Vec<(String, String, Kind)> = builtin
+        .iter()
+        .map(|(n, s, k)| (n.to_string(), s.to_string(), *k))
+        .collect();
+    for crd in sim.api().served_crds() {
+        if let Some(kind) = crate::sim::api::apiextensions::CustomKind::of(&crd) {
+            table.push((
+                crd.spec.names.plural.clone(),
+                crd.spec.names.short_names.join(","),
+                Kind::Custom(kind),
+            ));
+        }
+    }
+    let rows: Vec<&(String, String, Kind)> = table
         .iter()
         .filter(|(_, _, k)| !args.has("namespaced") || args.bool("namespaced") == k.namespaced())
         .filter(|(_, _, k)| {
@@ -345,7 +383,7 @@ pub const EDIT_FLAGS: &[Flag] = &[
 /// make the same change to the object asked for (`set image pod/…`, `scale`, `patch`), with its
 /// real container names, as well as the playground's own editor.
 pub fn edit(sim: &Sim, args: &Args) -> CommandOutput {
-    let target = match resources::parse_request(&args.positional, false) {
+    let target = match resources::parse_request(sim.api(), &args.positional, false) {
         Ok(Some(Request::Names(names))) => names.into_iter().next(),
         Ok(Some(Request::Types(kinds))) => kinds.first().map(|k| (*k, "NAME".to_string())),
         _ => None,

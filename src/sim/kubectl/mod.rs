@@ -216,11 +216,9 @@ fn execute_command(sim: &mut Sim, line: &str, input: Option<&str>) -> CommandOut
         "version" => with_args!(VERSION_FLAGS, "version", |a| misc::version(&a)),
         "cluster-info" => with_args!(&[], "cluster-info", |a| misc::cluster_info(&a)),
         "api-resources" => with_args!(misc::API_RESOURCES_FLAGS, "api-resources", |a| {
-            misc::api_resources(&a)
+            misc::api_resources(sim, &a)
         }),
-        "api-versions" => {
-            util::out("apps/v1\ncoordination.k8s.io/v1\ndiscovery.k8s.io/v1\npolicy/v1\nv1")
-        }
+        "api-versions" => util::out(misc::api_versions(sim)),
         "help" => util::out(USAGE),
         other => match misc::not_simulated(other) {
             Some(o) => o,

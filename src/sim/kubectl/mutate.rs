@@ -623,7 +623,7 @@ pub const EXPOSE_FLAGS: &[Flag] = &[
 
 /// `kubectl expose deployment|rs|pod|svc NAME --port=…`: a Service selecting the same pods.
 pub fn expose(sim: &mut Sim, args: &Args) -> CommandOutput {
-    let request = match resources::parse_request(&args.positional, false) {
+    let request = match resources::parse_request(sim.api(), &args.positional, false) {
         Ok(Some(Request::Names(n))) if n.len() == 1 => n.into_iter().next().expect("one"),
         Ok(_) => {
             return fail(args.usage_error(
@@ -870,6 +870,7 @@ pub fn delete(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput 
         (keys, missing)
     } else {
         let request = or_return!(resources::request_or(
+        sim.api(),
             &args.positional,
             "You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'"
         ));
@@ -943,6 +944,7 @@ pub fn scale(sim: &mut Sim, args: &Args) -> CommandOutput {
         );
     }
     let request = or_return!(resources::request_or(
+        sim.api(),
         &args.positional,
         "required resource not specified"
     ));
@@ -1065,7 +1067,7 @@ pub fn set(sim: &mut Sim, args: &Args) -> CommandOutput {
     if images.len() > 1 && images.iter().any(|(c, _)| c == "*") {
         return error("all containers are already specified by *, but saw more than one container_name=container_image pairs");
     }
-    let request = or_return!(resources::request_or(res, NO_RESOURCE));
+    let request = or_return!(resources::request_or(sim.api(), res, NO_RESOURCE));
     let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let mut stdout = String::new();
     for key in keys {
@@ -1186,7 +1188,7 @@ pub fn patch(sim: &mut Sim, args: &Args) -> CommandOutput {
         }
     };
     const NO_NAME: &str = "resource(s) were provided, but no name was specified";
-    let request = match or_return!(resources::request_or(&args.positional, NO_NAME)) {
+    let request = match or_return!(resources::request_or(sim.api(), &args.positional, NO_NAME)) {
         r @ Request::Names(_) => r,
         Request::Types(_) => return error(NO_NAME),
     };
@@ -1295,7 +1297,7 @@ pub fn label(sim: &mut Sim, args: &Args, annotations: bool) -> CommandOutput {
             "can not both modify and remove {what}s in the same command"
         ));
     }
-    let request = or_return!(resources::request_or(res, NO_RESOURCE));
+    let request = or_return!(resources::request_or(sim.api(), res, NO_RESOURCE));
     let (keys, mut errs) = or_return!(resources::resolve(sim, args, &request));
     let overwrite = args.bool("overwrite");
     let mut stdout = String::new();
@@ -1440,6 +1442,7 @@ pub fn taint(sim: &mut Sim, args: &Args) -> CommandOutput {
         }
     }
     let request = or_return!(resources::request_or(
+        sim.api(),
         res,
         "at least one resource name must be specified since 'all' parameter is not set"
     ));

@@ -15,7 +15,8 @@ use super::resources::{self, Request};
 use super::tabwriter;
 use super::util::{age, error, fail, format_labels, format_selector, object_name, out, since};
 use super::CommandOutput;
-use crate::sim::api::types::{find_condition, IntOrString, Kind, Millis, Object, Pod};
+use crate::sim::api::apiextensions::CustomResourceColumnDefinition;
+use crate::sim::api::types::{find_condition, IntOrString, Kind, Millis, Object, Pod, Time};
 use crate::sim::input::jsonpath::{self, to_json_text, Template};
 use crate::sim::world::Sim;
 use crate::sort::StableSort;
@@ -282,6 +283,9 @@ pub fn columns(kind: Kind, wide: bool) -> Vec<&'static str> {
         ],
         Kind::Event => vec!["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
         Kind::Lease => vec!["NAME", "HOLDER", "AGE"],
+        Kind::CustomResourceDefinition => vec!["NAME", "CREATED AT"],
+        // A CRD without additionalPrinterColumns: NAME and AGE (its columns replace both).
+        Kind::Custom(_) => vec!["NAME", "AGE"],
     };
     if wide {
         c.extend(match kind {
@@ -658,6 +662,49 @@ pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
             l.spec.holder_identity.clone().unwrap_or_default(),
             age(now, o),
         ],
+        Object::CustomResourceDefinition(c) => vec![
+            name,
+            c.metadata
+                .creation_timestamp
+                .map_or_else(String::new, Time::to_rfc3339),
+        ],
+        Object::Custom(_) => vec![name, age(now, o)],
+    }
+}
+
+/// The columns a CRD's `additionalPrinterColumns` give its objects' table: those of priority 0,
+/// and with `-o wide` every one.
+fn printer_columns(
+    cols: &[CustomResourceColumnDefinition],
+    wide: bool,
+) -> Vec<&CustomResourceColumnDefinition> {
+    cols.iter().filter(|c| wide || c.priority == 0).collect()
+}
+
+/// One printer column's cell: the value at its JSONPath in the column's type, a `date` as an
+/// age, and blank when the value is missing or of another type (as the API server's table does).
+fn printer_cell(now: Millis, col: &CustomResourceColumnDefinition, doc: &Json) -> String {
+    let Ok(template) =
+        jsonpath::relaxed(&col.json_path).and_then(|p| jsonpath::Template::parse(&p))
+    else {
+        return String::new();
+    };
+    let Ok(values) = template.values(doc, jsonpath::Options::default()) else {
+        return String::new();
+    };
+    let Some(v) = values.first() else {
+        return String::new();
+    };
+    match (col.type_.as_str(), v) {
+        ("date", Json::String(s)) => Time::parse_rfc3339(s)
+            .map(|t| since(now, Some(t)))
+            .unwrap_or_default(),
+        ("integer", Json::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+        ("number", Json::Number(n)) => n.to_string(),
+        ("boolean", Json::Bool(b)) => b.to_string(),
+        ("string", Json::String(s)) => s.clone(),
+        ("string", other @ (Json::Number(_) | Json::Bool(_))) => other.to_string(),
+        _ => String::new(),
     }
 }
 
@@ -673,6 +720,8 @@ pub struct TableOptions {
     /// `-L key`.
     pub label_columns: Vec<String>,
     pub no_headers: bool,
+    /// A custom kind's `additionalPrinterColumns` (from its CRD): they replace NAME's neighbours.
+    pub printer_columns: Vec<CustomResourceColumnDefinition>,
 }
 
 /// A `kubectl get` table for objects of one kind.
@@ -682,7 +731,13 @@ pub fn table(now: Millis, kind: Kind, objs: &[Arc<Object>], opts: &TableOptions)
     if ns_col {
         header.push("NAMESPACE".into());
     }
-    header.extend(columns(kind, opts.wide).iter().map(|s| s.to_string()));
+    let custom = printer_columns(&opts.printer_columns, opts.wide);
+    if matches!(kind, Kind::Custom(_)) && !opts.printer_columns.is_empty() {
+        header.push("NAME".into());
+        header.extend(custom.iter().map(|c| c.name.to_ascii_uppercase()));
+    } else {
+        header.extend(columns(kind, opts.wide).iter().map(|s| s.to_string()));
+    }
     for l in &opts.label_columns {
         header.push(l.rsplit('/').next().unwrap_or(l).to_ascii_uppercase());
     }
@@ -692,7 +747,14 @@ pub fn table(now: Millis, kind: Kind, objs: &[Arc<Object>], opts: &TableOptions)
     let rows: Vec<Vec<String>> = objs
         .iter()
         .map(|o| {
-            let mut r = row(now, o, opts.wide);
+            let mut r = if matches!(kind, Kind::Custom(_)) && !opts.printer_columns.is_empty() {
+                let doc = o.to_json();
+                std::iter::once(o.meta().name.clone())
+                    .chain(custom.iter().map(|c| printer_cell(now, c, &doc)))
+                    .collect()
+            } else {
+                row(now, o, opts.wide)
+            };
             if opts.with_kind && kind != Kind::Event {
                 r[0] = object_name(kind, &r[0]);
             }
@@ -848,7 +910,7 @@ pub fn get(sim: &mut Sim, args: &Args) -> CommandOutput {
         Printer::JsonPath(..) => (false, "jsonpath"),
         Printer::Columns(_) => (false, "custom-columns"),
     };
-    let request = match resources::parse_request(&args.positional, true) {
+    let request = match resources::parse_request(sim.api(), &args.positional, true) {
         Ok(Some(r)) => r,
         Ok(None) => {
             return fail("You must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl get -h' for help and examples\n");
@@ -1017,10 +1079,18 @@ pub fn get(sim: &mut Sim, args: &Args) -> CommandOutput {
                     .map(String::from)
                     .collect(),
                 no_headers: args.bool("no-headers"),
+                printer_columns: Vec::new(),
             };
             for (kind, objs) in &groups {
                 if objs.is_empty() {
                     continue;
+                }
+                let mut opts = opts.clone();
+                if let Some(crd) = kind.custom().and_then(|c| sim.api().crd_of(c)) {
+                    opts.printer_columns = crd
+                        .storage_version()
+                        .map(|v| v.additional_printer_columns.clone())
+                        .unwrap_or_default();
                 }
                 // A blank line between two tables, each with its header (none with --no-headers).
                 if !stdout.is_empty() && !opts.no_headers {

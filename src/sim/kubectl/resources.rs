@@ -6,7 +6,8 @@ use std::sync::Arc;
 use super::args::Args;
 use super::errors::CmdError;
 use super::util::error;
-use crate::sim::api::types::{Kind, LabelSelector, Object, ObjectKey};
+use crate::sim::api::apiserver::ApiServer;
+use crate::sim::api::types::{CustomKind, Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::kubectl::CommandOutput;
 use crate::sim::scenario::json_path;
 use crate::sim::world::Sim;
@@ -23,9 +24,45 @@ pub enum Request {
 /// The kinds `kubectl get all` covers that the playground simulates.
 pub const ALL: [Kind; 4] = [Kind::Pod, Kind::Service, Kind::Deployment, Kind::ReplicaSet];
 
-/// Resolves one resource type word, with kubectl's error for an unknown one.
-pub fn kind_of(word: &str) -> Result<Kind, String> {
+/// Resolves one resource type word, with kubectl's error for an unknown one: a built-in kind's
+/// names, then a served custom kind's plural, singular, kind, short names (`crontabs`, `ct`,
+/// `crontabs.stable.example.com`).
+pub fn kind_of(api: &ApiServer, word: &str) -> Result<Kind, String> {
+    Kind::from_resource_name(word)
+        .or_else(|| custom_kind_of(api, word))
+        .ok_or_else(|| unknown_type(word))
+}
+
+/// Resolves a word to a built-in kind only (where no cluster is at hand).
+pub fn builtin_kind_of(word: &str) -> Result<Kind, String> {
     Kind::from_resource_name(word).ok_or_else(|| unknown_type(word))
+}
+
+fn custom_kind_of(api: &ApiServer, word: &str) -> Option<Kind> {
+    let lower = word.to_ascii_lowercase();
+    let (name, group) = match lower.split_once('.') {
+        Some((n, g)) => (n, Some(g)),
+        None => (lower.as_str(), None),
+    };
+    api.served_crds()
+        .iter()
+        .find(|c| {
+            let n = &c.spec.names;
+            let named = n.plural == name
+                || n.singular == name
+                || n.kind.to_ascii_lowercase() == name
+                || n.short_names.iter().any(|s| s == name);
+            // `crontabs.v1.stable.example.com` names a version too.
+            let grouped = group.is_none_or(|g| {
+                g == c.spec.group
+                    || g.split_once('.').is_some_and(|(v, rest)| {
+                        rest == c.spec.group && c.served_version(v).is_some()
+                    })
+            });
+            named && grouped
+        })
+        .and_then(CustomKind::of)
+        .map(Kind::Custom)
 }
 
 /// kubectl's error for a type the server does not serve, and for a real Kubernetes type that
@@ -33,10 +70,7 @@ pub fn kind_of(word: &str) -> Result<Kind, String> {
 fn unknown_type(word: &str) -> String {
     let mut msg = format!("the server doesn't have a resource type \"{word}\"");
     if let Some(kind) = crate::sim::input::decode::not_simulated_resource(word) {
-        let served: Vec<&str> = Kind::ALL
-            .iter()
-            .map(|k| k.resource().split('.').next().unwrap_or_default())
-            .collect();
+        let served: Vec<String> = Kind::ALL.iter().map(|k| k.plural().to_string()).collect();
         msg.push_str(&format!(
             "\nnote: {kind} is a Kubernetes type the playground does not simulate; it serves {}",
             served.join(", ")
@@ -46,7 +80,11 @@ fn unknown_type(word: &str) -> String {
 }
 
 /// Parses the positional arguments (`None` when there are none). `allow_all` accepts `all`.
-pub fn parse_request(positional: &[String], allow_all: bool) -> Result<Option<Request>, String> {
+pub fn parse_request(
+    api: &ApiServer,
+    positional: &[String],
+    allow_all: bool,
+) -> Result<Option<Request>, String> {
     let Some(first) = positional.first() else {
         return Ok(None);
     };
@@ -64,7 +102,7 @@ pub fn parse_request(positional: &[String], allow_all: bool) -> Result<Option<Re
                     "arguments in resource/name form must have a single resource and name".into(),
                 );
             }
-            names.push((kind_of(k)?, n.to_string()));
+            names.push((kind_of(api, k)?, n.to_string()));
         }
         return Ok(Some(Request::Names(names)));
     }
@@ -77,7 +115,7 @@ pub fn parse_request(positional: &[String], allow_all: bool) -> Result<Option<Re
                 }
             }
         } else {
-            let k = kind_of(part)?;
+            let k = kind_of(api, part)?;
             if !kinds.contains(&k) {
                 kinds.push(k);
             }
@@ -227,8 +265,8 @@ pub fn targets(
 
 /// [`parse_request`] for a command that needs resource arguments: `none` is the command's own
 /// error when there are none. Errors come back as the output that ends the command.
-pub fn request_or(words: &[String], none: &str) -> Result<Request, CommandOutput> {
-    match parse_request(words, false) {
+pub fn request_or(api: &ApiServer, words: &[String], none: &str) -> Result<Request, CommandOutput> {
+    match parse_request(api, words, false) {
         Ok(Some(r)) => Ok(r),
         Ok(None) => Err(error(none)),
         Err(e) => Err(error(e)),
@@ -253,7 +291,7 @@ mod tests {
 
     fn req(s: &str) -> Result<Option<Request>, String> {
         let words: Vec<String> = s.split_whitespace().map(String::from).collect();
-        parse_request(&words, true)
+        parse_request(&ApiServer::new(1), &words, true)
     }
 
     #[test]

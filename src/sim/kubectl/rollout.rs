@@ -82,6 +82,7 @@ pub fn rollout(sim: &mut Sim, args: &Args) -> CommandOutput {
         ));
     }
     let request = or_return!(resources::request_or(
+        sim.api(),
         &args.positional[1..],
         "required resource not specified"
     ));

@@ -128,7 +128,7 @@ pub fn error(msg: impl AsRef<str>) -> CommandOutput {
 }
 
 /// Unwraps one step of a command, or returns the output the step ended the command with:
-/// `let request = or_return!(request_or(words, "…"));`.
+/// `let request = or_return!(request_or(sim.api(), words, "…"));`.
 macro_rules! or_return {
     ($step:expr) => {
         match $step {

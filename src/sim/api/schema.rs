@@ -1,0 +1,489 @@
+//! A CRD's OpenAPI v3 schema at work: checking that it is structural, then pruning, defaulting
+//! and validating custom objects against it, with the API server's messages and field paths.
+//!
+//! The subset follows `apiextensions-apiserver`: structural rules and forbidden keywords from
+//! `pkg/apis/apiextensions/validation`, value errors as go-openapi words them ("spec.replicas in
+//! body must be of type integer: \"string\""). `pattern`, `format` and `x-kubernetes-validations`
+//! (CEL) are stored but not enforced: the inspector and the editor say so.
+
+use serde_json::Value as Json;
+
+use super::apiextensions::JSONSchemaProps;
+use super::validation::{BadValue, FieldError};
+
+/// Deepest schema the playground accepts (a generated CRD nests a pod template about 15 deep).
+pub const MAX_SCHEMA_DEPTH: usize = 32;
+/// Most schema nodes in one CRD version.
+pub const MAX_SCHEMA_NODES: usize = 5_000;
+
+/// The structural-schema errors of a version's `openAPIV3Schema` at `path`.
+pub fn structural_errors(root: &JSONSchemaProps, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if root.type_.is_empty() {
+        if !root.x_int_or_string && root.x_preserve_unknown_fields != Some(true) {
+            errs.push(FieldError::required(
+                format!("{path}.type"),
+                "must not be empty at the root",
+            ));
+        }
+    } else if root.type_ != "object" {
+        errs.push(FieldError::invalid(
+            format!("{path}.type"),
+            root.type_.as_str(),
+            "must be object at the root",
+        ));
+    }
+    let mut nodes = 0;
+    node_errors(root, path, 0, &mut nodes, &mut errs);
+    if nodes > MAX_SCHEMA_NODES {
+        errs.push(FieldError::forbidden(
+            path,
+            format!(
+                "the playground accepts at most {MAX_SCHEMA_NODES} schema nodes per version; this one has {nodes}"
+            ),
+        ));
+    }
+    errs
+}
+
+fn node_errors(
+    s: &JSONSchemaProps,
+    path: &str,
+    depth: usize,
+    nodes: &mut usize,
+    errs: &mut Vec<FieldError>,
+) {
+    *nodes += 1;
+    if depth > MAX_SCHEMA_DEPTH {
+        errs.push(FieldError::forbidden(
+            path,
+            format!("the playground accepts schemas at most {MAX_SCHEMA_DEPTH} levels deep"),
+        ));
+        return;
+    }
+    let refused: [(&str, bool); 7] = [
+        ("$ref", s.ref_.is_some()),
+        ("id", s.id.is_some()),
+        ("definitions", s.definitions.is_some()),
+        ("dependencies", s.dependencies.is_some()),
+        ("patternProperties", s.pattern_properties.is_some()),
+        ("additionalItems", s.additional_items.is_some()),
+        ("$schema", s.schema_.is_some()),
+    ];
+    for (word, set) in refused {
+        if set {
+            errs.push(FieldError::forbidden(
+                format!("{path}.{word}"),
+                format!("{word} is not supported"),
+            ));
+        }
+    }
+    if s.type_ == "null" {
+        errs.push(FieldError::forbidden(
+            format!("{path}.type"),
+            "type cannot be set to null",
+        ));
+    }
+    if s.unique_items {
+        errs.push(FieldError::forbidden(
+            format!("{path}.uniqueItems"),
+            "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        ));
+    }
+    let additional = additional_schema(s);
+    if s.additional_properties.is_some() && !s.properties.is_empty() {
+        let allows_all = matches!(s.additional_properties, Some(Json::Bool(true)));
+        if !allows_all {
+            errs.push(FieldError::forbidden(
+                format!("{path}.additionalProperties"),
+                "additionalProperties and properties are mutual exclusive",
+            ));
+        }
+    }
+    for (name, p) in &s.properties {
+        let at = format!("{path}.properties[{name}]");
+        if p.type_.is_empty() && !p.x_int_or_string && p.x_preserve_unknown_fields != Some(true) {
+            errs.push(FieldError::required(
+                format!("{at}.type"),
+                "must not be empty for specified object fields",
+            ));
+        }
+        node_errors(p, &at, depth + 1, nodes, errs);
+    }
+    if let Some(items) = &s.items {
+        let at = format!("{path}.items");
+        if items.type_.is_empty()
+            && !items.x_int_or_string
+            && items.x_preserve_unknown_fields != Some(true)
+        {
+            errs.push(FieldError::required(
+                format!("{at}.type"),
+                "must not be empty for specified array items",
+            ));
+        }
+        node_errors(items, &at, depth + 1, nodes, errs);
+    } else if s.type_ == "array" {
+        errs.push(FieldError::required(
+            format!("{path}.items"),
+            "must be specified",
+        ));
+    }
+    if let Some(a) = additional {
+        node_errors(
+            &a,
+            &format!("{path}.additionalProperties"),
+            depth + 1,
+            nodes,
+            errs,
+        );
+    }
+    for (word, list) in [
+        ("allOf", &s.all_of),
+        ("oneOf", &s.one_of),
+        ("anyOf", &s.any_of),
+    ] {
+        for (i, j) in list.iter().enumerate() {
+            junctor_errors(j, &format!("{path}.{word}[{i}]"), errs);
+        }
+    }
+    if let Some(n) = &s.not {
+        junctor_errors(n, &format!("{path}.not"), errs);
+    }
+}
+
+/// Inside `allOf`/`anyOf`/`oneOf`/`not` a structural schema only restricts values.
+fn junctor_errors(s: &JSONSchemaProps, path: &str, errs: &mut Vec<FieldError>) {
+    let set: [(&str, bool); 5] = [
+        ("type", !s.type_.is_empty()),
+        ("default", s.default.is_some()),
+        ("description", !s.description.is_empty()),
+        ("additionalProperties", s.additional_properties.is_some()),
+        ("nullable", s.nullable),
+    ];
+    for (word, on) in set {
+        if on {
+            errs.push(FieldError::forbidden(
+                format!("{path}.{word}"),
+                "must be empty to be structural",
+            ));
+        }
+    }
+}
+
+/// The schema `additionalProperties` gives every other key, when it is a schema.
+fn additional_schema(s: &JSONSchemaProps) -> Option<JSONSchemaProps> {
+    match &s.additional_properties {
+        Some(v @ Json::Object(_)) => serde_json::from_value(v.clone()).ok(),
+        _ => None,
+    }
+}
+
+/// Whether unknown keys are kept under this node.
+fn preserves(s: &JSONSchemaProps) -> bool {
+    s.x_preserve_unknown_fields == Some(true)
+}
+
+/// Drops the fields the schema does not know, as the API server prunes before storing, and
+/// returns their paths (`spec.foo`). At the root, `apiVersion`, `kind` and `metadata` stay.
+pub fn prune(value: &mut Json, schema: &JSONSchemaProps) -> Vec<String> {
+    let mut pruned = Vec::new();
+    prune_at(value, schema, "", true, &mut pruned);
+    pruned
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn prune_at(value: &mut Json, s: &JSONSchemaProps, path: &str, root: bool, out: &mut Vec<String>) {
+    match value {
+        Json::Object(map) => {
+            let additional = additional_schema(s);
+            let keep_all =
+                preserves(s) || matches!(s.additional_properties, Some(Json::Bool(true)));
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for k in keys {
+                if root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                let at = join(path, &k);
+                if let Some(p) = s.properties.get(&k) {
+                    if let Some(v) = map.get_mut(&k) {
+                        prune_at(v, p, &at, false, out);
+                    }
+                } else if let Some(a) = &additional {
+                    if let Some(v) = map.get_mut(&k) {
+                        prune_at(v, a, &at, false, out);
+                    }
+                } else if !keep_all {
+                    map.remove(&k);
+                    out.push(at);
+                }
+            }
+        }
+        Json::Array(items) => {
+            if let Some(item) = &s.items {
+                for (i, v) in items.iter_mut().enumerate() {
+                    prune_at(v, item, &format!("{path}[{i}]"), false, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Fills in the schema's `default`s where a field is missing (or null and not nullable).
+pub fn apply_defaults(value: &mut Json, s: &JSONSchemaProps) {
+    match value {
+        Json::Object(map) => {
+            for (k, p) in &s.properties {
+                let missing = match map.get(k) {
+                    None => true,
+                    Some(Json::Null) => !p.nullable,
+                    Some(_) => false,
+                };
+                if missing {
+                    if let Some(d) = &p.default {
+                        map.insert(k.clone(), d.clone());
+                    }
+                }
+                if let Some(v) = map.get_mut(k) {
+                    apply_defaults(v, p);
+                }
+            }
+            if let Some(a) = additional_schema(s) {
+                for (k, v) in map.iter_mut() {
+                    if !s.properties.contains_key(k) {
+                        apply_defaults(v, &a);
+                    }
+                }
+            }
+        }
+        Json::Array(items) => {
+            if let Some(item) = &s.items {
+                for v in items {
+                    apply_defaults(v, item);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every value error of `value` against the schema, in go-openapi's words.
+pub fn validate_value(value: &Json, s: &JSONSchemaProps) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    validate_at(value, s, "", true, &mut errs);
+    errs
+}
+
+fn json_type(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+/// The value as `field.Error` prints it: numbers and booleans bare, strings quoted.
+fn bad_value(v: &Json) -> BadValue {
+    match v {
+        Json::String(s) => BadValue::Str(s.clone()),
+        Json::Bool(b) => BadValue::Bool(*b),
+        Json::Number(n) => BadValue::Go(n.to_string()),
+        other => BadValue::Str(json_type(other).to_string()),
+    }
+}
+
+fn type_matches(want: &str, v: &Json) -> bool {
+    match (want, v) {
+        ("", _) => true,
+        ("integer", Json::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        ("number", Json::Number(_)) => true,
+        ("string", Json::String(_)) => true,
+        ("boolean", Json::Bool(_)) => true,
+        ("object", Json::Object(_)) => true,
+        ("array", Json::Array(_)) => true,
+        _ => false,
+    }
+}
+
+fn format_number(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
+}
+
+fn validate_at(v: &Json, s: &JSONSchemaProps, path: &str, root: bool, errs: &mut Vec<FieldError>) {
+    let shown = if path.is_empty() { "body" } else { path };
+    if v.is_null() && s.nullable {
+        return;
+    }
+    if s.x_int_or_string {
+        if !matches!(v, Json::String(_)) && !type_matches("integer", v) {
+            errs.push(FieldError::invalid(
+                shown,
+                bad_value(v),
+                format!(
+                    "{shown} in body must be of type integer,string: \"{}\"",
+                    json_type(v)
+                ),
+            ));
+            return;
+        }
+    } else if !type_matches(&s.type_, v) {
+        errs.push(FieldError::invalid(
+            shown,
+            json_type(v),
+            format!(
+                "{shown} in body must be of type {}: \"{}\"",
+                s.type_,
+                json_type(v)
+            ),
+        ));
+        return;
+    }
+    if !s.enum_.is_empty() && !s.enum_.contains(v) {
+        let supported: Vec<String> = s
+            .enum_
+            .iter()
+            .map(|e| match e {
+                Json::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        let refs: Vec<&str> = supported.iter().map(String::as_str).collect();
+        errs.push(FieldError::not_supported(shown, bad_value(v), &refs));
+    }
+    match v {
+        Json::Number(n) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            if let Some(min) = s.minimum {
+                if f < min || (s.exclusive_minimum && f <= min) {
+                    let cmp = if s.exclusive_minimum {
+                        "greater than"
+                    } else {
+                        "greater than or equal to"
+                    };
+                    errs.push(FieldError::invalid(
+                        shown,
+                        bad_value(v),
+                        format!("{shown} in body should be {cmp} {}", format_number(min)),
+                    ));
+                }
+            }
+            if let Some(max) = s.maximum {
+                if f > max || (s.exclusive_maximum && f >= max) {
+                    let cmp = if s.exclusive_maximum {
+                        "less than"
+                    } else {
+                        "less than or equal to"
+                    };
+                    errs.push(FieldError::invalid(
+                        shown,
+                        bad_value(v),
+                        format!("{shown} in body should be {cmp} {}", format_number(max)),
+                    ));
+                }
+            }
+            if let Some(m) = s.multiple_of.filter(|m| *m > 0.0) {
+                if (f / m).fract() != 0.0 {
+                    errs.push(FieldError::invalid(
+                        shown,
+                        bad_value(v),
+                        format!(
+                            "{shown} in body should be a multiple of {}",
+                            format_number(m)
+                        ),
+                    ));
+                }
+            }
+        }
+        Json::String(text) => {
+            let chars = text.chars().count() as i64;
+            if let Some(max) = s.max_length.filter(|m| chars > *m) {
+                errs.push(FieldError::too_long_with(
+                    shown,
+                    format!("may not be longer than {max}"),
+                ));
+            }
+            if let Some(min) = s.min_length.filter(|m| chars < *m) {
+                errs.push(FieldError::invalid(
+                    shown,
+                    bad_value(v),
+                    format!("{shown} in body should be at least {min} chars long"),
+                ));
+            }
+        }
+        Json::Array(items) => {
+            if let Some(max) = s.max_items.filter(|m| items.len() as i64 > *m) {
+                errs.push(FieldError::too_many(shown, items.len(), max));
+            }
+            if let Some(min) = s.min_items.filter(|m| (items.len() as i64) < *m) {
+                errs.push(FieldError::invalid(
+                    shown,
+                    BadValue::Int(items.len() as i64),
+                    format!("{shown} in body should have at least {min} items"),
+                ));
+            }
+            if let Some(item) = &s.items {
+                for (i, e) in items.iter().enumerate() {
+                    validate_at(e, item, &format!("{path}[{i}]"), false, errs);
+                }
+            }
+        }
+        Json::Object(map) => {
+            for r in &s.required {
+                if !map.contains_key(r) {
+                    errs.push(FieldError::required(join(path, r), ""));
+                }
+            }
+            if let Some(max) = s.max_properties.filter(|m| map.len() as i64 > *m) {
+                errs.push(FieldError::too_many(shown, map.len(), max));
+            }
+            let additional = additional_schema(s);
+            for (k, e) in map {
+                if root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                if let Some(p) = s.properties.get(k) {
+                    validate_at(e, p, &join(path, k), false, errs);
+                } else if let Some(a) = &additional {
+                    validate_at(e, a, &join(path, k), false, errs);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether the schema (any node) carries `x-kubernetes-validations`, `pattern` or `format`: rules
+/// the playground stores but does not enforce yet.
+pub fn unenforced_rules(s: &JSONSchemaProps) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    let mut visit = vec![s];
+    while let Some(n) = visit.pop() {
+        if !n.x_validations.is_empty() && !found.contains(&"x-kubernetes-validations") {
+            found.push("x-kubernetes-validations");
+        }
+        if !n.pattern.is_empty() && !found.contains(&"pattern") {
+            found.push("pattern");
+        }
+        visit.extend(n.properties.values());
+        visit.extend(n.items.as_deref());
+    }
+    found.sort_unstable();
+    found
+}

@@ -1,0 +1,312 @@
+//! Custom resources end to end: a CustomResourceDefinition served by the API server, its objects
+//! checked by its schema at their lines, listed with its printer columns, and deleted with it.
+
+use kubeloop::sim::api::types::{Kind, Object};
+use kubeloop::sim::input::diagnostic::Severity;
+use kubeloop::sim::session::Session;
+
+/// The CronTab of the Kubernetes documentation's CRD walkthrough, with printer columns and the
+/// status subresource.
+const CRONTAB_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames:
+    - ct
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    additionalPrinterColumns:
+    - name: Spec
+      type: string
+      jsonPath: .spec.cronSpec
+    - name: Replicas
+      type: integer
+      jsonPath: .spec.replicas
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [image]
+            properties:
+              cronSpec:
+                type: string
+              image:
+                type: string
+              replicas:
+                type: integer
+                minimum: 1
+                maximum: 10
+                default: 1
+          status:
+            type: object
+            properties:
+              ready:
+                type: integer
+"#;
+
+const CRONTAB: &str = r#"apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: my-new-cron-object
+spec:
+  cronSpec: "* * * * */5"
+  image: my-awesome-cron-image
+"#;
+
+fn both() -> String {
+    format!("{CRONTAB_CRD}---\n{CRONTAB}")
+}
+
+fn crontabs(s: &Session) -> Vec<Object> {
+    s.sim
+        .api()
+        .all()
+        .filter(|o| matches!(o.kind(), Kind::Custom(c) if c.names().kind == "CronTab"))
+        .map(|o| (**o).clone())
+        .collect()
+}
+
+#[test]
+fn the_editor_applies_a_crd_and_its_custom_resource_in_one_go_and_says_kubectl_would_not() {
+    let mut s = Session::new(1);
+    let report = s.apply_text("crontab.yaml", &both());
+    assert!(report.ok, "{:?}", report.diagnostics);
+    assert_eq!(
+        report.lines,
+        [
+            "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created",
+            "crontab.stable.example.com/my-new-cron-object created"
+        ]
+    );
+    let note = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Info && d.message.contains("plain kubectl apply"))
+        .expect("a note that kubectl would refuse it the first time");
+    assert_eq!(note.line, 54, "the note sits at the custom resource's kind");
+    let tabs = crontabs(&s);
+    assert_eq!(tabs.len(), 1);
+    let json = tabs[0].to_json();
+    assert_eq!(
+        json["spec"]["replicas"], 1,
+        "the schema's default is applied"
+    );
+    assert_eq!(json["metadata"]["generation"], 1);
+}
+
+#[test]
+fn a_scenario_loads_custom_resources_before_their_crd_in_the_file() {
+    let text = format!("{CRONTAB}---\n{CRONTAB_CRD}");
+    let s = Session::load("scenario.yaml", &text, None).expect("loads");
+    assert_eq!(crontabs(&s).len(), 1);
+}
+
+#[test]
+fn kubectl_apply_refuses_the_custom_resource_the_first_time_and_creates_it_the_second() {
+    let mut s = Session::new(1);
+    let text = both();
+    let first = s.kubectl_with_input("apply -f crontab.yaml", Some(&text));
+    assert!(!first.ok);
+    assert_eq!(
+        first.stdout,
+        "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created\n"
+    );
+    assert!(
+        first.stderr.contains(
+            r#"resource mapping not found for name: "my-new-cron-object" namespace: "" from "crontab.yaml": no matches for kind "CronTab" in version "stable.example.com/v1""#
+        ) && first.stderr.contains("ensure CRDs are installed first"),
+        "{}",
+        first.stderr
+    );
+    assert!(crontabs(&s).is_empty());
+    let second = s.kubectl_with_input("apply -f crontab.yaml", Some(&text));
+    assert!(second.ok, "{}", second.stderr);
+    assert_eq!(
+        second.stdout,
+        "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com unchanged\ncrontab.stable.example.com/my-new-cron-object created\n"
+    );
+}
+
+#[test]
+fn kubectl_get_prints_the_crds_printer_columns_by_every_name_of_the_kind() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crontab.yaml", &both()).ok);
+    s.advance_to(7_000, usize::MAX);
+    for word in [
+        "crontabs",
+        "crontab",
+        "ct",
+        "CronTab",
+        "crontabs.stable.example.com",
+    ] {
+        let out = s.kubectl(&format!("get {word}"));
+        assert!(out.ok, "{word}: {}", out.stderr);
+        assert_eq!(
+            out.stdout,
+            "NAME                 SPEC          REPLICAS   AGE\nmy-new-cron-object   * * * * */5   1          7s\n",
+            "kubectl get {word}"
+        );
+    }
+    let crds = s.kubectl("get crd");
+    assert_eq!(
+        crds.stdout,
+        "NAME                          CREATED AT\ncrontabs.stable.example.com   2026-01-01T00:00:00Z\n"
+    );
+    let resources = s.kubectl("api-resources --api-group=stable.example.com");
+    assert_eq!(
+        resources.stdout,
+        "NAME       SHORTNAMES   APIVERSION              NAMESPACED   KIND\ncrontabs   ct           stable.example.com/v1   true         CronTab\n"
+    );
+    let versions = s.kubectl("api-versions");
+    assert!(
+        versions
+            .stdout
+            .contains("apiextensions.k8s.io/v1\napps/v1\n"),
+        "{}",
+        versions.stdout
+    );
+    assert!(
+        versions.stdout.contains("stable.example.com/v1\nv1"),
+        "{}",
+        versions.stdout
+    );
+    let described = s.kubectl("describe crontab my-new-cron-object");
+    assert!(described.ok, "{}", described.stderr);
+    for line in [
+        "Name:",
+        "API Version:  stable.example.com/v1",
+        "Kind:         CronTab",
+        "Cron Spec:",
+        "Replicas:",
+        "  UID:",
+    ] {
+        assert!(
+            described.stdout.contains(line),
+            "{line:?} in\n{}",
+            described.stdout
+        );
+    }
+}
+
+#[test]
+fn a_type_error_in_a_custom_resource_is_refused_at_its_line_in_the_api_servers_words() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crd.yaml", CRONTAB_CRD).ok);
+    let bad = CRONTAB.replace(
+        "  image: my-awesome-cron-image\n",
+        "  image: my-awesome-cron-image\n  replicas: three\n",
+    );
+    let report = s.apply_text("cron.yaml", &bad);
+    assert!(!report.ok);
+    let e = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .expect("an error");
+    assert_eq!((e.line, e.col), (8, 3));
+    assert_eq!(
+        e.message,
+        r#"CronTab.stable.example.com "my-new-cron-object" is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#
+    );
+    assert_eq!(e.field.as_deref(), Some("spec.replicas"));
+
+    let unknown = CRONTAB.replace("  cronSpec:", "  cronspec:");
+    let report = s.apply_text("cron.yaml", &unknown);
+    let e = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .expect("an error");
+    assert_eq!(e.line, 6);
+    assert_eq!(
+        e.message,
+        r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.cronspec""#
+    );
+    assert!(crontabs(&s).is_empty(), "nothing half-applied");
+}
+
+#[test]
+fn a_crd_that_breaks_the_api_servers_rules_is_refused_with_its_words() {
+    let mut s = Session::new(1);
+    let misnamed = CRONTAB_CRD.replace("name: crontabs.stable.example.com", "name: crontabs");
+    let report = s.apply_text("crd.yaml", &misnamed);
+    let e = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .expect("an error");
+    assert_eq!(
+        e.message,
+        r#"CustomResourceDefinition.apiextensions.k8s.io "crontabs" is invalid: metadata.name: Invalid value: "crontabs": must be spec.names.plural+"."+spec.group"#
+    );
+    let untyped = CRONTAB_CRD.replace(
+        "              cronSpec:\n                type: string\n",
+        "              cronSpec:\n                description: when\n",
+    );
+    let report = s.apply_text("crd.yaml", &untyped);
+    let e = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .expect("an error");
+    assert!(
+        e.message.ends_with("spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[cronSpec].type: Required value: must not be empty for specified object fields"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn status_writes_go_through_the_status_subresource_and_leave_the_generation() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crontab.yaml", &both()).ok);
+    let patched = s.kubectl(r#"patch crontab my-new-cron-object --subresource=status --type=merge -p '{"status":{"ready":2}}'"#);
+    assert!(patched.ok, "{}", patched.stderr);
+    let tabs = crontabs(&s);
+    let json = tabs[0].to_json();
+    assert_eq!(json["status"]["ready"], 2);
+    assert_eq!(json["metadata"]["generation"], 1);
+    let spec = s.kubectl(r#"patch crontab my-new-cron-object --type=merge -p '{"spec":{"replicas":3},"status":{"ready":0}}'"#);
+    assert!(spec.ok, "{}", spec.stderr);
+    let json = crontabs(&s)[0].to_json();
+    assert_eq!(json["spec"]["replicas"], 3);
+    assert_eq!(
+        json["status"]["ready"], 2,
+        "the main resource ignores status"
+    );
+    assert_eq!(json["metadata"]["generation"], 2);
+}
+
+#[test]
+fn deleting_the_crd_deletes_its_custom_resources_and_stops_serving_the_kind() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crontab.yaml", &both()).ok);
+    let out = s.kubectl("delete crd crontabs.stable.example.com");
+    assert!(out.ok, "{}", out.stderr);
+    assert!(crontabs(&s).is_empty());
+    assert_eq!(s.sim.api().count(Kind::CustomResourceDefinition), 0);
+    let get = s.kubectl("get crontabs");
+    assert!(!get.ok);
+    assert!(
+        get.stderr
+            .contains(r#"the server doesn't have a resource type "crontabs""#),
+        "{}",
+        get.stderr
+    );
+}
