@@ -4,7 +4,7 @@
 //! The subset follows `apiextensions-apiserver`: structural rules and forbidden keywords from
 //! `pkg/apis/apiextensions/validation`, value errors as go-openapi words them ("spec.replicas in
 //! body must be of type integer: \"string\""). `pattern`, `format` and `x-kubernetes-validations`
-//! (CEL) are stored but not enforced: the inspector and the editor say so.
+//! (CEL) are stored but not enforced: the editor says so for `pattern` and CEL rules.
 
 use serde_json::Value as Json;
 
