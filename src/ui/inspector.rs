@@ -149,6 +149,7 @@ fn gap_view(d: &InspectorData) -> Html {
             if !d.exists {
                 <p class="note">{ "This object no longer exists in the API server. What you see is its last known state." }</p>
             }
+            { for d.notes.iter().map(|n| html! { <p class="note" data-testid="inspector-note">{ n }</p> }) }
             if !d.gap.is_empty() {
                 <table class="table gap-table">
                     <thead><tr><th>{ "field" }</th><th>{ "spec wants" }</th><th>{ "status says" }</th><th class="visually-hidden">{ "match" }</th></tr></thead>

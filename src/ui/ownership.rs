@@ -1,11 +1,12 @@
-//! The ownership view: Deployment → ReplicaSets (by revision) → Pods.
+//! The ownership view: every tree of owners, matched by uid (a custom resource → Deployment →
+//! ReplicaSets by revision → Pods, a Service → its EndpointSlices, a Node → its Lease).
 
 use yew::prelude::*;
 
 use super::cluster::chip;
 use super::state::Action;
 use crate::sim::api::types::{Kind, ObjectKey};
-use crate::viewmodel::inspect::{OwnershipView, RsBranch};
+use crate::viewmodel::inspect::{OwnerNode, OwnershipView};
 
 /// Ownership view inputs.
 #[derive(Properties, PartialEq)]
@@ -20,53 +21,54 @@ fn select(d: &Callback<Action>, key: ObjectKey) -> Callback<MouseEvent> {
     Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
 }
 
-fn rs_branch(rs: &RsBranch, p: &OwnershipProps) -> Html {
-    let key = ObjectKey::new(Kind::ReplicaSet, &rs.namespace, &rs.name);
-    let scaled_down = rs.desired == 0;
+fn branch(n: &OwnerNode, p: &OwnershipProps) -> Html {
+    let (class, badge) = match n.key.kind {
+        Kind::Deployment => ("tree-deploy", "kind-deploy"),
+        Kind::ReplicaSet => ("tree-rs", "kind-rs"),
+        _ => ("tree-obj", "kind-obj"),
+    };
+    let title = format!("{} {}", n.key.kind, n.key.name);
     html! {
-        <li class={classes!("tree-rs", scaled_down.then_some("is-old"))} key={rs.name.clone()}>
+        <li class={classes!(class, n.faded.then_some("is-old"))} key={n.key.to_string()}>
             <div class="tree-node">
-                <span class="kind-badge kind-rs">{ "RS" }</span>
-                <button class="link mono" onclick={select(&p.dispatch, key)}>{ &rs.name }</button>
-                if !rs.revision.is_empty() {
-                    <span class="rev">{ format!("rev {}", rs.revision) }</span>
+                <span class={classes!("kind-badge", badge)} title={n.key.kind.as_str()}>{ &n.badge }</span>
+                <button class={classes!("link", "mono", (n.key.kind != Kind::ReplicaSet).then_some("strong"))}
+                    title={title} onclick={select(&p.dispatch, n.key.clone())}>{ &n.key.name }</button>
+                if !n.revision.is_empty() {
+                    <span class="rev">{ format!("rev {}", n.revision) }</span>
                 }
-                <span class="muted mono">{ &rs.image }</span>
-                <span class="counts">{ format!("{} desired · {} current · {} ready", rs.desired, rs.current, rs.ready) }</span>
+                if !n.image.is_empty() {
+                    <span class="muted mono">{ &n.image }</span>
+                }
+                if !n.counts.is_empty() {
+                    <span class="counts">{ &n.counts }</span>
+                }
             </div>
-            <div class="chips tree-pods">
-                { for rs.pods.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "tree-pod", None)) }
-            </div>
+            if !n.pods.is_empty() {
+                <div class="chips tree-pods">
+                    { for n.pods.iter().map(|pod| chip(pod, &p.dispatch, &p.selected, "tree-pod", None)) }
+                </div>
+            }
+            if !n.children.is_empty() {
+                <ul class="tree-children">
+                    { for n.children.iter().map(|c| branch(c, p)) }
+                </ul>
+            }
         </li>
     }
 }
 
-/// The ownership tree.
+/// The ownership forest.
 #[component]
 pub fn Ownership(p: &OwnershipProps) -> Html {
     let v = &p.view;
     html! {
         <div class="ownership" data-testid="ownership">
             if v.is_empty() {
-                <div class="empty">{ "Nothing owns anything yet. A Deployment owns ReplicaSets (one per template revision), and each ReplicaSet owns its Pods." }</div>
+                <div class="empty">{ "Nothing owns anything yet. A Deployment owns ReplicaSets (one per template revision), and each ReplicaSet owns its Pods; any object can own others through metadata.ownerReferences." }</div>
             }
             <ul class="tree">
-                { for v.deployments.iter().map(|d| {
-                    let key = ObjectKey::new(Kind::Deployment, &d.namespace, &d.name);
-                    html! {
-                        <li class="tree-deploy" key={d.name.clone()}>
-                            <div class="tree-node">
-                                <span class="kind-badge kind-deploy">{ "Deploy" }</span>
-                                <button class="link mono strong" onclick={select(&p.dispatch, key)}>{ &d.name }</button>
-                                <span class="counts">{ format!("{} desired · {} updated · {} ready · {} available", d.desired, d.updated, d.ready, d.available) }</span>
-                            </div>
-                            <ul class="tree-children">
-                                { for d.replica_sets.iter().map(|rs| rs_branch(rs, p)) }
-                            </ul>
-                        </li>
-                    }
-                }) }
-                { for v.replica_sets.iter().map(|rs| rs_branch(rs, p)) }
+                { for v.roots.iter().map(|n| branch(n, p)) }
                 if !v.pods.is_empty() {
                     <li class="tree-rs">
                         <div class="tree-node"><span class="muted">{ "Pods without a controller" }</span></div>

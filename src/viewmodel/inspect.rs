@@ -30,6 +30,9 @@ pub struct InspectorData {
     pub generation: Option<(i64, i64)>,
     /// For a pod: the scheduler's filter and score pass over the current nodes.
     pub scheduling: Option<SchedulingView>,
+    /// Where the playground simplifies: a custom object no controller acts on, rules it stores
+    /// without enforcing.
+    pub notes: Vec<String>,
 }
 
 impl InspectorData {
@@ -60,6 +63,7 @@ impl InspectorData {
                 yaml: String::new(),
                 generation: None,
                 scheduling: None,
+                notes: Vec::new(),
             };
         };
         let generation = match &*obj {
@@ -86,9 +90,37 @@ impl InspectorData {
             yaml: to_yaml(&obj.to_json()),
             generation,
             scheduling,
+            notes: simulation_notes(sim, &obj),
             key,
         }
     }
+}
+
+/// What the playground does not do with this object, said where the learner looks at it.
+fn simulation_notes(sim: &Sim, obj: &Object) -> Vec<String> {
+    let Object::Custom(o) = obj else {
+        return Vec::new();
+    };
+    let mut notes = vec![format!(
+        "Stored; no controller acts on it in the playground: the API server validates and keeps \
+         this {}, and only the garbage collector reads it (for its ownerReferences).",
+        o.kind.names().kind
+    )];
+    let unenforced = sim
+        .api()
+        .crd_of(o.kind)
+        .and_then(|crd| crd.storage_version())
+        .and_then(|v| v.schema.as_ref())
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+        .map(crate::sim::api::schema::unenforced_rules)
+        .unwrap_or_default();
+    if !unenforced.is_empty() {
+        notes.push(format!(
+            "Its CustomResourceDefinition's {} rules are stored but not enforced by the playground yet.",
+            unenforced.join(" and ")
+        ));
+    }
+    notes
 }
 
 /// One line of "what the spec asks for" against "what the status reports".
@@ -402,135 +434,216 @@ pub fn condition_rows(obj: &Object, now: Millis) -> Vec<ConditionRow> {
         .collect()
 }
 
-/// A ReplicaSet with its pods.
+/// One object of the ownership forest, with what it owns: any kind, matched by uid.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RsBranch {
-    pub name: String,
-    pub namespace: String,
-    /// `deployment.kubernetes.io/revision`.
+pub struct OwnerNode {
+    pub key: ObjectKey,
+    /// A short kind label: `Deploy`, `RS`, or the kind itself.
+    pub badge: String,
+    /// `deployment.kubernetes.io/revision` of a ReplicaSet; empty otherwise.
     pub revision: String,
-    pub desired: i32,
-    pub current: i32,
-    pub ready: i32,
-    /// The pod template's first image, which tells revisions apart at a glance.
+    /// A ReplicaSet's pod template's first image, which tells revisions apart at a glance.
     pub image: String,
+    /// The replica counts of a Deployment or ReplicaSet; empty for other kinds.
+    pub counts: String,
+    /// A ReplicaSet scaled to zero: an old revision.
+    pub faded: bool,
+    /// Dependents other than pods, in the order they are drawn.
+    pub children: Vec<OwnerNode>,
+    /// Dependent pods, oldest first, drawn as chips.
     pub pods: Vec<PodView>,
-}
-
-/// A Deployment with its ReplicaSets, newest revision first.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeploymentBranch {
-    pub name: String,
-    pub namespace: String,
-    pub desired: i32,
-    pub updated: i32,
-    pub ready: i32,
-    pub available: i32,
-    pub replica_sets: Vec<RsBranch>,
 }
 
 /// The ownership forest.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OwnershipView {
-    pub deployments: Vec<DeploymentBranch>,
-    /// ReplicaSets no Deployment controls.
-    pub replica_sets: Vec<RsBranch>,
-    /// Pods no ReplicaSet controls.
+    /// Objects no present owner owns, that own something (or are workloads), learners' kinds
+    /// first.
+    pub roots: Vec<OwnerNode>,
+    /// Pods nothing present owns.
     pub pods: Vec<PodView>,
 }
 
-impl OwnershipView {
-    /// Builds the forest from every object (matching owners by uid, as the garbage collector does).
-    pub fn build<'a>(
-        objects: impl IntoIterator<Item = &'a Arc<Object>>,
-        now: Millis,
-    ) -> OwnershipView {
-        let mut deps = Vec::new();
-        let mut rss = Vec::new();
-        let mut pods = Vec::new();
-        for o in objects {
-            match &**o {
-                Object::Deployment(d) => deps.push(d),
-                Object::ReplicaSet(r) => rss.push(r),
-                Object::Pod(p) => pods.push(p),
-                _ => {}
+/// Where a root sorts: what a learner writes (custom kinds, Deployments) before the
+/// infrastructure's trees (a Node's Lease, a Service's EndpointSlices).
+fn root_rank(kind: Kind) -> u8 {
+    match kind {
+        Kind::Custom(_) => 0,
+        Kind::Deployment => 1,
+        Kind::ReplicaSet => 2,
+        _ => 3,
+    }
+}
+
+/// The owner an object is drawn under: its controller if present, else its first present
+/// owner; an owner in another namespace is no owner (the garbage collector counts it absent).
+fn drawn_owner(
+    obj: &Object,
+    by_uid: &BTreeMap<&str, usize>,
+    objects: &[&Arc<Object>],
+) -> Option<usize> {
+    let meta = obj.meta();
+    let present = |uid: &str| {
+        by_uid.get(uid).copied().filter(|&i| {
+            let owner = objects[i].meta();
+            owner.namespace.is_empty() || owner.namespace == meta.namespace
+        })
+    };
+    meta.controller_ref()
+        .and_then(|r| present(&r.uid))
+        .or_else(|| meta.owner_references.iter().find_map(|r| present(&r.uid)))
+}
+
+impl OwnerNode {
+    fn of(obj: &Object) -> OwnerNode {
+        let mut node = OwnerNode {
+            key: obj.key(),
+            badge: obj.kind().as_str().to_string(),
+            revision: String::new(),
+            image: String::new(),
+            counts: String::new(),
+            faded: false,
+            children: Vec::new(),
+            pods: Vec::new(),
+        };
+        match obj {
+            Object::Deployment(d) => {
+                node.badge = "Deploy".into();
+                node.counts = format!(
+                    "{} desired · {} updated · {} ready · {} available",
+                    d.spec.replicas.unwrap_or(1),
+                    d.status.updated_replicas,
+                    d.status.ready_replicas,
+                    d.status.available_replicas
+                );
             }
-        }
-        let mut pods_by_owner: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
-        let mut view = OwnershipView::default();
-        let rs_uids: Vec<&str> = rss.iter().map(|r| r.metadata.uid.as_str()).collect();
-        for p in pods {
-            match p.metadata.controller_ref() {
-                Some(o) if rs_uids.contains(&o.uid.as_str()) => {
-                    pods_by_owner.entry(o.uid.clone()).or_default().push(p)
-                }
-                _ => view.pods.push(PodView::of(p, now)),
-            }
-        }
-        let branch = |r: &crate::sim::api::types::ReplicaSet,
-                      pods_by_owner: &mut BTreeMap<String, Vec<&Pod>>| {
-            let mut ps = pods_by_owner.remove(&r.metadata.uid).unwrap_or_default();
-            ps.stable_sort_by(|a, b| {
-                (a.metadata.creation_timestamp, &a.metadata.name)
-                    .cmp(&(b.metadata.creation_timestamp, &b.metadata.name))
-            });
-            RsBranch {
-                name: r.metadata.name.clone(),
-                namespace: r.metadata.namespace.clone(),
-                revision: r
+            Object::ReplicaSet(r) => {
+                let desired = r.spec.replicas.unwrap_or(1);
+                node.badge = "RS".into();
+                node.revision = r
                     .metadata
                     .annotations
                     .get("deployment.kubernetes.io/revision")
                     .cloned()
-                    .unwrap_or_default(),
-                desired: r.spec.replicas.unwrap_or(1),
-                current: r.status.replicas,
-                ready: r.status.ready_replicas,
-                image: r
+                    .unwrap_or_default();
+                node.image = r
                     .spec
                     .template
                     .spec
                     .containers
                     .first()
                     .map(|c| c.image.clone())
-                    .unwrap_or_default(),
-                pods: ps.into_iter().map(|p| PodView::of(p, now)).collect(),
+                    .unwrap_or_default();
+                node.counts = format!(
+                    "{desired} desired · {} current · {} ready",
+                    r.status.replicas, r.status.ready_replicas
+                );
+                node.faded = desired == 0;
             }
-        };
-        let dep_uids: Vec<&str> = deps.iter().map(|d| d.metadata.uid.as_str()).collect();
-        let mut rs_by_dep: BTreeMap<String, Vec<RsBranch>> = BTreeMap::new();
-        for r in &rss {
-            let b = branch(r, &mut pods_by_owner);
-            match r.metadata.controller_ref() {
-                Some(o) if dep_uids.contains(&o.uid.as_str()) => {
-                    rs_by_dep.entry(o.uid.clone()).or_default().push(b)
-                }
-                _ => view.replica_sets.push(b),
+            _ => {}
+        }
+        node
+    }
+}
+
+impl OwnershipView {
+    /// Builds the forest from every object, matching owners by uid as the garbage collector does.
+    pub fn build<'a>(
+        objects: impl IntoIterator<Item = &'a Arc<Object>>,
+        now: Millis,
+    ) -> OwnershipView {
+        let objects: Vec<&Arc<Object>> = objects
+            .into_iter()
+            .filter(|o| o.kind() != Kind::Event)
+            .collect();
+        let by_uid: BTreeMap<&str, usize> = objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| !o.meta().uid.is_empty())
+            .map(|(i, o)| (o.meta().uid.as_str(), i))
+            .collect();
+        let parent: Vec<Option<usize>> = objects
+            .iter()
+            .map(|o| drawn_owner(o, &by_uid, &objects))
+            .collect();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); objects.len()];
+        for (i, p) in parent.iter().enumerate() {
+            if let Some(p) = p {
+                children[*p].push(i);
             }
         }
-        for d in deps {
-            let mut replica_sets = rs_by_dep.remove(&d.metadata.uid).unwrap_or_default();
-            replica_sets.stable_sort_by(|a, b| {
-                let ra = a.revision.parse::<i64>().unwrap_or(0);
-                let rb = b.revision.parse::<i64>().unwrap_or(0);
-                rb.cmp(&ra).then_with(|| a.name.cmp(&b.name))
-            });
-            view.deployments.push(DeploymentBranch {
-                name: d.metadata.name.clone(),
-                namespace: d.metadata.namespace.clone(),
-                desired: d.spec.replicas.unwrap_or(1),
-                updated: d.status.updated_replicas,
-                ready: d.status.ready_replicas,
-                available: d.status.available_replicas,
-                replica_sets,
-            });
+        let workload = |k: Kind| matches!(k, Kind::Deployment | Kind::ReplicaSet);
+        let mut view = OwnershipView::default();
+        let mut roots: Vec<usize> = (0..objects.len())
+            .filter(|&i| parent[i].is_none())
+            .filter(|&i| {
+                let k = objects[i].kind();
+                if k == Kind::Pod {
+                    if let Object::Pod(p) = &**objects[i] {
+                        view.pods.push(PodView::of(p, now));
+                    }
+                    return false;
+                }
+                workload(k) || !children[i].is_empty()
+            })
+            .collect();
+        roots.stable_sort_by_key(|&i| root_rank(objects[i].kind()));
+        let mut drawn = vec![false; objects.len()];
+        for i in roots {
+            let node = Self::grow(i, &objects, &children, &mut drawn, now);
+            view.roots.push(node);
+        }
+        // Owners that own each other have no root: draw each such ring from its first member.
+        for i in 0..objects.len() {
+            if !drawn[i] && parent[i].is_some() && !children[i].is_empty() {
+                let node = Self::grow(i, &objects, &children, &mut drawn, now);
+                view.roots.push(node);
+            }
         }
         view
     }
 
+    fn grow(
+        i: usize,
+        objects: &[&Arc<Object>],
+        children: &[Vec<usize>],
+        drawn: &mut [bool],
+        now: Millis,
+    ) -> OwnerNode {
+        drawn[i] = true;
+        let mut node = OwnerNode::of(objects[i]);
+        let mut pods: Vec<&Pod> = Vec::new();
+        for &c in &children[i] {
+            if drawn[c] {
+                continue;
+            }
+            match &**objects[c] {
+                Object::Pod(p) => {
+                    drawn[c] = true;
+                    pods.push(p);
+                }
+                _ => {
+                    let child = Self::grow(c, objects, children, drawn, now);
+                    node.children.push(child);
+                }
+            }
+        }
+        pods.stable_sort_by(|a, b| {
+            (a.metadata.creation_timestamp, &a.metadata.name)
+                .cmp(&(b.metadata.creation_timestamp, &b.metadata.name))
+        });
+        node.pods = pods.into_iter().map(|p| PodView::of(p, now)).collect();
+        // A Deployment's ReplicaSets newest revision first; other kinds stay in store order.
+        node.children.stable_sort_by(|a, b| {
+            let rev = |n: &OwnerNode| n.revision.parse::<i64>().unwrap_or(0);
+            rev(b).cmp(&rev(a))
+        });
+        node
+    }
+
     /// True when there is nothing to show.
     pub fn is_empty(&self) -> bool {
-        self.deployments.is_empty() && self.replica_sets.is_empty() && self.pods.is_empty()
+        self.roots.is_empty() && self.pods.is_empty()
     }
 }
 
@@ -703,13 +816,80 @@ mod tests {
             Arc::new(stale),
         ];
         let view = OwnershipView::build(&objs, 0);
-        assert_eq!(view.deployments.len(), 1);
-        let rs = &view.deployments[0].replica_sets[0];
+        assert_eq!(view.roots.len(), 1);
+        let rs = &view.roots[0].children[0];
         assert_eq!(rs.revision, "1");
         assert_eq!(rs.pods.len(), 1);
         assert_eq!(view.pods.len(), 1);
         assert_eq!(view.pods[0].name, "web-abc-2");
     }
+
+    #[test]
+    fn ownership_draws_a_custom_owner_above_its_deployment_and_skips_owners_in_other_namespaces() {
+        use crate::sim::api::apiextensions::{CustomKind, CustomObject};
+        let kind = CustomKind::intern("stable.example.com", "CronTab", "crontabs", true, "v1")
+            .expect("interned");
+        let tab = Object::Custom(CustomObject {
+            kind,
+            api_version: "stable.example.com/v1".into(),
+            metadata: meta("nightly", "c1", None),
+            content: Default::default(),
+        });
+        let mut dep = deployment();
+        dep.meta_mut().owner_references =
+            meta("web", "d1", Some(("CronTab", "nightly", "c1"))).owner_references;
+        let rs = Object::ReplicaSet(ReplicaSet {
+            metadata: meta("web-abc", "r1", Some(("Deployment", "web", "d1"))),
+            ..Default::default()
+        });
+        // Names the CronTab's uid from another namespace: the GC counts that owner absent.
+        let mut stray_meta = meta("stray", "s1", Some(("CronTab", "nightly", "c1")));
+        stray_meta.namespace = "team-b".into();
+        let stray = Object::Deployment(Deployment {
+            metadata: stray_meta,
+            ..Default::default()
+        });
+        // Two objects that own each other are drawn once, from the first.
+        let ring_a = Object::Custom(CustomObject {
+            kind,
+            api_version: "stable.example.com/v1".into(),
+            metadata: meta("a", "ra", Some(("CronTab", "b", "rb"))),
+            content: Default::default(),
+        });
+        let ring_b = Object::Custom(CustomObject {
+            kind,
+            api_version: "stable.example.com/v1".into(),
+            metadata: meta("b", "rb", Some(("CronTab", "a", "ra"))),
+            content: Default::default(),
+        });
+        let objs: Vec<Arc<Object>> = [dep, rs, stray, tab, ring_a, ring_b]
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        let view = OwnershipView::build(&objs, 0);
+        let names: Vec<(String, String)> = view
+            .roots
+            .iter()
+            .map(|n| (n.badge.clone(), n.key.name.clone()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("CronTab".to_string(), "nightly".to_string()),
+                ("Deploy".to_string(), "stray".to_string()),
+                ("CronTab".to_string(), "a".to_string()),
+            ]
+        );
+        let web = &view.roots[0].children[0];
+        assert_eq!(
+            (web.badge.as_str(), web.key.name.as_str()),
+            ("Deploy", "web")
+        );
+        assert_eq!(web.children[0].key.name, "web-abc");
+        assert_eq!(view.roots[2].children[0].key.name, "b");
+        assert!(view.roots[2].children[0].children.is_empty());
+    }
+
     /// The default example (three nginx pods on three nodes), settled.
     fn settled_default() -> crate::sim::session::Session {
         let mut s = crate::sim::session::Session::new(1);

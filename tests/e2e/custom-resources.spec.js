@@ -3,7 +3,10 @@
 // the editor in one go, listed by kubectl with the CRD's printer columns, and a type error in a
 // custom object underlined at its line with the API server's words.
 const { test, expect } = require('@playwright/test');
-const { open } = require('./helpers');
+const { open, advance } = require('./helpers');
+
+/** Applies YAML as the editor's Apply does and returns `{ok, lines, diagnostics}`. */
+const applyReport = (page, yaml) => page.evaluate((y) => window.kubeloop.applyReport(y), yaml);
 
 const CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -70,5 +73,49 @@ test('a CRD and a custom resource apply from the editor, kubectl lists them by t
   await expect(page.getByTestId('diagnostic').first()).toContainText(
     'spec.replicas in body must be of type integer: "string"',
   );
+  expect(errors).toEqual([]);
+});
+
+test('a custom resource that owns a Deployment heads its tree in the ownership view, says no controller acts on it, and takes the Deployment with it', async ({ page }) => {
+  const errors = await open(page);
+  const created = await applyReport(page, `${CRD}---\n${CRONTAB}`);
+  expect(created.ok, JSON.stringify(created)).toBe(true);
+  const uid = await page.evaluate(() => window.kubeloop.kubectl('get ct nightly -o jsonpath={.metadata.uid}'));
+  expect(uid.ok, uid.stderr).toBe(true);
+  const owned = await applyReport(page, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: backup
+  ownerReferences:
+  - {apiVersion: stable.example.com/v1, kind: CronTab, name: nightly, uid: ${uid.stdout}, controller: true, blockOwnerDeletion: true}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: backup}}
+  template:
+    metadata: {labels: {app: backup}}
+    spec:
+      containers: [{name: backup, image: backup:1.0}]
+`);
+  expect(owned.ok, JSON.stringify(owned)).toBe(true);
+  await advance(page, '30s');
+
+  await page.getByTestId('tab-ownership').click();
+  const tree = page.getByTestId('ownership');
+  const root = tree.locator('.tree > li').first();
+  await expect(root.locator('> .tree-node .kind-badge')).toHaveText('CronTab');
+  await expect(root.locator('> .tree-node button')).toHaveText('nightly');
+  const deploy = root.locator('> .tree-children > li.tree-deploy');
+  await expect(deploy.locator('> .tree-node button')).toHaveText('backup');
+  await expect(deploy.locator('.tree-rs .tree-pod')).toHaveCount(2);
+
+  await root.locator('> .tree-node button').click();
+  const insp = page.getByTestId('inspector');
+  await expect(insp.getByTestId('inspector-note')).toContainText('no controller acts on it in the playground');
+
+  const deleted = await page.evaluate(() => window.kubeloop.kubectl('delete ct nightly'));
+  expect(deleted.ok, deleted.stderr).toBe(true);
+  await advance(page, '60s');
+  await expect(tree.getByRole('button', { name: 'backup', exact: true })).toHaveCount(0);
+  await expect(tree.getByRole('button', { name: 'nightly', exact: true })).toHaveCount(0);
   expect(errors).toEqual([]);
 });

@@ -15,6 +15,7 @@ mod determinism;
 mod fault_properties;
 mod faults;
 mod fuzz;
+mod garbage_collection;
 mod hostile_inputs;
 mod hostile_links_and_commands;
 mod layers;

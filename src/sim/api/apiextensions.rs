@@ -102,6 +102,17 @@ impl CustomKind {
         .ok()
     }
 
+    /// The newest kind interned as `kind` in `group`: what an ownerReference's `apiVersion` and
+    /// `kind` resolve to (the REST mapper's lookup by group and kind; the version may differ).
+    pub fn find(group: &str, kind: &str) -> Option<CustomKind> {
+        let table = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
+        table
+            .iter()
+            .rev()
+            .find(|n| n.group == group && n.kind == kind)
+            .map(|n| CustomKind(n))
+    }
+
     pub fn names(self) -> &'static CustomKindName {
         self.0
     }

@@ -176,6 +176,18 @@ impl ApiServer {
             .take_while(move |(k, _)| k.kind == kind)
     }
 
+    /// Every object of a custom kind, in key order (custom kinds sort after the built-in ones).
+    pub fn list_custom_keyed(&self) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
+        let lo = ObjectKey {
+            kind: Kind::CustomResourceDefinition,
+            namespace: String::new(),
+            name: String::new(),
+        };
+        self.objects
+            .range::<ObjectKey, _>(lo..)
+            .filter(|(k, _)| k.kind.custom().is_some())
+    }
+
     /// Every object, in key order.
     pub fn all(&self) -> impl Iterator<Item = &Arc<Object>> {
         self.objects.values()

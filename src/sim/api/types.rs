@@ -1501,6 +1501,15 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
+    /// The kind an `apiVersion` and `kind` pair names (an ownerReference's), matched by group
+    /// and kind as the REST mapper does: a built-in kind of that group, else a custom kind.
+    pub fn of_type(api_version: &str, kind: &str) -> Option<Kind> {
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        Kind::from_kind_str(kind)
+            .filter(|k| k.group() == group)
+            .or_else(|| CustomKind::find(group, kind).map(Kind::Custom))
+    }
+
     /// Parses a kind's name in any letter case (`Pod`, `pod`), as faults and scenarios write it.
     pub fn parse(s: &str) -> Result<Kind, String> {
         Kind::from_kind_str(s)

@@ -18,9 +18,12 @@ use crate::sim::api::types::{Kind, Object, ObjectKey, ObjectMeta, OwnerReference
 use crate::sim::api::types::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use crate::sim::api::{ApiRequest, DeleteOptions, PropagationPolicy, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
-use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
+};
 
-/// The kinds whose objects the GC watches, as owners and as dependents.
+/// The built-in kinds whose objects the GC watches, as owners and as dependents; it watches
+/// every custom kind as well ([`Controller::watches_custom_kinds`]).
 const WATCHED: [Kind; 3] = [Kind::Deployment, Kind::ReplicaSet, Kind::Pod];
 
 /// Above this many remembered absent uids, forget those nothing refers to any more.
@@ -46,6 +49,9 @@ enum OwnerState {
     Unverified,
     /// A kind the GC does not watch: it cannot check, so it trusts the reference.
     Unwatched,
+    /// A cluster-scoped dependent names a namespaced kind: upstream's
+    /// `namespacedOwnerOfClusterScopedObjectErr`, which never resolves, so it is never collected.
+    Unresolvable,
 }
 
 impl OwnerState {
@@ -56,6 +62,7 @@ impl OwnerState {
             OwnerState::Dangling => "absent",
             OwnerState::Unverified => "not observed",
             OwnerState::Unwatched => "not watched",
+            OwnerState::Unresolvable => "unresolvable (a namespaced kind)",
         }
     }
 }
@@ -68,6 +75,8 @@ pub struct GarbageCollector {
     dependents: BTreeMap<String, BTreeSet<ObjectKey>>,
     /// Uids verified absent (upstream's `absentOwnerCache`).
     absent: BTreeSet<String>,
+    /// Where each observed uid lives, to tell an owner named from another namespace.
+    by_uid: BTreeMap<String, ObjectKey>,
     /// The cache resourceVersion the graph reflects; a mismatch means the informer relisted.
     synced_rv: u64,
     /// Set by a restart: the next look at the cache is a fresh, consistent list.
@@ -80,6 +89,7 @@ impl Default for GarbageCollector {
             nodes: BTreeMap::new(),
             dependents: BTreeMap::new(),
             absent: BTreeSet::new(),
+            by_uid: BTreeMap::new(),
             synced_rv: 0,
             needs_full_sync: true,
         }
@@ -103,12 +113,30 @@ fn starts_deletion_with(old: Option<&ObjectMeta>, new: &ObjectMeta, f: &str) -> 
     !old.is_some_and(|o| o.deletion_timestamp.is_some() && has_finalizer(o, f))
 }
 
+/// The kind a reference names, when the GC watches it.
 fn watched_kind(r: &OwnerReference) -> Option<Kind> {
-    Kind::from_kind_str(&r.kind).filter(|k| WATCHED.contains(k))
+    Kind::of_type(&r.api_version, &r.kind).filter(|k| WATCHED.contains(k) || k.custom().is_some())
 }
 
+/// Where the owner a dependent in `namespace` names must be: in that namespace, or at cluster
+/// scope for a cluster-scoped kind (ownerReferences carry no namespace). None when the GC does
+/// not watch the kind or a cluster-scoped dependent names a namespaced one.
 fn owner_key(namespace: &str, r: &OwnerReference) -> Option<ObjectKey> {
-    watched_kind(r).map(|k| ObjectKey::new(k, namespace, &r.name))
+    let kind = watched_kind(r)?;
+    match (kind.namespaced(), namespace.is_empty()) {
+        (true, true) => None,
+        (true, false) => Some(ObjectKey::new(kind, namespace, &r.name)),
+        (false, _) => Some(ObjectKey::new(kind, "", &r.name)),
+    }
+}
+
+/// The Warning upstream's graph builder records on a dependent whose owner was observed in
+/// another namespace than the dependent's (`reportInvalidNamespaceOwnerRef`).
+fn invalid_namespace_message(namespace: &str, r: &OwnerReference) -> String {
+    format!(
+        "ownerRef [{}/{}, namespace: {namespace}, name: {}, uid: {}] does not exist in namespace {namespace:?}",
+        r.api_version, r.kind, r.name, r.uid
+    )
 }
 
 /// The cached owner a reference points at, if the cache holds that very incarnation.
@@ -226,7 +254,9 @@ impl GarbageCollector {
         };
         if let Some(prev) = self.nodes.remove(&key) {
             self.unlink(&key, &prev.owners);
+            self.by_uid.remove(&prev.uid);
         }
+        self.by_uid.insert(node.uid.clone(), key.clone());
         for r in &node.owners {
             self.dependents
                 .entry(r.uid.clone())
@@ -240,6 +270,7 @@ impl GarbageCollector {
     fn forget(&mut self, key: &ObjectKey) -> Option<GraphNode> {
         let node = self.nodes.remove(key)?;
         self.unlink(key, &node.owners);
+        self.by_uid.remove(&node.uid);
         self.absent.insert(node.uid.clone());
         Some(node)
     }
@@ -255,24 +286,20 @@ impl GarbageCollector {
     fn full_sync(&mut self, cache: &Cache, snapshot: bool) {
         let mut changed = false;
         let mut present = BTreeSet::new();
-        for kind in WATCHED {
-            for obj in cache.list(kind) {
-                let key = obj.key();
-                present.insert(key.clone());
-                match self.nodes.get(&key) {
-                    Some(n)
-                        if n.uid == obj.meta().uid && n.owners == obj.meta().owner_references =>
-                    {
-                        continue
-                    }
-                    Some(n) if n.uid != obj.meta().uid => {
-                        self.forget(&key);
-                    }
-                    _ => {}
+        for obj in cache.all() {
+            let key = obj.key();
+            present.insert(key.clone());
+            match self.nodes.get(&key) {
+                Some(n) if n.uid == obj.meta().uid && n.owners == obj.meta().owner_references => {
+                    continue
                 }
-                self.observe(obj);
-                changed = true;
+                Some(n) if n.uid != obj.meta().uid => {
+                    self.forget(&key);
+                }
+                _ => {}
             }
+            self.observe(obj);
+            changed = true;
         }
         let vanished: Vec<ObjectKey> = self
             .nodes
@@ -285,13 +312,11 @@ impl GarbageCollector {
             changed = true;
         }
         if snapshot || changed {
-            for kind in WATCHED {
-                for obj in cache.list(kind) {
-                    let ns = &obj.meta().namespace;
-                    for r in &obj.meta().owner_references {
-                        if watched_kind(r).is_some() && cached_owner(ns, r, cache).is_none() {
-                            self.absent.insert(r.uid.clone());
-                        }
+            for obj in cache.all() {
+                let ns = &obj.meta().namespace;
+                for r in &obj.meta().owner_references {
+                    if owner_key(ns, r).is_some() && cached_owner(ns, r, cache).is_none() {
+                        self.absent.insert(r.uid.clone());
                     }
                 }
             }
@@ -311,7 +336,10 @@ impl GarbageCollector {
 
     fn classify(&self, namespace: &str, r: &OwnerReference, cache: &Cache) -> OwnerState {
         let Some(key) = owner_key(namespace, r) else {
-            return OwnerState::Unwatched;
+            return match watched_kind(r) {
+                Some(_) => OwnerState::Unresolvable,
+                None => OwnerState::Unwatched,
+            };
         };
         match cache.get(&key) {
             Some(o) if o.meta().uid == r.uid => {
@@ -324,8 +352,35 @@ impl GarbageCollector {
             // The name now belongs to another object: the one referenced is gone.
             Some(_) => OwnerState::Dangling,
             None if self.absent.contains(&r.uid) => OwnerState::Dangling,
+            // Uids are unique: observed in another namespace, it is not in this one.
+            None if self.observed_elsewhere(namespace, r) => OwnerState::Dangling,
             None => OwnerState::Unverified,
         }
+    }
+
+    /// Whether the owner `r` names was observed in a namespace other than the dependent's.
+    fn observed_elsewhere(&self, namespace: &str, r: &OwnerReference) -> bool {
+        self.by_uid
+            .get(&r.uid)
+            .is_some_and(|k| !k.namespace.is_empty() && k.namespace != namespace)
+    }
+
+    /// The `OwnerRefInvalidNamespace` Warnings a dependent earns: one per owner it names that
+    /// was observed in another namespace.
+    fn invalid_namespace_events(&self, obj: &Object) -> Vec<EventRecord> {
+        let ns = &obj.meta().namespace;
+        obj.meta()
+            .owner_references
+            .iter()
+            .filter(|r| watched_kind(r).is_some() && self.observed_elsewhere(ns, r))
+            .map(|r| {
+                EventRecord::warning(
+                    obj,
+                    "OwnerRefInvalidNamespace",
+                    invalid_namespace_message(ns, r),
+                )
+            })
+            .collect()
     }
 
     /// Cached dependents of `owner`: objects in the graph whose cached ownerReferences name it.
@@ -418,7 +473,10 @@ impl GarbageCollector {
             .filter(|(_, s)| {
                 matches!(
                     s,
-                    OwnerState::Solid | OwnerState::Unverified | OwnerState::Unwatched
+                    OwnerState::Solid
+                        | OwnerState::Unverified
+                        | OwnerState::Unwatched
+                        | OwnerState::Unresolvable
                 )
             })
             .count();
@@ -489,6 +547,8 @@ impl GarbageCollector {
                 OwnerState::Dangling | OwnerState::Waiting => true,
                 // In a consistent list an owner that is not there is gone.
                 OwnerState::Unverified => snapshot,
+                // Never collected, but reported once its owner is seen elsewhere.
+                OwnerState::Unresolvable => self.observed_elsewhere(&meta.namespace, r),
                 OwnerState::Solid | OwnerState::Unwatched => false,
             })
     }
@@ -509,6 +569,10 @@ impl Controller for GarbageCollector {
 
     fn watched_kinds(&self) -> &'static [Kind] {
         &WATCHED
+    }
+
+    fn watches_custom_kinds(&self) -> bool {
+        true
     }
 
     fn keys_for_event(
@@ -563,7 +627,17 @@ impl Controller for GarbageCollector {
                         push_unique(&mut keys, k);
                     }
                 }
+                let first_sight = !self.nodes.contains_key(&key);
                 self.observe(obj);
+                // Dependents that name it from another namespace: upstream's "bad child, good
+                // parent" order, where observing the owner shows their references invalid.
+                if first_sight && !ns.is_empty() {
+                    for k in self.dependents_of(&uid) {
+                        if k.namespace != ns {
+                            push_unique(&mut keys, k);
+                        }
+                    }
+                }
                 let old_meta = old.map(|o| o.meta()).filter(|m| m.uid == uid);
                 if starts_deletion_with(old_meta, obj.meta(), FOREGROUND_FINALIZER) {
                     push_unique(&mut keys, key.clone());
@@ -603,9 +677,8 @@ impl Controller for GarbageCollector {
 
     fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
         // After a relist the cache is one consistent list (the graph may not know it yet).
-        WATCHED
-            .iter()
-            .flat_map(|k| cache.list(*k))
+        cache
+            .all()
             .filter(|o| self.needs_attention(o, cache, true))
             .map(|o| o.key())
             .collect()
@@ -645,6 +718,9 @@ impl Controller for GarbageCollector {
                 diff: String::new(),
             });
             return out;
+        }
+        for e in self.invalid_namespace_events(obj) {
+            out.event(e);
         }
         self.attempt_to_delete(obj, ctx.cache, &mut out);
         out

@@ -229,6 +229,18 @@ pub trait Controller {
     /// The kinds its informers cache.
     fn watched_kinds(&self) -> &'static [Kind];
 
+    /// Whether its informers also cache every custom kind the API serves, as the garbage
+    /// collector's monitors do (discovery adds one for each new resource).
+    fn watches_custom_kinds(&self) -> bool {
+        false
+    }
+
+    /// Whether its informers cache objects of `kind`.
+    fn watches(&self, kind: Kind) -> bool {
+        self.watched_kinds().contains(&kind)
+            || (kind.custom().is_some() && self.watches_custom_kinds())
+    }
+
     /// A field-selector-like filter on watched objects (the kubelet sees only its node's pods).
     /// A component that overrides it must also say so with [`Controller::has_field_selector`].
     fn accepts(&self, _obj: &Object) -> bool {

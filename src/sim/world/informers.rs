@@ -96,6 +96,13 @@ impl Sim {
                 }
             }
         }
+        if c.ctrl.watches_custom_kinds() {
+            for (key, obj) in self.api.list_custom_keyed() {
+                if c.ctrl.accepts(obj) {
+                    c.cache.upsert_shared(obj.clone(), key);
+                }
+            }
+        }
         let rv = self.api.resource_version();
         c.cache.last_rv = rv;
         let selected: BTreeSet<ObjectKey> = if c.ctrl.has_field_selector() {
@@ -456,7 +463,7 @@ impl Sim {
                 }
                 for ev in events {
                     let kind = ev.object.kind();
-                    if self.components[id].ctrl.watched_kinds().contains(&kind) {
+                    if self.components[id].ctrl.watches(kind) {
                         self.schedule(
                             at,
                             Due::Deliver {

@@ -268,6 +268,9 @@ pub struct Sim {
     free_slots: Vec<u32>,
     /// Running, connected watchers per kind (see [`Watchers`]).
     watchers: BTreeMap<Kind, Watchers>,
+    /// Running, connected components that watch every custom kind
+    /// ([`Controller::watches_custom_kinds`]), in id order.
+    custom_watchers: Vec<ComponentId>,
     /// For kubelet-style routed components: object key → the nodes whose kubelet's field
     /// selector currently holds it (the inverse of their `selected` sets), so an object leaving
     /// a node's selection still reaches that node's kubelet.
@@ -305,6 +308,7 @@ impl Sim {
             slots: Vec::new(),
             free_slots: Vec::new(),
             watchers: BTreeMap::new(),
+            custom_watchers: Vec::new(),
             routed_selected: BTreeMap::new(),
             api: ApiServer::new(seed),
             components: BTreeMap::new(),
@@ -344,6 +348,7 @@ impl Sim {
             slots: Vec::new(),
             free_slots: Vec::new(),
             watchers: BTreeMap::new(),
+            custom_watchers: Vec::new(),
             routed_selected: BTreeMap::new(),
             api: self.api.clone(),
             components: BTreeMap::new(),
@@ -629,6 +634,7 @@ impl Sim {
             MemoryPart::Controllers => {
                 self.components = BTreeMap::new();
                 self.watchers = BTreeMap::new();
+                self.custom_watchers = Vec::new();
             }
             MemoryPart::Runtimes => self.machines = BTreeMap::new(),
             MemoryPart::EventQueue => {

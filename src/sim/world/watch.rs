@@ -78,11 +78,19 @@ impl Sim {
                 }
             }
         }
+        if let Ok(i) = self.custom_watchers.binary_search(id) {
+            self.custom_watchers.remove(i);
+        }
         let Some(c) = self.components.get(id) else {
             return;
         };
         if !c.running || c.partitioned {
             return;
+        }
+        if c.ctrl.watches_custom_kinds() {
+            if let Err(i) = self.custom_watchers.binary_search(id) {
+                self.custom_watchers.insert(i, id.clone());
+            }
         }
         let routed = routing_of(id, c.ctrl.as_ref()).map(str::to_string);
         for kind in c.ctrl.watched_kinds() {
@@ -111,8 +119,23 @@ impl Sim {
         ev: &WatchEvent,
         key: &ObjectKey,
     ) -> (Vec<(usize, ComponentId, bool)>, usize) {
-        let Some(w) = self.watchers.get(&key.kind) else {
-            return (Vec::new(), 0);
+        let merged;
+        let w = match (self.watchers.get(&key.kind), key.kind.custom()) {
+            (w, Some(_)) if !self.custom_watchers.is_empty() => {
+                let mut general = self.custom_watchers.clone();
+                for id in w.map_or(&[][..], |w| &w.general[..]) {
+                    if let Err(i) = general.binary_search(id) {
+                        general.insert(i, id.clone());
+                    }
+                }
+                merged = Watchers {
+                    general,
+                    by_node: Vec::new(),
+                };
+                &merged
+            }
+            (Some(w), _) => w,
+            (None, _) => return (Vec::new(), 0),
         };
         let mut heard: Vec<(usize, ComponentId, bool)> = Vec::with_capacity(w.general.len() + 2);
         for (i, g) in w.general.iter().enumerate() {
@@ -260,7 +283,7 @@ impl Sim {
         heard: &[(usize, ComponentId, bool)],
     ) {
         for (id, c) in &self.components {
-            if !c.running || c.partitioned || !c.ctrl.watched_kinds().contains(&key.kind) {
+            if !c.running || c.partitioned || !c.ctrl.watches(key.kind) {
                 continue;
             }
             if heard.iter().any(|(_, h, _)| h == id) {
