@@ -4,6 +4,7 @@
 use kubeloop::sim::api::types::{Kind, Object};
 use kubeloop::sim::input::diagnostic::Severity;
 use kubeloop::sim::session::Session;
+use kubeloop::viewmodel::inspect::InspectorData;
 
 /// The CronTab of the Kubernetes documentation's CRD walkthrough, with printer columns and the
 /// status subresource.
@@ -308,5 +309,147 @@ fn deleting_the_crd_deletes_its_custom_resources_and_stops_serving_the_kind() {
             .contains(r#"the server doesn't have a resource type "crontabs""#),
         "{}",
         get.stderr
+    );
+}
+
+#[test]
+fn the_inspector_says_no_controller_acts_on_a_custom_object_and_which_rules_it_does_not_enforce() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "              cronSpec:\n                type: string\n",
+        "              cronSpec:\n                type: string\n                pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'\n",
+    );
+    assert!(
+        s.apply_text("crontab.yaml", &format!("{crd}---\n{CRONTAB}"))
+            .ok
+    );
+    let tab = crontabs(&s).remove(0).key();
+    let data = InspectorData::of(&s.sim, tab, s.sim.now());
+    assert_eq!(
+        data.notes,
+        [
+            "Stored; no controller acts on it in the playground: the API server validates and keeps this CronTab, and only the garbage collector reads it (for its ownerReferences).",
+            "Its CustomResourceDefinition's pattern rules are stored but not enforced by the playground yet."
+        ]
+    );
+    let pod_free = InspectorData::of(
+        &s.sim,
+        kubeloop::sim::api::types::ObjectKey::new(
+            Kind::CustomResourceDefinition,
+            "",
+            "crontabs.stable.example.com",
+        ),
+        s.sim.now(),
+    );
+    assert!(
+        pod_free.notes.is_empty(),
+        "built-in kinds carry no such note"
+    );
+}
+
+#[test]
+fn kubectl_scale_writes_a_custom_resource_through_its_crds_scale_subresource() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "      status: {}\n",
+        "      status: {}\n      scale:\n        specReplicasPath: .spec.replicas\n        statusReplicasPath: .status.ready\n",
+    );
+    let applied = s.apply_text("crontab.yaml", &format!("{crd}---\n{CRONTAB}"));
+    assert!(applied.ok, "{:?}", applied.diagnostics);
+    let wrong = s.kubectl("scale ct my-new-cron-object --current-replicas=2 --replicas=3");
+    assert_eq!(wrong.stderr, "error: Expected replicas to be 2, was 1\n");
+    let out = s.kubectl("scale ct my-new-cron-object --current-replicas=1 --replicas=3");
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "crontab.stable.example.com/my-new-cron-object scaled\n"
+    );
+    let json = crontabs(&s)[0].to_json();
+    assert_eq!(json["spec"]["replicas"], 3);
+    assert_eq!(json["metadata"]["generation"], 2);
+    let too_many = s.kubectl("scale ct my-new-cron-object --replicas=11");
+    assert!(
+        too_many.stderr.contains("spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"),
+        "the schema still applies: {}",
+        too_many.stderr
+    );
+}
+
+#[test]
+fn kubectl_scale_on_a_custom_kind_without_the_scale_subresource_is_not_found() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crontab.yaml", &both()).ok);
+    let out = s.kubectl("scale crontab my-new-cron-object --replicas=3");
+    assert!(!out.ok);
+    assert_eq!(
+        out.stderr,
+        "Error from server (NotFound): the server could not find the requested resource\n"
+    );
+    assert_eq!(crontabs(&s)[0].to_json()["spec"]["replicas"], 1);
+}
+
+#[test]
+fn kubectl_label_and_annotate_write_a_custom_resources_metadata() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crontab.yaml", &both()).ok);
+    let labelled = s.kubectl("label ct my-new-cron-object tier=batch");
+    assert_eq!(
+        (labelled.stdout.as_str(), labelled.stderr.as_str()),
+        (
+            "crontab.stable.example.com/my-new-cron-object labeled\n",
+            ""
+        )
+    );
+    let annotated = s.kubectl("annotate crontabs.stable.example.com/my-new-cron-object owner=ops");
+    assert_eq!(
+        annotated.stdout,
+        "crontab.stable.example.com/my-new-cron-object annotated\n"
+    );
+    let listed = s.kubectl("get ct -l tier=batch -o name");
+    assert_eq!(
+        listed.stdout,
+        "crontab.stable.example.com/my-new-cron-object\n"
+    );
+    let json = crontabs(&s)[0].to_json();
+    assert_eq!(json["metadata"]["labels"]["tier"], "batch");
+    assert_eq!(json["metadata"]["annotations"]["owner"], "ops");
+    assert_eq!(
+        json["metadata"]["generation"], 1,
+        "metadata is not the spec"
+    );
+}
+
+#[test]
+fn kubectl_get_all_and_a_crds_own_category_list_the_custom_kinds_in_them() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "    shortNames:\n    - ct\n",
+        "    shortNames:\n    - ct\n    categories: [all, schedules]\n",
+    );
+    assert!(
+        s.apply_text("crontab.yaml", &format!("{crd}---\n{CRONTAB}"))
+            .ok
+    );
+    let all = s.kubectl("get all");
+    assert!(all.ok, "{}", all.stderr);
+    assert!(
+        all.stdout
+            .contains("crontab.stable.example.com/my-new-cron-object   * * * * */5"),
+        "{}",
+        all.stdout
+    );
+    assert!(all.stdout.contains("service/kubernetes"), "{}", all.stdout);
+    let own = s.kubectl("get schedules -o name");
+    assert_eq!(
+        own.stdout,
+        "crontab.stable.example.com/my-new-cron-object\n"
+    );
+    let mut uncategorised = Session::new(1);
+    assert!(uncategorised.apply_text("crontab.yaml", &both()).ok);
+    let plain = uncategorised.kubectl("get all -o name");
+    assert!(
+        plain.ok && !plain.stdout.contains("crontab"),
+        "without the category a custom kind is not in all: {}",
+        plain.stdout
     );
 }

@@ -962,7 +962,54 @@ pub fn scale(sim: &mut Sim, args: &Args) -> CommandOutput {
     finish(stdout, &missing)
 }
 
-/// Scales one object: its precondition (`--current-replicas`), then the patch of `spec.replicas`.
+/// An object's scale subresource: its `spec.replicas` now and the fields it lives at.
+/// Deployments and ReplicaSets serve one; a custom kind serves one when its CRD declares
+/// `subresources.scale` for the object's version (at its `specReplicasPath`).
+fn scale_subresource(
+    sim: &Sim,
+    key: &ObjectKey,
+    obj: &Object,
+) -> Result<(i64, Vec<String>), CmdError> {
+    if let Some(current) = replicas_of(obj) {
+        return Ok((i64::from(current), vec!["spec".into(), "replicas".into()]));
+    }
+    let Object::Custom(custom) = obj else {
+        return Err(CmdError::Line(format!(
+            "error: no scaler has been implemented for {{\"{}\" \"{}\"}}",
+            key.kind.group(),
+            key.kind.as_str()
+        )));
+    };
+    let version = custom.api_version.rsplit('/').next().unwrap_or_default();
+    let scale = sim
+        .api()
+        .crd_of(custom.kind)
+        .and_then(|crd| crd.served_version(version))
+        .and_then(|v| v.subresources.as_ref())
+        .and_then(|s| s.scale.as_ref());
+    let Some(scale) = scale else {
+        // kubectl asks for `/scale`, which a CRD without the subresource does not serve.
+        return Err(CmdError::from(ApiError {
+            reason: crate::sim::api::StatusReason::NotFound,
+            message: "the server could not find the requested resource".into(),
+        }));
+    };
+    let path: Vec<String> = scale
+        .spec_replicas_path
+        .trim_start_matches('.')
+        .split('.')
+        .map(str::to_string)
+        .collect();
+    let json = custom.to_json();
+    let current = path
+        .iter()
+        .try_fold(&json, |v, k| v.get(k))
+        .and_then(Json::as_i64)
+        .unwrap_or(0);
+    Ok((current, path))
+}
+
+/// Scales one object: its precondition (`--current-replicas`), then the patch of its replicas.
 fn scale_one(
     sim: &mut Sim,
     args: &Args,
@@ -970,24 +1017,18 @@ fn scale_one(
     obj: &Object,
     replicas: i64,
 ) -> Result<(), CmdError> {
-    let Some(current) = replicas_of(obj) else {
-        return Err(CmdError::Line(format!(
-            "error: no scaler has been implemented for {{\"{}\" \"{}\"}}",
-            key.kind
-                .api_version()
-                .split_once('/')
-                .map_or("", |(g, _)| g),
-            key.kind.as_str()
-        )));
-    };
+    let (current, path) = scale_subresource(sim, key, obj)?;
     if let Some(want) = args.int("current-replicas").filter(|c| *c >= 0) {
-        if i64::from(current) != want {
+        if current != want {
             return Err(CmdError::Line(format!(
                 "error: Expected replicas to be {want}, was {current}"
             )));
         }
     }
-    let mut patch = json!({"spec": {"replicas": replicas}});
+    let mut patch = path
+        .iter()
+        .rev()
+        .fold(json!(replicas), |inner, k| json!({ k.as_str(): inner }));
     if let Some(rv) = args.get("resource-version") {
         patch["metadata"] = json!({"resourceVersion": rv});
     }

@@ -65,6 +65,18 @@ fn custom_kind_of(api: &ApiServer, word: &str) -> Option<Kind> {
         .map(Kind::Custom)
 }
 
+/// The served custom kinds whose CRD lists `word` among its `names.categories`, in CRD name
+/// order: kubectl expands a category before it looks for a resource of that name (`all`, and a
+/// CRD's own categories such as kro's `kro`).
+fn category(api: &ApiServer, word: &str) -> Vec<Kind> {
+    api.served_crds()
+        .iter()
+        .filter(|crd| crd.spec.names.categories.iter().any(|c| c == word))
+        .filter_map(CustomKind::of)
+        .map(Kind::Custom)
+        .collect()
+}
+
 /// kubectl's error for a type the server does not serve, and for a real Kubernetes type that
 /// the playground does not simulate a note saying so: the learner's spelling was right.
 fn unknown_type(word: &str) -> String {
@@ -108,8 +120,10 @@ pub fn parse_request(
     }
     let mut kinds = Vec::new();
     for part in first.split(',').filter(|p| !p.is_empty()) {
-        if part == "all" && allow_all {
-            for k in ALL {
+        let in_category = category(api, part);
+        if part == "all" && allow_all || !in_category.is_empty() {
+            let builtin = if part == "all" { &ALL[..] } else { &[] };
+            for k in builtin.iter().copied().chain(in_category) {
                 if !kinds.contains(&k) {
                     kinds.push(k);
                 }
