@@ -82,6 +82,8 @@ pub struct Session {
     /// Nesting of actions being performed (kubectl apply applies inside kubectl): only the
     /// outermost learner action is compared with the try-this steps.
     acting: u32,
+    /// The console's kubeconfig: the namespace `kubectl config set-context` chose.
+    pub kubeconfig: kubectl::config::KubeConfig,
 }
 
 impl Session {
@@ -107,6 +109,7 @@ impl Session {
             try_this: Vec::new(),
             scripted: false,
             acting: 0,
+            kubeconfig: Default::default(),
         }
     }
 
@@ -302,7 +305,7 @@ impl Session {
     pub fn kubectl_with_input(&mut self, cmd: &str, input: Option<&str>) -> CommandOutput {
         // A console command is a learner action like any other: it can do a lesson's step.
         let watch = self.watch_begin();
-        let out = kubectl::execute_with_stdin(&mut self.sim, cmd, input);
+        let out = kubectl::execute_in(&mut self.sim, &mut self.kubeconfig, cmd, input);
         self.watch_end(watch.filter(|_| out.ok), LearnerAction::Kubectl(cmd));
         let text = if out.ok {
             out.stdout.clone()

@@ -85,14 +85,24 @@ impl InspectorData {
             gap: gap_rows(&obj, now),
             conditions: condition_rows(&obj, now),
             events,
-            spec_yaml: to_yaml(&obj.spec_json()),
-            status_yaml: to_yaml(&obj.status_json()),
+            spec_yaml: yaml_unless_null(&obj.spec_json()),
+            status_yaml: yaml_unless_null(&obj.status_json()),
             yaml: to_yaml(&obj.to_json()),
             generation,
             scheduling,
             notes: simulation_notes(sim, &obj),
             key,
         }
+    }
+}
+
+/// An object part as YAML, or nothing when the object has no such part (a custom object without
+/// a status), which the inspector shows as `{}`.
+fn yaml_unless_null(v: &serde_json::Value) -> String {
+    if v.is_null() {
+        String::new()
+    } else {
+        to_yaml(v)
     }
 }
 

@@ -433,6 +433,7 @@ impl LoopCard {
             "taint-eviction-controller" => "Taint eviction controller".into(),
             "disruption-controller" => "Disruption controller".into(),
             "endpointslice-controller" => "EndpointSlice controller".into(),
+            "namespace-controller" => "Namespace controller".into(),
             c => c.to_string(),
         }
     }

@@ -106,7 +106,7 @@ spec:
   await expect(root.locator('> .tree-node button')).toHaveText('nightly');
   const deploy = root.locator('> .tree-children > li.tree-deploy');
   await expect(deploy.locator('> .tree-node button')).toHaveText('backup');
-  await expect(deploy.locator('.tree-rs .tree-pod')).toHaveCount(2);
+  await expect(deploy.locator('.tree-rs [data-testid^="tree-pod-"]')).toHaveCount(2);
 
   await root.locator('> .tree-node button').click();
   const insp = page.getByTestId('inspector');

@@ -231,6 +231,7 @@ fn an_owner_named_from_another_namespace_counts_as_absent_and_the_dependent_is_w
     let tab = custom_key(&s, "CronTab", "default", "nightly");
     let tab_uid = uid(&s, &tab);
     let owner = ("stable.example.com/v1", "CronTab", "nightly", &*tab_uid);
+    assert!(s.kubectl("create namespace team-b").ok);
     assert!(
         s.apply_text("stray.yaml", &owned_deployment("stray", "team-b", owner))
             .ok

@@ -21,6 +21,7 @@ mod hostile_links_and_commands;
 mod layers;
 mod lessons;
 mod memory_bounds;
+mod namespaces;
 mod no_html_injection;
 mod nodes;
 mod properties;

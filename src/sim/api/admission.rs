@@ -9,7 +9,7 @@
 
 use super::types::{
     Container, DeploymentStrategy, IntOrString, Object, PodSpec, Probe, RollingUpdateDeployment,
-    Toleration,
+    Toleration, NAMESPACE_FINALIZER,
 };
 
 /// The taint a node gets when its Ready condition is False.
@@ -34,6 +34,20 @@ pub fn apply_defaults(obj: &mut Object) {
         meta.namespace.clear();
     }
     match obj {
+        Object::Namespace(ns) => {
+            // The namespace strategy's PrepareForCreate, and the label the API server has set
+            // on every namespace since 1.22 (NamespaceDefaultLabelName).
+            if ns.spec.finalizers.is_empty() && ns.metadata.deletion_timestamp.is_none() {
+                ns.spec.finalizers = vec![NAMESPACE_FINALIZER.into()];
+            }
+            if ns.status.phase.is_empty() {
+                ns.status.phase = "Active".into();
+            }
+            ns.metadata.labels.insert(
+                "kubernetes.io/metadata.name".into(),
+                ns.metadata.name.clone(),
+            );
+        }
         Object::Deployment(d) => {
             let spec = &mut d.spec;
             spec.replicas.get_or_insert(1);

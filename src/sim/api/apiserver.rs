@@ -395,6 +395,10 @@ impl ApiServer {
             }
             ApiRequest::Bind { key, node } => self.bind(now, key, node, cause, &mut events),
             ApiRequest::Evict { key, options } => self.evict(now, key, options, cause, &mut events),
+            ApiRequest::Finalize(obj) => self.finalize(now, obj, cause, &mut events),
+            ApiRequest::DeleteCollection { kind, namespace } => {
+                self.delete_collection(now, *kind, namespace, cause, &mut events)
+            }
         };
         if let Kind::Custom(kind) = req.key().kind {
             self.finish_crd_cleanup(now, &kind.resource(), cause, &mut events);
@@ -599,6 +603,7 @@ impl ApiServer {
         }
         admission::apply_defaults(&mut obj);
         Self::validate(&obj, None)?;
+        self.admit_into_namespace(&obj)?;
         match &mut obj {
             Object::CustomResourceDefinition(crd) => {
                 let others = self
@@ -679,6 +684,126 @@ impl ApiServer {
         Ok(stored)
     }
 
+    /// NamespaceLifecycle admission for a create: a namespaced object goes into a namespace that
+    /// exists and is not being terminated.
+    fn admit_into_namespace(&self, obj: &Object) -> Result<(), ApiError> {
+        let kind = obj.kind();
+        if !kind.namespaced() {
+            return Ok(());
+        }
+        let name = &obj.meta().namespace;
+        let ns = self
+            .get(&ObjectKey::new(Kind::Namespace, "", name))
+            .and_then(|o| o.as_namespace());
+        match ns {
+            None => Err(ApiError::not_found(Kind::Namespace, name)),
+            Some(ns) if ns.metadata.deletion_timestamp.is_some() => Err(ApiError {
+                reason: StatusReason::Forbidden,
+                message: format!(
+                    "{} \"{}\" is forbidden: unable to create new content in namespace {name} because it is being terminated",
+                    kind.resource(),
+                    obj.meta().name
+                ),
+            }),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Whether objects may be created in namespace `name` now (it exists and is not
+    /// terminating): what an event recorder's write needs.
+    pub fn accepts_content_in(&self, name: &str) -> bool {
+        self.get(&ObjectKey::new(Kind::Namespace, "", name))
+            .is_some_and(|o| o.meta().deletion_timestamp.is_none())
+    }
+
+    /// DELETE of a collection: each object of `kind` in `namespace` as its own DELETE with the
+    /// default options (the namespace controller's `deleteCollection`). Answered with the
+    /// namespace, as the scope of what was deleted.
+    fn delete_collection(
+        &mut self,
+        now: Millis,
+        kind: Kind,
+        namespace: &str,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
+        let ns = self
+            .get(&ObjectKey::new(Kind::Namespace, "", namespace))
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(Kind::Namespace, namespace))?;
+        let keys: Vec<ObjectKey> = self
+            .list(kind)
+            .filter(|o| o.meta().namespace == namespace)
+            .map(|o| o.key())
+            .collect();
+        for key in keys {
+            // Each item's own refusal (none here: no admission refuses a delete) stays its own.
+            let _ = self.delete(now, &key, &DeleteOptions::default(), cause, events);
+        }
+        Ok(ns)
+    }
+
+    /// `namespaces/finalize`: only `spec.finalizers` changes; a terminating namespace left with
+    /// no finalizer of either kind is deleted (the registry's `ShouldDeleteDuringUpdate`).
+    fn finalize(
+        &mut self,
+        now: Millis,
+        new: &Object,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> ApiResult {
+        let key = new.key();
+        let Some(old) = self.objects.get(&key).cloned() else {
+            return Err(ApiError::not_found(key.kind, &key.name));
+        };
+        let (Some(wanted), Some(_)) = (new.as_namespace(), old.as_namespace()) else {
+            return Err(ApiError {
+                reason: StatusReason::NotFound,
+                message: "the server could not find the requested resource".into(),
+            });
+        };
+        let rv = &new.meta().resource_version;
+        if !rv.is_empty() && *rv != old.meta().resource_version {
+            return Err(ApiError::conflict(key.kind, &key.name));
+        }
+        let mut obj = (*old).clone();
+        if let Some(ns) = obj.as_namespace_mut() {
+            ns.spec.finalizers = wanted.spec.finalizers.clone();
+        }
+        Self::validate(&obj, Some(&old))?;
+        if obj == *old {
+            return Ok(old);
+        }
+        Ok(self.write_or_complete(now, &key, obj, cause, events).0)
+    }
+
+    /// Stores a written object (true), or completes its deletion when the write left an object
+    /// being deleted with nothing holding it: no finalizer, no grace period running, no
+    /// namespace finalizer (false).
+    fn write_or_complete(
+        &mut self,
+        now: Millis,
+        key: &ObjectKey,
+        obj: Object,
+        cause: u64,
+        events: &mut Vec<WatchEvent>,
+    ) -> (Arc<Object>, bool) {
+        if obj.meta().deletion_timestamp.is_some()
+            && obj.meta().finalizers.is_empty()
+            && !is_graceful_pod(&obj)
+            && !has_namespace_finalizers(&obj)
+        {
+            let (last, ev) = self
+                .remove(now, key, cause)
+                .expect("the caller read the object");
+            events.push(ev);
+            return (last, false);
+        }
+        let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
+        events.push(ev);
+        (stored, true)
+    }
+
     fn update(
         &mut self,
         now: Millis,
@@ -733,22 +858,11 @@ impl ApiServer {
             return Ok(old);
         }
         // Clearing the last finalizer of an object being deleted completes the deletion.
-        if obj.meta().deletion_timestamp.is_some()
-            && obj.meta().finalizers.is_empty()
-            && !is_graceful_pod(&obj)
-        {
-            let (last, ev) = self
-                .remove(now, &key, cause)
-                .expect("object exists: checked above");
-            events.push(ev);
-            return Ok(last);
+        let (written, stored) = self.write_or_complete(now, &key, obj, cause, events);
+        if stored && spec_canonical {
+            self.spec_canonical.insert(key, written.meta().rv());
         }
-        let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
-        events.push(ev);
-        if spec_canonical {
-            self.spec_canonical.insert(key, stored.meta().rv());
-        }
-        Ok(stored)
+        Ok(written)
     }
 
     fn patch(
@@ -812,6 +926,36 @@ impl ApiServer {
         let mut obj = (*old).clone();
         if let Object::CustomResourceDefinition(crd) = &mut obj {
             return self.delete_crd(now, crd, cause, events);
+        }
+        if let Object::Namespace(ns) = &mut obj {
+            if IMMORTAL_NAMESPACES.contains(&ns.metadata.name.as_str()) {
+                return Err(ApiError {
+                    reason: StatusReason::Forbidden,
+                    message: format!(
+                        "namespaces {:?} is forbidden: this namespace may not be deleted",
+                        ns.metadata.name
+                    ),
+                });
+            }
+            if ns.metadata.deletion_timestamp.is_some() {
+                return Err(ApiError {
+                    reason: StatusReason::Conflict,
+                    message: format!(
+                        "Operation cannot be fulfilled on namespaces {:?}: The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.",
+                        ns.metadata.name
+                    ),
+                });
+            }
+            if !ns.spec.finalizers.is_empty() {
+                // The namespace registry's delete: Terminating until the namespace controller
+                // has emptied it and finalized it.
+                ns.metadata.deletion_timestamp = Some(stamp(now));
+                ns.metadata.deletion_grace_period_seconds = Some(0);
+                ns.status.phase = "Terminating".into();
+                let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
+                events.push(ev);
+                return Ok(stored);
+            }
         }
         let policy = opts.propagation_policy.unwrap_or_default();
         let m = obj.meta_mut();
@@ -1253,6 +1397,15 @@ impl EventStore for ApiServer {
     }
 }
 
+/// The namespaces NamespaceLifecycle admission refuses to delete.
+const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-public", "kube-system"];
+
+/// A Namespace whose `spec.finalizers` still hold it: only `/finalize` can clear them.
+fn has_namespace_finalizers(obj: &Object) -> bool {
+    obj.as_namespace()
+        .is_some_and(|n| !n.spec.finalizers.is_empty())
+}
+
 /// The built-in kinds whose spec changes move `metadata.generation` (a custom kind's generation
 /// is its CRD's business: see `customresource::admit`).
 fn has_generation(kind: Kind) -> bool {
@@ -1296,11 +1449,12 @@ fn spec_changed(old: &Object, new: &Object) -> bool {
 /// the address kind gives its control-plane container, next to the nodes' 172.18.0.3 and up.
 pub const API_SERVER_ADDRESS: &str = "172.18.0.2";
 
-/// The objects the API server's bootstrap controller keeps in `default`: the `kubernetes` Service
+/// The objects the API server's bootstrap controllers keep: the system namespaces (`default`,
+/// `kube-node-lease`, `kube-public`, `kube-system`), then in `default` the `kubernetes` Service
 /// (the first address of the service CIDR, 443 to the API server's 6443) and, as its endpoint
 /// reconciler writes them, the EndpointSlice naming the API server. The Service has no selector,
 /// so the EndpointSlice controller leaves both alone.
-pub fn bootstrap_objects() -> [Object; 2] {
+pub fn bootstrap_objects() -> Vec<Object> {
     let meta = |labels: &[(&str, &str)]| ObjectMeta {
         name: "kubernetes".into(),
         namespace: "default".into(),
@@ -1341,7 +1495,18 @@ pub fn bootstrap_objects() -> [Object; 2] {
             serde_json::json!([{"name": "https", "port": 6443, "protocol": "TCP"}]),
         )),
     };
-    [Object::Service(service), Object::EndpointSlice(slice)]
+    let namespaces = INITIAL_NAMESPACES.iter().map(|name| {
+        Object::Namespace(Namespace {
+            metadata: ObjectMeta {
+                name: name.to_string(),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    });
+    namespaces
+        .chain([Object::Service(service), Object::EndpointSlice(slice)])
+        .collect()
 }
 
 /// The service registry's `patchAllocatedValues` for the cluster IP: an update that leaves it
@@ -1395,6 +1560,10 @@ fn drop_node_ports_left_by_a_type_change(svc: &mut Service, before: &Service) {
 /// Main-resource writes cannot change what the server owns: uid, timestamps, and status where a
 /// status subresource exists.
 fn keep_system_fields(old: &Object, mut new: Object, old_spec_canonical: bool) -> Object {
+    // The namespace strategy's PrepareForUpdate: only `/finalize` writes `spec.finalizers`.
+    if let (Object::Namespace(o), Object::Namespace(n)) = (old, &mut new) {
+        n.spec.finalizers = o.spec.finalizers.clone();
+    }
     let om = old.meta();
     let nm = new.meta_mut();
     nm.uid = om.uid.clone();
@@ -1715,6 +1884,17 @@ mod tests {
         })
     }
 
+    /// An API server holding the `default` namespace, so a pod can be created in it.
+    fn with_default_namespace() -> ApiServer {
+        let mut api = ApiServer::new(1);
+        let ns = bootstrap_objects().remove(0);
+        assert_eq!(ns.key().name, "default");
+        api.handle(0, &ApiRequest::Create(ns), 0)
+            .result
+            .expect("created");
+        api
+    }
+
     fn pod_with_times(ms: Millis) -> Object {
         let mut pod = Pod::default();
         pod.metadata.name = "p".into();
@@ -1799,7 +1979,7 @@ mod tests {
 
     #[test]
     fn a_status_write_keeps_the_spec_known_to_survive_a_round_trip() {
-        let mut api = ApiServer::new(1);
+        let mut api = with_default_namespace();
         let created = api
             .handle(5, &ApiRequest::Create(pod_with_times(0)), 1)
             .result
@@ -1839,7 +2019,7 @@ mod tests {
 
     #[test]
     fn the_times_the_server_stamps_are_whole_seconds_from_the_first_write_on() {
-        let mut api = ApiServer::new(1);
+        let mut api = with_default_namespace();
         let mut pod = pod_with_times(0);
         pod.meta_mut().creation_timestamp = None;
         let created = api.handle(61_234, &ApiRequest::Create(pod), 1);

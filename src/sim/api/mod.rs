@@ -89,6 +89,13 @@ pub enum ApiRequest {
         key: ObjectKey,
         options: DeleteOptions,
     },
+    /// PUT namespaces/finalize: writes only a Namespace's `spec.finalizers` (what the namespace
+    /// controller does once the namespace is empty).
+    Finalize(Object),
+    /// DELETE on a collection: every object of `kind` in `namespace`, each deleted as a plain
+    /// DELETE would (pods bound to a node gracefully). Answered with the namespace; what remains
+    /// reaches the sender as the LIST that follows ([`crate::sim::machinery::controller::Controller::on_list`]).
+    DeleteCollection { kind: Kind, namespace: String },
 }
 
 impl ApiRequest {
@@ -103,17 +110,25 @@ impl ApiRequest {
             ApiRequest::Delete { .. } => "delete",
             ApiRequest::Bind { .. } => "create/binding",
             ApiRequest::Evict { .. } => "create/eviction",
+            ApiRequest::Finalize(_) => "update/finalize",
+            ApiRequest::DeleteCollection { .. } => "deletecollection",
         }
     }
 
     /// The object the request is about (for a create with generateName, the name is still empty).
     pub fn key(&self) -> ObjectKey {
         match self {
-            ApiRequest::Create(o) | ApiRequest::Update(o) | ApiRequest::UpdateStatus(o) => o.key(),
+            ApiRequest::Create(o)
+            | ApiRequest::Update(o)
+            | ApiRequest::UpdateStatus(o)
+            | ApiRequest::Finalize(o) => o.key(),
             ApiRequest::Patch { key, .. }
             | ApiRequest::Delete { key, .. }
             | ApiRequest::Bind { key, .. }
             | ApiRequest::Evict { key, .. } => key.clone(),
+            ApiRequest::DeleteCollection { kind, namespace } => {
+                ObjectKey::new(*kind, namespace, "")
+            }
         }
     }
 }

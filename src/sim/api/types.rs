@@ -1109,6 +1109,47 @@ impl Node {
     }
 }
 
+/// A core/v1 Namespace: the scope namespaced objects live in. Deleting one makes it
+/// `Terminating` until the namespace controller has deleted its content and removed the
+/// `kubernetes` finalizer from `spec.finalizers`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Namespace {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: NamespaceSpec,
+    #[serde(default)]
+    pub status: NamespaceStatus,
+}
+
+/// See [`Namespace`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceSpec {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
+}
+
+/// See [`Namespace`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceStatus {
+    /// `Active` or `Terminating`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub phase: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// The finalizer the API server puts in a Namespace's `spec.finalizers`; the namespace
+/// controller removes it once the namespace is empty.
+pub const NAMESPACE_FINALIZER: &str = "kubernetes";
+
+/// The namespaces a cluster starts with.
+pub const INITIAL_NAMESPACES: [&str; 4] =
+    ["default", "kube-node-lease", "kube-public", "kube-system"];
+
 /// A node Lease in `kube-node-lease`, renewed by the kubelet as its heartbeat.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1362,6 +1403,7 @@ pub struct Event {
 /// Every kind the simulation stores. Ordered so that stores iterate deterministically.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Kind {
+    Namespace,
     Node,
     Lease,
     Deployment,
@@ -1378,7 +1420,8 @@ pub enum Kind {
 
 impl Kind {
     /// The built-in kinds, in store order (custom kinds come after them, by group and kind).
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
+        Kind::Namespace,
         Kind::Node,
         Kind::Lease,
         Kind::Deployment,
@@ -1414,6 +1457,7 @@ impl Kind {
     /// The `kind` field value.
     pub fn as_str(self) -> &'static str {
         match self {
+            Kind::Namespace => "Namespace",
             Kind::Node => "Node",
             Kind::Lease => "Lease",
             Kind::Deployment => "Deployment",
@@ -1431,7 +1475,7 @@ impl Kind {
     /// The `apiVersion` the API serves this kind at.
     pub fn api_version(self) -> &'static str {
         match self {
-            Kind::Node | Kind::Pod | Kind::Service | Kind::Event => "v1",
+            Kind::Namespace | Kind::Node | Kind::Pod | Kind::Service | Kind::Event => "v1",
             Kind::Lease => "coordination.k8s.io/v1",
             Kind::Deployment | Kind::ReplicaSet => "apps/v1",
             Kind::EndpointSlice => "discovery.k8s.io/v1",
@@ -1444,6 +1488,7 @@ impl Kind {
     /// The resource name with group, as API error messages print it (`deployments.apps`).
     pub fn resource(self) -> std::borrow::Cow<'static, str> {
         std::borrow::Cow::Borrowed(match self {
+            Kind::Namespace => "namespaces",
             Kind::Node => "nodes",
             Kind::Lease => "leases.coordination.k8s.io",
             Kind::Deployment => "deployments.apps",
@@ -1477,7 +1522,7 @@ impl Kind {
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(self) -> bool {
         match self {
-            Kind::Node | Kind::CustomResourceDefinition => false,
+            Kind::Namespace | Kind::Node | Kind::CustomResourceDefinition => false,
             Kind::Custom(c) => c.names().namespaced,
             _ => true,
         }
@@ -1487,7 +1532,8 @@ impl Kind {
     pub fn has_status_subresource(self) -> bool {
         matches!(
             self,
-            Kind::Node
+            Kind::Namespace
+                | Kind::Node
                 | Kind::Deployment
                 | Kind::ReplicaSet
                 | Kind::Pod
@@ -1526,6 +1572,7 @@ impl Kind {
         let s = s.to_ascii_lowercase();
         let s = s.split('.').next().unwrap_or(&s).to_string();
         Some(match s.as_str() {
+            "namespace" | "namespaces" | "ns" => Kind::Namespace,
             "node" | "nodes" | "no" => Kind::Node,
             "lease" | "leases" => Kind::Lease,
             "deployment" | "deployments" | "deploy" => Kind::Deployment,
@@ -1552,6 +1599,7 @@ impl std::fmt::Display for Kind {
 /// Any stored object. One variant per kind keeps every match exhaustive.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Object {
+    Namespace(Namespace),
     Node(Node),
     Lease(Lease),
     Deployment(Deployment),
@@ -1568,6 +1616,7 @@ pub enum Object {
 macro_rules! each_variant {
     ($obj:expr, $o:ident => $body:expr) => {
         match $obj {
+            Object::Namespace($o) => $body,
             Object::Node($o) => $body,
             Object::Lease($o) => $body,
             Object::Deployment($o) => $body,
@@ -1587,6 +1636,7 @@ impl Object {
     /// The object's kind.
     pub fn kind(&self) -> Kind {
         match self {
+            Object::Namespace(_) => Kind::Namespace,
             Object::Node(_) => Kind::Node,
             Object::Lease(_) => Kind::Lease,
             Object::Deployment(_) => Kind::Deployment,
@@ -1644,6 +1694,7 @@ impl Object {
             m.remove("kind");
         }
         Ok(match kind {
+            Kind::Namespace => Object::Namespace(serde_json::from_value(value)?),
             Kind::Node => Object::Node(serde_json::from_value(value)?),
             Kind::Lease => Object::Lease(serde_json::from_value(value)?),
             Kind::Deployment => Object::Deployment(serde_json::from_value(value)?),
@@ -1691,6 +1742,7 @@ macro_rules! accessors {
 }
 
 accessors! {
+    as_namespace, as_namespace_mut, Namespace, Namespace;
     as_node, as_node_mut, Node, Node;
     as_lease, as_lease_mut, Lease, Lease;
     as_deployment, as_deployment_mut, Deployment, Deployment;

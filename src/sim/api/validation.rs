@@ -15,9 +15,9 @@ use std::fmt;
 use super::limits;
 use super::quantity::parse_quantity;
 use super::types::{
-    Container, Deployment, IntOrString, Kind, LabelSelector, Node, NodeSelectorRequirement, Object,
-    ObjectMeta, Pod, PodDisruptionBudget, PodSpec, PodTemplateSpec, Probe, ReplicaSet, Service,
-    StringMap, Toleration,
+    Container, Deployment, IntOrString, Kind, LabelSelector, Namespace, Node,
+    NodeSelectorRequirement, Object, ObjectMeta, Pod, PodDisruptionBudget, PodSpec,
+    PodTemplateSpec, Probe, ReplicaSet, Service, StringMap, Toleration,
 };
 
 // ---------------------------------------------------------------- field errors
@@ -755,6 +755,7 @@ pub fn validate(obj: &Object, old: Option<&Object>) -> Vec<FieldError> {
             errs.extend(super::crd_validation::validate_crd(c, old));
         }
         // A custom object's schema lives in its CRD: the API server checks it there.
+        Object::Namespace(n) => errs.extend(validate_namespace(n)),
         Object::Lease(_) | Object::EndpointSlice(_) | Object::Event(_) | Object::Custom(_) => {}
     }
     errs
@@ -771,6 +772,7 @@ fn name_errors(kind: Kind, name: &str, prefix: bool) -> Vec<String> {
     };
     match kind {
         Kind::Service => is_dns1035_label(name),
+        Kind::Namespace => is_dns1123_label(name),
         _ => is_dns1123_subdomain(name),
     }
 }
@@ -1656,6 +1658,21 @@ fn validate_service(s: &Service) -> Vec<FieldError> {
     }
     errs.extend(validate_labels(&spec.selector, "spec.selector"));
     errs
+}
+
+/// `ValidateNamespace`: each of `spec.finalizers` a qualified name (`kubernetes`,
+/// `example.com/cleanup`).
+fn validate_namespace(ns: &Namespace) -> Vec<FieldError> {
+    ns.spec
+        .finalizers
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| {
+            is_qualified_name(f).into_iter().map(move |msg| {
+                FieldError::invalid(format!("spec.finalizers[{i}]"), f.as_str(), msg)
+            })
+        })
+        .collect()
 }
 
 fn validate_pdb(pdb: &PodDisruptionBudget) -> Vec<FieldError> {

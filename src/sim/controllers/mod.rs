@@ -5,6 +5,7 @@ pub mod disruption;
 pub mod endpointslice;
 pub mod garbage_collector;
 pub mod kubelet;
+pub mod namespace;
 pub mod node_lifecycle;
 pub mod replicaset;
 pub mod scheduler;
@@ -24,6 +25,7 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(taint_eviction::TaintEvictionController::new()),
         Box::new(disruption::DisruptionController::new()),
         Box::new(endpointslice::EndpointSliceController::new()),
+        Box::new(namespace::NamespaceController::new()),
         Box::new(scheduler::Scheduler::new()),
     ]
 }

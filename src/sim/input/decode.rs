@@ -87,7 +87,6 @@ pub const NOT_SIMULATED_KINDS: &[&str] = &[
     "Job",
     "LimitRange",
     "MutatingWebhookConfiguration",
-    "Namespace",
     "NetworkPolicy",
     "PersistentVolume",
     "PersistentVolumeClaim",
@@ -118,7 +117,6 @@ const NOT_SIMULATED_SHORT_NAMES: &[(&str, &str)] = &[
     ("ing", "Ingress"),
     ("limits", "LimitRange"),
     ("netpol", "NetworkPolicy"),
-    ("ns", "Namespace"),
     ("pc", "PriorityClass"),
     ("pv", "PersistentVolume"),
     ("pvc", "PersistentVolumeClaim"),
@@ -237,9 +235,13 @@ pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
         ctx.decode_document(doc);
     }
     if kinds.file_crds_first {
-        // What defines a kind goes first, as Helm and Argo CD order an install.
-        out.objects
-            .stable_sort_by_key(|o| o.object.kind() != Kind::CustomResourceDefinition);
+        // What the rest lives in or is defined by goes first, as Helm and Argo CD order an
+        // install: Namespaces, then CustomResourceDefinitions.
+        out.objects.stable_sort_by_key(|o| match o.object.kind() {
+            Kind::Namespace => 0,
+            Kind::CustomResourceDefinition => 1,
+            _ => 2,
+        });
     }
     out
 }
@@ -746,6 +748,7 @@ pub struct DecodeError {
 pub fn decode_object(kind: Kind, value: &Json) -> Result<(Object, DecodeFindings), DecodeError> {
     let findings = RefCell::new(DecodeFindings::default());
     let object = match kind {
+        Kind::Namespace => Object::Namespace(decode_as(value, &findings)?),
         Kind::Node => Object::Node(decode_as(value, &findings)?),
         Kind::Lease => Object::Lease(decode_as(value, &findings)?),
         Kind::Deployment => Object::Deployment(decode_as(value, &findings)?),
@@ -1622,7 +1625,7 @@ mod tests {
             ("storageclasses", Some("StorageClass")),
             ("endpoints", Some("Endpoints")),
             ("ep", Some("Endpoints")),
-            ("ns", Some("Namespace")),
+            ("ns", None),
             ("pods", None),
             ("deploymentz", None),
         ] {

@@ -63,6 +63,8 @@ pub struct Args {
     pub flags: BTreeMap<&'static str, Vec<String>>,
     /// Words after `--`.
     pub after_dashdash: Vec<String>,
+    /// The kubeconfig context's namespace, what `-n` defaults to (`default` when unset).
+    pub context_namespace: Option<String>,
 }
 
 impl Args {
@@ -232,9 +234,12 @@ impl Args {
         self.get(long).and_then(|v| parse_go_duration(v).ok())
     }
 
-    /// `-n`, defaulting to `default` as kubectl's kubeconfig context would.
+    /// `-n`, defaulting to the kubeconfig context's namespace, or `default`.
     pub fn namespace(&self) -> String {
-        self.get("namespace").unwrap_or("default").to_string()
+        self.get("namespace")
+            .or(self.context_namespace.as_deref())
+            .unwrap_or("default")
+            .to_string()
     }
 
     /// `error: … See 'kubectl <cmd> --help' for usage.` for a usage mistake.

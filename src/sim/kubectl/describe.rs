@@ -19,7 +19,7 @@ use crate::sim::api::quantity::{format_bytes, parse_quantity, Quantity, Quantity
 use crate::sim::api::types::LAST_APPLIED;
 use crate::sim::api::types::{
     Container, ContainerState, ContainerStatus, Event, IntOrString, Kind, LabelSelector, Millis,
-    Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap, Time, Toleration,
+    Namespace, Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap, Time, Toleration,
 };
 use crate::sim::controllers::deployment::util::equal_ignore_hash;
 use crate::sim::time::human_duration;
@@ -125,6 +125,7 @@ pub fn describe_object(sim: &Sim, o: &Object, show_events: bool) -> Result<Strin
     };
     let mut w = String::new();
     match o {
+        Object::Namespace(ns) => namespace(&mut w, ns),
         Object::Pod(p) => pod(&mut w, now, p, events.as_deref()),
         Object::Deployment(_) => deployment(&mut w, sim, o, events.as_deref()),
         Object::ReplicaSet(_) => replica_set(&mut w, sim, o, events.as_deref()),
@@ -1601,6 +1602,31 @@ fn pdb(w: &mut String, now: Millis, o: &Object, events: Option<&[Event]>) {
 
 /// kubectl's generic describer (for kinds it has no describer of its own, custom kinds among
 /// them): the metadata kubectl always shows, then every field, `camelCase` keys as `Camel Case`.
+/// `describeNamespace`: its phase and conditions; the playground has no ResourceQuota or
+/// LimitRange, so both say there is none, as kubectl does for an empty list.
+fn namespace(w: &mut String, ns: &Namespace) {
+    w.push_str(&format!("Name:\t{}\n", ns.metadata.name));
+    labels_multiline(w, "", "Labels", &ns.metadata.labels);
+    annotations_multiline(w, "Annotations", &ns.metadata.annotations);
+    w.push_str(&format!("Status:\t{}\n", ns.status.phase));
+    if !ns.status.conditions.is_empty() {
+        w.push_str("Conditions:\n");
+        w.push_str("  Type\tStatus\tLastTransitionTime\tReason\tMessage\n");
+        w.push_str("  ----\t------\t------------------\t------\t-------\n");
+        for c in &ns.status.conditions {
+            w.push_str(&format!(
+                "  {}\t{}\t{}\t{}\t{}\n",
+                c.type_,
+                c.status,
+                c.last_transition_time.map(rfc1123z).unwrap_or_default(),
+                c.reason.as_deref().unwrap_or_default(),
+                c.message.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    w.push_str("\nNo resource quota.\n\nNo LimitRange resource.\n");
+}
+
 fn generic(w: &mut String, now: Millis, o: &Object, events: Option<&[Event]>) {
     let meta = o.meta();
     w.push_str(&format!("Name:\t{}\n", meta.name));

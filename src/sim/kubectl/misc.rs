@@ -293,8 +293,9 @@ pub const API_RESOURCES_FLAGS: &[Flag] = &[
 
 /// `kubectl api-resources`: the kinds the playground serves, custom kinds included.
 pub fn api_resources(sim: &Sim, args: &Args) -> CommandOutput {
-    let builtin: [(&str, &str, Kind); 10] = [
+    let builtin: [(&str, &str, Kind); 11] = [
         ("events", "ev", Kind::Event),
+        ("namespaces", "ns", Kind::Namespace),
         ("nodes", "no", Kind::Node),
         ("pods", "po", Kind::Pod),
         ("services", "svc", Kind::Service),
@@ -449,7 +450,7 @@ pub fn not_simulated(verb: &str) -> Option<CommandOutput> {
         "replace" => "use kubectl apply -f (the editor's Apply button)",
         "top" => "there is no metrics-server in the simulation",
         "autoscale" => "HorizontalPodAutoscalers are not simulated",
-        "auth" | "certificate" | "config" | "plugin" | "completion" | "kustomize" | "diff"
+        "auth" | "certificate" | "plugin" | "completion" | "kustomize" | "diff"
         | "alpha" | "options" => "",
         _ => return None,
     };

@@ -15,6 +15,7 @@
 pub mod apply;
 pub mod args;
 pub mod complete;
+pub mod config;
 pub mod describe;
 pub mod drain;
 pub mod errors;
@@ -78,11 +79,27 @@ pub fn execute(sim: &mut Sim, line: &str) -> CommandOutput {
 /// `line` may hold what a shell would read: a here-document (`apply -f - <<EOF` … `EOF`), which
 /// then is the standard input, and backslash-newline continuations (see [`shell`]).
 pub fn execute_with_stdin(sim: &mut Sim, line: &str, input: Option<&str>) -> CommandOutput {
+    execute_in(sim, &mut config::KubeConfig::default(), line, input)
+}
+
+/// [`execute_with_stdin`] with a kubeconfig that lasts between commands (the console's, which
+/// `kubectl config set-context --current --namespace` changes).
+pub fn execute_in(
+    sim: &mut Sim,
+    kubeconfig: &mut config::KubeConfig,
+    line: &str,
+    input: Option<&str>,
+) -> CommandOutput {
     let shell = match shell::parse(line) {
         Ok(s) => s,
         Err(e) => return fail(e.message()),
     };
-    let mut out = execute_command(sim, &shell.command, shell.stdin.as_deref().or(input));
+    let mut out = execute_command(
+        sim,
+        kubeconfig,
+        &shell.command,
+        shell.stdin.as_deref().or(input),
+    );
     if let Some(w) = shell.warning {
         out.stderr.insert_str(0, &format!("{w}\n"));
     }
@@ -90,7 +107,12 @@ pub fn execute_with_stdin(sim: &mut Sim, line: &str, input: Option<&str>) -> Com
 }
 
 /// Runs one command line, already one line and with its standard input.
-fn execute_command(sim: &mut Sim, line: &str, input: Option<&str>) -> CommandOutput {
+fn execute_command(
+    sim: &mut Sim,
+    kubeconfig: &mut config::KubeConfig,
+    line: &str,
+    input: Option<&str>,
+) -> CommandOutput {
     // Too long, or holding control characters: refused before any parsing (see sim::limits).
     if let Err(e) = crate::sim::api::limits::check_command_line(line) {
         return error(e);
@@ -137,7 +159,13 @@ fn execute_command(sim: &mut Sim, line: &str, input: Option<&str>) -> CommandOut
             USAGE
         ));
     }
-    let parse = |spec: &[Flag], command: &str| Args::parse(command, &words, spec);
+    let context_namespace = kubeconfig.namespace.clone();
+    let parse = |spec: &[Flag], command: &str| {
+        Args::parse(command, &words, spec).map(|mut a| {
+            a.context_namespace = context_namespace.clone();
+            a
+        })
+    };
     macro_rules! with_args {
         ($spec:expr, $cmd:expr, |$a:ident| $body:expr) => {
             match parse($spec, $cmd) {
@@ -219,6 +247,16 @@ fn execute_command(sim: &mut Sim, line: &str, input: Option<&str>) -> CommandOut
             misc::api_resources(sim, &a)
         }),
         "api-versions" => util::out(misc::api_versions(sim)),
+        "config" => {
+            let sub = words
+                .iter()
+                .find(|w| !w.starts_with('-'))
+                .cloned()
+                .unwrap_or_default();
+            with_args!(config::CONFIG_FLAGS, &format!("config {sub}"), |a| {
+                config::config(kubeconfig, &a)
+            })
+        }
         "help" => util::out(USAGE),
         other => match misc::not_simulated(other) {
             Some(o) => o,

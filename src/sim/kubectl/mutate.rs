@@ -17,8 +17,8 @@ use super::util::{
 };
 use super::{apply, CommandOutput};
 use crate::sim::api::types::{
-    Container, ContainerPort, Deployment, IntOrString, Kind, LabelSelector, Object, ObjectKey,
-    ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, StringMap, Taint,
+    Container, ContainerPort, Deployment, IntOrString, Kind, LabelSelector, Namespace, Object,
+    ObjectKey, ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, StringMap, Taint,
 };
 use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
 use crate::sim::input::decode;
@@ -328,7 +328,7 @@ fn refuse_flags(args: &Args, flags: &[&str], command: &str) -> Option<CommandOut
 pub fn create_unsupported(sub: &str) -> CommandOutput {
     unsupported(
         &format!("create {sub}"),
-        "the playground creates Deployments and Services (kubectl create deployment, kubectl create service) and everything else through kubectl apply -f",
+        "the playground creates Deployments, Services and Namespaces (kubectl create deployment, kubectl create service, kubectl create namespace) and everything else through kubectl apply -f",
     )
 }
 
@@ -345,6 +345,7 @@ pub fn create(sim: &mut Sim, args: &Args) -> CommandOutput {
             }
         }
         "service" | "svc" => return create_service(sim, args),
+        "namespace" | "ns" => return create_namespace(sim, args),
         "" => {
             return error("Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl create -h' for help and examples")
         }
@@ -374,6 +375,33 @@ pub fn create(sim: &mut Sim, args: &Args) -> CommandOutput {
         &args.after_dashdash,
     );
     create_built(sim, args, Object::Deployment(d), "deployment")
+}
+
+/// `kubectl create namespace|ns NAME`.
+fn create_namespace(sim: &mut Sim, args: &Args) -> CommandOutput {
+    let others: Vec<&str> = CREATE_SERVICE_ONLY
+        .iter()
+        .chain(CREATE_DEPLOYMENT_ONLY)
+        .copied()
+        .collect();
+    if let Some(refused) = refuse_flags(args, &others, "create namespace") {
+        return refused;
+    }
+    let names = &args.positional[1..];
+    if names.len() != 1 {
+        return fail(args.usage_error(&format!(
+            "exactly one NAME is required, got {}",
+            names.len()
+        )));
+    }
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: names[0].clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    create_built(sim, args, Object::Namespace(ns), "namespace")
 }
 
 /// `port[:targetPort]` of `--tcp`, as kubectl's `parsePorts` reads it: a port number, then a

@@ -252,6 +252,7 @@ pub fn columns(kind: Kind, wide: bool) -> Vec<&'static str> {
         Kind::Pod => vec!["NAME", "READY", "STATUS", "RESTARTS", "AGE"],
         Kind::Deployment => vec!["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
         Kind::ReplicaSet => vec!["NAME", "DESIRED", "CURRENT", "READY", "AGE"],
+        Kind::Namespace => vec!["NAME", "STATUS", "AGE"],
         Kind::Node => vec!["NAME", "STATUS", "ROLES", "AGE", "VERSION"],
         Kind::Service => vec![
             "NAME",
@@ -481,6 +482,7 @@ fn endpointslice_endpoints(s: &crate::sim::api::types::EndpointSlice) -> String 
 pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
     let name = o.meta().name.clone();
     match o {
+        Object::Namespace(ns) => vec![name, ns.status.phase.clone(), age(now, o)],
         Object::Pod(pod) => {
             let s = pod_summary(pod);
             let restarts = s.restarts_column(now);

@@ -104,7 +104,7 @@ fn mistakes_get_kubectls_exact_errors() {
         // A real type the playground does not simulate: kubectl's line, then a note saying so.
         (
             "get cm".into(),
-            "error: the server doesn't have a resource type \"cm\"\nnote: ConfigMap is a Kubernetes type the playground does not simulate; it serves nodes, leases, deployments, replicasets, pods, services, endpointslices, poddisruptionbudgets, events, customresourcedefinitions\n",
+            "error: the server doesn't have a resource type \"cm\"\nnote: ConfigMap is a Kubernetes type the playground does not simulate; it serves namespaces, nodes, leases, deployments, replicasets, pods, services, endpointslices, poddisruptionbudgets, events, customresourcedefinitions\n",
         ),
         (
             "get pods --foo".into(),

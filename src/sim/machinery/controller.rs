@@ -31,6 +31,7 @@ pub enum ComponentId {
     TaintEviction,
     Disruption,
     EndpointSlice,
+    Namespace,
     Scheduler,
     /// The kubelet of one node.
     Kubelet(String),
@@ -40,7 +41,7 @@ pub enum ComponentId {
 
 impl ComponentId {
     /// The controllers that live in kube-controller-manager and restart together with it.
-    pub const CONTROLLER_MANAGER: [ComponentId; 7] = [
+    pub const CONTROLLER_MANAGER: [ComponentId; 8] = [
         ComponentId::Deployment,
         ComponentId::ReplicaSet,
         ComponentId::GarbageCollector,
@@ -48,6 +49,7 @@ impl ComponentId {
         ComponentId::TaintEviction,
         ComponentId::Disruption,
         ComponentId::EndpointSlice,
+        ComponentId::Namespace,
     ];
 
     /// The name the component reports as (Event `source.component`, trace `actor`).
@@ -61,6 +63,7 @@ impl ComponentId {
             ComponentId::TaintEviction => "taint-eviction-controller".into(),
             ComponentId::Disruption => "disruption-controller".into(),
             ComponentId::EndpointSlice => "endpointslice-controller".into(),
+            ComponentId::Namespace => "namespace-controller".into(),
             ComponentId::Scheduler => "default-scheduler".into(),
             ComponentId::Kubelet(node) => format!("kubelet/{node}"),
             ComponentId::Drain(node) => format!("kubectl-drain/{node}"),
@@ -82,6 +85,7 @@ impl ComponentId {
             "taint-eviction-controller" | "taint-eviction" => ComponentId::TaintEviction,
             "disruption-controller" | "disruption" => ComponentId::Disruption,
             "endpointslice-controller" | "endpointslice" => ComponentId::EndpointSlice,
+            "namespace-controller" | "namespace" => ComponentId::Namespace,
             "default-scheduler" | "scheduler" => ComponentId::Scheduler,
             _ if s.starts_with("kubectl-drain/") => {
                 ComponentId::Drain(s.trim_start_matches("kubectl-drain/").to_string())
@@ -228,6 +232,11 @@ pub trait Controller {
 
     /// The kinds its informers cache.
     fn watched_kinds(&self) -> &'static [Kind];
+
+    /// The LIST that follows a [`ApiRequest::DeleteCollection`] it sent: what is left of the
+    /// collection (objects terminating gracefully or held by finalizers). A live read, as the
+    /// namespace controller's is upstream; only a sender of DeleteCollection hears it.
+    fn on_list(&mut self, _req: &ApiRequest, _items: &[Arc<Object>], _now: Millis) {}
 
     /// Whether its informers also cache every custom kind the API serves, as the garbage
     /// collector's monitors do (discovery adds one for each new resource).

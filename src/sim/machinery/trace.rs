@@ -290,6 +290,21 @@ pub fn effects_of(trace: &Trace, seq: u64) -> Vec<&TraceEntry> {
 /// object, so a stale view shows as the change the sender believed it was making).
 pub fn describe_request(req: &ApiRequest, cached: Option<&Object>) -> String {
     match req {
+        ApiRequest::DeleteCollection { kind, namespace } => {
+            format!(
+                "deletecollection {} in namespace {namespace}",
+                kind.plural()
+            )
+        }
+        ApiRequest::Finalize(o) => {
+            let finalizers = o.as_namespace().map(|n| n.spec.finalizers.join(", "));
+            format!(
+                "finalize {} {}: spec.finalizers [{}]",
+                o.kind(),
+                o.meta().name,
+                finalizers.unwrap_or_default()
+            )
+        }
         ApiRequest::Create(o) => {
             let m = o.meta();
             if m.name.is_empty() {

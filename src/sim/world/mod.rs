@@ -736,6 +736,9 @@ mod tests {
         assert!(holds(&s.sim, &ComponentId::Scheduler));
         assert!(holds(&s.sim, &ComponentId::Kubelet("node-1".into())));
         for id in ComponentId::CONTROLLER_MANAGER {
+            if !s.sim.components[&id].ctrl.watches(Kind::Pod) {
+                continue;
+            }
             assert!(cached(&s.sim, &id), "{id} cached the pod");
             assert!(
                 s.sim.components[&id].selected.is_empty(),
@@ -776,7 +779,7 @@ mod tests {
                 _ => None,
             })
             .collect();
-        // The seven controllers, the scheduler and node-1's kubelet heard of the create.
+        // The seven controllers that watch pods, the scheduler and node-1's kubelet heard of it.
         assert_eq!(names.len(), 9);
         assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
     }

@@ -36,8 +36,20 @@ impl Sim {
                     }
                 }
                 let mut answer_events = Vec::new();
+                let listed: Vec<Arc<Object>> = match (&req, &result) {
+                    (ApiRequest::DeleteCollection { kind, namespace }, Ok(_)) => self
+                        .api
+                        .list(*kind)
+                        .filter(|o| o.meta().namespace == *namespace)
+                        .cloned()
+                        .collect(),
+                    _ => Vec::new(),
+                };
                 if let Some(c) = self.components.get_mut(from) {
                     if c.generation == gen {
+                        if matches!(req, ApiRequest::DeleteCollection { .. }) && result.is_ok() {
+                            c.ctrl.on_list(&req, &listed, self.now);
+                        }
                         c.ctrl.on_response(&req, &result, self.now);
                         answer_events = c.ctrl.events_for_response(&req, &result);
                     }
@@ -157,6 +169,15 @@ impl Sim {
         // off); client-go's broadcaster retries and then drops it.
         let cut_off = self.components.get(from).is_some_and(|c| c.partitioned);
         if !self.api_server_up || cut_off {
+            return;
+        }
+        // NamespaceLifecycle refuses an Event in a namespace that is gone or terminating.
+        let namespace = if rec.object.kind.namespaced() {
+            rec.object.namespace.as_str()
+        } else {
+            "default"
+        };
+        if !self.api.accepts_content_in(namespace) {
             return;
         }
         let (source, host) = match from {
