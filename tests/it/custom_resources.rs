@@ -453,3 +453,42 @@ fn kubectl_get_all_and_a_crds_own_category_list_the_custom_kinds_in_them() {
         plain.stdout
     );
 }
+
+#[test]
+fn list_type_set_and_map_refuse_repeats_with_the_api_servers_duplicate_errors_at_their_lines() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "              replicas:\n",
+        "              tags:\n                type: array\n                x-kubernetes-list-type: set\n                items: {type: string}\n              ports:\n                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [name]\n                items:\n                  type: object\n                  properties:\n                    name: {type: string}\n                    port: {type: integer}\n              replicas:\n",
+    );
+    assert!(s.apply_text("crd.yaml", &crd).ok);
+    let tab = format!(
+        "{CRONTAB}  tags: [a, b, a]\n  ports:\n  - {{name: http, port: 80}}\n  - {{name: http, port: 8080}}\n"
+    );
+    let report = s.apply_text("crontab.yaml", &tab);
+    assert!(!report.ok);
+    let found: Vec<(u32, String)> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| (d.line, d.message.clone()))
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|(line, m)| *line == 8 && m.contains(r#"spec.tags[2]: Duplicate value: "a""#)),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|(line, m)| *line == 11
+            && m.contains(
+                r#"spec.ports[1]: Duplicate value: map[string]interface {}{"name":"http"}"#
+            )),
+        "{found:?}"
+    );
+    let fine = s.apply_text(
+        "crontab.yaml",
+        &format!("{CRONTAB}  tags: [a, b]\n  ports:\n  - {{name: http, port: 80}}\n  - {{name: https, port: 443}}\n"),
+    );
+    assert!(fine.ok, "{:?}", fine.diagnostics);
+}

@@ -303,6 +303,73 @@ fn bad_value(v: &Json) -> BadValue {
     }
 }
 
+/// A value as Go's `%#v` prints it from an unstructured object, as `field.Duplicate` shows a
+/// list-map key: `map[string]interface {}{"name":"http", "port":80}`.
+fn go_unstructured(v: &Json) -> String {
+    match v {
+        Json::Null => "interface {}(nil)".into(),
+        Json::Bool(b) => b.to_string(),
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => super::validation::go_quote(s),
+        Json::Array(items) => format!(
+            "[]interface {{}}{{{}}}",
+            items
+                .iter()
+                .map(go_unstructured)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Json::Object(m) => format!(
+            "map[string]interface {{}}{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}:{}", super::validation::go_quote(k), go_unstructured(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// `x-kubernetes-list-type`: a `set` holds each value once; a `map` holds objects, each
+/// `x-kubernetes-list-map-keys` combination once (the listtype validation's errors, on each
+/// repeat).
+fn list_type_errors(items: &[Json], s: &JSONSchemaProps, path: &str, errs: &mut Vec<FieldError>) {
+    let list_type = s.x_list_type.as_deref().unwrap_or_default();
+    if !matches!(list_type, "set" | "map") {
+        return;
+    }
+    let mut seen: Vec<Json> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let key = match (list_type, item) {
+            ("set", _) => item.clone(),
+            (_, Json::Object(m)) => Json::Object(
+                s.x_list_map_keys
+                    .iter()
+                    .filter_map(|k| m.get(k).map(|v| (k.clone(), v.clone())))
+                    .collect(),
+            ),
+            _ => {
+                errs.push(FieldError::invalid(
+                    format!("{path}[{i}]"),
+                    bad_value(item),
+                    "must be an object for an array of list-type map",
+                ));
+                continue;
+            }
+        };
+        if seen.contains(&key) {
+            let shown = match &key {
+                Json::Object(_) | Json::Array(_) | Json::Null => {
+                    BadValue::Go(go_unstructured(&key))
+                }
+                other => bad_value(other),
+            };
+            errs.push(FieldError::duplicate(format!("{path}[{i}]"), shown));
+        } else {
+            seen.push(key);
+        }
+    }
+}
+
 fn type_matches(want: &str, v: &Json) -> bool {
     match (want, v) {
         ("", _) => true,
@@ -443,6 +510,7 @@ fn validate_at(v: &Json, s: &JSONSchemaProps, path: &str, root: bool, errs: &mut
                     validate_at(e, item, &format!("{path}[{i}]"), false, errs);
                 }
             }
+            list_type_errors(items, s, path, errs);
         }
         Json::Object(map) => {
             for r in &s.required {
