@@ -492,3 +492,36 @@ fn list_type_set_and_map_refuse_repeats_with_the_api_servers_duplicate_errors_at
     );
     assert!(fine.ok, "{:?}", fine.diagnostics);
 }
+
+#[test]
+fn a_string_in_the_wrong_format_is_refused_in_the_api_servers_words() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "              image:\n                type: string\n",
+        "              image:\n                type: string\n              owner:\n                type: string\n                format: email\n",
+    );
+    assert!(s.apply_text("crd.yaml", &crd).ok);
+    let report = s.apply_text(
+        "crontab.yaml",
+        &format!("{CRONTAB}  owner: ops at example\n"),
+    );
+    assert!(!report.ok);
+    let error = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .expect("refused");
+    assert_eq!(error.line, 8);
+    assert!(
+        error.message.contains(r#"spec.owner: Invalid value: "ops at example": spec.owner in body must be of type email: "ops at example""#),
+        "{}",
+        error.message
+    );
+    assert!(
+        s.apply_text(
+            "crontab.yaml",
+            &format!("{CRONTAB}  owner: ops@example.com\n")
+        )
+        .ok
+    );
+}

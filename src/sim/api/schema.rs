@@ -370,6 +370,84 @@ fn list_type_errors(items: &[Json], s: &JSONSchemaProps, path: &str, errs: &mut 
     }
 }
 
+/// Whether `text` is a `format` the API server checks (go-openapi's strfmt, the common ones);
+/// None for a format the playground stores without checking.
+fn format_holds(format: &str, text: &str) -> Option<bool> {
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let date = |d: &str| {
+        let mut p = d.split('-');
+        matches!((p.next(), p.next(), p.next(), p.next()), (Some(y), Some(m), Some(day), None)
+            if digits(y, 4) && digits(m, 2) && digits(day, 2)
+                && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
+                && (1..=31).contains(&day.parse::<u32>().unwrap_or(0)))
+    };
+    let hostname = |h: &str| {
+        !h.is_empty()
+            && h.len() <= 255
+            && h.trim_end_matches('.').split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+            })
+    };
+    Some(match format {
+        "date" => date(text),
+        "date-time" | "datetime" => {
+            let Some((d, rest)) = text.split_once(['T', 't']) else {
+                return Some(false);
+            };
+            let (clock, zone) = match rest.find(['Z', 'z', '+', '-']) {
+                Some(i) => rest.split_at(i),
+                None => return Some(false),
+            };
+            let hms: Vec<&str> = clock.splitn(3, ':').collect();
+            let seconds = hms.get(2).map(|s| s.split('.').next().unwrap_or(""));
+            date(d)
+                && hms.len() == 3
+                && digits(hms[0], 2)
+                && digits(hms[1], 2)
+                && seconds.is_some_and(|s| digits(s, 2))
+                && (zone.eq_ignore_ascii_case("z")
+                    || (zone.len() == 6 && zone.as_bytes()[3] == b':'))
+        }
+        "email" => text.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && !local.contains(char::is_whitespace) && hostname(domain)
+        }),
+        "hostname" => hostname(text),
+        "ipv4" => text.parse::<std::net::Ipv4Addr>().is_ok(),
+        "ipv6" => text.parse::<std::net::Ipv6Addr>().is_ok(),
+        "cidr" => text.split_once('/').is_some_and(|(ip, bits)| {
+            let bits = bits.parse::<u8>().ok();
+            match ip.parse::<std::net::IpAddr>() {
+                Ok(std::net::IpAddr::V4(_)) => bits.is_some_and(|b| b <= 32),
+                Ok(std::net::IpAddr::V6(_)) => bits.is_some_and(|b| b <= 128),
+                Err(_) => false,
+            }
+        }),
+        "uuid" => {
+            let groups: Vec<&str> = text.split('-').collect();
+            groups.len() == 5
+                && groups
+                    .iter()
+                    .zip([8, 4, 4, 4, 12])
+                    .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+        }
+        "byte" => {
+            text.len() % 4 == 0
+                && text
+                    .trim_end_matches('=')
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+                && text.len() - text.trim_end_matches('=').len() <= 2
+        }
+        _ => return None,
+    })
+}
+
 fn type_matches(want: &str, v: &Json) -> bool {
     match (want, v) {
         ("", _) => true,
@@ -493,6 +571,17 @@ fn validate_at(v: &Json, s: &JSONSchemaProps, path: &str, root: bool, errs: &mut
                     format!("{shown} in body should be at least {min} chars long"),
                 ));
             }
+            if format_holds(&s.format, text) == Some(false) {
+                errs.push(FieldError::invalid(
+                    shown,
+                    bad_value(v),
+                    format!(
+                        "{shown} in body must be of type {}: {}",
+                        s.format,
+                        super::validation::go_quote(text)
+                    ),
+                ));
+            }
         }
         Json::Array(items) => {
             if let Some(max) = s.max_items.filter(|m| items.len() as i64 > *m) {
@@ -537,8 +626,8 @@ fn validate_at(v: &Json, s: &JSONSchemaProps, path: &str, root: bool, errs: &mut
     }
 }
 
-/// Whether the schema (any node) carries `x-kubernetes-validations`, `pattern` or `format`: rules
-/// the playground stores but does not enforce yet.
+/// Whether the schema (any node) carries `x-kubernetes-validations` or `pattern`: rules the
+/// playground stores but does not enforce yet.
 pub fn unenforced_rules(s: &JSONSchemaProps) -> Vec<&'static str> {
     let mut found = Vec::new();
     let mut visit = vec![s];
@@ -554,4 +643,42 @@ pub fn unenforced_rules(s: &JSONSchemaProps) -> Vec<&'static str> {
     }
     found.sort_unstable();
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_holds;
+
+    #[test]
+    fn the_common_formats_hold_for_good_values_and_not_for_bad_ones() {
+        for (format, good, bad) in [
+            ("date", "2026-12-02", "2026-13-02"),
+            ("date-time", "2026-12-02T10:00:00Z", "2026-12-02 10:00"),
+            (
+                "date-time",
+                "2026-12-02T10:00:00.5+01:00",
+                "2026-12-02T10:00Z",
+            ),
+            ("email", "ops@example.com", "ops at example.com"),
+            ("hostname", "db-0.example.com", "-db.example.com"),
+            ("ipv4", "10.0.0.1", "10.0.0.256"),
+            ("ipv6", "fd00::1", "fd00:::1"),
+            ("cidr", "10.0.0.0/8", "10.0.0.0/33"),
+            (
+                "uuid",
+                "123e4567-e89b-12d3-a456-426614174000",
+                "123e4567e89b12d3",
+            ),
+            ("byte", "aGVsbG8=", "hello!"),
+        ] {
+            assert_eq!(format_holds(format, good), Some(true), "{format} {good}");
+            assert_eq!(format_holds(format, bad), Some(false), "{format} {bad}");
+        }
+        assert_eq!(
+            format_holds("int-or-anything", "x"),
+            None,
+            "unknown formats are stored"
+        );
+        assert_eq!(format_holds("", "x"), None);
+    }
 }
