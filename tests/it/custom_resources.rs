@@ -525,3 +525,33 @@ fn a_string_in_the_wrong_format_is_refused_in_the_api_servers_words() {
         .ok
     );
 }
+
+#[test]
+fn kubectl_wait_knows_a_custom_kind_by_its_names_and_reads_its_conditions() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "              ready:\n                type: integer\n",
+        "              ready:\n                type: integer\n              conditions:\n                type: array\n                items:\n                  type: object\n                  x-kubernetes-preserve-unknown-fields: true\n",
+    );
+    assert!(
+        s.apply_text("crontab.yaml", &format!("{crd}---\n{CRONTAB}"))
+            .ok
+    );
+    let waiting = s.kubectl("wait --for=condition=Ready ct/my-new-cron-object --timeout=1s");
+    assert!(!waiting.ok, "{}", waiting.stdout);
+    assert!(
+        !waiting.stderr.contains("doesn't have a resource type"),
+        "{}",
+        waiting.stderr
+    );
+    let patched = s.kubectl(r#"patch crontab my-new-cron-object --subresource=status --type=merge -p '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}'"#);
+    assert!(patched.ok, "{}", patched.stderr);
+    let met = s.kubectl("wait --for=condition=Ready crontab/my-new-cron-object --timeout=1s");
+    assert_eq!(
+        (met.stdout.as_str(), met.stderr.as_str()),
+        (
+            "crontab.stable.example.com/my-new-cron-object condition met\n",
+            ""
+        )
+    );
+}

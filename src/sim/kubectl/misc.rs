@@ -463,12 +463,16 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
         Some((k, n)) => (k, Some(n)),
         None => (wait.resource.as_str(), None),
     };
-    let kind = Kind::from_resource_name(kind_s)
-        .ok_or_else(|| format!("the server doesn't have a resource type {kind_s:?}"))?;
+    let kind = super::resources::kind_of(sim.api(), kind_s)?;
+    let namespace = if kind.namespaced() {
+        wait.namespace.as_str()
+    } else {
+        ""
+    };
     let objects: Vec<&Arc<Object>> = match name {
         Some(n) => sim
             .api()
-            .get(&ObjectKey::new(kind, &wait.namespace, n))
+            .get(&ObjectKey::new(kind, namespace, n))
             .into_iter()
             .collect(),
         None => {
