@@ -555,3 +555,23 @@ fn kubectl_wait_knows_a_custom_kind_by_its_names_and_reads_its_conditions() {
         )
     );
 }
+
+#[test]
+fn an_unknown_metadata_field_of_a_custom_object_says_it_cannot_be_handled_as_its_kind() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crd.yaml", CRONTAB_CRD).ok);
+    let report = s.apply_text(
+        "crontab.yaml",
+        &CRONTAB.replace(
+            "  name: my-new-cron-object\n",
+            "  name: my-new-cron-object\n  labelz: {}\n",
+        ),
+    );
+    assert!(!report.ok);
+    let error = &report.diagnostics[0];
+    assert_eq!((error.line, error.col), (5, 3));
+    assert_eq!(
+        error.message,
+        r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "metadata.labelz""#
+    );
+}

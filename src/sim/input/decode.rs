@@ -465,7 +465,7 @@ impl DocContext<'_> {
         let findings = findings.into_inner();
         if !findings.unknown.is_empty() {
             for path in &findings.unknown {
-                let msg = format!("strict decoding error: unknown field {path:?}");
+                let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
                 self.push(
                     Severity::Error,
                     locate(doc, path, None),
@@ -648,7 +648,7 @@ impl DocContext<'_> {
         }
         if !findings.unknown.is_empty() {
             for (span, path) in in_text_order(&findings.unknown) {
-                let msg = format!("strict decoding error: unknown field {path:?}");
+                let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
                 self.push(Severity::Error, span, msg, Some(path));
             }
             return;
@@ -1414,8 +1414,8 @@ mod tests {
         let d = decode(text);
         assert!(d.objects.is_empty());
         insta::assert_snapshot!(render(&d), @r###"
-        web.yaml:6:3: strict decoding error: unknown field "spec.replicass" [error]
-        web.yaml:12:9: strict decoding error: unknown field "spec.template.spec.containers[0].imagee" [error]
+        web.yaml:6:3: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.replicass" [error]
+        web.yaml:12:9: Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.containers[0].imagee" [error]
         "###);
         assert_eq!(d.diagnostics[0].field.as_deref(), Some("spec.replicass"));
     }

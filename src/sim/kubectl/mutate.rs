@@ -113,6 +113,28 @@ fn gather_apply_error(
     file: &str,
     d: &Diagnostic,
 ) {
+    // A decoding refusal (`Deployment in version "v1" cannot be handled as a Deployment: …`) is
+    // the API server's 400; its unknown fields come in one message, comma-separated.
+    if d.message.contains(" cannot be handled as a ") {
+        if let Some((head, field)) = d.message.split_once(": strict decoding error: ") {
+            if let Some(CmdError::Status { error, .. }) = errs.last_mut() {
+                let same = error.message.starts_with(head)
+                    && error.message[head.len()..].starts_with(": strict decoding error: ");
+                if same {
+                    error.message.push_str(&format!(", {field}"));
+                    return;
+                }
+            }
+        }
+        errs.push(CmdError::Status {
+            error: ApiError {
+                reason: crate::sim::api::StatusReason::BadRequest,
+                message: d.message.clone(),
+            },
+            context: Some(format!("error when creating \"{file}\"")),
+        });
+        return;
+    }
     let Some(found) = InvalidDetails::parse(&d.message) else {
         errs.push(CmdError::Line(
             diagnostic_line(file, d).trim_end().to_string(),

@@ -1488,3 +1488,15 @@ fn describe_deployment_lists_conditions_in_the_order_the_deployment_controller_s
         ]
     );
 }
+
+#[test]
+fn apply_reports_unknown_fields_as_the_api_servers_one_bad_request() {
+    let mut s = Session::new(7);
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicass: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: a\n        image: b\n        imagee: c\n";
+    let out = s.kubectl_with_input("apply -f web.yaml", Some(text));
+    assert!(!out.ok);
+    assert_eq!(
+        out.stderr,
+        "Error from server (BadRequest): error when creating \"web.yaml\": Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.replicass\", unknown field \"spec.template.spec.containers[0].imagee\"\n"
+    );
+}
