@@ -743,6 +743,22 @@ impl ApiServer {
         Ok(ns)
     }
 
+    /// The stored object a write of `new` replaces, its resourceVersion precondition checked:
+    /// 404 when it is gone, 409 when the writer's view is stale.
+    fn current_for_write(&self, new: &Object) -> Result<Arc<Object>, ApiError> {
+        let key = new.key();
+        let old = self
+            .objects
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(key.kind, &key.name))?;
+        let rv = &new.meta().resource_version;
+        if !rv.is_empty() && *rv != old.meta().resource_version {
+            return Err(ApiError::conflict(key.kind, &key.name));
+        }
+        Ok(old)
+    }
+
     /// `namespaces/finalize`: only `spec.finalizers` changes; a terminating namespace left with
     /// no finalizer of either kind is deleted (the registry's `ShouldDeleteDuringUpdate`).
     fn finalize(
@@ -753,19 +769,13 @@ impl ApiServer {
         events: &mut Vec<WatchEvent>,
     ) -> ApiResult {
         let key = new.key();
-        let Some(old) = self.objects.get(&key).cloned() else {
-            return Err(ApiError::not_found(key.kind, &key.name));
-        };
+        let old = self.current_for_write(new)?;
         let (Some(wanted), Some(_)) = (new.as_namespace(), old.as_namespace()) else {
             return Err(ApiError {
                 reason: StatusReason::NotFound,
                 message: "the server could not find the requested resource".into(),
             });
         };
-        let rv = &new.meta().resource_version;
-        if !rv.is_empty() && *rv != old.meta().resource_version {
-            return Err(ApiError::conflict(key.kind, &key.name));
-        }
         let mut obj = (*old).clone();
         if let Some(ns) = obj.as_namespace_mut() {
             ns.spec.finalizers = wanted.spec.finalizers.clone();
@@ -813,13 +823,7 @@ impl ApiServer {
         events: &mut Vec<WatchEvent>,
     ) -> ApiResult {
         let key = new.key();
-        let Some(old) = self.objects.get(&key).cloned() else {
-            return Err(ApiError::not_found(key.kind, &key.name));
-        };
-        let rv = &new.meta().resource_version;
-        if !rv.is_empty() && *rv != old.meta().resource_version {
-            return Err(ApiError::conflict(key.kind, &key.name));
-        }
+        let old = self.current_for_write(&new)?;
         let old_spec_canonical = self.spec_canonical.get(&key) == Some(&old.meta().rv());
         let mut spec_canonical = false;
         let obj = if status {

@@ -36,19 +36,21 @@ impl Sim {
                     }
                 }
                 let mut answer_events = Vec::new();
-                let listed: Vec<Arc<Object>> = match (&req, &result) {
-                    (ApiRequest::DeleteCollection { kind, namespace }, Ok(_)) => self
-                        .api
-                        .list(*kind)
-                        .filter(|o| o.meta().namespace == *namespace)
-                        .cloned()
-                        .collect(),
-                    _ => Vec::new(),
+                // The LIST that follows a DeleteCollection: what is left of the collection.
+                let listed: Option<Vec<Arc<Object>>> = match (&req, &result) {
+                    (ApiRequest::DeleteCollection { kind, namespace }, Ok(_)) => Some(
+                        self.api
+                            .list(*kind)
+                            .filter(|o| o.meta().namespace == *namespace)
+                            .cloned()
+                            .collect(),
+                    ),
+                    _ => None,
                 };
                 if let Some(c) = self.components.get_mut(from) {
                     if c.generation == gen {
-                        if matches!(req, ApiRequest::DeleteCollection { .. }) && result.is_ok() {
-                            c.ctrl.on_list(&req, &listed, self.now);
+                        if let Some(items) = &listed {
+                            c.ctrl.on_list(&req, items, self.now);
                         }
                         c.ctrl.on_response(&req, &result, self.now);
                         answer_events = c.ctrl.events_for_response(&req, &result);
