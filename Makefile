@@ -42,7 +42,7 @@ TRUNK := RUST_LIB_BACKTRACE=0 trunk
 # Prints a banner so each stage of a long log is easy to find.
 banner = @printf '\n==> %s\n' "$(1)"
 
-.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench fuzz fuzz-libfuzzer clean
+.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench fuzz fuzz-libfuzzer openapi clean
 
 help: ## List the targets
 	@echo "Kubeloop: make <target>"
@@ -154,6 +154,12 @@ fuzz-libfuzzer: ## Coverage-guided fuzzing: FUZZ_TARGET=manifest FUZZ_TIME=300 (
 	RUSTC_BOOTSTRAP=1 cargo fuzz run -a $(FUZZ_TARGET) fuzz/corpus/$(FUZZ_TARGET) \
 	  tests/fixtures/manifests tests/fixtures/hostile src/lessons \
 	  -- -max_total_time=$(FUZZ_TIME) -dict=fuzz/yaml.dict -max_len=65536
+
+# The built-in kinds' Go types come from the upstream v1.34 OpenAPI definitions, compacted into a
+# committed file (src/sim/api/openapi/v1.34.json); this regenerates it (it downloads the pinned
+# kubernetes-validate wheel from PyPI once, into target/openapi-src). An unchanged tree gives no diff.
+openapi: ## Regenerate the built-in kinds' schemas from the upstream OpenAPI definitions
+	python3 scripts/gen-openapi.py
 
 clean: ## Remove build output (target/, dist/, test results)
 	cargo clean

@@ -174,6 +174,10 @@ fn gap_view(d: &InspectorData) -> Html {
                     } }
                 </p>
             }
+            if let Some(fields) = &d.fields_yaml {
+                <h3 class="split-title">{ "fields " }<small>{ "what you declared; it has no spec or status" }</small></h3>
+                <pre class="yaml" data-testid="inspector-fields">{ if fields.trim().is_empty() { "{}" } else { fields } }</pre>
+            } else {
             <div class="split">
                 <div class="split-col">
                     <h3 class="split-title">{ "spec " }<small>{ "what you asked for" }</small></h3>
@@ -184,6 +188,7 @@ fn gap_view(d: &InspectorData) -> Html {
                     <pre class="yaml">{ if d.status_yaml.trim().is_empty() { "{}" } else { &d.status_yaml } }</pre>
                 </div>
             </div>
+            }
         </>
     }
 }

@@ -25,6 +25,9 @@ pub struct InspectorData {
     pub events: Vec<EventRow>,
     pub spec_yaml: String,
     pub status_yaml: String,
+    /// The declared fields of an object with neither spec nor status (a ConfigMap's `data`, a
+    /// Role's `rules`), shown in their place.
+    pub fields_yaml: Option<String>,
     pub yaml: String,
     /// `metadata.generation` / `status.observedGeneration`, when the kind has them.
     pub generation: Option<(i64, i64)>,
@@ -60,6 +63,7 @@ impl InspectorData {
                 events,
                 spec_yaml: String::new(),
                 status_yaml: String::new(),
+                fields_yaml: None,
                 yaml: String::new(),
                 generation: None,
                 scheduling: None,
@@ -87,6 +91,7 @@ impl InspectorData {
             events,
             spec_yaml: yaml_unless_null(&obj.spec_json()),
             status_yaml: yaml_unless_null(&obj.status_json()),
+            fields_yaml: declared_fields(&obj),
             yaml: to_yaml(&obj.to_json()),
             generation,
             scheduling,
@@ -106,15 +111,43 @@ fn yaml_unless_null(v: &serde_json::Value) -> String {
     }
 }
 
+/// Everything but `apiVersion`, `kind` and `metadata` of a stored built-in object that has
+/// neither a spec nor a status.
+fn declared_fields(obj: &Object) -> Option<String> {
+    let Object::Custom(o) = obj else {
+        return None;
+    };
+    if !o.kind.is_builtin() || o.content.contains_key("spec") || o.content.contains_key("status") {
+        return None;
+    }
+    Some(yaml_unless_null(&serde_json::Value::Object(
+        o.content.clone(),
+    )))
+}
+
 /// What the playground does not do with this object, said where the learner looks at it.
 fn simulation_notes(sim: &Sim, obj: &Object) -> Vec<String> {
     let Object::Custom(o) = obj else {
         return Vec::new();
     };
+    let kind = o.kind.names().kind;
+    if o.kind.is_builtin() {
+        let mut notes = vec![format!(
+            "Stored; no controller acts on it in the playground: the API server checks its fields' \
+             types against the upstream v1.34 definitions and keeps this {kind}, but does not \
+             validate its values; only the garbage collector and the namespace controller read it."
+        )];
+        if matches!(kind, "ConfigMap" | "Secret") {
+            notes.push(format!(
+                "Changing it does not restart the pods that use it, as in Kubernetes: the \
+                 Deployment controller does not watch {kind}s; roll them with kubectl rollout restart."
+            ));
+        }
+        return notes;
+    }
     let mut notes = vec![format!(
         "Stored; no controller acts on it in the playground: the API server validates and keeps \
-         this {}, and only the garbage collector reads it (for its ownerReferences).",
-        o.kind.names().kind
+         this {kind}, and only the garbage collector reads it (for its ownerReferences)."
     )];
     let unenforced = sim
         .api()
@@ -478,10 +511,11 @@ pub struct OwnershipView {
 /// infrastructure's trees (a Node's Lease, a Service's EndpointSlices).
 fn root_rank(kind: Kind) -> u8 {
     match kind {
+        Kind::Custom(c) if c.is_builtin() => 3,
         Kind::Custom(_) => 0,
         Kind::Deployment => 1,
         Kind::ReplicaSet => 2,
-        _ => 3,
+        _ => 4,
     }
 }
 
@@ -582,7 +616,9 @@ impl OwnershipView {
                 children[*p].push(i);
             }
         }
-        let workload = |k: Kind| matches!(k, Kind::Deployment | Kind::ReplicaSet);
+        // What a learner declares is drawn even when it owns nothing: workloads, and objects of
+        // kinds no controller acts on (a CronTab, a ConfigMap), so that each can be inspected.
+        let workload = |k: Kind| matches!(k, Kind::Deployment | Kind::ReplicaSet | Kind::Custom(_));
         let mut view = OwnershipView::default();
         let mut roots: Vec<usize> = (0..objects.len())
             .filter(|&i| parent[i].is_none())

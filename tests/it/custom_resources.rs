@@ -178,12 +178,14 @@ fn kubectl_get_prints_the_crds_printer_columns_by_every_name_of_the_kind() {
     assert!(
         versions
             .stdout
-            .contains("apiextensions.k8s.io/v1\napps/v1\n"),
+            .contains("apiextensions.k8s.io/v1\napiregistration.k8s.io/v1\napps/v1\n"),
         "{}",
         versions.stdout
     );
     assert!(
-        versions.stdout.contains("stable.example.com/v1\nv1"),
+        versions
+            .stdout
+            .contains("stable.example.com/v1\nstorage.k8s.io/v1\nv1"),
         "{}",
         versions.stdout
     );

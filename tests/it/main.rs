@@ -8,6 +8,7 @@ mod bounds;
 #[path = "../common/determinism.rs"]
 mod common;
 
+mod builtin_kinds;
 mod cli;
 mod control_plane_traces;
 mod custom_resources;

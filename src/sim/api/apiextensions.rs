@@ -36,6 +36,9 @@ pub struct CustomKindName {
     pub namespaced: bool,
     /// `group/version` of the storage version.
     pub api_version: &'static str,
+    /// A built-in kind the playground stores without simulating it (`ConfigMap`): served from
+    /// the upstream definitions ([`super::openapi`]), not from a CRD.
+    pub builtin: bool,
 }
 
 /// A kind served from a CustomResourceDefinition.
@@ -57,7 +60,25 @@ impl CustomKind {
         namespaced: bool,
         version: &str,
     ) -> Result<CustomKind, String> {
-        let api_version = format!("{group}/{version}");
+        // The built-in kinds come first, so that lookups by group and kind find them.
+        super::openapi::stored_kinds();
+        Self::intern_with(group, kind, plural, namespaced, version, false)
+    }
+
+    /// Interns a kind of either source; [`super::openapi::stored_kinds`] interns the built-in ones.
+    pub(super) fn intern_with(
+        group: &str,
+        kind: &str,
+        plural: &str,
+        namespaced: bool,
+        version: &str,
+        builtin: bool,
+    ) -> Result<CustomKind, String> {
+        let api_version = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
         let mut table = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(found) = table.iter().find(|n| {
             n.group == group
@@ -65,6 +86,7 @@ impl CustomKind {
                 && n.plural == plural
                 && n.namespaced == namespaced
                 && n.api_version == api_version
+                && n.builtin == builtin
         }) {
             return Ok(CustomKind(found));
         }
@@ -80,6 +102,7 @@ impl CustomKind {
             plural: leak(plural),
             namespaced,
             api_version: leak(&api_version),
+            builtin,
         }));
         table.push(name);
         Ok(CustomKind(name))
@@ -105,6 +128,7 @@ impl CustomKind {
     /// The newest kind interned as `kind` in `group`: what an ownerReference's `apiVersion` and
     /// `kind` resolve to (the REST mapper's lookup by group and kind; the version may differ).
     pub fn find(group: &str, kind: &str) -> Option<CustomKind> {
+        super::openapi::stored_kinds();
         let table = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
         table
             .iter()
@@ -117,9 +141,19 @@ impl CustomKind {
         self.0
     }
 
-    /// `plural.group`: how API errors and kubectl name the resource (`crontabs.stable.example.com`).
+    /// `plural.group`: how API errors and kubectl name the resource (`crontabs.stable.example.com`,
+    /// `configmaps` in the core group).
     pub fn resource(self) -> String {
-        format!("{}.{}", self.0.plural, self.0.group)
+        if self.0.group.is_empty() {
+            self.0.plural.to_string()
+        } else {
+            format!("{}.{}", self.0.plural, self.0.group)
+        }
+    }
+
+    /// Whether it is a built-in kind the playground stores without simulating it.
+    pub fn is_builtin(self) -> bool {
+        self.0.builtin
     }
 }
 
@@ -134,6 +168,9 @@ impl<'de> Deserialize<'de> for CustomKind {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (group, kind, plural, namespaced, api_version): (String, String, String, bool, String) =
             Deserialize::deserialize(d)?;
+        if let Some(k) = super::openapi::stored_kind(&group, &kind) {
+            return Ok(k);
+        }
         let version = api_version.rsplit('/').next().unwrap_or_default();
         CustomKind::intern(&group, &kind, &plural, namespaced, version)
             .map_err(serde::de::Error::custom)

@@ -140,6 +140,23 @@ impl ApiServer {
             .and_then(|o| o.as_crd())
     }
 
+    /// Completes an object of a served kind that is not simulated: by its CRD's strategy, or by
+    /// the built-in registry's for a stored built-in kind. `status` is a write to `/status`.
+    fn admit_custom(
+        &self,
+        obj: &mut CustomObject,
+        old: Option<&CustomObject>,
+        status: bool,
+    ) -> Result<(), ApiError> {
+        if obj.kind.is_builtin() {
+            return customresource::admit_builtin(obj, old, status);
+        }
+        let crd = self
+            .crd_of(obj.kind)
+            .ok_or_else(customresource::not_served)?;
+        customresource::admit(obj, crd, old, status).map(drop)
+    }
+
     /// The CRDs whose kinds are served now (Established, not terminating), in name order.
     pub fn served_crds(&self) -> Vec<CustomResourceDefinition> {
         self.list(Kind::CustomResourceDefinition)
@@ -621,10 +638,7 @@ impl ApiServer {
                     });
                 }
             }
-            Object::Custom(c) => {
-                let crd = self.crd_of(c.kind).ok_or_else(customresource::not_served)?;
-                customresource::admit(c, crd, None, false)?;
-            }
+            Object::Custom(c) => self.admit_custom(c, None, false)?,
             _ => {}
         }
         if let Object::Pod(pod) = &mut obj {
@@ -830,8 +844,7 @@ impl ApiServer {
             let mut merged;
             (merged, spec_canonical) = merge_status_only(&old, &new, old_spec_canonical);
             if let (Object::Custom(c), Object::Custom(o)) = (&mut merged, &*old) {
-                let crd = self.crd_of(c.kind).ok_or_else(customresource::not_served)?;
-                customresource::admit(c, crd, Some(o), true)?;
+                self.admit_custom(c, Some(o), true)?;
             }
             merged
         } else {
@@ -846,8 +859,7 @@ impl ApiServer {
                 self.allocate_node_ports(svc, Some(before))?;
             }
             if let (Object::Custom(c), Object::Custom(o)) = (&mut obj, &*old) {
-                let crd = self.crd_of(c.kind).ok_or_else(customresource::not_served)?;
-                customresource::admit(c, crd, Some(o), false)?;
+                self.admit_custom(c, Some(o), false)?;
             }
             if has_generation(key.kind) && spec_changed(&old, &obj) {
                 obj.meta_mut().generation = old.meta().generation + 1;

@@ -142,12 +142,45 @@ pub fn admit(
         return Err(not_served());
     };
     let subresource = crd.has_status_subresource();
+    if status && !subresource {
+        return Err(not_served());
+    }
+    split_status(obj, old, status, subresource);
+    let mut pruned = Vec::new();
+    let Some(schema) = served
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+    else {
+        return Ok(pruned);
+    };
+    let mut doc = Json::Object(std::mem::take(&mut obj.content));
+    pruned = schema::prune(&mut doc, schema);
+    schema::apply_defaults(&mut doc, schema);
+    let errs = schema::validate_value(&doc, schema);
+    if let Json::Object(m) = doc {
+        obj.content = m;
+    }
+    if !errs.is_empty() {
+        return Err(ApiError {
+            reason: StatusReason::Invalid,
+            message: invalid_status_message(Kind::Custom(obj.kind), &obj.metadata.name, &errs),
+        });
+    }
+    obj.metadata.generation = next_generation(obj, old, subresource);
+    Ok(pruned)
+}
+
+/// The status subresource's rules: a write to `/status` (`status`) changes only status and keeps
+/// the rest of the stored object (`old`); any other write keeps the stored status.
+fn split_status(
+    obj: &mut CustomObject,
+    old: Option<&CustomObject>,
+    status: bool,
+    subresource: bool,
+) {
     match (old, status) {
         (Some(old), true) => {
-            if !subresource {
-                return Err(not_served());
-            }
-            // /status changes only status.
             let new_status = obj.content.get("status").cloned();
             obj.content = old.content.clone();
             match new_status {
@@ -172,45 +205,82 @@ pub fn admit(
         }
         _ => {}
     }
-    let mut pruned = Vec::new();
-    let Some(schema) = served
-        .schema
-        .as_ref()
-        .and_then(|s| s.open_api_v3_schema.as_ref())
-    else {
-        return Ok(pruned);
+}
+
+/// `metadata.generation` after a write: 1 on create, one more on any change outside metadata
+/// (and status, with the subresource).
+fn next_generation(obj: &CustomObject, old: Option<&CustomObject>, subresource: bool) -> i64 {
+    let Some(old) = old else {
+        return 1;
     };
-    let mut doc = Json::Object(std::mem::take(&mut obj.content));
-    pruned = schema::prune(&mut doc, schema);
-    schema::apply_defaults(&mut doc, schema);
-    let errs = schema::validate_value(&doc, schema);
-    if let Json::Object(m) = doc {
-        obj.content = m;
-    }
-    if !errs.is_empty() {
-        return Err(ApiError {
-            reason: StatusReason::Invalid,
-            message: invalid_status_message(Kind::Custom(obj.kind), &obj.metadata.name, &errs),
-        });
-    }
-    // Generation moves on any change outside metadata (and status, with the subresource).
-    if let Some(old) = old {
-        let outside = |o: &CustomObject| {
-            let mut c = o.content.clone();
-            if subresource {
-                c.remove("status");
-            }
-            c
-        };
-        obj.metadata.generation = if outside(old) != outside(obj) {
-            old.metadata.generation + 1
-        } else {
-            old.metadata.generation
-        };
+    let outside = |o: &CustomObject| {
+        let mut c = o.content.clone();
+        if subresource {
+            c.remove("status");
+        }
+        c
+    };
+    if outside(old) != outside(obj) {
+        old.metadata.generation + 1
     } else {
-        obj.metadata.generation = 1;
+        old.metadata.generation
     }
-    Ok(pruned)
+}
+
+/// Completes an object of a built-in kind the playground stores without simulating it
+/// ([`super::openapi::stored_kinds`]): the status subresource where the kind has a `status`,
+/// a generation where it has a `spec`, and the conversions its registry makes on every write
+/// (a Secret's `stringData` merged into `data`, its `type` defaulted to `Opaque`). Its value
+/// validation is not simulated; Go's decoding already checked its types.
+pub fn admit_builtin(
+    obj: &mut CustomObject,
+    old: Option<&CustomObject>,
+    status: bool,
+) -> Result<(), ApiError> {
+    let Some(resource) = super::openapi::resource_of(obj.kind) else {
+        return Err(not_served());
+    };
+    let subresource = resource.has_field("status");
+    if status && !subresource {
+        return Err(not_served());
+    }
+    split_status(obj, old, status, subresource);
+    if resource.kind == "Secret" && resource.group.is_empty() {
+        secret_conversions(obj);
+    }
+    if resource.has_field("spec") {
+        obj.metadata.generation = next_generation(obj, old, subresource);
+    }
+    Ok(())
+}
+
+/// What converting a v1 Secret stores: `stringData` is write-only, its values base64-encoded
+/// into `data` over any of the same key; `type` defaults to `Opaque`.
+fn secret_conversions(obj: &mut CustomObject) {
+    if let Some(Json::Object(strings)) = obj.content.remove("stringData") {
+        let data = obj
+            .content
+            .entry("data")
+            .or_insert_with(|| Json::Object(Default::default()));
+        if !data.is_object() {
+            *data = Json::Object(Default::default());
+        }
+        if let Json::Object(data) = data {
+            for (k, v) in strings {
+                let text = v.as_str().unwrap_or_default();
+                data.insert(k, Json::String(super::base64::encode_std(text.as_bytes())));
+            }
+        }
+    }
+    let typed = obj
+        .content
+        .get("type")
+        .and_then(Json::as_str)
+        .is_some_and(|t| !t.is_empty());
+    if !typed {
+        obj.content
+            .insert("type".into(), Json::String("Opaque".into()));
+    }
 }
 
 #[cfg(test)]

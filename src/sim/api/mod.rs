@@ -8,9 +8,11 @@
 pub mod admission;
 pub mod apiextensions;
 pub mod apiserver;
+pub mod base64;
 pub mod crd_validation;
 pub mod customresource;
 pub mod limits;
+pub mod openapi;
 pub mod quantity;
 pub mod schema;
 pub mod string_map;

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::sim::api::apiextensions::CustomKind;
+use crate::sim::api::openapi;
 use crate::sim::api::types::{
     set_condition, Condition, Kind, Millis, Namespace, Object, ObjectKey, Time, NAMESPACE_FINALIZER,
 };
@@ -83,6 +84,7 @@ fn other_content(cache: &Cache) -> Vec<Kind> {
         .filter_map(|o| o.as_crd())
         .filter(|crd| crate::sim::api::customresource::serving(crd))
         .filter_map(CustomKind::of)
+        .chain(openapi::stored_kinds().iter().map(|(k, _)| *k))
         .map(Kind::Custom)
         .filter(|k| k.namespaced());
     BUILTIN_CONTENT.into_iter().chain(custom).collect()

@@ -2,11 +2,14 @@
 //!
 //! The pipeline per document, each step reporting in kubectl's words:
 //! 1. YAML → JSON with positions ([`yaml::parse_documents`]); a syntax error stops the file.
-//! 2. `apiVersion` and `kind` are checked against the simulated kinds; Kubernetes kinds the
-//!    simulation does not model are skipped with a warning, unknown kinds are errors.
-//! 3. Strict decoding into the typed structs of `types.rs`: unknown fields and type mismatches
-//!    are errors positioned at the field; fields kept as opaque JSON are reported once as
-//!    "accepted but not simulated".
+//! 2. `apiVersion` and `kind` are resolved: a simulated kind, a built-in kind the playground
+//!    only stores (ConfigMap, Secret, StatefulSet…, read from the upstream definitions), or a
+//!    served custom kind; anything else is kubectl's "no matches for kind".
+//! 3. Strict decoding: every built-in kind is first decoded as Go decodes it into its upstream
+//!    type ([`openapi::check`]), so a type mismatch anywhere is refused in Go's words; the
+//!    simulated kinds then decode into the typed structs of `types.rs`, whose unknown fields are
+//!    errors and whose fields kept as opaque JSON are reported once as "accepted but not
+//!    simulated". Each finding is positioned at its field.
 //! 4. Defaulting ([`admission::apply_defaults`]) then validation ([`validation::validate`]).
 //!
 //! A document with any error is dropped; the others still load. Nothing here panics on any
@@ -26,6 +29,7 @@ use super::yaml::{self, push_index, push_key, Span, YamlDoc};
 use crate::sim::api::admission::apply_defaults;
 use crate::sim::api::apiextensions::{CustomResourceDefinition, CRD_API_VERSION};
 use crate::sim::api::limits;
+use crate::sim::api::openapi;
 use crate::sim::api::types::{CustomKind, CustomObject, Kind, Object, ObjectKey, ObjectMeta};
 use crate::sim::api::validation::{invalid_status_message, validate, BadValue, FieldError};
 use crate::sort::StableSort;
@@ -68,94 +72,6 @@ impl Decoded {
 pub const SCENARIO_API_VERSION: &str = "kubeloop.dev/v1alpha1";
 /// The `kind` of the playground's scenario document.
 pub const SCENARIO_KIND: &str = "Scenario";
-
-/// Kubernetes kinds that exist but are not simulated: skipped with a warning, not an error.
-pub const NOT_SIMULATED_KINDS: &[&str] = &[
-    "APIService",
-    "CertificateSigningRequest",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ConfigMap",
-    "ControllerRevision",
-    "CronJob",
-    "CSIDriver",
-    "DaemonSet",
-    "Endpoints",
-    "HorizontalPodAutoscaler",
-    "Ingress",
-    "IngressClass",
-    "Job",
-    "LimitRange",
-    "MutatingWebhookConfiguration",
-    "NetworkPolicy",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "PodTemplate",
-    "PriorityClass",
-    "ReplicationController",
-    "ResourceQuota",
-    "Role",
-    "RoleBinding",
-    "RuntimeClass",
-    "Secret",
-    "ServiceAccount",
-    "StatefulSet",
-    "StorageClass",
-    "ValidatingWebhookConfiguration",
-    "VerticalPodAutoscaler",
-    "VolumeAttachment",
-];
-
-/// kubectl's short names for the kinds of [`NOT_SIMULATED_KINDS`] that have one.
-const NOT_SIMULATED_SHORT_NAMES: &[(&str, &str)] = &[
-    ("cm", "ConfigMap"),
-    ("csr", "CertificateSigningRequest"),
-    ("cj", "CronJob"),
-    ("ds", "DaemonSet"),
-    ("ep", "Endpoints"),
-    ("hpa", "HorizontalPodAutoscaler"),
-    ("ing", "Ingress"),
-    ("limits", "LimitRange"),
-    ("netpol", "NetworkPolicy"),
-    ("pc", "PriorityClass"),
-    ("pv", "PersistentVolume"),
-    ("pvc", "PersistentVolumeClaim"),
-    ("quota", "ResourceQuota"),
-    ("rc", "ReplicationController"),
-    ("sa", "ServiceAccount"),
-    ("sc", "StorageClass"),
-    ("sts", "StatefulSet"),
-];
-
-/// The kind of [`NOT_SIMULATED_KINDS`] that a kubectl resource word names (`configmaps`,
-/// `configmap`, `cm`, `statefulsets.apps`, any case), so that `kubectl get configmaps` can say the
-/// type is real but not simulated rather than leave the learner doubting their spelling.
-pub fn not_simulated_resource(word: &str) -> Option<&'static str> {
-    let word = word.to_ascii_lowercase();
-    let word = word.split('.').next().unwrap_or_default();
-    let plural = |kind: &str| {
-        let lower = kind.to_ascii_lowercase();
-        if lower.ends_with("ss") {
-            format!("{lower}es")
-        } else if let Some(stem) = lower.strip_suffix('y') {
-            format!("{stem}ies")
-        } else if lower.ends_with('s') {
-            lower
-        } else {
-            format!("{lower}s")
-        }
-    };
-    NOT_SIMULATED_KINDS
-        .iter()
-        .find(|k| k.eq_ignore_ascii_case(word) || plural(k) == word)
-        .copied()
-        .or_else(|| {
-            NOT_SIMULATED_SHORT_NAMES
-                .iter()
-                .find(|(short, _)| *short == word)
-                .map(|(_, kind)| *kind)
-        })
-}
 
 /// Which custom kinds a file may use, and how a CRD in the same file counts.
 #[derive(Clone, Debug, Default)]
@@ -377,9 +293,10 @@ impl DocContext<'_> {
                 self.decode_custom_doc(crd, &api_version, &doc, Some(note));
                 return;
             }
-            if NOT_SIMULATED_KINDS.contains(&kind.as_str()) {
-                let msg = format!("{kind} is not simulated yet; the document was skipped");
-                self.push(Severity::Warning, kind_span, msg, None);
+            let stored = openapi::resource(&api_version, &kind)
+                .and_then(|r| Some((openapi::stored_kind(&r.group, &r.kind)?, r)));
+            if let Some((ck, resource)) = stored {
+                self.decode_stored_doc(ck, resource, &api_version, &doc);
             } else {
                 let mut msg = format!("no matches for kind {kind:?} in version {api_version:?}");
                 if api_version.contains('/') {
@@ -413,6 +330,56 @@ impl DocContext<'_> {
             return;
         }
         self.decode_typed(k, &api_version, &doc);
+    }
+
+    /// A document of a built-in kind the playground stores without simulating it: decoded as Go
+    /// decodes it into the upstream type (type errors and unknown fields refused in the API
+    /// server's words, at their line), then kept with a note that nothing acts on it.
+    fn decode_stored_doc(
+        &mut self,
+        ck: CustomKind,
+        resource: &openapi::Resource,
+        api_version: &str,
+        doc: &YamlDoc,
+    ) {
+        let kind_name = &resource.kind;
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        let cannot = |msg: &str| {
+            format!("{kind_name} in version {version:?} cannot be handled as a {kind_name}: {msg}")
+        };
+        let unknown = match openapi::check(resource, &doc.value) {
+            Ok(unknown) => unknown,
+            Err(e) => {
+                let span = locate(doc, &e.path, None);
+                self.push(Severity::Error, span, cannot(&e.message), Some(e.path));
+                return;
+            }
+        };
+        if !unknown.is_empty() {
+            for path in &unknown {
+                let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
+                self.push(
+                    Severity::Error,
+                    locate(doc, path, None),
+                    msg,
+                    Some(path.clone()),
+                );
+            }
+            return;
+        }
+        let findings = RefCell::new(DecodeFindings::default());
+        let obj = match decode_custom(ck, &doc.value, &findings) {
+            Ok(o) => o,
+            Err(e) => {
+                let span = locate(doc, &e.path, None);
+                self.push(Severity::Error, span, cannot(&e.message), Some(e.path));
+                return;
+            }
+        };
+        let msg =
+            format!("{kind_name} is stored and served; no controller acts on it in the playground");
+        self.push(Severity::Info, doc.span_of("kind"), msg, None);
+        self.finish(Object::Custom(obj), doc);
     }
 
     /// A document of a custom kind: its metadata strictly, the rest against its CRD's schema
@@ -746,6 +713,21 @@ pub struct DecodeError {
 /// `apiVersion` and `kind` at the top level are accepted and ignored. Like Go, `null` means
 /// "unset" for every field.
 pub fn decode_object(kind: Kind, value: &Json) -> Result<(Object, DecodeFindings), DecodeError> {
+    // The upstream types first: they know every field, so a value the playground keeps opaque
+    // (`env[].value: 8080`) is refused as Go refuses it. Unknown fields are the typed pass's to
+    // report, with what it keeps opaque; the CRD's are the upstream types' (below).
+    let mut unknown = Vec::new();
+    if let Some(resource) = openapi::resource(kind.api_version(), kind.as_str()) {
+        unknown = openapi::check(resource, value).map_err(|e| DecodeError {
+            kind: if e.message.starts_with("json: cannot unmarshal") {
+                DecodeErrorKind::Type
+            } else {
+                DecodeErrorKind::Other
+            },
+            path: e.path,
+            message: e.message,
+        })?;
+    }
     let findings = RefCell::new(DecodeFindings::default());
     let object = match kind {
         Kind::Namespace => Object::Namespace(decode_as(value, &findings)?),
@@ -759,7 +741,16 @@ pub fn decode_object(kind: Kind, value: &Json) -> Result<(Object, DecodeFindings
         Kind::PodDisruptionBudget => Object::PodDisruptionBudget(decode_as(value, &findings)?),
         Kind::Event => Object::Event(decode_as(value, &findings)?),
         Kind::CustomResourceDefinition => {
-            Object::CustomResourceDefinition(decode_as(value, &findings)?)
+            // Go's decoding above checked every type and found the unknown fields; what is left
+            // is reading the value, with the plain serde decoder the store uses (a strict one
+            // for the CRD's forty schema keywords cost about 80 kB of wasm).
+            findings.borrow_mut().unknown = std::mem::take(&mut unknown);
+            let crd = serde_json::from_value(value.clone()).map_err(|e| DecodeError {
+                kind: DecodeErrorKind::Other,
+                path: String::new(),
+                message: e.to_string(),
+            })?;
+            Object::CustomResourceDefinition(crd)
         }
         Kind::Custom(c) => Object::Custom(decode_custom(c, value, &findings)?),
     };
@@ -1352,7 +1343,7 @@ mod tests {
             ("service.yaml", 1),
             ("pdb.yaml", 1),
             ("pod-full.yaml", 1),
-            ("multi-doc.yaml", 3),
+            ("multi-doc.yaml", 4),
             ("nodes-and-replicaset.yaml", 2),
         ];
         for (name, objects) in cases {
@@ -1378,9 +1369,9 @@ mod tests {
     }
 
     #[test]
-    fn the_multi_document_file_skips_the_config_map_with_a_warning() {
+    fn the_multi_document_file_stores_the_config_map_with_a_note() {
         let d = decode_manifests("multi-doc.yaml", &fixture("multi-doc.yaml"));
-        insta::assert_snapshot!(render(&d), @"multi-doc.yaml:4:1: ConfigMap is not simulated yet; the document was skipped [warning]");
+        insta::assert_snapshot!(render(&d), @"multi-doc.yaml:4:1: ConfigMap is stored and served; no controller acts on it in the playground [info]");
         let kinds: Vec<String> = d
             .objects
             .iter()
@@ -1389,12 +1380,13 @@ mod tests {
         assert_eq!(
             kinds,
             [
+                "ConfigMap/default/web-config doc 0",
                 "Deployment/default/web doc 1",
                 "Service/default/web doc 2",
                 "PodDisruptionBudget/default/web doc 3"
             ]
         );
-        assert_eq!(d.objects[0].span, Span { line: 10, col: 1 });
+        assert_eq!(d.objects[1].span, Span { line: 10, col: 1 });
     }
 
     #[test]
@@ -1433,7 +1425,7 @@ mod tests {
             ),
             (
                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: b\n    ports:\n    - containerPort: 1.5\n",
-                "web.yaml:10:7: Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number 1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int64",
+                "web.yaml:10:7: Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number 1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32",
             ),
             (
                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: {name: a}\n",
@@ -1441,7 +1433,11 @@ mod tests {
             ),
             (
                 "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  strategy:\n    rollingUpdate:\n      maxSurge: true\n",
-                "web.yaml:8:7: Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal bool into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type intstr.IntOrString",
+                "web.yaml:8:7: Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal bool into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32",
+            ),
+            (
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx\n        env:\n        - name: PORT\n          value: 8080\n",
+                "web.yaml:13:11: Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal number into Go struct field EnvVar.spec.template.spec.containers.env.value of type string",
             ),
             (
                 "apiVersion: apps/v1\nkind: Deployment\nmetadata: web\n",
@@ -1471,7 +1467,8 @@ mod tests {
             ("apiVersion: v1\nkind: Deployment\n", "web.yaml:1:1: no matches for kind \"Deployment\" in version \"v1\" [error]"),
             ("apiVersion: extensions/v1beta1\nkind: Deployment\n", "web.yaml:1:1: no matches for kind \"Deployment\" in version \"extensions/v1beta1\" [error]"),
             ("apiVersion: v1\nkind: Foo\n", "web.yaml:2:1: no matches for kind \"Foo\" in version \"v1\" [error]"),
-            ("apiVersion: apps/v1\nkind: StatefulSet\nspec: {anything: goes}\n", "web.yaml:2:1: StatefulSet is not simulated yet; the document was skipped [warning]"),
+            ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec: {anything: goes}\n", "web.yaml:4:8: StatefulSet in version \"v1\" cannot be handled as a StatefulSet: strict decoding error: unknown field \"spec.anything\" [error]"),
+            ("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: nightly}\n", "web.yaml:2:1: resource mapping not found for name: \"nightly\" namespace: \"\" from \"web.yaml\": no matches for kind \"CronJob\" in version \"batch/v1beta1\"\nensure CRDs are installed first [error]"),
         ];
         for (text, want) in cases {
             assert_eq!(render(&decode(text)).trim_end(), want, "for:\n{text}");
@@ -1610,26 +1607,6 @@ mod tests {
         #[test]
         fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
             let _ = decode_manifest_bytes("b.yaml", &bytes);
-        }
-    }
-
-    #[test]
-    fn kubectl_words_for_unsimulated_kinds_name_the_kind() {
-        for (word, kind) in [
-            ("configmaps", Some("ConfigMap")),
-            ("ConfigMap", Some("ConfigMap")),
-            ("cm", Some("ConfigMap")),
-            ("statefulsets.apps", Some("StatefulSet")),
-            ("ingresses", Some("Ingress")),
-            ("networkpolicies", Some("NetworkPolicy")),
-            ("storageclasses", Some("StorageClass")),
-            ("endpoints", Some("Endpoints")),
-            ("ep", Some("Endpoints")),
-            ("ns", None),
-            ("pods", None),
-            ("deploymentz", None),
-        ] {
-            assert_eq!(not_simulated_resource(word), kind, "{word}");
         }
     }
 }

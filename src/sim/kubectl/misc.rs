@@ -15,6 +15,7 @@ use super::resources::{self, Filter, Request};
 use super::tabwriter;
 use super::util::{error, event_interval, object_name, out, unsupported};
 use super::CommandOutput;
+use crate::sim::api::openapi;
 use crate::sim::api::types::{Event, Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::input::jsonpath;
 use crate::sim::scenario::{parse_wait, Wait, WaitFor};
@@ -261,12 +262,20 @@ pub fn cluster_info(args: &Args) -> CommandOutput {
     out("Kubernetes control plane is running at https://127.0.0.1:6443 (simulated in this page)\n\nTo further debug and diagnose cluster problems, use 'kubectl cluster-info dump'.")
 }
 
+/// The built-in resources the playground serves, simulated or stored, with their kinds.
+fn served_builtin() -> impl Iterator<Item = (&'static openapi::Resource, Kind)> {
+    openapi::resources().iter().filter_map(|r| {
+        let kind = Kind::of_type(&r.api_version(), &r.kind)?;
+        kind.custom()
+            .is_none_or(|c| c.is_builtin())
+            .then_some((r, kind))
+    })
+}
+
 /// `kubectl api-versions`: every group/version served, custom groups included, sorted.
 pub fn api_versions(sim: &Sim) -> String {
-    let mut versions: std::collections::BTreeSet<String> = Kind::ALL
-        .iter()
-        .map(|k| k.api_version().to_string())
-        .collect();
+    let mut versions: std::collections::BTreeSet<String> =
+        served_builtin().map(|(r, _)| r.api_version()).collect();
     for crd in sim.api().served_crds() {
         for v in crd.spec.versions.iter().filter(|v| v.served) {
             versions.insert(format!("{}/{}", crd.spec.group, v.name));
@@ -293,26 +302,10 @@ pub const API_RESOURCES_FLAGS: &[Flag] = &[
 
 /// `kubectl api-resources`: the kinds the playground serves, custom kinds included.
 pub fn api_resources(sim: &Sim, args: &Args) -> CommandOutput {
-    let builtin: [(&str, &str, Kind); 11] = [
-        ("events", "ev", Kind::Event),
-        ("namespaces", "ns", Kind::Namespace),
-        ("nodes", "no", Kind::Node),
-        ("pods", "po", Kind::Pod),
-        ("services", "svc", Kind::Service),
-        ("deployments", "deploy", Kind::Deployment),
-        ("replicasets", "rs", Kind::ReplicaSet),
-        ("leases", "", Kind::Lease),
-        ("endpointslices", "", Kind::EndpointSlice),
-        ("poddisruptionbudgets", "pdb", Kind::PodDisruptionBudget),
-        (
-            "customresourcedefinitions",
-            "crd,crds",
-            Kind::CustomResourceDefinition,
-        ),
-    ];
-    let mut table: Vec<(String, String, Kind)> = builtin
-        .iter()
-        .map(|(n, s, k)| (n.to_string(), s.to_string(), *k))
+    // Every built-in resource the playground serves, simulated or stored, as the upstream
+    // definitions name them; then the CRDs' kinds.
+    let mut table: Vec<(String, String, Kind)> = served_builtin()
+        .map(|(r, kind)| (r.plural.clone(), r.short_names.join(","), kind))
         .collect();
     for crd in sim.api().served_crds() {
         if let Some(kind) = crate::sim::api::apiextensions::CustomKind::of(&crd) {

@@ -7,6 +7,7 @@ use super::args::Args;
 use super::errors::CmdError;
 use super::util::error;
 use crate::sim::api::apiserver::ApiServer;
+use crate::sim::api::openapi;
 use crate::sim::api::types::{CustomKind, Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::kubectl::CommandOutput;
 use crate::sim::scenario::json_path;
@@ -21,21 +22,54 @@ pub enum Request {
     Names(Vec<(Kind, String)>),
 }
 
-/// The kinds `kubectl get all` covers that the playground simulates.
-pub const ALL: [Kind; 4] = [Kind::Pod, Kind::Service, Kind::Deployment, Kind::ReplicaSet];
+/// The kinds of the `all` category, in discovery order (the core group first): what
+/// `kubectl get all` lists.
+pub fn all_category() -> Vec<Kind> {
+    openapi::resources()
+        .iter()
+        .filter(|r| r.categories.iter().any(|c| c == "all"))
+        .filter_map(|r| Kind::of_type(&r.api_version(), &r.kind))
+        .collect()
+}
 
 /// Resolves one resource type word, with kubectl's error for an unknown one: a built-in kind's
 /// names, then a served custom kind's plural, singular, kind, short names (`crontabs`, `ct`,
 /// `crontabs.stable.example.com`).
 pub fn kind_of(api: &ApiServer, word: &str) -> Result<Kind, String> {
     Kind::from_resource_name(word)
+        .or_else(|| stored_kind_of(word))
         .or_else(|| custom_kind_of(api, word))
         .ok_or_else(|| unknown_type(word))
 }
 
 /// Resolves a word to a built-in kind only (where no cluster is at hand).
 pub fn builtin_kind_of(word: &str) -> Result<Kind, String> {
-    Kind::from_resource_name(word).ok_or_else(|| unknown_type(word))
+    Kind::from_resource_name(word)
+        .or_else(|| stored_kind_of(word))
+        .ok_or_else(|| unknown_type(word))
+}
+
+/// A built-in kind the playground stores without simulating it, by its plural, singular, kind
+/// or short names, alone or with its group (`configmaps`, `cm`, `statefulsets.apps`,
+/// `statefulsets.v1.apps`).
+fn stored_kind_of(word: &str) -> Option<Kind> {
+    let lower = word.to_ascii_lowercase();
+    let (name, group) = match lower.split_once('.') {
+        Some((n, g)) => (n, Some(g)),
+        None => (lower.as_str(), None),
+    };
+    openapi::stored_kinds()
+        .iter()
+        .find(|(_, r)| {
+            let named = r.plural == name
+                || r.kind.to_ascii_lowercase() == name
+                || r.short_names.iter().any(|s| s == name);
+            let grouped = group.is_none_or(|g| {
+                g == r.group || g.split_once('.') == Some((r.version.as_str(), r.group.as_str()))
+            });
+            named && grouped
+        })
+        .map(|(k, _)| Kind::Custom(*k))
 }
 
 fn custom_kind_of(api: &ApiServer, word: &str) -> Option<Kind> {
@@ -77,18 +111,9 @@ fn category(api: &ApiServer, word: &str) -> Vec<Kind> {
         .collect()
 }
 
-/// kubectl's error for a type the server does not serve, and for a real Kubernetes type that
-/// the playground does not simulate a note saying so: the learner's spelling was right.
+/// kubectl's error for a type the server does not serve.
 fn unknown_type(word: &str) -> String {
-    let mut msg = format!("the server doesn't have a resource type \"{word}\"");
-    if let Some(kind) = crate::sim::input::decode::not_simulated_resource(word) {
-        let served: Vec<String> = Kind::ALL.iter().map(|k| k.plural().to_string()).collect();
-        msg.push_str(&format!(
-            "\nnote: {kind} is a Kubernetes type the playground does not simulate; it serves {}",
-            served.join(", ")
-        ));
-    }
-    msg
+    format!("the server doesn't have a resource type \"{word}\"")
 }
 
 /// Parses the positional arguments (`None` when there are none). `allow_all` accepts `all`.
@@ -122,8 +147,12 @@ pub fn parse_request(
     for part in first.split(',').filter(|p| !p.is_empty()) {
         let in_category = category(api, part);
         if part == "all" && allow_all || !in_category.is_empty() {
-            let builtin = if part == "all" { &ALL[..] } else { &[] };
-            for k in builtin.iter().copied().chain(in_category) {
+            let builtin = if part == "all" {
+                all_category()
+            } else {
+                Vec::new()
+            };
+            for k in builtin.into_iter().chain(in_category) {
                 if !kinds.contains(&k) {
                     kinds.push(k);
                 }
@@ -319,7 +348,7 @@ mod tests {
             req("pods,svc").unwrap(),
             Some(Request::Types(vec![Kind::Pod, Kind::Service]))
         );
-        assert_eq!(req("all").unwrap(), Some(Request::Types(ALL.to_vec())));
+        assert_eq!(req("all").unwrap(), Some(Request::Types(all_category())));
         assert_eq!(
             req("deployments.apps web api").unwrap(),
             Some(Request::Names(vec![

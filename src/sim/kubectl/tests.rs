@@ -101,11 +101,6 @@ fn mistakes_get_kubectls_exact_errors() {
             "get deploymentz".into(),
             "error: the server doesn't have a resource type \"deploymentz\"\n",
         ),
-        // A real type the playground does not simulate: kubectl's line, then a note saying so.
-        (
-            "get cm".into(),
-            "error: the server doesn't have a resource type \"cm\"\nnote: ConfigMap is a Kubernetes type the playground does not simulate; it serves namespaces, nodes, leases, deployments, replicasets, pods, services, endpointslices, poddisruptionbudgets, events, customresourcedefinitions\n",
-        ),
         (
             "get pods --foo".into(),
             "error: unknown flag: --foo\nSee 'kubectl get --help' for usage.\n",

@@ -95,7 +95,9 @@ impl Sim {
         let routed = routing_of(id, c.ctrl.as_ref()).map(str::to_string);
         for kind in c.ctrl.watched_kinds() {
             let w = self.watchers.entry(*kind).or_default();
-            match &routed {
+            // Only pods and nodes are routed by node; a kubelet hears of the ConfigMaps and
+            // Secrets its pods mount like any watcher.
+            match routed.as_ref().filter(|_| kind.custom().is_none()) {
                 Some(n) => {
                     if let Err(i) = w.by_node.binary_search(n) {
                         w.by_node.insert(i, n.clone());

@@ -37,11 +37,13 @@ mod images;
 mod node_status;
 mod pod_status;
 mod probes;
+mod volumes;
 
 use backoff::*;
 use images::*;
 use pod_status::*;
 use probes::*;
+use volumes::*;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -201,6 +203,8 @@ pub struct Kubelet {
     last_unschedulable: Option<bool>,
     lease: Option<Lease>,
     lease_exists: bool,
+    /// Per pod uid: when its volumes may be mounted again after a failed attempt.
+    mount_retry: BTreeMap<String, MountRetry>,
 }
 
 impl Kubelet {
@@ -227,6 +231,7 @@ impl Kubelet {
             last_unschedulable: None,
             lease: None,
             lease_exists: false,
+            mount_retry: BTreeMap::new(),
         }
     }
 
@@ -315,6 +320,7 @@ impl Kubelet {
         self.written.remove(uid);
         self.status_rv.remove(uid);
         self.status_anchor.remove(uid);
+        self.mount_retry.remove(uid);
     }
 
     /// Kills and removes the sandbox of a pod the API no longer has. Returns how many containers ran.
@@ -412,6 +418,14 @@ impl Kubelet {
             });
         } else {
             self.admitted.insert(pod.metadata.uid.clone());
+            let new_sandbox = !rt.pods.contains_key(&pod.metadata.uid);
+            if new_sandbox
+                && self
+                    .wait_for_mounts(&obj, pod, cache, node, now, &mut out)
+                    .is_some()
+            {
+                return out;
+            }
             self.sync_running(&obj, pod, node, now, rng, rt, &mut out);
         }
         out
@@ -426,7 +440,13 @@ impl Controller for Kubelet {
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {
-        &[Kind::Node, Kind::Pod]
+        // The ConfigMaps and Secrets volumes mount are served kinds, interned at run time.
+        static KINDS: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
+        KINDS.get_or_init(|| {
+            let mut kinds = vec![Kind::Node, Kind::Pod];
+            kinds.extend(mounted_kinds().into_iter().flatten());
+            kinds
+        })
     }
 
     fn has_field_selector(&self) -> bool {
@@ -437,6 +457,7 @@ impl Controller for Kubelet {
         match obj {
             Object::Pod(p) => p.spec.node_name == self.node,
             Object::Node(n) => n.metadata.name == self.node,
+            Object::Custom(c) => mounted_kinds().contains(&Some(Kind::Custom(c.kind))),
             _ => false,
         }
     }
@@ -449,7 +470,7 @@ impl Controller for Kubelet {
         &mut self,
         ev: &WatchEvent,
         old: Option<&Arc<Object>>,
-        _cache: &Cache,
+        cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {
             Object::Pod(p) => {
@@ -481,6 +502,13 @@ impl Controller for Kubelet {
                     Vec::new()
                 }
             }
+            // A mounted object that appears wakes the pods waiting for it.
+            Object::Custom(c) if ev.type_ == WatchEventType::Added => self.pods_mounting(
+                cache,
+                Kind::Custom(c.kind),
+                &c.metadata.namespace,
+                &c.metadata.name,
+            ),
             _ => Vec::new(),
         }
     }

@@ -1,0 +1,192 @@
+//! The volume manager's part in starting a pod: a pod's `configMap` and `secret` volumes must
+//! mount before its sandbox is created (`WaitForAttachAndMount`), and one whose object does not
+//! exist stays `ContainerCreating` with a `FailedMount` Warning per failed attempt, retried with
+//! the operation executor's exponential back-off.
+//!
+//! The kubelet watches the ConfigMaps and Secrets its pods reference (the default `Watch`
+//! change-detection strategy); here it watches them all, and an object's arrival wakes the pods
+//! that wait for it, which still keep to their back-off, as upstream's do.
+
+use super::*;
+use crate::sim::api::openapi;
+
+/// nestedpendingoperations' first wait after a failed mount, doubled after each failure.
+pub(super) const MOUNT_RETRY_INITIAL: Millis = 500;
+/// …up to `maxDurationBeforeRetry`, 2m2s.
+pub(super) const MOUNT_RETRY_MAX: Millis = 122_000;
+
+/// The kinds whose objects a pod's volumes mount.
+pub(super) fn mounted_kinds() -> [Option<Kind>; 2] {
+    [
+        openapi::stored_kind("", "ConfigMap").map(Kind::Custom),
+        openapi::stored_kind("", "Secret").map(Kind::Custom),
+    ]
+}
+
+/// One ConfigMap or Secret a volume mounts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct VolumeSource {
+    /// The pod's name for the volume.
+    pub volume: String,
+    /// `configmap` or `secret`, as the not-found error names the resource.
+    pub resource: &'static str,
+    pub kind: Kind,
+    pub name: String,
+    /// `optional: true`: a missing object mounts as an empty volume.
+    pub optional: bool,
+}
+
+/// The ConfigMaps and Secrets a pod's volumes mount, in volume order.
+pub(super) fn volume_sources(pod: &Pod) -> Vec<VolumeSource> {
+    let [Some(cm), Some(secret)] = mounted_kinds() else {
+        return Vec::new();
+    };
+    let Some(Json::Array(volumes)) = pod.spec.volumes.as_deref() else {
+        return Vec::new();
+    };
+    volumes
+        .iter()
+        .filter_map(|v| {
+            let volume = v.get("name")?.as_str()?.to_string();
+            let (resource, kind, source, name_field) = if let Some(s) = v.get("configMap") {
+                ("configmap", cm, s, "name")
+            } else if let Some(s) = v.get("secret") {
+                ("secret", secret, s, "secretName")
+            } else {
+                return None;
+            };
+            Some(VolumeSource {
+                volume,
+                resource,
+                kind,
+                name: source
+                    .get(name_field)
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                optional: source.get("optional").and_then(Json::as_bool) == Some(true),
+            })
+        })
+        .collect()
+}
+
+/// A pod's mounts that fail now: each volume whose object is missing, with the operation
+/// executor's message.
+pub(super) fn failed_mounts(pod: &Pod, cache: &Cache) -> Vec<(String, String)> {
+    volume_sources(pod)
+        .into_iter()
+        .filter(|s| !s.optional)
+        .filter(|s| {
+            cache
+                .get(&ObjectKey::new(s.kind, &pod.metadata.namespace, &s.name))
+                .is_none()
+        })
+        .map(|s| {
+            let message = format!(
+                "MountVolume.SetUp failed for volume {:?} : {} {:?} not found",
+                s.volume, s.resource, s.name
+            );
+            (s.volume, message)
+        })
+        .collect()
+}
+
+/// When a pod's mounts may be tried again, and the wait after the next failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct MountRetry {
+    pub not_before: Millis,
+    pub delay: Millis,
+}
+
+impl Kubelet {
+    /// Mounts a new pod's volumes before its sandbox exists. `None` when they are mounted (or
+    /// there are none to wait for); otherwise the pod waits, and the reconcile is done here:
+    /// an event per failed attempt, the status (`ContainerCreating`), and a requeue for when the
+    /// back-off allows the next attempt.
+    pub(super) fn wait_for_mounts(
+        &mut self,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        cache: &Cache,
+        node: Option<&Node>,
+        now: Millis,
+        out: &mut Outcome,
+    ) -> Option<()> {
+        let uid = pod.metadata.uid.clone();
+        let failed = failed_mounts(pod, cache);
+        let retry = self.mount_retry.get(&uid).copied();
+        if failed.is_empty() && retry.is_none_or(|r| now >= r.not_before) {
+            self.mount_retry.remove(&uid);
+            return None;
+        }
+        let waiting = match retry {
+            // Still in back-off from the last failure: nothing is tried before it ends.
+            Some(r) if now < r.not_before => r.not_before,
+            _ => {
+                for (_, message) in &failed {
+                    out.event(EventRecord::warning(obj, "FailedMount", message.clone()));
+                }
+                let delay =
+                    retry.map_or(MOUNT_RETRY_INITIAL, |r| (r.delay * 2).min(MOUNT_RETRY_MAX));
+                self.mount_retry.insert(
+                    uid.clone(),
+                    MountRetry {
+                        not_before: now + delay,
+                        delay,
+                    },
+                );
+                now + delay
+            }
+        };
+        let status = self.generate_status(pod, None, &self.host_ip(node), now, false);
+        if status != pod.status {
+            let req = self.update_status(pod, status);
+            out.request(req);
+        }
+        out.requeue(waiting.saturating_sub(now).max(1));
+        let volumes: Vec<&str> = failed.iter().map(|(v, _)| v.as_str()).collect();
+        out.record = Some(ReconcileRecord {
+            observed: if volumes.is_empty() {
+                "Pending; the volumes' objects exist now, the mount back-off has not ended".into()
+            } else {
+                format!(
+                    "Pending; {}",
+                    failed
+                        .iter()
+                        .map(|(_, m)| m.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            },
+            desired: "every volume mounted, then the pod sandbox and its containers".into(),
+            diff: format!(
+                "wait for volume(s) [{}]; next mount attempt in {}",
+                volumes.join(" "),
+                crate::sim::time::format_duration(waiting.saturating_sub(now))
+            ),
+        });
+        Some(())
+    }
+
+    /// The pods on this node in `namespace` whose volumes mount `kind`/`name`: what a ConfigMap
+    /// or Secret event wakes.
+    pub(super) fn pods_mounting(
+        &self,
+        cache: &Cache,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+    ) -> Vec<ObjectKey> {
+        cache
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod())
+            .filter(|p| p.metadata.namespace == namespace && p.spec.node_name == self.node)
+            .filter(|p| {
+                volume_sources(p)
+                    .iter()
+                    .any(|s| s.kind == kind && s.name == name)
+            })
+            .map(|p| ObjectKey::new(Kind::Pod, namespace, &p.metadata.name))
+            .collect()
+    }
+}
