@@ -285,6 +285,12 @@ fn status_writes_go_through_the_status_subresource_and_leave_the_generation() {
     let json = tabs[0].to_json();
     assert_eq!(json["status"]["ready"], 2);
     assert_eq!(json["metadata"]["generation"], 1);
+    let strategic = s.kubectl(r#"patch crontab my-new-cron-object -p '{"spec":{"replicas":3}}'"#);
+    assert_eq!(
+        strategic.stderr,
+        "error: application/strategic-merge-patch+json is not supported by stable.example.com/v1, Kind=CronTab: the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml\n",
+        "custom kinds have no Go types to merge lists by"
+    );
     let spec = s.kubectl(r#"patch crontab my-new-cron-object --type=merge -p '{"spec":{"replicas":3},"status":{"ready":0}}'"#);
     assert!(spec.ok, "{}", spec.stderr);
     let json = crontabs(&s)[0].to_json();

@@ -894,7 +894,7 @@ impl ApiServer {
             return Err(ApiError::not_found(key.kind, &key.name));
         };
         let mut doc = old.to_json();
-        merge_patch(&mut doc, patch);
+        super::patch::merge(&mut doc, patch);
         let obj = Object::from_json(key.kind, doc).map_err(|e| ApiError {
             reason: StatusReason::BadRequest,
             message: format!(
@@ -1862,30 +1862,9 @@ mod canon {
     }
 }
 
-/// RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, anything else replaces.
-pub fn merge_patch(target: &mut Json, patch: &Json) {
-    match patch {
-        Json::Object(p) => {
-            if !target.is_object() {
-                *target = Json::Object(Default::default());
-            }
-            let t = target.as_object_mut().expect("made an object above");
-            for (k, v) in p {
-                if v.is_null() {
-                    t.remove(k);
-                } else {
-                    merge_patch(t.entry(k.clone()).or_insert(Json::Null), v);
-                }
-            }
-        }
-        other => *target = other.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// An Event named `name` in `default`, last seen at `last_seen`.
     fn event(name: &str, last_seen: Option<Millis>) -> Object {
@@ -2166,12 +2145,5 @@ mod tests {
         assert_eq!(api.retired.len(), 100 - 10 * RETIRED_DROPS_PER_WRITE);
         assert_eq!(api.history_len(), 10);
         assert!(api.events_since(newest_old_rv).is_ok());
-    }
-
-    #[test]
-    fn merge_patch_deletes_nulls_and_merges_maps() {
-        let mut t = json!({"a": {"b": 1, "c": 2}, "d": [1]});
-        merge_patch(&mut t, &json!({"a": {"b": null, "e": 3}, "d": [2]}));
-        assert_eq!(t, json!({"a": {"c": 2, "e": 3}, "d": [2]}));
     }
 }

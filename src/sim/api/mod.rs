@@ -13,6 +13,7 @@ pub mod crd_validation;
 pub mod customresource;
 pub mod limits;
 pub mod openapi;
+pub mod patch;
 pub mod quantity;
 pub mod schema;
 pub mod string_map;

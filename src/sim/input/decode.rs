@@ -355,16 +355,7 @@ impl DocContext<'_> {
                 return;
             }
         };
-        if !unknown.is_empty() {
-            for path in &unknown {
-                let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
-                self.push(
-                    Severity::Error,
-                    locate(doc, path, None),
-                    msg,
-                    Some(path.clone()),
-                );
-            }
+        if self.refuse_unknown(doc, &unknown, &cannot) {
             return;
         }
         let findings = RefCell::new(DecodeFindings::default());
@@ -430,16 +421,7 @@ impl DocContext<'_> {
             self.push(Severity::Info, doc.span_of("kind"), note, None);
         }
         let findings = findings.into_inner();
-        if !findings.unknown.is_empty() {
-            for path in &findings.unknown {
-                let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
-                self.push(
-                    Severity::Error,
-                    locate(doc, path, None),
-                    msg,
-                    Some(path.clone()),
-                );
-            }
+        if self.refuse_unknown(doc, &findings.unknown, &cannot) {
             return;
         }
         let schema = crd
@@ -449,16 +431,7 @@ impl DocContext<'_> {
         if let Some(schema) = schema {
             let mut content = Json::Object(std::mem::take(&mut obj.content));
             let unknown = crate::sim::api::schema::prune(&mut content, schema);
-            if !unknown.is_empty() {
-                for path in &unknown {
-                    let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
-                    self.push(
-                        Severity::Error,
-                        locate(doc, path, None),
-                        msg,
-                        Some(path.clone()),
-                    );
-                }
+            if self.refuse_unknown(doc, &unknown, &cannot) {
                 return;
             }
             crate::sim::api::schema::apply_defaults(&mut content, schema);
@@ -480,6 +453,21 @@ impl DocContext<'_> {
             }
         }
         self.finish(Object::Custom(obj), doc);
+    }
+
+    /// Refuses the fields strict decoding does not know, each at its line, in text order, as
+    /// `cannot` words it; true when there were any.
+    fn refuse_unknown(
+        &mut self,
+        doc: &YamlDoc,
+        paths: &[String],
+        cannot: &dyn Fn(&str) -> String,
+    ) -> bool {
+        for (span, path) in in_text_order(doc, paths) {
+            let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
+            self.push(Severity::Error, span, msg, Some(path));
+        }
+        !paths.is_empty()
     }
 
     /// Each validation error at its field, in the API server's words.
@@ -600,28 +588,25 @@ impl DocContext<'_> {
                 return;
             }
         };
-        // Findings come in decoding order (fields sorted by name); report them in text order.
-        let in_text_order = |paths: &[String]| {
-            let mut located: Vec<(Span, String)> = paths
-                .iter()
-                .map(|p| (locate(doc, p, None), p.clone()))
-                .collect();
-            located.stable_sort();
-            located
-        };
-        for (span, path) in in_text_order(&findings.opaque) {
+        for (span, path) in in_text_order(doc, &findings.opaque) {
             let msg = format!("{path} is accepted but not simulated");
             self.push(Severity::Info, span, msg, Some(path));
         }
-        if !findings.unknown.is_empty() {
-            for (span, path) in in_text_order(&findings.unknown) {
-                let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
-                self.push(Severity::Error, span, msg, Some(path));
-            }
+        if self.refuse_unknown(doc, &findings.unknown, &cannot) {
             return;
         }
         self.finish(object, doc);
     }
+}
+
+/// Findings come in decoding order (fields sorted by name): each with its place, in text order.
+fn in_text_order(doc: &YamlDoc, paths: &[String]) -> Vec<(Span, String)> {
+    let mut located: Vec<(Span, String)> = paths
+        .iter()
+        .map(|p| (locate(doc, p, None), p.clone()))
+        .collect();
+    located.stable_sort();
+    located
 }
 
 /// The JSON as Kubernetes quotes it in "missing" errors, cut short for huge documents.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use crate::sim::api::apiserver::merge_patch;
+use crate::sim::api::patch::merge as merge_patch;
 use crate::sim::api::types::{Object, ObjectKey, LAST_APPLIED};
 use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, StatusReason};
 use crate::sim::input::decode;

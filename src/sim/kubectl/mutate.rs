@@ -3,8 +3,9 @@
 //! and errors. Each one sends its request as the user (`Sim::submit`), synchronously.
 //!
 //! Deliberate differences: `delete` does not wait for the objects to disappear (kubectl's
-//! `--wait=true` default blocks until finalizers and graceful termination finish); patches of
-//! type `strategic` are applied as JSON merge patches (lists are replaced, not merged by key).
+//! `--wait=true` default blocks until finalizers and graceful termination finish). Strategic and
+//! JSON patches are worked out against the stored object and sent as the merge patch with the
+//! same effect (the store takes merge patches).
 
 use serde_json::{json, Value as Json};
 
@@ -20,7 +21,7 @@ use crate::sim::api::types::{
     Container, ContainerPort, Deployment, IntOrString, Kind, LabelSelector, Namespace, Object,
     ObjectKey, ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, StringMap, Taint,
 };
-use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
+use crate::sim::api::{openapi, patch, ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
 use crate::sim::input::decode;
 use crate::sim::input::diagnostic::{Diagnostic, Severity};
 use crate::sim::input::jsonpath::to_json_text;
@@ -1240,28 +1241,47 @@ pub fn parse_patch(text: &str) -> Result<Json, String> {
         .ok_or_else(|| "empty patch".to_string())
 }
 
-/// `kubectl patch TYPE NAME -p '{…}' [--type=merge]`.
-pub fn patch(sim: &mut Sim, args: &Args) -> CommandOutput {
-    let type_ = args.get("type").unwrap_or("strategic");
-    match type_ {
-        "strategic" | "merge" => {}
-        "json" => {
-            return unsupported(
-                "--type=json",
-                "use --type=merge with a partial object; JSON patch operations are not simulated",
-            )
+/// The three patch types `kubectl patch --type` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PatchType {
+    Strategic,
+    Merge,
+    Json,
+}
+
+impl PatchType {
+    fn media_type(self) -> &'static str {
+        match self {
+            PatchType::Strategic => "application/strategic-merge-patch+json",
+            PatchType::Merge => "application/merge-patch+json",
+            PatchType::Json => "application/json-patch+json",
         }
+    }
+}
+
+/// `kubectl patch TYPE NAME -p '{…}' [--type=strategic|merge|json]`.
+pub fn patch(sim: &mut Sim, args: &Args) -> CommandOutput {
+    let type_ = match args.get("type").unwrap_or("strategic") {
+        "strategic" => PatchType::Strategic,
+        "merge" => PatchType::Merge,
+        "json" => PatchType::Json,
         other => {
             return error(format!(
                 "--type must be one of [json merge strategic], not {other:?}"
             ))
         }
-    }
+    };
     let Some(text) = args.get("patch") else {
         return error("must specify --patch or --patch-file containing the contents of the patch");
     };
     let p = match parse_patch(text) {
-        Ok(p) if p.is_object() => p,
+        Ok(p) if type_ == PatchType::Json && p.is_array() => p,
+        Ok(p) if type_ != PatchType::Json && p.is_object() => p,
+        Ok(_) if type_ == PatchType::Json => {
+            return error(format!(
+                "unable to parse {text:?}: a JSON patch must be a list of operations"
+            ))
+        }
         Ok(_) => {
             return error(format!(
                 "unable to parse {text:?}: the patch must be an object"
@@ -1290,9 +1310,16 @@ pub fn patch(sim: &mut Sim, args: &Args) -> CommandOutput {
             .api()
             .get(&key)
             .map(|o| o.meta().resource_version.clone());
+        let body = match as_merge_patch(sim, &key, type_, &p) {
+            Ok(body) => body,
+            Err(e) => {
+                errs.push(e);
+                continue;
+            }
+        };
         match sim.submit(ApiRequest::Patch {
             key: key.clone(),
-            patch: p.clone(),
+            patch: body,
             status,
         }) {
             Ok(o) => {
@@ -1307,6 +1334,49 @@ pub fn patch(sim: &mut Sim, args: &Args) -> CommandOutput {
         }
     }
     finish(stdout, &errs)
+}
+
+/// The JSON merge patch with the effect `patch` of `type_` has on the stored object: the store
+/// takes merge patches, and the console's commands run between two simulated events, so the
+/// object a strategic or JSON patch is worked out against is the one it changes. An object that
+/// is not there keeps the patch as given, for the API server's NotFound.
+fn as_merge_patch(
+    sim: &Sim,
+    key: &ObjectKey,
+    type_: PatchType,
+    p: &Json,
+) -> Result<Json, CmdError> {
+    let custom = key.kind.custom().filter(|c| !c.is_builtin());
+    if let (PatchType::Strategic, Some(c)) = (type_, custom) {
+        // Custom resources have no Go types to say how lists merge.
+        let n = c.names();
+        return Err(CmdError::Line(format!(
+            "error: {} is not supported by {}, Kind={}: the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            type_.media_type(),
+            n.api_version,
+            n.kind
+        )));
+    }
+    let Some(live) = sim.api().get(key).map(|o| o.to_json()) else {
+        return Ok(p.clone());
+    };
+    let patched = match type_ {
+        PatchType::Merge => return Ok(p.clone()),
+        PatchType::Strategic => {
+            let resource = match key.kind.custom() {
+                Some(c) => openapi::resource_of(c),
+                None => openapi::resource(key.kind.api_version(), key.kind.as_str()),
+            };
+            let Some(resource) = resource else {
+                return Ok(p.clone());
+            };
+            patch::strategic_merge(&live, p, resource.root())
+                .map_err(|e| CmdError::Line(format!("Error from server: {e}")))?
+        }
+        PatchType::Json => patch::json_patch(&live, p)
+            .map_err(|e| CmdError::Line(format!("The request is invalid: {e}")))?,
+    };
+    Ok(patch::merge_diff(&live, &patched))
 }
 
 // ------------------------------------------------------------------ label / annotate

@@ -130,8 +130,12 @@ fn mistakes_get_kubectls_exact_errors() {
             "error: 'app' already has a value (web), and --overwrite is false\n",
         ),
         (
-            "patch deployment web --type=json -p '[]'".into(),
-            "error: --type=json is not supported in the playground (use --type=merge with a partial object; JSON patch operations are not simulated)\n",
+            "patch deployment web --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/nope\",\"value\":1}]'".into(),
+            "The request is invalid: jsonpatch replace operation does not apply: doc is missing key: /spec/nope: missing value\n",
+        ),
+        (
+            "patch deployment web -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"image\":\"nginx:1.28\"}]}}}}'".into(),
+            "Error from server: map: map[image:nginx:1.28] does not contain declared merge key: name\n",
         ),
         (
             "rollout undo deployment/web --to-revision=5".into(),
@@ -656,6 +660,43 @@ fn pause_resume_and_restart_print_what_kubectl_prints() {
     assert_eq!(
         deployment(&s, "web").metadata.annotations[REVISION_ANNOTATION],
         "2"
+    );
+}
+
+#[test]
+fn a_strategic_patch_merges_a_container_by_name_and_keeps_the_rest_of_it() {
+    let mut s = world();
+    let o = stdout(
+        &mut s,
+        "patch deployment web -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"nginx\",\"image\":\"nginx:1.28\"}]}}}}'",
+    );
+    assert_eq!(o, "deployment.apps/web patched\n");
+    let c = stdout(
+        &mut s,
+        "get deploy web -o jsonpath={.spec.template.spec.containers[0].image}/{.spec.template.spec.containers[0].ports[0].containerPort}",
+    );
+    assert_eq!(c, "nginx:1.28/80");
+    // A merge patch of the same document replaces the list: the port is gone.
+    stdout(
+        &mut s,
+        "patch deployment web --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"nginx\",\"image\":\"nginx:1.28\"}]}}}}'",
+    );
+    let c = stdout(
+        &mut s,
+        "get deploy web -o jsonpath={.spec.template.spec.containers[0].ports}",
+    );
+    assert_eq!(c, "");
+    let o = stdout(
+        &mut s,
+        "patch deployment web --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/replicas\",\"value\":1},{\"op\":\"add\",\"path\":\"/metadata/labels/tier\",\"value\":\"front\"}]'",
+    );
+    assert_eq!(o, "deployment.apps/web patched\n");
+    assert_eq!(
+        stdout(
+            &mut s,
+            "get deploy web -o jsonpath={.spec.replicas}/{.metadata.labels.tier}"
+        ),
+        "1/front"
     );
 }
 

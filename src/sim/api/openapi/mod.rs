@@ -61,6 +61,10 @@ impl Resource {
 struct Field {
     name: String,
     ty: usize,
+    /// `x-kubernetes-patch-strategy` (`merge`, `retainKeys`, `merge,retainKeys`), if any.
+    strategy: Option<String>,
+    /// `x-kubernetes-patch-merge-key`, if any.
+    merge_key: Option<String>,
 }
 
 #[derive(Debug)]
@@ -180,9 +184,15 @@ fn parse(data: &str) -> Table {
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .map(|f| Field {
-                        name: text(&f[0]),
-                        ty: index(&f[1]),
+                    .map(|f| {
+                        let opt =
+                            |v: &Json| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
+                        Field {
+                            name: text(&f[0]),
+                            ty: index(&f[1]),
+                            strategy: opt(&f[2]),
+                            merge_key: opt(&f[3]),
+                        }
                     })
                     .collect(),
             },
@@ -252,6 +262,55 @@ pub fn resource_of(kind: CustomKind) -> Option<&'static Resource> {
         .iter()
         .find(|(k, _)| *k == kind)
         .map(|(_, r)| *r)
+}
+
+/// A place in a resource's Go types, for walking a patch alongside the object it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TypeRef(usize);
+
+/// How a list field is patched by a strategic merge patch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PatchMeta {
+    /// `x-kubernetes-patch-strategy` contains `merge`: items merge (by `merge_key` when set,
+    /// as a set of values otherwise) instead of the list being replaced.
+    pub merge: bool,
+    /// `x-kubernetes-patch-merge-key`.
+    pub merge_key: Option<String>,
+}
+
+impl Resource {
+    /// The resource's own Go type.
+    pub fn root(&self) -> TypeRef {
+        TypeRef(self.root)
+    }
+}
+
+impl TypeRef {
+    /// A struct field's type and patch strategy; for a map, its values' type.
+    pub fn field(self, name: &str) -> Option<(TypeRef, PatchMeta)> {
+        match &table().types[self.0] {
+            Type::Struct { fields, .. } => fields.iter().find(|f| f.name == name).map(|f| {
+                let meta = PatchMeta {
+                    merge: f
+                        .strategy
+                        .as_deref()
+                        .is_some_and(|s| s.split(',').any(|p| p == "merge")),
+                    merge_key: f.merge_key.clone(),
+                };
+                (TypeRef(f.ty), meta)
+            }),
+            Type::Map(v) => Some((TypeRef(*v), PatchMeta::default())),
+            _ => None,
+        }
+    }
+
+    /// A list's item type.
+    pub fn item(self) -> Option<TypeRef> {
+        match &table().types[self.0] {
+            Type::List(v) => Some(TypeRef(*v)),
+            _ => None,
+        }
+    }
 }
 
 /// Why Go's JSON decoder refused a value.
