@@ -289,3 +289,66 @@ fn an_optional_config_map_volume_does_not_hold_the_pod_back() {
     let pods = s.kubectl("get pod web").stdout;
     assert!(pods.contains("1/1     Running"), "{pods}");
 }
+
+#[test]
+fn an_env_value_from_a_missing_config_map_key_holds_the_container_in_create_container_config_error()
+{
+    let mut s = Session::new(1);
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx\n    env:\n    - name: PORT\n      valueFrom:\n        configMapKeyRef: {name: web-config, key: PORT}\n";
+    assert!(s.apply_text("pod.yaml", pod).ok);
+    s.advance_to(20_000, usize::MAX);
+    let pods = s.kubectl("get pod web").stdout;
+    assert!(
+        pods.contains("0/1     CreateContainerConfigError"),
+        "{pods}"
+    );
+    let events = s
+        .kubectl("get events --field-selector reason=Failed")
+        .stdout;
+    assert!(
+        events.contains("pod/web   Error: configmap \"web-config\" not found"),
+        "{events}"
+    );
+
+    // The ConfigMap without the key: the next try says which key is missing.
+    let cm =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  MODE: prod\n";
+    assert!(s.apply_text("cm.yaml", cm).ok);
+    s.advance_to(40_000, usize::MAX);
+    let message =
+        s.kubectl("get pod web -o jsonpath={.status.containerStatuses[0].state.waiting.message}");
+    assert_eq!(
+        message.stdout,
+        "couldn't find key PORT in ConfigMap default/web-config"
+    );
+
+    // With the key the container starts at the pod worker's next try.
+    let cm = cm.replace("  MODE: prod\n", "  MODE: prod\n  PORT: \"8080\"\n");
+    assert!(s.apply_text("cm.yaml", &cm).ok);
+    s.advance_to(60_000, usize::MAX);
+    let pods = s.kubectl("get pod web").stdout;
+    assert!(pods.contains("1/1     Running"), "{pods}");
+}
+
+#[test]
+fn env_from_a_missing_secret_holds_the_container_unless_it_is_optional() {
+    let mut s = Session::new(1);
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx\n    envFrom:\n    - secretRef: {name: db}\n";
+    assert!(s.apply_text("pod.yaml", pod).ok);
+    s.advance_to(20_000, usize::MAX);
+    let message = s.kubectl(
+        "get pod web -o jsonpath={.status.containerStatuses[0].state.waiting.reason}/{.status.containerStatuses[0].state.waiting.message}",
+    );
+    assert_eq!(
+        message.stdout,
+        "CreateContainerConfigError/secret \"db\" not found"
+    );
+    let mut optional = Session::new(1);
+    let pod = pod.replace("{name: db}", "{name: db, optional: true}");
+    assert!(optional.apply_text("pod.yaml", &pod).ok);
+    optional.advance_to(20_000, usize::MAX);
+    assert!(optional
+        .kubectl("get pod web")
+        .stdout
+        .contains("1/1     Running"));
+}

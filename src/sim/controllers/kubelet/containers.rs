@@ -146,6 +146,7 @@ impl Kubelet {
         obj: &Arc<Object>,
         pod: &Pod,
         node: Option<&Node>,
+        cache: &Cache,
         now: Millis,
         rng: &mut Rng,
         rt: &mut NodeRuntime,
@@ -155,6 +156,7 @@ impl Kubelet {
         let view = rt.pods.get(&uid).cloned();
         let mut p = Pass {
             obj,
+            cache,
             pod,
             now,
             out,
@@ -365,6 +367,17 @@ impl Kubelet {
         // it takes before pulling never holds up that start; here a pull spans syncs, so the step
         // is taken once the image is there.
         if !self.ensure_image(p, c, &field, rt, rng) {
+            return false;
+        }
+        if let Some(msg) = env_error(c, pod, p.cache) {
+            p.out.event(
+                EventRecord::warning(obj, "Failed", format!("Error: {msg}")).at_field(field),
+            );
+            p.gaps.push(format!("{name}: {msg}"));
+            self.reasons
+                .insert(ck, ("CreateContainerConfigError".into(), msg));
+            let retry = SYNC_RETRY + rng.range(0, SYNC_RETRY / 2);
+            p.wake = min_opt(p.wake, now + retry);
             return false;
         }
         if let Some(finished) = finished {

@@ -33,6 +33,7 @@
 mod admit;
 mod backoff;
 mod containers;
+mod env;
 mod images;
 mod node_status;
 mod pod_status;
@@ -40,6 +41,7 @@ mod probes;
 mod volumes;
 
 use backoff::*;
+use env::*;
 use images::*;
 use pod_status::*;
 use probes::*;
@@ -158,6 +160,8 @@ fn role_of(pod: &Pod, name: &str) -> Role {
 /// What one pod sync accumulates while it acts: events, the next wake-up, what it did.
 struct Pass<'a> {
     obj: &'a Arc<Object>,
+    /// The kubelet's cache: the ConfigMaps and Secrets a container's environment reads.
+    cache: &'a Cache,
     pod: &'a Pod,
     now: Millis,
     out: &'a mut Outcome,
@@ -426,7 +430,7 @@ impl Kubelet {
             {
                 return out;
             }
-            self.sync_running(&obj, pod, node, now, rng, rt, &mut out);
+            self.sync_running(&obj, pod, node, cache, now, rng, rt, &mut out);
         }
         out
     }
