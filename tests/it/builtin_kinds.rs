@@ -352,3 +352,39 @@ fn env_from_a_missing_secret_holds_the_container_unless_it_is_optional() {
         .stdout
         .contains("1/1     Running"));
 }
+
+#[test]
+fn kubectl_creates_config_maps_generic_secrets_and_service_accounts_from_literals() {
+    let mut s = Session::new(1);
+    let out = s.kubectl("create configmap web-config --from-literal=PORT=8080 --from-literal=mode=prod");
+    assert_eq!(out.stdout, "configmap/web-config created\n", "{}", out.stderr);
+    assert_eq!(
+        s.kubectl("get cm web-config -o jsonpath={.data.PORT}/{.data.mode}")
+            .stdout,
+        "8080/prod"
+    );
+    let out = s.kubectl("create secret generic db --from-literal=password=hunter2");
+    assert_eq!(out.stdout, "secret/db created\n", "{}", out.stderr);
+    assert_eq!(
+        s.kubectl("get secret db -o jsonpath={.type}/{.data.password}")
+            .stdout,
+        "Opaque/aHVudGVyMg=="
+    );
+    assert_eq!(
+        s.kubectl("create sa web").stdout,
+        "serviceaccount/web created\n"
+    );
+    assert_eq!(
+        s.kubectl("create cm bad --from-literal=PORT").stderr,
+        "error: invalid literal source PORT, expected key=value\n"
+    );
+    assert_eq!(
+        s.kubectl("create cm bad --from-literal=a=1 --from-literal=a=2")
+            .stderr,
+        "error: cannot add key a, another key by that name already exists in Data for ConfigMap \"bad\"\n"
+    );
+    assert_eq!(
+        s.kubectl("create configmap web-config --from-literal=a=b").stderr,
+        "error: failed to create configmap: configmaps \"web-config\" already exists\n"
+    );
+}

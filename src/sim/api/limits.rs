@@ -19,6 +19,7 @@
 //! | [`MAX_OBJECTS_PER_FILE`] | `decode::decode_manifests` (every apply, load and link) | positioned error |
 //! | [`MAX_COMMAND_BYTES`], control characters | `kubectl::execute_with_stdin` | kubectl-style `error:` |
 //! | [`MAX_TRACE_TEXT`] | `Sim::record_command` (a command's text and output in the trace) | clipped, says so |
+//! | `apiextensions::MAX_INTERNED_KINDS` custom kinds per page | `ApiServer::create` of a CRD | 403 Forbidden |
 //!
 //! Caps that live beside the code they protect, listed here so this is the one page to read:
 //! YAML input (`yaml::MAX_INPUT_BYTES` 1 MiB, depth 32, 25,000 nodes, 1,000 documents), share
@@ -27,7 +28,10 @@
 //! watch history (`apiserver::WATCH_HISTORY_WINDOW`, 75 s, at most
 //! `apiserver::WATCH_HISTORY_CAPACITY` changes), Events (`events::EVENT_TTL`, 1 h, at most
 //! `events::MAX_EVENTS`), JSONPath templates (`jsonpath::MAX_SELECTED` values selected in one
-//! run, `jsonpath::MAX_NESTING` levels of ranges, filters and unions).
+//! run, `jsonpath::MAX_NESTING` levels of ranges, filters and unions). A CRD's schema has no cap
+//! of its own: it arrives through the YAML caps (depth 32, 25,000 nodes), which bound every object
+//! it checks too, and pruning, defaulting and validation each walk the object once beside it, so
+//! their work is linear in the object; `x-kubernetes-validations` rules are stored, not run.
 
 use std::borrow::Cow;
 

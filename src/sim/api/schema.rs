@@ -337,7 +337,9 @@ fn list_type_errors(items: &[Json], s: &JSONSchemaProps, path: &str, errs: &mut 
     if !matches!(list_type, "set" | "map") {
         return;
     }
-    let mut seen: Vec<Json> = Vec::new();
+    // Keyed by the value's JSON text (maps print their keys sorted), so a long list is checked
+    // in n log n rather than by comparing every pair.
+    let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (i, item) in items.iter().enumerate() {
         let key = match (list_type, item) {
             ("set", _) => item.clone(),
@@ -356,7 +358,7 @@ fn list_type_errors(items: &[Json], s: &JSONSchemaProps, path: &str, errs: &mut 
                 continue;
             }
         };
-        if seen.contains(&key) {
+        if !seen.insert(key.to_string()) {
             let shown = match &key {
                 Json::Object(_) | Json::Array(_) | Json::Null => {
                     BadValue::Go(go_unstructured(&key))
@@ -364,8 +366,6 @@ fn list_type_errors(items: &[Json], s: &JSONSchemaProps, path: &str, errs: &mut 
                 other => bad_value(other),
             };
             errs.push(FieldError::duplicate(format!("{path}[{i}]"), shown));
-        } else {
-            seen.push(key);
         }
     }
 }

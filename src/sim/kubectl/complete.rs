@@ -48,7 +48,14 @@ pub const VERBS: &[&str] = &[
 const ROLLOUT: &[&str] = &["history", "pause", "restart", "resume", "status", "undo"];
 
 /// `kubectl create` subcommands the playground runs.
-const CREATE: &[&str] = &["deployment", "service"];
+const CREATE: &[&str] = &[
+    "configmap",
+    "deployment",
+    "namespace",
+    "secret",
+    "service",
+    "serviceaccount",
+];
 
 /// `kubectl create service` types.
 const SERVICE_TYPES: &[&str] = &["clusterip", "externalname", "loadbalancer", "nodeport"];

@@ -18,8 +18,9 @@ use super::util::{
 };
 use super::{apply, CommandOutput};
 use crate::sim::api::types::{
-    Container, ContainerPort, Deployment, IntOrString, Kind, LabelSelector, Namespace, Object,
-    ObjectKey, ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, StringMap, Taint,
+    Container, ContainerPort, CustomObject, Deployment, IntOrString, Kind, LabelSelector,
+    Namespace, Object, ObjectKey, ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort,
+    StringMap, Taint,
 };
 use crate::sim::api::{openapi, patch, ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
 use crate::sim::input::decode;
@@ -202,6 +203,8 @@ pub const CREATE_FLAGS: &[Flag] = &[
     flag("filename", Some('f'), FlagKind::Str),
     flag("validate", None, FlagKind::OptionalValue("strict")),
     flag("field-manager", None, FlagKind::Str),
+    flag("from-literal", None, FlagKind::Str),
+    flag("type", None, FlagKind::Str),
 ];
 
 /// The container name `kubectl create deployment` derives from an image: the last path segment
@@ -331,7 +334,22 @@ fn print_generated(obj: &Object, output: &str, explicit_ns: bool) -> CommandOutp
 }
 
 /// The subcommands of `kubectl create` the playground runs.
-pub const CREATE_SUBCOMMANDS: &[&str] = &["deployment", "deploy", "service", "svc"];
+pub const CREATE_SUBCOMMANDS: &[&str] = &[
+    "deployment",
+    "deploy",
+    "service",
+    "svc",
+    "namespace",
+    "ns",
+    "configmap",
+    "cm",
+    "secret",
+    "serviceaccount",
+    "sa",
+];
+
+/// Flags of [`CREATE_FLAGS`] that only `create configmap` and `create secret generic` take.
+const CREATE_DATA_ONLY: &[&str] = &["from-literal", "type"];
 
 /// Flags of [`CREATE_FLAGS`] that only `create service` takes.
 const CREATE_SERVICE_ONLY: &[&str] = &["tcp", "clusterip", "node-port", "external-name"];
@@ -351,7 +369,7 @@ fn refuse_flags(args: &Args, flags: &[&str], command: &str) -> Option<CommandOut
 pub fn create_unsupported(sub: &str) -> CommandOutput {
     unsupported(
         &format!("create {sub}"),
-        "the playground creates Deployments, Services and Namespaces (kubectl create deployment, kubectl create service, kubectl create namespace) and everything else through kubectl apply -f",
+        "the playground creates Deployments, Services, Namespaces, ConfigMaps, generic Secrets and ServiceAccounts with kubectl create, and everything else through kubectl apply -f",
     )
 }
 
@@ -363,12 +381,20 @@ pub fn create(sim: &mut Sim, args: &Args) -> CommandOutput {
     }
     match sub {
         "deployment" | "deploy" => {
-            if let Some(refused) = refuse_flags(args, CREATE_SERVICE_ONLY, "create deployment") {
+            let others: Vec<&str> = CREATE_SERVICE_ONLY
+                .iter()
+                .chain(CREATE_DATA_ONLY)
+                .copied()
+                .collect();
+            if let Some(refused) = refuse_flags(args, &others, "create deployment") {
                 return refused;
             }
         }
         "service" | "svc" => return create_service(sim, args),
         "namespace" | "ns" => return create_namespace(sim, args),
+        "configmap" | "cm" | "secret" | "serviceaccount" | "sa" => {
+            return create_stored(sim, args, sub)
+        }
         "" => {
             return error("Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl create -h' for help and examples")
         }
@@ -405,6 +431,7 @@ fn create_namespace(sim: &mut Sim, args: &Args) -> CommandOutput {
     let others: Vec<&str> = CREATE_SERVICE_ONLY
         .iter()
         .chain(CREATE_DEPLOYMENT_ONLY)
+        .chain(CREATE_DATA_ONLY)
         .copied()
         .collect();
     if let Some(refused) = refuse_flags(args, &others, "create namespace") {
@@ -425,6 +452,102 @@ fn create_namespace(sim: &mut Sim, args: &Args) -> CommandOutput {
         ..Default::default()
     };
     create_built(sim, args, Object::Namespace(ns), "namespace")
+}
+
+/// `kubectl create configmap NAME --from-literal=k=v…`, `kubectl create secret generic NAME
+/// --from-literal=k=v… [--type=T]` and `kubectl create serviceaccount NAME`: the object kubectl
+/// builds, with its checks of the literals' keys.
+fn create_stored(sim: &mut Sim, args: &Args, sub: &str) -> CommandOutput {
+    let (kind, what, command, names) = match sub {
+        "configmap" | "cm" => ("ConfigMap", "configmap", "create configmap", &args.positional[1..]),
+        "serviceaccount" | "sa" => (
+            "ServiceAccount",
+            "serviceaccount",
+            "create serviceaccount",
+            &args.positional[1..],
+        ),
+        _ => match args.positional.get(1).map(String::as_str) {
+            Some("generic") => ("Secret", "secret", "create secret generic", &args.positional[2..]),
+            Some(other @ ("tls" | "docker-registry")) => {
+                return unsupported(
+                    &format!("create secret {other}"),
+                    "the playground reads no files; write the Secret in the editor and Apply it",
+                )
+            }
+            _ => {
+                return fail(args.usage_error(
+                    "a secret type is required: kubectl create secret generic NAME --from-literal=key=value",
+                ))
+            }
+        },
+    };
+    let mut others: Vec<&str> = CREATE_SERVICE_ONLY
+        .iter()
+        .chain(CREATE_DEPLOYMENT_ONLY)
+        .copied()
+        .collect();
+    match kind {
+        "ServiceAccount" => others.extend(CREATE_DATA_ONLY),
+        "ConfigMap" => others.push("type"),
+        _ => {}
+    }
+    if let Some(refused) = refuse_flags(args, &others, command) {
+        return refused;
+    }
+    if names.len() != 1 {
+        return fail(args.usage_error(&format!(
+            "exactly one NAME is required, got {}",
+            names.len()
+        )));
+    }
+    let name = &names[0];
+    let mut data = serde_json::Map::new();
+    for literal in args.all("from-literal") {
+        let Some((key, value)) = literal.split_once('=').filter(|(k, _)| !k.is_empty()) else {
+            return error(format!(
+                "invalid literal source {literal}, expected key=value"
+            ));
+        };
+        let valid = key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if !valid {
+            return error(format!(
+                "{key:?} is not a valid key name for a {kind}: a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+            ));
+        }
+        if data.contains_key(key) {
+            return error(format!(
+                "cannot add key {key}, another key by that name already exists in Data for {kind} {name:?}"
+            ));
+        }
+        let value = match kind {
+            "Secret" => crate::sim::api::base64::encode_std(value.as_bytes()),
+            _ => value.to_string(),
+        };
+        data.insert(key.to_string(), Json::String(value));
+    }
+    let Some(custom) = openapi::stored_kind("", kind) else {
+        return create_unsupported(sub);
+    };
+    let mut content = serde_json::Map::new();
+    if !data.is_empty() {
+        content.insert("data".into(), Json::Object(data));
+    }
+    if let Some(t) = args.get("type") {
+        content.insert("type".into(), Json::String(t.to_string()));
+    }
+    let obj = Object::Custom(CustomObject {
+        kind: custom,
+        api_version: "v1".into(),
+        metadata: ObjectMeta {
+            name: name.clone(),
+            namespace: args.namespace(),
+            ..Default::default()
+        },
+        content,
+    });
+    create_built(sim, args, obj, what)
 }
 
 /// `port[:targetPort]` of `--tcp`, as kubectl's `parsePorts` reads it: a port number, then a
@@ -468,6 +591,7 @@ fn create_service(sim: &mut Sim, args: &Args) -> CommandOutput {
     let others: Vec<&str> = CREATE_SERVICE_ONLY
         .iter()
         .chain(CREATE_DEPLOYMENT_ONLY)
+        .chain(CREATE_DATA_ONLY)
         .copied()
         .filter(|f| *f != own_flag && *f != "tcp")
         .collect();

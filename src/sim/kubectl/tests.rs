@@ -482,8 +482,12 @@ fn create_service_builds_the_service_kubectl_builds() {
             "error: failed to create ClusterIP service: services \"api\" already exists",
         ),
         (
-            "create configmap c --from-literal=a=b",
-            "error: create configmap is not supported in the playground",
+            "create secret tls c",
+            "error: create secret tls is not supported in the playground",
+        ),
+        (
+            "create deployment c --image=nginx --from-literal=a=b",
+            "error: unknown flag: --from-literal",
         ),
     ];
     for (cmd, want) in refusals {
