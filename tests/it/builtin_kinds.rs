@@ -356,8 +356,13 @@ fn env_from_a_missing_secret_holds_the_container_unless_it_is_optional() {
 #[test]
 fn kubectl_creates_config_maps_generic_secrets_and_service_accounts_from_literals() {
     let mut s = Session::new(1);
-    let out = s.kubectl("create configmap web-config --from-literal=PORT=8080 --from-literal=mode=prod");
-    assert_eq!(out.stdout, "configmap/web-config created\n", "{}", out.stderr);
+    let out =
+        s.kubectl("create configmap web-config --from-literal=PORT=8080 --from-literal=mode=prod");
+    assert_eq!(
+        out.stdout, "configmap/web-config created\n",
+        "{}",
+        out.stderr
+    );
     assert_eq!(
         s.kubectl("get cm web-config -o jsonpath={.data.PORT}/{.data.mode}")
             .stdout,
@@ -384,7 +389,28 @@ fn kubectl_creates_config_maps_generic_secrets_and_service_accounts_from_literal
         "error: cannot add key a, another key by that name already exists in Data for ConfigMap \"bad\"\n"
     );
     assert_eq!(
-        s.kubectl("create configmap web-config --from-literal=a=b").stderr,
+        s.kubectl("create configmap web-config --from-literal=a=b")
+            .stderr,
         "error: failed to create configmap: configmaps \"web-config\" already exists\n"
+    );
+}
+
+#[test]
+fn kubectl_describe_prints_config_maps_secrets_and_service_accounts_as_kubectls_describers_do() {
+    let mut s = Session::new(1);
+    s.kubectl("create configmap web-config --from-literal=PORT=8080 --from-literal=mode=prod");
+    s.kubectl("create secret generic db --from-literal=password=hunter2");
+    s.kubectl("create serviceaccount web");
+    assert_eq!(
+        s.kubectl("describe cm web-config").stdout,
+        "Name:         web-config\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\n\nData\n====\nPORT:\n----\n8080\n\nmode:\n----\nprod\n\n\nBinaryData\n====\n\nEvents:  <none>\n"
+    );
+    assert_eq!(
+        s.kubectl("describe secret db").stdout,
+        "Name:         db\nNamespace:    default\nLabels:       <none>\nAnnotations:  <none>\n\nType:  Opaque\n\nData\n====\npassword:  7 bytes\n"
+    );
+    assert_eq!(
+        s.kubectl("describe sa web").stdout,
+        "Name:                web\nNamespace:           default\nLabels:              <none>\nAnnotations:         <none>\nImage pull secrets:  <none>\nMountable secrets:   <none>\nTokens:              <none>\nEvents:              <none>\n"
     );
 }

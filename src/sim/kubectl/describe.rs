@@ -18,8 +18,9 @@ use super::CommandOutput;
 use crate::sim::api::quantity::{format_bytes, parse_quantity, Quantity, QuantityFormat};
 use crate::sim::api::types::LAST_APPLIED;
 use crate::sim::api::types::{
-    Container, ContainerState, ContainerStatus, Event, IntOrString, Kind, LabelSelector, Millis,
-    Namespace, Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap, Time, Toleration,
+    Container, ContainerState, ContainerStatus, CustomObject, Event, IntOrString, Kind,
+    LabelSelector, Millis, Namespace, Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap,
+    Time, Toleration,
 };
 use crate::sim::controllers::deployment::util::equal_ignore_hash;
 use crate::sim::time::human_duration;
@@ -133,6 +134,7 @@ pub fn describe_object(sim: &Sim, o: &Object, show_events: bool) -> Result<Strin
         Object::Service(_) => service(&mut w, sim, o, events.as_deref()),
         Object::EndpointSlice(_) => endpoint_slice(&mut w, now, o, events.as_deref()),
         Object::PodDisruptionBudget(_) => pdb(&mut w, now, o, events.as_deref()),
+        Object::Custom(c) if has_own_describer(c) => stored(&mut w, now, c, events.as_deref()),
         Object::CustomResourceDefinition(_) | Object::Custom(_) => {
             generic(&mut w, now, o, events.as_deref())
         }
@@ -1625,6 +1627,98 @@ fn namespace(w: &mut String, ns: &Namespace) {
         }
     }
     w.push_str("\nNo resource quota.\n\nNo LimitRange resource.\n");
+}
+
+/// Whether kubectl has a describer of its own for this stored built-in kind; it describes the
+/// others generically, as it does custom resources.
+fn has_own_describer(o: &CustomObject) -> bool {
+    o.kind.is_builtin()
+        && matches!(
+            o.kind.names().kind,
+            "ConfigMap" | "Secret" | "ServiceAccount"
+        )
+}
+
+/// kubectl's `describeConfigMap`, `describeSecret` and `describeServiceAccount`. Map entries
+/// come in key order (Go's map order is random).
+fn stored(w: &mut String, now: Millis, o: &CustomObject, events: Option<&[Event]>) {
+    let kind = o.kind.names().kind;
+    let m = &o.metadata;
+    let entries = |field: &str| -> Vec<(String, Json)> {
+        o.content
+            .get(field)
+            .and_then(Json::as_object)
+            .map(|d| {
+                let mut v: Vec<(String, Json)> =
+                    d.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                v.sort_by(|a, b| a.0.cmp(&b.0));
+                v
+            })
+            .unwrap_or_default()
+    };
+    // A []byte field's length: what its base64 text decodes to.
+    let decoded_len = |v: &Json| {
+        let t = v.as_str().unwrap_or_default().trim_end_matches('=');
+        t.len() * 3 / 4
+    };
+    w.push_str(&format!("Name:\t{}\n", m.name));
+    w.push_str(&format!("Namespace:\t{}\n", m.namespace));
+    labels_multiline(w, "", "Labels", &m.labels);
+    annotations_multiline(w, "Annotations", &m.annotations);
+    match kind {
+        "ConfigMap" => {
+            w.push_str("\nData\n====\n");
+            for (k, v) in entries("data") {
+                w.push_str(&format!(
+                    "{k}:\n----\n{}\n\n",
+                    v.as_str().unwrap_or_default()
+                ));
+            }
+            w.push_str("\nBinaryData\n====\n");
+            for (k, v) in entries("binaryData") {
+                w.push_str(&format!("{k}: {} bytes\n", decoded_len(&v)));
+            }
+            w.push('\n');
+            events_table(w, now, events);
+        }
+        "Secret" => {
+            let type_ = o
+                .content
+                .get("type")
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            w.push_str(&format!("\nType:\t{type_}\n"));
+            w.push_str("\nData\n====\n");
+            for (k, v) in entries("data") {
+                w.push_str(&format!("{k}:\t{} bytes\n", decoded_len(&v)));
+            }
+        }
+        _ => {
+            let names = |field: &str| -> String {
+                let list: Vec<String> = o
+                    .content
+                    .get(field)
+                    .and_then(Json::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r.get("name").and_then(Json::as_str))
+                    .map(str::to_string)
+                    .collect();
+                if list.is_empty() {
+                    "<none>".into()
+                } else {
+                    list.join("\n\t")
+                }
+            };
+            w.push_str(&format!(
+                "Image pull secrets:\t{}\n",
+                names("imagePullSecrets")
+            ));
+            w.push_str(&format!("Mountable secrets:\t{}\n", names("secrets")));
+            w.push_str("Tokens:\t<none>\n");
+            events_table(w, now, events);
+        }
+    }
 }
 
 fn generic(w: &mut String, now: Millis, o: &Object, events: Option<&[Event]>) {
