@@ -1757,23 +1757,46 @@ fn generic(w: &mut String, now: Millis, o: &Object, events: Option<&[Event]>) {
     events_table(w, now, events);
 }
 
-/// `Camel Case` for a `camelCase` key, as kubectl's `smartLabelFor` writes it: words split at
-/// capitals, each capitalised, its common acronyms in capitals (`API Version`, `UID`).
+/// `Camel Case` for a `camelCase` key, as kubectl's `smartLabelFor` writes it: a key with
+/// anything but letters and `-` as it is; otherwise split as fatih/camelcase splits (runs of
+/// lower case, upper case and the rest, an upper-case run's last letter starting the lower-case
+/// run after it: `HTTPServer` is `HTTP Server`, `PORT` one word), each word capitalised, the
+/// common acronyms in capitals (`API Version`, `UID`).
 fn title_case(key: &str) -> String {
     const ACRONYMS: [&str; 5] = ["API", "URL", "UID", "OSB", "GUID"];
-    let mut words: Vec<String> = Vec::new();
-    for c in key.chars() {
-        if c.is_uppercase() || words.is_empty() {
-            words.push(String::new());
+    if key.chars().any(|c| !c.is_alphabetic() && c != '-') {
+        return key.to_string();
+    }
+    let class = |c: char| {
+        if c.is_lowercase() {
+            0
+        } else if c.is_uppercase() {
+            1
+        } else {
+            2
         }
-        if let Some(w) = words.last_mut() {
-            w.push(c);
+    };
+    let mut runs: Vec<Vec<char>> = Vec::new();
+    for c in key.chars() {
+        match runs.last_mut() {
+            Some(run) if run.first().map(|f| class(*f)) == Some(class(c)) => run.push(c),
+            _ => runs.push(vec![c]),
         }
     }
-    words
-        .iter()
-        .map(|w| {
-            let upper = w.to_ascii_uppercase();
+    for i in 1..runs.len() {
+        let moves = runs[i - 1].first().map(|c| class(*c)) == Some(1)
+            && runs[i].first().map(|c| class(*c)) == Some(0);
+        if moves {
+            if let Some(c) = runs[i - 1].pop() {
+                runs[i].insert(0, c);
+            }
+        }
+    }
+    runs.iter()
+        .filter(|run| !run.is_empty())
+        .map(|run| {
+            let w: String = run.iter().collect();
+            let upper = w.to_uppercase();
             if ACRONYMS.contains(&upper.as_str()) {
                 upper
             } else {
@@ -1841,5 +1864,26 @@ pub fn describe_one(sim: &Sim, key: &ObjectKey) -> CommandOutput {
             key.kind.resource(),
             key.name
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_case;
+
+    #[test]
+    fn field_labels_split_as_kubectls_smart_label_splits_them() {
+        for (key, want) in [
+            ("apiVersion", "API Version"),
+            ("cronSpec", "Cron Spec"),
+            ("PORT", "PORT"),
+            ("HTTPServer", "HTTP Server"),
+            ("uid", "UID"),
+            ("cron_spec", "cron_spec"),
+            ("key.name", "key.name"),
+            ("max-surge", "Max - Surge"),
+        ] {
+            assert_eq!(title_case(key), want, "{key}");
+        }
     }
 }
