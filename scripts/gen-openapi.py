@@ -171,10 +171,7 @@ class Builder:
             if strategy or key:
                 entry += [strategy or "", key or ""]
             fields.append(entry)
-        node = {"s": go_name(name), "f": fields}
-        if d.get("required"):
-            node["r"] = sorted(d["required"])
-        self.types[slot] = node
+        self.types[slot] = {"s": go_name(name), "f": fields}
         return slot
 
     def schema(self, s, owner):

@@ -222,7 +222,13 @@ fn kubectl_get_all_covers_the_all_category_in_discovery_order() {
         out.contains("statefulset.apps/db"),
         "the StatefulSet is in the all category:\n{out}"
     );
-    assert!(out.find("service/kubernetes") < out.find("statefulset.apps/db"));
+    let service = out
+        .find("service/kubernetes")
+        .expect("the kubernetes Service is listed");
+    let sts = out
+        .find("statefulset.apps/db")
+        .expect("the StatefulSet is listed");
+    assert!(service < sts, "core kinds come first:\n{out}");
 }
 
 const MOUNTS_CONFIG: &str = r#"apiVersion: v1

@@ -348,6 +348,22 @@ mod tests {
             req("pods,svc").unwrap(),
             Some(Request::Types(vec![Kind::Pod, Kind::Service]))
         );
+        let names: Vec<&str> = all_category().iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Pod",
+                "ReplicationController",
+                "Service",
+                "DaemonSet",
+                "Deployment",
+                "ReplicaSet",
+                "StatefulSet",
+                "HorizontalPodAutoscaler",
+                "CronJob",
+                "Job"
+            ]
+        );
         assert_eq!(req("all").unwrap(), Some(Request::Types(all_category())));
         assert_eq!(
             req("deployments.apps web api").unwrap(),

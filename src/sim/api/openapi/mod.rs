@@ -50,7 +50,7 @@ impl Resource {
         }
     }
 
-    /// The Go type of the resource's fields: `spec` and `status` when it has them.
+    /// Whether the resource's Go type has a top-level `field` (`spec`, `status`).
     pub fn has_field(&self, field: &str) -> bool {
         let table = table();
         matches!(&table.types[self.root], Type::Struct { fields, .. } if fields.iter().any(|f| f.name == field))

@@ -70,13 +70,9 @@ pub(super) fn env_error(c: &Container, pod: &Pod, cache: &Cache) -> Option<Strin
                 None if optional(r) => {}
                 None => return Some(format!("{resource} {name:?} not found")),
                 Some(obj) => {
-                    let has_key = obj
-                        .to_json()
-                        .pointer(&format!(
-                            "/data/{}",
-                            key.replace('~', "~0").replace('/', "~1")
-                        ))
-                        .is_some();
+                    // Only `data` is read for an environment variable, as upstream reads it.
+                    let has_key = matches!(&*obj, Object::Custom(c)
+                        if c.content.get("data").and_then(|d| d.get(key)).is_some());
                     if !has_key && !optional(r) {
                         return Some(format!(
                             "couldn't find key {key} in {kind_name} {ns}/{name}"
