@@ -212,9 +212,16 @@ impl CustomObject {
     }
 
     /// The object from its JSON: the metadata typed, the rest kept.
-    pub fn from_json(kind: CustomKind, value: Json) -> Result<CustomObject, serde_json::Error> {
+    pub fn from_json(
+        kind: CustomKind,
+        value: Json,
+    ) -> Result<CustomObject, super::strict::DecodeError> {
         let Json::Object(mut map) = value else {
-            return Err(serde::de::Error::custom("an object must be a JSON object"));
+            return Err(super::strict::DecodeError {
+                kind: super::strict::DecodeErrorKind::Type,
+                path: String::new(),
+                message: "an object must be a JSON object".into(),
+            });
         };
         let api_version = match map.remove("apiVersion") {
             Some(Json::String(s)) => s,
@@ -222,7 +229,7 @@ impl CustomObject {
         };
         map.remove("kind");
         let metadata = match map.remove("metadata") {
-            Some(m) => serde_json::from_value(m)?,
+            Some(m) => super::strict::decode_at(&m, "metadata", "ObjectMeta", &Default::default())?,
             None => ObjectMeta::default(),
         };
         Ok(CustomObject {

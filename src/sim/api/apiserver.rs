@@ -1738,7 +1738,7 @@ mod canon {
 
     /// A part through JSON and back, by the round trip itself.
     fn round_trip<T: Serialize + DeserializeOwned>(x: &T) -> Option<T> {
-        serde_json::from_value(serde_json::to_value(x).ok()?).ok()
+        crate::sim::api::strict::decode_as(&serde_json::to_value(x).ok()?, &Default::default()).ok()
     }
 
     /// `spec` as a JSON round trip leaves it: as it is when known to survive one.

@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod patch;
 pub mod quantity;
 pub mod schema;
+pub mod strict;
 pub mod string_map;
 pub mod types;
 pub mod validation;

@@ -1684,8 +1684,9 @@ impl Object {
         Json::Object(map)
     }
 
-    /// Builds an object of a known kind from JSON (apiVersion and kind are ignored here).
-    pub fn from_json(kind: Kind, mut value: Json) -> Result<Object, serde_json::Error> {
+    /// Builds an object of a known kind from JSON (apiVersion and kind are ignored here), with
+    /// the strict decoder every typed object is read with ([`super::strict`]).
+    pub fn from_json(kind: Kind, mut value: Json) -> Result<Object, super::strict::DecodeError> {
         if let Kind::Custom(c) = kind {
             return CustomObject::from_json(c, value).map(Object::Custom);
         }
@@ -1693,21 +1694,32 @@ impl Object {
             m.remove("apiVersion");
             m.remove("kind");
         }
+        fn read<T: serde::de::DeserializeOwned>(
+            value: &Json,
+        ) -> Result<T, super::strict::DecodeError> {
+            super::strict::decode_as(value, &Default::default())
+        }
         Ok(match kind {
-            Kind::Namespace => Object::Namespace(serde_json::from_value(value)?),
-            Kind::Node => Object::Node(serde_json::from_value(value)?),
-            Kind::Lease => Object::Lease(serde_json::from_value(value)?),
-            Kind::Deployment => Object::Deployment(serde_json::from_value(value)?),
-            Kind::ReplicaSet => Object::ReplicaSet(serde_json::from_value(value)?),
-            Kind::Pod => Object::Pod(serde_json::from_value(value)?),
-            Kind::Service => Object::Service(serde_json::from_value(value)?),
-            Kind::EndpointSlice => Object::EndpointSlice(serde_json::from_value(value)?),
-            Kind::PodDisruptionBudget => {
-                Object::PodDisruptionBudget(serde_json::from_value(value)?)
-            }
-            Kind::Event => Object::Event(serde_json::from_value(value)?),
+            Kind::Namespace => Object::Namespace(read(&value)?),
+            Kind::Node => Object::Node(read(&value)?),
+            Kind::Lease => Object::Lease(read(&value)?),
+            Kind::Deployment => Object::Deployment(read(&value)?),
+            Kind::ReplicaSet => Object::ReplicaSet(read(&value)?),
+            Kind::Pod => Object::Pod(read(&value)?),
+            Kind::Service => Object::Service(read(&value)?),
+            Kind::EndpointSlice => Object::EndpointSlice(read(&value)?),
+            Kind::PodDisruptionBudget => Object::PodDisruptionBudget(read(&value)?),
+            Kind::Event => Object::Event(read(&value)?),
+            // The CRD's forty schema keywords are read by serde_json's decoder only: the
+            // editor's path checks them against the upstream types first (`decode.rs`).
             Kind::CustomResourceDefinition => {
-                Object::CustomResourceDefinition(serde_json::from_value(value)?)
+                Object::CustomResourceDefinition(serde_json::from_value(value).map_err(|e| {
+                    super::strict::DecodeError {
+                        kind: super::strict::DecodeErrorKind::Other,
+                        path: String::new(),
+                        message: e.to_string(),
+                    }
+                })?)
             }
             Kind::Custom(c) => return CustomObject::from_json(c, value).map(Object::Custom),
         })

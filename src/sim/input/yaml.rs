@@ -101,28 +101,7 @@ pub fn parent_path(path: &str) -> Option<&str> {
     Some(path.rfind('.').map_or("", |i| &path[..i]))
 }
 
-/// Appends a map key to a field path the way Kubernetes' `field.Path` prints it.
-///
-/// Identifier-like keys become `.key` (or just `key` at the root); anything else (dots, slashes,
-/// spaces: label and annotation keys) becomes `[key]`, so paths stay unambiguous.
-pub fn push_key(parent: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'$');
-    if !plain {
-        format!("{parent}[{key}]")
-    } else if parent.is_empty() {
-        key.to_string()
-    } else {
-        format!("{parent}.{key}")
-    }
-}
-
-/// Appends a sequence index to a field path: `containers` → `containers[0]`.
-pub fn push_index(parent: &str, index: usize) -> String {
-    format!("{parent}[{index}]")
-}
+pub use crate::sim::api::strict::{push_index, push_key};
 
 // ---------------------------------------------------------------- reading
 
