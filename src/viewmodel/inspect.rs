@@ -149,19 +149,18 @@ fn simulation_notes(sim: &Sim, obj: &Object) -> Vec<String> {
         "Stored; no controller acts on it in the playground: the API server validates and keeps \
          this {kind}, and only the garbage collector reads it (for its ownerReferences)."
     )];
-    let unenforced = sim
+    let cel = sim
         .api()
         .crd_of(o.kind)
         .and_then(|crd| crd.storage_version())
         .and_then(|v| v.schema.as_ref())
         .and_then(|s| s.open_api_v3_schema.as_ref())
-        .map(crate::sim::api::schema::unenforced_rules)
-        .unwrap_or_default();
-    if !unenforced.is_empty() {
-        notes.push(format!(
-            "Its CustomResourceDefinition's {} rules are stored but not enforced by the playground yet.",
-            unenforced.join(" and ")
-        ));
+        .is_some_and(crate::sim::api::schema::has_cel_rules);
+    if cel {
+        notes.push(
+            "Its CustomResourceDefinition's x-kubernetes-validations rules are stored but not enforced by the playground yet."
+                .into(),
+        );
     }
     notes
 }

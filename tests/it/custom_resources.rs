@@ -2,7 +2,8 @@
 //! checked by its schema at their lines, listed with its printer columns, and deleted with it.
 
 use kubeloop::sim::api::types::{Kind, Object};
-use kubeloop::sim::input::diagnostic::Severity;
+use kubeloop::sim::input::diagnostic::{Diagnostic, Severity};
+use kubeloop::sim::kubectl::apply::ApplyReport;
 use kubeloop::sim::session::Session;
 use kubeloop::viewmodel::inspect::InspectorData;
 
@@ -72,6 +73,15 @@ spec:
 
 fn both() -> String {
     format!("{CRONTAB_CRD}---\n{CRONTAB}")
+}
+
+/// The first error of a report that must have one.
+fn first_error(report: &ApplyReport) -> &Diagnostic {
+    report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .expect("an error")
 }
 
 fn crontabs(s: &Session) -> Vec<Object> {
@@ -217,11 +227,7 @@ fn a_type_error_in_a_custom_resource_is_refused_at_its_line_in_the_api_servers_w
     );
     let report = s.apply_text("cron.yaml", &bad);
     assert!(!report.ok);
-    let e = report
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == Severity::Error)
-        .expect("an error");
+    let e = first_error(&report);
     assert_eq!((e.line, e.col), (8, 3));
     assert_eq!(
         e.message,
@@ -231,11 +237,7 @@ fn a_type_error_in_a_custom_resource_is_refused_at_its_line_in_the_api_servers_w
 
     let unknown = CRONTAB.replace("  cronSpec:", "  cronspec:");
     let report = s.apply_text("cron.yaml", &unknown);
-    let e = report
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == Severity::Error)
-        .expect("an error");
+    let e = first_error(&report);
     assert_eq!(e.line, 6);
     assert_eq!(
         e.message,
@@ -249,11 +251,7 @@ fn a_crd_that_breaks_the_api_servers_rules_is_refused_with_its_words() {
     let mut s = Session::new(1);
     let misnamed = CRONTAB_CRD.replace("name: crontabs.stable.example.com", "name: crontabs");
     let report = s.apply_text("crd.yaml", &misnamed);
-    let e = report
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == Severity::Error)
-        .expect("an error");
+    let e = first_error(&report);
     assert_eq!(
         e.message,
         r#"CustomResourceDefinition.apiextensions.k8s.io "crontabs" is invalid: metadata.name: Invalid value: "crontabs": must be spec.names.plural+"."+spec.group"#
@@ -263,11 +261,7 @@ fn a_crd_that_breaks_the_api_servers_rules_is_refused_with_its_words() {
         "              cronSpec:\n                description: when\n",
     );
     let report = s.apply_text("crd.yaml", &untyped);
-    let e = report
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == Severity::Error)
-        .expect("an error");
+    let e = first_error(&report);
     assert!(
         e.message.ends_with("spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[cronSpec].type: Required value: must not be empty for specified object fields"),
         "{}",
@@ -325,7 +319,7 @@ fn the_inspector_says_no_controller_acts_on_a_custom_object_and_which_rules_it_d
     let mut s = Session::new(1);
     let crd = CRONTAB_CRD.replace(
         "              cronSpec:\n                type: string\n",
-        "              cronSpec:\n                type: string\n                pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'\n",
+        "              cronSpec:\n                type: string\n                x-kubernetes-validations:\n                - rule: self.size() > 0\n",
     );
     assert!(
         s.apply_text("crontab.yaml", &format!("{crd}---\n{CRONTAB}"))
@@ -337,7 +331,7 @@ fn the_inspector_says_no_controller_acts_on_a_custom_object_and_which_rules_it_d
         data.notes,
         [
             "Stored; no controller acts on it in the playground: the API server validates and keeps this CronTab, and only the garbage collector reads it (for its ownerReferences).",
-            "Its CustomResourceDefinition's pattern rules are stored but not enforced by the playground yet."
+            "Its CustomResourceDefinition's x-kubernetes-validations rules are stored but not enforced by the playground yet."
         ]
     );
     let pod_free = InspectorData::of(
@@ -514,11 +508,7 @@ fn a_string_in_the_wrong_format_is_refused_in_the_api_servers_words() {
         &format!("{CRONTAB}  owner: ops at example\n"),
     );
     assert!(!report.ok);
-    let error = report
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == Severity::Error)
-        .expect("refused");
+    let error = first_error(&report);
     assert_eq!(error.line, 8);
     assert!(
         error.message.contains(r#"spec.owner: Invalid value: "ops at example": spec.owner in body must be of type email: "ops at example""#),
@@ -531,6 +521,61 @@ fn a_string_in_the_wrong_format_is_refused_in_the_api_servers_words() {
             &format!("{CRONTAB}  owner: ops@example.com\n")
         )
         .ok
+    );
+}
+
+const CRON_PATTERN: &str = r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$";
+
+#[test]
+fn a_string_that_misses_its_pattern_is_refused_at_its_line_with_the_pattern() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "              cronSpec:\n                type: string\n",
+        &format!("              cronSpec:\n                type: string\n                pattern: '{CRON_PATTERN}'\n"),
+    );
+    assert!(s.apply_text("crd.yaml", &crd).ok);
+    assert!(
+        s.apply_text("crontab.yaml", CRONTAB).ok,
+        "five fields match"
+    );
+    let report = s.apply_text(
+        "crontab.yaml",
+        &CRONTAB.replace("\"* * * * */5\"", "\"* * * *\""),
+    );
+    assert!(!report.ok);
+    let error = first_error(&report);
+    assert_eq!((error.line, error.col), (6, 3));
+    assert_eq!(
+        error.message,
+        format!(
+            r#"CronTab.stable.example.com "my-new-cron-object" is invalid: spec.cronSpec: Invalid value: "* * * *": spec.cronSpec in body should match '{CRON_PATTERN}'"#
+        )
+    );
+    assert!(
+        !report
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("not enforced")),
+        "pattern is enforced, so no note says otherwise"
+    );
+}
+
+#[test]
+fn a_crd_whose_pattern_go_cannot_compile_is_refused_with_gos_regexp_error() {
+    let mut s = Session::new(1);
+    let crd = CRONTAB_CRD.replace(
+        "              cronSpec:\n                type: string\n",
+        "              cronSpec:\n                type: string\n                pattern: '+'\n",
+    );
+    let report = s.apply_text("crd.yaml", &crd);
+    assert!(!report.ok);
+    let error = first_error(&report);
+    assert!(
+        error.message.ends_with(
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[cronSpec].pattern: Invalid value: \"+\": must be a valid regular expression, but isn't: error parsing regexp: missing argument to repetition operator: `+`"
+        ),
+        "{}",
+        error.message
     );
 }
 

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod openapi;
 pub mod patch;
 pub mod quantity;
+pub mod regexp;
 pub mod schema;
 pub mod strict;
 pub mod string_map;

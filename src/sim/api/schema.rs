@@ -3,8 +3,8 @@
 //!
 //! The subset follows `apiextensions-apiserver`: structural rules and forbidden keywords from
 //! `pkg/apis/apiextensions/validation`, value errors as go-openapi words them ("spec.replicas in
-//! body must be of type integer: \"string\""). `pattern`, `format` and `x-kubernetes-validations`
-//! (CEL) are stored but not enforced: the editor says so for `pattern` and CEL rules.
+//! body must be of type integer: \"string\""); `pattern` with Go's regexp syntax (`regexp.rs`).
+//! `x-kubernetes-validations` (CEL) rules are stored but not enforced: the editor says so.
 
 use serde_json::Value as Json;
 
@@ -78,6 +78,7 @@ fn node_errors(
             ));
         }
     }
+    pattern_errors(s, path, errs);
     if s.type_ == "null" {
         errs.push(FieldError::forbidden(
             format!("{path}.type"),
@@ -151,8 +152,20 @@ fn node_errors(
     }
 }
 
+/// A `pattern` Go's `regexp.Compile` refuses, with apiextensions' words.
+fn pattern_errors(s: &JSONSchemaProps, path: &str, errs: &mut Vec<FieldError>) {
+    if let Err(e) = super::regexp::compile(&s.pattern) {
+        errs.push(FieldError::invalid(
+            format!("{path}.pattern"),
+            s.pattern.as_str(),
+            format!("must be a valid regular expression, but isn't: {e}"),
+        ));
+    }
+}
+
 /// Inside `allOf`/`anyOf`/`oneOf`/`not` a structural schema only restricts values.
 fn junctor_errors(s: &JSONSchemaProps, path: &str, errs: &mut Vec<FieldError>) {
+    pattern_errors(s, path, errs);
     let set: [(&str, bool); 5] = [
         ("type", !s.type_.is_empty()),
         ("default", s.default.is_some()),
@@ -571,6 +584,16 @@ fn validate_at(v: &Json, s: &JSONSchemaProps, path: &str, root: bool, errs: &mut
                     format!("{shown} in body should be at least {min} chars long"),
                 ));
             }
+            let pattern = (!s.pattern.is_empty())
+                .then(|| super::regexp::compile(&s.pattern).ok())
+                .flatten();
+            if pattern.is_some_and(|re| !re.is_match(text)) {
+                errs.push(FieldError::invalid(
+                    shown,
+                    bad_value(v),
+                    format!("{shown} in body should match '{}'", s.pattern),
+                ));
+            }
             if format_holds(&s.format, text) == Some(false) {
                 errs.push(FieldError::invalid(
                     shown,
@@ -626,23 +649,18 @@ fn validate_at(v: &Json, s: &JSONSchemaProps, path: &str, root: bool, errs: &mut
     }
 }
 
-/// Whether the schema (any node) carries `x-kubernetes-validations` or `pattern`: rules the
-/// playground stores but does not enforce yet.
-pub fn unenforced_rules(s: &JSONSchemaProps) -> Vec<&'static str> {
-    let mut found = Vec::new();
+/// Whether the schema (any node) carries `x-kubernetes-validations`: CEL rules the playground
+/// stores but does not enforce yet.
+pub fn has_cel_rules(s: &JSONSchemaProps) -> bool {
     let mut visit = vec![s];
     while let Some(n) = visit.pop() {
-        if !n.x_validations.is_empty() && !found.contains(&"x-kubernetes-validations") {
-            found.push("x-kubernetes-validations");
-        }
-        if !n.pattern.is_empty() && !found.contains(&"pattern") {
-            found.push("pattern");
+        if !n.x_validations.is_empty() {
+            return true;
         }
         visit.extend(n.properties.values());
         visit.extend(n.items.as_deref());
     }
-    found.sort_unstable();
-    found
+    false
 }
 
 #[cfg(test)]

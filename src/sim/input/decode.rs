@@ -440,13 +440,9 @@ impl DocContext<'_> {
             if let Json::Object(m) = content {
                 obj.content = m;
             }
-            let unenforced = crate::sim::api::schema::unenforced_rules(schema);
-            if !unenforced.is_empty() {
-                let msg = format!(
-                    "the schema's {} rules are stored but not enforced by the playground yet",
-                    unenforced.join(" and ")
-                );
-                self.push(Severity::Info, doc.span_of("kind"), msg, None);
+            if crate::sim::api::schema::has_cel_rules(schema) {
+                let msg = "the schema's x-kubernetes-validations rules are stored but not enforced by the playground yet";
+                self.push(Severity::Info, doc.span_of("kind"), msg.into(), None);
             }
         }
         self.finish(Object::Custom(obj), doc);
