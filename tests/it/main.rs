@@ -26,6 +26,7 @@ mod namespaces;
 mod no_html_injection;
 mod nodes;
 mod properties;
+mod public_manifests;
 mod security_headers;
 mod size_budget;
 mod time_bounds;

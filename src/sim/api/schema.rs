@@ -143,6 +143,9 @@ fn node_errors(
         ("oneOf", &s.one_of),
         ("anyOf", &s.any_of),
     ] {
+        if word == "anyOf" && int_or_string_spelled_out(s) {
+            continue;
+        }
         for (i, j) in list.iter().enumerate() {
             junctor_errors(j, &format!("{path}.{word}[{i}]"), errs);
         }
@@ -150,6 +153,17 @@ fn node_errors(
     if let Some(n) = &s.not {
         junctor_errors(n, &format!("{path}.not"), errs);
     }
+}
+
+/// `x-kubernetes-int-or-string: true` with `anyOf: [{type: integer}, {type: string}]`: the one
+/// place a structural schema may name types inside a junctor (apiextensions'
+/// `isIntOrStringAnyOfPattern`; generated CRDs such as prometheus-operator's spell it out).
+fn int_or_string_spelled_out(s: &JSONSchemaProps) -> bool {
+    let typed = |t: &str| JSONSchemaProps {
+        type_: t.to_string(),
+        ..JSONSchemaProps::default()
+    };
+    s.x_int_or_string && s.any_of == [typed("integer"), typed("string")]
 }
 
 /// A `pattern` Go's `regexp.Compile` refuses, with apiextensions' words.
