@@ -155,8 +155,9 @@ fuzz-libfuzzer: ## Coverage-guided fuzzing: FUZZ_TARGET=manifest FUZZ_TIME=300 (
 	  tests/fixtures/manifests tests/fixtures/hostile src/lessons \
 	  -- -max_total_time=$(FUZZ_TIME) -dict=fuzz/yaml.dict -max_len=65536
 
-# The built-in kinds' Go types come from the upstream v1.34 OpenAPI definitions, compacted into a
-# committed file (src/sim/api/openapi/v1.34.json); this regenerates it (it downloads the pinned
+# The built-in kinds' Go types come from the upstream v1.34 OpenAPI definitions, compacted into
+# committed files (src/sim/api/openapi/v1.34.json, and www/explain/v1.34.json with the descriptions
+# `kubectl explain` fetches on demand); this regenerates them (it downloads the pinned
 # kubernetes-validate wheel from PyPI once, into target/openapi-src). An unchanged tree gives no diff.
 openapi: ## Regenerate the built-in kinds' schemas from the upstream OpenAPI definitions
 	python3 scripts/gen-openapi.py

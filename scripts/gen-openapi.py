@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Generates src/sim/api/openapi/v1.34.json: the built-in kinds a v1.34 API server stores, and the
-Go types their JSON decodes into, compacted from the upstream OpenAPI definitions.
+Go types their JSON decodes into, compacted from the upstream OpenAPI definitions; and
+www/explain/v1.34.json, their descriptions and required fields for `kubectl explain`.
 
 The definitions are Kubernetes' own (api/openapi-spec), as the `kubernetes-validate` package on
-PyPI ships them for each release (v1.34.0-local/_definitions.json). Descriptions are dropped: the
-page checks types, not prose. Run `make openapi` to regenerate; the output is committed, so a build
-never needs the network, and `make openapi` on an unchanged tree leaves no diff.
+PyPI ships them for each release (v1.34.0-local/_definitions.json). The types are in the first
+paint (every Apply checks them); the descriptions are prose only `kubectl explain` reads, so they
+live in a second file the page fetches the first time someone runs it. Entry i of its `docs` is
+type i's: [description, [each field's description], [required field names]], or null for a type
+that is not a struct. Run `make openapi` to regenerate; the output is committed, so a build never
+needs the network, and `make openapi` on an unchanged tree leaves no diff.
 
 What the definitions do not say (plural, short names, scope, categories) comes from the table
 below: the facts `kubectl api-resources` prints for a v1.34 cluster, for the resources it stores.
@@ -22,7 +26,9 @@ from pathlib import Path
 
 PACKAGE = "kubernetes-validate==1.37.0"
 DEFINITIONS = "kubernetes_validate/kubernetes-json-schema/v1.34.0-local/_definitions.json"
-OUT = Path(__file__).resolve().parent.parent / "src/sim/api/openapi/v1.34.json"
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "src/sim/api/openapi/v1.34.json"
+DOCS_OUT = ROOT / "www/explain/v1.34.json"
 
 # (group, version, kind, plural, short names, namespaced, categories) as `kubectl api-resources`
 # lists them in v1.34.
@@ -140,6 +146,7 @@ class Builder:
         self.types = []
         self.index = {}  # a type's canonical JSON -> its index
         self.by_ref = {}  # definition name -> index
+        self.docs = {}  # struct index -> [description, field descriptions, required]
 
     def intern(self, node):
         key = json.dumps(node, sort_keys=True)
@@ -163,6 +170,7 @@ class Builder:
         self.types.append(None)
         self.by_ref[name] = slot
         fields = []
+        described = []
         for field in sorted(d["properties"]):
             prop = d["properties"][field]
             entry = [field, self.schema(prop, name)]
@@ -171,7 +179,9 @@ class Builder:
             if strategy or key:
                 entry += [strategy or "", key or ""]
             fields.append(entry)
+            described.append(prop.get("description", ""))
         self.types[slot] = {"s": go_name(name), "f": fields}
+        self.docs[slot] = [d.get("description", ""), described, sorted(d.get("required", []))]
         return slot
 
     def schema(self, s, owner):
@@ -225,6 +235,14 @@ def main():
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, separators=(",", ":")) + "\n")
     print(f"{OUT}: {len(resources)} resources, {len(b.types)} types, {OUT.stat().st_size} bytes")
+    docs = {
+        "source": out["source"],
+        "types": len(b.types),
+        "docs": [b.docs.get(i) for i in range(len(b.types))],
+    }
+    DOCS_OUT.parent.mkdir(parents=True, exist_ok=True)
+    DOCS_OUT.write_text(json.dumps(docs, separators=(",", ":"), ensure_ascii=False) + "\n")
+    print(f"{DOCS_OUT}: {DOCS_OUT.stat().st_size} bytes")
 
 
 if __name__ == "__main__":

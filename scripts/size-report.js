@@ -6,8 +6,9 @@
 // The first-paint files are found, not listed by hand: every local file dist/index.html names
 // (stylesheets, the loader script, the preloaded JS glue and .wasm, data-kubeloop-js/-wasm), plus
 // every module those scripts import with a literal relative path (www/boot.js imports
-// www/crash.js). Everything else in dist/ (the embed SDK, the course page) is published beside the
-// app but not fetched by it, and is listed separately without counting.
+// www/crash.js). Everything else in dist/ (the embed SDK, the course page, the descriptions
+// `kubectl explain` fetches on first use) is published beside the app but not fetched for the
+// first paint, and is listed separately without counting.
 //
 // Two figures are printed: the ratchet budget (what the build enforces: the size when the budget
 // was last set plus a small margin; lower it whenever the download shrinks) and the goal from
@@ -114,7 +115,7 @@ if (!['gzip', 'brotli'].includes(compression) || !(budget.budgetKB > 0) || !(bud
 const first = firstPaintFiles();
 const total = table('First paint (what the browser fetches before the playground is interactive):', first);
 const rest = walk(dist).filter((f) => !first.includes(f) && !/(^|\/)_headers$/.test(f)
-  && /\.(html|js|mjs|wasm|css)$/.test(f)).sort();
+  && /\.(html|js|mjs|wasm|css|json)$/.test(f)).sort();
 if (rest.length) table('Published beside the app (not fetched for the first paint):', rest);
 
 const size = total[compression];

@@ -125,7 +125,10 @@ pub fn Console(p: &ConsoleProps) -> Html {
                 if !cmd.trim().is_empty() {
                     // `apply -f -` reads the editor's text, unless a here-document follows.
                     let stdin = super::bus::editor_text();
-                    d.emit(Action::Kubectl(cmd, Some(stdin), reply()));
+                    let d = d.clone();
+                    super::explain_docs::when_ready(&cmd.clone(), move || {
+                        d.emit(Action::Kubectl(cmd, Some(stdin), reply()));
+                    });
                     el.set_value("");
                     rows.set(1);
                     history_pos.set(None);

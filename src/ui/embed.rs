@@ -526,6 +526,7 @@ fn execute(call: Call) -> Result<Json, String> {
             }
         }
         Call::Kubectl(cmd) => {
+            super::explain_docs::prefetch(&cmd);
             let r = reply();
             d.emit(Action::Kubectl(cmd, None, r.clone()));
             let out = r.borrow_mut().take().ok_or("kubectl did not run")?;

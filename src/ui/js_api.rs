@@ -9,7 +9,7 @@
 //! | `apply(yaml)` | diagnostics `[{file, line, col, severity, message, field}]` (empty when applied) |
 //! | `applyReport(yaml)` | `{ok, lines, diagnostics}` (`lines` as kubectl prints them) |
 //! | `inject(fault)` | the fault's message; throws when refused. `fault` is the serde form, e.g. `{type: 'NodeDown', node: 'node-2'}` (or its JSON text) |
-//! | `kubectl(cmd)` | `{stdout, stderr, ok}` |
+//! | `kubectl(cmd)` | `{stdout, stderr, ok}`. `kubectl explain`'s descriptions load on first use: the first explain through this synchronous call starts the fetch and says so; the console waits for it instead |
 //! | `play()`, `pause()` | nothing |
 //! | `step()` | true when something happened (runs to the next visible action) |
 //! | `stepHandOff()` | `{found, at, message}`: runs to the next hand-off between components (`sim::handoff`); `found` is false when it gave up |
@@ -163,6 +163,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         "kubectl",
         Box::new(move |cmd| {
             let cmd = arg_string(&cmd, "kubectl(cmd)")?;
+            super::explain_docs::prefetch(&cmd);
             let r = reply();
             d.emit(Action::Kubectl(cmd, None, r.clone()));
             let out = r

@@ -11,6 +11,7 @@ mod crash;
 mod editor;
 mod embed;
 mod events;
+mod explain_docs;
 mod fault_timeline;
 mod faults;
 mod hooks;

@@ -196,6 +196,27 @@ test("kubectl apply -f - applies the editor's text, and a pasted or typed here-d
   expect(errors).toEqual([]);
 });
 
+test('kubectl explain fetches its descriptions on first use, outside the first paint, and prints as kubectl does', async ({ page }) => {
+  const fetched = [];
+  page.on('request', (r) => { if (r.url().includes('/www/explain/')) fetched.push(r.url()); });
+  const errors = await open(page);
+  await page.getByTestId('tab-console').click();
+  expect(fetched).toEqual([]);
+
+  const entry = await run(page, 'explain pods.spec.containers');
+  const out = entry.locator('.console-stdout');
+  await expect(out).toContainText('FIELD: containers <[]Container>');
+  await expect(out).toContainText('A single application container that you want to run within a pod.');
+  await expect(out).toContainText(/name\s+<string> -required-/);
+  expect(fetched).toHaveLength(1);
+
+  // The descriptions stay: the next explain, a CRD's included, needs no second fetch.
+  const next = await run(page, 'explain deployments.apps --recursive');
+  await expect(next.locator('.console-stdout')).toContainText(/GROUP:\s+apps/);
+  expect(fetched).toHaveLength(1);
+  expect(errors).toEqual([]);
+});
+
 test('a look at the console: a drain streaming its evictions and a here-document applied', async ({ page }) => {
   await open(page, '/#example/inconsistent');
   await advance(page, '40s');

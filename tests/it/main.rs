@@ -13,6 +13,7 @@ mod cli;
 mod control_plane_traces;
 mod custom_resources;
 mod determinism;
+mod explain;
 mod fault_properties;
 mod faults;
 mod fuzz;

@@ -30,6 +30,7 @@ pub const VERBS: &[&str] = &[
     "describe",
     "drain",
     "events",
+    "explain",
     "expose",
     "get",
     "label",
@@ -153,6 +154,7 @@ pub fn complete(sim: &Sim, line: &str) -> Completion {
             ),
             _,
         ) => kind_named(args[1]),
+        (Some("explain"), 1) => Slot::Types,
         (Some("cordon" | "uncordon" | "drain"), _) => Slot::Names(Kind::Node),
         (Some("rollout"), 1) => Slot::Words(ROLLOUT),
         (Some("rollout"), 2) => Slot::Types,
@@ -288,6 +290,8 @@ mod tests {
             "create service nodeport "
         );
         assert_eq!(tab(&s, "cordon node-2").line, "cordon node-2 ");
+        assert_eq!(tab(&s, "expl").line, "explain ");
+        assert_eq!(tab(&s, "explain deploy").line, "explain deployments ");
     }
 
     #[test]

@@ -436,15 +436,14 @@ fn containers_of(template: &crate::sim::api::types::PodTemplateSpec) -> Vec<Stri
 /// Commands kubectl has that the playground does not simulate, with what to do instead.
 pub fn not_simulated(verb: &str) -> Option<CommandOutput> {
     let why = match verb {
-        "explain" => "it needs the API server's OpenAPI schema; see https://kubernetes.io/docs/reference/kubernetes-api/",
         "logs" | "attach" | "exec" | "cp" | "debug" | "port-forward" | "proxy" => {
             "simulated containers run no processes; the events and pod status tell their story"
         }
         "replace" => "use kubectl apply -f (the editor's Apply button)",
         "top" => "there is no metrics-server in the simulation",
         "autoscale" => "HorizontalPodAutoscalers are not simulated",
-        "auth" | "certificate" | "plugin" | "completion" | "kustomize" | "diff"
-        | "alpha" | "options" => "",
+        "auth" | "certificate" | "plugin" | "completion" | "kustomize" | "diff" | "alpha"
+        | "options" => "",
         _ => return None,
     };
     Some(unsupported(&format!("kubectl {verb}"), why))

@@ -19,6 +19,7 @@ pub mod config;
 pub mod describe;
 pub mod drain;
 pub mod errors;
+pub mod explain;
 pub mod misc;
 pub mod mutate;
 pub mod printers;
@@ -247,6 +248,9 @@ fn execute_command(
             misc::api_resources(sim, &a)
         }),
         "api-versions" => util::out(misc::api_versions(sim)),
+        "explain" => with_args!(explain::EXPLAIN_FLAGS, "explain", |a| explain::explain(
+            sim, &a
+        )),
         "config" => {
             let sub = words
                 .iter()
@@ -309,7 +313,8 @@ Commands the playground supports:
   restart|pause|resume
   cordon, uncordon, drain          maintain nodes (drain runs over simulated time)
   wait                             check a condition now (it does not block)
-  version, cluster-info, api-resources
+  explain                          a kind's or field's documentation (explain pods.spec.containers)
+  version, cluster-info, api-resources, api-versions
 
 Usage:
   kubectl [flags] [options]

@@ -191,8 +191,8 @@ fn mistakes_get_kubectls_exact_errors() {
             "error: unable to find container named \"php\"\n",
         ),
         (
-            "explain pods".into(),
-            "error: kubectl explain is not supported in the playground (it needs the API server's OpenAPI schema; see https://kubernetes.io/docs/reference/kubernetes-api/)\n",
+            "explain pods.spec.nope".into(),
+            "error: field \"nope\" does not exist\n",
         ),
         (
             "get pods -w".into(),

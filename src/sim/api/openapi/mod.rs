@@ -9,6 +9,8 @@
 //! Go struct does not have is an unknown field. Validation of values (names, enums, ranges) is the
 //! kind's own: for the kinds the playground only stores, it is not done (ARCHITECTURE.md says so).
 
+pub mod docs;
+
 use std::sync::OnceLock;
 
 use serde_json::Value as Json;
@@ -309,6 +311,51 @@ impl TypeRef {
         match &table().types[self.0] {
             Type::List(v) => Some(TypeRef(*v)),
             _ => None,
+        }
+    }
+
+    /// A list's items or a map's values: what `kubectl explain` looks inside.
+    pub fn element(self) -> Option<TypeRef> {
+        match &table().types[self.0] {
+            Type::List(v) | Type::Map(v) => Some(TypeRef(*v)),
+            _ => None,
+        }
+    }
+
+    /// A struct's JSON fields in name order; none for any other type.
+    pub fn fields(self) -> Vec<(&'static str, TypeRef)> {
+        match &table().types[self.0] {
+            Type::Struct { fields, .. } => fields
+                .iter()
+                .map(|f| (f.name.as_str(), TypeRef(f.ty)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether this is a Go struct (a named type with fields).
+    pub fn is_struct(self) -> bool {
+        matches!(&table().types[self.0], Type::Struct { .. })
+    }
+
+    /// The type as `kubectl explain` names it (its template's `typeGuess`): `[]Container`,
+    /// `map[string]string`, `ObjectMeta`, `integer`, and the names of types the OpenAPI v3
+    /// document gives no single type (`Quantity`, `IntOrString`).
+    pub fn type_guess(self) -> String {
+        match &table().types[self.0] {
+            Type::Struct { go, .. } => go.rsplit('.').next().unwrap_or(go).to_string(),
+            Type::List(v) => format!("[]{}", TypeRef(*v).type_guess()),
+            Type::Map(v) => format!("map[string]{}", TypeRef(*v).type_guess()),
+            Type::Prim(p) => match p {
+                Prim::String | Prim::Bytes | Prim::Time | Prim::MicroTime => "string",
+                Prim::Int32 | Prim::Int64 => "integer",
+                Prim::Float64 => "number",
+                Prim::Bool => "boolean",
+                Prim::IntOrString => "IntOrString",
+                Prim::Quantity => "Quantity",
+                Prim::Any => "Object",
+            }
+            .to_string(),
         }
     }
 }
