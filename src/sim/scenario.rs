@@ -236,46 +236,22 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
         m.remove("apiVersion");
         m.remove("kind");
     }
-    let mut unknown = Vec::new();
-    let de = serde_json::Value::deserialize(body).map_err(|e| ScenarioError {
-        field: String::new(),
-        message: e.to_string(),
-    })?;
-    let result: Result<Scenario, _> = serde_path_to_error::deserialize(
-        serde_ignored::Deserializer::new(de, &mut |p: serde_ignored::Path<'_>| {
-            unknown.push(p.to_string())
-        }),
-    );
-    if let Some(path) = unknown.first() {
+    // The strict decoder the typed kinds use: it knows the field path, and unknown fields come
+    // out as findings (a second decoder here would compile the Scenario's types twice).
+    let findings = Default::default();
+    let result: Result<Scenario, _> = super::api::strict::decode_as(&body, &findings);
+    let cannot = |inner: &str| {
+        format!("Scenario in version \"v1alpha1\" cannot be handled as a Scenario: {inner}")
+    };
+    if let Some(path) = findings.borrow().unknown.first() {
         return Err(ScenarioError {
             field: path.clone(),
-            message: format!("Scenario in version \"v1alpha1\" cannot be handled as a Scenario: strict decoding error: unknown field \"{path}\""),
+            message: cannot(&format!("strict decoding error: unknown field \"{path}\"")),
         });
     }
-    let scenario = result.map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let inner = match inner.split_once(", expected one of") {
-            Some((head, _)) => head.to_string(),
-            None => inner,
-        };
-        let inner = inner
-            .strip_prefix("unknown field `")
-            .map_or(inner.clone(), |rest| {
-                let name = rest.split('`').next().unwrap_or(rest);
-                let full = if path == name || path.ends_with(&format!(".{name}")) {
-                    path.clone()
-                } else {
-                    join_path(&path, name)
-                };
-                format!("strict decoding error: unknown field \"{full}\"")
-            });
-        ScenarioError {
-            field: path,
-            message: format!(
-                "Scenario in version \"v1alpha1\" cannot be handled as a Scenario: {inner}"
-            ),
-        }
+    let scenario = result.map_err(|e| ScenarioError {
+        message: cannot(&e.message),
+        field: e.path,
     })?;
     if let Some(n) = &scenario.spec.nodes {
         if let Some(e) =
@@ -318,14 +294,6 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
     }
     scenario.check_references()?;
     Ok(scenario)
-}
-
-fn join_path(parent: &str, name: &str) -> String {
-    if parent.is_empty() || parent == "." {
-        name.to_string()
-    } else {
-        format!("{parent}.{name}")
-    }
 }
 
 impl Scenario {
