@@ -163,12 +163,11 @@ fn type_meta_fields(docs: &docs::Docs) -> Vec<(String, Field)> {
 
 /// Whether a command line is `kubectl explain …`: the page loads the descriptions first.
 pub fn wants_docs(line: &str) -> bool {
-    let words = crate::sim::scenario::split_words(line).unwrap_or_default();
-    let mut words = words
-        .iter()
-        .map(String::as_str)
-        .skip_while(|w| *w == "kubectl");
-    words.find(|w| !w.starts_with('-')) == Some("explain")
+    let mut words = crate::sim::scenario::split_words(line).unwrap_or_default();
+    if words.first().map(String::as_str) == Some("kubectl") {
+        words.remove(0);
+    }
+    super::find_verb(&words).is_some_and(|i| words[i] == "explain")
 }
 
 /// `kubectl explain RESOURCE[.FIELD…]`.
@@ -477,7 +476,18 @@ fn wrap(text: &str, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::{wants_docs, wrap};
+
+    #[test]
+    fn explain_is_found_behind_global_flags_and_nothing_else_wants_the_descriptions() {
+        assert!(wants_docs("kubectl explain pods"));
+        assert!(wants_docs("-n kube-system explain pods.spec"));
+        assert!(!wants_docs("get pods"));
+        assert!(
+            !wants_docs("get explain"),
+            "a resource named explain is not the command"
+        );
+    }
 
     #[test]
     fn wrap_breaks_at_the_last_space_within_the_width_and_keeps_long_words_whole() {

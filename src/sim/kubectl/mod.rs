@@ -275,7 +275,7 @@ const VERSION_FLAGS: &[Flag] = &[
 ];
 
 /// The index of the command word, skipping global flags (and their values) before it.
-fn find_verb(words: &[String]) -> Option<usize> {
+pub(crate) fn find_verb(words: &[String]) -> Option<usize> {
     let mut i = 0;
     while i < words.len() {
         let w = &words[i];
