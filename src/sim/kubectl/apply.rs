@@ -156,7 +156,11 @@ fn apply_request(
     live: impl Fn(&ObjectKey) -> Option<Arc<Object>>,
 ) -> Result<Option<ApiRequest>, ApiError> {
     let obj = &d.object;
-    let manifest = modified_configuration(obj, &d.written);
+    let namespace = obj
+        .kind()
+        .namespaced()
+        .then(|| obj.meta().namespace.as_str());
+    let manifest = modified_configuration(namespace, &d.written);
     let last_applied = serde_json::to_string(&manifest).unwrap_or_default();
     match live(&obj.key()) {
         None => {
@@ -167,12 +171,7 @@ fn apply_request(
             Ok(Some(ApiRequest::Create(o)))
         }
         Some(current) => {
-            let previous: Json = current
-                .meta()
-                .annotations
-                .get(LAST_APPLIED)
-                .and_then(|s| serde_json::from_str(s).ok())
-                .unwrap_or(Json::Null);
+            let previous = last_applied_of(&current);
             let live_json = current.to_json();
             let mut defaulted = obj.to_json();
             keep_allocated_node_ports(&mut defaulted, &live_json);
@@ -278,12 +277,21 @@ fn diag_at(file: &str, line: u32, col: u32, obj: &Object, e: &ApiError) -> Diagn
     }
 }
 
+/// The manifest an object was last applied with (its last-applied annotation), or null.
+pub fn last_applied_of(obj: &Object) -> Json {
+    obj.meta()
+        .annotations
+        .get(LAST_APPLIED)
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or(Json::Null)
+}
+
 /// What kubectl's `GetModifiedConfiguration` makes of a manifest: the document as written, not
 /// as the API server defaults it (a field the user never wrote is left to the server, so a
 /// `kubectl patch` of it survives the next apply), with the namespace kubectl resolved and
 /// `annotations` present but without the last-applied annotation itself, as kubectl encodes it
 /// (`"annotations":{}` when there were none). Server-side fields and the status are left out.
-fn modified_configuration(obj: &Object, written: &Json) -> Json {
+pub fn modified_configuration(namespace: Option<&str>, written: &Json) -> Json {
     let mut manifest = written.clone();
     let Some(root) = manifest.as_object_mut() else {
         return manifest;
@@ -302,11 +310,8 @@ fn modified_configuration(obj: &Object, written: &Json) -> Json {
         ] {
             m.remove(k);
         }
-        if obj.kind().namespaced() {
-            m.insert(
-                "namespace".into(),
-                Json::String(obj.meta().namespace.clone()),
-            );
+        if let Some(ns) = namespace {
+            m.insert("namespace".into(), Json::String(ns.to_string()));
         }
         let annotations = m
             .entry("annotations")

@@ -17,6 +17,7 @@ use super::util::{
     aggregate, error, fail, merge_patch, object_name, or_return, out, terminate, unsupported,
 };
 use super::{apply, CommandOutput};
+use crate::sim::api::types::LAST_APPLIED;
 use crate::sim::api::types::{
     Container, ContainerPort, CustomObject, Deployment, IntOrString, Kind, LabelSelector,
     Namespace, Object, ObjectKey, ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort,
@@ -89,7 +90,7 @@ pub fn apply(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput {
         }
         for d in &report.diagnostics {
             match d.severity {
-                Severity::Error => gather_apply_error(sim, args, &mut errs, file, d),
+                Severity::Error => gather_apply_error(sim, args, &mut errs, file, text, d),
                 Severity::Warning => warnings.push_str(&format!("Warning: {}\n", d.message)),
                 Severity::Info => {}
             }
@@ -113,8 +114,15 @@ fn gather_apply_error(
     args: &Args,
     errs: &mut Vec<CmdError>,
     file: &str,
+    text: &str,
     d: &Diagnostic,
 ) {
+    // `AddSourceToErr`: kubectl creates an object that does not exist and patches one that does,
+    // and for a patch it says which patch, sent to what.
+    let context = || {
+        patch_context(sim, args, file, text, d.line)
+            .unwrap_or_else(|| format!("error when creating \"{file}\""))
+    };
     // A decoding refusal (`Deployment in version "v1" cannot be handled as a Deployment: …`) is
     // the API server's 400; its unknown fields come in one message, comma-separated.
     if d.message.contains(" cannot be handled as a ") {
@@ -133,7 +141,7 @@ fn gather_apply_error(
                 reason: crate::sim::api::StatusReason::BadRequest,
                 message: d.message.clone(),
             },
-            context: Some(format!("error when creating \"{file}\"")),
+            context: Some(context()),
         });
         return;
     }
@@ -156,22 +164,58 @@ fn gather_apply_error(
             return;
         }
     }
-    // `AddSourceToErr`: kubectl creates a new object and patches an existing one (for a patch it
-    // also prints the patch and the object, which the playground leaves out).
-    let exists = Kind::ALL
-        .into_iter()
-        .find(|k| crate::sim::api::validation::qualified_kind(*k) == found.qualified_kind)
-        .is_some_and(|k| {
-            let name = found.quoted_name.trim_matches('"');
-            sim.api()
-                .get(&ObjectKey::new(k, &args.namespace(), name))
-                .is_some()
-        });
-    let verb = if exists { "patching" } else { "creating" };
     errs.push(CmdError::Status {
         error: found.to_api_error(),
-        context: Some(format!("error when {verb} \"{file}\"")),
+        context: Some(context()),
     });
+}
+
+/// What `AddSourceToErr` says before the server's message when kubectl patched the object the
+/// document at `line` names (None when it does not exist, and kubectl created it):
+/// `error when applying patch:` with the patch (the changes since the last-applied manifest and
+/// the new last-applied annotation, as a JSON merge patch where kubectl sends a strategic one),
+/// the resource and the object, then `for: "FILE": error when patching "FILE"`.
+fn patch_context(sim: &Sim, args: &Args, file: &str, text: &str, line: u32) -> Option<String> {
+    let docs = crate::sim::input::yaml::parse_documents(text).ok()?;
+    let doc = docs.iter().rev().find(|d| d.start.line <= line)?;
+    let api_version = doc.value.get("apiVersion")?.as_str()?;
+    let kind_name = doc.value.get("kind")?.as_str()?;
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let kind = Kind::of_type(api_version, kind_name)
+        .or_else(|| crate::sim::api::types::CustomKind::find(group, kind_name).map(Kind::Custom))?;
+    let name = doc.value.pointer("/metadata/name")?.as_str()?;
+    let namespace = if kind.namespaced() {
+        doc.value
+            .pointer("/metadata/namespace")
+            .and_then(Json::as_str)
+            .map_or_else(|| args.namespace(), str::to_string)
+    } else {
+        String::new()
+    };
+    let live = sim.api().get(&ObjectKey::new(kind, &namespace, name))?;
+    let manifest =
+        apply::modified_configuration(kind.namespaced().then_some(namespace.as_str()), &doc.value);
+    let previous = apply::last_applied_of(live);
+    // What changed since the last apply, and the new last-applied annotation: what kubectl's
+    // three-way patch holds when the user edited their manifest (it sends a strategic merge patch).
+    let mut patch = patch::merge_diff(&previous, &manifest);
+    let last_applied = serde_json::to_string(&manifest).unwrap_or_default();
+    if let Some(root) = patch.as_object_mut() {
+        let meta = root.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(m) = meta.as_object_mut() {
+            let annotations = m.entry("annotations").or_insert_with(|| json!({}));
+            if let Some(a) = annotations.as_object_mut() {
+                a.insert(LAST_APPLIED.into(), Json::String(last_applied));
+            }
+        }
+    }
+    let version = api_version.rsplit('/').next().unwrap_or(api_version);
+    let plural = kind.resource();
+    let plural = plural.split('.').next().unwrap_or_default();
+    Some(format!(
+        "error when applying patch:\n{}\nto:\nResource: \"{group}/{version}, Resource={plural}\", GroupVersionKind: \"{group}/{version}, Kind={kind_name}\"\nName: \"{name}\", Namespace: \"{namespace}\"\nfor: \"{file}\": error when patching \"{file}\"",
+        serde_json::to_string(&patch).unwrap_or_default()
+    ))
 }
 
 fn diagnostic_line(file: &str, d: &Diagnostic) -> String {

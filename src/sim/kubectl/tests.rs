@@ -1540,3 +1540,28 @@ fn apply_reports_unknown_fields_as_the_api_servers_one_bad_request() {
         "Error from server (BadRequest): error when creating \"web.yaml\": Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.replicass\", unknown field \"spec.template.spec.containers[0].imagee\"\n"
     );
 }
+
+#[test]
+fn apply_of_a_bad_change_to_an_existing_object_shows_the_patch_kubectl_sent_and_to_what() {
+    let mut s = Session::new(7);
+    let web = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: nginx, image: nginx:1.27}]}\n";
+    assert!(s.kubectl_with_input("apply -f web.yaml", Some(web)).ok);
+    let bad = web.replace("replicas: 2", "replicas: two");
+    let out = s.kubectl_with_input("apply -f web.yaml", Some(&bad));
+    assert!(!out.ok);
+    let last_applied = r#"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"replicas\":\"two\",\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"image\":\"nginx:1.27\",\"name\":\"nginx\"}]}}}}"#;
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Error from server (BadRequest): error when applying patch:\n{{\"metadata\":{{\"annotations\":{{\"kubectl.kubernetes.io/last-applied-configuration\":\"{last_applied}\"}}}},\"spec\":{{\"replicas\":\"two\"}}}}\nto:\nResource: \"apps/v1, Resource=deployments\", GroupVersionKind: \"apps/v1, Kind=Deployment\"\nName: \"web\", Namespace: \"default\"\nfor: \"web.yaml\": error when patching \"web.yaml\": Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32\n"
+        )
+    );
+    // A new object is created, so its refusal says so.
+    let api = web
+        .replace("name: web", "name: api")
+        .replace("replicas: 2", "replicas: two");
+    let out = s.kubectl_with_input("apply -f api.yaml", Some(&api));
+    assert!(out
+        .stderr
+        .starts_with("Error from server (BadRequest): error when creating \"api.yaml\": "));
+}
