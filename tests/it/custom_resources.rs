@@ -628,3 +628,47 @@ fn an_unknown_metadata_field_of_a_custom_object_says_it_cannot_be_handled_as_its
         r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "metadata.labelz""#
     );
 }
+
+#[test]
+fn kubectl_apply_validate_warn_prunes_unknown_fields_with_a_warning_and_ignore_prunes_them_silently(
+) {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("crd.yaml", CRONTAB_CRD).ok);
+    let tab = format!("{CRONTAB}  colour: blue\n");
+    let strict = s.kubectl_with_input("apply -f cron.yaml", Some(&tab));
+    assert!(!strict.ok, "strict is kubectl's default");
+    assert!(strict
+        .stderr
+        .contains(r#"strict decoding error: unknown field "spec.colour""#));
+
+    let warned = s.kubectl_with_input("apply -f cron.yaml --validate=warn", Some(&tab));
+    assert!(warned.ok, "{}", warned.stderr);
+    assert_eq!(warned.stderr, "Warning: unknown field \"spec.colour\"\n");
+    assert_eq!(
+        warned.stdout,
+        "crontab.stable.example.com/my-new-cron-object created\n"
+    );
+    let stored = s.kubectl("get crontab my-new-cron-object -o jsonpath={.spec}");
+    assert!(
+        !stored.stdout.contains("colour"),
+        "pruned: {}",
+        stored.stdout
+    );
+
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\nextra: 1\n";
+    let ignored = s.kubectl_with_input("apply -f cm.yaml --validate=false", Some(config_map));
+    assert!(ignored.ok, "{}", ignored.stderr);
+    assert_eq!(ignored.stderr, "");
+    let cm = s.kubectl("get cm settings -o json");
+    assert!(
+        !cm.stdout.contains("\"extra\": 1"),
+        "pruned (only the last-applied annotation keeps what was written): {}",
+        cm.stdout
+    );
+
+    let bad = s.kubectl_with_input("apply -f cm.yaml --validate=loose", Some(config_map));
+    assert_eq!(
+        bad.stderr,
+        "error: invalid - validate option \"loose\"; must be one of: strict (or true), warn, ignore (or false)\n"
+    );
+}

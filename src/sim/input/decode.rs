@@ -79,6 +79,35 @@ pub struct Kinds {
     /// applied first: how a scenario loads (as Helm and Argo CD apply), not plain `kubectl apply`,
     /// whose resource mapping is made before anything is sent.
     pub file_crds_first: bool,
+    /// What becomes of fields the kind does not have (`kubectl apply --validate`).
+    pub field_validation: FieldValidation,
+}
+
+/// The API server's field validation (`fieldValidation`, which `kubectl --validate` sets): what
+/// becomes of a field the kind does not have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Refused: `strict decoding error: unknown field "spec.x"` (kubectl's default).
+    #[default]
+    Strict,
+    /// Dropped, with a warning per field: `unknown field "spec.x"`.
+    Warn,
+    /// Dropped silently.
+    Ignore,
+}
+
+impl FieldValidation {
+    /// kubectl's `--validate` value: `strict` (or `true`), `warn`, `ignore` (or `false`).
+    pub fn from_flag(value: &str) -> Result<FieldValidation, String> {
+        match value {
+            "strict" | "true" => Ok(FieldValidation::Strict),
+            "warn" => Ok(FieldValidation::Warn),
+            "ignore" | "false" => Ok(FieldValidation::Ignore),
+            other => Err(format!(
+                "invalid - validate option {other:?}; must be one of: strict (or true), warn, ignore (or false)"
+            )),
+        }
+    }
 }
 
 impl Kinds {
@@ -87,6 +116,7 @@ impl Kinds {
         Kinds {
             served,
             file_crds_first: true,
+            field_validation: FieldValidation::Strict,
         }
     }
 
@@ -95,6 +125,7 @@ impl Kinds {
         Kinds {
             served,
             file_crds_first: false,
+            field_validation: FieldValidation::Strict,
         }
     }
 }
@@ -144,6 +175,7 @@ pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
             over_cap: &mut over_cap,
             served: &kinds.served,
             file_crds: &file_crds,
+            field_validation: kinds.field_validation,
         };
         ctx.decode_document(doc);
     }
@@ -222,6 +254,7 @@ struct DocContext<'a> {
     served: &'a [CustomResourceDefinition],
     /// The CRDs the file defines, when they serve the rest of the file.
     file_crds: &'a [CustomResourceDefinition],
+    field_validation: FieldValidation,
 }
 
 impl DocContext<'_> {
@@ -355,8 +388,13 @@ impl DocContext<'_> {
         if self.refuse_unknown(doc, &unknown, &cannot) {
             return;
         }
+        // Under `--validate=warn|ignore` the server stores the object without them.
+        let mut value = doc.value.clone();
+        for path in &unknown {
+            remove_path(&mut value, path);
+        }
         let findings = RefCell::new(DecodeFindings::default());
-        let obj = match decode_custom(ck, &doc.value, &findings) {
+        let obj = match decode_custom(ck, &value, &findings) {
             Ok(o) => o,
             Err(e) => {
                 let span = locate(doc, &e.path, None);
@@ -449,7 +487,8 @@ impl DocContext<'_> {
     }
 
     /// Refuses the fields strict decoding does not know, each at its line, in text order, as
-    /// `cannot` words it; true when there were any.
+    /// `cannot` words it; true when there were any. Under `--validate=warn` each is a warning
+    /// instead, and under `ignore` nothing: the object goes on without them.
     fn refuse_unknown(
         &mut self,
         doc: &YamlDoc,
@@ -457,10 +496,20 @@ impl DocContext<'_> {
         cannot: &dyn Fn(&str) -> String,
     ) -> bool {
         for (span, path) in in_text_order(doc, paths) {
-            let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
-            self.push(Severity::Error, span, msg, Some(path));
+            match self.field_validation {
+                FieldValidation::Strict => {
+                    let msg = cannot(&format!("strict decoding error: unknown field {path:?}"));
+                    self.push(Severity::Error, span, msg, Some(path));
+                }
+                // The decoded object never had the field: it is pruned, as the server prunes it.
+                FieldValidation::Warn => {
+                    let msg = format!("unknown field {path:?}");
+                    self.push(Severity::Warning, span, msg, Some(path));
+                }
+                FieldValidation::Ignore => {}
+            }
         }
-        !paths.is_empty()
+        self.field_validation == FieldValidation::Strict && !paths.is_empty()
     }
 
     /// Each validation error at its field, in the API server's words.
@@ -589,6 +638,43 @@ impl DocContext<'_> {
             return;
         }
         self.finish(object, doc);
+    }
+}
+
+/// Removes the field at a Kubernetes field path (`spec.template.spec.containers[0].imagee`,
+/// `metadata.labels[app.kubernetes.io/name]`) from `value`, if it is there.
+fn remove_path(value: &mut Json, path: &str) {
+    let mut segments: Vec<String> = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(inner) = rest.strip_prefix('[') {
+            let end = inner.find(']').unwrap_or(inner.len());
+            segments.push(inner[..end].to_string());
+            rest = inner.get(end + 1..).unwrap_or("");
+        } else {
+            let rest_trimmed = rest.strip_prefix('.').unwrap_or(rest);
+            let end = rest_trimmed.find(['.', '[']).unwrap_or(rest_trimmed.len());
+            segments.push(rest_trimmed[..end].to_string());
+            rest = &rest_trimmed[end..];
+        }
+    }
+    let Some((last, parents)) = segments.split_last() else {
+        return;
+    };
+    let mut at = value;
+    for seg in parents {
+        let next = match at {
+            Json::Object(m) => m.get_mut(seg.as_str()),
+            Json::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+            _ => None,
+        };
+        let Some(next) = next else {
+            return;
+        };
+        at = next;
+    }
+    if let Json::Object(m) = at {
+        m.remove(last.as_str());
     }
 }
 

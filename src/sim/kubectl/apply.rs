@@ -34,7 +34,18 @@ pub fn is_mapping_error(d: &Diagnostic) -> bool {
 /// `kubectl apply -f` as the console runs it: the kinds the cluster serves now; a document of a
 /// kind nothing serves yet is refused on its own, the others are applied.
 pub fn apply_text(sim: &mut Sim, file: &str, text: &str) -> ApplyReport {
-    let kinds = decode::Kinds::for_kubectl(sim.api().served_crds());
+    apply_text_validated(sim, file, text, decode::FieldValidation::Strict)
+}
+
+/// [`apply_text`] with `kubectl apply --validate`'s field validation.
+pub fn apply_text_validated(
+    sim: &mut Sim,
+    file: &str,
+    text: &str,
+    validation: decode::FieldValidation,
+) -> ApplyReport {
+    let mut kinds = decode::Kinds::for_kubectl(sim.api().served_crds());
+    kinds.field_validation = validation;
     apply_text_with(sim, file, text, &kinds)
 }
 

@@ -68,6 +68,11 @@ pub fn apply(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput {
     if files.is_empty() {
         return error("must specify one of -f and -k");
     }
+    let validation =
+        match decode::FieldValidation::from_flag(args.get("validate").unwrap_or("strict")) {
+            Ok(v) => v,
+            Err(e) => return error(e),
+        };
     let mut stdout = String::new();
     let mut warnings = String::new();
     let mut errs: Vec<CmdError> = Vec::new();
@@ -84,7 +89,7 @@ pub fn apply(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput {
             return error("no objects passed to apply");
         }
         let file = if f == "-" { "STDIN" } else { f.as_str() };
-        let report = apply::apply_text(sim, file, text);
+        let report = apply::apply_text_validated(sim, file, text, validation);
         for l in &report.lines {
             stdout.push_str(&format!("{l}\n"));
         }

@@ -1565,3 +1565,16 @@ fn apply_of_a_bad_change_to_an_existing_object_shows_the_patch_kubectl_sent_and_
         .stderr
         .starts_with("Error from server (BadRequest): error when creating \"api.yaml\": "));
 }
+
+#[test]
+fn apply_validate_warn_creates_the_object_without_its_unknown_fields_and_warns_of_each() {
+    let mut s = Session::new(7);
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicass: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: a\n        image: b\n        imagee: c\n";
+    let out = s.kubectl_with_input("apply -f web.yaml --validate=warn", Some(text));
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "Warning: unknown field \"spec.replicass\"\nWarning: unknown field \"spec.template.spec.containers[0].imagee\"\n"
+    );
+    assert_eq!(out.stdout, "deployment.apps/web created\n");
+}
