@@ -15,9 +15,10 @@
 //! A document with any error is dropped; the others still load. Nothing here panics on any
 //! input (a property test feeds it random and mutated manifests).
 
-use serde_json::Value as Json;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
 
 use super::diagnostic::{Diagnostic, Severity};
 use super::yaml::{self, push_index, push_key, Span, YamlDoc};
@@ -778,12 +779,7 @@ pub fn decode_object(kind: Kind, value: &Json) -> Result<(Object, DecodeFindings
             // is reading the value, with the plain serde decoder the store uses (a strict one
             // for the CRD's forty schema keywords cost about 80 kB of wasm).
             findings.borrow_mut().unknown = std::mem::take(&mut unknown);
-            let crd = serde_json::from_value(value.clone()).map_err(|e| DecodeError {
-                kind: DecodeErrorKind::Other,
-                path: String::new(),
-                message: e.to_string(),
-            })?;
-            Object::CustomResourceDefinition(crd)
+            Object::from_json(kind, value.clone())?
         }
         Kind::Custom(c) => Object::Custom(decode_custom(c, value, &findings)?),
     };
