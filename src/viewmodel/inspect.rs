@@ -131,6 +131,13 @@ fn simulation_notes(sim: &Sim, obj: &Object) -> Vec<String> {
         return Vec::new();
     };
     let kind = o.kind.names().kind;
+    if let Some(controller) = crate::sim::api::openapi::controller_of(o.kind) {
+        return vec![format!(
+            "The {controller} acts on it. Its fields are checked for their types against the \
+             upstream v1.34 definitions; of its values, only the rules the {controller} relies \
+             on are validated."
+        )];
+    }
     if o.kind.is_builtin() {
         let mut notes = vec![format!(
             "Stored; no controller acts on it in the playground: the API server checks its fields' \

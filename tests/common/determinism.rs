@@ -3,7 +3,8 @@
 
 use kubeloop::sim::session::Session;
 
-/// A scenario that exercises every controller: a rollout, a crash, a node failure, a Service, a PDB.
+/// A scenario that exercises every controller: a rollout, a crash, a node failure, a Service, a
+/// PDB, and a StatefulSet with a claim template.
 pub const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
 kind: Scenario
 metadata: {name: determinism}
@@ -58,6 +59,26 @@ metadata: {name: web}
 spec:
   minAvailable: 2
   selector: {matchLabels: {app: web}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: postgres
+        image: postgres:17
+        resources: {requests: {cpu: 100m, memory: 128Mi}}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
 "#;
 
 /// (number of trace entries, FNV-1a 64 of their JSON lines) after 8 simulated minutes.

@@ -30,5 +30,6 @@ mod properties;
 mod public_manifests;
 mod security_headers;
 mod size_budget;
+mod statefulsets;
 mod time_bounds;
 mod walking_skeleton;

@@ -231,7 +231,8 @@ fn next_generation(obj: &CustomObject, old: Option<&CustomObject>, subresource: 
 /// ([`super::openapi::stored_kinds`]): the status subresource where the kind has a `status`,
 /// a generation where it has a `spec`, and the conversions its registry makes on every write
 /// (a Secret's `stringData` merged into `data`, its `type` defaulted to `Opaque`). Its value
-/// validation is not simulated; Go's decoding already checked its types.
+/// validation is not simulated, except for the kinds a controller acts on (a StatefulSet's
+/// defaults and rules); Go's decoding already checked its types.
 pub fn admit_builtin(
     obj: &mut CustomObject,
     old: Option<&CustomObject>,
@@ -245,8 +246,11 @@ pub fn admit_builtin(
         return Err(not_served());
     }
     split_status(obj, old, status, subresource);
-    if resource.kind == "Secret" && resource.group.is_empty() {
-        secret_conversions(obj);
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Secret") => secret_conversions(obj),
+        ("apps", "StatefulSet") => super::statefulset::admit(obj, old, status)?,
+        ("", "PersistentVolumeClaim") => super::storage::default_claim(obj),
+        _ => {}
     }
     if resource.has_field("spec") {
         obj.metadata.generation = next_generation(obj, old, subresource);

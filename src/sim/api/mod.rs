@@ -17,6 +17,8 @@ pub mod patch;
 pub mod quantity;
 pub mod regexp;
 pub mod schema;
+pub mod statefulset;
+pub mod storage;
 pub mod strict;
 pub mod string_map;
 pub mod types;

@@ -666,7 +666,7 @@ fn selector_is_parseable(sel: &LabelSelector) -> bool {
         })
 }
 
-fn nonnegative(v: i64, field: &str) -> Option<FieldError> {
+pub(crate) fn nonnegative(v: i64, field: &str) -> Option<FieldError> {
     (v < 0).then(|| FieldError::invalid(field, v, "must be greater than or equal to 0"))
 }
 
@@ -857,9 +857,13 @@ fn validate_meta_update(new: &ObjectMeta, old: &ObjectMeta, _kind: Kind) -> Vec<
     errs
 }
 
-fn validate_selector_and_template(
+/// The selector, the template's labels and the pod template of a workload whose pods always
+/// restart; `workload` names it in the activeDeadlineSeconds refusal (Deployments say
+/// ReplicaSet, as upstream's shared check does).
+pub(crate) fn validate_selector_and_template(
     selector: &LabelSelector,
     template: &PodTemplateSpec,
+    workload: &str,
     errs: &mut Vec<FieldError>,
 ) {
     if selector.is_empty() {
@@ -894,7 +898,7 @@ fn validate_selector_and_template(
     if template.spec.active_deadline_seconds.is_some() {
         errs.push(FieldError::forbidden(
             "spec.template.spec.activeDeadlineSeconds",
-            "activeDeadlineSeconds in ReplicaSet is not Supported",
+            format!("activeDeadlineSeconds in {workload} is not Supported"),
         ));
     }
 }
@@ -910,7 +914,7 @@ fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
         i64::from(spec.replicas.unwrap_or(1)),
         "spec.replicas",
     ));
-    validate_selector_and_template(&spec.selector, &spec.template, &mut errs);
+    validate_selector_and_template(&spec.selector, &spec.template, "ReplicaSet", &mut errs);
 
     let strategy = spec.strategy.clone().unwrap_or_default();
     match strategy.type_.as_deref().unwrap_or("") {
@@ -1002,7 +1006,7 @@ fn validate_replica_set(rs: &ReplicaSet) -> Vec<FieldError> {
         i64::from(spec.min_ready_seconds),
         "spec.minReadySeconds",
     ));
-    validate_selector_and_template(&spec.selector, &spec.template, &mut errs);
+    validate_selector_and_template(&spec.selector, &spec.template, "ReplicaSet", &mut errs);
     errs
 }
 

@@ -9,6 +9,7 @@ pub mod namespace;
 pub mod node_lifecycle;
 pub mod replicaset;
 pub mod scheduler;
+pub mod statefulset;
 pub mod taint_eviction;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -20,6 +21,7 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
     vec![
         Box::new(deployment::DeploymentController::new()),
         Box::new(replicaset::ReplicaSetController::new()),
+        Box::new(statefulset::StatefulSetController::new()),
         Box::new(garbage_collector::GarbageCollector::new()),
         Box::new(node_lifecycle::NodeLifecycleController::new()),
         Box::new(taint_eviction::TaintEvictionController::new()),

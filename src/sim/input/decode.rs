@@ -403,9 +403,29 @@ impl DocContext<'_> {
                 return;
             }
         };
-        let msg =
-            format!("{kind_name} is stored and served; no controller acts on it in the playground");
-        self.push(Severity::Info, doc.span_of("kind"), msg, None);
+        if openapi::controller_of(ck).is_none() {
+            let msg = format!(
+                "{kind_name} is stored and served; no controller acts on it in the playground"
+            );
+            self.push(Severity::Info, doc.span_of("kind"), msg, None);
+        }
+        const MAX_UNAVAILABLE: &str = "spec.updateStrategy.rollingUpdate.maxUnavailable";
+        if kind_name == "StatefulSet"
+            && doc
+                .value
+                .pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable")
+                .is_some()
+        {
+            let msg = "maxUnavailable is accepted and ignored: its feature gate \
+                       (MaxUnavailableStatefulSet) is alpha and off in Kubernetes v1.34, so pods \
+                       are replaced one at a time";
+            self.push(
+                Severity::Info,
+                doc.span_of(MAX_UNAVAILABLE),
+                msg.into(),
+                Some(MAX_UNAVAILABLE.into()),
+            );
+        }
         self.finish(Object::Custom(obj), doc);
     }
 

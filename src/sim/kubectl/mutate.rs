@@ -1197,6 +1197,17 @@ fn scale_subresource(
     if let Some(current) = replicas_of(obj) {
         return Ok((i64::from(current), vec!["spec".into(), "replicas".into()]));
     }
+    // The built-in kinds served as stored objects that have a scale subresource upstream.
+    if let Object::Custom(c) = obj {
+        let names = c.kind.names();
+        if c.kind.is_builtin() && names.group == "apps" && names.kind == "StatefulSet" {
+            let current = c.content.get("spec").and_then(|s| s.get("replicas"));
+            return Ok((
+                current.and_then(Json::as_i64).unwrap_or(1),
+                vec!["spec".into(), "replicas".into()],
+            ));
+        }
+    }
     let Object::Custom(custom) = obj else {
         return Err(CmdError::Line(format!(
             "error: no scaler has been implemented for {{\"{}\" \"{}\"}}",
@@ -1297,6 +1308,71 @@ fn template_mut(o: &mut Object) -> Option<&mut PodSpec> {
     }
 }
 
+/// Where a container's image is written: a typed pod spec's field, or a stored kind's JSON.
+enum ImageSlot<'a> {
+    Typed(&'a mut String),
+    Json(&'a mut Json),
+}
+
+impl ImageSlot<'_> {
+    /// Writes `image`; whether it changed anything.
+    fn set(&mut self, image: &str) -> bool {
+        match self {
+            ImageSlot::Typed(s) if s.as_str() != image => **s = image.to_string(),
+            ImageSlot::Json(v) if v.as_str() != Some(image) => **v = json!(image),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Each container of the object's pod template (init containers first) by name, with where its
+/// image is written; None for an object without a template. A stored kind with one (a
+/// StatefulSet) is edited in its JSON, which keeps the fields the typed pod does not model.
+fn image_slots(obj: &mut Object) -> Option<Vec<(String, ImageSlot<'_>)>> {
+    if let Object::Custom(c) = obj {
+        let spec = c
+            .content
+            .get_mut("spec")?
+            .get_mut("template")?
+            .get_mut("spec")?;
+        let Json::Object(spec) = spec else {
+            return None;
+        };
+        // kubectl walks init containers first; the map holds `containers` before them.
+        let (mut init, mut main) = (Vec::new(), Vec::new());
+        for (field, list) in spec.iter_mut() {
+            let into = match field.as_str() {
+                "initContainers" => &mut init,
+                "containers" => &mut main,
+                _ => continue,
+            };
+            for c in list.as_array_mut().into_iter().flatten() {
+                let Json::Object(c) = c else { continue };
+                let name = c
+                    .get("name")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                into.push((
+                    name,
+                    ImageSlot::Json(c.entry("image").or_insert(Json::Null)),
+                ));
+            }
+        }
+        init.extend(main);
+        return Some(init);
+    }
+    let spec = template_mut(obj)?;
+    Some(
+        spec.init_containers
+            .iter_mut()
+            .chain(spec.containers.iter_mut())
+            .map(|c| (c.name.clone(), ImageSlot::Typed(&mut c.image)))
+            .collect(),
+    )
+}
+
 /// `kubectl set image deployment/web nginx=nginx:1.28 [*=image]`.
 pub fn set(sim: &mut Sim, args: &Args) -> CommandOutput {
     match args.positional.first().map(String::as_str) {
@@ -1339,7 +1415,7 @@ pub fn set(sim: &mut Sim, args: &Args) -> CommandOutput {
         let Some(mut obj) = sim.api().get(&key).map(|o| (**o).clone()) else {
             continue;
         };
-        let Some(spec) = template_mut(&mut obj) else {
+        let Some(mut slots) = image_slots(&mut obj) else {
             errs.push(CmdError::Line(format!(
                 "error: {}/{} the object has no pod template",
                 key.kind.resource(),
@@ -1350,17 +1426,10 @@ pub fn set(sim: &mut Sim, args: &Args) -> CommandOutput {
         let mut changed = false;
         for (cname, image) in &images {
             let mut found = false;
-            for c in spec
-                .init_containers
-                .iter_mut()
-                .chain(spec.containers.iter_mut())
-            {
-                if c.name == *cname || cname == "*" {
+            for (name, slot) in slots.iter_mut() {
+                if name == cname || cname == "*" {
                     found = true;
-                    if c.image != *image {
-                        c.image = image.clone();
-                        changed = true;
-                    }
+                    changed |= slot.set(image);
                 }
             }
             if !found {

@@ -688,6 +688,18 @@ fn stored_headers(kind: &str) -> Vec<&'static str> {
         "ConfigMap" => vec!["NAME", "DATA", "AGE"],
         "Secret" => vec!["NAME", "TYPE", "DATA", "AGE"],
         "ServiceAccount" => vec!["NAME", "SECRETS", "AGE"],
+        "StatefulSet" => vec!["NAME", "READY", "AGE"],
+        "ControllerRevision" => vec!["NAME", "CONTROLLER", "REVISION", "AGE"],
+        "PersistentVolumeClaim" => vec![
+            "NAME",
+            "STATUS",
+            "VOLUME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "AGE",
+        ],
         _ => vec!["NAME", "AGE"],
     }
 }
@@ -711,7 +723,81 @@ fn stored_cells(o: &CustomObject) -> Vec<String> {
             count("data").to_string(),
         ],
         "ServiceAccount" => vec![count("secrets").to_string()],
+        "StatefulSet" => {
+            let int = |v: Option<&Json>| v.and_then(Json::as_i64).unwrap_or(0);
+            let spec = o.content.get("spec");
+            let status = o.content.get("status");
+            vec![format!(
+                "{}/{}",
+                int(status.and_then(|s| s.get("readyReplicas"))),
+                int(spec.and_then(|s| s.get("replicas")))
+            )]
+        }
+        "ControllerRevision" => {
+            // `formatResourceName(GroupKind, name, withKind)`: `statefulset.apps/web`.
+            let owner = o
+                .metadata
+                .controller_ref()
+                .map_or("<none>".to_string(), |r| {
+                    let kind = r.kind.to_lowercase();
+                    match r.api_version.split_once('/') {
+                        Some((group, _)) => format!("{kind}.{group}/{}", r.name),
+                        None => format!("{kind}/{}", r.name),
+                    }
+                });
+            let revision = o
+                .content
+                .get("revision")
+                .and_then(Json::as_i64)
+                .unwrap_or(0);
+            vec![owner, revision.to_string()]
+        }
+        "PersistentVolumeClaim" => {
+            let at = |path: &[&str]| {
+                let mut v = o.content.get(path[0]);
+                for k in &path[1..] {
+                    v = v.and_then(|x| x.get(k));
+                }
+                v.and_then(Json::as_str).unwrap_or_default().to_string()
+            };
+            let modes: Vec<&str> = o
+                .content
+                .get("status")
+                .and_then(|s| s.get("accessModes"))
+                .and_then(Json::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Json::as_str)
+                        .map(access_mode_short)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let attributes = at(&["spec", "volumeAttributesClassName"]);
+            vec![
+                at(&["status", "phase"]),
+                at(&["spec", "volumeName"]),
+                at(&["status", "capacity", "storage"]),
+                modes.join(","),
+                at(&["spec", "storageClassName"]),
+                if attributes.is_empty() {
+                    "<unset>".into()
+                } else {
+                    attributes
+                },
+            ]
+        }
         _ => Vec::new(),
+    }
+}
+
+/// `GetAccessModesAsString`'s abbreviations.
+fn access_mode_short(mode: &str) -> &str {
+    match mode {
+        "ReadWriteOnce" => "RWO",
+        "ReadOnlyMany" => "ROX",
+        "ReadWriteMany" => "RWX",
+        "ReadWriteOncePod" => "RWOP",
+        other => other,
     }
 }
 

@@ -26,6 +26,7 @@ pub enum ComponentId {
     User,
     Deployment,
     ReplicaSet,
+    StatefulSet,
     GarbageCollector,
     NodeLifecycle,
     TaintEviction,
@@ -41,9 +42,10 @@ pub enum ComponentId {
 
 impl ComponentId {
     /// The controllers that live in kube-controller-manager and restart together with it.
-    pub const CONTROLLER_MANAGER: [ComponentId; 8] = [
+    pub const CONTROLLER_MANAGER: [ComponentId; 9] = [
         ComponentId::Deployment,
         ComponentId::ReplicaSet,
+        ComponentId::StatefulSet,
         ComponentId::GarbageCollector,
         ComponentId::NodeLifecycle,
         ComponentId::TaintEviction,
@@ -58,6 +60,7 @@ impl ComponentId {
             ComponentId::User => "user".into(),
             ComponentId::Deployment => "deployment-controller".into(),
             ComponentId::ReplicaSet => "replicaset-controller".into(),
+            ComponentId::StatefulSet => "statefulset-controller".into(),
             ComponentId::GarbageCollector => "garbage-collector-controller".into(),
             ComponentId::NodeLifecycle => "node-controller".into(),
             ComponentId::TaintEviction => "taint-eviction-controller".into(),
@@ -76,6 +79,7 @@ impl ComponentId {
             "user" => ComponentId::User,
             "deployment-controller" | "deployment" => ComponentId::Deployment,
             "replicaset-controller" | "replicaset" => ComponentId::ReplicaSet,
+            "statefulset-controller" | "statefulset" => ComponentId::StatefulSet,
             "garbage-collector-controller" | "garbage-collector" | "gc" => {
                 ComponentId::GarbageCollector
             }

@@ -779,8 +779,8 @@ mod tests {
                 _ => None,
             })
             .collect();
-        // The seven controllers that watch pods, the scheduler and node-1's kubelet heard of it.
-        assert_eq!(names.len(), 9);
+        // The eight controllers that watch pods, the scheduler and node-1's kubelet heard of it.
+        assert_eq!(names.len(), 10);
         assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
     }
 

@@ -251,6 +251,19 @@ pub fn stored_kinds() -> &'static [(CustomKind, &'static Resource)] {
 }
 
 /// The stored built-in kind of `group` named `kind`.
+/// The controller that acts on a stored built-in kind, if the playground simulates one (the
+/// rest are stored, listed and watched, and only the garbage collector reads them).
+pub fn controller_of(kind: CustomKind) -> Option<&'static str> {
+    let n = kind.names();
+    if !kind.is_builtin() {
+        return None;
+    }
+    match (n.group, n.kind) {
+        ("apps", "StatefulSet" | "ControllerRevision") => Some("statefulset-controller"),
+        _ => None,
+    }
+}
+
 pub fn stored_kind(group: &str, kind: &str) -> Option<CustomKind> {
     stored_kinds()
         .iter()

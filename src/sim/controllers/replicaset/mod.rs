@@ -725,14 +725,19 @@ fn controller_ref(rs: &ReplicaSet) -> OwnerReference {
 /// pod's other references and its resourceVersion: a concurrent change makes it a 409, never a
 /// silent overwrite (upstream's strategic merge patch keys the list by uid instead).
 fn adopt_patch(pod: &Pod, rs: &ReplicaSet) -> ApiRequest {
+    adopt_patch_for(pod, controller_ref(rs))
+}
+
+/// [`adopt_patch`] for any controller: `owner` becomes the pod's controller reference.
+pub(crate) fn adopt_patch_for(pod: &Pod, owner: OwnerReference) -> ApiRequest {
     let mut refs: Vec<OwnerReference> = pod
         .metadata
         .owner_references
         .iter()
-        .filter(|r| r.uid != rs.metadata.uid)
+        .filter(|r| r.uid != owner.uid)
         .cloned()
         .collect();
-    refs.push(controller_ref(rs));
+    refs.push(owner);
     ApiRequest::Patch {
         key: pod_key(pod),
         patch: json!({"metadata": {"ownerReferences": refs, "resourceVersion": pod.metadata.resource_version}}),
@@ -741,7 +746,7 @@ fn adopt_patch(pod: &Pod, rs: &ReplicaSet) -> ApiRequest {
 }
 
 /// Release: removes the ownerReference to `owner_uid` (the same merge-patch care as adoption).
-fn release_patch(pod: &Pod, owner_uid: &str) -> ApiRequest {
+pub(crate) fn release_patch(pod: &Pod, owner_uid: &str) -> ApiRequest {
     let refs: Vec<&OwnerReference> = pod
         .metadata
         .owner_references
