@@ -427,6 +427,7 @@ impl LoopCard {
         match self.component.as_str() {
             "deployment-controller" => "Deployment controller".into(),
             "replicaset-controller" => "ReplicaSet controller".into(),
+            "statefulset-controller" => "StatefulSet controller".into(),
             "default-scheduler" => "Scheduler".into(),
             "garbage-collector-controller" => "Garbage collector".into(),
             "node-controller" => "Node lifecycle controller".into(),

@@ -274,7 +274,7 @@ fn a_selector_that_misses_the_template_is_refused_with_the_api_servers_words() {
 }
 
 #[test]
-fn a_pod_on_a_dead_node_is_not_replaced_while_its_object_remains() {
+fn a_pod_on_a_dead_node_is_not_replaced_until_it_is_force_deleted() {
     let mut s = started(WEB);
     s.advance_to(120_000, usize::MAX);
     let node = s
@@ -301,4 +301,53 @@ fn a_pod_on_a_dead_node_is_not_replaced_while_its_object_remains() {
         .kubectl("get sts web -o jsonpath={.status.readyReplicas}")
         .stdout;
     assert_eq!(ready, "2");
+
+    // The documented way out: force-delete the pod; the controller then makes web-1 again, on
+    // a node that works, with the same claim.
+    let forced = s.kubectl("delete pod web-1 --force --grace-period=0");
+    assert!(
+        forced.stderr.starts_with("Warning: Immediate deletion"),
+        "{forced:?}"
+    );
+    assert_eq!(forced.stdout, "pod \"web-1\" force deleted\n");
+    s.advance_to(840_000, usize::MAX);
+    let again = s
+        .kubectl("get pod web-1 -o jsonpath={.spec.nodeName},{.status.phase}")
+        .stdout;
+    let (on, phase) = again.split_once(',').expect("web-1 is back");
+    assert_ne!(on, node);
+    assert_eq!(phase, "Running");
+    let yaml = s.kubectl("get pod web-1 -o yaml").stdout;
+    assert!(yaml.contains("claimName: www-web-1\n"), "{yaml}");
+}
+
+#[test]
+fn the_inspector_names_the_controller_of_a_statefulset_and_says_a_claim_is_only_stored() {
+    let mut s = started(WEB);
+    s.advance_to(10_000, usize::MAX);
+    let kind = |group: &str, kind: &str| {
+        Kind::Custom(kubeloop::sim::api::openapi::stored_kind(group, kind).expect("stored"))
+    };
+    let now = s.sim.now();
+    let set = kubeloop::viewmodel::inspect::InspectorData::of(
+        &s.sim,
+        ObjectKey::new(kind("apps", "StatefulSet"), "default", "web"),
+        now,
+    );
+    assert_eq!(set.notes.len(), 1, "{:?}", set.notes);
+    assert!(
+        set.notes[0].starts_with("The statefulset-controller acts on it."),
+        "{:?}",
+        set.notes
+    );
+    let claim = kubeloop::viewmodel::inspect::InspectorData::of(
+        &s.sim,
+        ObjectKey::new(kind("", "PersistentVolumeClaim"), "default", "www-web-0"),
+        now,
+    );
+    assert!(
+        claim.notes[0].starts_with("Stored; no controller acts on it"),
+        "{:?}",
+        claim.notes
+    );
 }
