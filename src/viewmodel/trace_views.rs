@@ -428,6 +428,8 @@ impl LoopCard {
             "deployment-controller" => "Deployment controller".into(),
             "replicaset-controller" => "ReplicaSet controller".into(),
             "statefulset-controller" => "StatefulSet controller".into(),
+            "persistentvolume-controller" => "PersistentVolume controller".into(),
+            "local-path-provisioner" => "local-path provisioner".into(),
             "default-scheduler" => "Scheduler".into(),
             "garbage-collector-controller" => "Garbage collector".into(),
             "node-controller" => "Node lifecycle controller".into(),

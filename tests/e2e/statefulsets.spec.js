@@ -1,6 +1,7 @@
 // @ts-check
 // A StatefulSet from the editor: its pods start one at a time in ordinal order, each with its own
-// claim, and its controller's loop has a card of its own.
+// claim (bound to a volume kind's local-path provisioner makes), and its controller's loop has a
+// card of its own.
 const { test, expect } = require('@playwright/test');
 const { open, advance } = require('./helpers');
 
@@ -40,6 +41,8 @@ test('a StatefulSet applied in the editor starts its pods in order, each after i
   await advance(page, '2m');
   expect((await kubectl(page, 'get pods -o name')).stdout).toBe('pod/web-0\npod/web-1\npod/web-2\n');
   expect((await kubectl(page, 'get sts --no-headers')).stdout).toMatch(/^web\s+3\/3\s/);
+  const claims = (await kubectl(page, 'get pvc -o jsonpath={.items[*].status.phase}')).stdout;
+  expect(claims).toBe('Bound Bound Bound');
   const events = (await kubectl(page, 'get events -o jsonpath={.items[*].message}')).stdout;
   expect(events).toContain('create Claim www-web-2 Pod web-2 in StatefulSet web success');
   expect(events).toContain('create Pod web-2 in StatefulSet web successful');

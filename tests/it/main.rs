@@ -32,4 +32,5 @@ mod security_headers;
 mod size_budget;
 mod statefulsets;
 mod time_bounds;
+mod volumes;
 mod walking_skeleton;

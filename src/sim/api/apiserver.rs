@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 
 use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
 use super::types::*;
-use super::{admission, customresource, limits, validation};
+use super::{admission, customresource, limits, storage, validation};
 use super::{
     ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent,
     WatchEventType,
@@ -149,12 +149,25 @@ impl ApiServer {
         status: bool,
     ) -> Result<(), ApiError> {
         if obj.kind.is_builtin() {
-            return customresource::admit_builtin(obj, old, status);
+            let claim = obj.kind.names().kind == "PersistentVolumeClaim" && old.is_none();
+            let default_class = if claim { self.default_class() } else { None };
+            return customresource::admit_builtin(obj, old, status, default_class.as_deref());
         }
         let crd = self
             .crd_of(obj.kind)
             .ok_or_else(customresource::not_served)?;
         customresource::admit(obj, crd, old, status).map(drop)
+    }
+
+    /// The DefaultStorageClass admission plugin's pick: the newest class marked default (by
+    /// creation time, then name).
+    fn default_class(&self) -> Option<String> {
+        let kind = storage::class_kind()?;
+        self.list(kind)
+            .map(|o| o.meta())
+            .filter(|m| storage::is_default_class(m))
+            .max_by(|a, b| (a.creation_timestamp, &a.name).cmp(&(b.creation_timestamp, &b.name)))
+            .map(|m| m.name.clone())
     }
 
     /// The CRDs whose kinds are served now (Established, not terminating), in name order.

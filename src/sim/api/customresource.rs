@@ -232,11 +232,13 @@ fn next_generation(obj: &CustomObject, old: Option<&CustomObject>, subresource: 
 /// a generation where it has a `spec`, and the conversions its registry makes on every write
 /// (a Secret's `stringData` merged into `data`, its `type` defaulted to `Opaque`). Its value
 /// validation is not simulated, except for the kinds a controller acts on (a StatefulSet's
-/// defaults and rules); Go's decoding already checked its types.
+/// defaults and rules; a claim's, with `default_class` from the DefaultStorageClass admission
+/// plugin); Go's decoding already checked its types.
 pub fn admit_builtin(
     obj: &mut CustomObject,
     old: Option<&CustomObject>,
     status: bool,
+    default_class: Option<&str>,
 ) -> Result<(), ApiError> {
     let Some(resource) = super::openapi::resource_of(obj.kind) else {
         return Err(not_served());
@@ -249,7 +251,11 @@ pub fn admit_builtin(
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Secret") => secret_conversions(obj),
         ("apps", "StatefulSet") => super::statefulset::admit(obj, old, status)?,
-        ("", "PersistentVolumeClaim") => super::storage::default_claim(obj),
+        ("", "PersistentVolumeClaim") => {
+            super::storage::default_claim(obj, old.is_none(), default_class)
+        }
+        ("", "PersistentVolume") => super::storage::default_volume(obj),
+        ("storage.k8s.io", "StorageClass") => super::storage::default_class(obj),
         _ => {}
     }
     if resource.has_field("spec") {

@@ -1,18 +1,108 @@
-//! core/v1 PersistentVolumeClaim as the API server stores it: the defaults Kubernetes applies
-//! when it decodes one (`SetDefaults_PersistentVolumeClaim`): a Filesystem volume, and a claim
-//! nobody has bound yet is `Pending`.
+//! core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass: what the
+//! API server stores for them (the defaults Kubernetes applies when it decodes one, and the
+//! DefaultStorageClass admission plugin), the annotations the volume controllers write, and the
+//! reads of their stored JSON the controllers and the scheduler share.
 
 use serde_json::{json, Map, Value as Json};
 
 use super::apiextensions::CustomObject;
+use super::openapi::stored_kind;
+use super::types::{Kind, ObjectMeta, Pod};
 
-/// Fills in a claim's defaults, in place.
-pub fn default_claim(obj: &mut CustomObject) {
+/// The annotation that makes a StorageClass the default (`storageclass.kubernetes.io/is-default-class`).
+pub const IS_DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
+/// Its older, beta spelling, still honoured.
+pub const IS_DEFAULT_CLASS_BETA: &str = "storageclass.beta.kubernetes.io/is-default-class";
+/// Written on a claim by the scheduler: the node its first consumer was scheduled to, which lets
+/// a WaitForFirstConsumer provisioner make the volume there.
+pub const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+/// Written on a claim by the PV controller when it hands the claim to a provisioner.
+pub const STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
+/// The beta twin of [`STORAGE_PROVISIONER`], still written.
+pub const STORAGE_PROVISIONER_BETA: &str = "volume.beta.kubernetes.io/storage-provisioner";
+/// On a bound claim: the binding is complete.
+pub const BIND_COMPLETED: &str = "pv.kubernetes.io/bind-completed";
+/// On a claim (and volume) the PV controller bound.
+pub const BOUND_BY_CONTROLLER: &str = "pv.kubernetes.io/bound-by-controller";
+/// On a volume a provisioner made: which one.
+pub const PROVISIONED_BY: &str = "pv.kubernetes.io/provisioned-by";
+
+/// The default class a fresh cluster has, as kind's default storage installs it.
+pub const STANDARD_CLASS: &str = "standard";
+/// Its provisioner: kind's local-path provisioner, which makes each volume on one node.
+pub const LOCAL_PATH_PROVISIONER: &str = "rancher.io/local-path";
+
+/// The stored kinds of the storage wing.
+pub fn claim_kind() -> Option<Kind> {
+    stored_kind("", "PersistentVolumeClaim").map(Kind::Custom)
+}
+
+pub fn volume_kind() -> Option<Kind> {
+    stored_kind("", "PersistentVolume").map(Kind::Custom)
+}
+
+pub fn class_kind() -> Option<Kind> {
+    stored_kind("storage.k8s.io", "StorageClass").map(Kind::Custom)
+}
+
+/// The string at a path of a stored object's JSON (`["spec", "storageClassName"]`).
+pub fn str_at<'a>(obj: &'a CustomObject, path: &[&str]) -> Option<&'a str> {
+    let (first, rest) = path.split_first()?;
+    rest.iter()
+        .try_fold(obj.content.get(*first)?, |v, k| v.get(k))
+        .and_then(Json::as_str)
+}
+
+/// The claims a pod mounts (`spec.volumes[].persistentVolumeClaim.claimName`), in order.
+pub fn pod_claims(pod: &Pod) -> Vec<&str> {
+    let Some(Json::Array(volumes)) = pod.spec.volumes.as_deref() else {
+        return Vec::new();
+    };
+    volumes
+        .iter()
+        .filter_map(|v| v.get("persistentVolumeClaim")?.get("claimName")?.as_str())
+        .collect()
+}
+
+/// Whether a StorageClass is marked default.
+pub fn is_default_class(meta: &ObjectMeta) -> bool {
+    [IS_DEFAULT_CLASS, IS_DEFAULT_CLASS_BETA]
+        .iter()
+        .any(|a| meta.annotations.get(a).map(String::as_str) == Some("true"))
+}
+
+/// Fills in a claim's defaults, in place: a Filesystem volume, `Pending` until bound, and — on
+/// create, when it names no class — the default class (`default_class`, which the
+/// DefaultStorageClass admission plugin finds). `storageClassName: ""` opts out and stays.
+pub fn default_claim(obj: &mut CustomObject, create: bool, default_class: Option<&str>) {
     if let Json::Object(spec) = obj
         .content
         .entry("spec")
         .or_insert_with(|| Json::Object(Map::new()))
     {
+        spec.entry("volumeMode").or_insert(json!("Filesystem"));
+        if let (true, Some(class)) = (create, default_class) {
+            spec.entry("storageClassName").or_insert(json!(class));
+        }
+    }
+    if let Json::Object(status) = obj
+        .content
+        .entry("status")
+        .or_insert_with(|| Json::Object(Map::new()))
+    {
+        status.entry("phase").or_insert(json!("Pending"));
+    }
+}
+
+/// `SetDefaults_PersistentVolume`: `Retain`, Filesystem, `Pending` until the controller looks.
+pub fn default_volume(obj: &mut CustomObject) {
+    if let Json::Object(spec) = obj
+        .content
+        .entry("spec")
+        .or_insert_with(|| Json::Object(Map::new()))
+    {
+        spec.entry("persistentVolumeReclaimPolicy")
+            .or_insert(json!("Retain"));
         spec.entry("volumeMode").or_insert(json!("Filesystem"));
     }
     if let Json::Object(status) = obj
@@ -21,5 +111,70 @@ pub fn default_claim(obj: &mut CustomObject) {
         .or_insert_with(|| Json::Object(Map::new()))
     {
         status.entry("phase").or_insert(json!("Pending"));
+    }
+}
+
+/// `SetDefaults_StorageClass`: `Delete` and `Immediate`.
+pub fn default_class(obj: &mut CustomObject) {
+    obj.content
+        .entry("reclaimPolicy")
+        .or_insert(json!("Delete"));
+    obj.content
+        .entry("volumeBindingMode")
+        .or_insert(json!("Immediate"));
+}
+
+/// The default StorageClass of a fresh cluster: kind's `standard` (local-path volumes, made on
+/// the node of their first consumer, deleted with their claim).
+pub fn standard_class() -> Option<CustomObject> {
+    let mut metadata = ObjectMeta {
+        name: STANDARD_CLASS.into(),
+        ..Default::default()
+    };
+    metadata
+        .annotations
+        .insert(IS_DEFAULT_CLASS.into(), "true".into());
+    let mut content = Map::new();
+    content.insert("provisioner".into(), json!(LOCAL_PATH_PROVISIONER));
+    content.insert("reclaimPolicy".into(), json!("Delete"));
+    content.insert("volumeBindingMode".into(), json!("WaitForFirstConsumer"));
+    Some(CustomObject {
+        kind: class_kind()?.custom()?,
+        api_version: "storage.k8s.io/v1".into(),
+        metadata,
+        content,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(spec: Json) -> CustomObject {
+        let mut content = Map::new();
+        content.insert("spec".into(), spec);
+        CustomObject {
+            kind: claim_kind()
+                .and_then(|k| k.custom())
+                .expect("PVC is stored"),
+            api_version: "v1".into(),
+            metadata: ObjectMeta::default(),
+            content,
+        }
+    }
+
+    #[test]
+    fn a_new_claim_without_a_class_gets_the_default_one_and_an_empty_class_opts_out() {
+        let mut c = claim(json!({}));
+        default_claim(&mut c, true, Some("standard"));
+        assert_eq!(str_at(&c, &["spec", "storageClassName"]), Some("standard"));
+        assert_eq!(str_at(&c, &["status", "phase"]), Some("Pending"));
+        assert_eq!(str_at(&c, &["spec", "volumeMode"]), Some("Filesystem"));
+        let mut none = claim(json!({"storageClassName": ""}));
+        default_claim(&mut none, true, Some("standard"));
+        assert_eq!(str_at(&none, &["spec", "storageClassName"]), Some(""));
+        let mut later = claim(json!({}));
+        default_claim(&mut later, false, Some("standard"));
+        assert_eq!(str_at(&later, &["spec", "storageClassName"]), None);
     }
 }

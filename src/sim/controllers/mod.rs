@@ -7,6 +7,7 @@ pub mod garbage_collector;
 pub mod kubelet;
 pub mod namespace;
 pub mod node_lifecycle;
+pub mod persistentvolume;
 pub mod replicaset;
 pub mod scheduler;
 pub mod statefulset;
@@ -22,6 +23,7 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(deployment::DeploymentController::new()),
         Box::new(replicaset::ReplicaSetController::new()),
         Box::new(statefulset::StatefulSetController::new()),
+        Box::new(persistentvolume::PersistentVolumeController::new()),
         Box::new(garbage_collector::GarbageCollector::new()),
         Box::new(node_lifecycle::NodeLifecycleController::new()),
         Box::new(taint_eviction::TaintEvictionController::new()),
@@ -29,6 +31,7 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(endpointslice::EndpointSliceController::new()),
         Box::new(namespace::NamespaceController::new()),
         Box::new(scheduler::Scheduler::new()),
+        Box::new(persistentvolume::provisioner::LocalPathProvisioner::new()),
     ]
 }
 

@@ -672,6 +672,14 @@ pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
                 .map_or_else(String::new, Time::to_rfc3339),
         ],
         Object::Custom(c) if c.kind.is_builtin() => {
+            // `printStorageClass`: the default class is named so.
+            let default = c.kind.names().kind == "StorageClass"
+                && crate::sim::api::storage::is_default_class(&c.metadata);
+            let name = if default {
+                format!("{name} (default)")
+            } else {
+                name
+            };
             let mut r = vec![name];
             r.extend(stored_cells(c));
             r.push(age(now, o));
@@ -689,6 +697,26 @@ fn stored_headers(kind: &str) -> Vec<&'static str> {
         "Secret" => vec!["NAME", "TYPE", "DATA", "AGE"],
         "ServiceAccount" => vec!["NAME", "SECRETS", "AGE"],
         "StatefulSet" => vec!["NAME", "READY", "AGE"],
+        "StorageClass" => vec![
+            "NAME",
+            "PROVISIONER",
+            "RECLAIMPOLICY",
+            "VOLUMEBINDINGMODE",
+            "ALLOWVOLUMEEXPANSION",
+            "AGE",
+        ],
+        "PersistentVolume" => vec![
+            "NAME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "RECLAIM POLICY",
+            "STATUS",
+            "CLAIM",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "REASON",
+            "AGE",
+        ],
         "ControllerRevision" => vec!["NAME", "CONTROLLER", "REVISION", "AGE"],
         "PersistentVolumeClaim" => vec![
             "NAME",
@@ -710,6 +738,33 @@ fn stored_cells(o: &CustomObject) -> Vec<String> {
         Some(Json::Object(m)) => m.len(),
         Some(Json::Array(a)) => a.len(),
         _ => 0,
+    };
+    let at = |path: &[&str]| {
+        crate::sim::api::storage::str_at(o, path)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let unset = |s: String| {
+        if s.is_empty() {
+            "<unset>".to_string()
+        } else {
+            s
+        }
+    };
+    // `GetAccessModesAsString` of `spec.accessModes` or `status.accessModes`.
+    let modes = |part: &str| {
+        let list = o
+            .content
+            .get(part)
+            .and_then(|s| s.get("accessModes"))
+            .and_then(Json::as_array);
+        let short: Vec<&str> = list
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .map(access_mode_short)
+            .collect();
+        short.join(",")
     };
     match o.kind.names().kind {
         // A ConfigMap's DATA counts both maps, as `printConfigMap` does.
@@ -752,38 +807,43 @@ fn stored_cells(o: &CustomObject) -> Vec<String> {
                 .unwrap_or(0);
             vec![owner, revision.to_string()]
         }
-        "PersistentVolumeClaim" => {
-            let at = |path: &[&str]| {
-                let mut v = o.content.get(path[0]);
-                for k in &path[1..] {
-                    v = v.and_then(|x| x.get(k));
-                }
-                v.and_then(Json::as_str).unwrap_or_default().to_string()
+        "PersistentVolumeClaim" => vec![
+            at(&["status", "phase"]),
+            at(&["spec", "volumeName"]),
+            at(&["status", "capacity", "storage"]),
+            modes("status"),
+            at(&["spec", "storageClassName"]),
+            unset(at(&["spec", "volumeAttributesClassName"])),
+        ],
+        "PersistentVolume" => {
+            let claim = match (
+                at(&["spec", "claimRef", "namespace"]),
+                at(&["spec", "claimRef", "name"]),
+            ) {
+                (_, n) if n.is_empty() => String::new(),
+                (ns, n) => format!("{ns}/{n}"),
             };
-            let modes: Vec<&str> = o
-                .content
-                .get("status")
-                .and_then(|s| s.get("accessModes"))
-                .and_then(Json::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Json::as_str)
-                        .map(access_mode_short)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let attributes = at(&["spec", "volumeAttributesClassName"]);
             vec![
+                at(&["spec", "capacity", "storage"]),
+                modes("spec"),
+                at(&["spec", "persistentVolumeReclaimPolicy"]),
                 at(&["status", "phase"]),
-                at(&["spec", "volumeName"]),
-                at(&["status", "capacity", "storage"]),
-                modes.join(","),
+                claim,
                 at(&["spec", "storageClassName"]),
-                if attributes.is_empty() {
-                    "<unset>".into()
-                } else {
-                    attributes
-                },
+                unset(at(&["spec", "volumeAttributesClassName"])),
+                at(&["status", "reason"]),
+            ]
+        }
+        "StorageClass" => {
+            let expansion = o
+                .content
+                .get("allowVolumeExpansion")
+                .and_then(Json::as_bool);
+            vec![
+                at(&["provisioner"]),
+                at(&["reclaimPolicy"]),
+                at(&["volumeBindingMode"]),
+                expansion.unwrap_or(false).to_string(),
             ]
         }
         _ => Vec::new(),

@@ -27,6 +27,7 @@ pub enum ComponentId {
     Deployment,
     ReplicaSet,
     StatefulSet,
+    PersistentVolume,
     GarbageCollector,
     NodeLifecycle,
     TaintEviction,
@@ -34,6 +35,8 @@ pub enum ComponentId {
     EndpointSlice,
     Namespace,
     Scheduler,
+    /// kind's local-path provisioner, an external provisioner that runs in the cluster.
+    Provisioner,
     /// The kubelet of one node.
     Kubelet(String),
     /// A running `kubectl drain NODE`: a client that evicts over simulated time (added at runtime).
@@ -42,10 +45,11 @@ pub enum ComponentId {
 
 impl ComponentId {
     /// The controllers that live in kube-controller-manager and restart together with it.
-    pub const CONTROLLER_MANAGER: [ComponentId; 9] = [
+    pub const CONTROLLER_MANAGER: [ComponentId; 10] = [
         ComponentId::Deployment,
         ComponentId::ReplicaSet,
         ComponentId::StatefulSet,
+        ComponentId::PersistentVolume,
         ComponentId::GarbageCollector,
         ComponentId::NodeLifecycle,
         ComponentId::TaintEviction,
@@ -61,6 +65,8 @@ impl ComponentId {
             ComponentId::Deployment => "deployment-controller".into(),
             ComponentId::ReplicaSet => "replicaset-controller".into(),
             ComponentId::StatefulSet => "statefulset-controller".into(),
+            ComponentId::PersistentVolume => "persistentvolume-controller".into(),
+            ComponentId::Provisioner => "local-path-provisioner".into(),
             ComponentId::GarbageCollector => "garbage-collector-controller".into(),
             ComponentId::NodeLifecycle => "node-controller".into(),
             ComponentId::TaintEviction => "taint-eviction-controller".into(),
@@ -80,6 +86,10 @@ impl ComponentId {
             "deployment-controller" | "deployment" => ComponentId::Deployment,
             "replicaset-controller" | "replicaset" => ComponentId::ReplicaSet,
             "statefulset-controller" | "statefulset" => ComponentId::StatefulSet,
+            "persistentvolume-controller" | "persistentvolume-binder-controller" => {
+                ComponentId::PersistentVolume
+            }
+            "local-path-provisioner" | "rancher.io/local-path" => ComponentId::Provisioner,
             "garbage-collector-controller" | "garbage-collector" | "gc" => {
                 ComponentId::GarbageCollector
             }

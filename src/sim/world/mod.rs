@@ -324,8 +324,18 @@ impl Sim {
             last_api_seq: 0,
             config,
         };
-        // The API server is up before any component connects: their first list finds these.
+        // The API server is up before any component connects: their first list finds these,
+        // and the default StorageClass kind's storage addon installs once (deleted, it stays
+        // deleted, as on kind).
         sim.ensure_bootstrap_objects();
+        if let Some(class) = crate::sim::api::storage::standard_class() {
+            let _ = sim.send_as(
+                "kube-apiserver".into(),
+                false,
+                &ApiRequest::Create(Object::Custom(class)),
+                None,
+            );
+        }
         for ctrl in controllers::control_plane() {
             let id = ctrl.id();
             sim.components

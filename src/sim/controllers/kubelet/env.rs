@@ -12,7 +12,7 @@ pub(super) const SYNC_RETRY: Millis = 10_000;
 /// Why `c`'s environment cannot be made now, in the kubelet's words, or `None`. `envFrom` is
 /// read first, then `env`, as upstream does.
 pub(super) fn env_error(c: &Container, pod: &Pod, cache: &Cache) -> Option<String> {
-    let [Some(cm_kind), Some(secret_kind)] = mounted_kinds() else {
+    let [Some(cm_kind), Some(secret_kind), _] = mounted_kinds() else {
         return None;
     };
     let ns = &pod.metadata.namespace;

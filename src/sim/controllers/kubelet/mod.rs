@@ -506,13 +506,20 @@ impl Controller for Kubelet {
                     Vec::new()
                 }
             }
-            // A mounted object that appears wakes the pods waiting for it.
-            Object::Custom(c) if ev.type_ == WatchEventType::Added => self.pods_mounting(
-                cache,
-                Kind::Custom(c.kind),
-                &c.metadata.namespace,
-                &c.metadata.name,
-            ),
+            // A mounted object that appears wakes the pods waiting for it, and so does a claim
+            // that changes (it may have been bound).
+            Object::Custom(c)
+                if ev.type_ == WatchEventType::Added
+                    || (ev.type_ == WatchEventType::Modified
+                        && c.kind.names().kind == "PersistentVolumeClaim") =>
+            {
+                self.pods_mounting(
+                    cache,
+                    Kind::Custom(c.kind),
+                    &c.metadata.namespace,
+                    &c.metadata.name,
+                )
+            }
             _ => Vec::new(),
         }
     }

@@ -6,6 +6,12 @@
 //! The kubelet watches the ConfigMaps and Secrets its pods reference (the default `Watch`
 //! change-detection strategy); here it watches them all, and an object's arrival wakes the pods
 //! that wait for it, which still keep to their back-off, as upstream's do.
+//!
+//! A `persistentVolumeClaim` volume waits until its claim is Bound. Simplified: upstream's
+//! volume manager says nothing until its 2-minute wait times out (`Unable to attach or mount
+//! volumes: … PVC is not bound`); here the pod waits in `ContainerCreating` without events, and
+//! the claim's own events say why (the scheduler binds the pod before its claims are bound,
+//! where upstream's VolumeBinding PreBind waits for them).
 
 use super::*;
 use crate::sim::api::openapi;
@@ -16,12 +22,16 @@ pub(super) const MOUNT_RETRY_INITIAL: Millis = 500;
 pub(super) const MOUNT_RETRY_MAX: Millis = 122_000;
 
 /// The kinds whose objects a pod's volumes mount.
-pub(super) fn mounted_kinds() -> [Option<Kind>; 2] {
+pub(super) fn mounted_kinds() -> [Option<Kind>; 3] {
     [
         openapi::stored_kind("", "ConfigMap").map(Kind::Custom),
         openapi::stored_kind("", "Secret").map(Kind::Custom),
+        openapi::stored_kind("", "PersistentVolumeClaim").map(Kind::Custom),
     ]
 }
+
+/// The resource name of a claim volume's source.
+const CLAIM: &str = "persistentvolumeclaim";
 
 /// One ConfigMap or Secret a volume mounts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +48,7 @@ pub(super) struct VolumeSource {
 
 /// The ConfigMaps and Secrets a pod's volumes mount, in volume order.
 pub(super) fn volume_sources(pod: &Pod) -> Vec<VolumeSource> {
-    let [Some(cm), Some(secret)] = mounted_kinds() else {
+    let [Some(cm), Some(secret), Some(claim)] = mounted_kinds() else {
         return Vec::new();
     };
     let Some(Json::Array(volumes)) = pod.spec.volumes.as_deref() else {
@@ -52,6 +62,8 @@ pub(super) fn volume_sources(pod: &Pod) -> Vec<VolumeSource> {
                 ("configmap", cm, s, "name")
             } else if let Some(s) = v.get("secret") {
                 ("secret", secret, s, "secretName")
+            } else if let Some(s) = v.get("persistentVolumeClaim") {
+                (CLAIM, claim, s, "claimName")
             } else {
                 return None;
             };
@@ -75,7 +87,7 @@ pub(super) fn volume_sources(pod: &Pod) -> Vec<VolumeSource> {
 pub(super) fn failed_mounts(pod: &Pod, cache: &Cache) -> Vec<(String, String)> {
     volume_sources(pod)
         .into_iter()
-        .filter(|s| !s.optional)
+        .filter(|s| !s.optional && s.resource != CLAIM)
         .filter(|s| {
             cache
                 .get(&ObjectKey::new(s.kind, &pod.metadata.namespace, &s.name))
@@ -88,6 +100,22 @@ pub(super) fn failed_mounts(pod: &Pod, cache: &Cache) -> Vec<(String, String)> {
             );
             (s.volume, message)
         })
+        .collect()
+}
+
+/// The claims a pod mounts that are missing or not yet Bound, by volume name.
+pub(super) fn unbound_claims(pod: &Pod, cache: &Cache) -> Vec<String> {
+    volume_sources(pod)
+        .into_iter()
+        .filter(|s| s.resource == CLAIM)
+        .filter(|s| {
+            let claim = cache.get(&ObjectKey::new(s.kind, &pod.metadata.namespace, &s.name));
+            claim
+                .and_then(|o| o.as_custom())
+                .and_then(|c| crate::sim::api::storage::str_at(c, &["status", "phase"]))
+                != Some("Bound")
+        })
+        .map(|s| s.volume)
         .collect()
 }
 
@@ -114,10 +142,28 @@ impl Kubelet {
     ) -> Option<()> {
         let uid = pod.metadata.uid.clone();
         let failed = failed_mounts(pod, cache);
+        let unbound = unbound_claims(pod, cache);
         let retry = self.mount_retry.get(&uid).copied();
-        if failed.is_empty() && retry.is_none_or(|r| now >= r.not_before) {
+        if failed.is_empty() && unbound.is_empty() && retry.is_none_or(|r| now >= r.not_before) {
             self.mount_retry.remove(&uid);
             return None;
+        }
+        if failed.is_empty() && !unbound.is_empty() {
+            // The claim's own events say why; its binding wakes the pod.
+            let status = self.generate_status(pod, None, &self.host_ip(node), now, false);
+            if status != pod.status {
+                let req = self.update_status(pod, status);
+                out.request(req);
+            }
+            out.record = Some(ReconcileRecord {
+                observed: format!(
+                    "Pending; claim(s) of volume(s) [{}] not bound",
+                    unbound.join(" ")
+                ),
+                desired: "every volume mounted, then the pod sandbox and its containers".into(),
+                diff: "wait for the claims to be bound".into(),
+            });
+            return Some(());
         }
         let waiting = match retry {
             // Still in back-off from the last failure: nothing is tried before it ends.

@@ -37,8 +37,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::sim::api::apiextensions::CustomObject;
+use crate::sim::api::storage;
 use crate::sim::api::types::{
-    find_condition, set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
+    find_condition, set_condition, Condition, Kind, Millis, Node, NodeSelectorTerm, Object,
+    ObjectKey, Pod, Time,
 };
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
@@ -1023,7 +1026,8 @@ impl Scheduler {
         ctx: &mut Ctx<'_>,
     ) -> Outcome {
         let mut out = Outcome::done();
-        let p = PodCtx::new(pod);
+        let mut p = PodCtx::new(pod);
+        p.volume_terms = bound_volume_terms(pod, ctx.cache);
         let total_nodes = self.state.node_count();
         let limit = num_feasible_nodes_to_find(total_nodes);
         let start = if total_nodes == 0 {
@@ -1047,6 +1051,7 @@ impl Scheduler {
                     .place(p.key.clone(), PodEntry::for_pod(pod, node, true));
                 self.state.nominated.remove(&p.key);
                 self.binding.insert(p.key.clone(), qp);
+                out.batch(select_node_for_claims(pod, node, ctx.cache));
                 // `Scheduled` is recorded when the binding succeeds (see `on_response`).
                 out.request(ApiRequest::Bind {
                     key: p.key.clone(),
@@ -1202,13 +1207,94 @@ impl Scheduler {
     }
 }
 
+/// The pod's claims the cache holds, with their keys.
+fn claims_in_cache<'a>(pod: &Pod, cache: &'a Cache) -> Vec<(ObjectKey, &'a CustomObject)> {
+    let Some(claim_kind) = storage::claim_kind() else {
+        return Vec::new();
+    };
+    storage::pod_claims(pod)
+        .into_iter()
+        .filter_map(|name| {
+            let key = ObjectKey::new(claim_kind, &pod.metadata.namespace, name);
+            let claim = cache.get(&key)?.as_custom()?;
+            Some((key, claim))
+        })
+        .collect()
+}
+
+/// VolumeBinding's PreFilter for bound claims: the required node affinity of each volume the
+/// pod's bound claims name.
+fn bound_volume_terms(pod: &Pod, cache: &Cache) -> Vec<Vec<NodeSelectorTerm>> {
+    let Some(volume_kind) = storage::volume_kind() else {
+        return Vec::new();
+    };
+    claims_in_cache(pod, cache)
+        .into_iter()
+        .filter_map(|(_, claim)| {
+            let volume =
+                storage::str_at(claim, &["spec", "volumeName"]).filter(|v| !v.is_empty())?;
+            let volume = cache
+                .get(&ObjectKey::new(volume_kind, "", volume))?
+                .as_custom()?;
+            let terms = volume
+                .content
+                .get("spec")?
+                .get("nodeAffinity")?
+                .get("required")?
+                .get("nodeSelectorTerms")?;
+            let findings = Default::default();
+            crate::sim::api::strict::decode_as::<Vec<NodeSelectorTerm>>(terms, &findings).ok()
+        })
+        .collect()
+}
+
+/// VolumeBinding's PreBind for the pod's claims that wait for their first consumer: each gets
+/// the chosen node in its `selected-node` annotation, which lets its provisioner make the volume
+/// there. Simplified: upstream then waits (up to 10 minutes) for the claims to be bound before it
+/// binds the pod; here the pod is bound at once and its kubelet is what waits.
+fn select_node_for_claims(pod: &Pod, node: &str, cache: &Cache) -> Vec<ApiRequest> {
+    let Some(class_kind) = storage::class_kind() else {
+        return Vec::new();
+    };
+    claims_in_cache(pod, cache)
+        .into_iter()
+        .filter_map(|(key, claim)| {
+            let unbound = storage::str_at(claim, &["spec", "volumeName"]).is_none_or(str::is_empty);
+            let class = storage::str_at(claim, &["spec", "storageClassName"]).unwrap_or("");
+            let waits = cache
+                .get(&ObjectKey::new(class_kind, "", class))
+                .and_then(|o| o.as_custom())
+                .and_then(|c| storage::str_at(c, &["volumeBindingMode"]))
+                == Some("WaitForFirstConsumer");
+            if !unbound || !waits || claim.metadata.annotations.contains_key(storage::SELECTED_NODE) {
+                return None;
+            }
+            Some(ApiRequest::Patch {
+                key,
+                patch: serde_json::json!({"metadata": {"annotations": {storage::SELECTED_NODE: node}}}),
+                status: false,
+            })
+        })
+        .collect()
+}
+
 impl Controller for Scheduler {
     fn id(&self) -> ComponentId {
         ComponentId::Scheduler
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {
-        &[Kind::Node, Kind::Pod]
+        // VolumeBinding's listers: claims, volumes and classes, to keep a pod where its bound
+        // volumes are and to name the node of a claim that waits for its first consumer.
+        static WATCHED: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
+        WATCHED.get_or_init(|| {
+            [Kind::Node, Kind::Pod]
+                .into_iter()
+                .chain(storage::claim_kind())
+                .chain(storage::volume_kind())
+                .chain(storage::class_kind())
+                .collect()
+        })
     }
 
     fn has_field_selector(&self) -> bool {

@@ -39,6 +39,7 @@ pub const NODE_PORTS: &str = "NodePorts";
 pub const NODE_RESOURCES_FIT: &str = "NodeResourcesFit";
 pub const BALANCED_ALLOCATION: &str = "NodeResourcesBalancedAllocation";
 pub const POD_TOPOLOGY_SPREAD: &str = "PodTopologySpread";
+pub const VOLUME_BINDING: &str = "VolumeBinding";
 
 /// Filter reason strings (`ErrReason…` constants of each plugin).
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
@@ -46,6 +47,10 @@ pub const ERR_REASON_NODE_NAME: &str = "node(s) didn't match the requested node 
 pub const ERR_REASON_AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
 pub const ERR_REASON_PORTS: &str = "node(s) didn't have free ports for the requested pod ports";
 pub const ERR_REASON_TOO_MANY_PODS: &str = "Too many pods";
+/// VolumeBinding's `ErrReasonNodeConflict` as v1.33 renamed it (it said `node(s) had volume node
+/// affinity conflict` before).
+pub const ERR_REASON_VOLUME_NODE_CONFLICT: &str =
+    "node(s) didn't match PersistentVolume's node affinity";
 
 /// Score weights of the default profile (`default_plugins.go`).
 pub const WEIGHT_TAINT_TOLERATION: i64 = 3;
@@ -495,6 +500,9 @@ pub struct PodCtx<'a> {
     pub resources: PodResources,
     pub ports: Vec<HostPort>,
     pub priority: i64,
+    /// The required node affinity of each bound volume the pod mounts (VolumeBinding's
+    /// PreFilter reads them once per cycle); a node must match a term of every one.
+    pub volume_terms: Vec<Vec<NodeSelectorTerm>>,
 }
 
 impl<'a> PodCtx<'a> {
@@ -510,8 +518,22 @@ impl<'a> PodCtx<'a> {
             resources: pod_resources(pod),
             ports: host_ports(pod),
             priority: pod_priority(pod),
+            volume_terms: Vec::new(),
         }
     }
+}
+
+/// VolumeBinding (Filter), for bound claims: the node must be one each volume is reachable
+/// from. Unbound claims are provisioned where the pod goes, so they pass.
+pub fn volume_binding(p: &PodCtx, node: &Node) -> Option<Rejection> {
+    let conflict = p
+        .volume_terms
+        .iter()
+        .any(|terms| !terms.iter().any(|t| term_matches(t, node)));
+    if conflict {
+        return reject(VOLUME_BINDING, ERR_REASON_VOLUME_NODE_CONFLICT, true);
+    }
+    None
 }
 
 // ------------------------------------------------------------------ filters
@@ -757,6 +779,7 @@ pub fn run_filters(p: &PodCtx, ni: &NodeInfo) -> Option<Rejection> {
         .or_else(|| node_affinity(p, node))
         .or_else(|| node_ports(p, ni))
         .or_else(|| node_resources_fit(p, ni))
+        .or_else(|| volume_binding(p, node))
 }
 
 // ------------------------------------------------------------------ scores
