@@ -429,6 +429,7 @@ impl LoopCard {
             "replicaset-controller" => "ReplicaSet controller".into(),
             "statefulset-controller" => "StatefulSet controller".into(),
             "persistentvolume-controller" => "PersistentVolume controller".into(),
+            "pod-garbage-collector-controller" => "Pod garbage collector".into(),
             "local-path-provisioner" => "local-path provisioner".into(),
             "default-scheduler" => "Scheduler".into(),
             "garbage-collector-controller" => "Garbage collector".into(),

@@ -361,3 +361,110 @@ fn the_inspector_names_the_controller_of_a_statefulset_and_of_its_claims() {
         claim.notes
     );
 }
+
+/// Who deleted `web-1` with which result, in order: `actor verb code`.
+fn deletes_of_web_1(s: &Session) -> Vec<String> {
+    use kubeloop::sim::machinery::trace::TraceKind;
+    s.sim
+        .trace()
+        .entries()
+        .filter_map(|e| match &e.kind {
+            TraceKind::Api {
+                actor,
+                verb,
+                object,
+                code,
+                ..
+            } if object == "Pod/default/web-1"
+                && (*verb == "delete" || *verb == "patch/status") =>
+            {
+                Some(format!("{actor} {verb} {code}"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `web-1` is back, Running on a node other than `dead`.
+fn assert_running_away_from(s: &mut Session, dead: &str) {
+    let again = s
+        .kubectl("get pod web-1 -o jsonpath={.spec.nodeName},{.status.phase}")
+        .stdout;
+    let (on, phase) = again.split_once(',').expect("web-1 is back");
+    assert_ne!(on, dead);
+    assert_eq!(phase, "Running");
+}
+
+/// WEB without claims: its pods may run on any node.
+fn stateless_web() -> String {
+    let cut = WEB
+        .find("  volumeClaimTemplates:")
+        .expect("WEB has claim templates");
+    WEB[..cut].to_string()
+}
+
+/// A running `web` whose `web-1` sits on a node that died 10 minutes ago (its pod evicted and
+/// stuck Terminating); returns the dead node.
+fn web_1_stranded(s: &mut Session) -> String {
+    s.advance_to(120_000, usize::MAX);
+    let node = s
+        .kubectl("get pod web-1 -o jsonpath={.spec.nodeName}")
+        .stdout;
+    s.inject(kubeloop::sim::faults::Fault::NodeDown { node: node.clone() })
+        .expect("the node goes down");
+    s.advance_to(720_000, usize::MAX);
+    let stuck = s
+        .kubectl("get pod web-1 -o jsonpath={.metadata.deletionTimestamp}")
+        .stdout;
+    assert!(!stuck.is_empty(), "web-1 is stuck terminating");
+    node
+}
+
+#[test]
+fn the_out_of_service_taint_lets_the_pod_garbage_collector_release_a_dead_nodes_pod() {
+    let mut s = started(&stateless_web());
+    let dead = web_1_stranded(&mut s);
+    let t0 = s.sim.now();
+    let taint = s.kubectl(&format!(
+        "taint nodes {dead} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
+    ));
+    assert!(taint.ok, "{taint:?}");
+    // PodGC runs every 20 s: within one period web-1 is force-deleted and made again elsewhere.
+    s.advance_to(t0 + 21_000, usize::MAX);
+    let uid_gone = s
+        .kubectl("get pod web-1 -o jsonpath={.spec.nodeName}")
+        .stdout;
+    assert_ne!(uid_gone, dead, "the old web-1 is gone");
+    let deletes = deletes_of_web_1(&s);
+    assert_eq!(
+        deletes[deletes.len() - 2..],
+        [
+            "pod-garbage-collector-controller patch/status 200",
+            "pod-garbage-collector-controller delete 200"
+        ]
+    );
+    s.advance_to(t0 + 60_000, usize::MAX);
+    assert_running_away_from(&mut s, &dead);
+}
+
+#[test]
+fn deleting_a_dead_nodes_object_releases_its_pods_after_the_40_s_quarantine() {
+    let mut s = started(&stateless_web());
+    let dead = web_1_stranded(&mut s);
+    let t0 = s.sim.now();
+    assert!(s.kubectl(&format!("delete node {dead}")).ok);
+    s.advance_to(t0 + 30_000, usize::MAX);
+    assert_eq!(
+        s.kubectl("get pod web-1 -o jsonpath={.spec.nodeName}")
+            .stdout,
+        dead,
+        "still quarantined"
+    );
+    s.advance_to(t0 + 120_000, usize::MAX);
+    let deletes = deletes_of_web_1(&s);
+    assert_eq!(
+        deletes.last().map(String::as_str),
+        Some("pod-garbage-collector-controller delete 200")
+    );
+    assert_running_away_from(&mut s, &dead);
+}

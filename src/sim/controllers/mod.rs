@@ -8,6 +8,7 @@ pub mod kubelet;
 pub mod namespace;
 pub mod node_lifecycle;
 pub mod persistentvolume;
+pub mod podgc;
 pub mod replicaset;
 pub mod scheduler;
 pub mod statefulset;
@@ -24,6 +25,7 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(replicaset::ReplicaSetController::new()),
         Box::new(statefulset::StatefulSetController::new()),
         Box::new(persistentvolume::PersistentVolumeController::new()),
+        Box::new(podgc::PodGcController::new()),
         Box::new(garbage_collector::GarbageCollector::new()),
         Box::new(node_lifecycle::NodeLifecycleController::new()),
         Box::new(taint_eviction::TaintEvictionController::new()),

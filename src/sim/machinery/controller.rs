@@ -28,6 +28,7 @@ pub enum ComponentId {
     ReplicaSet,
     StatefulSet,
     PersistentVolume,
+    PodGc,
     GarbageCollector,
     NodeLifecycle,
     TaintEviction,
@@ -45,11 +46,12 @@ pub enum ComponentId {
 
 impl ComponentId {
     /// The controllers that live in kube-controller-manager and restart together with it.
-    pub const CONTROLLER_MANAGER: [ComponentId; 10] = [
+    pub const CONTROLLER_MANAGER: [ComponentId; 11] = [
         ComponentId::Deployment,
         ComponentId::ReplicaSet,
         ComponentId::StatefulSet,
         ComponentId::PersistentVolume,
+        ComponentId::PodGc,
         ComponentId::GarbageCollector,
         ComponentId::NodeLifecycle,
         ComponentId::TaintEviction,
@@ -66,6 +68,7 @@ impl ComponentId {
             ComponentId::ReplicaSet => "replicaset-controller".into(),
             ComponentId::StatefulSet => "statefulset-controller".into(),
             ComponentId::PersistentVolume => "persistentvolume-controller".into(),
+            ComponentId::PodGc => "pod-garbage-collector-controller".into(),
             ComponentId::Provisioner => "local-path-provisioner".into(),
             ComponentId::GarbageCollector => "garbage-collector-controller".into(),
             ComponentId::NodeLifecycle => "node-controller".into(),
@@ -90,6 +93,7 @@ impl ComponentId {
                 ComponentId::PersistentVolume
             }
             "local-path-provisioner" | "rancher.io/local-path" => ComponentId::Provisioner,
+            "pod-garbage-collector-controller" | "podgc" => ComponentId::PodGc,
             "garbage-collector-controller" | "garbage-collector" | "gc" => {
                 ComponentId::GarbageCollector
             }

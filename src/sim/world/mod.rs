@@ -789,8 +789,8 @@ mod tests {
                 _ => None,
             })
             .collect();
-        // The eight controllers that watch pods, the scheduler and node-1's kubelet heard of it.
-        assert_eq!(names.len(), 10);
+        // The nine controllers that watch pods, the scheduler and node-1's kubelet heard of it.
+        assert_eq!(names.len(), 11);
         assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
     }
 
