@@ -1,7 +1,9 @@
 //! Sieve- and Anvil-style fault testing: random fault schedules — controller crashes at random
 //! moments (often between the writes of one pass), lost and late watch events, racing writers,
 //! node failures and partitions, API server and scheduler outages, and direct edits — while a
-//! Deployment is created, scaled and rolled out. Then the faults stop and the spec stays put.
+//! Deployment is created, scaled and rolled out, and in a second property while a StatefulSet
+//! with a claim per pod (OrderedReady or Parallel) is. Then the faults stop and the spec stays
+//! put.
 //!
 //! Checked after every step: no pod has two controllers, no node holds more than it can,
 //! `status.observedGeneration ≤ metadata.generation`. Checked at the end (Anvil's eventually
@@ -107,7 +109,12 @@ enum Op {
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {
-    let component = prop::sample::select(COMPONENTS.to_vec());
+    op_strategy_for(&COMPONENTS)
+}
+
+/// The ops, with faults aimed at `components`.
+fn op_strategy_for(components: &[&'static str]) -> impl Strategy<Value = Op> {
+    let component = prop::sample::select(components.to_vec());
     prop_oneof![
         2 => (0u32..4).prop_map(Op::Scale),
         1 => (1u32..4).prop_map(Op::Image),
@@ -147,10 +154,15 @@ fn op_strategy() -> impl Strategy<Value = Op> {
 /// Ops at random moments in the window; many land a few ms apart, i.e. between the writes of
 /// one reconcile pass.
 fn schedule_strategy() -> impl Strategy<Value = Vec<(u64, Op)>> {
+    schedule_of(op_strategy())
+}
+
+/// Ops drawn from `ops` at random moments in the window.
+fn schedule_of(ops: impl Strategy<Value = Op>) -> impl Strategy<Value = Vec<(u64, Op)>> {
     prop::collection::vec(
         (
             prop_oneof![0u64..FAULT_WINDOW, 0u64..20].prop_map(|t| t),
-            op_strategy(),
+            ops,
         ),
         0..6,
     )
@@ -248,10 +260,20 @@ fn check_invariants(s: &Session) -> Result<(), String> {
             ));
         }
     }
-    for o in api.list(Kind::Deployment).chain(api.list(Kind::ReplicaSet)) {
+    for o in api
+        .list(Kind::Deployment)
+        .chain(api.list(Kind::ReplicaSet))
+        .chain(api.list(sts_kind()))
+    {
         let observed = match &**o {
             Object::Deployment(d) => d.status.observed_generation,
             Object::ReplicaSet(r) => r.status.observed_generation,
+            Object::Custom(c) => c
+                .content
+                .get("status")
+                .and_then(|st| st.get("observedGeneration"))
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or(0),
             _ => 0,
         };
         if observed > o.meta().generation {
@@ -570,27 +592,56 @@ fn run_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<(), Tes
     let (mut replicas, mut image, mut relabels) = (replicas0, 0, 0);
     let r = s.apply_text("web.yaml", &manifest(replicas, image));
     prop_assert!(r.ok, "{:?}", r.diagnostics);
+    // Released pods (relabelled) run on as orphans: they are not the Deployment's to count.
+    let quiet_from = drive(&mut s, schedule, |s, op| {
+        apply_op(s, op, &mut replicas, &mut image, &mut relabels)
+    })?;
+    eventually_stable(
+        &mut s,
+        seed,
+        quiet_from,
+        |s| converged(s, replicas, image),
+        upstream_stale_annotation_deadlock,
+    )
+}
+
+/// Runs the schedule: each op at its time (`apply` returns when its effect ends), the
+/// invariants checked all along; then waits for the last effect to end and returns that time.
+fn drive(
+    s: &mut Session,
+    schedule: &[(u64, Op)],
+    mut apply: impl FnMut(&mut Session, &Op) -> Option<u64>,
+) -> Result<u64, TestCaseError> {
     let mut quiet_from = 0;
     for (at, op) in schedule {
-        advance_checking(&mut s, *at, 2 * S)?;
-        if let Some(end) = apply_op(&mut s, op, &mut replicas, &mut image, &mut relabels) {
+        advance_checking(s, *at, 2 * S)?;
+        if let Some(end) = apply(s, op) {
             quiet_from = quiet_from.max(end);
         }
-        check_invariants(&s).map_err(|e| TestCaseError::fail(format!("after {op:?}: {e}")))?;
+        check_invariants(s).map_err(|e| TestCaseError::fail(format!("after {op:?}: {e}")))?;
     }
-    // Released pods (relabelled) run on as orphans: they are not the Deployment's to count.
     let quiet_from = quiet_from.max(s.sim.now());
-    advance_checking(&mut s, quiet_from, 2 * S)?;
-    // Eventually stable: some moment within the bound after which every check passes for
-    // STAYS_FOR. (A late consequence of a fault — a node silent for longer than its grace period
-    // marked Unknown after the API server is back — may break an early match; ESR only asks for
-    // a stable suffix.)
+    advance_checking(s, quiet_from, 2 * S)?;
+    Ok(quiet_from)
+}
+
+/// Eventually stable: some moment within the bound after `quiet_from` after which `check`
+/// passes for STAYS_FOR. (A late consequence of a fault — a node silent for longer than its
+/// grace period marked Unknown after the API server is back — may break an early match; ESR
+/// only asks for a stable suffix.) `excused` names a state upstream never leaves either.
+fn eventually_stable(
+    s: &mut Session,
+    seed: u64,
+    quiet_from: u64,
+    check: impl Fn(&Session) -> Result<(), String>,
+    excused: impl Fn(&Session) -> bool,
+) -> Result<(), TestCaseError> {
     let deadline = quiet_from + CONVERGENCE_BOUND;
     let mut since: Option<u64> = None;
     let mut last_miss;
     loop {
         let now = s.sim.now();
-        match converged(&s, replicas, image) {
+        match check(s) {
             Ok(()) => {
                 let start = *since.get_or_insert(now);
                 if now >= start + STAYS_FOR {
@@ -604,7 +655,7 @@ fn run_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<(), Tes
                     last_miss = e;
                 }
                 if now >= deadline {
-                    if upstream_stale_annotation_deadlock(&s) {
+                    if excused(s) {
                         return Ok(());
                     }
                     return Err(TestCaseError::fail(format!(
@@ -614,7 +665,7 @@ fn run_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<(), Tes
                 }
             }
         }
-        advance_checking(&mut s, now + 2 * S, 2 * S)?;
+        advance_checking(s, now + 2 * S, 2 * S)?;
     }
 }
 
@@ -638,5 +689,176 @@ proptest! {
         schedule in schedule_strategy(),
     ) {
         run_case(seed, replicas, &schedule)?;
+    }
+}
+
+// ------------------------------------------------------------------ StatefulSets
+
+/// Components a crash or a lossy watch can hit while a StatefulSet with claims converges.
+const STS_COMPONENTS: [&str; 6] = [
+    "statefulset",
+    "controller-manager",
+    "persistentvolume-controller",
+    "local-path-provisioner",
+    "scheduler",
+    "kubelet/node-1",
+];
+
+fn sts_kind() -> Kind {
+    Kind::Custom(kubeloop::sim::api::openapi::stored_kind("apps", "StatefulSet").expect("stored"))
+}
+
+/// A StatefulSet `web` of `replicas` pods with a claim each, `Parallel` or `OrderedReady`.
+fn sts_manifest(replicas: u32, image: u32, parallel: bool) -> String {
+    let policy = if parallel { "Parallel" } else { "OrderedReady" };
+    format!(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: web}}\nspec:\n  replicas: {replicas}\n  podManagementPolicy: {policy}\n  serviceName: web\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.{image}\n        resources: {{requests: {{cpu: 200m, memory: 128Mi}}}}\n  volumeClaimTemplates:\n  - metadata: {{name: data}}\n    spec:\n      accessModes: [ReadWriteOnce]\n      resources: {{requests: {{storage: 1Gi}}}}\n"
+    )
+}
+
+/// The ops that make sense for a StatefulSet: no ReplicaSet to edit or conflict on, and no
+/// relabelled pod (an orphan keeps its identity's name, so the set could never make that pod
+/// again, upstream as here).
+fn sts_op_strategy() -> impl Strategy<Value = Op> {
+    op_strategy_for(&STS_COMPONENTS).prop_filter("an op a StatefulSet meets", |op| {
+        !matches!(
+            op,
+            Op::RelabelPod(_) | Op::EditReplicaSet(_) | Op::EditPodImage(_) | Op::Conflict { .. }
+        )
+    })
+}
+
+/// Liveness for the StatefulSet: its status says every replica is ready at the update revision
+/// and the rollout finished; exactly `web-0` … `web-(n-1)` exist, Ready, at that revision, each
+/// with its claim Bound; nothing is terminating and every node is Ready.
+fn sts_converged(s: &Session, replicas: u32) -> Result<(), String> {
+    let api = s.sim.api();
+    let set = api
+        .list(sts_kind())
+        .find_map(|o| o.as_custom())
+        .ok_or("no StatefulSet")?;
+    let status = set.content.get("status").cloned().unwrap_or_default();
+    let int = |f: &str| {
+        status
+            .get(f)
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0)
+    };
+    let want = i64::from(replicas);
+    let counts = [
+        int("replicas"),
+        int("readyReplicas"),
+        int("updatedReplicas"),
+        int("availableReplicas"),
+        int("currentReplicas"),
+    ];
+    let revision = status
+        .get("updateRevision")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    if counts != [want; 5]
+        || status.get("currentRevision").and_then(|v| v.as_str()) != Some(revision)
+        || int("observedGeneration") != set.metadata.generation
+    {
+        return Err(format!("StatefulSet status {status}"));
+    }
+    let names: Vec<String> = web_pods(s)
+        .iter()
+        .map(|p| p.metadata.name.clone())
+        .collect();
+    let expected: Vec<String> = (0..replicas).map(|i| format!("web-{i}")).collect();
+    if names != expected {
+        return Err(format!("pods {names:?}, want {expected:?}"));
+    }
+    for p in web_pods(s) {
+        let at = p
+            .metadata
+            .labels
+            .get("controller-revision-hash")
+            .map(String::as_str);
+        if !p.is_ready() || p.metadata.deletion_timestamp.is_some() || at != Some(revision) {
+            return Err(format!("{} is not ready at {revision}", p.metadata.name));
+        }
+    }
+    for i in 0..replicas {
+        let claim = s.sim.api().get(&ObjectKey::new(
+            Kind::Custom(
+                kubeloop::sim::api::openapi::stored_kind("", "PersistentVolumeClaim")
+                    .expect("stored"),
+            ),
+            "default",
+            &format!("data-web-{i}"),
+        ));
+        let phase = claim.and_then(|o| o.as_custom()).and_then(|c| {
+            c.content
+                .get("status")?
+                .get("phase")?
+                .as_str()
+                .map(str::to_string)
+        });
+        if phase.as_deref() != Some("Bound") {
+            return Err(format!("claim data-web-{i} is {phase:?}"));
+        }
+    }
+    if let Some(p) = pods(s)
+        .iter()
+        .find(|p| p.metadata.deletion_timestamp.is_some())
+    {
+        return Err(format!("pod {} is still terminating", p.metadata.name));
+    }
+    Ok(())
+}
+
+fn run_sts_case(
+    seed: u64,
+    replicas0: u32,
+    parallel: bool,
+    schedule: &[(u64, Op)],
+) -> Result<(), TestCaseError> {
+    let mut s = Session::load("faults.yaml", &scenario(seed), None)
+        .map_err(|d| TestCaseError::fail(format!("{d:?}")))?;
+    let (mut replicas, mut image, mut relabels) = (replicas0, 0, 0);
+    let r = s.apply_text("web.yaml", &sts_manifest(replicas, image, parallel));
+    prop_assert!(r.ok, "{:?}", r.diagnostics);
+    let quiet_from = drive(&mut s, schedule, |s, op| match op {
+        Op::Scale(n) => {
+            if s.apply_text("web.yaml", &sts_manifest(*n, image, parallel))
+                .ok
+            {
+                replicas = *n;
+            }
+            None
+        }
+        Op::Image(v) => {
+            if s.apply_text("web.yaml", &sts_manifest(replicas, *v, parallel))
+                .ok
+            {
+                image = *v;
+            }
+            None
+        }
+        other => apply_op(s, other, &mut replicas, &mut image, &mut relabels),
+    })?;
+    eventually_stable(
+        &mut s,
+        seed,
+        quiet_from,
+        |s| sts_converged(s, replicas),
+        |_| false,
+    )
+}
+
+proptest! {
+    // A fifth of the Deployment's cases: each runs the same machinery plus claims.
+    #![proptest_config(config(cases().div_ceil(5)))]
+
+    #[test]
+    fn after_random_faults_a_statefulset_with_claims_converges_and_stays_converged(
+        seed in 2_000_000u64..3_000_000,
+        replicas in 1u32..4,
+        parallel in any::<bool>(),
+        schedule in schedule_of(sts_op_strategy()),
+    ) {
+        run_sts_case(seed, replicas, parallel, &schedule)?;
     }
 }

@@ -673,6 +673,8 @@ enum ClusterEvent<'a> {
     },
     /// A pod charged to a node went away (deleted, finished, or its assumed binding failed).
     AssignedPodDelete(&'a PodEntry),
+    /// A claim, volume or class was added or changed.
+    VolumeChange,
 }
 
 impl ClusterEvent<'_> {
@@ -749,6 +751,7 @@ fn hint(plugin: &str, pod: Option<&Pod>, event: &ClusterEvent) -> bool {
             pod.is_none_or(|p| fits_empty_node(p, new) && allocatable_increased(p, old, new))
         }
         (NODE_RESOURCES_FIT, AssignedPodDelete(_)) => true,
+        (plugins::VOLUME_BINDING, VolumeChange | NodeAdd(_)) => true,
         _ => false,
     }
 }
@@ -763,6 +766,9 @@ pub struct Scheduler {
     queue: SchedulingQueue,
     /// Pods popped and sent to Bind whose response has not come back (to re-queue on failure).
     binding: BTreeMap<ObjectKey, queue::QueuedPod>,
+    /// Claims whose `selected-node` patch (VolumeBinding's PreBind) is on its way, and the pod
+    /// it is for: a failed patch fails that pod's binding cycle.
+    prebinding: BTreeMap<ObjectKey, ObjectKey>,
     /// Charges forgotten after a failed binding, still to be announced to unschedulable pods.
     forgotten: Vec<PodEntry>,
     /// Events about a binding's answer, handed over by `events_for_response`.
@@ -793,6 +799,7 @@ impl Scheduler {
             state: ClusterState::default(),
             queue: SchedulingQueue::new(),
             binding: BTreeMap::new(),
+            prebinding: BTreeMap::new(),
             forgotten: Vec::new(),
             answer_events: Vec::new(),
             now: 0,
@@ -908,9 +915,18 @@ impl Scheduler {
             }
             return;
         }
-        if self.state.pods.get(&key).is_some_and(|e| e.assumed) {
-            // Reserved and being bound: the cache still shows it unbound.
-            return;
+        if let Some(e) = self.state.pods.get(&key).filter(|e| e.assumed) {
+            if e.uid == pod.metadata.uid {
+                // Reserved and being bound: the cache still shows it unbound.
+                return;
+            }
+            // Another pod of the same name (a StatefulSet's replacement): the assumed one is
+            // gone, and its binding was never seen. Upstream's cache keys pods by uid, so the
+            // two never meet; here the stale one is forgotten and its node freed.
+            self.binding.remove(&key);
+            if let Some(entry) = self.state.unplace(&key) {
+                self.forgotten.push(entry);
+            }
         }
         if !is_pending(pod) {
             self.queue.delete(&key);
@@ -1026,9 +1042,28 @@ impl Scheduler {
         ctx: &mut Ctx<'_>,
     ) -> Outcome {
         let mut out = Outcome::done();
+        let total_nodes = self.state.node_count();
+        if let Some(reason) = volume_prefilter(pod, ctx.cache).filter(|_| total_nodes > 0) {
+            // PreFilter: every node would refuse alike, so none is tried and none can be freed.
+            let message = format!(
+                "0/{total_nodes} nodes are available: {reason}. preemption: 0/{total_nodes} nodes \
+                 are available: {total_nodes} Preemption is not helpful for scheduling.."
+            );
+            self.queue
+                .add_unschedulable(qp, ctx.now, [plugins::VOLUME_BINDING].into());
+            self.fail(&mut out, obj, pod, &message, None, ctx);
+            out.record = Self::record(
+                format!(
+                    "pod {} unscheduled; {} nodes",
+                    pod.metadata.name, total_nodes
+                ),
+                "bound to a feasible node",
+                message,
+            );
+            return out;
+        }
         let mut p = PodCtx::new(pod);
         p.volume_terms = bound_volume_terms(pod, ctx.cache);
-        let total_nodes = self.state.node_count();
         let limit = num_feasible_nodes_to_find(total_nodes);
         let start = if total_nodes == 0 {
             0
@@ -1051,7 +1086,11 @@ impl Scheduler {
                     .place(p.key.clone(), PodEntry::for_pod(pod, node, true));
                 self.state.nominated.remove(&p.key);
                 self.binding.insert(p.key.clone(), qp);
-                out.batch(select_node_for_claims(pod, node, ctx.cache));
+                let prebind = select_node_for_claims(pod, node, ctx.cache);
+                for req in &prebind {
+                    self.prebinding.insert(req.key(), p.key.clone());
+                }
+                out.batch(prebind);
                 // `Scheduled` is recorded when the binding succeeds (see `on_response`).
                 out.request(ApiRequest::Bind {
                     key: p.key.clone(),
@@ -1222,6 +1261,29 @@ fn claims_in_cache<'a>(pod: &Pod, cache: &'a Cache) -> Vec<(ObjectKey, &'a Custo
         .collect()
 }
 
+/// VolumeBinding's PreFilter refusals, which concern the pod rather than any node: a claim the
+/// scheduler does not know, or claims of Immediate classes not yet bound.
+fn volume_prefilter(pod: &Pod, cache: &Cache) -> Option<String> {
+    let class_kind = storage::class_kind()?;
+    let known = claims_in_cache(pod, cache);
+    if let Some(missing) = storage::pod_claims(pod)
+        .into_iter()
+        .find(|name| !known.iter().any(|(k, _)| k.name == *name))
+    {
+        return Some(format!("persistentvolumeclaim \"{missing}\" not found"));
+    }
+    let unbound_immediate = known.iter().any(|(_, claim)| {
+        let unbound = storage::str_at(claim, &["spec", "volumeName"]).is_none_or(str::is_empty);
+        let class = storage::str_at(claim, &["spec", "storageClassName"]).unwrap_or("");
+        let mode = cache
+            .get(&ObjectKey::new(class_kind, "", class))
+            .and_then(|o| o.as_custom())
+            .and_then(|c| storage::str_at(c, &["volumeBindingMode"]));
+        unbound && mode != Some("WaitForFirstConsumer")
+    });
+    unbound_immediate.then(|| "pod has unbound immediate PersistentVolumeClaims".to_string())
+}
+
 /// VolumeBinding's PreFilter for bound claims: the required node affinity of each volume the
 /// pod's bound claims name.
 fn bound_volume_terms(pod: &Pod, cache: &Cache) -> Vec<Vec<NodeSelectorTerm>> {
@@ -1334,6 +1396,11 @@ impl Controller for Scheduler {
                     }
                 }
             }
+            // VolumeBinding's events: a claim, volume or class that appears or changes may
+            // unblock the pods it refused.
+            Object::Custom(_) if ev.type_ != WatchEventType::Deleted => {
+                out.extend(self.move_for(&ClusterEvent::VolumeChange, Some(cache)));
+            }
             Object::Pod(pod) => {
                 let key = pod_key(pod);
                 if ev.type_ == WatchEventType::Deleted {
@@ -1433,6 +1500,26 @@ impl Controller for Scheduler {
     /// (freeing its node), the pod backs off, and `FailedScheduling` tells why.
     fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, now: Millis) {
         self.now = self.now.max(now);
+        if let ApiRequest::Patch { key: claim, .. } = req {
+            let pod = self.prebinding.remove(claim);
+            if let (Some(pod), Err(e)) = (pod, result) {
+                let uid = self
+                    .state
+                    .pods
+                    .get(&pod)
+                    .map(|e| e.uid.clone())
+                    .unwrap_or_default();
+                self.answer_events.push(EventRecord {
+                    type_: "Warning",
+                    reason: "FailedScheduling".into(),
+                    message: format!("running PreBind plugin \"VolumeBinding\": {}", e.message),
+                    object: pod,
+                    uid,
+                    field_path: String::new(),
+                });
+            }
+            return;
+        }
         let ApiRequest::Bind { key, node } = req else {
             return;
         };
@@ -1477,6 +1564,28 @@ impl Controller for Scheduler {
 
     fn events_for_response(&mut self, _req: &ApiRequest, _result: &ApiResult) -> Vec<EventRecord> {
         std::mem::take(&mut self.answer_events)
+    }
+
+    /// A Bind cancelled because its PreBind failed: the binding cycle ends as a failed one
+    /// does (`Unreserve`, the pod back to the queue with back-off).
+    fn on_skipped(&mut self, req: &ApiRequest) {
+        match req {
+            ApiRequest::Patch { key, .. } => {
+                self.prebinding.remove(key);
+            }
+            ApiRequest::Bind { key, .. } => {
+                let qp = self.binding.remove(key);
+                if self.state.pods.get(key).is_some_and(|e| e.assumed) {
+                    if let Some(entry) = self.state.unplace(key) {
+                        self.forgotten.push(entry);
+                    }
+                }
+                if let Some(qp) = qp {
+                    self.queue.add_backoff(qp, self.now);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn restarted(&self) -> Option<Box<dyn Controller>> {
