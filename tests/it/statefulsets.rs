@@ -468,3 +468,46 @@ fn deleting_a_dead_nodes_object_releases_its_pods_after_the_40_s_quarantine() {
     );
     assert_running_away_from(&mut s, &dead);
 }
+
+#[test]
+fn kubectl_rollout_reports_history_and_undoes_a_statefulset_rollout() {
+    let mut s = started(WEB);
+    s.advance_to(120_000, usize::MAX);
+    assert_eq!(
+        s.kubectl("rollout status sts/web").stdout,
+        "partitioned roll out complete: 3 new pods have been updated...\n"
+    );
+    assert!(s.kubectl("set image sts/web nginx=nginx:1.28").ok);
+    s.advance_to(121_000, usize::MAX);
+    let during = s.kubectl("rollout status sts/web").stdout;
+    assert!(
+        during.starts_with("Waiting for partitioned roll out to finish: ")
+            || during.starts_with("Waiting for 1 pods to be ready..."),
+        "{during}"
+    );
+    s.advance_to(300_000, usize::MAX);
+    assert_eq!(
+        s.kubectl("rollout history sts/web").stdout,
+        "statefulset.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    );
+    assert_eq!(
+        s.kubectl("rollout undo sts/web").stdout,
+        "statefulset.apps/web rolled back\n"
+    );
+    s.advance_to(480_000, usize::MAX);
+    let image = s.kubectl("get pod web-0 web-2 -o jsonpath={.items[*].spec.containers[0].image}");
+    assert_eq!(image.stdout, "nginx:1.27 nginx:1.27");
+    // The first revision came back as the newest: upstream bumps its number.
+    assert_eq!(
+        s.kubectl("rollout history sts/web").stdout,
+        "statefulset.apps/web \nREVISION  CHANGE-CAUSE\n2         <none>\n3         <none>\n\n"
+    );
+    assert_eq!(
+        s.kubectl("rollout undo sts/web --to-revision=3").stdout,
+        "statefulset.apps/web skipped rollback (current template already matches revision 3)\n"
+    );
+    assert_eq!(
+        s.kubectl("rollout undo sts/web --to-revision=9").stderr,
+        "error: unable to find specified revision 9 in history\n"
+    );
+}

@@ -1,5 +1,6 @@
 //! `kubectl rollout status|history|undo|restart|pause|resume` for Deployments, using the shared
-//! helpers in `controllers::deployment::util` (the same code the Deployment controller trusts).
+//! helpers in `controllers::deployment::util` (the same code the Deployment controller trusts),
+//! and `status|history|undo` for StatefulSets, read from their ControllerRevisions.
 //!
 //! `rollout status` answers with the state now and returns (as `--watch=false` does): the
 //! playground never blocks the console; run it again as simulated time advances.
@@ -13,11 +14,14 @@ use super::resources;
 use super::tabwriter::describe_text;
 use super::util::{error, fail, merge_patch, object_name, or_return, out};
 use super::CommandOutput;
+use crate::sim::api::statefulset::{StatefulSet, ROLLING_UPDATE};
+use crate::sim::api::types::Object;
 use crate::sim::api::types::{Deployment, Kind, ObjectKey, ReplicaSet};
 use crate::sim::api::ApiRequest;
 use crate::sim::controllers::deployment::util::{
     restart_annotation_patch, revision_of, rollback_template, rollout_status_message,
 };
+use crate::sim::controllers::statefulset::utils::{kinds, revisions_of, Revision};
 use crate::sim::world::Sim;
 use crate::sort::StableSort;
 
@@ -93,7 +97,11 @@ pub fn rollout(sim: &mut Sim, args: &Args) -> CommandOutput {
     let mut stdout = String::new();
     let mut errs = Vec::new();
     for key in keys {
+        let set = kinds().filter(|k| k.set == key.kind).is_some();
         let result = match sub.as_str() {
+            "status" if set => statefulset_status(sim, &key),
+            "history" if set => statefulset_history(sim, args, &key),
+            "undo" if set => statefulset_undo(sim, args, &key),
             "status" => status(sim, args, &key),
             "history" => history(sim, args, &key),
             "undo" => undo(sim, args, &key),
@@ -272,6 +280,144 @@ fn pause_resume(sim: &mut Sim, key: &ObjectKey, pause: bool) -> Result<String, S
         object_name(Kind::Deployment, &key.name),
         if pause { "paused" } else { "resumed" }
     ))
+}
+
+/// A StatefulSet and its ControllerRevisions, oldest first.
+fn stateful_set(sim: &Sim, key: &ObjectKey) -> Result<(StatefulSet, Vec<Revision>), String> {
+    let not_found = || format!("{} \"{}\" not found", key.kind.resource(), key.name);
+    let obj = sim.api().get(key).ok_or_else(not_found)?;
+    let set = obj
+        .as_custom()
+        .and_then(|c| StatefulSet::from_custom(c).ok())
+        .ok_or_else(not_found)?;
+    let revision_kind = kinds().map(|k| k.revision).ok_or_else(not_found)?;
+    let revisions = revisions_of(
+        &set,
+        sim.api()
+            .list(revision_kind)
+            .filter(|o| o.meta().namespace == key.namespace),
+    );
+    Ok((set, revisions))
+}
+
+/// kubectl's `StatefulSetStatusViewer`. The API server defaults a partition of 0, so a rolling
+/// update reports itself as a partitioned one, as real kubectl does.
+fn statefulset_status(sim: &Sim, key: &ObjectKey) -> Result<String, String> {
+    let (set, _) = stateful_set(sim, key)?;
+    let st = &set.status;
+    if set.update_strategy() != ROLLING_UPDATE {
+        return Err(format!(
+            "rollout status is only available for {ROLLING_UPDATE} strategy type"
+        ));
+    }
+    if st.observed_generation == 0 || set.metadata.generation > st.observed_generation {
+        return Ok("Waiting for statefulset spec update to be observed...\n".into());
+    }
+    let replicas = set.replicas();
+    if st.ready_replicas < replicas {
+        return Ok(format!(
+            "Waiting for {} pods to be ready...\n",
+            replicas - st.ready_replicas
+        ));
+    }
+    let partitioned = set
+        .spec
+        .update_strategy
+        .as_ref()
+        .and_then(|u| u.rolling_update.as_ref())
+        .and_then(|r| r.partition);
+    if let Some(partition) = partitioned {
+        if st.updated_replicas < replicas - partition {
+            return Ok(format!(
+                "Waiting for partitioned roll out to finish: {} out of {} new pods have been updated...\n",
+                st.updated_replicas,
+                replicas - partition
+            ));
+        }
+        return Ok(format!(
+            "partitioned roll out complete: {} new pods have been updated...\n",
+            st.updated_replicas
+        ));
+    }
+    if st.update_revision != st.current_revision {
+        return Ok(format!(
+            "waiting for statefulset rolling update to complete {} pods at revision {}...\n",
+            st.updated_replicas, st.update_revision
+        ));
+    }
+    Ok(format!(
+        "statefulset rolling update complete {} pods at revision {}...\n",
+        st.current_replicas, st.current_revision
+    ))
+}
+
+/// kubectl's `StatefulSetHistoryViewer`: a revision per ControllerRevision.
+fn statefulset_history(sim: &Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let (_, revisions) = stateful_set(sim, key)?;
+    let name = object_name(key.kind, &key.name);
+    let cause = |r: &Revision| {
+        r.meta
+            .annotations
+            .get("kubernetes.io/change-cause")
+            .filter(|c| !c.is_empty())
+            .map_or("<none>".to_string(), String::clone)
+    };
+    if let Some(want) = args.int("revision").filter(|r| *r != 0) {
+        let Some(r) = revisions.iter().find(|r| r.revision == want) else {
+            return Err("unable to find the specified revision".to_string());
+        };
+        let template = r.template().unwrap_or_default();
+        return Ok(format!(
+            "{name} with revision #{want}\n{}\n",
+            pod_template_raw(&template)
+        ));
+    }
+    let mut table = String::from("REVISION\tCHANGE-CAUSE\n");
+    for r in &revisions {
+        table.push_str(&format!("{}\t{}\n", r.revision, cause(r)));
+    }
+    Ok(format!("{name} \n{}\n", describe_text(&table)))
+}
+
+/// kubectl's `StatefulSetRollbacker`: the set's template goes back to a revision's (the one
+/// before the newest when none is named), which the controller then rolls out.
+fn statefulset_undo(sim: &mut Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
+    let (set, revisions) = stateful_set(sim, key)?;
+    let to = args.int("to-revision").unwrap_or(0);
+    let not_found = || format!("unable to find specified revision {to} in history");
+    if to < 0 {
+        return Err(not_found());
+    }
+    let target = if to == 0 {
+        (revisions.len() > 1).then(|| &revisions[revisions.len() - 2])
+    } else {
+        revisions.iter().find(|r| r.revision == to)
+    }
+    .ok_or_else(not_found)?;
+    let template = target.template().ok_or_else(not_found)?;
+    let name = object_name(key.kind, &key.name);
+    if template == set.spec.template {
+        return Ok(format!(
+            "{name} skipped rollback (current template already matches revision {})\n",
+            target.revision
+        ));
+    }
+    if args.get("dry-run").is_some_and(|v| v != "none") {
+        return Ok(format!("{name} rolled back (dry run)\n"));
+    }
+    let Some(Object::Custom(mut obj)) = sim.api().get(key).map(|o| (**o).clone()) else {
+        return Err(not_found());
+    };
+    let mut raw = target.data["spec"]["template"].clone();
+    if let Some(m) = raw.as_object_mut() {
+        m.remove("$patch");
+    }
+    if let Some(spec) = obj.content.get_mut("spec").and_then(|s| s.as_object_mut()) {
+        spec.insert("template".into(), raw);
+    }
+    sim.submit(ApiRequest::Update(Object::Custom(obj)))
+        .map_err(|e| e.kubectl_message())?;
+    Ok(format!("{name} rolled back\n"))
 }
 
 /// Prints one status line for a Deployment (used by views and tests).

@@ -628,23 +628,7 @@ impl StatefulSetController {
         pass.out.batch(claims);
 
         // Revisions.
-        let mut revisions: Vec<Revision> = pass
-            .cache
-            .list_ns(kinds.revision, ns)
-            .filter(|o| {
-                o.meta()
-                    .controller_ref()
-                    .is_some_and(|r| r.uid == set.metadata.uid)
-            })
-            .filter_map(|o| o.as_custom().map(Revision::from_custom))
-            .collect();
-        revisions.sort_by(|a, b| {
-            (a.revision, a.meta.creation_timestamp, &a.name).cmp(&(
-                b.revision,
-                b.meta.creation_timestamp,
-                &b.name,
-            ))
-        });
+        let revisions = revisions_of(set, pass.cache.list_ns(kinds.revision, ns));
         let template = custom
             .content
             .get("spec")

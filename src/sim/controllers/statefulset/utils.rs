@@ -376,6 +376,30 @@ impl Revision {
     }
 }
 
+/// The ControllerRevisions among `objects` that `set` controls, in history order
+/// (`SortControllerRevisions`: by revision number, then creation time, then name).
+pub fn revisions_of<'a>(
+    set: &StatefulSet,
+    objects: impl Iterator<Item = &'a std::sync::Arc<crate::sim::api::types::Object>>,
+) -> Vec<Revision> {
+    let mut revisions: Vec<Revision> = objects
+        .filter(|o| {
+            o.meta()
+                .controller_ref()
+                .is_some_and(|r| r.uid == set.metadata.uid)
+        })
+        .filter_map(|o| o.as_custom().map(Revision::from_custom))
+        .collect();
+    revisions.sort_by(|a, b| {
+        (a.revision, a.meta.creation_timestamp, &a.name).cmp(&(
+            b.revision,
+            b.meta.creation_timestamp,
+            &b.name,
+        ))
+    });
+    revisions
+}
+
 /// `getPatch`: the set's template under `spec`, marked to replace what it patches. Maps are
 /// written in key order, as Go's encoder writes them.
 pub fn revision_data(template: &Json) -> Json {
