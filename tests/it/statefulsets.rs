@@ -24,29 +24,15 @@ spec:
 "#;
 
 fn started(yaml: &str) -> Session {
-    let mut s = Session::new(1);
-    let report = s.apply_text("web.yaml", yaml);
-    assert!(report.ok, "{report:?}");
-    s
+    crate::support::applied(yaml)
 }
 
-/// `(time, message)` of the StatefulSet's events, in the order they were first recorded.
+/// The messages of the StatefulSet's events, in the order they were first recorded.
 fn set_events(s: &Session) -> Vec<String> {
-    let mut evs: Vec<(u64, String)> = s
-        .sim
-        .api()
-        .list(Kind::Event)
-        .filter_map(|o| o.as_event())
-        .filter(|e| e.involved_object.kind == "StatefulSet")
-        .map(|e| {
-            (
-                e.metadata.creation_timestamp.map_or(0, |t| t.0),
-                e.message.clone(),
-            )
-        })
-        .collect();
-    evs.sort();
-    evs.into_iter().map(|(_, m)| m).collect()
+    crate::support::events(s, "StatefulSet", None)
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect()
 }
 
 /// The StatefulSet's pod deletions, as its events report them.

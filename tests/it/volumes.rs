@@ -1,7 +1,6 @@
 //! Volumes: the default StorageClass, the PersistentVolume controller's binding and its events,
 //! kind's local-path provisioner making a volume on the node the scheduler chose.
 
-use kubeloop::sim::api::types::Kind;
 use kubeloop::sim::session::Session;
 
 const CLAIM_AND_POD: &str = r#"apiVersion: v1
@@ -19,23 +18,12 @@ spec:
   volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
 "#;
 
-/// The messages of the events about `object` (`Kind/name`), in the order first recorded.
+/// `reason message` of the events about one object, in the order first recorded.
 fn events_of(s: &Session, kind: &str, name: &str) -> Vec<String> {
-    let mut evs: Vec<(u64, String)> = s
-        .sim
-        .api()
-        .list(Kind::Event)
-        .filter_map(|o| o.as_event())
-        .filter(|e| e.involved_object.kind == kind && e.involved_object.name == name)
-        .map(|e| {
-            (
-                e.metadata.creation_timestamp.map_or(0, |t| t.0),
-                format!("{} {}", e.reason, e.message),
-            )
-        })
-        .collect();
-    evs.sort();
-    evs.into_iter().map(|(_, m)| m).collect()
+    crate::support::events(s, kind, Some(name))
+        .into_iter()
+        .map(|(r, m)| format!("{r} {m}"))
+        .collect()
 }
 
 #[test]

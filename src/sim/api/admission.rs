@@ -8,8 +8,8 @@
 //! integer (probe timings), so `periodSeconds: 0` becomes 10.
 
 use super::types::{
-    Container, DeploymentStrategy, IntOrString, Object, PodSpec, Probe, RollingUpdateDeployment,
-    Toleration, NAMESPACE_FINALIZER,
+    Container, DeploymentStrategy, IntOrString, Object, PodSpec, PodTemplateSpec, Probe,
+    RollingUpdateDeployment, Toleration, NAMESPACE_FINALIZER,
 };
 
 /// The taint a node gets when its Ready condition is False.
@@ -162,6 +162,43 @@ fn default_string(field: &mut Option<String>, value: &str) {
 fn default_nonzero(field: &mut Option<i64>, value: i64) {
     if field.is_none_or(|v| v == 0) {
         *field = Some(value);
+    }
+}
+
+/// Defaults a pod template stored as JSON (a StatefulSet's, a Job's): `SetDefaults_PodSpec` on
+/// its typed view, merged back so that every field written, modelled or not, is kept.
+pub fn default_template(template: &mut serde_json::Value, field: &str) {
+    let findings = std::cell::RefCell::new(super::strict::DecodeFindings::default());
+    if let Ok(mut t) =
+        super::strict::decode_at::<PodTemplateSpec>(template, field, "PodTemplateSpec", &findings)
+    {
+        default_pod_spec(&mut t.spec);
+        if let Ok(v) = serde_json::to_value(&t) {
+            merge_defaults(template, v);
+        }
+    }
+}
+
+/// Adds the fields `defaulted` has and `written` lacks, keeping everything written (the typed
+/// view does not model every pod field, so it must not replace the template).
+fn merge_defaults(written: &mut serde_json::Value, defaulted: serde_json::Value) {
+    match (written, defaulted) {
+        (serde_json::Value::Object(w), serde_json::Value::Object(d)) => {
+            for (k, v) in d {
+                match w.get_mut(&k) {
+                    Some(existing) => merge_defaults(existing, v),
+                    None => {
+                        w.insert(k, v);
+                    }
+                }
+            }
+        }
+        (serde_json::Value::Array(w), serde_json::Value::Array(d)) if w.len() == d.len() => {
+            for (a, b) in w.iter_mut().zip(d) {
+                merge_defaults(a, b);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -196,6 +196,42 @@ impl Serialize for CustomObject {
 }
 
 impl CustomObject {
+    /// A stored built-in object in `default` with this spec, for tests.
+    #[cfg(test)]
+    pub fn stored_for_test(group: &str, kind: &str, name: &str, spec: Json) -> CustomObject {
+        let kind = super::openapi::stored_kind(group, kind).expect("a stored kind");
+        let version = if group.is_empty() {
+            "v1".to_string()
+        } else {
+            format!("{group}/v1")
+        };
+        let mut content = serde_json::Map::new();
+        content.insert("spec".into(), spec);
+        CustomObject {
+            kind,
+            api_version: version,
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: "default".into(),
+                uid: format!("u-{name}"),
+                ..Default::default()
+            },
+            content,
+        }
+    }
+
+    /// The value at a path of its JSON (`["spec", "completions"]`).
+    pub fn at(&self, path: &[&str]) -> Option<&Json> {
+        let (first, rest) = path.split_first()?;
+        rest.iter()
+            .try_fold(self.content.get(*first)?, |v, k| v.get(k))
+    }
+
+    /// The integer at a path.
+    pub fn int_at(&self, path: &[&str]) -> Option<i64> {
+        self.at(path).and_then(Json::as_i64)
+    }
+
     /// The object as the API serves it.
     pub fn to_json(&self) -> Json {
         let mut map = serde_json::Map::new();

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 
 use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
 use super::types::*;
-use super::{admission, customresource, limits, storage, validation};
+use super::{admission, customresource, job, limits, storage, validation};
 use super::{
     ApiError, ApiRequest, ApiResult, DeleteOptions, PropagationPolicy, StatusReason, WatchEvent,
     WatchEventType,
@@ -651,7 +651,14 @@ impl ApiServer {
                     });
                 }
             }
-            Object::Custom(c) => self.admit_custom(c, None, false)?,
+            Object::Custom(c) => {
+                if job::is_job(c) {
+                    // The Job registry generates its selector from the uid, which the server
+                    // fills in before the strategy runs.
+                    c.metadata.uid = self.new_uid();
+                }
+                self.admit_custom(c, None, false)?
+            }
             _ => {}
         }
         if let Object::Pod(pod) = &mut obj {
@@ -697,7 +704,12 @@ impl ApiServer {
         if self.objects.contains_key(&obj.key()) {
             return Err(ApiError::already_exists(kind, &obj.meta().name));
         }
-        let uid = self.new_uid();
+        let uid = match &obj {
+            Object::Custom(c) if !c.metadata.uid.is_empty() && job::is_job(c) => {
+                c.metadata.uid.clone()
+            }
+            _ => self.new_uid(),
+        };
         let m = obj.meta_mut();
         m.uid = uid;
         m.creation_timestamp = Some(stamp(now));

@@ -251,6 +251,7 @@ pub fn admit_builtin(
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Secret") => secret_conversions(obj),
         ("apps", "StatefulSet") => super::statefulset::admit(obj, old, status)?,
+        ("batch", "Job") => super::job::admit(obj, old, status)?,
         ("", "PersistentVolumeClaim") => {
             super::storage::default_claim(obj, old.is_none(), default_class)
         }

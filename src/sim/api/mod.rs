@@ -11,6 +11,7 @@ pub mod apiserver;
 pub mod base64;
 pub mod crd_validation;
 pub mod customresource;
+pub mod job;
 pub mod limits;
 pub mod openapi;
 pub mod patch;

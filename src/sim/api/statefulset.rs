@@ -11,14 +11,14 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 
-use super::admission::default_pod_spec;
+use super::admission::default_template;
 use super::apiextensions::CustomObject;
 use super::strict::{decode_at, DecodeError, DecodeFindings};
 use super::types::{IntOrString, Kind, LabelSelector, ObjectMeta, PodTemplateSpec};
 use super::validation::{
-    check_replicas, invalid_status_message, nonnegative, validate_selector_and_template, FieldError,
+    check_replicas, invalid_if_any, nonnegative, validate_selector_and_template, FieldError,
 };
-use super::{ApiError, StatusReason};
+use super::ApiError;
 
 /// `OrderedReady`: one pod at a time, each after its predecessors are Running and Ready.
 pub const ORDERED_READY: &str = "OrderedReady";
@@ -242,13 +242,7 @@ pub fn admit(
     if let Some(old) = old {
         errs.extend(validate_update(obj, old));
     }
-    if errs.is_empty() {
-        return Ok(());
-    }
-    Err(ApiError {
-        reason: StatusReason::Invalid,
-        message: invalid_status_message(Kind::Custom(obj.kind), &obj.metadata.name, &errs),
-    })
+    invalid_if_any(Kind::Custom(obj.kind), &obj.metadata.name, &errs)
 }
 
 /// `SetDefaults_StatefulSet` (v1.34: the MaxUnavailableStatefulSet gate is off, so
@@ -281,15 +275,7 @@ fn set_defaults(obj: &mut CustomObject) {
         policy.entry("whenScaled").or_insert(json!(RETAIN));
     }
     if let Some(template) = spec.get_mut("template") {
-        let findings = RefCell::new(DecodeFindings::default());
-        if let Ok(mut t) =
-            decode_at::<PodTemplateSpec>(template, "spec.template", "PodTemplateSpec", &findings)
-        {
-            default_pod_spec(&mut t.spec);
-            if let Ok(v) = serde_json::to_value(&t) {
-                merge_defaults(template, v);
-            }
-        }
+        default_template(template, "spec.template");
     }
     if let Some(Json::Array(claims)) = spec.get_mut("volumeClaimTemplates") {
         for claim in claims.iter_mut().filter_map(Json::as_object_mut) {
@@ -300,29 +286,6 @@ fn set_defaults(obj: &mut CustomObject) {
                 st.entry("phase").or_insert(json!("Pending"));
             }
         }
-    }
-}
-
-/// Adds the fields `defaulted` has and `written` lacks, keeping everything written (the typed
-/// view does not model every pod field, so it must not replace the template).
-fn merge_defaults(written: &mut Json, defaulted: Json) {
-    match (written, defaulted) {
-        (Json::Object(w), Json::Object(d)) => {
-            for (k, v) in d {
-                match w.get_mut(&k) {
-                    Some(existing) => merge_defaults(existing, v),
-                    None => {
-                        w.insert(k, v);
-                    }
-                }
-            }
-        }
-        (Json::Array(w), Json::Array(d)) if w.len() == d.len() => {
-            for (a, b) in w.iter_mut().zip(d) {
-                merge_defaults(a, b);
-            }
-        }
-        _ => {}
     }
 }
 
@@ -420,21 +383,9 @@ fn validate_update(obj: &CustomObject, old: &CustomObject) -> Vec<FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::api::openapi::stored_kind;
 
     fn set(spec: Json) -> CustomObject {
-        let mut content = Map::new();
-        content.insert("spec".into(), spec);
-        CustomObject {
-            kind: stored_kind("apps", "StatefulSet").expect("StatefulSet is stored"),
-            api_version: "apps/v1".into(),
-            metadata: ObjectMeta {
-                name: "web".into(),
-                namespace: "default".into(),
-                ..Default::default()
-            },
-            content,
-        }
+        CustomObject::stored_for_test("apps", "StatefulSet", "web", spec)
     }
 
     fn web() -> CustomObject {
@@ -487,7 +438,7 @@ mod tests {
         new.content["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]
             ["storage"] = json!("2Gi");
         let err = admit(&mut new, Some(&old), false).expect_err("forbidden");
-        assert_eq!(err.reason, StatusReason::Invalid);
+        assert_eq!(err.reason, crate::sim::api::StatusReason::Invalid);
         assert_eq!(
             err.message,
             "StatefulSet.apps \"web\" is invalid: spec: Forbidden: updates to statefulset spec \

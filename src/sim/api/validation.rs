@@ -291,6 +291,17 @@ pub fn qualified_kind(kind: Kind) -> String {
 ///
 /// Several errors are joined as Kubernetes' aggregate error joins them (`[a, b]`), with
 /// duplicate messages dropped.
+/// Ok when there are no errors, else the 422 `Invalid` the API server answers with them.
+pub fn invalid_if_any(kind: Kind, name: &str, errs: &[FieldError]) -> Result<(), super::ApiError> {
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(super::ApiError {
+        reason: super::StatusReason::Invalid,
+        message: invalid_status_message(kind, name, errs),
+    })
+}
+
 pub fn invalid_status_message(kind: Kind, name: &str, errs: &[FieldError]) -> String {
     let mut seen = BTreeSet::new();
     let msgs: Vec<String> = errs
@@ -347,7 +358,7 @@ fn go_string_map(m: &StringMap) -> String {
     format!("map[string]string{{{}}}", entries.join(", "))
 }
 
-fn go_label_selector(s: &LabelSelector) -> String {
+pub(crate) fn go_label_selector(s: &LabelSelector) -> String {
     let exprs = if s.match_expressions.is_empty() {
         "[]v1.LabelSelectorRequirement(nil)".to_string()
     } else {
@@ -866,27 +877,9 @@ pub(crate) fn validate_selector_and_template(
     workload: &str,
     errs: &mut Vec<FieldError>,
 ) {
-    if selector.is_empty() {
-        errs.push(FieldError::required("spec.selector", ""));
-    } else {
-        errs.extend(validate_label_selector(selector, "spec.selector"));
-    }
-    if !selector_is_parseable(selector) {
-        errs.push(FieldError::invalid(
-            "spec.selector",
-            BadValue::Go(go_label_selector(selector)),
-            "invalid label selector",
-        ));
+    if !validate_selector_with_template(selector, template, errs) {
         return;
     }
-    if !selector.is_empty() && !selector.matches(&template.metadata.labels) {
-        errs.push(FieldError::invalid(
-            "spec.template.metadata.labels",
-            BadValue::Go(go_string_map(&template.metadata.labels)),
-            "`selector` does not match template `labels`",
-        ));
-    }
-    errs.extend(validate_pod_template(template, "spec.template"));
     let policy = template.spec.restart_policy.as_deref().unwrap_or("");
     if policy != "Always" {
         errs.push(FieldError::not_supported(
@@ -901,6 +894,37 @@ pub(crate) fn validate_selector_and_template(
             format!("activeDeadlineSeconds in {workload} is not Supported"),
         ));
     }
+}
+
+/// The selector, that it selects the template's labels, and the pod template; false when the
+/// selector does not parse (and nothing after it was checked).
+pub(crate) fn validate_selector_with_template(
+    selector: &LabelSelector,
+    template: &PodTemplateSpec,
+    errs: &mut Vec<FieldError>,
+) -> bool {
+    if selector.is_empty() {
+        errs.push(FieldError::required("spec.selector", ""));
+    } else {
+        errs.extend(validate_label_selector(selector, "spec.selector"));
+    }
+    if !selector_is_parseable(selector) {
+        errs.push(FieldError::invalid(
+            "spec.selector",
+            BadValue::Go(go_label_selector(selector)),
+            "invalid label selector",
+        ));
+        return false;
+    }
+    if !selector.is_empty() && !selector.matches(&template.metadata.labels) {
+        errs.push(FieldError::invalid(
+            "spec.template.metadata.labels",
+            BadValue::Go(go_string_map(&template.metadata.labels)),
+            "`selector` does not match template `labels`",
+        ));
+    }
+    errs.extend(validate_pod_template(template, "spec.template"));
+    true
 }
 
 fn validate_deployment(d: &Deployment) -> Vec<FieldError> {

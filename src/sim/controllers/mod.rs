@@ -4,6 +4,7 @@ pub mod deployment;
 pub mod disruption;
 pub mod endpointslice;
 pub mod garbage_collector;
+pub mod job;
 pub mod kubelet;
 pub mod namespace;
 pub mod node_lifecycle;
@@ -15,6 +16,7 @@ pub mod statefulset;
 pub mod taint_eviction;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod ttl_after_finished;
 
 use super::machinery::controller::Controller;
 
@@ -24,6 +26,8 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(deployment::DeploymentController::new()),
         Box::new(replicaset::ReplicaSetController::new()),
         Box::new(statefulset::StatefulSetController::new()),
+        Box::new(job::JobController::new()),
+        Box::new(ttl_after_finished::TtlAfterFinishedController::new()),
         Box::new(persistentvolume::PersistentVolumeController::new()),
         Box::new(podgc::PodGcController::new()),
         Box::new(garbage_collector::GarbageCollector::new()),

@@ -404,8 +404,13 @@ impl DocContext<'_> {
             }
         };
         if openapi::controller_of(ck).is_none() {
+            let later = if kind_name == "CronJob" {
+                " (the CronJob controller may come later: make a Job to see one run)"
+            } else {
+                ""
+            };
             let msg = format!(
-                "{kind_name} is stored and served; no controller acts on it in the playground"
+                "{kind_name} is stored and served; no controller acts on it in the playground{later}"
             );
             self.push(Severity::Info, doc.span_of("kind"), msg, None);
         }

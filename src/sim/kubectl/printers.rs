@@ -681,7 +681,7 @@ pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
                 name
             };
             let mut r = vec![name];
-            r.extend(stored_cells(c));
+            r.extend(stored_cells(c, now));
             r.push(age(now, o));
             r
         }
@@ -697,6 +697,7 @@ fn stored_headers(kind: &str) -> Vec<&'static str> {
         "Secret" => vec!["NAME", "TYPE", "DATA", "AGE"],
         "ServiceAccount" => vec!["NAME", "SECRETS", "AGE"],
         "StatefulSet" => vec!["NAME", "READY", "AGE"],
+        "Job" => vec!["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"],
         "StorageClass" => vec![
             "NAME",
             "PROVISIONER",
@@ -733,7 +734,7 @@ fn stored_headers(kind: &str) -> Vec<&'static str> {
 }
 
 /// The cells between NAME and AGE for [`stored_headers`].
-fn stored_cells(o: &CustomObject) -> Vec<String> {
+fn stored_cells(o: &CustomObject, now: Millis) -> Vec<String> {
     let count = |field: &str| match o.content.get(field) {
         Some(Json::Object(m)) => m.len(),
         Some(Json::Array(a)) => a.len(),
@@ -788,6 +789,7 @@ fn stored_cells(o: &CustomObject) -> Vec<String> {
                 int(spec.and_then(|s| s.get("replicas")))
             )]
         }
+        "Job" => job_cells(o, now),
         "ControllerRevision" => {
             // `formatResourceName(GroupKind, name, withKind)`: `statefulset.apps/web`.
             let owner = o
@@ -848,6 +850,43 @@ fn stored_cells(o: &CustomObject) -> Vec<String> {
         }
         _ => Vec::new(),
     }
+}
+
+/// `printJob`'s STATUS, COMPLETIONS and DURATION.
+fn job_cells(o: &CustomObject, now: Millis) -> Vec<String> {
+    use crate::sim::api::job as api;
+    let status = if api::has_condition(o, "Complete") {
+        "Complete"
+    } else if api::has_condition(o, "Failed") {
+        "Failed"
+    } else if o.metadata.deletion_timestamp.is_some() {
+        "Terminating"
+    } else if api::has_condition(o, "Suspended") {
+        "Suspended"
+    } else if api::has_condition(o, "FailureTarget") {
+        "FailureTarget"
+    } else if api::has_condition(o, "SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    };
+    let succeeded = o.int_at(&["status", "succeeded"]).unwrap_or(0);
+    let completions = match api::completions(o) {
+        Some(c) => format!("{succeeded}/{c}"),
+        None if api::parallelism(o) > 1 => format!("{succeeded}/1 of {}", api::parallelism(o)),
+        None => format!("{succeeded}/1"),
+    };
+    let time = |f: &str| {
+        o.at(&["status", f])
+            .and_then(Json::as_str)
+            .and_then(Time::parse_rfc3339)
+    };
+    let duration = match (time("startTime"), time("completionTime")) {
+        (None, _) => String::new(),
+        (Some(s), None) => crate::sim::time::human_duration(now as i64 - s.0 as i64),
+        (Some(s), Some(e)) => crate::sim::time::human_duration(e.0 as i64 - s.0 as i64),
+    };
+    vec![status.to_string(), completions, duration]
 }
 
 /// `GetAccessModesAsString`'s abbreviations.

@@ -27,6 +27,8 @@ pub enum ComponentId {
     Deployment,
     ReplicaSet,
     StatefulSet,
+    Job,
+    TtlAfterFinished,
     PersistentVolume,
     PodGc,
     GarbageCollector,
@@ -46,10 +48,12 @@ pub enum ComponentId {
 
 impl ComponentId {
     /// The controllers that live in kube-controller-manager and restart together with it.
-    pub const CONTROLLER_MANAGER: [ComponentId; 11] = [
+    pub const CONTROLLER_MANAGER: [ComponentId; 13] = [
         ComponentId::Deployment,
         ComponentId::ReplicaSet,
         ComponentId::StatefulSet,
+        ComponentId::Job,
+        ComponentId::TtlAfterFinished,
         ComponentId::PersistentVolume,
         ComponentId::PodGc,
         ComponentId::GarbageCollector,
@@ -67,6 +71,8 @@ impl ComponentId {
             ComponentId::Deployment => "deployment-controller".into(),
             ComponentId::ReplicaSet => "replicaset-controller".into(),
             ComponentId::StatefulSet => "statefulset-controller".into(),
+            ComponentId::Job => "job-controller".into(),
+            ComponentId::TtlAfterFinished => "ttl-after-finished-controller".into(),
             ComponentId::PersistentVolume => "persistentvolume-controller".into(),
             ComponentId::PodGc => "pod-garbage-collector-controller".into(),
             ComponentId::Provisioner => "local-path-provisioner".into(),
@@ -89,6 +95,8 @@ impl ComponentId {
             "deployment-controller" | "deployment" => ComponentId::Deployment,
             "replicaset-controller" | "replicaset" => ComponentId::ReplicaSet,
             "statefulset-controller" | "statefulset" => ComponentId::StatefulSet,
+            "job-controller" | "job" => ComponentId::Job,
+            "ttl-after-finished-controller" | "ttlafterfinished" => ComponentId::TtlAfterFinished,
             "persistentvolume-controller" | "persistentvolume-binder-controller" => {
                 ComponentId::PersistentVolume
             }

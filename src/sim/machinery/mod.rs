@@ -6,6 +6,7 @@
 pub mod cache;
 pub mod controller;
 pub mod node_runtime;
+pub mod process;
 pub mod recorder;
 pub mod trace;
 pub mod workqueue;

@@ -470,8 +470,9 @@ impl NodeRuntime {
     }
 
     /// Creates and starts a new instance of a container. `crash_after` is how long a
-    /// crash-looping app survives; `completes_after` makes a run-to-completion process (an init
-    /// container) exit 0 after that long. Returns the new container id.
+    /// crash-looping app survives; `exits` makes a process that ends by itself (an init
+    /// container, a Job's work: [`super::process`]) exit after that long with that code. Returns
+    /// the new container id.
     #[allow(clippy::too_many_arguments)]
     pub fn start_container(
         &mut self,
@@ -481,7 +482,7 @@ impl NodeRuntime {
         attempt: i32,
         seed_last: Option<Termination>,
         crash_after: Millis,
-        completes_after: Option<Millis>,
+        exits: Option<(Millis, i32)>,
         now: Millis,
     ) -> Option<String> {
         let sandbox = self.pods.get_mut(uid)?;
@@ -505,10 +506,10 @@ impl NodeRuntime {
                 reason: exit_reason(cl.exit_code).into(),
             })
             .or_else(|| {
-                completes_after.map(|d| ScheduledExit {
+                exits.map(|(d, code)| ScheduledExit {
                     at: now + d,
-                    exit_code: 0,
-                    reason: exit_reason(0).into(),
+                    exit_code: code,
+                    reason: exit_reason(code).into(),
                 })
             });
         sandbox.containers.insert(

