@@ -720,30 +720,57 @@ fn sts_manifest(replicas: u32, image: u32, parallel: bool) -> String {
 /// relabelled pod (an orphan keeps its identity's name, so the set could never make that pod
 /// again, upstream as here).
 fn sts_op_strategy() -> impl Strategy<Value = Op> {
-    op_strategy_for(&STS_COMPONENTS).prop_filter("an op a StatefulSet meets", |op| {
+    workload_op_strategy(&STS_COMPONENTS, true)
+}
+
+/// The ops for a workload other than a Deployment: faults at `components`, no ReplicaSet to
+/// edit or conflict on, no pod relabelled or edited; `Image` only when `image_edits`.
+fn workload_op_strategy(
+    components: &[&'static str],
+    image_edits: bool,
+) -> impl Strategy<Value = Op> {
+    op_strategy_for(components).prop_filter("an op the workload meets", move |op| {
         !matches!(
             op,
             Op::RelabelPod(_) | Op::EditReplicaSet(_) | Op::EditPodImage(_) | Op::Conflict { .. }
-        )
+        ) && (image_edits || !matches!(op, Op::Image(_)))
     })
+}
+
+/// The one object of a stored `kind`, and its status (null when it has none).
+fn the_one<'a>(
+    s: &'a Session,
+    kind: Kind,
+    what: &str,
+) -> Result<
+    (
+        &'a kubeloop::sim::api::apiextensions::CustomObject,
+        serde_json::Value,
+    ),
+    String,
+> {
+    let obj = s
+        .sim
+        .api()
+        .list(kind)
+        .find_map(|o| o.as_custom())
+        .ok_or(format!("no {what}"))?;
+    Ok((obj, obj.content.get("status").cloned().unwrap_or_default()))
+}
+
+fn int_of(status: &serde_json::Value, field: &str) -> i64 {
+    status
+        .get(field)
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(0)
 }
 
 /// Liveness for the StatefulSet: its status says every replica is ready at the update revision
 /// and the rollout finished; exactly `web-0` … `web-(n-1)` exist, Ready, at that revision, each
 /// with its claim Bound; nothing is terminating and every node is Ready.
 fn sts_converged(s: &Session, replicas: u32) -> Result<(), String> {
-    let api = s.sim.api();
-    let set = api
-        .list(sts_kind())
-        .find_map(|o| o.as_custom())
-        .ok_or("no StatefulSet")?;
-    let status = set.content.get("status").cloned().unwrap_or_default();
-    let int = |f: &str| {
-        status
-            .get(f)
-            .and_then(serde_json::Value::as_i64)
-            .unwrap_or(0)
-    };
+    let (set, status) = the_one(s, sts_kind(), "StatefulSet")?;
+    let int = |f: &str| int_of(&status, f);
     let want = i64::from(replicas);
     let counts = [
         int("replicas"),
@@ -809,17 +836,23 @@ fn sts_converged(s: &Session, replicas: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The two-node cluster of `seed` with `manifest` applied.
+fn session_with(seed: u64, file: &str, manifest: &str) -> Result<Session, TestCaseError> {
+    let mut s = Session::load("faults.yaml", &scenario(seed), None)
+        .map_err(|d| TestCaseError::fail(format!("{d:?}")))?;
+    let r = s.apply_text(file, manifest);
+    prop_assert!(r.ok, "{:?}", r.diagnostics);
+    Ok(s)
+}
+
 fn run_sts_case(
     seed: u64,
     replicas0: u32,
     parallel: bool,
     schedule: &[(u64, Op)],
 ) -> Result<(), TestCaseError> {
-    let mut s = Session::load("faults.yaml", &scenario(seed), None)
-        .map_err(|d| TestCaseError::fail(format!("{d:?}")))?;
     let (mut replicas, mut image, mut relabels) = (replicas0, 0, 0);
-    let r = s.apply_text("web.yaml", &sts_manifest(replicas, image, parallel));
-    prop_assert!(r.ok, "{:?}", r.diagnostics);
+    let mut s = session_with(seed, "web.yaml", &sts_manifest(replicas, image, parallel))?;
     let quiet_from = drive(&mut s, schedule, |s, op| match op {
         Op::Scale(n) => {
             if s.apply_text("web.yaml", &sts_manifest(*n, image, parallel))
@@ -860,5 +893,173 @@ proptest! {
         schedule in schedule_of(sts_op_strategy()),
     ) {
         run_sts_case(seed, replicas, parallel, &schedule)?;
+    }
+}
+
+// ------------------------------------------------------------------ Jobs
+
+/// Components a crash or a lossy watch can hit while a Job runs.
+const JOB_COMPONENTS: [&str; 4] = ["job", "controller-manager", "scheduler", "kubelet/node-1"];
+
+fn job_kind() -> Kind {
+    Kind::Custom(kubeloop::sim::api::openapi::stored_kind("batch", "Job").expect("stored"))
+}
+
+/// A Job `work` whose pods (labelled `app: web`, so the pod faults find them) run 3 s and exit
+/// 0 when `succeed`, 1 otherwise.
+fn job_manifest(
+    completions: u32,
+    parallelism: u32,
+    indexed: bool,
+    succeed: bool,
+    backoff_limit: u32,
+) -> String {
+    let mode = if indexed { "Indexed" } else { "NonIndexed" };
+    let code = u32::from(!succeed);
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: work}}\nspec:\n  completions: {completions}\n  parallelism: {parallelism}\n  completionMode: {mode}\n  backoffLimit: {backoff_limit}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: work\n        image: busybox:1.36\n        command: [sh, -c, \"sleep 3; exit {code}\"]\n        resources: {{requests: {{cpu: 200m, memory: 128Mi}}}}\n"
+    )
+}
+
+/// The ops a Job meets: no ReplicaSet, no template edit (a Job's template is immutable), no
+/// relabelled pod; `Scale` changes parallelism.
+fn job_op_strategy() -> impl Strategy<Value = Op> {
+    workload_op_strategy(&JOB_COMPONENTS, false)
+}
+
+/// The Job ended as its spec says and stays ended: `Complete` with every completion counted
+/// when its pods succeed (its backoffLimit is out of the faults' reach), `Failed` with
+/// `BackoffLimitExceeded` past its limit when they fail; each finished pod counted at most
+/// once (no more counts than pods created), nothing uncounted, active or terminating, and no
+/// pod left holding the tracking finalizer.
+fn job_ended(
+    s: &Session,
+    completions: u32,
+    indexed: bool,
+    succeed: bool,
+    backoff_limit: u32,
+) -> Result<(), String> {
+    let (job, status) = the_one(s, job_kind(), "Job")?;
+    let int = |f: &str| int_of(&status, f);
+    let has = |t: &str| kubeloop::sim::api::job::has_condition(job, t);
+    let (succeeded, failed) = (int("succeeded"), int("failed"));
+    if succeed {
+        if !has("Complete") || has("Failed") || succeeded < i64::from(completions) {
+            return Err(format!("not Complete: {status}"));
+        }
+        let want = if completions > 1 {
+            format!("0-{}", completions - 1)
+        } else {
+            "0".to_string()
+        };
+        if indexed && status.get("completedIndexes").and_then(|v| v.as_str()) != Some(&*want) {
+            return Err(format!("completedIndexes: {status}"));
+        }
+    } else {
+        let reason = kubeloop::sim::api::job::condition(job, "Failed")
+            .and_then(|c| c.get("reason")?.as_str().map(str::to_string));
+        if !has("Failed") || has("Complete") || reason.as_deref() != Some("BackoffLimitExceeded") {
+            return Err(format!("not Failed for its backoff limit: {status}"));
+        }
+        if failed <= i64::from(backoff_limit) {
+            return Err(format!(
+                "Failed with {failed} failures, limit {backoff_limit}"
+            ));
+        }
+    }
+    if int("active") != 0 || int("terminating") != 0 {
+        return Err(format!("still active or terminating: {status}"));
+    }
+    if status
+        .get("uncountedTerminatedPods")
+        .is_some_and(|u| u.as_object().is_some_and(|m| !m.is_empty()))
+    {
+        return Err(format!("uncounted pods left: {status}"));
+    }
+    // Pods the Job's controller made: its successful creates in the trace (an event may be
+    // missing when the controller restarted while its create was in flight).
+    let created = s
+        .sim
+        .trace()
+        .entries()
+        .map(|e| e.to_json())
+        .filter(|e| {
+            e["type"] == "api"
+                && e["verb"] == "create"
+                && e["code"] == 201
+                && e["object"]
+                    .as_str()
+                    .is_some_and(|o| o.starts_with("Pod/default/work-"))
+        })
+        .count() as i64;
+    if succeeded + failed > created {
+        return Err(format!(
+            "counted {succeeded} succeeded + {failed} failed from {created} pods created"
+        ));
+    }
+    if let Some(p) = pods(s).iter().find(|p| {
+        p.metadata.deletion_timestamp.is_some()
+            || p.metadata
+                .finalizers
+                .iter()
+                .any(|f| f == kubeloop::sim::api::job::TRACKING_FINALIZER)
+    }) {
+        return Err(format!(
+            "pod {} is {} with finalizers {:?}",
+            p.metadata.name, p.status.phase, p.metadata.finalizers
+        ));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_job_case(
+    seed: u64,
+    completions: u32,
+    parallelism: u32,
+    indexed: bool,
+    succeed: bool,
+    backoff_limit: u32,
+    schedule: &[(u64, Op)],
+) -> Result<(), TestCaseError> {
+    let (mut replicas, mut image, mut relabels) = (parallelism, 0, 0);
+    let manifest = job_manifest(completions, parallelism, indexed, succeed, backoff_limit);
+    let mut s = session_with(seed, "job.yaml", &manifest)?;
+    let quiet_from = drive(&mut s, schedule, |s, op| match op {
+        Op::Scale(n) => {
+            s.kubectl(&format!(
+                "patch job work -p '{{\"spec\":{{\"parallelism\":{}}}}}'",
+                n.max(&1)
+            ));
+            None
+        }
+        other => apply_op(s, other, &mut replicas, &mut image, &mut relabels),
+    })?;
+    eventually_stable(
+        &mut s,
+        seed,
+        quiet_from,
+        |s| job_ended(s, completions, indexed, succeed, backoff_limit),
+        |_| false,
+    )
+}
+
+proptest! {
+    // As many cases as the StatefulSet's: a Job's run is short, its faults the same.
+    #![proptest_config(config(cases().div_ceil(5)))]
+
+    #[test]
+    fn after_random_faults_a_job_ends_as_its_spec_says_and_stays_ended(
+        seed in 3_000_000u64..4_000_000,
+        completions in 1u32..4,
+        parallelism in 1u32..3,
+        indexed in any::<bool>(),
+        succeed in any::<bool>(),
+        backoff_limit in 0u32..3,
+        schedule in schedule_of(job_op_strategy()),
+    ) {
+        // Pods that succeed must not be failed by the faults' deletions: their limit is high.
+        let limit = if succeed { 1_000 } else { backoff_limit };
+        run_job_case(seed, completions, parallelism, indexed, succeed, limit, &schedule)?;
     }
 }

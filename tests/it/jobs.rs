@@ -312,3 +312,25 @@ fn a_job_pod_deleted_by_hand_counts_as_a_failure_and_is_replaced() {
     assert_eq!(jsonpath(&mut s, "job pi", "{.status.succeeded}"), "1");
     assert!(s.kubectl("get job pi").stdout.contains("Complete"));
 }
+
+#[test]
+fn a_pod_held_by_a_finalizer_goes_once_cleared_after_the_kubelet_confirmed_its_deletion() {
+    let mut s = crate::support::applied(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: held, finalizers: [example.com/hold]}\nspec:\n  containers: [{name: c, image: \"nginx:1.27\"}]\n",
+    );
+    s.advance_to(20_000, usize::MAX);
+    assert!(s.kubectl("delete pod held --wait=false").ok);
+    // The kubelet stops it and confirms with a grace-0 delete; the finalizer still holds it.
+    s.advance_to(60_000, usize::MAX);
+    assert_eq!(s.kubectl("get pods -o name").stdout, "pod/held\n");
+    assert_eq!(
+        jsonpath(&mut s, "pod held", "{.metadata.deletionGracePeriodSeconds}"),
+        "0"
+    );
+    assert!(
+        s.kubectl(r#"patch pod held --type=merge -p '{"metadata":{"finalizers":null}}'"#)
+            .ok
+    );
+    s.advance_to(61_000, usize::MAX);
+    assert_eq!(s.kubectl("get pods -o name").stdout, "");
+}

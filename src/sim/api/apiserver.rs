@@ -1046,7 +1046,11 @@ impl ApiServer {
         }
         let m = obj.meta_mut();
         if !m.finalizers.is_empty() {
-            if m.deletion_timestamp.is_none() {
+            // `BeforeDelete`: a shorter grace period shortens a deletion already under way, so a
+            // pod the kubelet confirms with grace 0 goes as soon as its finalizers are cleared.
+            let shorter = m.deletion_grace_period_seconds.unwrap_or(0) > 0
+                && opts.grace_period_seconds == Some(0);
+            if m.deletion_timestamp.is_none() || shorter {
                 m.deletion_timestamp = Some(stamp(now));
                 m.deletion_grace_period_seconds = Some(0);
                 changed = true;

@@ -94,6 +94,22 @@ pub fn process_of(image: &str, command: Option<&Json>, args: Option<&Json>) -> P
     }
 }
 
+/// Whether the process ignores SIGTERM: a shell or `sleep` run as a container's PID 1 installs
+/// no handler, and PID 1 gets no default action, so it lives until the grace period ends and
+/// the runtime kills it (exit 137). Servers handle SIGTERM and exit 0.
+pub fn ignores_sigterm(command: Option<&Json>, args: Option<&Json>) -> bool {
+    let first = [command, args]
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_array)
+        .flatten()
+        .find_map(Json::as_str);
+    first.is_some_and(|p| {
+        let p = basename(p);
+        p == "sleep" || p == "tail" || SHELLS.contains(&p)
+    })
+}
+
 /// One program with its arguments.
 fn program_of(program: &str, args: &[&str]) -> Process {
     match program {
@@ -425,6 +441,18 @@ mod tests {
             run("python:3.12", &["python", "-m", "http.server"]),
             Process::Serves
         );
+    }
+
+    #[test]
+    fn a_shell_or_sleep_as_pid_one_ignores_sigterm_and_a_server_does_not() {
+        let argv = |v: &[&str]| serde_json::json!(v);
+        assert!(ignores_sigterm(Some(&argv(&["sh", "-c", "sleep 3"])), None));
+        assert!(ignores_sigterm(Some(&argv(&["/bin/sleep", "3600"])), None));
+        assert!(!ignores_sigterm(
+            Some(&argv(&["nginx", "-g", "daemon off;"])),
+            None
+        ));
+        assert!(!ignores_sigterm(None, None));
     }
 
     #[test]

@@ -75,8 +75,14 @@ pub fn format_indexes(set: &BTreeSet<usize>) -> String {
     parts.join(",")
 }
 
-/// The indexes that have succeeded: those in status, and those of succeeded pods.
-pub fn completed_indexes(job: &CustomObject, pods: &[&Pod]) -> BTreeSet<usize> {
+/// The indexes that have succeeded: those in status, and those of the succeeded pods being
+/// counted now (`succeeded`: the uids in `uncountedTerminatedPods.succeeded`). A pod already
+/// counted as a failure (deleted before it finished) does not complete its index.
+pub fn completed_indexes(
+    job: &CustomObject,
+    pods: &[&Pod],
+    succeeded: &BTreeSet<String>,
+) -> BTreeSet<usize> {
     let mut set = job
         .at(&["status", "completedIndexes"])
         .and_then(Json::as_str)
@@ -85,7 +91,7 @@ pub fn completed_indexes(job: &CustomObject, pods: &[&Pod]) -> BTreeSet<usize> {
     if crate::sim::api::job::indexed(job) {
         set.extend(
             pods.iter()
-                .filter(|p| p.status.phase == "Succeeded")
+                .filter(|p| p.status.phase == "Succeeded" && succeeded.contains(&p.metadata.uid))
                 .filter_map(|p| index_of(p)),
         );
     }

@@ -580,7 +580,7 @@ impl JobController {
 
         let indexed = api::indexed(job);
         let completions = api::completions(job);
-        let mut completed_indexes = indexed::completed_indexes(job, &pods);
+        let mut completed_indexes = indexed::completed_indexes(job, &pods, &uncounted_succeeded);
         if let Some(c) = completions {
             completed_indexes.retain(|i| *i < c.max(0) as usize);
         }
@@ -683,8 +683,14 @@ impl JobController {
         if active_after > 0 {
             put("active", json!(active_after));
         }
-        if counted_succeeded > 0 {
-            put("succeeded", json!(counted_succeeded));
+        // An Indexed Job's succeeded count is its completed indexes, counted or not yet.
+        let succeeded_field = if indexed {
+            completed_indexes.len() as i64
+        } else {
+            counted_succeeded
+        };
+        if succeeded_field > 0 {
+            put("succeeded", json!(succeeded_field));
         }
         if counted_failed > 0 {
             put("failed", json!(counted_failed));
@@ -954,7 +960,22 @@ impl Controller for JobController {
             api::parallelism(job)
         );
         if api::finished(job) {
+            // Its pods are orphans now (`enqueueOrphanPods` upstream): none keeps the tracking
+            // finalizer, even when the watch event that would have shown one was lost.
             let mut out = Outcome::done();
+            let tracked: Vec<ApiRequest> = ctx
+                .cache
+                .list_ns(Kind::Pod, &key.namespace)
+                .filter_map(|o| o.as_pod())
+                .filter(|p| has_finalizer(p))
+                .filter(|p| {
+                    p.metadata
+                        .controller_ref()
+                        .is_some_and(|r| r.uid == job.metadata.uid)
+                })
+                .map(Pass::remove_finalizer)
+                .collect();
+            out.batch(tracked);
             out.record = Some(ReconcileRecord {
                 observed: format!(
                     "finished ({})",

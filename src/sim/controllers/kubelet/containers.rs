@@ -85,7 +85,18 @@ impl Kubelet {
         for (name, stopping) in &running {
             if !stopping {
                 let after = rng.range(STOP_TIME.0, STOP_TIME.1).min(grace_left);
-                rt.stop_container(&uid, name, now + after, 0);
+                let spec = pod
+                    .spec
+                    .init_containers
+                    .iter()
+                    .chain(&pod.spec.containers)
+                    .find(|c| c.name == *name);
+                if spec.is_some_and(|c| ignores_sigterm(c.command.as_deref(), c.args.as_deref())) {
+                    // Killed when the grace period ends.
+                    rt.stop_container(&uid, name, now + grace_left, 137);
+                } else {
+                    rt.stop_container(&uid, name, now + after, 0);
+                }
                 out.event(
                     EventRecord::normal(obj, "Killing", format!("Stopping container {name}"))
                         .at_field(role_of(pod, name).field(name)),

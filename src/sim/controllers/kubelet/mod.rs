@@ -71,7 +71,7 @@ use crate::sim::machinery::node_runtime::{
     image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind,
     Termination, REASON_STATUS_UNKNOWN,
 };
-use crate::sim::machinery::process::{process_of, Process};
+use crate::sim::machinery::process::{ignores_sigterm, process_of, Process};
 use crate::sim::rng::Rng;
 use crate::sim::time::format_duration;
 use crate::sort::StableSort;
