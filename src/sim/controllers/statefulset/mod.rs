@@ -33,6 +33,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::sort::StableSort;
 use utils::*;
 
 /// An event that waits for the answer to the request it reports on.
@@ -512,7 +513,7 @@ impl Controller for StatefulSetController {
             Some(k) => keys.push(k),
             None => keys.extend(sets_selecting(pod, cache, kinds)),
         }
-        keys.sort();
+        keys.stable_sort();
         keys.dedup();
         keys
     }
@@ -693,7 +694,7 @@ impl StatefulSetController {
                 condemned.push(pod);
             }
         }
-        condemned.sort_by_key(|p| std::cmp::Reverse(ordinal_of(p)));
+        condemned.stable_sort_by_key(|p| std::cmp::Reverse(ordinal_of(p)));
         let replicas: Vec<Replica<'_>> = slots
             .iter()
             .enumerate()
