@@ -752,11 +752,9 @@ impl StatefulSetController {
         }
         if status != set.status {
             let mut obj = custom.clone();
-            if let Ok(v) = serde_json::to_value(&status) {
-                obj.content.insert("status".into(), v);
-                pass.out
-                    .request(ApiRequest::UpdateStatus(Object::Custom(obj)));
-            }
+            obj.content.insert("status".into(), status.to_json());
+            pass.out
+                .request(ApiRequest::UpdateStatus(Object::Custom(obj)));
         }
         if set.spec.min_ready_seconds > 0 && status.available_replicas != spec_replicas {
             pass.out
