@@ -1,7 +1,7 @@
 //! Kubeloop: a Kubernetes reconciliation playground. `sim` is the deterministic core; `ui` the browser app.
 
 pub mod sim;
-/// Stable sorting with one copy of the sort in the web build (download size).
+/// Stable sorting and B-tree collecting with one copy of the sort in the web build (download size).
 pub mod sort;
 
 #[cfg(not(target_arch = "wasm32"))]

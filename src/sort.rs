@@ -1,4 +1,4 @@
-//! Stable sorting that costs the web build one copy of the standard library's sort, not one per call site.
+//! Stable sorting, and collecting into B-trees, that cost the web build one copy of the standard library's sort, not one per call site.
 //!
 //! `slice::sort_by` is generic over the element type and the comparator, so every call site
 //! compiles its own copy of the stable sort (about 6 kB of wasm each before wasm-opt: 61 copies,
@@ -12,6 +12,7 @@
 //! build's path, so both are checked against the same expectations.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `sort`, `sort_by` and `sort_by_key` under names that cannot be confused with the inherent
 /// methods, with the same (stable) results.
@@ -46,6 +47,52 @@ impl<T> StableSort<T> for [T] {
         self.sort_by(compare);
     }
 }
+
+/// `collect()` into a `BTreeMap` or `BTreeSet` under names of their own, with the same result.
+///
+/// `FromIterator` for the B-trees sorts the items (a stable sort) before building the tree, so
+/// each key type and call site compiles its own copy of the sort into the web build, as
+/// `sort_by` does; the web build inserts the items one by one instead. A later value replaces an
+/// earlier one under the same key, as with `collect()`; of two equal keys the first is kept
+/// where `collect()` keeps the last, which no caller can tell apart (their keys are strings,
+/// numbers and object keys, whose equal values are identical).
+pub trait CollectTree: Iterator + Sized {
+    /// Like `collect::<BTreeMap<_, _>>()`.
+    fn collect_map<K: Ord, V>(self) -> BTreeMap<K, V>
+    where
+        Self: Iterator<Item = (K, V)>,
+    {
+        #[cfg(any(target_arch = "wasm32", test))]
+        {
+            let mut map = BTreeMap::new();
+            map.extend(self);
+            map
+        }
+        #[cfg(not(any(target_arch = "wasm32", test)))]
+        {
+            self.collect()
+        }
+    }
+
+    /// Like `collect::<BTreeSet<_>>()`.
+    fn collect_set(self) -> BTreeSet<Self::Item>
+    where
+        Self::Item: Ord,
+    {
+        #[cfg(any(target_arch = "wasm32", test))]
+        {
+            let mut set = BTreeSet::new();
+            set.extend(self);
+            set
+        }
+        #[cfg(not(any(target_arch = "wasm32", test)))]
+        {
+            self.collect()
+        }
+    }
+}
+
+impl<I: Iterator> CollectTree for I {}
 
 /// The web build's sort: the order of the positions, then the elements moved into it.
 #[cfg_attr(not(any(target_arch = "wasm32", test)), allow(dead_code))]

@@ -16,6 +16,7 @@ use super::api::apiserver::ApiServer;
 use super::api::types::{Kind, Millis, Object, ObjectKey};
 use super::faults::Fault;
 use super::scenario::{split_words, StepAction, Trigger};
+use crate::sort::StableSort;
 
 /// A learner's action, as the session received it.
 #[derive(Clone, Copy, Debug)]
@@ -257,7 +258,7 @@ pub fn command_gist(cmd: &str) -> Option<(String, Vec<String>)> {
                         .map_or_else(|_| r.to_ascii_lowercase(), |k| k.as_str().to_string())
                 })
                 .collect();
-            kinds.sort();
+            kinds.stable_sort();
             kinds
         })
         .unwrap_or_default();

@@ -22,6 +22,7 @@ use crate::sim::api::WatchEventType;
 use crate::sim::kubectl::printers::{node_status, pod_summary};
 use crate::sim::time::human_age;
 use crate::sim::world::Sim;
+use crate::sort::{CollectTree, StableSort};
 
 /// The visual family of a pod: colour, glyph and label always travel together so the state is
 /// readable without colour (shape and text carry it too).
@@ -677,7 +678,10 @@ impl ClusterView {
         now: Millis,
     ) -> ClusterView {
         let node_list: Vec<&Node> = nodes.into_iter().collect();
-        let names: BTreeSet<&str> = node_list.iter().map(|n| n.metadata.name.as_str()).collect();
+        let names: BTreeSet<&str> = node_list
+            .iter()
+            .map(|n| n.metadata.name.as_str())
+            .collect_set();
         let mut by_node: BTreeMap<&str, Vec<(PodOrder, PodPart)>> = BTreeMap::new();
         let mut unscheduled: Vec<(PodOrder, PodPart)> = Vec::new();
         for pod in pods {
@@ -691,7 +695,7 @@ impl ClusterView {
                 unscheduled.push(part);
             }
         }
-        unscheduled.sort_by(|a, b| a.0.cmp(&b.0));
+        unscheduled.stable_sort_by(|a, b| a.0.cmp(&b.0));
         let mut view = ClusterView::default();
         for (_, p) in &unscheduled {
             view.counts.add(p.view.health);
@@ -701,7 +705,7 @@ impl ClusterView {
             let mut pods = by_node
                 .remove(node.metadata.name.as_str())
                 .unwrap_or_default();
-            pods.sort_by(|a, b| a.0.cmp(&b.0));
+            pods.stable_sort_by(|a, b| a.0.cmp(&b.0));
             let up = machine_up.get(&node.metadata.name).copied();
             let nv = node_view(node, pods.iter().map(|(_, p)| p), up);
             view.counts.merge(&nv.counts);
@@ -745,7 +749,7 @@ impl ClusterView {
         self.counts
             .present()
             .map(|(t, n)| (t, n as usize))
-            .collect()
+            .collect_map()
     }
 
     /// True when the cluster is too big for cards: the page opens the dense tiles instead
@@ -972,7 +976,7 @@ impl ClusterCache {
                 .machines
                 .iter()
                 .map(|(n, u)| (n.as_str(), *u))
-                .collect();
+                .collect_map();
             for (name, m) in sim.machines() {
                 if before.get(name.as_str()) != Some(&m.up) {
                     dirty.insert(name.clone());
@@ -1034,7 +1038,7 @@ impl ClusterCache {
                 _ => {
                     let mut waiting: Vec<(&PodOrder, &PodPart)> =
                         groups.iter().flat_map(|g| g.iter()).collect();
-                    waiting.sort_by(|a, b| a.0.cmp(b.0));
+                    waiting.stable_sort_by(|a, b| a.0.cmp(b.0));
                     waiting.into_iter().map(|(_, p)| p.view.clone()).collect()
                 }
             };
@@ -1097,7 +1101,7 @@ impl ClusterCache {
         // Keep the Rc of every node whose view came out the same, so the page redraws only the
         // nodes that really changed even across a rebuild.
         let old = std::mem::take(&mut self.node_views);
-        let dirty: BTreeSet<String> = self.nodes.keys().cloned().collect();
+        let dirty: BTreeSet<String> = self.nodes.keys().cloned().collect_set();
         self.node_views = old
             .into_iter()
             .filter(|(n, _)| self.nodes.contains_key(n))

@@ -2,7 +2,7 @@
 
 use crate::sim::api::types::{Event, Millis};
 use crate::sim::time::human_age;
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// One row of the events list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,7 +186,7 @@ impl RowFades {
         self.newest = Some(rows.first().map(|r| r.name.clone()));
         if !self.fading.is_empty() {
             let shown: std::collections::BTreeSet<&str> =
-                rows.iter().map(|r| r.name.as_str()).collect();
+                rows.iter().map(|r| r.name.as_str()).collect_set();
             self.fading.retain(|n| shown.contains(n.as_str()));
         }
         &self.fading

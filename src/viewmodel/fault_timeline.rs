@@ -30,6 +30,7 @@ use crate::sim::api::{WatchEvent, WatchEventType};
 use crate::sim::faults::{Fault, PodTarget};
 use crate::sim::machinery::trace::{Delivery, Trace, TraceEntry, TraceKind};
 use crate::sim::world::{Sim, MACHINE_BOOT_MS};
+use crate::sort::CollectTree;
 
 /// Most incidents kept; the oldest go first.
 pub const MAX_INCIDENTS: usize = 50;
@@ -694,7 +695,7 @@ impl FaultTimeline {
                     let family = self
                         .families
                         .entry(inc.seq)
-                        .or_insert_with(|| BTreeSet::from([inc.seq]));
+                        .or_insert_with(|| std::iter::once(inc.seq).collect_set());
                     changed |= ingest(inc, family, e, &mut ctx);
                 } else if e.cause == Some(inc.seq) {
                     // A heal after the incident settled still closes it.

@@ -11,7 +11,7 @@ use crate::sim::controllers::scheduler::{self, NodeVerdict, SchedulingDecision};
 use crate::sim::input::yaml::to_yaml;
 use crate::sim::time::human_age;
 use crate::sim::world::Sim;
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// Everything the inspector shows about the selected object.
 #[derive(Clone, Debug, PartialEq)]
@@ -611,7 +611,7 @@ impl OwnershipView {
             .enumerate()
             .filter(|(_, o)| !o.meta().uid.is_empty())
             .map(|(i, o)| (o.meta().uid.as_str(), i))
-            .collect();
+            .collect_map();
         let parent: Vec<Option<usize>> = objects
             .iter()
             .map(|o| drawn_owner(o, &by_uid, &objects))

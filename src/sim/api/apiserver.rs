@@ -18,6 +18,7 @@ use super::{
     WatchEventType,
 };
 use crate::sim::rng::Rng;
+use crate::sort::CollectTree;
 
 /// The default `--service-node-port-range`, 30000-32767.
 const NODE_PORT_MIN: i64 = 30000;
@@ -475,7 +476,7 @@ impl ApiServer {
                     .ok()
             })
             .map(u32::from)
-            .collect();
+            .collect_set();
         if let Some(ip) = svc.spec.cluster_ip.as_deref().filter(|ip| !ip.is_empty()) {
             let problem = match ip.parse::<std::net::Ipv4Addr>().map(u32::from) {
                 Ok(n) if service_cidr_offset(n).is_some() => {
@@ -555,7 +556,7 @@ impl ApiServer {
             .filter_map(|o| o.as_service())
             .filter(|o| (o.metadata.namespace.as_str(), o.metadata.name.as_str()) != key)
             .flat_map(|o| o.spec.ports.iter().filter_map(|p| p.node_port))
-            .collect();
+            .collect_set();
         let mut errs = Vec::new();
         for (i, p) in svc.spec.ports.iter().enumerate() {
             let Some(np) = p.node_port.filter(|&n| n != 0) else {

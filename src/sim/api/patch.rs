@@ -7,6 +7,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::openapi::{PatchMeta, TypeRef};
+use crate::sort::StableSort;
 
 /// RFC 7386: `patch` merged into `target`; `null` deletes.
 pub fn merge(target: &mut Json, patch: &Json) {
@@ -205,7 +206,7 @@ fn merge_list(
 /// Go's `%v` of a map, as strategicpatch's errors print a list item: `map[image:nginx]`.
 fn go_map(m: &Map<String, Json>) -> String {
     let mut keys: Vec<&String> = m.keys().collect();
-    keys.sort();
+    keys.stable_sort();
     let cells: Vec<String> = keys
         .into_iter()
         .map(|k| {

@@ -8,6 +8,7 @@
 //! lowercase/uppercase mapping. Captures are parsed and ignored: `pattern` only asks "does it
 //! match?".
 
+use crate::sort::StableSort;
 use std::fmt;
 
 /// Go's `syntax.MaxNesting`: deeper groups are refused.
@@ -602,7 +603,7 @@ fn push_set(into: &mut Vec<(char, char)>, set: &[(char, char)], negate: bool) {
         return;
     }
     let mut sorted = set.to_vec();
-    sorted.sort_unstable();
+    sorted.stable_sort();
     let mut next = 0u32;
     for (lo, hi) in sorted {
         if (lo as u32) > next {

@@ -2,18 +2,19 @@
 //! does on a write (`SetDefaults_StatefulSet`, `ValidateStatefulSet` and its update rule).
 //!
 //! A StatefulSet is stored like every built-in kind without a typed variant (a [`CustomObject`]:
-//! typed metadata, the rest as JSON, Go-decoded on the way in); this module reads it through the
-//! one strict decoder and writes defaults back into the JSON, so fields it does not model (a
-//! volume claim template's `dataSource`) are kept as written.
+//! typed metadata, the rest as JSON, Go-decoded on the way in); this module reads its own fields
+//! from that JSON by hand (the selector, pod template and claim metadata, types other kinds
+//! share, through the one strict decoder) and writes defaults back into the JSON, so fields it
+//! does not model (a volume claim template's `dataSource`) are kept as written.
 
 use std::cell::RefCell;
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value as Json};
 
 use super::admission::default_template;
 use super::apiextensions::CustomObject;
-use super::strict::{decode_at, DecodeError, DecodeFindings};
+use super::strict::{decode_at, DecodeError, DecodeErrorKind, DecodeFindings};
 use super::types::{IntOrString, Kind, LabelSelector, ObjectMeta, PodTemplateSpec};
 use super::validation::{
     check_replicas, invalid_if_any, nonnegative, validate_selector_and_template, FieldError,
@@ -46,107 +47,103 @@ const UPDATABLE: [&str; 7] = [
 
 /// `spec.volumeClaimTemplates[i]`: what each pod's claim is made from. The claim's spec is kept
 /// as written; the storage wing reads it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClaimTemplate {
-    #[serde(default)]
     pub metadata: ObjectMeta,
-    #[serde(default)]
     pub spec: Json,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollingUpdateStatefulSetStrategy {
-    #[serde(default)]
     pub partition: Option<i32>,
     /// Accepted and ignored: the MaxUnavailableStatefulSet gate is off in v1.34.
-    #[serde(default)]
     pub max_unavailable: Option<IntOrString>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetUpdateStrategy {
-    #[serde(default, rename = "type")]
     pub type_: Option<String>,
-    #[serde(default)]
     pub rolling_update: Option<RollingUpdateStatefulSetStrategy>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RetentionPolicy {
-    #[serde(default)]
     pub when_deleted: Option<String>,
-    #[serde(default)]
     pub when_scaled: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ordinals {
-    #[serde(default)]
     pub start: i32,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetSpec {
-    #[serde(default)]
     pub replicas: Option<i32>,
-    #[serde(default)]
     pub selector: LabelSelector,
-    #[serde(default)]
     pub template: PodTemplateSpec,
-    #[serde(default)]
     pub volume_claim_templates: Vec<ClaimTemplate>,
-    #[serde(default)]
     pub service_name: String,
-    #[serde(default)]
     pub pod_management_policy: Option<String>,
-    #[serde(default)]
     pub update_strategy: Option<StatefulSetUpdateStrategy>,
-    #[serde(default)]
     pub revision_history_limit: Option<i32>,
-    #[serde(default)]
     pub min_ready_seconds: i32,
-    #[serde(default)]
     pub persistent_volume_claim_retention_policy: Option<RetentionPolicy>,
-    #[serde(default)]
     pub ordinals: Option<Ordinals>,
 }
 
-/// `status`, with upstream's omitempty rules (replicas and availableReplicas always printed).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// `status`.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetStatus {
-    #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub observed_generation: i64,
-    #[serde(default)]
     pub replicas: i32,
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub ready_replicas: i32,
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub current_replicas: i32,
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub updated_replicas: i32,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub current_revision: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub update_revision: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
-    #[serde(default)]
     pub available_replicas: i32,
 }
 
-fn is_zero(v: &i32) -> bool {
-    *v == 0
-}
-
-fn is_zero_i64(v: &i64) -> bool {
-    *v == 0
+impl StatefulSetStatus {
+    /// The stored form, with upstream's omitempty rules (replicas and availableReplicas always
+    /// written).
+    pub fn to_json(&self) -> Json {
+        let mut m = Map::new();
+        if self.observed_generation != 0 {
+            m.insert(
+                "observedGeneration".into(),
+                Json::from(self.observed_generation),
+            );
+        }
+        m.insert("replicas".into(), Json::from(self.replicas));
+        for (name, n) in [
+            ("readyReplicas", self.ready_replicas),
+            ("currentReplicas", self.current_replicas),
+            ("updatedReplicas", self.updated_replicas),
+        ] {
+            if n != 0 {
+                m.insert(name.into(), Json::from(n));
+            }
+        }
+        for (name, rev) in [
+            ("currentRevision", &self.current_revision),
+            ("updateRevision", &self.update_revision),
+        ] {
+            if !rev.is_empty() {
+                m.insert(name.into(), Json::String(rev.clone()));
+            }
+        }
+        if let Some(c) = self.collision_count {
+            m.insert("collisionCount".into(), Json::from(c));
+        }
+        m.insert(
+            "availableReplicas".into(),
+            Json::from(self.available_replicas),
+        );
+        Json::Object(m)
+    }
 }
 
 /// A StatefulSet read from the store.
@@ -157,6 +154,170 @@ pub struct StatefulSet {
     pub status: StatefulSetStatus,
 }
 
+/// The error of a stored StatefulSet that is not one: a part whose JSON types are not the set's.
+fn not_a_set(part: &str) -> DecodeError {
+    DecodeError {
+        kind: DecodeErrorKind::Type,
+        path: part.to_string(),
+        message: format!("{part}: not a StatefulSet's {part}"),
+    }
+}
+
+/// A JSON object read field by field with the strict decoder's rules, by hand because serde's
+/// derives through the strict decoder weigh several times this in the page: null is unset,
+/// a struct may be null, and a value of another JSON type (or an integer out of range) fails.
+#[derive(Clone, Copy)]
+struct Fields<'a> {
+    map: Option<&'a Map<String, Json>>,
+    /// `spec` or `status`, for the error.
+    part: &'static str,
+}
+
+impl<'a> Fields<'a> {
+    fn of(v: &'a Json, part: &'static str) -> Result<Fields<'a>, DecodeError> {
+        match v {
+            Json::Object(m) => Ok(Fields { map: Some(m), part }),
+            Json::Null => Ok(Fields { map: None, part }),
+            _ => Err(not_a_set(part)),
+        }
+    }
+
+    fn get(self, name: &str) -> Option<&'a Json> {
+        self.map?.get(name).filter(|v| !v.is_null())
+    }
+
+    fn object(self, name: &str) -> Result<Option<Fields<'a>>, DecodeError> {
+        self.get(name).map(|v| Fields::of(v, self.part)).transpose()
+    }
+
+    fn int(self, name: &str) -> Result<Option<i64>, DecodeError> {
+        self.get(name)
+            .map(|v| v.as_i64().ok_or_else(|| not_a_set(self.part)))
+            .transpose()
+    }
+
+    fn int32(self, name: &str) -> Result<Option<i32>, DecodeError> {
+        self.int(name)?
+            .map(|n| i32::try_from(n).map_err(|_| not_a_set(self.part)))
+            .transpose()
+    }
+
+    fn string(self, name: &str) -> Result<Option<String>, DecodeError> {
+        self.get(name)
+            .map(|v| match v {
+                Json::String(s) => Ok(s.clone()),
+                _ => Err(not_a_set(self.part)),
+            })
+            .transpose()
+    }
+
+    /// A typed field, through the strict decoder (the types the other kinds share).
+    fn typed<T: DeserializeOwned + Default>(
+        self,
+        name: &str,
+        findings: &RefCell<DecodeFindings>,
+    ) -> Result<T, DecodeError> {
+        match self.get(name) {
+            Some(v) => decode_at(
+                v,
+                &format!("{}.{name}", self.part),
+                "StatefulSetSpec",
+                findings,
+            ),
+            None => Ok(T::default()),
+        }
+    }
+}
+
+fn read_spec(
+    spec: Fields<'_>,
+    findings: &RefCell<DecodeFindings>,
+) -> Result<StatefulSetSpec, DecodeError> {
+    let mut volume_claim_templates = Vec::new();
+    match spec.get("volumeClaimTemplates") {
+        None => {}
+        Some(Json::Array(items)) => {
+            for item in items {
+                let t = Fields::of(item, "spec")?;
+                let metadata = match t.get("metadata") {
+                    Some(v) => decode_at(
+                        v,
+                        "spec.volumeClaimTemplates",
+                        "PersistentVolumeClaim",
+                        findings,
+                    )?,
+                    None => ObjectMeta::default(),
+                };
+                volume_claim_templates.push(ClaimTemplate {
+                    metadata,
+                    spec: t.get("spec").cloned().unwrap_or(Json::Null),
+                });
+            }
+        }
+        Some(_) => return Err(not_a_set("spec")),
+    }
+    let update_strategy = match spec.object("updateStrategy")? {
+        None => None,
+        Some(s) => Some(StatefulSetUpdateStrategy {
+            type_: s.string("type")?,
+            rolling_update: match s.object("rollingUpdate")? {
+                None => None,
+                Some(r) => Some(RollingUpdateStatefulSetStrategy {
+                    partition: r.int32("partition")?,
+                    max_unavailable: match r.get("maxUnavailable") {
+                        None => None,
+                        Some(Json::String(s)) => Some(IntOrString::String(s.clone())),
+                        Some(v) => Some(IntOrString::Int(
+                            v.as_i64().ok_or_else(|| not_a_set("spec"))?,
+                        )),
+                    },
+                }),
+            },
+        }),
+    };
+    let persistent_volume_claim_retention_policy =
+        match spec.object("persistentVolumeClaimRetentionPolicy")? {
+            None => None,
+            Some(p) => Some(RetentionPolicy {
+                when_deleted: p.string("whenDeleted")?,
+                when_scaled: p.string("whenScaled")?,
+            }),
+        };
+    let ordinals = match spec.object("ordinals")? {
+        None => None,
+        Some(o) => Some(Ordinals {
+            start: o.int32("start")?.unwrap_or(0),
+        }),
+    };
+    Ok(StatefulSetSpec {
+        replicas: spec.int32("replicas")?,
+        selector: spec.typed("selector", findings)?,
+        template: spec.typed("template", findings)?,
+        volume_claim_templates,
+        service_name: spec.string("serviceName")?.unwrap_or_default(),
+        pod_management_policy: spec.string("podManagementPolicy")?,
+        update_strategy,
+        revision_history_limit: spec.int32("revisionHistoryLimit")?,
+        min_ready_seconds: spec.int32("minReadySeconds")?.unwrap_or(0),
+        persistent_volume_claim_retention_policy,
+        ordinals,
+    })
+}
+
+fn read_status(status: Fields<'_>) -> Result<StatefulSetStatus, DecodeError> {
+    Ok(StatefulSetStatus {
+        observed_generation: status.int("observedGeneration")?.unwrap_or(0),
+        replicas: status.int32("replicas")?.unwrap_or(0),
+        ready_replicas: status.int32("readyReplicas")?.unwrap_or(0),
+        current_replicas: status.int32("currentReplicas")?.unwrap_or(0),
+        updated_replicas: status.int32("updatedReplicas")?.unwrap_or(0),
+        current_revision: status.string("currentRevision")?.unwrap_or_default(),
+        update_revision: status.string("updateRevision")?.unwrap_or_default(),
+        collision_count: status.int32("collisionCount")?,
+        available_replicas: status.int32("availableReplicas")?.unwrap_or(0),
+    })
+}
+
 impl StatefulSet {
     /// Reads a stored StatefulSet (Go's decoding has already checked its types, so an error here
     /// means the object is not one).
@@ -164,18 +325,10 @@ impl StatefulSet {
         let findings = RefCell::new(DecodeFindings::default());
         let null = Json::Null;
         let part = |name: &str| obj.content.get(name).unwrap_or(&null);
-        let spec = match part("spec") {
-            Json::Null => StatefulSetSpec::default(),
-            v => decode_at(v, "spec", "StatefulSetSpec", &findings)?,
-        };
-        let status = match part("status") {
-            Json::Null => StatefulSetStatus::default(),
-            v => decode_at(v, "status", "StatefulSetStatus", &findings)?,
-        };
         Ok(StatefulSet {
             metadata: obj.metadata.clone(),
-            spec,
-            status,
+            spec: read_spec(Fields::of(part("spec"), "spec")?, &findings)?,
+            status: read_status(Fields::of(part("status"), "status")?)?,
         })
     }
 
@@ -397,6 +550,67 @@ mod tests {
             "volumeClaimTemplates": [{"metadata": {"name": "www"},
                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
         }))
+    }
+
+    #[test]
+    fn the_view_reads_what_is_stored_and_refuses_what_a_set_cannot_hold() {
+        let mut obj = web();
+        admit(&mut obj, None, false).expect("valid");
+        obj.content["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] = json!("50%");
+        obj.content.insert(
+            "status".into(),
+            json!({"replicas": 2, "currentRevision": "web-1", "collisionCount": 0}),
+        );
+        let set = StatefulSet::from_custom(&obj).expect("a set");
+        assert_eq!(set.replicas(), 1);
+        assert_eq!(
+            set.spec
+                .selector
+                .match_labels
+                .get("app")
+                .map(String::as_str),
+            Some("web")
+        );
+        assert_eq!(set.spec.volume_claim_templates[0].metadata.name, "www");
+        assert_eq!(set.spec.service_name, "web");
+        assert_eq!(
+            (set.update_strategy(), set.partition()),
+            (ROLLING_UPDATE, 0)
+        );
+        assert_eq!(set.retention(), (RETAIN, RETAIN));
+        assert_eq!(set.status.replicas, 2);
+        assert_eq!(set.status.collision_count, Some(0));
+        for (field, bad) in [
+            ("replicas", json!("three")),
+            ("replicas", json!(1.5)),
+            ("minReadySeconds", json!(1_i64 << 40)),
+            ("serviceName", json!(1)),
+            ("volumeClaimTemplates", json!({})),
+            ("ordinals", json!([])),
+        ] {
+            let mut o = obj.clone();
+            o.content["spec"][field] = bad;
+            assert!(StatefulSet::from_custom(&o).is_err(), "{field}");
+        }
+        let mut o = obj.clone();
+        o.content["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] = json!(true);
+        assert!(StatefulSet::from_custom(&o).is_err());
+    }
+
+    #[test]
+    fn the_status_is_written_with_upstreams_omitempty_rules() {
+        let status = StatefulSetStatus {
+            replicas: 0,
+            current_replicas: 2,
+            update_revision: "web-2".into(),
+            collision_count: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(
+            status.to_json(),
+            json!({"replicas": 0, "currentReplicas": 2, "updateRevision": "web-2",
+                   "collisionCount": 0, "availableReplicas": 0})
+        );
     }
 
     #[test]

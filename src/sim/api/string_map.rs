@@ -13,6 +13,8 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::sort::StableSort;
+
 /// Lexicographic byte order, the order of `<[u8]>::cmp` and so of `str`, found a word at a time:
 /// the first differing word holds the first differing byte, which decides. The last word is read
 /// where it ends, overlapping bytes already found equal, so a tail costs one read, not a loop.
@@ -161,19 +163,23 @@ impl Extend<(String, String)> for StringMap {
 impl FromIterator<(String, String)> for StringMap {
     /// Later duplicates win, as collecting into a `BTreeMap` does.
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> StringMap {
-        let mut pairs: Vec<(String, String)> = iter.into_iter().collect();
-        // Stable: among equal keys the last one collected stays last, and is kept below.
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
-        for p in pairs {
-            match out.last_mut() {
-                Some(last) if last.0 == p.0 => *last = p,
-                _ => out.push(p),
-            }
-        }
-        out.shrink_to_fit();
-        StringMap(out)
+        from_pairs(iter.into_iter().collect())
     }
+}
+
+/// [`StringMap`]'s `from_iter` apart from its generic iterator, so the sort is compiled once.
+fn from_pairs(mut pairs: Vec<(String, String)>) -> StringMap {
+    // Stable: among equal keys the last one collected stays last, and is kept below.
+    pairs.stable_sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
+    for p in pairs {
+        match out.last_mut() {
+            Some(last) if last.0 == p.0 => *last = p,
+            _ => out.push(p),
+        }
+    }
+    out.shrink_to_fit();
+    StringMap(out)
 }
 
 impl<const N: usize> From<[(String, String); N]> for StringMap {

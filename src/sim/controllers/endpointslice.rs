@@ -39,7 +39,7 @@ use crate::sim::api::types::{
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// At most this many endpoints go in one slice (`--max-endpoints-per-slice`).
 pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
@@ -302,7 +302,7 @@ fn reconcile_port_mapping(
         .iter()
         .enumerate()
         .map(|(i, e)| (endpoint_id(e.as_ref().expect("just built")), i))
-        .collect();
+        .collect_map();
     let mut updated: Vec<EndpointSlice> = Vec::new();
     let mut unchanged: Vec<EndpointSlice> = Vec::new();
     // 1. Drop endpoints no longer desired and refresh changed ones.
@@ -1062,7 +1062,7 @@ mod tests {
             .into_iter()
             .map(|s| s.ports.unwrap()[0]["port"].clone())
             .collect();
-        ports.sort_by_key(|p| p.as_i64());
+        ports.stable_sort_by_key(|p| p.as_i64());
         assert_eq!(
             ports,
             vec![json!(8080), json!(9090)],

@@ -21,6 +21,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::sort::CollectTree;
 
 /// The built-in kinds whose objects the GC watches, as owners and as dependents; it watches
 /// every custom kind as well ([`Controller::watches_custom_kinds`]).
@@ -398,7 +399,7 @@ impl GarbageCollector {
     fn orphan_dependents(&self, owner: &Object, cache: &Cache, out: &mut Outcome) {
         let uid = owner.meta().uid.clone();
         let deps = self.cached_dependents(&uid, cache);
-        let only = BTreeSet::from([uid]);
+        let only = std::iter::once(uid).collect_set();
         out.batch(deps.iter().map(|d| remove_refs_patch(d, &only)).collect());
         out.batch(vec![remove_finalizer(owner, ORPHAN_FINALIZER)]);
         out.record = Some(ReconcileRecord {
@@ -484,7 +485,7 @@ impl GarbageCollector {
             .iter()
             .filter(|(_, s)| matches!(s, OwnerState::Dangling | OwnerState::Waiting))
             .map(|(r, _)| r.uid.clone())
-            .collect();
+            .collect_set();
         let waiting = states.iter().any(|(_, s)| *s == OwnerState::Waiting);
         let diff = if solid > 0 {
             if gone.is_empty() {

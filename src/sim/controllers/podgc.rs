@@ -19,6 +19,7 @@ use crate::sim::api::types::{
 use crate::sim::api::{ApiRequest, DeleteOptions, WatchEvent};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
+use crate::sort::StableSort;
 
 /// `gcCheckPeriod`.
 pub const GC_CHECK_PERIOD: Millis = 20_000;
@@ -137,7 +138,7 @@ impl Controller for PodGcController {
         // gcTerminated.
         let mut ended: Vec<&Pod> = pods.iter().copied().filter(|p| terminated(p)).collect();
         if ended.len() > TERMINATED_POD_THRESHOLD {
-            ended.sort_by(eviction_then_age);
+            ended.stable_sort_by(eviction_then_age);
             for p in &ended[..ended.len() - TERMINATED_POD_THRESHOLD] {
                 mark_failed_and_delete(&mut out, p, None, now);
                 done.push(format!("{} terminated", p.metadata.name));
@@ -157,7 +158,7 @@ impl Controller for PodGcController {
                 })
             })
             .collect();
-        stranded.sort_by(eviction_then_age);
+        stranded.stable_sort_by(eviction_then_age);
         for p in stranded {
             mark_failed_and_delete(&mut out, p, None, now);
             done.push(format!(

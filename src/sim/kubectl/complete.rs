@@ -7,6 +7,7 @@
 
 use crate::sim::api::types::Kind;
 use crate::sim::world::Sim;
+use crate::sort::StableSort;
 
 /// What Tab makes of a command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -175,7 +176,7 @@ pub fn complete(sim: &Sim, line: &str) -> Completion {
             if args.first() == Some(&"get") {
                 types.push("all");
             }
-            types.sort_unstable();
+            types.stable_sort();
             starting_with(&types, word)
         }
         Slot::Names(kind) => names(sim, kind, namespace, word),

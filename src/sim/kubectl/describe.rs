@@ -1651,7 +1651,7 @@ fn stored(w: &mut String, now: Millis, o: &CustomObject, events: Option<&[Event]
             .map(|d| {
                 let mut v: Vec<(String, Json)> =
                     d.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                v.sort_by(|a, b| a.0.cmp(&b.0));
+                v.stable_sort_by(|a, b| a.0.cmp(&b.0));
                 v
             })
             .unwrap_or_default()
@@ -1745,7 +1745,7 @@ fn generic(w: &mut String, now: Millis, o: &Object, events: Option<&[Event]>) {
     }
     let order = ["apiVersion", "kind", "metadata"];
     let mut keys: Vec<&String> = doc.keys().collect();
-    keys.sort_by_key(|k| {
+    keys.stable_sort_by_key(|k| {
         (
             order.iter().position(|o| o == k).unwrap_or(order.len()),
             k.as_str(),

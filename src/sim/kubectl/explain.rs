@@ -17,6 +17,7 @@ use crate::sim::api::apiextensions::JSONSchemaProps;
 use crate::sim::api::openapi::{self, docs, TypeRef};
 use crate::sim::api::types::Kind;
 use crate::sim::world::Sim;
+use crate::sort::StableSort;
 
 pub const EXPLAIN_FLAGS: &[Flag] = &[
     flag("recursive", None, FlagKind::Bool),
@@ -76,7 +77,7 @@ impl Node {
                             fields.push(f);
                         }
                     }
-                    fields.sort_by(|a, b| a.name.cmp(&b.name));
+                    fields.stable_sort_by(|a, b| a.name.cmp(&b.name));
                 }
                 fields
             }

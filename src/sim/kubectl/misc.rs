@@ -20,7 +20,7 @@ use crate::sim::api::types::{Event, Kind, LabelSelector, Object, ObjectKey};
 use crate::sim::input::jsonpath;
 use crate::sim::scenario::{parse_wait, Wait, WaitFor};
 use crate::sim::world::Sim;
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// The Kubernetes version the playground's components report (kubelets say the same).
 pub const KUBERNETES_VERSION: &str = "v1.34.1";
@@ -275,7 +275,7 @@ fn served_builtin() -> impl Iterator<Item = (&'static openapi::Resource, Kind)> 
 /// `kubectl api-versions`: every group/version served, custom groups included, sorted.
 pub fn api_versions(sim: &Sim) -> String {
     let mut versions: std::collections::BTreeSet<String> =
-        served_builtin().map(|(r, _)| r.api_version()).collect();
+        served_builtin().map(|(r, _)| r.api_version()).collect_set();
     for crd in sim.api().served_crds() {
         for v in crd.spec.versions.iter().filter(|v| v.served) {
             versions.insert(format!("{}/{}", crd.spec.group, v.name));

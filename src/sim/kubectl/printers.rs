@@ -19,7 +19,7 @@ use crate::sim::api::apiextensions::{CustomObject, CustomResourceColumnDefinitio
 use crate::sim::api::types::{find_condition, IntOrString, Kind, Millis, Object, Pod, Time};
 use crate::sim::input::jsonpath::{self, to_json_text, Template};
 use crate::sim::world::Sim;
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// Flags `kubectl get` accepts.
 pub const GET_FLAGS: &[Flag] = &[
@@ -1233,7 +1233,7 @@ pub fn get(sim: &mut Sim, args: &Args) -> CommandOutput {
             .iter()
             .filter(|(_, v)| !v.is_empty())
             .map(|(k, _)| *k)
-            .collect::<std::collections::BTreeSet<_>>()
+            .collect_set()
             .len(),
     };
     let with_kind = kinds_in_results > 1 || args.bool("show-kind");

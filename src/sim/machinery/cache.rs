@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::sim::api::types::{
     replace_shared, Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap,
 };
+use crate::sort::CollectTree;
 
 /// What a workload controller counts about the pods one owner controls that share one label set
 /// (a ReplicaSet's pods all carry its template's labels), kept as pods come and go so that a pass
@@ -233,7 +234,7 @@ impl Cache {
                     set.insert(key.clone());
                 } else {
                     self.by_controller
-                        .insert(r.uid.clone(), BTreeSet::from([key.clone()]));
+                        .insert(r.uid.clone(), std::iter::once(key.clone()).collect_set());
                 }
             }
             Some(r) => {
@@ -263,7 +264,7 @@ impl Cache {
                 set.insert(key.clone());
             } else {
                 self.pods_by_node
-                    .insert(node.clone(), BTreeSet::from([key.clone()]));
+                    .insert(node.clone(), std::iter::once(key.clone()).collect_set());
             }
         } else if let Some(set) = self.pods_by_node.get_mut(node) {
             set.remove(&**key);

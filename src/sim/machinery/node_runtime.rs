@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::sim::api::types::{Container, Millis};
 use crate::sim::faults::Fault;
 use crate::sim::rng::Rng;
+use crate::sort::CollectTree;
 
 /// `ContainerStatusUnknown`: the reason Kubernetes gives a container it can no longer find.
 pub const REASON_STATUS_UNKNOWN: &str = "ContainerStatusUnknown";
@@ -403,7 +404,7 @@ impl NodeRuntime {
 
     /// Hands out the next free pod IP on this node's /24 (`prefix` is e.g. `10.244.1`).
     pub fn allocate_ip(&mut self, prefix: &str) -> String {
-        let used: BTreeSet<String> = self.pods.values().map(|p| p.ip.clone()).collect();
+        let used: BTreeSet<String> = self.pods.values().map(|p| p.ip.clone()).collect_set();
         let base = self.last_ip.max(1) as u16;
         for step in 1..=253u16 {
             let mut host = base + step;

@@ -9,6 +9,7 @@ use crate::sim::api::types::{
     Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Time,
     EPOCH_UNIX_SECONDS,
 };
+use crate::sort::StableSort;
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
@@ -320,7 +321,7 @@ impl Recorder {
             .flat_map(|ws| ws.iter().map(|w| w.used))
             .collect();
         let excess = self.windows - (MAX_SIMILAR_WINDOWS - SIMILAR_EVICTION_BATCH);
-        by_use.sort_unstable();
+        by_use.stable_sort();
         // Everything used before `cutoff` goes, and at `cutoff` as many as are still needed.
         let cutoff = by_use[excess - 1];
         let mut at_cutoff = excess - by_use.partition_point(|&u| u < cutoff);

@@ -22,6 +22,7 @@ use crate::sim::api::types::{
     LAST_FOUR_DIGIT_YEAR,
 };
 use crate::sim::api::ApiRequest;
+use crate::sort::CollectTree;
 
 /// Default number of entries kept: at lesson scale (about 12,000 entries an hour) eight hours of
 /// history; at 10,000 pods a few seconds of a rollout, in about 35 MiB (native; an entry is some
@@ -271,7 +272,7 @@ pub fn cause_chain(trace: &Trace, seq: u64) -> Vec<&TraceEntry> {
 /// including `seq` itself), at most [`EFFECTS_LIMIT`] entries. One forward pass suffices because a
 /// cause always precedes its effects.
 pub fn effects_of(trace: &Trace, seq: u64) -> Vec<&TraceEntry> {
-    let mut family: BTreeSet<u64> = BTreeSet::from([seq]);
+    let mut family: BTreeSet<u64> = std::iter::once(seq).collect_set();
     let mut out = Vec::new();
     for e in trace.since(seq) {
         if out.len() >= EFFECTS_LIMIT {
@@ -646,7 +647,7 @@ fn json_changes(prefix: &str, old: &Json, new: &Json, out: &mut Vec<String>) {
     }
     match (old, new) {
         (Json::Object(a), Json::Object(b)) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect_set();
             for k in keys {
                 json_changes(
                     &join(prefix, k),

@@ -1,6 +1,7 @@
 //! The informer driver: starting, stopping and relisting components, their work queues, timers and resyncs — the loop around each controller's `reconcile`.
 
 use super::*;
+use crate::sort::CollectTree;
 
 impl Sim {
     pub(super) fn start_component(&mut self, id: &ComponentId, reason: &str) {
@@ -106,7 +107,7 @@ impl Sim {
         let rv = self.api.resource_version();
         c.cache.last_rv = rv;
         let selected: BTreeSet<ObjectKey> = if c.ctrl.has_field_selector() {
-            c.cache.all().map(|o| o.key()).collect()
+            c.cache.all().map(|o| o.key()).collect_set()
         } else {
             BTreeSet::new()
         };

@@ -1,6 +1,7 @@
 //! Watch fan-out: which running components hear of a write, and the delivery of each watch event (with its drops and delays) into an informer cache.
 
 use super::*;
+use crate::sort::StableSort;
 
 /// Which running components watch one kind, kept up to date as components start, stop,
 /// partition and heal, so a write is offered only to the components that can hear of it.
@@ -156,7 +157,7 @@ impl Sim {
             if let Some(held) = self.routed_selected.get(key) {
                 nodes.extend(held.iter().map(String::as_str));
             }
-            nodes.sort_unstable();
+            nodes.stable_sort();
             nodes.dedup();
             for n in nodes {
                 if let Ok(p) = w.by_node.binary_search_by(|m| m.as_str().cmp(n)) {
@@ -168,7 +169,7 @@ impl Sim {
                     ));
                 }
             }
-            heard.sort_by_key(|(rank, _, _)| *rank);
+            heard.stable_sort_by_key(|(rank, _, _)| *rank);
         }
         (heard, w.general.len() + w.by_node.len())
     }

@@ -42,7 +42,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// The pace of the controller queue's rate-limited adds once the per-item back-off is
 /// forgotten: client-go's default controller rate limiter includes a shared token bucket of 10
@@ -112,7 +112,7 @@ impl Controller for DeploymentController {
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let keys: BTreeSet<ObjectKey> = match &*ev.object {
-            Object::Deployment(d) => [deployment_key(d)].into(),
+            Object::Deployment(d) => std::iter::once(deployment_key(d)).collect_set(),
             Object::ReplicaSet(rs) => match (ev.type_, old.and_then(|o| o.as_replica_set())) {
                 (WatchEventType::Deleted, _) => delete_replica_set(rs, cache),
                 (WatchEventType::Modified, Some(old_rs)) => update_replica_set(old_rs, rs, cache),
@@ -219,7 +219,7 @@ fn deployments_for_replica_set(rs: &ReplicaSet, cache: &Cache) -> BTreeSet<Objec
         .filter_map(|o| o.as_deployment())
         .filter(|d| !d.spec.selector.is_empty() && d.spec.selector.matches(&rs.metadata.labels))
         .map(deployment_key)
-        .collect()
+        .collect_set()
 }
 
 fn add_replica_set(rs: &ReplicaSet, cache: &Cache) -> BTreeSet<ObjectKey> {
@@ -230,7 +230,7 @@ fn add_replica_set(rs: &ReplicaSet, cache: &Cache) -> BTreeSet<ObjectKey> {
     match rs.metadata.controller_ref() {
         Some(r) => resolve_controller_ref(&rs.metadata.namespace, r, cache)
             .into_iter()
-            .collect(),
+            .collect_set(),
         None => deployments_for_replica_set(rs, cache),
     }
 }
@@ -261,7 +261,7 @@ fn delete_replica_set(rs: &ReplicaSet, cache: &Cache) -> BTreeSet<ObjectKey> {
         .controller_ref()
         .and_then(|r| resolve_controller_ref(&rs.metadata.namespace, r, cache))
         .into_iter()
-        .collect()
+        .collect_set()
 }
 
 /// `deletePod`: a Recreate Deployment is woken when its last pod is gone (old pods block it).
@@ -301,7 +301,7 @@ fn delete_pod(pod: &Pod, cache: &Cache) -> BTreeSet<ObjectKey> {
         .filter_map(|o| o.as_replica_set())
         .filter(|rs| d.spec.selector.matches(&rs.metadata.labels) && util::is_controlled_by(rs, d))
         .map(|rs| rs.metadata.uid.as_str())
-        .collect();
+        .collect_set();
     let remaining = cache
         .list_ns(Kind::Pod, ns)
         .filter_map(|o| o.as_pod())

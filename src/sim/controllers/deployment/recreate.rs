@@ -1,6 +1,7 @@
 //! `recreate.go`: the Recreate strategy: every old pod gone before the new ReplicaSet scales up.
 
 use super::*;
+use crate::sort::CollectTree;
 
 impl DeploymentSync<'_> {
     /// `rolloutRecreate`: old ReplicaSets to 0, wait until no old pod runs, then the new one at
@@ -56,7 +57,7 @@ impl DeploymentSync<'_> {
             .iter()
             .filter(|w| !w.created)
             .map(|w| w.orig.metadata.uid.as_str())
-            .collect();
+            .collect_set();
         self.cache
             .list_ns(Kind::Pod, &self.orig.metadata.namespace)
             .filter_map(|o| o.as_pod())

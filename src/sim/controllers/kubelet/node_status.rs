@@ -2,6 +2,7 @@
 //! heartbeat that renews the kubelet's Lease.
 
 use super::*;
+use crate::sort::CollectTree;
 
 impl Kubelet {
     /// Node status (checked every 10 s, posted on change or every 5 min) and pod housekeeping:
@@ -100,7 +101,7 @@ impl Kubelet {
         let live: BTreeSet<String> = cache
             .list(Kind::Pod)
             .map(|o| o.meta().uid.clone())
-            .collect();
+            .collect_set();
         let orphans: Vec<String> = rt
             .pods
             .keys()
@@ -110,14 +111,14 @@ impl Kubelet {
         for uid in orphans {
             self.kill_orphan(rt, &uid, out);
         }
-        let known: BTreeSet<String> = live.iter().chain(rt.pods.keys()).cloned().collect();
+        let known: BTreeSet<String> = live.iter().chain(rt.pods.keys()).cloned().collect_set();
         let forgotten: BTreeSet<String> = self
             .written
             .keys()
             .chain(self.reasons.keys().map(|(u, _)| u))
             .filter(|u| !known.contains(*u))
             .cloned()
-            .collect();
+            .collect_set();
         for uid in forgotten {
             self.forget_pod(&uid);
         }

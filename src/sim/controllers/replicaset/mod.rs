@@ -11,6 +11,7 @@
 
 pub mod edge;
 
+use crate::sort::CollectTree;
 use std::collections::hash_map::DefaultHasher;
 #[allow(clippy::disallowed_types)] // PodsPerNode: lookup-only, fixed hasher (see there)
 use std::collections::HashMap;
@@ -443,7 +444,7 @@ impl Controller for ReplicaSetController {
             let n = extra.min(BURST_REPLICAS);
             let related = related_pods_per_node(rs, ctx.cache);
             let victims = pods_to_delete(&claimed, &related, n, now);
-            let keys: BTreeSet<ObjectKey> = victims.iter().map(|p| pod_key(p)).collect();
+            let keys: BTreeSet<ObjectKey> = victims.iter().map(|p| pod_key(p)).collect_set();
             self.expectations.expect_deletions(key, keys, now);
             self.pass_failed.remove(key);
             let mut deletes = Vec::new();

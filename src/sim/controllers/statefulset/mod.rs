@@ -33,6 +33,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::sort::StableSort;
 use utils::*;
 
 /// An event that waits for the answer to the request it reports on.
@@ -512,7 +513,7 @@ impl Controller for StatefulSetController {
             Some(k) => keys.push(k),
             None => keys.extend(sets_selecting(pod, cache, kinds)),
         }
-        keys.sort();
+        keys.stable_sort();
         keys.dedup();
         keys
     }
@@ -693,7 +694,7 @@ impl StatefulSetController {
                 condemned.push(pod);
             }
         }
-        condemned.sort_by_key(|p| std::cmp::Reverse(ordinal_of(p)));
+        condemned.stable_sort_by_key(|p| std::cmp::Reverse(ordinal_of(p)));
         let replicas: Vec<Replica<'_>> = slots
             .iter()
             .enumerate()
@@ -751,11 +752,9 @@ impl StatefulSetController {
         }
         if status != set.status {
             let mut obj = custom.clone();
-            if let Ok(v) = serde_json::to_value(&status) {
-                obj.content.insert("status".into(), v);
-                pass.out
-                    .request(ApiRequest::UpdateStatus(Object::Custom(obj)));
-            }
+            obj.content.insert("status".into(), status.to_json());
+            pass.out
+                .request(ApiRequest::UpdateStatus(Object::Custom(obj)));
         }
         if set.spec.min_ready_seconds > 0 && status.available_replicas != spec_replicas {
             pass.out

@@ -11,6 +11,7 @@ use crate::sim::api::openapi::stored_kind;
 use crate::sim::api::statefulset::{StatefulSet, DELETE};
 use crate::sim::api::types::{Kind, Millis, ObjectMeta, OwnerReference, Pod, PodTemplateSpec};
 use crate::sim::controllers::deployment::util::safe_encode_string;
+use crate::sort::StableSort;
 
 /// The label naming a pod of a StatefulSet (lets a Service select one replica).
 pub const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
@@ -390,7 +391,7 @@ pub fn revisions_of<'a>(
         })
         .filter_map(|o| o.as_custom().map(Revision::from_custom))
         .collect();
-    revisions.sort_by(|a, b| {
+    revisions.stable_sort_by(|a, b| {
         (a.revision, a.meta.creation_timestamp, &a.name).cmp(&(
             b.revision,
             b.meta.creation_timestamp,
