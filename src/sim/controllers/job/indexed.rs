@@ -9,6 +9,7 @@ use serde_json::{json, Value as Json};
 use crate::sim::api::apiextensions::CustomObject;
 use crate::sim::api::job::COMPLETION_INDEX;
 use crate::sim::api::types::Pod;
+use crate::sort::CollectTree;
 
 /// A pod's completion index, from its annotation.
 pub fn index_of(pod: &Pod) -> Option<usize> {
@@ -125,11 +126,11 @@ pub fn first_pending(
     n: usize,
     completions: usize,
 ) -> Vec<usize> {
-    let held: BTreeSet<usize> = pods
+    let held = pods
         .iter()
         .filter(|p| !matches!(p.status.phase.as_str(), "Succeeded" | "Failed"))
         .filter_map(|p| index_of(p))
-        .collect();
+        .collect_set();
     (0..completions)
         .filter(|i| !completed.contains(i) && !held.contains(i))
         .take(n)

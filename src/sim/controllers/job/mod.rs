@@ -40,6 +40,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::sort::CollectTree;
 use backoff::remaining_backoff;
 
 /// `MaxPodCreateDeletePerSync`.
@@ -173,7 +174,7 @@ fn uncounted(job: &CustomObject, which: &str) -> BTreeSet<String> {
         .flatten()
         .filter_map(Json::as_str)
         .map(String::from)
-        .collect()
+        .collect_set()
 }
 
 fn stamp(now: Millis) -> Json {
@@ -348,7 +349,7 @@ impl Pass<'_> {
         if pods.is_empty() {
             return;
         }
-        let keys: BTreeSet<ObjectKey> = pods.iter().map(|p| pod_key(p)).collect();
+        let keys = pods.iter().map(|p| pod_key(p)).collect_set();
         expectations.expect_deletions(self.key, keys, self.now);
         let patches: Vec<ApiRequest> = pods
             .iter()
@@ -464,8 +465,10 @@ impl JobController {
         pass.out.batch(adopt);
 
         // Count: uncounted pods seen without their finalizer (or gone) move into the totals.
-        let by_uid: BTreeMap<&str, &Pod> =
-            pods.iter().map(|p| (p.metadata.uid.as_str(), *p)).collect();
+        let by_uid: BTreeMap<&str, &Pod> = pods
+            .iter()
+            .map(|p| (p.metadata.uid.as_str(), *p))
+            .collect_map();
         let still_tracked =
             |uid: &String| by_uid.get(uid.as_str()).is_some_and(|p| has_finalizer(p));
         let int = |f: &str| job.int_at(&["status", f]).unwrap_or(0);
