@@ -263,14 +263,21 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         format_duration(now),
         session.sim.config().seed
     );
-    for kind in [
-        Kind::Node,
-        Kind::Deployment,
-        Kind::ReplicaSet,
-        Kind::Pod,
-        Kind::Service,
-        Kind::PodDisruptionBudget,
-    ] {
+    let stored = |group: &str, kind: &str| {
+        crate::sim::api::openapi::stored_kind(group, kind).map(Kind::Custom)
+    };
+    let kinds = [
+        Some(Kind::Node),
+        Some(Kind::Deployment),
+        Some(Kind::ReplicaSet),
+        stored("apps", "StatefulSet"),
+        stored("batch", "Job"),
+        Some(Kind::Pod),
+        Some(Kind::Service),
+        stored("", "PersistentVolumeClaim"),
+        Some(Kind::PodDisruptionBudget),
+    ];
+    for kind in kinds.into_iter().flatten() {
         let objs: Vec<_> = session.sim.api().list(kind).cloned().collect();
         if !objs.is_empty() {
             let _ = writeln!(out, "{}", print_table(now, kind, &objs, false, true));

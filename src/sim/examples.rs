@@ -46,6 +46,10 @@ pub const ALL: &[(&str, &str)] = &[
         "controllers-crash",
         include_str!("../lessons/controllers-crash.yaml"),
     ),
+    (
+        "run-to-completion",
+        include_str!("../lessons/run-to-completion.yaml"),
+    ),
 ];
 
 /// The built-in example called `name`.
@@ -200,6 +204,16 @@ pub const LESSONS: &[Lesson] = &[
                   and finishes it with exactly the right number of pods.",
         view: "sequence",
         order: 13,
+    },
+    Lesson {
+        name: "run-to-completion",
+        title: "Run to completion: retries, back-off, and idempotent work",
+        summary: "Two pods of a Job fail: the Job controller counts each failure once, waits 10 s, \
+                  then 20 s, and the third pod completes the Job. A second Job with backoffLimit 1 \
+                  gives up after its second failure. The controller retries the work from the \
+                  start each time, so a Job with side effects must do them idempotently.",
+        view: "events",
+        order: 14,
     },
 ];
 

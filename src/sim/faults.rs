@@ -25,6 +25,10 @@ fn default_exit_code() -> i32 {
     1
 }
 
+fn default_count() -> u32 {
+    1
+}
+
 fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Millis>, D::Error> {
     let v = Option::<Json>::deserialize(d)?;
     match v {
@@ -261,6 +265,21 @@ pub enum Fault {
     },
     /// A merge patch applied directly to a live object, outside its owner (`Kind/namespace/name`).
     EditObject { object: String, patch: Json },
+    /// The next `count` pods the Job `job` creates each exit non-zero once: their first run of
+    /// their first container ends with `exitCode` (after the time it would have run, or 1–3 s
+    /// for a server).
+    FailJobPods {
+        job: String,
+        #[serde(
+            default = "default_namespace",
+            skip_serializing_if = "is_default_namespace"
+        )]
+        namespace: String,
+        #[serde(default = "default_count")]
+        count: u32,
+        #[serde(default = "default_exit_code", rename = "exitCode")]
+        exit_code: i32,
+    },
     /// Teaching switch: runs a controller level-triggered (as Kubernetes does) or edge-triggered
     /// (acting only on each event's delta, never relisting). Restarts the component.
     SetTriggerMode {
@@ -303,6 +322,7 @@ impl Fault {
             Fault::StartComponent { .. } => "StartComponent",
             Fault::ConflictingWriter { .. } => "ConflictingWriter",
             Fault::EditObject { .. } => "EditObject",
+            Fault::FailJobPods { .. } => "FailJobPods",
             Fault::SetTriggerMode { .. } => "SetTriggerMode",
             Fault::SetResync { .. } => "SetResync",
         }

@@ -881,6 +881,7 @@ pub fn target_words(f: &Fault) -> String {
         Fault::ConflictingWriter { object, .. } | Fault::EditObject { object, .. } => {
             object.clone()
         }
+        Fault::FailJobPods { job, namespace, .. } => format!("job {namespace}/{job}"),
     }
 }
 

@@ -114,6 +114,7 @@ pub const FAULTS: &[FaultSpec] = &[
     FaultSpec { type_: "OomKill", group: "Pods", help: "The container is killed for exceeding its memory limit (exit 137, OOMKilled) and restarted.", fields: &[POD, SELECTOR, CONTAINER] },
     FaultSpec { type_: "FailReadiness", group: "Pods", help: "The readiness probe fails: the pod keeps running but stops counting as ready, and leaves its Service's endpoints.", fields: &[POD, SELECTOR, CONTAINER, DURATION] },
     FaultSpec { type_: "FailLiveness", group: "Pods", help: "The liveness probe fails: the kubelet kills and restarts the container.", fields: &[POD, SELECTOR, CONTAINER, DURATION] },
+    FaultSpec { type_: "FailJobPods", group: "Pods", help: "The Job's next pods each exit non-zero once. Watch the Job controller count each failure, wait 10 s, then 20 s, before the next pod, and give up past backoffLimit.", fields: &[f("job", "Job", FieldKind::Text, true, "pi"), f("count", "How many pods", FieldKind::Integer, false, "1"), EXIT] },
     FaultSpec { type_: "BreakImage", group: "Images", help: "The registry stops serving this image: new pulls fail with ErrImagePull, then ImagePullBackOff.", fields: &[IMAGE] },
     FaultSpec { type_: "FixImage", group: "Images", help: "The registry serves the image again: the kubelet's next retry succeeds.", fields: &[IMAGE] },
     FaultSpec { type_: "NodeDown", group: "Nodes", help: "The machine dies. Heartbeats stop; after the grace period the node controller marks it Unknown and its pods are evicted and replaced elsewhere.", fields: &[NODE] },
@@ -194,7 +195,7 @@ mod tests {
     fn every_fault_variant_is_in_the_catalogue_once() {
         let names: std::collections::BTreeSet<&str> = FAULTS.iter().map(|f| f.type_).collect();
         assert_eq!(names.len(), FAULTS.len());
-        assert_eq!(FAULTS.len(), 19, "one entry per Fault variant");
+        assert_eq!(FAULTS.len(), 20, "one entry per Fault variant");
     }
 
     #[test]

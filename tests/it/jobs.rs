@@ -334,3 +334,30 @@ fn a_pod_held_by_a_finalizer_goes_once_cleared_after_the_kubelet_confirmed_its_d
     s.advance_to(61_000, usize::MAX);
     assert_eq!(s.kubectl("get pods -o name").stdout, "");
 }
+
+#[test]
+fn fail_job_pods_makes_the_next_pods_fail_once_and_the_job_backs_off_then_completes() {
+    let mut s = started(&PI.replace(
+        r#"["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]"#,
+        r#"["sh", "-c", "sleep 2; exit 0"]"#,
+    ));
+    let fault: kubeloop::sim::faults::Fault =
+        serde_json::from_str(r#"{"type": "FailJobPods", "job": "pi", "count": 2}"#)
+            .expect("a fault");
+    let said = s.inject(fault).expect("applied");
+    assert_eq!(said, "the next 2 pod(s) of Job default/pi will exit 1");
+    s.advance_to(180_000, usize::MAX);
+    assert_eq!(jsonpath(&mut s, "job pi", "{.status.failed}"), "2");
+    assert_eq!(jsonpath(&mut s, "job pi", "{.status.succeeded}"), "1");
+    assert!(s.kubectl("get job pi").stdout.contains("Complete"));
+    let phases = jsonpath(&mut s, "pods", "{.items[*].status.phase}");
+    let mut phases: Vec<&str> = phases.split(' ').collect();
+    phases.sort();
+    assert_eq!(phases, ["Failed", "Failed", "Succeeded"]);
+    let unknown: kubeloop::sim::faults::Fault =
+        serde_json::from_str(r#"{"type": "FailJobPods", "job": "nope"}"#).expect("a fault");
+    assert_eq!(
+        s.inject(unknown),
+        Err("jobs.batch \"nope\" not found".into())
+    );
+}

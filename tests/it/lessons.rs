@@ -154,7 +154,7 @@ fn every_lesson_is_listed_once_with_metadata_that_matches_its_file() {
         lessons.as_slice(),
         "ALL lists the lessons in course order"
     );
-    assert_eq!(LESSONS.len(), 13);
+    assert_eq!(LESSONS.len(), 14);
     for (i, l) in LESSONS.iter().enumerate() {
         assert_eq!(l.order as usize, i + 1, "{}: order", l.name);
         assert!(
@@ -1182,4 +1182,51 @@ fn a_command_typed_into_the_console_with_its_standard_input_does_the_step_too() 
         .kubectl_with_input("kubectl delete pods -l app=web", None);
     assert!(out.ok, "{}", out.stderr);
     assert_eq!(run.s.try_this_statuses()[0].done_at, Some(run.t));
+}
+
+#[test]
+fn run_to_completion_failures_are_counted_once_and_retried_after_a_doubling_back_off() {
+    let mut r = Run::start("run-to-completion");
+    r.finish("run-to-completion");
+    let mut get = |what: &str, path: &str| {
+        r.s.kubectl(&format!("get {what} -o jsonpath={path}"))
+            .stdout
+    };
+    assert_eq!(get("job report", "{.status.failed}"), "2");
+    assert_eq!(get("job report", "{.status.succeeded}"), "1");
+    assert_eq!(get("job strict", "{.status.failed}"), "2");
+    assert_eq!(
+        get("job strict", "{.status.conditions[*].type}"),
+        "Suspended FailureTarget Failed"
+    );
+    assert_eq!(
+        get("job strict", "{.status.conditions[2].reason}"),
+        "BackoffLimitExceeded"
+    );
+    // report's pods: each replacement waited out the back-off after the failure before it.
+    let mut report: Vec<(u64, u64)> =
+        r.s.sim
+            .api()
+            .list(Kind::Pod)
+            .filter_map(|o| o.as_pod())
+            .filter(|p| p.metadata.name.starts_with("report-"))
+            .map(|p| {
+                let created = p.metadata.creation_timestamp.map_or(0, |t| t.0);
+                let finished = p.status.container_statuses[0]
+                    .state
+                    .terminated
+                    .as_ref()
+                    .and_then(|t| t.finished_at)
+                    .map_or(0, |t| t.0);
+                (created, finished)
+            })
+            .collect();
+    report.sort();
+    assert_eq!(report.len(), 3);
+    let waits: Vec<u64> = report
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].1) / SECOND)
+        .collect();
+    assert!((10..=11).contains(&waits[0]), "{waits:?}");
+    assert!((20..=21).contains(&waits[1]), "{waits:?}");
 }

@@ -33,6 +33,9 @@ pub struct NodeRuntime {
     pub last_ip: u8,
     /// How many times the machine lost power (changes its boot id).
     pub reboots: u32,
+    /// Pods a FailJobPods fault picked, by uid: the first run of their first container exits
+    /// with this code.
+    pub doomed: BTreeMap<String, i32>,
 }
 
 /// The sandbox (network namespace, pod IP) and containers of one pod on this node.

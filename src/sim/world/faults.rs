@@ -221,6 +221,12 @@ impl Sim {
             Fault::ConflictingWriter { object, duration } => {
                 self.race_writes_to(object, *duration, seq)
             }
+            Fault::FailJobPods {
+                job,
+                namespace,
+                count,
+                exit_code,
+            } => self.fail_job_pods(namespace, job, *count, *exit_code),
             Fault::SetTriggerMode { component, mode } => {
                 let mut out = Vec::new();
                 for id in &self.component_arg(component)? {
@@ -242,6 +248,68 @@ impl Sim {
                     None => format!("{} never resyncs", Self::names(&ids)),
                 })
             }
+        }
+    }
+
+    /// FailJobPods: the Job's next `count` pods each fail once.
+    fn fail_job_pods(
+        &mut self,
+        namespace: &str,
+        job: &str,
+        count: u32,
+        exit_code: i32,
+    ) -> Result<String, String> {
+        const MAX: u32 = 100;
+        if count == 0 || count > MAX {
+            return Err(format!("count must be between 1 and {MAX}"));
+        }
+        let kind = crate::sim::api::job::job_kind().ok_or("Jobs are not served")?;
+        if self
+            .api
+            .get(&ObjectKey::new(kind, namespace, job))
+            .is_none()
+        {
+            return Err(format!("jobs.batch {job:?} not found"));
+        }
+        self.job_failures
+            .insert((namespace.to_string(), job.to_string()), (count, exit_code));
+        Ok(format!(
+            "the next {count} pod(s) of Job {namespace}/{job} will exit {exit_code}"
+        ))
+    }
+
+    /// What FailJobPods does as requests pass: a new pod of a Job it aims at is picked, and a
+    /// picked pod, once bound, is handed to its machine, whose runtime makes its first run fail.
+    pub(super) fn doom_job_pods(&mut self, req: &ApiRequest, stored: &Object) {
+        if self.job_failures.is_empty() && self.doomed_pods.is_empty() {
+            return;
+        }
+        let Some(pod) = stored.as_pod() else {
+            return;
+        };
+        let uid = pod.metadata.uid.clone();
+        match req {
+            ApiRequest::Create(_) => {
+                let Some(r) = pod.metadata.controller_ref().filter(|r| r.kind == "Job") else {
+                    return;
+                };
+                let key = (pod.metadata.namespace.clone(), r.name.clone());
+                if let Some((left, code)) = self.job_failures.get_mut(&key) {
+                    self.doomed_pods.insert(uid, *code);
+                    *left -= 1;
+                    if *left == 0 {
+                        self.job_failures.remove(&key);
+                    }
+                }
+            }
+            ApiRequest::Bind { node, .. } => {
+                if let Some(code) = self.doomed_pods.remove(&uid) {
+                    if let Some(m) = self.machines.get_mut(node) {
+                        m.runtime.doomed.insert(uid, code);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 

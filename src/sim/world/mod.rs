@@ -285,6 +285,10 @@ pub struct Sim {
     machines_generation: u64,
     /// Images the simulated registry refuses to serve.
     broken_images: BTreeSet<String>,
+    /// FailJobPods: per Job (namespace, name), how many of its next pods fail and with what code.
+    job_failures: BTreeMap<(String, String), (u32, i32)>,
+    /// Pods picked by FailJobPods and not yet bound, by uid: binding hands them to the machine.
+    doomed_pods: BTreeMap<String, i32>,
     api_server_up: bool,
     recorder: Recorder,
     trace: Trace,
@@ -315,6 +319,8 @@ impl Sim {
             machines: BTreeMap::new(),
             machines_generation: 0,
             broken_images: BTreeSet::new(),
+            job_failures: BTreeMap::new(),
+            doomed_pods: BTreeMap::new(),
             api_server_up: true,
             recorder: Recorder::default(),
             trace: Trace::with_capacity(config.trace_capacity),
@@ -365,6 +371,8 @@ impl Sim {
             machines: self.machines.clone(),
             machines_generation: self.machines_generation,
             broken_images: self.broken_images.clone(),
+            job_failures: self.job_failures.clone(),
+            doomed_pods: self.doomed_pods.clone(),
             api_server_up: self.api_server_up,
             recorder: Recorder::default(),
             trace: Trace::with_capacity(DETACHED_TRACE),

@@ -154,6 +154,9 @@ impl Sim {
                 resource_version: rv,
             },
         );
+        if let Ok(stored) = &handled.result {
+            self.doom_job_pods(req, stored);
+        }
         self.fan_out(&handled.events);
         handled.result
     }

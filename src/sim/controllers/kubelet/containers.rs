@@ -410,6 +410,14 @@ impl Kubelet {
             // finishes as its dependency would appear.
             (Process::Serves, Role::Init) => init_run.map(|d| (d, 0)),
         };
+        let exits = match (role, rt.doomed.remove(&uid)) {
+            (Role::App, Some(code)) => Some((exits.map_or(crash_after, |(d, _)| d), code)),
+            (_, Some(code)) => {
+                rt.doomed.insert(uid.clone(), code);
+                exits
+            }
+            (_, None) => exits,
+        };
         rt.start_container(
             &uid,
             &name,
