@@ -497,3 +497,30 @@ fn kubectl_rollout_reports_history_and_undoes_a_statefulset_rollout() {
         "error: unable to find specified revision 9 in history\n"
     );
 }
+
+#[test]
+fn the_retention_policy_deletes_claims_when_scaled_down_and_when_the_set_is_deleted() {
+    let mut s = started(&WEB.replace(
+        "  serviceName: web\n",
+        "  serviceName: web\n  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Delete}\n",
+    ));
+    s.advance_to(120_000, usize::MAX);
+    assert_eq!(s.kubectl("get pvc -o name").stdout.lines().count(), 3);
+    // Each claim is owned by its pod (whenScaled) and by the set (whenDeleted).
+    let owners = s
+        .kubectl("get pvc www-web-2 -o jsonpath={.metadata.ownerReferences[*].kind}")
+        .stdout;
+    assert_eq!(owners, "StatefulSet");
+    assert!(s.kubectl("scale sts web --replicas=1").ok);
+    s.advance_to(300_000, usize::MAX);
+    assert_eq!(s.kubectl("get pods -o name").stdout, "pod/web-0\n");
+    // The condemned pods' claims were handed to their pods, and went with them.
+    assert_eq!(
+        s.kubectl("get pvc -o name").stdout,
+        "persistentvolumeclaim/www-web-0\n"
+    );
+    assert!(s.kubectl("delete sts web").ok);
+    s.advance_to(420_000, usize::MAX);
+    assert_eq!(s.kubectl("get pvc -o name").stdout, "");
+    assert_eq!(s.kubectl("get pods -o name").stdout, "");
+}
