@@ -20,7 +20,7 @@ use crate::viewmodel::cluster::{
     DENSE_PODS, DENSE_TRAY_CHIPS, ENDLESS_ANIMATIONS_MAX, ORPHAN_LABEL,
 };
 use crate::viewmodel::format::{pod_suffix, taint_pieces};
-use crate::viewmodel::inspect::DeploymentGap;
+use crate::viewmodel::inspect::{DeploymentGap, JobProgress};
 use crate::viewmodel::{ClusterView, NodeView, PodHealth, PodView, Usage};
 
 /// Cluster view inputs.
@@ -29,6 +29,8 @@ pub struct ClusterProps {
     pub view: Rc<ClusterView>,
     /// Each Deployment's spec vs status, as pills in the header.
     pub deployments: Vec<DeploymentGap>,
+    /// Each Job's progress, as pills beside them.
+    pub jobs: Vec<JobProgress>,
     pub dispatch: Callback<Action>,
     /// The selected object's key, to highlight its chip or card.
     pub selected: Option<ObjectKey>,
@@ -43,6 +45,7 @@ impl PartialEq for ClusterProps {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.view, &other.view)
             && self.deployments == other.deployments
+            && self.jobs == other.jobs
             && self.selected == other.selected
             && self.brisk == other.brisk
     }
@@ -109,6 +112,7 @@ pub fn Cluster(p: &ClusterProps) -> Html {
                 </div>
                 <div class="gap-pills">
                     { for p.deployments.iter().map(|d| gap_pill(d, &p.dispatch)) }
+                    { for p.jobs.iter().map(|j| job_pill(j, &p.dispatch)) }
                 </div>
             </div>
             if dense {
@@ -202,6 +206,30 @@ fn tray(
                 { for pods.iter().take(max_chips).map(|pod| pod_chip(pod, dispatch, selected)) }
             </div>
         </div>
+    }
+}
+
+/// A Job's progress: its status, completions, failures against its limit, and the back-off.
+fn job_pill(j: &JobProgress, dispatch: &Callback<Action>) -> Html {
+    let key = crate::sim::api::job::job_kind().map(|k| ObjectKey::new(k, &j.namespace, &j.name));
+    let select = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |_: MouseEvent| dispatch.emit(Action::Select(key.clone())))
+    };
+    let tone = match j.status {
+        "Complete" => "is-converged",
+        "Failed" | "FailureTarget" => "is-failed",
+        _ => "has-gap",
+    };
+    let words = j.words();
+    html! {
+        <button class={classes!("gap-pill", "job-pill", tone)} onclick={select}
+            data-testid={format!("job-{}", j.name)} title={format!("Job {}: {}, {}. Click to inspect it.", j.name, j.status, words)}
+            aria-label={format!("Job {}: {}, {}", j.name, j.status, words)}>
+            <span class="gap-name mono">{ format!("job/{}", j.name) }</span>
+            <span class="job-status">{ j.status }</span>
+            <span class="gap-words">{ words }</span>
+        </button>
     }
 }
 

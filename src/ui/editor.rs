@@ -674,7 +674,7 @@ pub fn Editor(p: &EditorProps) -> Html {
                     { if p.scenario_applied {
                         "Applied its objects. Run this scenario (or Reset) to start it from t=0 with its nodes, seed, steps and checks."
                     } else if p.hint {
-                        "Start here: apply the Deployment, then press Play."
+                        "Start here: apply what the editor declares, then press Play."
                     } else if p.play_hint {
                         "Applied. Now press Play (or Space): the controllers act while the clock runs."
                     } else {

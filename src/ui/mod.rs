@@ -419,6 +419,14 @@ fn App() -> Html {
     }
     let deployments = DeploymentGap::all(m.session.sim.api().list(Kind::Deployment));
     let n_deploy = deployments.len();
+    // Something the learner could have declared already runs: no "apply first" hint then.
+    let declared = n_deploy > 0
+        || [("apps", "StatefulSet"), ("batch", "Job")]
+            .iter()
+            .any(|(g, k)| {
+                crate::sim::api::openapi::stored_kind(g, k)
+                    .is_some_and(|ck| m.session.sim.api().list(Kind::Custom(ck)).next().is_some())
+            });
 
     html! {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
@@ -434,10 +442,10 @@ fn App() -> Html {
                     if let Some(lesson) = m.lesson() {
                         <lesson::LessonCard {lesson} dispatch={dispatch.clone()} />
                     }
-                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={n_deploy == 0 && m.last_apply.is_none()} play_hint={m.play_hint()}
+                    <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={!declared && m.last_apply.is_none()} play_hint={m.play_hint()}
                         scenario_applied={m.scenario_applied()} />
                 </div>
-                <cluster::Cluster view={cluster_view} {deployments} dispatch={dispatch.clone()} selected={m.selected.clone()}
+                <cluster::Cluster view={cluster_view} {deployments} jobs={crate::viewmodel::inspect::JobProgress::all(&m.session.sim)} dispatch={dispatch.clone()} selected={m.selected.clone()}
                     brisk={crate::viewmodel::cluster::brisk_motion(m.speed)} />
                 <loop_panel::LoopPanel {cards} empty={next_step.loops_text()} />
                 <section class="panel bottom-panel" aria-label="Activity">

@@ -314,6 +314,103 @@ fn pod_gap(p: &Pod, _now: Millis) -> Vec<GapRow> {
     rows
 }
 
+/// A Job's progress, for the cluster view: what `kubectl get jobs` says, its failures against
+/// its backoffLimit, and how long the failure back-off still holds its next pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobProgress {
+    pub name: String,
+    pub namespace: String,
+    /// `kubectl get jobs`' STATUS.
+    pub status: &'static str,
+    pub succeeded: i64,
+    /// spec.completions (None: done at the first success).
+    pub completions: Option<i32>,
+    pub failed: i64,
+    pub backoff_limit: i32,
+    pub active: i64,
+    /// How long the back-off still holds the next pod, in whole seconds.
+    pub next_pod_in: Option<u64>,
+}
+
+impl JobProgress {
+    /// Every Job's progress at `now`, by namespace and name.
+    pub fn all(sim: &Sim) -> Vec<JobProgress> {
+        use crate::sim::api::job as api;
+        let Some(kind) = api::job_kind() else {
+            return Vec::new();
+        };
+        let store = sim.api();
+        let mut out: Vec<JobProgress> = store
+            .list(kind)
+            .filter_map(|o| o.as_custom())
+            .map(|j| {
+                let int = |f: &str| j.int_at(&["status", f]).unwrap_or(0);
+                let status = api::status_word(j);
+                let waiting = status == "Running" && int("active") == 0;
+                let next_pod_in = waiting
+                    .then(|| {
+                        let pods: Vec<&Pod> = store
+                            .list(Kind::Pod)
+                            .filter_map(|o| o.as_pod())
+                            .filter(|p| {
+                                p.metadata
+                                    .controller_ref()
+                                    .is_some_and(|r| r.uid == j.metadata.uid)
+                            })
+                            .collect();
+                        crate::sim::controllers::job::backoff::remaining_backoff(
+                            j,
+                            &pods,
+                            sim.now(),
+                        )
+                    })
+                    .flatten()
+                    .map(|ms| ms.div_ceil(1000));
+                JobProgress {
+                    name: j.metadata.name.clone(),
+                    namespace: j.metadata.namespace.clone(),
+                    status,
+                    succeeded: int("succeeded"),
+                    completions: api::completions(j),
+                    failed: int("failed"),
+                    backoff_limit: api::backoff_limit(j),
+                    active: int("active"),
+                    next_pod_in,
+                }
+            })
+            .collect();
+        out.stable_sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        out
+    }
+
+    /// Progress in words: `1/3 done · 2 failed of 4 allowed · next pod in 12s`.
+    pub fn words(&self) -> String {
+        let done = match self.completions {
+            Some(c) => format!("{}/{c} done", self.succeeded),
+            None => format!("{} done", self.succeeded),
+        };
+        let mut parts = vec![done];
+        if self.failed > 0 {
+            parts.push(format!(
+                "{} failed of {} allowed",
+                self.failed, self.backoff_limit
+            ));
+        }
+        if self.active > 0 {
+            parts.push(format!("{} running", self.active));
+        }
+        if let Some(s) = self.next_pod_in {
+            parts.push(format!("back-off: next pod in {s}s"));
+        }
+        parts.join(" · ")
+    }
+
+    /// Finished, one way or the other.
+    pub fn finished(&self) -> bool {
+        matches!(self.status, "Complete" | "Failed")
+    }
+}
+
 /// A Deployment's spec against its status, for the cluster view's gap pills.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeploymentGap {

@@ -428,6 +428,8 @@ impl LoopCard {
             "deployment-controller" => "Deployment controller".into(),
             "replicaset-controller" => "ReplicaSet controller".into(),
             "statefulset-controller" => "StatefulSet controller".into(),
+            "job-controller" => "Job controller".into(),
+            "ttl-after-finished-controller" => "TTL-after-finished controller".into(),
             "persistentvolume-controller" => "PersistentVolume controller".into(),
             "pod-garbage-collector-controller" => "Pod garbage collector".into(),
             "local-path-provisioner" => "local-path provisioner".into(),

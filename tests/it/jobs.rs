@@ -361,3 +361,27 @@ fn fail_job_pods_makes_the_next_pods_fail_once_and_the_job_backs_off_then_comple
         Err("jobs.batch \"nope\" not found".into())
     );
 }
+
+#[test]
+fn the_cluster_view_shows_a_jobs_failures_and_the_back_off_before_its_next_pod() {
+    use kubeloop::viewmodel::inspect::JobProgress;
+    let mut s = started(FLAKY);
+    // The first pod has failed (about 2 s of work after its start); the next waits 10 s.
+    s.advance_to(12_000, usize::MAX);
+    let jobs = JobProgress::all(&s.sim);
+    assert_eq!(jobs.len(), 1);
+    let j = &jobs[0];
+    assert_eq!((j.name.as_str(), j.status), ("flaky", "Running"));
+    assert_eq!(j.failed, 1);
+    let wait = j.next_pod_in.expect("a back-off");
+    assert!((1..=10).contains(&wait), "{wait}");
+    assert_eq!(
+        j.words(),
+        format!("0/1 done · 1 failed of 2 allowed · back-off: next pod in {wait}s")
+    );
+    s.advance_to(300_000, usize::MAX);
+    let j = &JobProgress::all(&s.sim)[0];
+    assert_eq!(j.status, "Failed");
+    assert!(j.finished());
+    assert_eq!(j.words(), "0/1 done · 3 failed of 2 allowed");
+}

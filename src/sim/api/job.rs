@@ -113,6 +113,26 @@ pub fn finished(job: &CustomObject) -> bool {
     has_condition(job, "Complete") || has_condition(job, "Failed")
 }
 
+/// `printJob`'s STATUS: the first of Complete, Failed, Terminating, Suspended, FailureTarget,
+/// SuccessCriteriaMet that applies, else Running.
+pub fn status_word(job: &CustomObject) -> &'static str {
+    if has_condition(job, "Complete") {
+        "Complete"
+    } else if has_condition(job, "Failed") {
+        "Failed"
+    } else if job.metadata.deletion_timestamp.is_some() {
+        "Terminating"
+    } else if has_condition(job, "Suspended") {
+        "Suspended"
+    } else if has_condition(job, "FailureTarget") {
+        "FailureTarget"
+    } else if has_condition(job, "SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    }
+}
+
 fn clamp(v: i64) -> i32 {
     v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
 }

@@ -855,21 +855,7 @@ fn stored_cells(o: &CustomObject, now: Millis) -> Vec<String> {
 /// `printJob`'s STATUS, COMPLETIONS and DURATION.
 fn job_cells(o: &CustomObject, now: Millis) -> Vec<String> {
     use crate::sim::api::job as api;
-    let status = if api::has_condition(o, "Complete") {
-        "Complete"
-    } else if api::has_condition(o, "Failed") {
-        "Failed"
-    } else if o.metadata.deletion_timestamp.is_some() {
-        "Terminating"
-    } else if api::has_condition(o, "Suspended") {
-        "Suspended"
-    } else if api::has_condition(o, "FailureTarget") {
-        "FailureTarget"
-    } else if api::has_condition(o, "SuccessCriteriaMet") {
-        "SuccessCriteriaMet"
-    } else {
-        "Running"
-    };
+    let status = api::status_word(o);
     let succeeded = o.int_at(&["status", "succeeded"]).unwrap_or(0);
     let completions = match api::completions(o) {
         Some(c) => format!("{succeeded}/{c}"),

@@ -16,7 +16,7 @@
 //! Pods whose Job is gone or finished are "orphans": their tracking finalizer is removed so that
 //! they can go (`syncOrphanPod`).
 
-mod backoff;
+pub mod backoff;
 pub mod indexed;
 #[cfg(test)]
 mod tests;
