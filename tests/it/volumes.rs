@@ -164,3 +164,79 @@ fn a_bound_local_volume_keeps_its_pods_on_its_node() {
         format!("{node},Running")
     );
 }
+
+const EXPANDABLE: &str = r#"apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: expandable}
+provisioner: rancher.io/local-path
+volumeBindingMode: WaitForFirstConsumer
+allowVolumeExpansion: true
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: grows}
+spec:
+  storageClassName: expandable
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: user}
+spec:
+  containers: [{name: db, image: "postgres:17"}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: grows}}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: idle}
+spec:
+  storageClassName: expandable
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+"#;
+
+fn resize(s: &mut Session, claim: &str, size: &str) -> (bool, String) {
+    let out = s.kubectl(&format!(
+        "patch pvc {claim} -p '{{\"spec\":{{\"resources\":{{\"requests\":{{\"storage\":\"{size}\"}}}}}}}}'"
+    ));
+    (out.ok, format!("{}{}", out.stdout, out.stderr))
+}
+
+#[test]
+fn a_claim_of_a_class_without_expansion_cannot_grow() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("c.yaml", CLAIM_AND_POD).ok);
+    s.advance_to(60_000, usize::MAX);
+    assert!(s.kubectl("get pvc data").stdout.contains("Bound"));
+    let (ok, said) = resize(&mut s, "data", "2Gi");
+    assert!(!ok);
+    assert_eq!(
+        said,
+        "Error from server (Forbidden): persistentvolumeclaims \"data\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize\n"
+    );
+}
+
+#[test]
+fn a_bound_claim_of_an_expandable_class_may_grow_but_never_shrink_below_its_capacity() {
+    let mut s = Session::new(1);
+    let r = s.apply_text("c.yaml", EXPANDABLE);
+    assert!(r.ok, "{r:?}");
+    s.advance_to(60_000, usize::MAX);
+    assert!(s.kubectl("get pvc grows").stdout.contains("Bound"));
+    let (ok, said) = resize(&mut s, "grows", "2Gi");
+    assert!(ok, "{said}");
+    let (ok, said) = resize(&mut s, "grows", "500Mi");
+    assert!(!ok);
+    assert_eq!(
+        said,
+        "The PersistentVolumeClaim \"grows\" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity\n"
+    );
+    // The claim nobody uses waits for its first consumer, unbound: it cannot be expanded.
+    let (ok, said) = resize(&mut s, "idle", "2Gi");
+    assert!(!ok);
+    assert_eq!(
+        said,
+        "Error from server (Forbidden): persistentvolumeclaims \"idle\" is forbidden: Only bound persistent volume claims can be expanded\n"
+    );
+}

@@ -150,7 +150,15 @@ impl ApiServer {
         status: bool,
     ) -> Result<(), ApiError> {
         if obj.kind.is_builtin() {
-            let claim = obj.kind.names().kind == "PersistentVolumeClaim" && old.is_none();
+            let is_claim = obj.kind.names().kind == "PersistentVolumeClaim";
+            if let (true, Some(old), false) = (is_claim, old, status) {
+                let class = storage::str_at(old, &["spec", "storageClassName"])
+                    .zip(storage::class_kind())
+                    .and_then(|(name, kind)| self.get(&ObjectKey::new(kind, "", name)))
+                    .and_then(|o| o.as_custom());
+                storage::admit_claim_resize(obj, old, class)?;
+            }
+            let claim = is_claim && old.is_none();
             let default_class = if claim { self.default_class() } else { None };
             return customresource::admit_builtin(obj, old, status, default_class.as_deref());
         }

@@ -94,6 +94,67 @@ pub fn default_claim(obj: &mut CustomObject, create: bool, default_class: Option
     }
 }
 
+/// The bytes of a storage quantity at a path of a claim (0 when absent or malformed).
+fn storage_at(obj: &CustomObject, path: &[&str]) -> i64 {
+    str_at(obj, path)
+        .and_then(|q| super::quantity::parse_quantity(q).ok())
+        .map_or(0, |q| q.value())
+}
+
+/// What an update of a claim's requested size meets: validation's rule that the request never
+/// drops below what the volume already has (`status.capacity`; RecoverVolumeExpansionFailure
+/// lets it come back down to there), then the PersistentVolumeClaimResize admission plugin: only
+/// a bound claim whose class allows expansion may grow. `class` is the claim's StorageClass.
+pub fn admit_claim_resize(
+    obj: &CustomObject,
+    old: &CustomObject,
+    class: Option<&CustomObject>,
+) -> Result<(), super::ApiError> {
+    const REQUEST: [&str; 4] = ["spec", "resources", "requests", "storage"];
+    let (requested, before) = (storage_at(obj, &REQUEST), storage_at(old, &REQUEST));
+    if requested == before {
+        return Ok(());
+    }
+    let capacity = storage_at(old, &["status", "capacity", "storage"]);
+    if capacity > 0 && requested < capacity {
+        let err = super::validation::FieldError::forbidden(
+            "spec.resources.requests.storage",
+            "field can not be less than status.capacity",
+        );
+        return super::validation::invalid_if_any(
+            Kind::Custom(obj.kind),
+            &obj.metadata.name,
+            &[err],
+        );
+    }
+    if requested < before {
+        return Ok(());
+    }
+    let forbidden = |why: &str| super::ApiError {
+        reason: super::StatusReason::Forbidden,
+        message: format!(
+            "persistentvolumeclaims {:?} is forbidden: {why}",
+            obj.metadata.name
+        ),
+    };
+    if str_at(old, &["status", "phase"]) != Some("Bound") {
+        return Err(forbidden(
+            "Only bound persistent volume claims can be expanded",
+        ));
+    }
+    let expandable = class
+        .and_then(|c| c.content.get("allowVolumeExpansion"))
+        .and_then(Json::as_bool)
+        == Some(true);
+    if !expandable {
+        return Err(forbidden(
+            "only dynamically provisioned pvc can be resized and the storageclass that provisions \
+             the pvc must support resize",
+        ));
+    }
+    Ok(())
+}
+
 /// `SetDefaults_PersistentVolume`: `Retain`, Filesystem, `Pending` until the controller looks.
 pub fn default_volume(obj: &mut CustomObject) {
     if let Json::Object(spec) = obj
