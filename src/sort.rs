@@ -90,6 +90,23 @@ pub trait CollectTree: Iterator + Sized {
             self.collect()
         }
     }
+
+    /// Like `collect::<serde_json::Map<_, _>>()`, whose map is a `BTreeMap` built the same way.
+    fn collect_object(self) -> serde_json::Map<String, serde_json::Value>
+    where
+        Self: Iterator<Item = (String, serde_json::Value)>,
+    {
+        #[cfg(any(target_arch = "wasm32", test))]
+        {
+            let mut map = serde_json::Map::new();
+            map.extend(self);
+            map
+        }
+        #[cfg(not(any(target_arch = "wasm32", test)))]
+        {
+            self.collect()
+        }
+    }
 }
 
 impl<I: Iterator> CollectTree for I {}

@@ -1082,7 +1082,7 @@ impl ClusterCache {
         self.nodes = api
             .list(Kind::Node)
             .map(|o| (o.meta().name.clone(), o.clone()))
-            .collect();
+            .collect_map();
         self.pods.clear();
         self.by_node.clear();
         for o in api.list(Kind::Pod) {
@@ -1105,7 +1105,7 @@ impl ClusterCache {
         self.node_views = old
             .into_iter()
             .filter(|(n, _)| self.nodes.contains_key(n))
-            .collect();
+            .collect_map();
         self.refresh(dirty, true, sim);
     }
 }

@@ -25,6 +25,7 @@ use crate::sim::kubectl::{ApplyReport, CommandOutput};
 use crate::sim::scenario::StepAction;
 use crate::sim::session::Session;
 use crate::sim::world::Advanced;
+use crate::sort::CollectTree;
 
 /// Most simulation events processed in one animation frame, so the tab never freezes: a frame
 /// that hits it leaves the clock behind, and the page says the simulation is lagging.
@@ -945,7 +946,7 @@ impl Playground {
             .machines()
             .iter()
             .map(|(k, m)| (k.clone(), m.up))
-            .collect();
+            .collect_map();
         ClusterView::build(nodes, pods, &up, self.now())
     }
 

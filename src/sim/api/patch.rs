@@ -7,7 +7,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::openapi::{PatchMeta, TypeRef};
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// RFC 7386: `patch` merged into `target`; `null` deletes.
 pub fn merge(target: &mut Json, patch: &Json) {
@@ -130,7 +130,7 @@ fn strip_directives(m: &Map<String, Json>) -> Map<String, Json> {
     m.iter()
         .filter(|(k, _)| !k.starts_with('$'))
         .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+        .collect_object()
 }
 
 /// Merges a patch list into `original` as the field's patch strategy says.

@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 
 use super::apiextensions::JSONSchemaProps;
 use super::validation::{BadValue, FieldError};
+use crate::sort::CollectTree;
 
 /// Deepest schema the playground accepts (a generated CRD nests a pod template about 15 deep).
 pub const MAX_SCHEMA_DEPTH: usize = 32;
@@ -374,7 +375,7 @@ fn list_type_errors(items: &[Json], s: &JSONSchemaProps, path: &str, errs: &mut 
                 s.x_list_map_keys
                     .iter()
                     .filter_map(|k| m.get(k).map(|v| (k.clone(), v.clone())))
-                    .collect(),
+                    .collect_object(),
             ),
             _ => {
                 errs.push(FieldError::invalid(

@@ -30,7 +30,7 @@ use crate::sim::api::strict::{decode_as, decode_at, json_type_for_go};
 pub use crate::sim::api::strict::{DecodeError, DecodeErrorKind, DecodeFindings};
 use crate::sim::api::types::{CustomKind, CustomObject, Kind, Object, ObjectKey, ObjectMeta};
 use crate::sim::api::validation::{invalid_status_message, validate, BadValue, FieldError};
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// An object that decoded, defaulted and validated cleanly.
 #[derive(Clone, Debug, PartialEq)]
@@ -607,7 +607,7 @@ impl DocContext<'_> {
                         .or_else(|| rest.is_empty().then_some(rest))?;
                     Some((rest.to_string(), *s))
                 })
-                .collect();
+                .collect_map();
             let start = doc.span_of(&prefix);
             self.decode_document(YamlDoc {
                 value: item,
@@ -841,7 +841,7 @@ fn decode_custom(
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
         .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+        .collect_object();
     Ok(CustomObject {
         kind,
         api_version,

@@ -27,7 +27,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 use crate::sim::time::format_duration;
 use crate::sim::world::Sim;
-use crate::sort::StableSort;
+use crate::sort::{CollectTree, StableSort};
 
 /// How long kubectl sleeps after a 429 before evicting again.
 pub const EVICTION_RETRY: Millis = 5_000;
@@ -561,7 +561,7 @@ impl DrainController {
                         },
                     )
                 })
-                .collect(),
+                .collect_map(),
             opts,
             deadline,
             log,

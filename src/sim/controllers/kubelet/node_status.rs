@@ -389,7 +389,7 @@ fn update_default_labels(node: &Node, name: &str, out: &mut Outcome) {
         .into_iter()
         .filter(|(k, v)| node.metadata.labels.get(k) != Some(v))
         .map(|(k, v)| (k, serde_json::Value::String(v)))
-        .collect();
+        .collect_object();
     if !missing.is_empty() {
         out.request(ApiRequest::Patch {
             key: ObjectKey::new(Kind::Node, "", &node.metadata.name),

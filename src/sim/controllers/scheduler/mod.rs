@@ -49,6 +49,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sim::rng::Rng;
+use crate::sort::CollectTree;
 
 pub use plugins::{
     required_affinity_matches, HostPort, PodResources, Resources, BALANCED_ALLOCATION,
@@ -588,7 +589,7 @@ fn run_cycle(
             .iter()
             .flat_map(|(_, r)| r.reasons.iter().map(String::as_str));
         let message = plugins::fit_error_message(total_nodes, reasons, pf_message.as_deref());
-        let plugins = pass.rejected.iter().map(|(_, r)| r.plugin).collect();
+        let plugins = pass.rejected.iter().map(|(_, r)| r.plugin).collect_set();
         (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, None);
         decision.message = Some(message.clone());
         if let PostFilter::Preempt { node, victims } = &post_filter {
