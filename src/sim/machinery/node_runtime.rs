@@ -355,7 +355,10 @@ impl NodeRuntime {
     /// A freshly booted machine that sees the registry as the world describes it.
     pub fn booted(broken_images: &BTreeSet<String>) -> NodeRuntime {
         NodeRuntime {
-            broken_images: broken_images.iter().map(|i| normalize_image(i)).collect(),
+            broken_images: broken_images
+                .iter()
+                .map(|i| normalize_image(i))
+                .collect_set(),
             ..Default::default()
         }
     }
