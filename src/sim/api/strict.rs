@@ -69,18 +69,30 @@ pub fn decode_at<T: DeserializeOwned>(
     parent: &'static str,
     findings: &RefCell<DecodeFindings>,
 ) -> Result<T, DecodeError> {
-    let de = StrictDe {
-        value,
-        path: path.to_string(),
-        go_path: path.to_string(),
-        parent,
-        findings,
-    };
-    T::deserialize(de).map_err(|e| DecodeError {
-        kind: e.kind,
-        path: e.path.unwrap_or_default(),
-        message: e.message,
-    })
+    match T::deserialize(StrictDe::root(value, path, parent, findings)) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(e.into_decode_error()),
+    }
+}
+
+impl DeError {
+    #[inline(never)]
+    fn into_decode_error(self) -> DecodeError {
+        DecodeError {
+            kind: self.kind,
+            path: self.path.unwrap_or_default(),
+            message: self.message,
+        }
+    }
+
+    /// A missing field's error, which serde raises without a place, gets the struct's path.
+    #[inline(never)]
+    fn in_struct(mut self, path: &str) -> DeError {
+        if let (None, Some(field)) = (&self.path, self.missing) {
+            self.path = Some(push_key(path, field));
+        }
+        self
+    }
 }
 
 #[derive(Debug)]
@@ -165,7 +177,71 @@ fn last_segment(go_path: &str) -> &str {
     go_path.rsplit('.').next().unwrap_or(go_path)
 }
 
+// The generic methods below are compiled once per type they decode, so what does not depend on
+// the type is kept out of them, in plain functions compiled once.
 impl<'v, 'f> StrictDe<'v, 'f> {
+    #[inline(never)]
+    fn root(
+        value: &'v Json,
+        path: &str,
+        parent: &'static str,
+        findings: &'f RefCell<DecodeFindings>,
+    ) -> StrictDe<'v, 'f> {
+        StrictDe {
+            value,
+            path: path.to_string(),
+            go_path: path.to_string(),
+            parent,
+            findings,
+        }
+    }
+
+    /// The fields of a Go struct that the object holds (nulls dropped), and its Go name; the
+    /// rest are recorded as unknown (a document's own `apiVersion` and `kind` aside).
+    #[inline(never)]
+    fn struct_entries(
+        &self,
+        name: &'static str,
+        fields: &'static [&'static str],
+    ) -> Result<(Entries<'v>, &'static str), DeError> {
+        let go_name = go_struct_name(name);
+        let map = match self.value {
+            Json::Object(m) => Some(m),
+            Json::Null => None,
+            _ => return Err(self.mismatch(&format!("v1.{go_name}"))),
+        };
+        let mut entries = Vec::new();
+        for (k, v) in map.into_iter().flatten() {
+            let root_type_field = self.path.is_empty() && (k == "apiVersion" || k == "kind");
+            if fields.contains(&k.as_str()) {
+                if !v.is_null() {
+                    entries.push((k, v));
+                }
+            } else if !root_type_field {
+                self.findings
+                    .borrow_mut()
+                    .unknown
+                    .push(push_key(&self.path, k));
+            }
+        }
+        Ok((entries, go_name))
+    }
+
+    #[inline(never)]
+    fn at(&self, place: &Place<'v>) -> StrictDe<'v, 'f> {
+        self.child(
+            place.value,
+            place.path.clone(),
+            place.go_path.clone(),
+            place.parent,
+        )
+    }
+
+    #[inline(never)]
+    fn attach_at(&self, e: DeError, place: &Place<'v>) -> DeError {
+        attach(e, &place.path, &self.at(place))
+    }
+
     /// Whether this value is one of a `ResourceList`'s (requests, limits, capacity,
     /// allocatable), whose values are Quantities rather than plain strings.
     fn in_resource_list(&self) -> bool {
@@ -421,40 +497,17 @@ impl<'de, 'v: 'de, 'f> de::Deserializer<'de> for StrictDe<'v, 'f> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        let go_name = go_struct_name(name);
-        let map = match self.value {
-            Json::Object(m) => Some(m),
-            Json::Null => None,
-            _ => return Err(self.mismatch(&format!("v1.{go_name}"))),
-        };
-        let mut entries = Vec::new();
-        for (k, v) in map.into_iter().flatten() {
-            let root_type_field = self.path.is_empty() && (k == "apiVersion" || k == "kind");
-            if fields.contains(&k.as_str()) {
-                if !v.is_null() {
-                    entries.push((k, v));
-                }
-            } else if !root_type_field {
-                self.findings
-                    .borrow_mut()
-                    .unknown
-                    .push(push_key(&self.path, k));
-            }
+        let (entries, go_name) = self.struct_entries(name, fields)?;
+        let result = visitor.visit_map(StrictMap {
+            de: &self,
+            entries: entries.into_iter(),
+            pending: None,
+            parent: Some(go_name),
+        });
+        match result {
+            Ok(v) => Ok(v),
+            Err(e) => Err(e.in_struct(&self.path)),
         }
-        let path = self.path.clone();
-        visitor
-            .visit_map(StrictMap {
-                de: &self,
-                entries: entries.into_iter(),
-                pending: None,
-                parent: Some(go_name),
-            })
-            .map_err(|mut e| {
-                if let (None, Some(field)) = (&e.path, e.missing) {
-                    e.path = Some(push_key(&path, field));
-                }
-                e
-            })
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -494,21 +547,39 @@ impl<'de, 'v: 'de> SeqAccess<'de> for StrictSeq<'_, 'v, '_> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, DeError> {
-        let Some((i, item)) = self.items.next() else {
+        let Some(place) = self.next_place() else {
             return Ok(None);
         };
-        let path = push_index(&self.de.path, i);
-        let child = self
-            .de
-            .child(item, path.clone(), self.de.go_path.clone(), self.de.parent);
-        let ctx = self
-            .de
-            .child(item, path.clone(), self.de.go_path.clone(), self.de.parent);
-        seed.deserialize(child)
-            .map(Some)
-            .map_err(|e| attach(e, &path, &ctx))
+        match seed.deserialize(self.de.at(&place)) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => Err(self.de.attach_at(e, &place)),
+        }
     }
 }
+
+impl<'v> StrictSeq<'_, 'v, '_> {
+    #[inline(never)]
+    fn next_place(&mut self) -> Option<Place<'v>> {
+        let (i, item) = self.items.next()?;
+        Some(Place {
+            value: item,
+            path: push_index(&self.de.path, i),
+            go_path: self.de.go_path.clone(),
+            parent: self.de.parent,
+        })
+    }
+}
+
+/// Where a value sits, kept apart from its deserializer so that an error from it can be placed.
+struct Place<'v> {
+    value: &'v Json,
+    path: String,
+    go_path: String,
+    parent: &'static str,
+}
+
+/// An object's entries in the order they are served.
+type Entries<'v> = Vec<(&'v String, &'v Json)>;
 
 /// Serves a JSON object as a Go struct (`parent: Some(name)`) or a Go map (`parent: None`).
 struct StrictMap<'a, 'v, 'f> {
@@ -533,21 +604,32 @@ impl<'de, 'v: 'de> MapAccess<'de> for StrictMap<'_, 'v, '_> {
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, DeError> {
+        let place = self.value_place()?;
+        match seed.deserialize(self.de.at(&place)) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.de.attach_at(e, &place)),
+        }
+    }
+}
+
+impl<'v> StrictMap<'_, 'v, '_> {
+    #[inline(never)]
+    fn value_place(&mut self) -> Result<Place<'v>, DeError> {
         let Some((k, v)) = self.pending.take() else {
             return Err(de::Error::custom("value requested before key"));
         };
-        let path = push_key(&self.de.path, k);
         // Struct fields extend Go's error path and become the parent; map values do neither.
         let (go_path, parent) = match self.parent {
             Some(parent) if self.de.go_path.is_empty() => (k.clone(), parent),
             Some(parent) => (format!("{}.{k}", self.de.go_path), parent),
             None => (self.de.go_path.clone(), self.de.parent),
         };
-        let child = self.de.child(v, path.clone(), go_path, parent);
-        let ctx = self
-            .de
-            .child(v, path.clone(), child.go_path.clone(), parent);
-        seed.deserialize(child).map_err(|e| attach(e, &path, &ctx))
+        Ok(Place {
+            value: v,
+            path: push_key(&self.de.path, k),
+            go_path,
+            parent,
+        })
     }
 }
 
