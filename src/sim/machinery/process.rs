@@ -140,8 +140,14 @@ fn program_of(program: &str, args: &[&str]) -> Process {
             },
         },
         p if INTERPRETERS.contains(&p) => {
+            // A cluster of one-letter flags with `e` or `c` in it (`-e`, `-wle`, `-c`), not an
+            // option with a value (`-I/usr/lib/perl5`, `-Mbignum=bpi`).
             let inline = args.iter().any(|a| {
-                a.starts_with('-') && !a.starts_with("--") && (a.contains('e') || a.contains('c'))
+                a.strip_prefix('-').is_some_and(|flags| {
+                    !flags.is_empty()
+                        && flags.bytes().all(|b| b.is_ascii_alphabetic())
+                        && (flags.contains('e') || flags.contains('c'))
+                })
             });
             if inline {
                 Process::Exits {
@@ -439,6 +445,10 @@ mod tests {
         );
         assert_eq!(
             run("python:3.12", &["python", "-m", "http.server"]),
+            Process::Serves
+        );
+        assert_eq!(
+            run("perl", &["perl", "-I/usr/lib/perl5", "server.pl"]),
             Process::Serves
         );
     }
