@@ -50,6 +50,10 @@ pub const ALL: &[(&str, &str)] = &[
         "run-to-completion",
         include_str!("../lessons/run-to-completion.yaml"),
     ),
+    (
+        "non-idempotent-world",
+        include_str!("../lessons/non-idempotent-world.yaml"),
+    ),
 ];
 
 /// The built-in example called `name`.
@@ -214,6 +218,16 @@ pub const LESSONS: &[Lesson] = &[
                   start each time, so a Job with side effects must do them idempotently.",
         view: "events",
         order: 14,
+    },
+    Lesson {
+        name: "non-idempotent-world",
+        title: "The non-idempotent world: a volume that only grows",
+        summary: "A StatefulSet's claim template is frozen, so a bigger disk cannot be declared \
+                  there. Grow one replica's claim directly and watch the resizer and the kubelet \
+                  grow it online; a new replica still gets the old size, and the API server \
+                  refuses to shrink it back. The spec can no longer describe the world.",
+        view: "events",
+        order: 15,
     },
 ];
 

@@ -280,6 +280,30 @@ pub enum Fault {
         #[serde(default = "default_exit_code", rename = "exitCode")]
         exit_code: i32,
     },
+    /// The storage system refuses the next `count` volumes a provisioner asks it for (of
+    /// `storageClass`, or of any class): `ProvisioningFailed`, retried with back-off.
+    FailVolumeProvisioning {
+        #[serde(
+            default,
+            rename = "storageClass",
+            skip_serializing_if = "String::is_empty"
+        )]
+        storage_class: String,
+        #[serde(default = "default_count")]
+        count: u32,
+    },
+    /// The storage system refuses the next `count` expansions a resizer asks it for (of
+    /// `storageClass`, or of any class): `VolumeResizeFailed`, retried with back-off.
+    FailVolumeExpansion {
+        #[serde(
+            default,
+            rename = "storageClass",
+            skip_serializing_if = "String::is_empty"
+        )]
+        storage_class: String,
+        #[serde(default = "default_count")]
+        count: u32,
+    },
     /// Teaching switch: runs a controller level-triggered (as Kubernetes does) or edge-triggered
     /// (acting only on each event's delta, never relisting). Restarts the component.
     SetTriggerMode {
@@ -323,6 +347,8 @@ impl Fault {
             Fault::ConflictingWriter { .. } => "ConflictingWriter",
             Fault::EditObject { .. } => "EditObject",
             Fault::FailJobPods { .. } => "FailJobPods",
+            Fault::FailVolumeProvisioning { .. } => "FailVolumeProvisioning",
+            Fault::FailVolumeExpansion { .. } => "FailVolumeExpansion",
             Fault::SetTriggerMode { .. } => "SetTriggerMode",
             Fault::SetResync { .. } => "SetResync",
         }

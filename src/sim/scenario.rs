@@ -76,6 +76,10 @@ pub struct NodeShorthand {
     /// Labels every generated Node carries.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Zones the nodes are spread over, in turn (`node-1` in the first, `node-2` in the second,
+    /// …), as a cloud's node pools spread them: each Node gets `topology.kubernetes.io/zone`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
 }
 
 fn default_cpu() -> String {
@@ -96,6 +100,7 @@ impl Default for NodeShorthand {
             memory: default_memory(),
             pods: default_pods(),
             labels: BTreeMap::new(),
+            zones: Vec::new(),
         }
     }
 }
@@ -175,6 +180,10 @@ pub struct TryThis {
     /// Scripted time for headless runs of the lesson (`kubeloop run` does it at this time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// The step's point is the refusal (a frozen field, a shrink): it counts as done when its
+    /// command is refused, and the refusal is what it shows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
 }
 
 impl TryThis {
@@ -261,6 +270,17 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
                 field: e.field.clone(),
                 message: format!("Scenario {:?} is invalid: {e}", scenario.metadata.name),
             });
+        }
+        for (i, zone) in n.zones.iter().enumerate() {
+            if let Some(why) = super::api::validation::is_valid_label_value(zone).first() {
+                return Err(ScenarioError {
+                    field: format!("spec.nodes.zones[{i}]"),
+                    message: format!(
+                        "Scenario {:?} is invalid: spec.nodes.zones[{i}]: Invalid value: {zone:?}: {why}",
+                        scenario.metadata.name
+                    ),
+                });
+            }
         }
     }
     scenario.timeline()?;
@@ -743,6 +763,15 @@ mod tests {
             s.try_this_triggers(1).unwrap(),
             vec![Trigger::TryThis(0), Trigger::Step(0)]
         );
+    }
+
+    #[test]
+    fn a_zone_that_is_not_a_label_value_is_refused_at_its_field() {
+        let doc = serde_json::json!({"apiVersion": "kubeloop.dev/v1alpha1", "kind": "Scenario",
+            "metadata": {"name": "z"}, "spec": {"nodes": {"count": 2, "zones": ["zone-a", "zone b"]}}});
+        let e = decode_scenario(&doc).expect_err("refused");
+        assert_eq!(e.field, "spec.nodes.zones[1]");
+        assert!(e.message.starts_with("Scenario \"z\" is invalid: spec.nodes.zones[1]: Invalid value: \"zone b\": a valid label must be"), "{}", e.message);
     }
 
     #[test]

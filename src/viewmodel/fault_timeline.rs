@@ -882,6 +882,14 @@ pub fn target_words(f: &Fault) -> String {
             object.clone()
         }
         Fault::FailJobPods { job, namespace, .. } => format!("job {namespace}/{job}"),
+        Fault::FailVolumeProvisioning { storage_class, .. }
+        | Fault::FailVolumeExpansion { storage_class, .. } => {
+            if storage_class.is_empty() {
+                "storage".into()
+            } else {
+                format!("storageclass {storage_class}")
+            }
+        }
     }
 }
 

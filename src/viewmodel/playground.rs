@@ -789,7 +789,7 @@ impl Playground {
             return Err(text);
         }
         let result = self.try_this_action(t.action()?);
-        if result.is_ok() {
+        if result.is_ok() || t.refused {
             self.session.try_this_done(index);
             self.version += 1;
         }

@@ -433,6 +433,7 @@ impl LoopCard {
             "persistentvolume-controller" => "PersistentVolume controller".into(),
             "pod-garbage-collector-controller" => "Pod garbage collector".into(),
             "local-path-provisioner" => "local-path provisioner".into(),
+            "csi-disk-controller" => "Disk CSI driver (provisioner, resizer)".into(),
             "default-scheduler" => "Scheduler".into(),
             "garbage-collector-controller" => "Garbage collector".into(),
             "node-controller" => "Node lifecycle controller".into(),

@@ -154,7 +154,7 @@ fn every_lesson_is_listed_once_with_metadata_that_matches_its_file() {
         lessons.as_slice(),
         "ALL lists the lessons in course order"
     );
-    assert_eq!(LESSONS.len(), 14);
+    assert_eq!(LESSONS.len(), 15);
     for (i, l) in LESSONS.iter().enumerate() {
         assert_eq!(l.order as usize, i + 1, "{}: order", l.name);
         assert!(
@@ -1229,4 +1229,30 @@ fn run_to_completion_failures_are_counted_once_and_retried_after_a_doubling_back
         .collect();
     assert!((10..=11).contains(&waits[0]), "{waits:?}");
     assert!((20..=21).contains(&waits[1]), "{waits:?}");
+}
+
+#[test]
+fn the_non_idempotent_world_leaves_claims_the_template_cannot_describe_or_undo() {
+    let mut r = Run::start("non-idempotent-world");
+    r.finish("non-idempotent-world");
+    let commands = r.commands();
+    assert!(
+        commands.contains("The StatefulSet \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than"),
+        "{commands}"
+    );
+    assert!(
+        commands.contains("The PersistentVolumeClaim \"data-db-0\" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"),
+        "{commands}"
+    );
+    let mut get = |what: &str, path: &str| {
+        r.s.kubectl(&format!("get {what} -o jsonpath={path}"))
+            .stdout
+    };
+    assert_eq!(get("pvc data-db-0", "{.status.capacity.storage}"), "2Gi");
+    assert_eq!(get("pvc data-db-1", "{.status.capacity.storage}"), "1Gi");
+    assert_eq!(get("pvc data-db-2", "{.status.capacity.storage}"), "1Gi");
+    assert_eq!(
+        get("pod db-0", "{.status.containerStatuses[0].restartCount}"),
+        "0"
+    );
 }

@@ -240,3 +240,329 @@ fn a_bound_claim_of_an_expandable_class_may_grow_but_never_shrink_below_its_capa
         "Error from server (Forbidden): persistentvolumeclaims \"idle\" is forbidden: Only bound persistent volume claims can be expanded\n"
     );
 }
+
+/// Four nodes over two zones (node-1, node-3 in zone-a; node-2, node-4 in zone-b), the zonal disk
+/// driver's class, and a pod on one of its disks.
+const ZONAL: &str = r#"apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: zonal}
+spec:
+  nodes: {count: 4, zones: [zone-a, zone-b]}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zonal}
+provisioner: disk.csi.kubeloop.dev
+volumeBindingMode: WaitForFirstConsumer
+allowVolumeExpansion: true
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: disk}
+spec:
+  storageClassName: zonal
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers: [{name: db, image: "postgres:17"}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: disk}}]
+"#;
+
+fn zonal() -> Session {
+    let mut s = Session::load("zonal.yaml", ZONAL, Some(1)).expect("loads");
+    s.advance_to(60_000, usize::MAX);
+    s
+}
+
+fn jsonpath(s: &mut Session, what: &str, path: &str) -> String {
+    let out = s.kubectl(&format!("get {what} -o jsonpath={path}"));
+    assert!(out.ok, "{}", out.stderr);
+    out.stdout
+}
+
+#[test]
+fn nodes_spread_over_the_scenarios_zones_in_turn() {
+    let mut s = zonal();
+    let zones = s
+        .kubectl("get nodes -L topology.kubernetes.io/zone --no-headers")
+        .stdout;
+    let zones: Vec<(String, String)> = zones
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0].to_string(), w[w.len() - 1].to_string())
+        })
+        .collect();
+    assert_eq!(
+        zones,
+        [
+            ("node-1".into(), "zone-a".into()),
+            ("node-2".into(), "zone-b".into()),
+            ("node-3".into(), "zone-a".into()),
+            ("node-4".into(), "zone-b".into())
+        ]
+    );
+}
+
+#[test]
+fn a_zonal_disk_is_made_in_its_first_consumers_zone_and_reachable_from_that_zone_only() {
+    let mut s = zonal();
+    let node = jsonpath(&mut s, "pod db", "{.spec.nodeName}");
+    let zone = jsonpath(
+        &mut s,
+        &format!("node {node}"),
+        "{.metadata.labels.topology\\.kubernetes\\.io/zone}",
+    );
+    let volume = jsonpath(&mut s, "pvc disk", "{.spec.volumeName}");
+    let pv = jsonpath(
+        &mut s,
+        &format!("pv {volume}"),
+        "{.spec.csi.driver},{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key},{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}",
+    );
+    assert_eq!(
+        pv,
+        format!("disk.csi.kubeloop.dev,topology.kubernetes.io/zone,{zone}")
+    );
+    assert_eq!(
+        events_of(&s, "PersistentVolumeClaim", "disk")
+            .last()
+            .map(String::as_str),
+        Some(format!("ProvisioningSucceeded Successfully provisioned volume {volume}").as_str())
+    );
+
+    // A second pod of the disk pinned to a node of the other zone cannot go there.
+    let other = if zone == "zone-a" { "node-2" } else { "node-1" };
+    let pinned = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: elsewhere}}\nspec:\n  nodeSelector: {{kubernetes.io/hostname: {other}}}\n  containers: [{{name: c, image: \"busybox:1.36\", command: [sleep, infinity]}}]\n  volumes: [{{name: data, persistentVolumeClaim: {{claimName: disk}}}}]\n"
+    );
+    assert!(s.apply_text("elsewhere.yaml", &pinned).ok);
+    s.advance_to(70_000, usize::MAX);
+    let failed = events_of(&s, "Pod", "elsewhere");
+    assert!(
+        failed.iter().any(
+            |e| e.starts_with("FailedScheduling 0/4 nodes are available:")
+                && e.contains("1 node(s) didn't match PersistentVolume's node affinity")
+        ),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn a_volume_labelled_with_a_zone_keeps_its_pods_in_that_zone() {
+    let mut s = Session::load(
+        "zoned.yaml",
+        r#"apiVersion: kubeloop.dev/v1alpha1
+kind: Scenario
+metadata: {name: zoned}
+spec:
+  nodes: {count: 2, zones: [zone-a, zone-b]}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: old-disk
+  labels: {topology.kubernetes.io/zone: zone-b}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  hostPath: {path: /srv/old-disk}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: old}
+spec:
+  storageClassName: ""
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: reader}
+spec:
+  nodeSelector: {kubernetes.io/hostname: node-1}
+  containers: [{name: c, image: "busybox:1.36", command: [sleep, infinity]}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: old}}]
+"#,
+        Some(1),
+    )
+    .expect("loads");
+    s.advance_to(40_000, usize::MAX);
+    assert_eq!(jsonpath(&mut s, "pvc old", "{.status.phase}"), "Bound");
+    let failed = events_of(&s, "Pod", "reader");
+    assert!(
+        failed
+            .iter()
+            .any(|e| e.contains("1 node(s) had no available volume zone")),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn a_grown_claim_is_resized_by_the_driver_then_online_by_the_kubelet_over_simulated_time() {
+    let mut s = zonal();
+    let volume = jsonpath(&mut s, "pvc disk", "{.spec.volumeName}");
+    let node = jsonpath(&mut s, "pod db", "{.spec.nodeName}");
+    let (ok, said) = resize(&mut s, "disk", "5Gi");
+    assert!(ok, "{said}");
+    let t = s.sim.now();
+    s.advance_to(t + 1_000, usize::MAX);
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pvc disk",
+            "{.status.capacity.storage},{.status.allocatedResources.storage},{.status.allocatedResourceStatuses.storage},{.status.conditions[0].type}"
+        ),
+        "1Gi,5Gi,ControllerResizeInProgress,Resizing"
+    );
+    s.advance_to(t + 5_500, usize::MAX);
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pvc disk",
+            "{.status.capacity.storage},{.status.allocatedResourceStatuses.storage},{.status.conditions[0].type}"
+        ),
+        "1Gi,NodeResizePending,FileSystemResizePending"
+    );
+    assert_eq!(
+        jsonpath(&mut s, &format!("pv {volume}"), "{.spec.capacity.storage}"),
+        "5Gi"
+    );
+    s.advance_to(t + 10_000, usize::MAX);
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pvc disk",
+            "{.status.capacity.storage},{.status.allocatedResourceStatuses},{.status.conditions}"
+        ),
+        "5Gi,,"
+    );
+    let events: Vec<String> = events_of(&s, "PersistentVolumeClaim", "disk")
+        .into_iter()
+        .skip_while(|e| !e.starts_with("Resizing"))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            format!("Resizing External resizer is resizing volume {volume}"),
+            "FileSystemResizeRequired Require file system resize of volume on node".into(),
+            format!("FileSystemResizeSuccessful MountVolume.NodeExpandVolume succeeded for volume \"{volume}\" {node}"),
+        ]
+    );
+    // The pod never restarted: the filesystem grew online.
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pod db",
+            "{.status.containerStatuses[0].restartCount}"
+        ),
+        "0"
+    );
+}
+
+#[test]
+fn a_claim_no_pod_mounts_waits_for_a_node_to_grow_its_filesystem() {
+    let mut s = zonal();
+    assert!(s.kubectl("delete pod db").ok);
+    let t = s.sim.now();
+    s.advance_to(t + 40_000, usize::MAX);
+    let (ok, said) = resize(&mut s, "disk", "3Gi");
+    assert!(ok, "{said}");
+    s.advance_to(t + 80_000, usize::MAX);
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pvc disk",
+            "{.status.capacity.storage},{.status.allocatedResourceStatuses.storage},{.status.conditions[0].message}"
+        ),
+        "1Gi,NodeResizePending,Waiting for user to (re-)start a pod to finish file system resize of volume on node."
+    );
+    assert!(s.apply_text("zonal.yaml", ZONAL).ok);
+    s.advance_to(t + 120_000, usize::MAX);
+    assert_eq!(
+        jsonpath(&mut s, "pvc disk", "{.status.capacity.storage}"),
+        "3Gi"
+    );
+}
+
+#[test]
+fn a_refused_expansion_is_retried_with_back_off_until_the_claim_grows() {
+    let mut s = zonal();
+    s.inject(
+        serde_json::from_str(r#"{"type":"FailVolumeExpansion","storageClass":"zonal","count":2}"#)
+            .expect("fault"),
+    )
+    .expect("injected");
+    let (ok, said) = resize(&mut s, "disk", "2Gi");
+    assert!(ok, "{said}");
+    let t = s.sim.now();
+    s.advance_to(t + 4_500, usize::MAX);
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pvc disk",
+            "{.status.allocatedResourceStatuses.storage},{.status.conditions[0].type}"
+        ),
+        "ControllerResizeFailed,ControllerResizeError"
+    );
+    s.advance_to(t + 60_000, usize::MAX);
+    assert_eq!(
+        jsonpath(&mut s, "pvc disk", "{.status.capacity.storage}"),
+        "2Gi"
+    );
+    let failures = events_of(&s, "PersistentVolumeClaim", "disk")
+        .into_iter()
+        .filter(|e| e.starts_with("VolumeResizeFailed"))
+        .count();
+    // The recorder aggregates repeats into one Event (count 2).
+    assert_eq!(failures, 1);
+    let count = s
+        .sim
+        .api()
+        .list(kubeloop::sim::api::types::Kind::Event)
+        .filter_map(|o| o.as_event())
+        .find(|e| e.reason == "VolumeResizeFailed")
+        .map(|e| e.count);
+    assert_eq!(count, Some(2));
+}
+
+#[test]
+fn a_refused_volume_is_provisioned_again_after_the_provisioners_back_off() {
+    let mut s = Session::new(1);
+    s.inject(
+        serde_json::from_str(r#"{"type":"FailVolumeProvisioning","count":1}"#).expect("fault"),
+    )
+    .expect("injected");
+    assert!(s.apply_text("c.yaml", CLAIM_AND_POD).ok);
+    s.advance_to(60_000, usize::MAX);
+    assert_eq!(jsonpath(&mut s, "pvc data", "{.status.phase}"), "Bound");
+    let events = events_of(&s, "PersistentVolumeClaim", "data");
+    assert!(
+        events.iter().any(|e| e.starts_with(
+            "ProvisioningFailed failed to provision volume with StorageClass \"standard\": "
+        )),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .last()
+            .is_some_and(|e| e.starts_with("ProvisioningSucceeded")),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_storage_fault_names_a_class_that_exists() {
+    let mut s = Session::new(1);
+    let err = s
+        .inject(
+            serde_json::from_str(r#"{"type":"FailVolumeExpansion","storageClass":"fast"}"#)
+                .expect("fault"),
+        )
+        .expect_err("refused");
+    assert_eq!(err, "storageclasses.storage.k8s.io \"fast\" not found");
+}

@@ -31,6 +31,28 @@ pub const PROVISIONED_BY: &str = "pv.kubernetes.io/provisioned-by";
 pub const STANDARD_CLASS: &str = "standard";
 /// Its provisioner: kind's local-path provisioner, which makes each volume on one node.
 pub const LOCAL_PATH_PROVISIONER: &str = "rancher.io/local-path";
+/// The simulated cloud's block-storage CSI driver: zonal disks that grow online, a stand-in for
+/// a cloud's (GCE PD, EBS, Azure Disk). Every cluster runs it; a StorageClass names it.
+pub const DISK_DRIVER: &str = "disk.csi.kubeloop.dev";
+/// The well-known label of a node's (and a zonal volume's) zone.
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// `status.allocatedResourceStatuses["storage"]` while a claim grows (core/v1's
+/// ClaimResourceStatus values, RecoverVolumeExpansionFailure being GA in v1.34).
+pub const CONTROLLER_RESIZE_IN_PROGRESS: &str = "ControllerResizeInProgress";
+pub const CONTROLLER_RESIZE_FAILED: &str = "ControllerResizeFailed";
+pub const NODE_RESIZE_PENDING: &str = "NodeResizePending";
+/// The condition a claim shows while its filesystem waits for a node to grow it, and its message.
+pub const FILE_SYSTEM_RESIZE_PENDING: &str = "FileSystemResizePending";
+pub const FILE_SYSTEM_RESIZE_PENDING_MESSAGE: &str =
+    "Waiting for user to (re-)start a pod to finish file system resize of volume on node.";
+/// The conditions resizing writes; a new step replaces the last one's.
+const RESIZE_CONDITIONS: [&str; 4] = [
+    "Resizing",
+    FILE_SYSTEM_RESIZE_PENDING,
+    "ControllerResizeError",
+    "NodeResizeError",
+];
 
 /// The stored kinds of the storage wing.
 pub fn claim_kind() -> Option<Kind> {
@@ -95,7 +117,7 @@ pub fn default_claim(obj: &mut CustomObject, create: bool, default_class: Option
 }
 
 /// The bytes of a storage quantity at a path of a claim (0 when absent or malformed).
-fn storage_at(obj: &CustomObject, path: &[&str]) -> i64 {
+pub fn storage_at(obj: &CustomObject, path: &[&str]) -> i64 {
     str_at(obj, path)
         .and_then(|q| super::quantity::parse_quantity(q).ok())
         .map_or(0, |q| q.value())
@@ -153,6 +175,58 @@ pub fn admit_claim_resize(
         ));
     }
     Ok(())
+}
+
+/// Where a claim's expansion is: `status.allocatedResourceStatuses["storage"]`.
+pub fn resize_status(claim: &CustomObject) -> Option<&str> {
+    str_at(claim, &["status", "allocatedResourceStatuses", "storage"])
+}
+
+/// The status merge patch of a claim's next resize step: its resize status (`None` clears it)
+/// and the condition that says so (`(type, message)`), replacing the last step's condition.
+/// `extra` adds fields (`allocatedResources`, `capacity`).
+pub fn resize_step_patch(
+    claim: &CustomObject,
+    resize_status: Option<&str>,
+    condition: Option<(&str, &str)>,
+    stamp: &str,
+    extra: Map<String, Json>,
+) -> Json {
+    let mut conditions: Vec<Json> = claim
+        .content
+        .get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            !c.get("type")
+                .and_then(Json::as_str)
+                .is_some_and(|t| RESIZE_CONDITIONS.contains(&t))
+        })
+        .cloned()
+        .collect();
+    if let Some((type_, message)) = condition {
+        let mut c = json!({"type": type_, "status": "True", "lastProbeTime": null, "lastTransitionTime": stamp});
+        if !message.is_empty() {
+            c["message"] = json!(message);
+        }
+        conditions.push(c);
+    }
+    let mut status = extra;
+    status.insert(
+        "allocatedResourceStatuses".into(),
+        resize_status.map_or(Json::Null, |s| json!({"storage": s})),
+    );
+    status.insert(
+        "conditions".into(),
+        if conditions.is_empty() {
+            Json::Null
+        } else {
+            Json::Array(conditions)
+        },
+    );
+    json!({"status": status})
 }
 
 /// `SetDefaults_PersistentVolume`: `Retain`, Filesystem, `Pending` until the controller looks.

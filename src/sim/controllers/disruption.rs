@@ -663,6 +663,7 @@ mod tests {
             cache: &cache,
             rng: &mut rng,
             runtime: None,
+            storage: None,
         };
         let key = ObjectKey::new(
             Kind::PodDisruptionBudget,

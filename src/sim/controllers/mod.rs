@@ -19,6 +19,7 @@ pub(crate) mod testing;
 pub mod ttl_after_finished;
 
 use super::machinery::controller::Controller;
+use persistentvolume::provisioner::{Driver, ExternalProvisioner};
 
 /// The control plane a fresh cluster runs: kube-controller-manager's controllers and the scheduler.
 pub fn control_plane() -> Vec<Box<dyn Controller>> {
@@ -37,7 +38,8 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(endpointslice::EndpointSliceController::new()),
         Box::new(namespace::NamespaceController::new()),
         Box::new(scheduler::Scheduler::new()),
-        Box::new(persistentvolume::provisioner::LocalPathProvisioner::new()),
+        Box::new(ExternalProvisioner::new(Driver::LocalPath)),
+        Box::new(ExternalProvisioner::new(Driver::Disk)),
     ]
 }
 

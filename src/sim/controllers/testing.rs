@@ -44,6 +44,7 @@ pub fn reconcile_with(
             cache,
             rng,
             runtime,
+            storage: None,
         },
     )
 }

@@ -40,6 +40,8 @@ pub enum ComponentId {
     Scheduler,
     /// kind's local-path provisioner, an external provisioner that runs in the cluster.
     Provisioner,
+    /// The zonal disk driver's controller plugin: its external-provisioner and external-resizer.
+    CsiDisk,
     /// The kubelet of one node.
     Kubelet(String),
     /// A running `kubectl drain NODE`: a client that evicts over simulated time (added at runtime).
@@ -76,6 +78,7 @@ impl ComponentId {
             ComponentId::PersistentVolume => "persistentvolume-controller".into(),
             ComponentId::PodGc => "pod-garbage-collector-controller".into(),
             ComponentId::Provisioner => "local-path-provisioner".into(),
+            ComponentId::CsiDisk => "csi-disk-controller".into(),
             ComponentId::GarbageCollector => "garbage-collector-controller".into(),
             ComponentId::NodeLifecycle => "node-controller".into(),
             ComponentId::TaintEviction => "taint-eviction-controller".into(),
@@ -101,6 +104,7 @@ impl ComponentId {
                 ComponentId::PersistentVolume
             }
             "local-path-provisioner" | "rancher.io/local-path" => ComponentId::Provisioner,
+            "csi-disk-controller" | "disk.csi.kubeloop.dev" => ComponentId::CsiDisk,
             "pod-garbage-collector-controller" | "podgc" => ComponentId::PodGc,
             "garbage-collector-controller" | "garbage-collector" | "gc" => {
                 ComponentId::GarbageCollector
@@ -249,6 +253,8 @@ pub struct Ctx<'a> {
     pub cache: &'a Cache,
     pub rng: &'a mut Rng,
     pub runtime: Option<&'a mut NodeRuntime>,
+    /// The storage system a volume driver calls (its provisioner and resizer); None elsewhere.
+    pub storage: Option<&'a mut crate::sim::machinery::storage_backend::StorageBackend>,
 }
 
 /// A simulated component: a controller, the scheduler, or a kubelet.

@@ -8,5 +8,6 @@ pub mod controller;
 pub mod node_runtime;
 pub mod process;
 pub mod recorder;
+pub mod storage_backend;
 pub mod trace;
 pub mod workqueue;

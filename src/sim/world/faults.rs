@@ -1,6 +1,7 @@
 //! Faults: one method per fault behind a short dispatch, and the heals that end the ones with a duration.
 
 use super::*;
+use crate::sim::machinery::storage_backend::StorageCall;
 
 /// A rule that makes a component lose watch events.
 #[derive(Clone, Debug, PartialEq)]
@@ -227,6 +228,14 @@ impl Sim {
                 count,
                 exit_code,
             } => self.fail_job_pods(namespace, job, *count, *exit_code),
+            Fault::FailVolumeProvisioning {
+                storage_class,
+                count,
+            } => self.fail_storage_calls(StorageCall::Provision, storage_class, *count),
+            Fault::FailVolumeExpansion {
+                storage_class,
+                count,
+            } => self.fail_storage_calls(StorageCall::Expand, storage_class, *count),
             Fault::SetTriggerMode { component, mode } => {
                 let mut out = Vec::new();
                 for id in &self.component_arg(component)? {
@@ -249,6 +258,40 @@ impl Sim {
                 })
             }
         }
+    }
+
+    /// FailVolumeProvisioning, FailVolumeExpansion: the storage system refuses the next `count`
+    /// calls for volumes of `class` ("" = any).
+    fn fail_storage_calls(
+        &mut self,
+        call: StorageCall,
+        class: &str,
+        count: u32,
+    ) -> Result<String, String> {
+        const MAX: u32 = 100;
+        if count == 0 || count > MAX {
+            return Err(format!("count must be between 1 and {MAX}"));
+        }
+        if !class.is_empty() {
+            let kind =
+                crate::sim::api::storage::class_kind().ok_or("StorageClasses are not served")?;
+            if self.api.get(&ObjectKey::new(kind, "", class)).is_none() {
+                return Err(format!("storageclasses.storage.k8s.io {class:?} not found"));
+            }
+        }
+        self.storage.fail_next(call, class, count);
+        let what = match call {
+            StorageCall::Provision => "volume(s) asked",
+            StorageCall::Expand => "expansion(s) asked",
+        };
+        let of = if class.is_empty() {
+            "of any class".to_string()
+        } else {
+            format!("of StorageClass {class}")
+        };
+        Ok(format!(
+            "the storage system will refuse the next {count} {what} {of}"
+        ))
     }
 
     /// FailJobPods: the Job's next `count` pods each fail once.

@@ -226,15 +226,19 @@ impl Sim {
         c.pump_scheduled = false;
         let Some(key) = c.queue.pop() else { return };
         let (trigger, cause) = c.triggers.remove(&key).unwrap_or(("requeue", None));
-        let runtime = match id {
-            ComponentId::Kubelet(node) => self.machines.get_mut(node).map(|m| &mut m.runtime),
-            _ => None,
+        let (runtime, storage) = match id {
+            ComponentId::Kubelet(node) => {
+                (self.machines.get_mut(node).map(|m| &mut m.runtime), None)
+            }
+            ComponentId::Provisioner | ComponentId::CsiDisk => (None, Some(&mut self.storage)),
+            _ => (None, None),
         };
         let mut ctx = Ctx {
             now,
             cache: &c.cache,
             rng: &mut c.rng,
             runtime,
+            storage,
         };
         let outcome: Outcome = c.ctrl.reconcile(&key, &mut ctx);
         if !c.queue.is_empty() {

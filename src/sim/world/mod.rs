@@ -287,6 +287,8 @@ pub struct Sim {
     broken_images: BTreeSet<String>,
     /// FailJobPods: per Job (namespace, name), how many of its next pods fail and with what code.
     job_failures: BTreeMap<(String, String), (u32, i32)>,
+    /// The storage system the volume drivers call (FailVolumeProvisioning/Expansion set it up).
+    storage: crate::sim::machinery::storage_backend::StorageBackend,
     /// Pods picked by FailJobPods and not yet bound, by uid: binding hands them to the machine.
     doomed_pods: BTreeMap<String, i32>,
     api_server_up: bool,
@@ -320,6 +322,7 @@ impl Sim {
             machines_generation: 0,
             broken_images: BTreeSet::new(),
             job_failures: BTreeMap::new(),
+            storage: Default::default(),
             doomed_pods: BTreeMap::new(),
             api_server_up: true,
             recorder: Recorder::default(),
@@ -372,6 +375,7 @@ impl Sim {
             machines_generation: self.machines_generation,
             broken_images: self.broken_images.clone(),
             job_failures: self.job_failures.clone(),
+            storage: self.storage.clone(),
             doomed_pods: self.doomed_pods.clone(),
             api_server_up: self.api_server_up,
             recorder: Recorder::default(),

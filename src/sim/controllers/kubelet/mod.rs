@@ -210,6 +210,9 @@ pub struct Kubelet {
     lease_exists: bool,
     /// Per pod uid: when its volumes may be mounted again after a failed attempt.
     mount_retry: BTreeMap<String, MountRetry>,
+    /// Claims whose filesystem this kubelet grows online (NodeExpandVolume), by claim uid: when
+    /// the expansion is done, or `None` once its status has been sent.
+    expanding: BTreeMap<String, Option<Millis>>,
 }
 
 impl Kubelet {
@@ -237,6 +240,7 @@ impl Kubelet {
             lease: None,
             lease_exists: false,
             mount_retry: BTreeMap::new(),
+            expanding: BTreeMap::new(),
         }
     }
 
@@ -432,6 +436,9 @@ impl Kubelet {
                 return out;
             }
             self.sync_running(&obj, pod, node, cache, now, rng, rt, &mut out);
+            if rt.pods.contains_key(&pod.metadata.uid) {
+                self.expand_filesystems(&obj, pod, cache, now, &mut out);
+            }
         }
         out
     }
@@ -535,6 +542,7 @@ impl Controller for Kubelet {
             cache,
             rng,
             runtime,
+            ..
         } = ctx;
         let now = *now;
         match key.kind {

@@ -16,6 +16,9 @@
 use super::*;
 use crate::sim::api::openapi;
 
+/// How long growing a mounted filesystem takes (NodeExpandVolume, `resize2fs` online).
+pub(super) const NODE_EXPAND_TIME: Millis = 2_000;
+
 /// nestedpendingoperations' first wait after a failed mount, doubled after each failure.
 pub(super) const MOUNT_RETRY_INITIAL: Millis = 500;
 /// …up to `maxDurationBeforeRetry`, 2m2s.
@@ -212,6 +215,81 @@ impl Kubelet {
             ),
         });
         Some(())
+    }
+
+    /// The volume manager's online expansion (`NodeExpandVolume`): a claim this running pod
+    /// mounts that waits for a node (`NodeResizePending`) has its filesystem grown
+    /// [`NODE_EXPAND_TIME`] later, and its `status.capacity` becomes the allocated size; the
+    /// resize conditions go, and `FileSystemResizeSuccessful` is recorded on the claim and the pod.
+    pub(super) fn expand_filesystems(
+        &mut self,
+        obj: &Arc<Object>,
+        pod: &Pod,
+        cache: &Cache,
+        now: Millis,
+        out: &mut Outcome,
+    ) {
+        use crate::sim::api::storage::{
+            resize_status, resize_step_patch, str_at, NODE_RESIZE_PENDING,
+        };
+        for s in volume_sources(pod)
+            .into_iter()
+            .filter(|s| s.resource == CLAIM)
+        {
+            let key = ObjectKey::new(s.kind, &pod.metadata.namespace, &s.name);
+            let Some(claim_obj) = cache.get(&key) else {
+                continue;
+            };
+            let Some(claim) = claim_obj.as_custom() else {
+                continue;
+            };
+            let uid = claim.metadata.uid.clone();
+            if resize_status(claim) != Some(NODE_RESIZE_PENDING) {
+                self.expanding.remove(&uid);
+                continue;
+            }
+            let due = match self.expanding.get(&uid) {
+                Some(None) => continue,
+                Some(Some(due)) => *due,
+                None => {
+                    self.expanding
+                        .insert(uid.clone(), Some(now + NODE_EXPAND_TIME));
+                    now + NODE_EXPAND_TIME
+                }
+            };
+            if now < due {
+                out.requeue(due - now);
+                continue;
+            }
+            self.expanding.insert(uid, None);
+            let allocated =
+                str_at(claim, &["status", "allocatedResources", "storage"]).unwrap_or_default();
+            let mut extra = serde_json::Map::new();
+            extra.insert(
+                "capacity".into(),
+                serde_json::json!({ "storage": allocated }),
+            );
+            out.request(ApiRequest::Patch {
+                key,
+                patch: resize_step_patch(claim, None, None, &ts(now).to_rfc3339(), extra),
+                status: true,
+            });
+            let message = format!(
+                "MountVolume.NodeExpandVolume succeeded for volume {:?} {}",
+                str_at(claim, &["spec", "volumeName"]).unwrap_or_default(),
+                self.node
+            );
+            out.event(EventRecord::normal(
+                claim_obj,
+                "FileSystemResizeSuccessful",
+                message.clone(),
+            ));
+            out.event(EventRecord::normal(
+                obj,
+                "FileSystemResizeSuccessful",
+                message,
+            ));
+        }
     }
 
     /// The pods on this node in `namespace` whose volumes mount `kind`/`name`: what a ConfigMap

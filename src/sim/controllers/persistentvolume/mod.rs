@@ -12,6 +12,7 @@
 //! again every 15 s (the controller's resync), which is when its events repeat.
 
 pub mod provisioner;
+pub mod resizer;
 
 use std::sync::{Arc, OnceLock};
 

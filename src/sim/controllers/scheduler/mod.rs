@@ -1065,6 +1065,7 @@ impl Scheduler {
         }
         let mut p = PodCtx::new(pod);
         p.volume_terms = bound_volume_terms(pod, ctx.cache);
+        p.volume_zones = bound_volume_zones(pod, ctx.cache);
         let limit = num_feasible_nodes_to_find(total_nodes);
         let start = if total_nodes == 0 {
             0
@@ -1309,6 +1310,39 @@ fn bound_volume_terms(pod: &Pod, cache: &Cache) -> Vec<Vec<NodeSelectorTerm>> {
             crate::sim::api::strict::decode_as::<Vec<NodeSelectorTerm>>(terms, &findings).ok()
         })
         .collect()
+}
+
+/// The topology labels VolumeZone reads on a volume (`volumeZoneLabels`: GA and beta keys).
+const VOLUME_ZONE_LABELS: [&str; 4] = [
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+];
+
+/// VolumeZone's PreFilter: the zone and region labels of each volume the pod's bound claims name.
+fn bound_volume_zones(pod: &Pod, cache: &Cache) -> Vec<(String, Vec<String>)> {
+    let Some(volume_kind) = storage::volume_kind() else {
+        return Vec::new();
+    };
+    let mut zones = Vec::new();
+    for (_, claim) in claims_in_cache(pod, cache) {
+        let Some(volume) = storage::str_at(claim, &["spec", "volumeName"])
+            .filter(|v| !v.is_empty())
+            .and_then(|v| cache.get(&ObjectKey::new(volume_kind, "", v)))
+        else {
+            continue;
+        };
+        for key in VOLUME_ZONE_LABELS {
+            if let Some(value) = volume.meta().labels.get(key) {
+                zones.push((
+                    key.to_string(),
+                    value.split("__").map(String::from).collect(),
+                ));
+            }
+        }
+    }
+    zones
 }
 
 /// VolumeBinding's PreBind for the pod's claims that wait for their first consumer: each gets

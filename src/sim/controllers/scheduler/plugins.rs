@@ -40,6 +40,7 @@ pub const NODE_RESOURCES_FIT: &str = "NodeResourcesFit";
 pub const BALANCED_ALLOCATION: &str = "NodeResourcesBalancedAllocation";
 pub const POD_TOPOLOGY_SPREAD: &str = "PodTopologySpread";
 pub const VOLUME_BINDING: &str = "VolumeBinding";
+pub const VOLUME_ZONE: &str = "VolumeZone";
 
 /// Filter reason strings (`ErrReason…` constants of each plugin).
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
@@ -51,6 +52,9 @@ pub const ERR_REASON_TOO_MANY_PODS: &str = "Too many pods";
 /// affinity conflict` before).
 pub const ERR_REASON_VOLUME_NODE_CONFLICT: &str =
     "node(s) didn't match PersistentVolume's node affinity";
+
+/// VolumeZone's `ErrReasonConflict`.
+pub const ERR_REASON_VOLUME_ZONE: &str = "node(s) had no available volume zone";
 
 /// Score weights of the default profile (`default_plugins.go`).
 pub const WEIGHT_TAINT_TOLERATION: i64 = 3;
@@ -503,6 +507,9 @@ pub struct PodCtx<'a> {
     /// The required node affinity of each bound volume the pod mounts (VolumeBinding's
     /// PreFilter reads them once per cycle); a node must match a term of every one.
     pub volume_terms: Vec<Vec<NodeSelectorTerm>>,
+    /// The zone and region labels of each bound volume the pod mounts (VolumeZone's PreFilter):
+    /// the label key and the values (`a__b` lists several) a node's label must be one of.
+    pub volume_zones: Vec<(String, Vec<String>)>,
 }
 
 impl<'a> PodCtx<'a> {
@@ -519,6 +526,7 @@ impl<'a> PodCtx<'a> {
             ports: host_ports(pod),
             priority: pod_priority(pod),
             volume_terms: Vec::new(),
+            volume_zones: Vec::new(),
         }
     }
 }
@@ -532,6 +540,21 @@ pub fn volume_binding(p: &PodCtx, node: &Node) -> Option<Rejection> {
         .any(|terms| !terms.iter().any(|t| term_matches(t, node)));
     if conflict {
         return reject(VOLUME_BINDING, ERR_REASON_VOLUME_NODE_CONFLICT, true);
+    }
+    None
+}
+
+/// VolumeZone (Filter): a node must be in the zone (and region) each bound volume's labels
+/// name. A node without the label is refused too, as upstream's is.
+pub fn volume_zone(p: &PodCtx, node: &Node) -> Option<Rejection> {
+    let conflict = p.volume_zones.iter().any(|(key, values)| {
+        node.metadata
+            .labels
+            .get(key)
+            .is_none_or(|v| !values.contains(v))
+    });
+    if conflict {
+        return reject(VOLUME_ZONE, ERR_REASON_VOLUME_ZONE, true);
     }
     None
 }
@@ -780,6 +803,7 @@ pub fn run_filters(p: &PodCtx, ni: &NodeInfo) -> Option<Rejection> {
         .or_else(|| node_ports(p, ni))
         .or_else(|| node_resources_fit(p, ni))
         .or_else(|| volume_binding(p, node))
+        .or_else(|| volume_zone(p, node))
 }
 
 // ------------------------------------------------------------------ scores

@@ -1246,6 +1246,7 @@ fn ties_are_broken_at_random_among_the_top_nodes() {
                 cache: &cache,
                 rng: &mut rng,
                 runtime: None,
+                storage: None,
             },
         );
         picked.extend(binds(&out).into_iter().map(|(_, n)| n));
@@ -1363,6 +1364,7 @@ fn ten_thousand_pods_schedule_onto_a_thousand_nodes_quickly() {
                 cache: &cache,
                 rng: &mut rng,
                 runtime: None,
+                storage: None,
             },
         );
         for (name, n) in binds(&out) {
