@@ -54,6 +54,7 @@ pub const ALL: &[(&str, &str)] = &[
         "non-idempotent-world",
         include_str!("../lessons/non-idempotent-world.yaml"),
     ),
+    ("at-most-one", include_str!("../lessons/at-most-one.yaml")),
 ];
 
 /// The built-in example called `name`.
@@ -228,6 +229,17 @@ pub const LESSONS: &[Lesson] = &[
                   refuses to shrink it back. The spec can no longer describe the world.",
         view: "events",
         order: 15,
+    },
+    Lesson {
+        name: "at-most-one",
+        title: "At most one: a StatefulSet waits where a Deployment moves on",
+        summary: "Power off the node under web-1 and one of api's pods. After the 300 s \
+                  toleration the Deployment's pod is replaced elsewhere; the StatefulSet makes no \
+                  second web-1 while the old pod's object remains, because one identity on one \
+                  disk twice is worse than none. Declare the node out of service, and the pod \
+                  garbage collector lets web-1 start again on the other node of its zone.",
+        view: "events",
+        order: 16,
     },
 ];
 

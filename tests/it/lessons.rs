@@ -154,7 +154,7 @@ fn every_lesson_is_listed_once_with_metadata_that_matches_its_file() {
         lessons.as_slice(),
         "ALL lists the lessons in course order"
     );
-    assert_eq!(LESSONS.len(), 15);
+    assert_eq!(LESSONS.len(), 16);
     for (i, l) in LESSONS.iter().enumerate() {
         assert_eq!(l.order as usize, i + 1, "{}: order", l.name);
         assert!(
@@ -1254,5 +1254,34 @@ fn the_non_idempotent_world_leaves_claims_the_template_cannot_describe_or_undo()
     assert_eq!(
         get("pod db-0", "{.status.containerStatuses[0].restartCount}"),
         "0"
+    );
+}
+
+#[test]
+fn at_most_one_replaces_the_deployments_pod_at_once_and_web_1_only_once_its_node_is_out_of_service()
+{
+    let mut r = Run::start("at-most-one");
+    r.finish("at-most-one");
+    let mut get = |what: &str, path: &str| {
+        r.s.kubectl(&format!("get {what} -o jsonpath={path}"))
+            .stdout
+    };
+    assert_eq!(get("pod web-1", "{.spec.nodeName}"), "node-3");
+    let pv = get("pvc www-web-1", "{.spec.volumeName}");
+    assert_eq!(
+        get(
+            &format!("pv {pv}"),
+            "{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}"
+        ),
+        "zone-a"
+    );
+    // The api pods all run on live nodes; none is left on node-1.
+    let api_nodes = get("pods -l app=api", "{.items[*].spec.nodeName}");
+    assert!(!api_nodes.contains("node-1"), "{api_nodes}");
+    let gc = crate::support::events(&r.s, "Pod", Some("web-1"));
+    assert!(
+        gc.iter()
+            .any(|(reason, _)| reason == "TaintManagerEviction"),
+        "{gc:?}"
     );
 }
