@@ -431,6 +431,8 @@ impl LoopCard {
             "job-controller" => "Job controller".into(),
             "ttl-after-finished-controller" => "TTL-after-finished controller".into(),
             "persistentvolume-controller" => "PersistentVolume controller".into(),
+            "persistentvolumeclaim-protection-controller" => "PVC protection controller".into(),
+            "persistentvolume-protection-controller" => "PV protection controller".into(),
             "pod-garbage-collector-controller" => "Pod garbage collector".into(),
             "local-path-provisioner" => "local-path provisioner".into(),
             "csi-disk-controller" => "Disk CSI driver (provisioner, resizer)".into(),

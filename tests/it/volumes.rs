@@ -566,3 +566,45 @@ fn a_storage_fault_names_a_class_that_exists() {
         .expect_err("refused");
     assert_eq!(err, "storageclasses.storage.k8s.io \"fast\" not found");
 }
+
+#[test]
+fn a_claim_in_use_stays_terminating_until_its_pod_is_gone_then_its_volume_goes_too() {
+    let mut s = Session::new(1);
+    assert!(s.apply_text("c.yaml", CLAIM_AND_POD).ok);
+    s.advance_to(60_000, usize::MAX);
+    let volume = jsonpath(&mut s, "pvc data", "{.spec.volumeName}");
+    assert_eq!(
+        jsonpath(&mut s, "pvc data", "{.metadata.finalizers}"),
+        "[\"kubernetes.io/pvc-protection\"]"
+    );
+    assert_eq!(
+        jsonpath(&mut s, &format!("pv {volume}"), "{.metadata.finalizers}"),
+        "[\"kubernetes.io/pv-protection\"]"
+    );
+    let out = s.kubectl("delete pvc data --wait=false");
+    assert!(out.ok, "{}", out.stderr);
+    s.advance_to(90_000, usize::MAX);
+    let get = s.kubectl("get pvc data --no-headers").stdout;
+    assert!(get.starts_with("data   Terminating"), "{get}");
+    // A new pod of the claim is refused by the scheduler's PreFilter.
+    assert!(s
+        .apply_text(
+            "late.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: late}\nspec:\n  containers: [{name: c, image: \"busybox:1.36\", command: [sleep, infinity]}]\n  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n"
+        )
+        .ok);
+    s.advance_to(95_000, usize::MAX);
+    let late = events_of(&s, "Pod", "late");
+    assert!(
+        late.iter().any(|e| e == "FailedScheduling 0/3 nodes are available: persistentvolumeclaim \"data\" is being deleted. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."),
+        "{late:?}"
+    );
+    assert!(s.kubectl("delete pod db late").ok);
+    s.advance_to(150_000, usize::MAX);
+    let gone = s.kubectl(&format!("get pvc,pv data {volume}"));
+    assert!(!gone.ok);
+    let out = s.kubectl("get pvc");
+    assert_eq!(out.stdout.trim(), "", "{}", out.stderr);
+    let out = s.kubectl("get pv");
+    assert_eq!(out.stdout.trim(), "", "{}", out.stderr);
+}

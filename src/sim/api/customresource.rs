@@ -253,9 +253,17 @@ pub fn admit_builtin(
         ("apps", "StatefulSet") => super::statefulset::admit(obj, old, status)?,
         ("batch", "Job") => super::job::admit(obj, old, status)?,
         ("", "PersistentVolumeClaim") => {
-            super::storage::default_claim(obj, old.is_none(), default_class)
+            super::storage::default_claim(obj, old.is_none(), default_class);
+            if old.is_none() {
+                super::storage::protect(&mut obj.metadata, super::storage::PVC_PROTECTION);
+            }
         }
-        ("", "PersistentVolume") => super::storage::default_volume(obj),
+        ("", "PersistentVolume") => {
+            super::storage::default_volume(obj);
+            if old.is_none() {
+                super::storage::protect(&mut obj.metadata, super::storage::PV_PROTECTION);
+            }
+        }
         ("storage.k8s.io", "StorageClass") => super::storage::default_class(obj),
         _ => {}
     }

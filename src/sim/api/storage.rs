@@ -86,6 +86,28 @@ pub fn pod_claims(pod: &Pod) -> Vec<&str> {
         .collect()
 }
 
+/// The finalizer that keeps a claim while a pod uses it (`kubernetes.io/pvc-protection`).
+pub const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
+/// The finalizer that keeps a volume while it is bound (`kubernetes.io/pv-protection`).
+pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
+
+/// The StorageObjectInUseProtection admission plugin: every new claim and volume gets its
+/// protection finalizer, which the protection controllers remove once nothing uses it.
+pub fn protect(meta: &mut ObjectMeta, finalizer: &str) {
+    if !meta.finalizers.iter().any(|f| f == finalizer) {
+        meta.finalizers.push(finalizer.into());
+    }
+}
+
+/// Whether a pod counts as using a claim for its protection (`podUsesPVC`): it names the claim
+/// and is scheduled (the kubelet refuses to start a pod on a claim being deleted, so an
+/// unscheduled one never will), and it has not terminated.
+pub fn pod_uses_claim(pod: &Pod, claim: &str) -> bool {
+    !pod.spec.node_name.is_empty()
+        && !matches!(pod.status.phase.as_str(), "Succeeded" | "Failed")
+        && pod_claims(pod).contains(&claim)
+}
+
 /// Whether a StorageClass is marked default.
 pub fn is_default_class(meta: &ObjectMeta) -> bool {
     [IS_DEFAULT_CLASS, IS_DEFAULT_CLASS_BETA]

@@ -97,8 +97,24 @@ impl Default for GarbageCollector {
     }
 }
 
-fn has_finalizer(meta: &ObjectMeta, f: &str) -> bool {
+pub(crate) fn has_finalizer(meta: &ObjectMeta, f: &str) -> bool {
     meta.finalizers.iter().any(|x| x == f)
+}
+
+/// Being deleted and still held by finalizer `f`: what a finalizer's controller acts on.
+pub(crate) fn held_by(obj: &Object, f: &str) -> bool {
+    obj.meta().deletion_timestamp.is_some() && has_finalizer(obj.meta(), f)
+}
+
+/// The keys of the cached objects of `kind` that `pred` picks (a resync's list).
+pub(crate) fn cached_keys(
+    cache: &Cache,
+    kind: Option<Kind>,
+    pred: impl Fn(&Object) -> bool,
+) -> Vec<ObjectKey> {
+    kind.map_or_else(Vec::new, |k| {
+        cache.list(k).filter(|o| pred(o)).map(|o| o.key()).collect()
+    })
 }
 
 /// Being deleted in the foreground: the owner waits for its blocking dependents.
@@ -174,7 +190,7 @@ fn remove_refs_patch(obj: &Object, uids: &BTreeSet<String>) -> ApiRequest {
 
 /// `removeFinalizer`: an update with the cached resourceVersion; the API server completes the
 /// deletion when the last finalizer goes.
-fn remove_finalizer(obj: &Object, f: &str) -> ApiRequest {
+pub(crate) fn remove_finalizer(obj: &Object, f: &str) -> ApiRequest {
     let mut updated = obj.clone();
     updated.meta_mut().finalizers.retain(|x| x != f);
     ApiRequest::Update(updated)

@@ -10,6 +10,8 @@ pub mod namespace;
 pub mod node_lifecycle;
 pub mod persistentvolume;
 pub mod podgc;
+pub mod pvcprotection;
+pub mod pvprotection;
 pub mod replicaset;
 pub mod scheduler;
 pub mod statefulset;
@@ -30,6 +32,8 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(job::JobController::new()),
         Box::new(ttl_after_finished::TtlAfterFinishedController::new()),
         Box::new(persistentvolume::PersistentVolumeController::new()),
+        Box::new(pvcprotection::PvcProtectionController::new()),
+        Box::new(pvprotection::PvProtectionController::new()),
         Box::new(podgc::PodGcController::new()),
         Box::new(garbage_collector::GarbageCollector::new()),
         Box::new(node_lifecycle::NodeLifecycleController::new()),

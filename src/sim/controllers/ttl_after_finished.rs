@@ -63,13 +63,7 @@ impl Controller for TtlAfterFinishedController {
     }
 
     fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
-        api::job_kind().map_or_else(Vec::new, |k| {
-            cache
-                .list(k)
-                .filter(|o| needs_cleanup(o))
-                .map(|o| o.key())
-                .collect()
-        })
+        super::garbage_collector::cached_keys(cache, api::job_kind(), needs_cleanup)
     }
 
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {

@@ -745,6 +745,13 @@ fn stored_cells(o: &CustomObject, now: Millis) -> Vec<String> {
             .unwrap_or_default()
             .to_string()
     };
+    let terminating_or = |phase: String| {
+        if o.metadata.deletion_timestamp.is_some() {
+            "Terminating".to_string()
+        } else {
+            phase
+        }
+    };
     let unset = |s: String| {
         if s.is_empty() {
             "<unset>".to_string()
@@ -809,8 +816,9 @@ fn stored_cells(o: &CustomObject, now: Millis) -> Vec<String> {
                 .unwrap_or(0);
             vec![owner, revision.to_string()]
         }
+        // Both printers show a claim or volume being deleted as Terminating.
         "PersistentVolumeClaim" => vec![
-            at(&["status", "phase"]),
+            terminating_or(at(&["status", "phase"])),
             at(&["spec", "volumeName"]),
             at(&["status", "capacity", "storage"]),
             modes("status"),
@@ -829,7 +837,7 @@ fn stored_cells(o: &CustomObject, now: Millis) -> Vec<String> {
                 at(&["spec", "capacity", "storage"]),
                 modes("spec"),
                 at(&["spec", "persistentVolumeReclaimPolicy"]),
-                at(&["status", "phase"]),
+                terminating_or(at(&["status", "phase"])),
                 claim,
                 at(&["spec", "storageClassName"]),
                 unset(at(&["spec", "volumeAttributesClassName"])),

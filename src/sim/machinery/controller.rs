@@ -30,6 +30,8 @@ pub enum ComponentId {
     Job,
     TtlAfterFinished,
     PersistentVolume,
+    PvcProtection,
+    PvProtection,
     PodGc,
     GarbageCollector,
     NodeLifecycle,
@@ -50,13 +52,15 @@ pub enum ComponentId {
 
 impl ComponentId {
     /// The controllers that live in kube-controller-manager and restart together with it.
-    pub const CONTROLLER_MANAGER: [ComponentId; 13] = [
+    pub const CONTROLLER_MANAGER: [ComponentId; 15] = [
         ComponentId::Deployment,
         ComponentId::ReplicaSet,
         ComponentId::StatefulSet,
         ComponentId::Job,
         ComponentId::TtlAfterFinished,
         ComponentId::PersistentVolume,
+        ComponentId::PvcProtection,
+        ComponentId::PvProtection,
         ComponentId::PodGc,
         ComponentId::GarbageCollector,
         ComponentId::NodeLifecycle,
@@ -76,6 +80,8 @@ impl ComponentId {
             ComponentId::Job => "job-controller".into(),
             ComponentId::TtlAfterFinished => "ttl-after-finished-controller".into(),
             ComponentId::PersistentVolume => "persistentvolume-controller".into(),
+            ComponentId::PvcProtection => "persistentvolumeclaim-protection-controller".into(),
+            ComponentId::PvProtection => "persistentvolume-protection-controller".into(),
             ComponentId::PodGc => "pod-garbage-collector-controller".into(),
             ComponentId::Provisioner => "local-path-provisioner".into(),
             ComponentId::CsiDisk => "csi-disk-controller".into(),
@@ -104,6 +110,10 @@ impl ComponentId {
                 ComponentId::PersistentVolume
             }
             "local-path-provisioner" | "rancher.io/local-path" => ComponentId::Provisioner,
+            "persistentvolumeclaim-protection-controller" | "pvc-protection" => {
+                ComponentId::PvcProtection
+            }
+            "persistentvolume-protection-controller" | "pv-protection" => ComponentId::PvProtection,
             "csi-disk-controller" | "disk.csi.kubeloop.dev" => ComponentId::CsiDisk,
             "pod-garbage-collector-controller" | "podgc" => ComponentId::PodGc,
             "garbage-collector-controller" | "garbage-collector" | "gc" => {

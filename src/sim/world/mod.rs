@@ -801,8 +801,8 @@ mod tests {
                 _ => None,
             })
             .collect();
-        // The nine controllers that watch pods, the scheduler and node-1's kubelet heard of it.
-        assert_eq!(names.len(), 12);
+        // Every controller that watches pods (eleven), the scheduler and node-1's kubelet heard of it.
+        assert_eq!(names.len(), 13);
         assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
     }
 

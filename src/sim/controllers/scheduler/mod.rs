@@ -1264,7 +1264,7 @@ fn claims_in_cache<'a>(pod: &Pod, cache: &'a Cache) -> Vec<(ObjectKey, &'a Custo
 }
 
 /// VolumeBinding's PreFilter refusals, which concern the pod rather than any node: a claim the
-/// scheduler does not know, or claims of Immediate classes not yet bound.
+/// scheduler does not know, a claim being deleted, or claims of Immediate classes not yet bound.
 fn volume_prefilter(pod: &Pod, cache: &Cache) -> Option<String> {
     let class_kind = storage::class_kind()?;
     let known = claims_in_cache(pod, cache);
@@ -1273,6 +1273,15 @@ fn volume_prefilter(pod: &Pod, cache: &Cache) -> Option<String> {
         .find(|name| !known.iter().any(|(k, _)| k.name == *name))
     {
         return Some(format!("persistentvolumeclaim \"{missing}\" not found"));
+    }
+    if let Some((key, _)) = known
+        .iter()
+        .find(|(_, c)| c.metadata.deletion_timestamp.is_some())
+    {
+        return Some(format!(
+            "persistentvolumeclaim \"{}\" is being deleted",
+            key.name
+        ));
     }
     let unbound_immediate = known.iter().any(|(_, claim)| {
         let unbound = storage::str_at(claim, &["spec", "volumeName"]).is_none_or(str::is_empty);
