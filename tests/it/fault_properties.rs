@@ -106,6 +106,16 @@ enum Op {
     RelabelPod(usize),
     EditPodImage(usize),
     EditReplicaSet(u32),
+    /// The learner grows claim `data-web-<ordinal>` by `gi` GiB (refused when unbound).
+    Grow {
+        ordinal: usize,
+        gi: u32,
+    },
+    /// The storage system refuses the next `count` expansions (or provisionings).
+    FailStorage {
+        expand: bool,
+        count: u32,
+    },
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {
@@ -529,6 +539,8 @@ fn apply_op(
             });
             None
         }
+        // Only the volume case acts on these.
+        Op::Grow { .. } | Op::FailStorage { .. } => None,
         Op::EditReplicaSet(n) => {
             let rs = s
                 .sim
@@ -893,6 +905,153 @@ proptest! {
         schedule in schedule_of(sts_op_strategy()),
     ) {
         run_sts_case(seed, replicas, parallel, &schedule)?;
+    }
+}
+
+// ------------------------------------------------------------------ Volume expansion
+
+/// Components a crash or a lossy watch can hit while claims on zonal disks grow.
+const DISK_COMPONENTS: [&str; 5] = [
+    "statefulset",
+    "persistentvolume-controller",
+    "csi-disk-controller",
+    "scheduler",
+    "kubelet/node-1",
+];
+
+/// A StatefulSet `web` whose claims are disks of the zonal disk driver, which grow online.
+fn disk_sts_manifest(replicas: u32) -> String {
+    format!(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {{name: disk}}\nprovisioner: disk.csi.kubeloop.dev\nvolumeBindingMode: WaitForFirstConsumer\nallowVolumeExpansion: true\n---\n{}    spec:\n      storageClassName: disk\n      accessModes: [ReadWriteOnce]\n      resources: {{requests: {{storage: 1Gi}}}}\n",
+        sts_manifest(replicas, 0, true)
+            .split("    spec:\n      accessModes")
+            .next()
+            .expect("the claim template")
+    )
+}
+
+fn disk_op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => workload_op_strategy(&DISK_COMPONENTS, false),
+        3 => (0usize..3, 1u32..3).prop_map(|(ordinal, gi)| Op::Grow { ordinal, gi }),
+        2 => (any::<bool>(), 1u32..4).prop_map(|(expand, count)| Op::FailStorage { expand, count }),
+    ]
+}
+
+/// Liveness for the grown claims: the set has converged, and every claim's capacity, and its
+/// volume's, is what the claim asks for, with no expansion left under way (a claim of a
+/// scaled-away replica may still wait for a node to grow its filesystem).
+fn disks_grown(s: &Session, replicas: u32) -> Result<(), String> {
+    use kubeloop::sim::api::storage::{claim_kind, resize_status, str_at, volume_kind};
+    sts_converged(s, replicas)?;
+    let (claim, volume) = (
+        claim_kind().expect("served"),
+        volume_kind().expect("served"),
+    );
+    for c in s.sim.api().list(claim).filter_map(|o| o.as_custom()) {
+        let name = &c.metadata.name;
+        let want = str_at(c, &["spec", "resources", "requests", "storage"]);
+        let has = str_at(c, &["status", "capacity", "storage"]);
+        // A claim no replica mounts (scaled away) keeps waiting for a node to grow its
+        // filesystem, as upstream's does: only the controller's part must be done.
+        let mounted = name
+            .rsplit('-')
+            .next()
+            .and_then(|o| o.parse::<u32>().ok())
+            .is_some_and(|o| o < replicas);
+        let unbound = str_at(c, &["spec", "volumeName"]).is_none_or(str::is_empty);
+        if !mounted && unbound {
+            // Made for a replica scaled away before its pod was scheduled: it waits for its
+            // first consumer.
+            continue;
+        }
+        let waits_for_node = !mounted && resize_status(c) == Some("NodeResizePending");
+        if !waits_for_node && (want != has || resize_status(c).is_some()) {
+            return Err(format!(
+                "claim {name} asks {want:?}, has {has:?} ({:?})",
+                resize_status(c)
+            ));
+        }
+        let pv = str_at(c, &["spec", "volumeName"])
+            .and_then(|v| s.sim.api().get(&ObjectKey::new(volume, "", v)))
+            .and_then(|o| {
+                o.as_custom()
+                    .map(|v| str_at(v, &["spec", "capacity", "storage"]).map(str::to_string))
+            });
+        if pv != Some(want.map(str::to_string)) {
+            return Err(format!(
+                "volume of {name} has {pv:?}, the claim asks {want:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn run_disk_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<(), TestCaseError> {
+    let (mut replicas, mut image, mut relabels) = (replicas0, 0, 0);
+    let mut s = session_with(seed, "web.yaml", &disk_sts_manifest(replicas))?;
+    let (mut expand_budget, mut provision_budget) = (3u32, 3u32);
+    let quiet_from = drive(&mut s, schedule, |s, op| match op {
+        Op::Scale(n) => {
+            if s.apply_text("web.yaml", &disk_sts_manifest(*n)).ok {
+                replicas = *n;
+            }
+            None
+        }
+        Op::Grow { ordinal, gi } => {
+            let now = s
+                .kubectl(&format!(
+                    "get pvc data-web-{ordinal} -o jsonpath={{.spec.resources.requests.storage}}"
+                ))
+                .stdout;
+            let size = now.trim_end_matches("Gi").parse::<u32>().unwrap_or(1) + gi;
+            let _ = s.kubectl(&format!(
+                "patch pvc data-web-{ordinal} -p '{{\"spec\":{{\"resources\":{{\"requests\":{{\"storage\":\"{size}Gi\"}}}}}}}}'"
+            ));
+            None
+        }
+        Op::FailStorage { expand, count } => {
+            // At most three refusals of each kind a case: the provisioner's back-off doubles
+            // from 5 s to 5 min, and more would outlast the convergence bound by design.
+            let budget = if *expand {
+                &mut expand_budget
+            } else {
+                &mut provision_budget
+            };
+            let count = (*count).min(*budget);
+            if count == 0 {
+                return None;
+            }
+            *budget -= count;
+            let fault = if *expand {
+                json!({"type": "FailVolumeExpansion", "count": count})
+            } else {
+                json!({"type": "FailVolumeProvisioning", "count": count})
+            };
+            let _ = s.inject(serde_json::from_value(fault).expect("a fault"));
+            None
+        }
+        other => apply_op(s, other, &mut replicas, &mut image, &mut relabels),
+    })?;
+    eventually_stable(
+        &mut s,
+        seed,
+        quiet_from,
+        |s| disks_grown(s, replicas),
+        |_| false,
+    )
+}
+
+proptest! {
+    #![proptest_config(config(cases().div_ceil(5)))]
+
+    #[test]
+    fn after_random_faults_every_grown_claim_reaches_its_size_and_stays(
+        seed in 3_000_000u64..4_000_000,
+        replicas in 1u32..4,
+        schedule in schedule_of(disk_op_strategy()),
+    ) {
+        run_disk_case(seed, replicas, &schedule)?;
     }
 }
 

@@ -210,9 +210,9 @@ pub struct Kubelet {
     lease_exists: bool,
     /// Per pod uid: when its volumes may be mounted again after a failed attempt.
     mount_retry: BTreeMap<String, MountRetry>,
-    /// Claims whose filesystem this kubelet grows online (NodeExpandVolume), by claim uid: when
-    /// the expansion is done, or `None` once its status has been sent.
-    expanding: BTreeMap<String, Option<Millis>>,
+    /// Claims whose filesystem this kubelet grows online (NodeExpandVolume): when the
+    /// expansion is done, or `None` once its status has been sent.
+    expanding: BTreeMap<ObjectKey, Option<Millis>>,
 }
 
 impl Kubelet {
@@ -589,6 +589,10 @@ impl Controller for Kubelet {
                             .insert(uid, (anchor, p.metadata.resource_version.clone()));
                     }
                 }
+            }
+            // A claim's grown capacity that did not reach the API server: grow it again.
+            (ApiRequest::Patch { key, .. }, Err(_)) => {
+                self.expanding.remove(key);
             }
             (ApiRequest::UpdateStatus(Object::Node(_)), Ok(_)) => {
                 self.node_posted_at = Some(self.node_post_sent_at)

@@ -243,17 +243,16 @@ impl Kubelet {
             let Some(claim) = claim_obj.as_custom() else {
                 continue;
             };
-            let uid = claim.metadata.uid.clone();
             if resize_status(claim) != Some(NODE_RESIZE_PENDING) {
-                self.expanding.remove(&uid);
+                self.expanding.remove(&key);
                 continue;
             }
-            let due = match self.expanding.get(&uid) {
+            let due = match self.expanding.get(&key) {
                 Some(None) => continue,
                 Some(Some(due)) => *due,
                 None => {
                     self.expanding
-                        .insert(uid.clone(), Some(now + NODE_EXPAND_TIME));
+                        .insert(key.clone(), Some(now + NODE_EXPAND_TIME));
                     now + NODE_EXPAND_TIME
                 }
             };
@@ -261,9 +260,11 @@ impl Kubelet {
                 out.requeue(due - now);
                 continue;
             }
-            self.expanding.insert(uid, None);
-            let allocated =
-                str_at(claim, &["status", "allocatedResources", "storage"]).unwrap_or_default();
+            self.expanding.insert(key.clone(), None);
+            // What the resizer allocated; the request, should that write have been lost.
+            let allocated = str_at(claim, &["status", "allocatedResources", "storage"])
+                .or_else(|| str_at(claim, &["spec", "resources", "requests", "storage"]))
+                .unwrap_or_default();
             let mut extra = serde_json::Map::new();
             extra.insert(
                 "capacity".into(),

@@ -366,6 +366,18 @@ impl Controller for ExternalProvisioner {
         Outcome::done()
     }
 
+    fn on_response(&mut self, req: &ApiRequest, result: &ApiResult, _now: Millis) {
+        if let (ApiRequest::Patch { key, .. }, Err(_)) = (req, result) {
+            self.resizer.write_failed(key);
+        }
+    }
+
+    fn on_skipped(&mut self, req: &ApiRequest) {
+        if let ApiRequest::Patch { key, .. } = req {
+            self.resizer.write_failed(key);
+        }
+    }
+
     fn events_for_response(&mut self, req: &ApiRequest, result: &ApiResult) -> Vec<EventRecord> {
         let (ApiRequest::Create(Object::Custom(v)), Some(k)) = (req, kinds()) else {
             return Vec::new();

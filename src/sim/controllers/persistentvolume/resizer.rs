@@ -60,6 +60,13 @@ enum Step {
 #[derive(Debug, Default)]
 pub struct Resizer {
     steps: BTreeMap<ObjectKey, Step>,
+    /// The claim each volume under way belongs to, to forget its step when a write fails.
+    claim_of: BTreeMap<String, ObjectKey>,
+}
+
+/// The claim's request as written.
+fn now_request(claim: &CustomObject) -> &str {
+    claim_request(claim).unwrap_or_default()
 }
 
 fn stamp(now: Millis) -> String {
@@ -89,11 +96,28 @@ impl Resizer {
         let requested = bytes(claim_request(claim));
         let size = bytes(str_at(volume, &["spec", "capacity", "storage"]));
         if requested <= size {
-            // Nothing for the controller to do (a node may still have to grow the filesystem).
             self.steps.remove(key);
+            // The volume has grown but the claim does not say so (that write failed, or the
+            // resizer restarted in between): `markForFSResize` again.
+            if matches!(
+                resize_status(claim),
+                Some(CONTROLLER_RESIZE_IN_PROGRESS | CONTROLLER_RESIZE_FAILED)
+            ) {
+                out.request(Self::node_pending(key, claim, now_request(claim), ctx.now));
+                out.record = Some(ReconcileRecord {
+                    observed: format!(
+                        "claim {}'s volume has grown; the claim says it is still resizing",
+                        key.name
+                    ),
+                    desired: "the claim waits for a node to grow its filesystem".into(),
+                    diff: "mark it NodeResizePending".into(),
+                });
+            }
+            // Otherwise nothing for the controller to do (a node may still have to grow the
+            // filesystem).
             return out;
         }
-        let request = claim_request(claim).unwrap_or_default().to_string();
+        let request = now_request(claim).to_string();
         let now = ctx.now;
         let step = match self.steps.get(key).copied() {
             Some(Step::Expanded { size: s }) if s == requested => {
@@ -177,20 +201,7 @@ impl Resizer {
                         patch: json!({"spec": {"capacity": {"storage": request}}}),
                         status: false,
                     });
-                    out.request(ApiRequest::Patch {
-                        key: key.clone(),
-                        patch: resize_step_patch(
-                            claim,
-                            Some(NODE_RESIZE_PENDING),
-                            Some((
-                                FILE_SYSTEM_RESIZE_PENDING,
-                                FILE_SYSTEM_RESIZE_PENDING_MESSAGE,
-                            )),
-                            &stamp(now),
-                            Map::new(),
-                        ),
-                        status: true,
-                    });
+                    out.request(Self::node_pending(key, claim, &request, now));
                     out.event(event(
                         claim,
                         key.clone(),
@@ -216,6 +227,40 @@ impl Resizer {
             diff,
         });
         out
+    }
+
+    /// `markForFSResize`: the controller's part is done; a node must grow the filesystem.
+    fn node_pending(
+        key: &ObjectKey,
+        claim: &CustomObject,
+        request: &str,
+        now: Millis,
+    ) -> ApiRequest {
+        let mut extra = Map::new();
+        extra.insert("allocatedResources".into(), json!({"storage": request}));
+        ApiRequest::Patch {
+            key: key.clone(),
+            patch: resize_step_patch(
+                claim,
+                Some(NODE_RESIZE_PENDING),
+                Some((
+                    FILE_SYSTEM_RESIZE_PENDING,
+                    FILE_SYSTEM_RESIZE_PENDING_MESSAGE,
+                )),
+                &stamp(now),
+                extra,
+            ),
+            status: true,
+        }
+    }
+
+    /// A write of this resizer failed (or was skipped after one did): the step it belonged to is
+    /// forgotten, and the claim's retry starts it again from what the cache then shows.
+    pub fn write_failed(&mut self, key: &ObjectKey) {
+        if let Some(claim) = self.claim_of.remove(&key.name) {
+            self.steps.remove(&claim);
+        }
+        self.steps.remove(key);
     }
 
     /// `markPVCResizeInProgress` and the `Resizing` event; ControllerExpandVolume ends
@@ -250,6 +295,7 @@ impl Resizer {
             "Resizing",
             format!("External resizer is resizing volume {volume_name}"),
         ));
+        self.claim_of.insert(volume_name.to_string(), key.clone());
         self.steps.insert(
             key.clone(),
             Step::Expanding {
