@@ -608,3 +608,33 @@ fn a_claim_in_use_stays_terminating_until_its_pod_is_gone_then_its_volume_goes_t
     let out = s.kubectl("get pv");
     assert_eq!(out.stdout.trim(), "", "{}", out.stderr);
 }
+
+#[test]
+fn describe_pvc_shows_kubectls_claim_sections_with_who_uses_it_and_the_resize_condition() {
+    let mut s = zonal();
+    let (ok, said) = resize(&mut s, "disk", "5Gi");
+    assert!(ok, "{said}");
+    let t = s.sim.now();
+    s.advance_to(t + 5_500, usize::MAX);
+    let out = s.kubectl("describe pvc disk");
+    assert!(out.ok, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    for want in [
+        "StorageClass:  zonal",
+        "Status:        Bound",
+        "Finalizers:    [kubernetes.io/pvc-protection]",
+        "Capacity:      1Gi",
+        "Access Modes:  RWO",
+        "VolumeMode:    Filesystem",
+        "Used By:       db",
+        "Conditions:",
+    ] {
+        assert!(lines.contains(&want), "{want:?} in\n{}", out.stdout);
+    }
+    assert!(
+        lines.iter().any(|l| l.starts_with("  FileSystemResizePending   True    Mon, 01 Jan 0001 00:00:00 +0000   ")
+            && l.ends_with("Waiting for user to (re-)start a pod to finish file system resize of volume on node.")),
+        "{}",
+        out.stdout
+    );
+}

@@ -134,6 +134,7 @@ pub fn describe_object(sim: &Sim, o: &Object, show_events: bool) -> Result<Strin
         Object::Service(_) => service(&mut w, sim, o, events.as_deref()),
         Object::EndpointSlice(_) => endpoint_slice(&mut w, now, o, events.as_deref()),
         Object::PodDisruptionBudget(_) => pdb(&mut w, now, o, events.as_deref()),
+        Object::Custom(c) if is_claim(c) => claim(&mut w, sim, c, events.as_deref()),
         Object::Custom(c) if has_own_describer(c) => stored(&mut w, now, c, events.as_deref()),
         Object::CustomResourceDefinition(_) | Object::Custom(_) => {
             generic(&mut w, now, o, events.as_deref())
@@ -1627,6 +1628,105 @@ fn namespace(w: &mut String, ns: &Namespace) {
         }
     }
     w.push_str("\nNo resource quota.\n\nNo LimitRange resource.\n");
+}
+
+fn is_claim(o: &CustomObject) -> bool {
+    crate::sim::api::storage::claim_kind() == Some(Kind::Custom(o.kind))
+}
+
+/// kubectl's `describePersistentVolumeClaim`: the claim, the pods that use it (`Used By`), its
+/// conditions (a resize's) and events.
+fn claim(w: &mut String, sim: &Sim, o: &CustomObject, events: Option<&[Event]>) {
+    use crate::sim::api::storage::{pod_claims, str_at};
+    let now = sim.now();
+    let m = &o.metadata;
+    w.push_str(&format!("Name:\t{}\n", m.name));
+    w.push_str(&format!("Namespace:\t{}\n", m.namespace));
+    w.push_str(&format!(
+        "StorageClass:\t{}\n",
+        str_at(o, &["spec", "storageClassName"]).unwrap_or_default()
+    ));
+    match m.deletion_timestamp {
+        Some(dt) => w.push_str(&format!(
+            "Status:\tTerminating (lasts {})\n",
+            human_duration(now as i64 - dt.0 as i64)
+        )),
+        None => w.push_str(&format!(
+            "Status:\t{}\n",
+            str_at(o, &["status", "phase"]).unwrap_or_default()
+        )),
+    }
+    let volume = str_at(o, &["spec", "volumeName"]).unwrap_or_default();
+    w.push_str(&format!("Volume:\t{volume}\n"));
+    labels_multiline(w, "", "Labels", &m.labels);
+    annotations_multiline(w, "Annotations", &m.annotations);
+    w.push_str(&format!("Finalizers:\t[{}]\n", m.finalizers.join(" ")));
+    let (capacity, modes) = if volume.is_empty() {
+        (String::new(), String::new())
+    } else {
+        (
+            str_at(o, &["status", "capacity", "storage"])
+                .unwrap_or_default()
+                .to_string(),
+            super::printers::access_modes_at(o, "status"),
+        )
+    };
+    w.push_str(&format!("Capacity:\t{capacity}\n"));
+    w.push_str(&format!("Access Modes:\t{modes}\n"));
+    if let Some(mode) = str_at(o, &["spec", "volumeMode"]) {
+        w.push_str(&format!("VolumeMode:\t{mode}\n"));
+    }
+    let users: Vec<&str> = sim
+        .api()
+        .list(Kind::Pod)
+        .filter_map(|p| p.as_pod())
+        .filter(|p| p.metadata.namespace == m.namespace && pod_claims(p).contains(&m.name.as_str()))
+        .map(|p| p.metadata.name.as_str())
+        .collect();
+    w.push_str(&format!(
+        "Used By:\t{}\n",
+        if users.is_empty() {
+            "<none>".to_string()
+        } else {
+            users.join("\n\t")
+        }
+    ));
+    let conditions = o
+        .content
+        .get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(Json::as_array)
+        .filter(|c| !c.is_empty());
+    if let Some(conditions) = conditions {
+        // A condition's unset probe time prints as Go's zero time.
+        let time = |c: &Json, f: &str| {
+            c.get(f)
+                .and_then(Json::as_str)
+                .and_then(Time::parse_rfc3339)
+                .map_or("Mon, 01 Jan 0001 00:00:00 +0000".to_string(), rfc1123z)
+        };
+        let field = |c: &Json, f: &str| {
+            c.get(f)
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        w.push_str("Conditions:\n");
+        w.push_str("  Type\tStatus\tLastProbeTime\tLastTransitionTime\tReason\tMessage\n");
+        w.push_str("  ----\t------\t-----------------\t------------------\t------\t-------\n");
+        for c in conditions {
+            w.push_str(&format!(
+                "  {} \t{} \t{} \t{} \t{} \t{}\n",
+                field(c, "type"),
+                field(c, "status"),
+                time(c, "lastProbeTime"),
+                time(c, "lastTransitionTime"),
+                field(c, "reason"),
+                field(c, "message"),
+            ));
+        }
+    }
+    events_table(w, now, events);
 }
 
 /// Whether kubectl has a describer of its own for this stored built-in kind; it describes the

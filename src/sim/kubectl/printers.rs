@@ -760,20 +760,7 @@ fn stored_cells(o: &CustomObject, now: Millis) -> Vec<String> {
         }
     };
     // `GetAccessModesAsString` of `spec.accessModes` or `status.accessModes`.
-    let modes = |part: &str| {
-        let list = o
-            .content
-            .get(part)
-            .and_then(|s| s.get("accessModes"))
-            .and_then(Json::as_array);
-        let short: Vec<&str> = list
-            .into_iter()
-            .flatten()
-            .filter_map(Json::as_str)
-            .map(access_mode_short)
-            .collect();
-        short.join(",")
-    };
+    let modes = |part: &str| access_modes_at(o, part);
     match o.kind.names().kind {
         // A ConfigMap's DATA counts both maps, as `printConfigMap` does.
         "ConfigMap" => vec![(count("data") + count("binaryData")).to_string()],
@@ -881,6 +868,22 @@ fn job_cells(o: &CustomObject, now: Millis) -> Vec<String> {
         (Some(s), Some(e)) => crate::sim::time::human_duration(e.0 as i64 - s.0 as i64),
     };
     vec![status.to_string(), completions, duration]
+}
+
+/// `GetAccessModesAsString` of `<part>.accessModes` (`RWO,ROX`).
+pub(super) fn access_modes_at(o: &CustomObject, part: &str) -> String {
+    let list = o
+        .content
+        .get(part)
+        .and_then(|s| s.get("accessModes"))
+        .and_then(Json::as_array);
+    let short: Vec<&str> = list
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .map(access_mode_short)
+        .collect();
+    short.join(",")
 }
 
 /// `GetAccessModesAsString`'s abbreviations.
