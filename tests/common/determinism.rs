@@ -4,14 +4,19 @@
 use kubeloop::sim::session::Session;
 
 /// A scenario that exercises every controller: a rollout, a crash, a node failure, a Service, a
-/// PDB, and a StatefulSet with a claim template.
+/// PDB, a StatefulSet whose claims are zonal disks (one grown online), and a Job whose pods fail
+/// once before one succeeds.
 pub const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
 kind: Scenario
 metadata: {name: determinism}
 spec:
   seed: 11
-  nodes: {count: 3, cpu: "2", memory: 4Gi}
+  nodes: {count: 3, cpu: "2", memory: 4Gi, zones: [zone-a, zone-b]}
   steps:
+  - at: 0s
+    fault: {type: FailJobPods, job: once, count: 1}
+  - at: 60s
+    kubectl: patch pvc data-db-0 -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'
   - at: 20s
     kubectl: scale deployment/web --replicas=5
   - at: 30s
@@ -77,8 +82,30 @@ spec:
   volumeClaimTemplates:
   - metadata: {name: data}
     spec:
+      storageClassName: disk
       accessModes: [ReadWriteOnce]
       resources: {requests: {storage: 1Gi}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: disk}
+provisioner: disk.csi.kubeloop.dev
+volumeBindingMode: WaitForFirstConsumer
+allowVolumeExpansion: true
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: work
+        image: busybox:1.36
+        command: [sh, -c, "sleep 3; exit 0"]
+        resources: {requests: {cpu: 100m, memory: 64Mi}}
 "#;
 
 /// (number of trace entries, FNV-1a 64 of their JSON lines) after 8 simulated minutes.

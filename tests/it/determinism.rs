@@ -24,3 +24,17 @@ fn the_native_trace_matches_the_committed_fingerprint_the_wasm_test_also_checks(
         "the simulation's behaviour changed; if intended, run `UPDATE_DETERMINISM=1 cargo test --test it determinism::` and commit the new fingerprint"
     );
 }
+
+#[test]
+fn the_fingerprinted_scenario_really_grows_a_disk_and_retries_a_job() {
+    use kubeloop::sim::session::Session;
+    let mut s = Session::load("determinism.yaml", common::SCENARIO, None).expect("loads");
+    s.advance_to(8 * 60_000, usize::MAX);
+    let mut get =
+        |what: &str, path: &str| s.kubectl(&format!("get {what} -o jsonpath={path}")).stdout;
+    assert_eq!(get("pvc data-db-0", "{.status.capacity.storage}"), "2Gi");
+    assert_eq!(
+        get("job once", "{.status.failed},{.status.succeeded}"),
+        "1,1"
+    );
+}
