@@ -15,6 +15,7 @@ use super::icons;
 use super::state::{reply, Action};
 use crate::sim::api::types::{Kind, ObjectKey};
 use crate::sim::faults::Fault;
+use crate::viewmodel::claims::ClaimChip;
 use crate::viewmodel::cluster::{
     Bucket, ANIMATED_CHIPS_MAX, BRISK_SPEED, CARD_NODES_MAX, CARD_PODS_MAX, DENSE_NODES,
     DENSE_PODS, DENSE_TRAY_CHIPS, ENDLESS_ANIMATIONS_MAX, ORPHAN_LABEL,
@@ -729,7 +730,7 @@ pub fn chip(
     let onfocusin = arm.map(|a| Callback::from(move |_: FocusEvent| a.emit(())));
     html! {
         // The endless decorations get classes of their own (www/style.css, `.calm-motion`).
-        <div class={classes!("pod", pod.health.class(), (pod.health == PodHealth::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"), pod.orphan().then_some("is-orphan"))}
+        <div class={classes!("pod", pod.health.class(), (pod.health == PodHealth::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"), pod.orphan().then_some("is-orphan"), (!pod.claims.is_empty()).then_some("has-claims"))}
             {onpointerover} {onfocusin}
             key={pod.uid.clone()}
             data-testid={format!("{testid}-{}", pod.name)}
@@ -750,6 +751,7 @@ pub fn chip(
                     <span class="pod-orphan" data-testid={format!("orphan-{testid}-{}", pod.name)} title={ORPHAN_LABEL}>{ "orphan" }</span>
                 }
             </button>
+            { for pod.claims.iter().map(|c| claim_chip(c, &key, dispatch)) }
             if actions {
                 <button class="pod-delete" data-testid={format!("delete-{testid}-{}", pod.name)} onclick={delete}
                     title={format!("Delete pod {} (kubectl delete pod)", pod.name)} aria-label={format!("Delete pod {}", pod.name)}>
@@ -759,5 +761,22 @@ pub fn chip(
                 <super::menus::PodMenu name={pod.name.clone()} namespace={pod.namespace.clone()} {testid} dispatch={dispatch.clone()} />
             }
         </div>
+    }
+}
+
+/// A claim the pod mounts: its name, state, size and what its volume pins the pod to. Clicking
+/// inspects the claim, or the pod when the claim is missing (its events say why it waits).
+fn claim_chip(c: &ClaimChip, pod: &ObjectKey, dispatch: &Callback<Action>) -> Html {
+    let key = c.key().unwrap_or_else(|| pod.clone());
+    let select = {
+        let d = dispatch.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::Select(Some(key.clone()))))
+    };
+    html! {
+        <button class={c.state.class()} data-testid={format!("claim-{}", c.name)} onclick={select} title={c.describe()}>
+            <span class="claim-name">{ &c.name }</span>
+            <span class="claim-state">{ c.state.label() }</span>
+            { c.details() }
+        </button>
     }
 }

@@ -132,6 +132,9 @@ fn focus_object(key: &ObjectKey) {
         Kind::Pod => format!("[data-testid=\"pod-{}\"] .pod-main", key.name),
         Kind::Node => format!("[data-testid=\"node-{}\"] .node-name", key.name),
         Kind::Deployment => format!("[data-testid=\"gap-{}\"]", key.name),
+        Kind::Custom(c) if c.names().kind == "PersistentVolumeClaim" => {
+            format!("[data-testid=\"claim-{}\"]", key.name)
+        }
         _ => return,
     };
     if let Some(el) = web_sys::window()

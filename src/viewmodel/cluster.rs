@@ -9,12 +9,20 @@
 //! unchanged [`NodeView`] as the same `Rc` (which is what lets the page skip redrawing it). Above
 //! [`DENSE_NODES`] nodes or [`DENSE_PODS`] pods the page switches to dense tiles with per-node
 //! [`HealthCounts`] and an aggregate row of [`Bucket`]s instead of one chip per pod.
+//!
+//! A pod that mounts PersistentVolumeClaims carries a [`ClaimChip`] for each. Claims and volumes
+//! change without their pod changing, so the cache keeps the set of pods that mount claims and,
+//! when a claim (or its volume) changes, rebuilds the chips of those among them that mount it;
+//! pods without claims never enter the set.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::claims::ClaimChip;
 use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, percent};
+use crate::sim::api::apiserver::ApiServer;
+use crate::sim::api::storage::{claim_kind, str_at, volume_kind};
 use crate::sim::api::types::{
     cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
 };
@@ -179,6 +187,8 @@ pub struct PodView {
     /// The scheduler's reason when it could not place the pod (PodScheduled=False message).
     pub unschedulable: Option<String>,
     pub uid: String,
+    /// The claims it mounts, in the order of its volumes (empty for most pods).
+    pub claims: Vec<ClaimChip>,
 }
 
 impl PodView {
@@ -221,6 +231,7 @@ impl PodView {
             unschedulable,
             uid: pod.metadata.uid.clone(),
             status,
+            claims: Vec::new(),
         }
     }
 
@@ -589,9 +600,14 @@ struct PodPart {
 }
 
 impl PodPart {
-    fn of(pod: &Pod, now: Millis) -> PodPart {
+    /// The pod's part; with the store, its chip shows the claims it mounts.
+    fn of(pod: &Pod, now: Millis, api: Option<&ApiServer>) -> PodPart {
+        let mut view = PodView::of(pod, now);
+        if let Some(api) = api {
+            view.claims = ClaimChip::of_pod(pod, api);
+        }
         PodPart {
-            view: Rc::new(PodView::of(pod, now)),
+            view: Rc::new(view),
             requests: holds_resources(pod).then(|| pod_requests(pod)),
         }
     }
@@ -670,12 +686,36 @@ fn node_view<'a>(
 }
 
 impl ClusterView {
-    /// Builds the view from the live objects. `machine_up` tells which machines run.
+    /// Builds the view of everything in `sim`, claims included.
+    pub fn of(sim: &Sim) -> ClusterView {
+        let api = sim.api();
+        let up = machine_list(sim).into_iter().collect_map();
+        Self::assemble(
+            api.list(Kind::Node).filter_map(|o| o.as_node()),
+            api.list(Kind::Pod).filter_map(|o| o.as_pod()),
+            &up,
+            sim.now(),
+            Some(api),
+        )
+    }
+
+    /// Builds the view from the live objects, without their claims. `machine_up` tells which
+    /// machines run.
     pub fn build<'a>(
         nodes: impl IntoIterator<Item = &'a Node>,
         pods: impl IntoIterator<Item = &'a Pod>,
         machine_up: &BTreeMap<String, bool>,
         now: Millis,
+    ) -> ClusterView {
+        Self::assemble(nodes, pods, machine_up, now, None)
+    }
+
+    fn assemble<'a>(
+        nodes: impl IntoIterator<Item = &'a Node>,
+        pods: impl IntoIterator<Item = &'a Pod>,
+        machine_up: &BTreeMap<String, bool>,
+        now: Millis,
+        api: Option<&ApiServer>,
     ) -> ClusterView {
         let node_list: Vec<&Node> = nodes.into_iter().collect();
         let names: BTreeSet<&str> = node_list
@@ -685,7 +725,7 @@ impl ClusterView {
         let mut by_node: BTreeMap<&str, Vec<(PodOrder, PodPart)>> = BTreeMap::new();
         let mut unscheduled: Vec<(PodOrder, PodPart)> = Vec::new();
         for pod in pods {
-            let part = (pod_order(pod), PodPart::of(pod, now));
+            let part = (pod_order(pod), PodPart::of(pod, now, api));
             if names.contains(pod.spec.node_name.as_str()) {
                 by_node
                     .entry(pod.spec.node_name.as_str())
@@ -855,6 +895,8 @@ pub struct ClusterCache {
     pods: BTreeMap<ObjectKey, (String, PodOrder)>,
     /// `spec.nodeName` ("" for none) → pods in display order.
     by_node: BTreeMap<String, BTreeMap<PodOrder, PodPart>>,
+    /// The pods that mount claims (most pods mount none).
+    claim_pods: BTreeSet<ObjectKey>,
     /// Each machine's power state as last seen (NodeDown changes it without an API write).
     machines: Vec<(String, bool)>,
     /// [`Sim::machines_generation`] when `machines` was taken: while it holds, the list is not
@@ -925,6 +967,11 @@ impl ClusterCache {
         // The last change of each object wins; earlier ones within the same update are moot.
         let mut latest: BTreeMap<ObjectKey, Option<Arc<Object>>> = BTreeMap::new();
         let mut kinds: BTreeSet<Kind> = BTreeSet::new();
+        // Claims are looked at only while some pod mounts one.
+        let storage = (!self.claim_pods.is_empty())
+            .then(|| claim_kind().zip(volume_kind()))
+            .flatten();
+        let mut touched_claims: Vec<(String, String)> = Vec::new();
         for ev in events {
             // Most changes are Events and Leases: their kind is all this needs, so no key is
             // built for them (the event carries the store's).
@@ -933,6 +980,40 @@ impl ClusterCache {
             if matches!(kind, Kind::Pod | Kind::Node) {
                 let obj = (ev.type_ != WatchEventType::Deleted).then_some(ev.object);
                 latest.insert((*ev.key).clone(), obj);
+            } else if let Some((claims, volumes)) = storage {
+                if kind == claims {
+                    touched_claims.push((ev.key.namespace.clone(), ev.key.name.clone()));
+                } else if kind == volumes {
+                    let claim_ref = |f| {
+                        ev.object
+                            .as_custom()
+                            .and_then(|v| str_at(v, &["spec", "claimRef", f]))
+                    };
+                    if let (Some(ns), Some(name)) = (claim_ref("namespace"), claim_ref("name")) {
+                        touched_claims.push((ns.to_string(), name.to_string()));
+                    }
+                }
+            }
+        }
+        // Their pods did not change, but their chips did: rebuild them as if they had.
+        if !touched_claims.is_empty() {
+            for pod in &self.claim_pods {
+                let part = self
+                    .pods
+                    .get(pod)
+                    .and_then(|(node, order)| self.by_node.get(node)?.get(order));
+                let mounts = part.is_some_and(|p| {
+                    p.view.claims.iter().any(|c| {
+                        touched_claims
+                            .iter()
+                            .any(|(ns, name)| *ns == c.namespace && *name == c.name)
+                    })
+                });
+                if mounts {
+                    latest
+                        .entry(pod.clone())
+                        .or_insert_with(|| api.get(pod).cloned());
+                }
             }
         }
         for k in kinds {
@@ -956,15 +1037,20 @@ impl ClusterCache {
                         if let Some(group) = self.by_node.get_mut(&node) {
                             group.remove(&order);
                         }
+                        self.claim_pods.remove(&key);
                         dirty.insert(node);
                     }
                     if let Some(pod) = obj.as_deref().and_then(Object::as_pod) {
                         let node = pod.spec.node_name.clone();
                         let order = pod_order(pod);
+                        let part = PodPart::of(pod, now, Some(api));
+                        if !part.view.claims.is_empty() {
+                            self.claim_pods.insert(key.clone());
+                        }
                         self.by_node
                             .entry(node.clone())
                             .or_default()
-                            .insert(order.clone(), PodPart::of(pod, now));
+                            .insert(order.clone(), part);
                         self.pods.insert(key, (node.clone(), order));
                         dirty.insert(node);
                     }
@@ -1085,14 +1171,19 @@ impl ClusterCache {
             .collect_map();
         self.pods.clear();
         self.by_node.clear();
+        self.claim_pods.clear();
         for o in api.list(Kind::Pod) {
             if let Some(pod) = o.as_pod() {
                 let order = pod_order(pod);
                 let node = pod.spec.node_name.clone();
+                let part = PodPart::of(pod, now, Some(api));
+                if !part.view.claims.is_empty() {
+                    self.claim_pods.insert(o.key());
+                }
                 self.by_node
                     .entry(node.clone())
                     .or_default()
-                    .insert(order.clone(), PodPart::of(pod, now));
+                    .insert(order.clone(), part);
                 self.pods.insert(o.key(), (node, order));
             }
         }
@@ -1860,6 +1951,103 @@ mod tests {
         assert!(p.apply(WEB).ok);
         p.advance_by(300_000);
         assert_cache_matches(&p, "five minutes later");
+    }
+
+    /// Lesson 15: the StatefulSet db, each replica with a claim `data-db-<n>` on a zonal disk.
+    fn volumes_lesson() -> crate::viewmodel::Playground {
+        let mut p = crate::viewmodel::Playground::new(1);
+        let lesson = crate::sim::examples::by_name("non-idempotent-world").expect("lesson 15");
+        assert!(p.load_scenario(lesson, None).is_ok());
+        p
+    }
+
+    /// Each pod's claim chips as `pod: claim state size`, in the cache's view.
+    fn claim_lines(p: &crate::viewmodel::Playground) -> Vec<String> {
+        p.cluster_view()
+            .all_pods()
+            .flat_map(|v| {
+                v.claims.iter().map(move |c| {
+                    format!("{}: {} {} {}", v.name, c.name, c.state.label(), c.size())
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_pods_claim_chip_follows_its_claim_through_a_resize_while_the_pod_stays_unchanged() {
+        use crate::viewmodel::claims::Pin;
+        let mut p = volumes_lesson();
+        assert!(claim_lines(&p).is_empty(), "no pod yet, so no chip");
+        p.advance_by(90_000);
+        assert_eq!(
+            claim_lines(&p),
+            ["db-0: data-db-0 Bound 1Gi", "db-1: data-db-1 Bound 1Gi"]
+        );
+        assert_cache_matches(&p, "both replicas running");
+        let view = p.cluster_view();
+        let db0 = view.all_pods().find(|v| v.name == "db-0").expect("db-0");
+        let zone = p
+            .kubectl(&format!(
+                "get node {} -o jsonpath={{.metadata.labels.topology\\.kubernetes\\.io/zone}}",
+                db0.node
+            ))
+            .stdout;
+        assert_eq!(db0.claims[0].pin, Some(Pin::Zone(zone)));
+
+        let pod_rv = |p: &crate::viewmodel::Playground| {
+            let key = ObjectKey::new(Kind::Pod, "default", "db-0");
+            let api = p.session.sim.api();
+            api.get(&key).map(|o| o.meta().resource_version.clone())
+        };
+        let before = pod_rv(&p);
+        let out = p.kubectl(
+            r#"patch pvc data-db-0 -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'"#,
+        );
+        assert!(out.ok, "{}", out.stderr);
+        p.advance_by(1_000);
+        assert_eq!(
+            claim_lines(&p),
+            [
+                "db-0: data-db-0 Resizing 1Gi→2Gi",
+                "db-1: data-db-1 Bound 1Gi"
+            ]
+        );
+        assert_eq!(pod_rv(&p), before, "only the claim changed, not its pod");
+        assert_cache_matches(&p, "resizing");
+        p.advance_by(10_000);
+        assert_eq!(
+            claim_lines(&p),
+            ["db-0: data-db-0 Bound 2Gi", "db-1: data-db-1 Bound 1Gi"]
+        );
+        assert_cache_matches(&p, "grown");
+    }
+
+    #[test]
+    fn only_pods_that_mount_claims_are_followed_for_their_claims() {
+        let mut p = volumes_lesson();
+        assert!(p.apply(WEB).ok);
+        p.advance_by(90_000);
+        let mut cache = ClusterCache::default();
+        cache.update(&p.session.sim);
+        assert_eq!(cache.view().pod_count(), 10, "8 web pods, 2 db pods");
+        let followed: Vec<&str> = cache.claim_pods.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(followed, ["db-0", "db-1"]);
+        let web = cache
+            .view()
+            .all_pods()
+            .filter(|v| v.name.starts_with("web-") && v.claims.is_empty())
+            .count();
+        assert_eq!(web, 8);
+        // A second pod of the same claim is followed too, until it is deleted.
+        let reader = "apiVersion: v1\nkind: Pod\nmetadata: {name: reader}\nspec:\n  containers: [{name: app, image: \"nginx:1.27\"}]\n  volumes: [{name: data, persistentVolumeClaim: {claimName: data-db-0}}]\n";
+        assert!(p.apply(reader).ok);
+        let followed = |cache: &mut ClusterCache, p: &crate::viewmodel::Playground| {
+            cache.update(&p.session.sim);
+            cache.claim_pods.len()
+        };
+        assert_eq!(followed(&mut cache, &p), 3);
+        assert!(p.kubectl("delete pod reader --grace-period=0 --force").ok);
+        assert_eq!(followed(&mut cache, &p), 2);
     }
 
     #[test]

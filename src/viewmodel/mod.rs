@@ -1,11 +1,12 @@
 //! View logic for the playground, with no web dependency, so it is unit-tested natively.
 //!
 //! Everything the page shows is computed here from the session: pod STATUS text as kubectl prints
-//! it, node capacity bars, the events list, the loop cards, the sequence diagram's rows, the
-//! inspector's spec-vs-status gap, the chart and the fault timeline. `src/ui` only turns these
-//! into HTML.
+//! it, the claims a pod mounts, node capacity bars, the events list, the loop cards, the sequence
+//! diagram's rows, the inspector's spec-vs-status gap, the chart and the fault timeline. `src/ui`
+//! only turns these into HTML.
 
 pub mod action;
+pub mod claims;
 pub mod cluster;
 pub mod console;
 pub mod crash;

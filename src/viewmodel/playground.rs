@@ -25,7 +25,6 @@ use crate::sim::kubectl::{ApplyReport, CommandOutput};
 use crate::sim::scenario::StepAction;
 use crate::sim::session::Session;
 use crate::sim::world::Advanced;
-use crate::sort::CollectTree;
 
 /// Most simulation events processed in one animation frame, so the tab never freezes: a frame
 /// that hits it leaves the clock behind, and the page says the simulation is lagging.
@@ -931,23 +930,7 @@ impl Playground {
 
     /// The cluster view's model.
     pub fn cluster(&self) -> ClusterView {
-        let sim = &self.session.sim;
-        let nodes: Vec<_> = sim
-            .api()
-            .list(Kind::Node)
-            .filter_map(|o| o.as_node())
-            .collect();
-        let pods: Vec<_> = sim
-            .api()
-            .list(Kind::Pod)
-            .filter_map(|o| o.as_pod())
-            .collect();
-        let up = sim
-            .machines()
-            .iter()
-            .map(|(k, m)| (k.clone(), m.up))
-            .collect_map();
-        ClusterView::build(nodes, pods, &up, self.now())
+        ClusterView::of(&self.session.sim)
     }
 
     /// The cluster view as the page draws it every frame: kept up to date incrementally (see
