@@ -1,5 +1,6 @@
 //! The ownership view: every tree of owners, matched by uid (a custom resource → Deployment →
-//! ReplicaSets by revision → Pods, a Service → its EndpointSlices, a Node → its Lease).
+//! ReplicaSets by revision → Pods, a Service → its EndpointSlices, a Node → its Lease), and a
+//! StatefulSet's claims, which it does not own, on a dashed branch of their own.
 
 use yew::prelude::*;
 
@@ -52,6 +53,12 @@ fn branch(n: &OwnerNode, p: &OwnershipProps) -> Html {
             if !n.children.is_empty() {
                 <ul class="tree-children">
                     { for n.children.iter().map(|c| branch(c, p)) }
+                </ul>
+            }
+            if !n.claims.is_empty() {
+                <ul class="tree-children tree-unowned" data-testid={format!("claims-of-{}", n.key.name)}>
+                    <li class="muted">{ "claims, not owned: made from volumeClaimTemplates, they outlive its pods" }</li>
+                    { for n.claims.iter().map(|c| branch(c, p)) }
                 </ul>
             }
         </li>

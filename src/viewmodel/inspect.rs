@@ -1,13 +1,19 @@
 //! The inspector and ownership views: spec beside status with the gap between them spelled out,
-//! conditions with their reasons, and the Deployment → ReplicaSet → Pod chain.
+//! conditions with their reasons, and the Deployment → ReplicaSet → Pod chain (and a
+//! StatefulSet's claims, which it does not own but which outlive its pods).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::claims::ClaimChip;
 use super::cluster::PodView;
 use super::events::{event_rows, EventRow};
+use crate::sim::api::apiserver::ApiServer;
+use crate::sim::api::statefulset::StatefulSet;
+use crate::sim::api::storage::claim_kind;
 use crate::sim::api::types::{Condition, Kind, Millis, Object, ObjectKey, Pod};
 use crate::sim::controllers::scheduler::{self, NodeVerdict, SchedulingDecision};
+use crate::sim::controllers::statefulset::utils as sts;
 use crate::sim::input::yaml::to_yaml;
 use crate::sim::time::human_age;
 use crate::sim::world::Sim;
@@ -598,6 +604,10 @@ pub struct OwnerNode {
     pub children: Vec<OwnerNode>,
     /// Dependent pods, oldest first, drawn as chips.
     pub pods: Vec<PodView>,
+    /// A StatefulSet's claims made from its volumeClaimTemplates that nothing owns (the
+    /// default retention policy, Retain), by ordinal: drawn under it as a branch of their own,
+    /// marked as not owned, since they outlive its pods and the set itself.
+    pub claims: Vec<OwnerNode>,
 }
 
 /// The ownership forest.
@@ -652,6 +662,7 @@ impl OwnerNode {
             faded: false,
             children: Vec::new(),
             pods: Vec::new(),
+            claims: Vec::new(),
         };
         match obj {
             Object::Deployment(d) => {
@@ -695,8 +706,10 @@ impl OwnerNode {
 
 impl OwnershipView {
     /// Builds the forest from every object, matching owners by uid as the garbage collector does.
+    /// A claim's volume is looked up in `store`, for what it pins the claim's pods to.
     pub fn build<'a>(
         objects: impl IntoIterator<Item = &'a Arc<Object>>,
+        store: Option<&ApiServer>,
         now: Millis,
     ) -> OwnershipView {
         let objects: Vec<&Arc<Object>> = objects
@@ -719,12 +732,26 @@ impl OwnershipView {
                 children[*p].push(i);
             }
         }
+        let template_claims = template_claims(&objects, &parent);
+        let mut in_branch = vec![false; objects.len()];
+        for &(_, _, claim) in &template_claims {
+            in_branch[claim] = true;
+        }
+        let mut forest = Forest {
+            objects: &objects,
+            children: &children,
+            template_claims: &template_claims,
+            store,
+            claim: claim_kind(),
+            drawn: vec![false; objects.len()],
+            now,
+        };
         // What a learner declares is drawn even when it owns nothing: workloads, and objects of
         // kinds no controller acts on (a CronTab, a ConfigMap), so that each can be inspected.
         let workload = |k: Kind| matches!(k, Kind::Deployment | Kind::ReplicaSet | Kind::Custom(_));
         let mut view = OwnershipView::default();
         let mut roots: Vec<usize> = (0..objects.len())
-            .filter(|&i| parent[i].is_none())
+            .filter(|&i| parent[i].is_none() && !in_branch[i])
             .filter(|&i| {
                 let k = objects[i].kind();
                 if k == Kind::Pod {
@@ -737,42 +764,55 @@ impl OwnershipView {
             })
             .collect();
         roots.stable_sort_by_key(|&i| root_rank(objects[i].kind()));
-        let mut drawn = vec![false; objects.len()];
         for i in roots {
-            let node = Self::grow(i, &objects, &children, &mut drawn, now);
+            let node = forest.grow(i);
             view.roots.push(node);
         }
         // Owners that own each other have no root: draw each such ring from its first member.
         for i in 0..objects.len() {
-            if !drawn[i] && parent[i].is_some() && !children[i].is_empty() {
-                let node = Self::grow(i, &objects, &children, &mut drawn, now);
+            if !forest.drawn[i] && parent[i].is_some() && !children[i].is_empty() {
+                let node = forest.grow(i);
                 view.roots.push(node);
             }
         }
         view
     }
 
-    fn grow(
-        i: usize,
-        objects: &[&Arc<Object>],
-        children: &[Vec<usize>],
-        drawn: &mut [bool],
-        now: Millis,
-    ) -> OwnerNode {
-        drawn[i] = true;
-        let mut node = OwnerNode::of(objects[i]);
+    /// True when there is nothing to show.
+    pub fn is_empty(&self) -> bool {
+        self.roots.is_empty() && self.pods.is_empty()
+    }
+}
+
+/// The objects of the ownership forest and what is known of them while it is grown.
+struct Forest<'a> {
+    objects: &'a [&'a Arc<Object>],
+    children: &'a [Vec<usize>],
+    /// The StatefulSets' unowned claims ([`template_claims`]).
+    template_claims: &'a [(usize, i32, usize)],
+    /// Where a claim's volume is looked up, for what it pins the claim's pods to.
+    store: Option<&'a ApiServer>,
+    claim: Option<Kind>,
+    drawn: Vec<bool>,
+    now: Millis,
+}
+
+impl Forest<'_> {
+    fn grow(&mut self, i: usize) -> OwnerNode {
+        self.drawn[i] = true;
+        let mut node = self.node(i);
         let mut pods: Vec<&Pod> = Vec::new();
-        for &c in &children[i] {
-            if drawn[c] {
+        for &c in &self.children[i] {
+            if self.drawn[c] {
                 continue;
             }
-            match &**objects[c] {
+            match &**self.objects[c] {
                 Object::Pod(p) => {
-                    drawn[c] = true;
+                    self.drawn[c] = true;
                     pods.push(p);
                 }
                 _ => {
-                    let child = Self::grow(c, objects, children, drawn, now);
+                    let child = self.grow(c);
                     node.children.push(child);
                 }
             }
@@ -781,19 +821,84 @@ impl OwnershipView {
             (a.metadata.creation_timestamp, &a.metadata.name)
                 .cmp(&(b.metadata.creation_timestamp, &b.metadata.name))
         });
-        node.pods = pods.into_iter().map(|p| PodView::of(p, now)).collect();
+        node.pods = pods.into_iter().map(|p| PodView::of(p, self.now)).collect();
         // A Deployment's ReplicaSets newest revision first; other kinds stay in store order.
         node.children.stable_sort_by(|a, b| {
             let rev = |n: &OwnerNode| n.revision.parse::<i64>().unwrap_or(0);
             rev(b).cmp(&rev(a))
         });
+        for &(_, _, c) in self.template_claims.iter().filter(|t| t.0 == i) {
+            self.drawn[c] = true;
+            let claim = self.node(c);
+            node.claims.push(claim);
+        }
         node
     }
 
-    /// True when there is nothing to show.
-    pub fn is_empty(&self) -> bool {
-        self.roots.is_empty() && self.pods.is_empty()
+    /// One object's node, without its dependents: a claim says where it stands.
+    fn node(&self, i: usize) -> OwnerNode {
+        let obj = self.objects[i];
+        let mut node = OwnerNode::of(obj);
+        let claim = obj.as_custom().filter(|_| Some(obj.kind()) == self.claim);
+        if let Some(claim) = claim {
+            let meta = &claim.metadata;
+            let chip = ClaimChip::of(&meta.namespace, &meta.name, Some(claim), self.store);
+            node.badge = "PVC".into();
+            node.counts = chip.summary();
+        }
+        node
     }
+}
+
+/// The claims each StatefulSet made from its volumeClaimTemplates and nothing owns, as (the
+/// set's index, the ordinal, the claim's index), by set and ordinal: a claim is
+/// `<template>-<set>-<ordinal>` in the set's namespace, named as the controller names it. A claim
+/// the retention policy gave an owner that is present is not here, so it is never drawn twice:
+/// the set's own claims are its children as usual (and a claim a condemned pod owns goes with
+/// that pod's chip, which draws nothing under it).
+fn template_claims(objects: &[&Arc<Object>], parent: &[Option<usize>]) -> Vec<(usize, i32, usize)> {
+    let mut found = Vec::new();
+    let Some(kinds) = sts::kinds() else {
+        return found;
+    };
+    let sets: Vec<(usize, StatefulSet)> = objects
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            let set = o.as_custom().filter(|_| o.kind() == kinds.set)?;
+            Some((i, StatefulSet::from_custom(set).ok()?))
+        })
+        .collect();
+    if sets.is_empty() {
+        return found;
+    }
+    for (i, o) in objects.iter().enumerate() {
+        if parent[i].is_some() || o.kind() != kinds.claim {
+            continue;
+        }
+        let meta = o.meta();
+        let Some((prefix, ordinal)) = sts::parent_and_ordinal(&meta.name) else {
+            continue;
+        };
+        let owner = sets.iter().find_map(|(s, set)| {
+            let template = prefix
+                .strip_suffix(set.metadata.name.as_str())?
+                .strip_suffix('-')?;
+            let known = set.metadata.namespace == meta.namespace
+                && set
+                    .spec
+                    .volume_claim_templates
+                    .iter()
+                    .any(|t| t.metadata.name == template);
+            // `data-db-07` parses as ordinal 7, but the controller would name it `data-db-7`.
+            (known && sts::claim_name(set, template, ordinal) == meta.name).then_some(*s)
+        });
+        if let Some(set) = owner {
+            found.push((set, ordinal, i));
+        }
+    }
+    found.stable_sort_by_key(|&(set, ordinal, _)| (set, ordinal));
+    found
 }
 
 #[cfg(test)]
@@ -964,7 +1069,7 @@ mod tests {
             Arc::new(owned),
             Arc::new(stale),
         ];
-        let view = OwnershipView::build(&objs, 0);
+        let view = OwnershipView::build(&objs, None, 0);
         assert_eq!(view.roots.len(), 1);
         let rs = &view.roots[0].children[0];
         assert_eq!(rs.revision, "1");
@@ -1015,7 +1120,7 @@ mod tests {
             .into_iter()
             .map(Arc::new)
             .collect();
-        let view = OwnershipView::build(&objs, 0);
+        let view = OwnershipView::build(&objs, None, 0);
         let names: Vec<(String, String)> = view
             .roots
             .iter()
@@ -1037,6 +1142,124 @@ mod tests {
         assert_eq!(web.children[0].key.name, "web-abc");
         assert_eq!(view.roots[2].children[0].key.name, "b");
         assert!(view.roots[2].children[0].children.is_empty());
+    }
+
+    /// Lesson 15 (the StatefulSet db, a claim `data-db-<n>` per replica on a zonal disk),
+    /// with `edit` applied to its text, after `ms`.
+    fn volumes_lesson(edit: impl Fn(&str) -> String, ms: u64) -> crate::sim::session::Session {
+        let lesson = crate::sim::examples::by_name("non-idempotent-world").expect("lesson 15");
+        let mut s =
+            crate::sim::session::Session::load("lesson.yaml", &edit(lesson), None).expect("loads");
+        s.advance_to(ms, usize::MAX);
+        s
+    }
+
+    fn ownership(s: &crate::sim::session::Session) -> OwnershipView {
+        let api = s.sim.api();
+        OwnershipView::build(api.all(), Some(api), s.sim.now())
+    }
+
+    /// The StatefulSet `name`'s node.
+    fn set<'a>(view: &'a OwnershipView, name: &str) -> &'a OwnerNode {
+        view.roots
+            .iter()
+            .find(|n| n.badge == "StatefulSet" && n.key.name == name)
+            .expect("the StatefulSet is a root")
+    }
+
+    fn names(nodes: &[OwnerNode]) -> Vec<&str> {
+        nodes.iter().map(|n| n.key.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_statefulsets_unowned_claims_are_drawn_under_it_and_stay_after_their_pod_goes() {
+        let mut s = volumes_lesson(str::to_string, 90_000);
+        let view = ownership(&s);
+        let db = set(&view, "db");
+        let pods: Vec<&str> = db.pods.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(pods, ["db-0", "db-1"]);
+        assert_eq!(names(&db.claims), ["data-db-0", "data-db-1"]);
+        let claim = &db.claims[0];
+        assert_eq!(claim.badge, "PVC");
+        assert!(
+            claim.counts.starts_with("Bound 1Gi in zone-"),
+            "{}",
+            claim.counts
+        );
+        assert!(
+            !view.roots.iter().any(|n| n.badge == "PVC"),
+            "a claim under its set is not a root too"
+        );
+        assert!(db.children.iter().all(|c| c.badge != "PVC"));
+
+        assert!(s.kubectl("scale sts db --replicas=1").ok);
+        s.advance_to(s.sim.now() + 60_000, usize::MAX);
+        let view = ownership(&s);
+        let db = set(&view, "db");
+        assert_eq!(db.pods.len(), 1, "db-1 is gone");
+        assert_eq!(
+            names(&db.claims),
+            ["data-db-0", "data-db-1"],
+            "its claim stays"
+        );
+    }
+
+    #[test]
+    fn a_claim_the_retention_policy_gives_the_set_is_drawn_as_owned_and_only_once() {
+        let delete = |text: &str| {
+            text.replace(
+                "  serviceName: db\n",
+                "  serviceName: db\n  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}\n",
+            )
+        };
+        let s = volumes_lesson(delete, 90_000);
+        let view = ownership(&s);
+        let db = set(&view, "db");
+        assert!(db.claims.is_empty(), "{:?}", names(&db.claims));
+        let owned: Vec<&str> = db
+            .children
+            .iter()
+            .filter(|c| c.badge == "PVC")
+            .map(|c| c.key.name.as_str())
+            .collect();
+        assert_eq!(owned, ["data-db-0", "data-db-1"]);
+    }
+
+    #[test]
+    fn only_claims_named_as_the_controller_names_them_in_the_sets_namespace_join_it() {
+        let mut s = volumes_lesson(str::to_string, 0);
+        let claim = |name: &str, ns: &str| {
+            format!("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {{requests: {{storage: 1Gi}}}}\n")
+        };
+        assert!(s.kubectl("create namespace other").ok);
+        let strays = [
+            claim("data-db-07", "default"),
+            claim("data-db-x", "default"),
+            claim("logs-db-0", "default"),
+            claim("data-db-3", "other"),
+            claim("data-db-3", "default"),
+        ]
+        .join("---\n");
+        let report = s.apply_text("strays.yaml", &strays);
+        assert!(report.ok, "{report:?}");
+        let view = ownership(&s);
+        assert_eq!(names(&set(&view, "db").claims), ["data-db-3"]);
+        let mut roots: Vec<String> = view
+            .roots
+            .iter()
+            .filter(|n| n.badge == "PVC")
+            .map(|n| format!("{}/{}", n.key.namespace, n.key.name))
+            .collect();
+        roots.sort();
+        assert_eq!(
+            roots,
+            [
+                "default/data-db-07",
+                "default/data-db-x",
+                "default/logs-db-0",
+                "other/data-db-3"
+            ]
+        );
     }
 
     /// The default example (three nginx pods on three nodes), settled.

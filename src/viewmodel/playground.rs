@@ -973,7 +973,8 @@ impl Playground {
 
     /// The ownership forest.
     pub fn ownership(&self) -> OwnershipView {
-        OwnershipView::build(self.session.sim.api().all(), self.now())
+        let api = self.session.sim.api();
+        OwnershipView::build(api.all(), Some(api), self.now())
     }
 
     /// The last apply's error and warning diagnostics.
