@@ -304,6 +304,17 @@ pub enum Fault {
         #[serde(default = "default_count")]
         count: u32,
     },
+    /// The disk bound to a claim falls off the node it is attached to, behind the cluster's back
+    /// (a cloud-side detach): the driver's external-attacher finds out at its next check against
+    /// the storage system and attaches it again.
+    DetachVolume {
+        claim: String,
+        #[serde(
+            default = "default_namespace",
+            skip_serializing_if = "is_default_namespace"
+        )]
+        namespace: String,
+    },
     /// Teaching switch: runs a controller level-triggered (as Kubernetes does) or edge-triggered
     /// (acting only on each event's delta, never relisting). Restarts the component.
     SetTriggerMode {
@@ -349,6 +360,7 @@ impl Fault {
             Fault::FailJobPods { .. } => "FailJobPods",
             Fault::FailVolumeProvisioning { .. } => "FailVolumeProvisioning",
             Fault::FailVolumeExpansion { .. } => "FailVolumeExpansion",
+            Fault::DetachVolume { .. } => "DetachVolume",
             Fault::SetTriggerMode { .. } => "SetTriggerMode",
             Fault::SetResync { .. } => "SetResync",
         }

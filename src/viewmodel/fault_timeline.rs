@@ -882,6 +882,7 @@ pub fn target_words(f: &Fault) -> String {
             object.clone()
         }
         Fault::FailJobPods { job, namespace, .. } => format!("job {namespace}/{job}"),
+        Fault::DetachVolume { claim, namespace } => format!("pvc {namespace}/{claim}"),
         Fault::FailVolumeProvisioning { storage_class, .. }
         | Fault::FailVolumeExpansion { storage_class, .. } => {
             if storage_class.is_empty() {

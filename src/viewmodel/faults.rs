@@ -117,6 +117,7 @@ pub const FAULTS: &[FaultSpec] = &[
     FaultSpec { type_: "FailJobPods", group: "Pods", help: "The Job's next pods each exit non-zero once. Watch the Job controller count each failure, wait 10 s, then 20 s, before the next pod, and give up past backoffLimit.", fields: &[f("job", "Job", FieldKind::Text, true, "pi"), f("count", "How many pods", FieldKind::Integer, false, "1"), EXIT] },
     FaultSpec { type_: "FailVolumeProvisioning", group: "Storage", help: "The storage system refuses the next volumes a provisioner asks it for. Watch the claim stay Pending with ProvisioningFailed, the provisioner retry with back-off, and the claim bind once the refusals are used up.", fields: &[f("storageClass", "Only of StorageClass", FieldKind::Text, false, "standard"), f("count", "How many", FieldKind::Integer, false, "1")] },
     FaultSpec { type_: "FailVolumeExpansion", group: "Storage", help: "The storage system refuses the next expansions a resizer asks for (the zonal disk driver's). Watch the claim show ControllerResizeFailed and VolumeResizeFailed, and the resizer retry until the volume grows.", fields: &[f("storageClass", "Only of StorageClass", FieldKind::Text, false, "zonal"), f("count", "How many", FieldKind::Integer, false, "1")] },
+    FaultSpec { type_: "DetachVolume", group: "Storage", help: "The disk bound to the claim falls off its node behind the cluster's back. Within a minute the disk driver's external-attacher finds out from the storage system, marks its VolumeAttachment detached, and attaches it again.", fields: &[f("claim", "PersistentVolumeClaim", FieldKind::Text, true, "data-db-0")] },
     FaultSpec { type_: "BreakImage", group: "Images", help: "The registry stops serving this image: new pulls fail with ErrImagePull, then ImagePullBackOff.", fields: &[IMAGE] },
     FaultSpec { type_: "FixImage", group: "Images", help: "The registry serves the image again: the kubelet's next retry succeeds.", fields: &[IMAGE] },
     FaultSpec { type_: "NodeDown", group: "Nodes", help: "The machine dies. Heartbeats stop; after the grace period the node controller marks it Unknown and its pods are evicted and replaced elsewhere.", fields: &[NODE] },
@@ -197,7 +198,7 @@ mod tests {
     fn every_fault_variant_is_in_the_catalogue_once() {
         let names: std::collections::BTreeSet<&str> = FAULTS.iter().map(|f| f.type_).collect();
         assert_eq!(names.len(), FAULTS.len());
-        assert_eq!(FAULTS.len(), 22, "one entry per Fault variant");
+        assert_eq!(FAULTS.len(), 23, "one entry per Fault variant");
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use kubeloop::sim::session::Session;
 
 /// A scenario that exercises every controller: a rollout, a crash, a node failure, a Service, a
-/// PDB, a StatefulSet whose claims are zonal disks (one grown online), and a Job whose pods fail
-/// once before one succeeds.
+/// PDB, a StatefulSet whose claims are zonal disks (attached, one grown online, one lost by its
+/// node and attached again), and a Job whose pods fail once before one succeeds.
 pub const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
 kind: Scenario
 metadata: {name: determinism}
@@ -15,6 +15,8 @@ spec:
   steps:
   - at: 0s
     fault: {type: FailJobPods, job: once, count: 1}
+  - at: 50s
+    fault: {type: DetachVolume, claim: data-db-1}
   - at: 60s
     kubectl: patch pvc data-db-0 -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'
   - at: 20s

@@ -26,7 +26,7 @@ fn the_native_trace_matches_the_committed_fingerprint_the_wasm_test_also_checks(
 }
 
 #[test]
-fn the_fingerprinted_scenario_really_grows_a_disk_and_retries_a_job() {
+fn the_fingerprinted_scenario_really_grows_a_disk_reattaches_one_and_retries_a_job() {
     use kubeloop::sim::session::Session;
     let mut s = Session::load("determinism.yaml", common::SCENARIO, None).expect("loads");
     s.advance_to(8 * 60_000, usize::MAX);
@@ -37,4 +37,10 @@ fn the_fingerprinted_scenario_really_grows_a_disk_and_retries_a_job() {
         get("job once", "{.status.failed},{.status.succeeded}"),
         "1,1"
     );
+    // data-db-1's disk, lost at 50 s, was found out and attached again.
+    let reattached = s.sim.trace().entries().any(|e| {
+        matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Reconcile { component, record: Some(r), .. }
+            if &**component == "csi-disk-controller" && r.observed.starts_with("ListVolumes: not attached"))
+    });
+    assert!(reattached);
 }

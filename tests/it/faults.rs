@@ -531,8 +531,8 @@ fn a_controller_manager_restart_in_the_middle_of_a_rollout_still_completes_it() 
             .filter(|e| matches!(&e.kind, TraceKind::List { reason, .. } if reason == "restarted"))
             .count();
         assert_eq!(
-            restarts, 15,
-            "all fifteen controllers of kube-controller-manager relist"
+            restarts, 16,
+            "all sixteen controllers of kube-controller-manager relist"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Volumes: the default StorageClass, the PersistentVolume controller's binding and its events,
 //! kind's local-path provisioner making a volume on the node the scheduler chose.
 
+use kubeloop::sim::machinery::trace::TraceKind;
 use kubeloop::sim::session::Session;
 
 const CLAIM_AND_POD: &str = r#"apiVersion: v1
@@ -636,5 +637,273 @@ fn describe_pvc_shows_kubectls_claim_sections_with_who_uses_it_and_the_resize_co
             && l.ends_with("Waiting for user to (re-)start a pod to finish file system resize of volume on node.")),
         "{}",
         out.stdout
+    );
+}
+
+/// A pod on the zonal disk `disk`, pinned to `node`.
+fn disk_pod(name: &str, node: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  nodeSelector: {{kubernetes.io/hostname: {node}}}\n  containers: [{{name: c, image: \"busybox:1.36\", command: [sleep, infinity]}}]\n  volumes: [{{name: data, persistentVolumeClaim: {{claimName: disk}}}}]\n"
+    )
+}
+
+/// The node of zone-a or zone-b that `node` is not, in the same zone.
+fn zone_mate(node: &str) -> &'static str {
+    match node {
+        "node-1" => "node-3",
+        "node-3" => "node-1",
+        "node-2" => "node-4",
+        _ => "node-2",
+    }
+}
+
+/// The nodes the disk's VolumeAttachments name, with whether each is attached.
+fn attachments(s: &mut Session) -> String {
+    jsonpath(
+        s,
+        "volumeattachments",
+        "'{range .items[*]}{.spec.nodeName}={.status.attached},{end}'",
+    )
+    .trim_end_matches(',')
+    .to_string()
+}
+
+#[test]
+fn a_disk_is_attached_to_its_pods_node_before_the_pod_starts() {
+    let mut s = zonal();
+    let node = jsonpath(&mut s, "pod db", "{.spec.nodeName}");
+    let volume = jsonpath(&mut s, "pvc disk", "{.spec.volumeName}");
+    let handle = jsonpath(&mut s, &format!("pv {volume}"), "{.spec.csi.volumeHandle}");
+    let unique = format!("kubernetes.io/csi/disk.csi.kubeloop.dev^{handle}");
+    assert_eq!(attachments(&mut s), format!("{node}=true"));
+    let va = jsonpath(
+        &mut s,
+        "volumeattachments",
+        "{.items[0].metadata.name},{.items[0].spec.attacher},{.items[0].spec.source.persistentVolumeName},{.items[0].metadata.finalizers[0]}",
+    );
+    let name = va.split(',').next().unwrap_or_default().to_string();
+    assert!(
+        name.len() == 68 && name.starts_with("csi-"),
+        "the CSI plugin names it csi-<sha256>: {name}"
+    );
+    assert_eq!(
+        va,
+        format!("{name},disk.csi.kubeloop.dev,{volume},external-attacher/disk-csi-kubeloop-dev")
+    );
+    let table = s.kubectl("get volumeattachments").stdout;
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
+    );
+    assert_eq!(
+        lines[1][..5],
+        [
+            name.as_str(),
+            "disk.csi.kubeloop.dev",
+            volume.as_str(),
+            node.as_str(),
+            "true"
+        ]
+    );
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            &format!("node {node}"),
+            "{.status.volumesAttached[0].name},{.status.volumesInUse[0]}"
+        ),
+        format!("{unique},{unique}")
+    );
+    // In the order recorded: the kubelet pulls the image only once the disk is attached.
+    let events: Vec<String> = s
+        .sim
+        .trace()
+        .entries()
+        .filter_map(|e| match &e.kind {
+            TraceKind::Event {
+                reason,
+                message,
+                object,
+                ..
+            } if object == "Pod/default/db" => Some(format!("{reason} {message}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        events[..3],
+        [
+            format!("Scheduled Successfully assigned default/db to {node}"),
+            format!(
+                "SuccessfulAttachVolume AttachVolume.Attach succeeded for volume \"{volume}\" "
+            ),
+            "Pulling Pulling image \"postgres:17\"".to_string(),
+        ]
+    );
+    // Another node's kubelet has nothing of it.
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            &format!("node {}", zone_mate(&node)),
+            "{.status.volumesAttached}{.status.volumesInUse}"
+        ),
+        ""
+    );
+}
+
+#[test]
+fn a_disk_another_node_holds_gets_the_multi_attach_error_until_that_node_lets_it_go() {
+    let mut s = zonal();
+    let node = jsonpath(&mut s, "pod db", "{.spec.nodeName}");
+    let volume = jsonpath(&mut s, "pvc disk", "{.spec.volumeName}");
+    let mate = zone_mate(&node);
+    assert!(s.apply_text("second.yaml", &disk_pod("second", mate)).ok);
+    s.advance_to(80_000, usize::MAX);
+    assert_eq!(
+        events_of(&s, "Pod", "second")
+            .into_iter()
+            .filter(|e| e.starts_with("FailedAttachVolume"))
+            .collect::<Vec<_>>(),
+        [format!(
+            "FailedAttachVolume Multi-Attach error for volume \"{volume}\" Volume is already used by pod(s) db"
+        )],
+        "reported once"
+    );
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pod second",
+            "{.status.containerStatuses[0].state.waiting.reason}"
+        ),
+        "ContainerCreating"
+    );
+    assert_eq!(attachments(&mut s), format!("{node}=true"));
+
+    // Once db is gone and its kubelet no longer reports the disk in use, it moves.
+    assert!(s.kubectl("delete pod db").ok);
+    let t = s.sim.now();
+    s.advance_to(t + 30_000, usize::MAX);
+    assert_eq!(attachments(&mut s), format!("{mate}=true"));
+    assert_eq!(jsonpath(&mut s, "pod second", "{.status.phase}"), "Running");
+    assert!(events_of(&s, "Pod", "second").contains(&format!(
+        "SuccessfulAttachVolume AttachVolume.Attach succeeded for volume \"{volume}\" "
+    )));
+}
+
+#[test]
+fn a_disk_on_a_dead_node_is_force_detached_only_after_six_minutes_unless_the_node_is_out_of_service(
+) {
+    for out_of_service in [false, true] {
+        let mut s = zonal();
+        let node = jsonpath(&mut s, "pod db", "{.spec.nodeName}");
+        let volume = jsonpath(&mut s, "pvc disk", "{.spec.volumeName}");
+        let mate = zone_mate(&node);
+        s.inject(
+            serde_json::from_str(&format!(r#"{{"type":"NodeDown","node":"{node}"}}"#))
+                .expect("fault"),
+        )
+        .expect("injected");
+        s.advance_to(120_000, usize::MAX);
+        if out_of_service {
+            let taint = s.kubectl(&format!(
+                "taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
+            ));
+            assert!(taint.ok, "{}", taint.stderr);
+        }
+        assert!(s.kubectl("delete pod db --force --grace-period=0").ok);
+        assert!(s.apply_text("second.yaml", &disk_pod("second", mate)).ok);
+        let t = s.sim.now();
+        s.advance_to(t + 30_000, usize::MAX);
+        if out_of_service {
+            assert_eq!(attachments(&mut s), format!("{mate}=true"));
+            continue;
+        }
+        assert_eq!(
+            events_of(&s, "Pod", "second")
+                .into_iter()
+                .filter(|e| e.starts_with("FailedAttachVolume"))
+                .collect::<Vec<_>>(),
+            [format!(
+                "FailedAttachVolume Multi-Attach error for volume \"{volume}\" Volume is already exclusively attached to one node and can't be attached to another"
+            )]
+        );
+        // The dead kubelet last reported the disk in use: the controller waits 6 minutes.
+        s.advance_to(t + 355_000, usize::MAX);
+        assert_eq!(attachments(&mut s), format!("{node}=true"));
+        s.advance_to(t + 375_000, usize::MAX);
+        assert_eq!(attachments(&mut s), format!("{mate}=true"));
+        assert_eq!(jsonpath(&mut s, "pod second", "{.status.phase}"), "Running");
+    }
+}
+
+#[test]
+fn a_disk_that_falls_off_its_node_is_found_out_and_attached_again_by_the_driver() {
+    let mut s = zonal();
+    let volume = jsonpath(&mut s, "pvc disk", "{.spec.volumeName}");
+    let said = s
+        .inject(serde_json::from_str(r#"{"type":"DetachVolume","claim":"disk"}"#).expect("fault"))
+        .expect("injected");
+    assert!(said.starts_with("disk disk-"), "{said}");
+    let t = s.sim.now();
+    // The external-attacher checks the storage system every 60 s.
+    s.advance_to(t + 62_000, usize::MAX);
+    let diffs: Vec<String> = s
+        .sim
+        .trace()
+        .entries()
+        .filter_map(|e| match &e.kind {
+            TraceKind::Reconcile {
+                component,
+                record: Some(r),
+                ..
+            } if &**component == "csi-disk-controller" && e.t > t => {
+                Some(format!("{} | {}", r.observed, r.diff))
+            }
+            _ => None,
+        })
+        .collect();
+    let found = diffs
+        .iter()
+        .position(|d| d.starts_with("ListVolumes: not attached: disk-"))
+        .unwrap_or_else(|| panic!("{diffs:?}"));
+    assert!(
+        diffs[found..]
+            .iter()
+            .any(|d| d.ends_with(": mark attached")),
+        "{diffs:?}"
+    );
+    let _ = &volume;
+    assert!(attachments(&mut s).ends_with("=true"));
+    assert_eq!(
+        jsonpath(
+            &mut s,
+            "pod db",
+            "{.status.containerStatuses[0].restartCount}"
+        ),
+        "0"
+    );
+
+    // What it cannot aim at is refused with the reason.
+    let refused = |s: &mut Session, fault: &str| {
+        s.inject(serde_json::from_str(fault).expect("fault"))
+            .expect_err("refused")
+    };
+    assert_eq!(
+        refused(&mut s, r#"{"type":"DetachVolume","claim":"nope"}"#),
+        "persistentvolumeclaims \"nope\" not found"
+    );
+    let local = CLAIM_AND_POD.replace("name: db}", "name: local-db}");
+    assert!(s.apply_text("local.yaml", &local).ok);
+    assert_eq!(
+        refused(&mut s, r#"{"type":"DetachVolume","claim":"data"}"#),
+        "persistentvolumeclaim \"data\" is not bound to a volume yet"
+    );
+    s.advance_to(t + 80_000, usize::MAX);
+    let said = refused(&mut s, r#"{"type":"DetachVolume","claim":"data"}"#);
+    assert!(
+        said.contains("is not a disk that attaches to a node"),
+        "{said}"
     );
 }

@@ -18,6 +18,7 @@ pub mod patch;
 pub mod quantity;
 pub mod regexp;
 pub mod schema;
+pub mod sha256;
 pub mod statefulset;
 pub mod storage;
 pub mod strict;

@@ -108,6 +108,55 @@ pub fn pod_uses_claim(pod: &Pod, claim: &str) -> bool {
         && pod_claims(pod).contains(&claim)
 }
 
+/// The VolumeAttachment kind (storage.k8s.io/v1): the attach/detach controller's request that a
+/// CSI driver's external-attacher attach a volume to a node.
+pub fn attachment_kind() -> Option<Kind> {
+    stored_kind("storage.k8s.io", "VolumeAttachment").map(Kind::Custom)
+}
+
+/// The finalizer the disk driver's external-attacher puts on a VolumeAttachment it attached,
+/// removed once the disk is detached (`external-attacher/<driver with dots as dashes>`).
+pub fn attacher_finalizer() -> String {
+    format!("external-attacher/{}", DISK_DRIVER.replace('.', "-"))
+}
+
+/// A CSI volume's `volumeHandle` when its driver needs attaching (the disk driver's CSIDriver has
+/// `attachRequired: true`; local-path is a directory and attaches nothing).
+pub fn attachable_handle(volume: &CustomObject) -> Option<&str> {
+    (str_at(volume, &["spec", "csi", "driver"]) == Some(DISK_DRIVER))
+        .then(|| str_at(volume, &["spec", "csi", "volumeHandle"]))
+        .flatten()
+}
+
+/// The name the node status and the volume managers know a CSI volume by:
+/// `kubernetes.io/csi/<driver>^<volumeHandle>`.
+pub fn unique_volume_name(handle: &str) -> String {
+    format!("kubernetes.io/csi/{DISK_DRIVER}^{handle}")
+}
+
+/// The CSI volume plugin's name for the VolumeAttachment of a volume to a node:
+/// `csi-` and the SHA-256 of handle, driver and node, in hex.
+pub fn attachment_name(handle: &str, node: &str) -> String {
+    format!(
+        "csi-{}",
+        super::sha256::hex(format!("{handle}{DISK_DRIVER}{node}").as_bytes())
+    )
+}
+
+/// Whether a volume may be attached to one node only (`isMultiAttachForbidden`): unless its
+/// access modes allow many readers or writers.
+pub fn multi_attach_forbidden(volume: &CustomObject) -> bool {
+    let modes = volume
+        .content
+        .get("spec")
+        .and_then(|s| s.get("accessModes"))
+        .and_then(Json::as_array);
+    !modes.is_some_and(|m| {
+        m.iter()
+            .any(|x| matches!(x.as_str(), Some("ReadWriteMany" | "ReadOnlyMany")))
+    })
+}
+
 /// Whether a StorageClass is marked default.
 pub fn is_default_class(meta: &ObjectMeta) -> bool {
     [IS_DEFAULT_CLASS, IS_DEFAULT_CLASS_BETA]

@@ -1088,6 +1088,23 @@ pub struct NodeStatus {
     pub node_info: Option<Box<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<Box<Json>>,
+    /// The attachable volumes the kubelet wants or still has mounted (unique names, sorted): what
+    /// keeps the attach/detach controller from detaching them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes_in_use: Vec<String>,
+    /// The volumes the attach/detach controller has attached: what the kubelet waits for before
+    /// mounting one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes_attached: Vec<AttachedVolume>,
+}
+
+/// One entry of a Node's `status.volumesAttached`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachedVolume {
+    pub name: String,
+    #[serde(default)]
+    pub device_path: String,
 }
 
 /// A Node.

@@ -1,5 +1,6 @@
 //! One module per component. Each exposes a type implementing [`Controller`] and its `reconcile`.
 
+pub mod attachdetach;
 pub mod deployment;
 pub mod disruption;
 pub mod endpointslice;
@@ -34,6 +35,7 @@ pub fn control_plane() -> Vec<Box<dyn Controller>> {
         Box::new(persistentvolume::PersistentVolumeController::new()),
         Box::new(pvcprotection::PvcProtectionController::new()),
         Box::new(pvprotection::PvProtectionController::new()),
+        Box::new(attachdetach::AttachDetachController::new()),
         Box::new(podgc::PodGcController::new()),
         Box::new(garbage_collector::GarbageCollector::new()),
         Box::new(node_lifecycle::NodeLifecycleController::new()),

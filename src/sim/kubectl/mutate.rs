@@ -1671,10 +1671,11 @@ fn valid_label_value(v: &str) -> bool {
 /// `kubectl label` (`annotations == false`) and `kubectl annotate`.
 pub fn label(sim: &mut Sim, args: &Args, annotations: bool) -> CommandOutput {
     let what = if annotations { "annotation" } else { "label" };
+    // `GetResourcesAndPairs`: the first `k=v` or `k-` (a prefixed key too) starts the changes.
     let split = args
         .positional
         .iter()
-        .position(|w| w.contains('=') || (w.ends_with('-') && !w.contains('/')))
+        .position(|w| (w.contains('=') && !w.starts_with('=')) || (w.ends_with('-') && w != "-"))
         .unwrap_or(args.positional.len());
     let (res, updates) = args.positional.split_at(split);
     let list = args.bool("list");

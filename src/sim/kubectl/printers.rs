@@ -719,6 +719,7 @@ fn stored_headers(kind: &str) -> Vec<&'static str> {
             "AGE",
         ],
         "ControllerRevision" => vec!["NAME", "CONTROLLER", "REVISION", "AGE"],
+        "VolumeAttachment" => vec!["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"],
         "PersistentVolumeClaim" => vec![
             "NAME",
             "STATUS",
@@ -831,6 +832,13 @@ fn stored_cells(o: &CustomObject, now: Millis) -> Vec<String> {
                 at(&["status", "reason"]),
             ]
         }
+        // `printVolumeAttachment`.
+        "VolumeAttachment" => vec![
+            at(&["spec", "attacher"]),
+            at(&["spec", "source", "persistentVolumeName"]),
+            at(&["spec", "nodeName"]),
+            (o.at(&["status", "attached"]).and_then(Json::as_bool) == Some(true)).to_string(),
+        ],
         "StorageClass" => {
             let expansion = o
                 .content

@@ -541,6 +541,29 @@ fn create_deployment_builds_the_object_kubectl_builds() {
 }
 
 #[test]
+fn a_prefixed_label_is_removed_with_its_key_and_a_dash() {
+    let mut s = world();
+    assert_eq!(
+        stdout(
+            &mut s,
+            "label node node-1 topology.kubernetes.io/zone=zone-a"
+        ),
+        "node/node-1 labeled\n"
+    );
+    assert_eq!(
+        stdout(&mut s, "label node node-1 topology.kubernetes.io/zone-"),
+        "node/node-1 unlabeled\n"
+    );
+    assert_eq!(
+        stdout(
+            &mut s,
+            "get node node-1 -o jsonpath={.metadata.labels.topology\\.kubernetes\\.io/zone}"
+        ),
+        ""
+    );
+}
+
+#[test]
 fn relabelling_a_pod_with_overwrite_makes_the_replicaset_release_it_and_replace_it() {
     let mut s = world();
     let pod = pods_of(&s, "web")[0].clone();

@@ -32,6 +32,7 @@ pub enum ComponentId {
     PersistentVolume,
     PvcProtection,
     PvProtection,
+    AttachDetach,
     PodGc,
     GarbageCollector,
     NodeLifecycle,
@@ -52,7 +53,7 @@ pub enum ComponentId {
 
 impl ComponentId {
     /// The controllers that live in kube-controller-manager and restart together with it.
-    pub const CONTROLLER_MANAGER: [ComponentId; 15] = [
+    pub const CONTROLLER_MANAGER: [ComponentId; 16] = [
         ComponentId::Deployment,
         ComponentId::ReplicaSet,
         ComponentId::StatefulSet,
@@ -61,6 +62,7 @@ impl ComponentId {
         ComponentId::PersistentVolume,
         ComponentId::PvcProtection,
         ComponentId::PvProtection,
+        ComponentId::AttachDetach,
         ComponentId::PodGc,
         ComponentId::GarbageCollector,
         ComponentId::NodeLifecycle,
@@ -82,6 +84,7 @@ impl ComponentId {
             ComponentId::PersistentVolume => "persistentvolume-controller".into(),
             ComponentId::PvcProtection => "persistentvolumeclaim-protection-controller".into(),
             ComponentId::PvProtection => "persistentvolume-protection-controller".into(),
+            ComponentId::AttachDetach => "attachdetach-controller".into(),
             ComponentId::PodGc => "pod-garbage-collector-controller".into(),
             ComponentId::Provisioner => "local-path-provisioner".into(),
             ComponentId::CsiDisk => "csi-disk-controller".into(),
@@ -115,6 +118,9 @@ impl ComponentId {
             }
             "persistentvolume-protection-controller" | "pv-protection" => ComponentId::PvProtection,
             "csi-disk-controller" | "disk.csi.kubeloop.dev" => ComponentId::CsiDisk,
+            "attachdetach-controller" | "attach-detach" | "attachdetach" => {
+                ComponentId::AttachDetach
+            }
             "pod-garbage-collector-controller" | "podgc" => ComponentId::PodGc,
             "garbage-collector-controller" | "garbage-collector" | "gc" => {
                 ComponentId::GarbageCollector

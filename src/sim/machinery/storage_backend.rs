@@ -1,8 +1,9 @@
-//! The storage system behind the cluster's volume drivers, as far as faults reach it: the cloud
-//! API or the node-local disk a provisioner and a resizer call. Like the node's container
-//! runtime, it is the world's, and a driver's reconcile is handed it for the calls it makes.
+//! The storage system behind the cluster's volume drivers: the cloud API or the node-local disk a
+//! provisioner, a resizer and an attacher call, with the faults set on it and the disks it has
+//! attached to machines. Like the node's container runtime, it is the world's, and a driver's
+//! reconcile is handed it for the calls it makes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A call a volume driver makes to its storage system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -17,6 +18,8 @@ pub enum StorageCall {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageBackend {
     failing: BTreeMap<(StorageCall, String), u32>,
+    /// Which disk (volume handle) is attached to which machine (node name).
+    attached: BTreeSet<(String, String)>,
 }
 
 impl StorageBackend {
@@ -38,6 +41,38 @@ impl StorageBackend {
         }
         false
     }
+
+    /// ControllerPublishVolume: the disk is attached to the node's machine.
+    pub fn attach(&mut self, handle: &str, node: &str) {
+        self.attached.insert((handle.to_string(), node.to_string()));
+    }
+
+    /// ControllerUnpublishVolume: the disk is detached from the node's machine.
+    pub fn detach(&mut self, handle: &str, node: &str) {
+        self.attached
+            .remove(&(handle.to_string(), node.to_string()));
+    }
+
+    /// Whether the disk is attached to the node's machine (what ListVolumes reports).
+    pub fn is_attached(&self, handle: &str, node: &str) -> bool {
+        self.attached
+            .contains(&(handle.to_string(), node.to_string()))
+    }
+
+    /// The `DetachVolume` fault: the disk falls off every machine it was attached to, behind the
+    /// cluster's back. The nodes it was on, in order.
+    pub fn lose(&mut self, handle: &str) -> Vec<String> {
+        let lost: Vec<(String, String)> = self
+            .attached
+            .iter()
+            .filter(|(h, _)| h == handle)
+            .cloned()
+            .collect();
+        for l in &lost {
+            self.attached.remove(l);
+        }
+        lost.into_iter().map(|(_, node)| node).collect()
+    }
 }
 
 #[cfg(test)]
@@ -53,6 +88,18 @@ mod tests {
         assert!(b.refuses(StorageCall::Expand, "zonal"));
         assert!(b.refuses(StorageCall::Expand, "zonal"));
         assert!(!b.refuses(StorageCall::Expand, "zonal"));
+    }
+
+    #[test]
+    fn a_lost_disk_is_attached_nowhere_until_attached_again() {
+        let mut b = StorageBackend::default();
+        b.attach("disk-1", "node-1");
+        b.attach("disk-2", "node-1");
+        assert_eq!(b.lose("disk-1"), vec!["node-1".to_string()]);
+        assert!(!b.is_attached("disk-1", "node-1"));
+        assert!(b.is_attached("disk-2", "node-1"));
+        b.attach("disk-1", "node-1");
+        assert!(b.is_attached("disk-1", "node-1"));
     }
 
     #[test]

@@ -236,6 +236,7 @@ impl Sim {
                 storage_class,
                 count,
             } => self.fail_storage_calls(StorageCall::Expand, storage_class, *count),
+            Fault::DetachVolume { claim, namespace } => self.detach_volume(namespace, claim),
             Fault::SetTriggerMode { component, mode } => {
                 let mut out = Vec::new();
                 for id in &self.component_arg(component)? {
@@ -291,6 +292,43 @@ impl Sim {
         };
         Ok(format!(
             "the storage system will refuse the next {count} {what} {of}"
+        ))
+    }
+
+    /// DetachVolume: the disk bound to the claim falls off every node it is attached to.
+    fn detach_volume(&mut self, namespace: &str, claim: &str) -> Result<String, String> {
+        use crate::sim::api::storage::{attachable_handle, claim_kind, str_at, volume_kind};
+        let (Some(claim_kind), Some(volume_kind)) = (claim_kind(), volume_kind()) else {
+            return Err("PersistentVolumeClaims are not served".into());
+        };
+        let stored = self
+            .api
+            .get(&ObjectKey::new(claim_kind, namespace, claim))
+            .ok_or_else(|| format!("persistentvolumeclaims {claim:?} not found"))?;
+        let volume = stored
+            .as_custom()
+            .and_then(|c| str_at(c, &["spec", "volumeName"]))
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("persistentvolumeclaim {claim:?} is not bound to a volume yet"))?
+            .to_string();
+        let pv = self.api.get(&ObjectKey::new(volume_kind, "", &volume));
+        let handle = pv
+            .as_ref()
+            .and_then(|o| o.as_custom())
+            .and_then(attachable_handle)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                format!("volume {volume} is not a disk that attaches to a node (only the {} driver's are): nothing to detach", crate::sim::api::storage::DISK_DRIVER)
+            })?;
+        let nodes = self.storage.lose(&handle);
+        if nodes.is_empty() {
+            return Err(format!(
+                "volume {volume} ({handle}) is not attached to any node"
+            ));
+        }
+        Ok(format!(
+            "disk {handle} of volume {volume} fell off {}; the driver's external-attacher checks every 60s",
+            nodes.join(", ")
         ))
     }
 

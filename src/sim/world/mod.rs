@@ -801,8 +801,8 @@ mod tests {
                 _ => None,
             })
             .collect();
-        // Every controller that watches pods (eleven), the scheduler and node-1's kubelet heard of it.
-        assert_eq!(names.len(), 13);
+        // Every controller that watches pods (twelve), the scheduler and node-1's kubelet heard of it.
+        assert_eq!(names.len(), 14);
         assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
     }
 

@@ -457,6 +457,8 @@ impl Controller for Kubelet {
         KINDS.get_or_init(|| {
             let mut kinds = vec![Kind::Node, Kind::Pod];
             kinds.extend(mounted_kinds().into_iter().flatten());
+            // Volumes too: a claim's volume says whether it must be attached first.
+            kinds.extend(crate::sim::api::storage::volume_kind());
             kinds
         })
     }
@@ -469,7 +471,10 @@ impl Controller for Kubelet {
         match obj {
             Object::Pod(p) => p.spec.node_name == self.node,
             Object::Node(n) => n.metadata.name == self.node,
-            Object::Custom(c) => mounted_kinds().contains(&Some(Kind::Custom(c.kind))),
+            Object::Custom(c) => {
+                mounted_kinds().contains(&Some(Kind::Custom(c.kind)))
+                    || crate::sim::api::storage::volume_kind() == Some(Kind::Custom(c.kind))
+            }
             _ => false,
         }
     }
@@ -507,12 +512,27 @@ impl Controller for Kubelet {
                 vec![ev.object.key()]
             }
             Object::Node(n) => {
-                let was = old.and_then(|o| o.as_node()).map(|o| o.spec.unschedulable);
-                if was.is_some_and(|u| u != n.spec.unschedulable) {
-                    vec![self.node_key()]
-                } else {
-                    Vec::new()
+                let old = old.and_then(|o| o.as_node());
+                let mut keys = Vec::new();
+                if old.is_some_and(|o| o.spec.unschedulable != n.spec.unschedulable) {
+                    keys.push(self.node_key());
                 }
+                // A disk attached to the node wakes the pods waiting for theirs.
+                if old.is_some_and(|o| o.status.volumes_attached != n.status.volumes_attached) {
+                    keys.extend(
+                        cache
+                            .list(Kind::Pod)
+                            .filter_map(|o| o.as_pod())
+                            .filter(|p| {
+                                p.spec.node_name == self.node
+                                    && !crate::sim::api::storage::pod_claims(p).is_empty()
+                            })
+                            .map(|p| {
+                                ObjectKey::new(Kind::Pod, &p.metadata.namespace, &p.metadata.name)
+                            }),
+                    );
+                }
+                keys
             }
             // A mounted object that appears wakes the pods waiting for it, and so does a claim
             // that changes (it may have been bound).

@@ -52,6 +52,11 @@ impl Kubelet {
         self.record_schedulable_event(node, &mut out);
         changed |= set_machine_info(&mut new);
         changed |= self.set_addresses(&mut new);
+        let in_use = volumes_in_use(cache, &self.node);
+        if new.status.volumes_in_use != in_use {
+            new.status.volumes_in_use = in_use;
+            changed = true;
+        }
         let due = self
             .node_posted_at
             .is_none_or(|t| now >= t + STATUS_REPORT_PERIOD);

@@ -7,11 +7,15 @@
 //! change-detection strategy); here it watches them all, and an object's arrival wakes the pods
 //! that wait for it, which still keep to their back-off, as upstream's do.
 //!
-//! A `persistentVolumeClaim` volume waits until its claim is Bound. Simplified: upstream's
-//! volume manager says nothing until its 2-minute wait times out (`Unable to attach or mount
-//! volumes: … PVC is not bound`); here the pod waits in `ContainerCreating` without events, and
-//! the claim's own events say why (the scheduler binds the pod before its claims are bound,
-//! where upstream's VolumeBinding PreBind waits for them).
+//! A `persistentVolumeClaim` volume waits until its claim is Bound, and a disk (an attachable CSI
+//! volume) until the attach/detach controller lists it in the Node's `status.volumesAttached`
+//! (`VerifyControllerAttachedVolume`); the kubelet reports the disks its pods use in
+//! `status.volumesInUse`, which keeps them from being detached under it. The pod waits in
+//! `ContainerCreating` without events of the kubelet's, as in v1.34: `WaitForAttachAndMount` gives
+//! up after 2m3s with a wrapped `context deadline exceeded`, which `syncPod` treats as an
+//! interruption and does not record (kubernetes/kubernetes#127004), so the claim's events and the
+//! attach/detach controller's (`FailedAttachVolume`) say why. Simplified: the scheduler binds the
+//! pod before its claims are bound, where upstream's VolumeBinding PreBind waits for them.
 
 use super::*;
 use crate::sim::api::openapi;
@@ -122,6 +126,65 @@ pub(super) fn unbound_claims(pod: &Pod, cache: &Cache) -> Vec<String> {
         .collect()
 }
 
+/// A pod's disks that its node does not have attached yet (bound claims whose volume needs
+/// attaching and is missing from the Node's `status.volumesAttached`), by volume name.
+pub(super) fn unattached_disks(pod: &Pod, cache: &Cache, node: Option<&Node>) -> Vec<String> {
+    use crate::sim::api::storage::{attachable_handle, unique_volume_name, volume_kind};
+    let Some(pv) = volume_kind() else {
+        return Vec::new();
+    };
+    volume_sources(pod)
+        .into_iter()
+        .filter(|s| s.resource == CLAIM)
+        .filter(|s| {
+            let handle = cache
+                .get(&ObjectKey::new(s.kind, &pod.metadata.namespace, &s.name))
+                .and_then(|o| o.as_custom())
+                .and_then(|c| crate::sim::api::storage::str_at(c, &["spec", "volumeName"]))
+                .and_then(|v| cache.get(&ObjectKey::new(pv, "", v)))
+                .and_then(|o| o.as_custom())
+                .and_then(attachable_handle);
+            handle.is_some_and(|h| {
+                let unique = unique_volume_name(h);
+                !node.is_some_and(|n| n.status.volumes_attached.iter().any(|v| v.name == unique))
+            })
+        })
+        .map(|s| s.volume)
+        .collect()
+}
+
+/// The disks the pods on this node use, unique names sorted: the node's `status.volumesInUse`
+/// (`GetVolumesInUse`: from the moment a pod wants one until it is unmounted).
+pub(super) fn volumes_in_use(cache: &Cache, node: &str) -> Vec<String> {
+    use crate::sim::api::storage::{
+        attachable_handle, claim_kind, str_at, unique_volume_name, volume_kind,
+    };
+    let (Some(claim), Some(pv)) = (claim_kind(), volume_kind()) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = cache
+        .list(Kind::Pod)
+        .filter_map(|o| o.as_pod())
+        .filter(|p| {
+            p.spec.node_name == node && !matches!(p.status.phase.as_str(), "Succeeded" | "Failed")
+        })
+        .flat_map(|p| {
+            crate::sim::api::storage::pod_claims(p)
+                .into_iter()
+                .filter_map(|c| {
+                    let claim = cache.get(&ObjectKey::new(claim, &p.metadata.namespace, c))?;
+                    let volume = str_at(claim.as_custom()?, &["spec", "volumeName"])?;
+                    let volume = cache.get(&ObjectKey::new(pv, "", volume))?;
+                    attachable_handle(volume.as_custom()?).map(unique_volume_name)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// When a pod's mounts may be tried again, and the wait after the next failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct MountRetry {
@@ -146,25 +209,51 @@ impl Kubelet {
         let uid = pod.metadata.uid.clone();
         let failed = failed_mounts(pod, cache);
         let unbound = unbound_claims(pod, cache);
+        let unattached = unattached_disks(pod, cache, node);
         let retry = self.mount_retry.get(&uid).copied();
-        if failed.is_empty() && unbound.is_empty() && retry.is_none_or(|r| now >= r.not_before) {
+        if failed.is_empty()
+            && unbound.is_empty()
+            && unattached.is_empty()
+            && retry.is_none_or(|r| now >= r.not_before)
+        {
             self.mount_retry.remove(&uid);
             return None;
         }
-        if failed.is_empty() && !unbound.is_empty() {
-            // The claim's own events say why; its binding wakes the pod.
+        // A claim not bound yet, or a disk not attached yet: the claim's events and the
+        // attach/detach controller's say why, and the claim's binding or the Node's update wakes
+        // the pod.
+        let waits_for = if !failed.is_empty() {
+            None
+        } else if !unbound.is_empty() {
+            Some((
+                format!(
+                    "Pending; claim(s) of volume(s) [{}] not bound",
+                    unbound.join(" ")
+                ),
+                "wait for the claims to be bound",
+            ))
+        } else if !unattached.is_empty() {
+            Some((
+                format!(
+                    "Pending; volume(s) [{}] not in {}'s status.volumesAttached",
+                    unattached.join(" "),
+                    self.node
+                ),
+                "wait for the attach/detach controller to attach them",
+            ))
+        } else {
+            None
+        };
+        if let Some((observed, diff)) = waits_for {
             let status = self.generate_status(pod, None, &self.host_ip(node), now, false);
             if status != pod.status {
                 let req = self.update_status(pod, status);
                 out.request(req);
             }
             out.record = Some(ReconcileRecord {
-                observed: format!(
-                    "Pending; claim(s) of volume(s) [{}] not bound",
-                    unbound.join(" ")
-                ),
+                observed,
                 desired: "every volume mounted, then the pod sandbox and its containers".into(),
-                diff: "wait for the claims to be bound".into(),
+                diff: diff.into(),
             });
             return Some(());
         }

@@ -11,6 +11,7 @@
 //! a claim; a Released volume whose policy is Delete is deleted. Unbound claims are looked at
 //! again every 15 s (the controller's resync), which is when its events repeat.
 
+pub mod attacher;
 pub mod provisioner;
 pub mod resizer;
 

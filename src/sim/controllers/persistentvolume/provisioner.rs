@@ -2,7 +2,7 @@
 //! two drivers: kind's local-path provisioner (`rancher.io/local-path`: a directory on the node
 //! the scheduler chose, reachable from that node only) and the simulated cloud's zonal disk
 //! driver (`disk.csi.kubeloop.dev`: a disk in that node's zone, reachable from every node of the
-//! zone), whose controller plugin also runs the CSI external-resizer. For a claim the PV
+//! zone), whose controller plugin also runs the CSI external-resizer and external-attacher. For a claim the PV
 //! controller handed to it, a provisioner makes a volume and leaves the binding to the PV
 //! controller.
 //!
@@ -10,18 +10,20 @@
 //! [`PROVISIONING_TIME`] later, then `ProvisioningSucceeded` (or `ProvisioningFailed` when the
 //! storage system refuses, retried with the library's back-off). Both bind on first consumer:
 //! a claim without the scheduler's `selected-node` annotation (a class with Immediate binding)
-//! fails as the real local-path one does. Expansion is in [`super::resizer`].
+//! fails as the real local-path one does. Expansion is in [`super::resizer`], attaching disks to
+//! nodes in [`super::attacher`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map};
 
+use super::attacher::{reconcile_sync_key, Attacher, RECONCILE_SYNC_PERIOD};
 use super::resizer::Resizer;
 use super::{claim_class, claim_ref_json, claim_request, event, kinds, watched, Kinds};
 use crate::sim::api::apiextensions::CustomObject;
 use crate::sim::api::storage::{
-    str_at, DISK_DRIVER, LOCAL_PATH_PROVISIONER, PROVISIONED_BY, SELECTED_NODE,
+    attachment_kind, str_at, DISK_DRIVER, LOCAL_PATH_PROVISIONER, PROVISIONED_BY, SELECTED_NODE,
     STORAGE_PROVISIONER, ZONE_LABEL,
 };
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, ObjectMeta};
@@ -69,6 +71,7 @@ pub struct ExternalProvisioner {
     /// Claims being provisioned: when it started, or when a failed attempt may be retried.
     started: BTreeMap<ObjectKey, Attempt>,
     resizer: Resizer,
+    attacher: Attacher,
 }
 
 /// Where a claim's provisioning is; `delay` is the back-off of the last failure (0: none yet).
@@ -84,6 +87,7 @@ impl ExternalProvisioner {
             driver,
             started: BTreeMap::new(),
             resizer: Resizer::default(),
+            attacher: Attacher::default(),
         }
     }
 }
@@ -327,11 +331,16 @@ impl Controller for ExternalProvisioner {
 
     fn watched_kinds(&self) -> &'static [Kind] {
         // Nodes too: a zonal disk is made in the zone of the node the scheduler chose (a CSI
-        // provisioner reads the node's topology).
-        static KINDS: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
-        KINDS.get_or_init(|| {
+        // provisioner reads the node's topology). VolumeAttachments for the disk's attacher.
+        static LOCAL_PATH: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
+        static DISK: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
+        let attacher = self.driver == Driver::Disk;
+        (if attacher { &DISK } else { &LOCAL_PATH }).get_or_init(|| {
             let mut kinds = watched().to_vec();
             kinds.push(Kind::Node);
+            if attacher {
+                kinds.extend(attachment_kind());
+            }
             kinds
         })
     }
@@ -346,17 +355,41 @@ impl Controller for ExternalProvisioner {
             return Vec::new();
         };
         let key = ev.object.key();
-        (key.kind == k.claim).then_some(key).into_iter().collect()
+        let attachment = self.driver == Driver::Disk && Some(key.kind) == attachment_kind();
+        (key.kind == k.claim || attachment)
+            .then_some(key)
+            .into_iter()
+            .collect()
     }
 
     fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey> {
-        kinds().map_or_else(Vec::new, |k| cache.list(k.claim).map(|o| o.key()).collect())
+        let Some(k) = kinds() else {
+            return Vec::new();
+        };
+        let mut keys: Vec<ObjectKey> = cache.list(k.claim).map(|o| o.key()).collect();
+        if let (Driver::Disk, Some(va)) = (self.driver, attachment_kind()) {
+            keys.extend(cache.list(va).map(|o| o.key()));
+        }
+        keys
+    }
+
+    fn tick(&mut self, _now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {
+        match self.driver {
+            Driver::Disk => (
+                reconcile_sync_key().into_iter().collect(),
+                Some(RECONCILE_SYNC_PERIOD),
+            ),
+            Driver::LocalPath => (Vec::new(), None),
+        }
     }
 
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {
         let Some(k) = kinds() else {
             return Outcome::done();
         };
+        if self.driver == Driver::Disk && Some(key.kind) == attachment_kind() {
+            return self.attacher.sync(key, ctx, k);
+        }
         if let Some(out) = self.provision(key, ctx, k) {
             return out;
         }
