@@ -13,6 +13,7 @@ use yew::prelude::*;
 
 use super::icons;
 use super::state::{reply, Action};
+use crate::sim::api::storage::ZONE_LABEL;
 use crate::sim::api::types::{Kind, ObjectKey};
 use crate::sim::faults::Fault;
 use crate::viewmodel::claims::ClaimChip;
@@ -350,10 +351,13 @@ fn node_card(n: &NodeView, dispatch: &Callback<Action>, selected: &Option<Object
         <article class={classes!("node", state_class, down.then_some("node--down"), is_selected.then_some("is-selected"))}
             data-testid={format!("node-{}", n.name)} data-ready={n.ready_attr()}
             aria-label={format!("Node {}: {}", n.name, n.status)}>
-            <header class="node-head">
+            <header class={classes!("node-head", n.zone.is_some().then_some("node-head--zoned"))}>
                 <button class="node-name" onclick={select} title="Inspect this node">
                     { &n.name }
                 </button>
+                if let Some(zone) = &n.zone {
+                    <span class="node-zone" title={ZONE_LABEL}>{ zone }</span>
+                }
                 <span class={classes!("node-status", state_class)} title={n.ready_reason.clone()}>
                     <span aria-hidden="true">{ glyph }</span>{ n.readiness() }
                 </span>

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use super::claims::ClaimChip;
 use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, percent};
 use crate::sim::api::apiserver::ApiServer;
-use crate::sim::api::storage::{claim_kind, str_at, volume_kind};
+use crate::sim::api::storage::{claim_kind, str_at, volume_kind, ZONE_LABEL};
 use crate::sim::api::types::{
     cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
 };
@@ -486,6 +486,9 @@ impl NodeState {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeView {
     pub name: String,
+    /// Its `topology.kubernetes.io/zone` label, shown beside its name: where a zonal disk can
+    /// follow a pod. None without the label.
+    pub zone: Option<String>,
     /// The Ready condition's status: `True`, `False` or `Unknown`.
     pub ready: String,
     /// kubectl's STATUS column (`Ready`, `NotReady`, `Unknown`, `…,SchedulingDisabled`).
@@ -654,6 +657,13 @@ fn node_view<'a>(
     let ready = node.ready_status().to_string();
     let status = node_status(node);
     NodeView {
+        // An empty value is no zone (`GetZoneKey` reads it so), and would draw an empty tag.
+        zone: node
+            .metadata
+            .labels
+            .get(ZONE_LABEL)
+            .filter(|z| !z.is_empty())
+            .cloned(),
         machine_up,
         ready,
         status,
@@ -1481,6 +1491,51 @@ mod tests {
             fresh.nodes[0].awaiting_kubelet(),
             "no Ready condition at all: its kubelet has not posted a status yet"
         );
+    }
+
+    #[test]
+    fn a_node_card_shows_its_zone_when_the_node_has_one() {
+        let mut zoned = node("node-1", "True");
+        zoned
+            .metadata
+            .labels
+            .insert(ZONE_LABEL.into(), "zone-a".into());
+        let plain = node("node-2", "True");
+        let mut blank = node("node-3", "True");
+        blank
+            .metadata
+            .labels
+            .insert(ZONE_LABEL.into(), String::new());
+        let view = ClusterView::build([&zoned, &plain, &blank], [], &BTreeMap::new(), 0);
+        let zones: Vec<Option<&str>> = view.nodes.iter().map(|n| n.zone.as_deref()).collect();
+        assert_eq!(zones, [Some("zone-a"), None, None]);
+    }
+
+    #[test]
+    fn a_node_cards_zone_follows_the_scenarios_zones_and_a_relabel() {
+        let mut p = crate::viewmodel::Playground::new(1);
+        let lesson = crate::sim::examples::by_name("at-most-one").expect("lesson 16");
+        assert!(p.load_scenario(lesson, None).is_ok());
+        let zones = |p: &crate::viewmodel::Playground| -> Vec<String> {
+            p.cluster_view()
+                .nodes
+                .iter()
+                .map(|n| format!("{} {}", n.name, n.zone.as_deref().unwrap_or("-")))
+                .collect()
+        };
+        assert_eq!(
+            zones(&p),
+            [
+                "node-1 zone-a",
+                "node-2 zone-b",
+                "node-3 zone-a",
+                "node-4 zone-b"
+            ]
+        );
+        let out = p.kubectl("label node node-4 topology.kubernetes.io/zone=zone-c --overwrite");
+        assert!(out.ok, "{}", out.stderr);
+        assert_eq!(zones(&p)[3], "node-4 zone-c");
+        assert_cache_matches(&p, "node-4 relabelled");
     }
 
     #[test]

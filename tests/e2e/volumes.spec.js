@@ -1,6 +1,6 @@
-// Volumes in the page: a pod's card shows a chip for each claim it mounts (its state, its size and
-// the zone its disk pins the pod to), and the ownership view draws a StatefulSet's claims under
-// it, marked as not owned, since they outlive its pods.
+// Volumes in the page: a node's card shows its zone, a pod's card shows a chip for each claim it
+// mounts (its state, its size and the zone its disk pins the pod to), and the ownership view draws
+// a StatefulSet's claims under it, marked as not owned, since they outlive its pods.
 // @ts-check
 const { test, expect } = require('@playwright/test');
 const { open, advance } = require('./helpers');
@@ -10,6 +10,8 @@ const kubectl = (page, cmd) => page.evaluate((c) => window.kubeloop.kubectl(c), 
 test('db-0 shows its claim Bound then Resizing, and the ownership view draws data-db-0 under StatefulSet db', async ({ page }) => {
   const errors = await open(page, '/#example/non-idempotent-world');
   await expect(page.getByTestId('lesson')).toBeVisible();
+  // The lesson spreads its nodes over zone-a, zone-b and zone-c; each card names its node's zone.
+  await expect(page.getByTestId('node-node-2').locator('.node-zone')).toHaveText('zone-b');
   await advance(page, '90s');
   const chip = page.getByTestId('pod-db-0').getByTestId('claim-data-db-0');
   const state = chip.locator('.claim-state');
