@@ -315,6 +315,16 @@ pub enum Fault {
         )]
         namespace: String,
     },
+    /// The component's next reconcile pass that sends more than `afterRequests` requests sends
+    /// only the first `afterRequests` and the process dies: its cache, queue and memory are
+    /// gone, and it is started again after the kubelet's 10 s crash back-off (Sieve's
+    /// intermediate-state bugs). A controller of kube-controller-manager takes the whole process
+    /// down with it.
+    CrashMidReconcile {
+        component: String,
+        #[serde(rename = "afterRequests")]
+        after_requests: u32,
+    },
     /// Teaching switch: runs a controller level-triggered (as Kubernetes does) or edge-triggered
     /// (acting only on each event's delta, never relisting). Restarts the component.
     SetTriggerMode {
@@ -361,6 +371,7 @@ impl Fault {
             Fault::FailVolumeProvisioning { .. } => "FailVolumeProvisioning",
             Fault::FailVolumeExpansion { .. } => "FailVolumeExpansion",
             Fault::DetachVolume { .. } => "DetachVolume",
+            Fault::CrashMidReconcile { .. } => "CrashMidReconcile",
             Fault::SetTriggerMode { .. } => "SetTriggerMode",
             Fault::SetResync { .. } => "SetResync",
         }

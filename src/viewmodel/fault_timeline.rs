@@ -877,7 +877,8 @@ pub fn target_words(f: &Fault) -> String {
         | Fault::StopComponent { component }
         | Fault::StartComponent { component }
         | Fault::SetTriggerMode { component, .. }
-        | Fault::SetResync { component, .. } => component.clone(),
+        | Fault::SetResync { component, .. }
+        | Fault::CrashMidReconcile { component, .. } => component.clone(),
         Fault::ConflictingWriter { object, .. } | Fault::EditObject { object, .. } => {
             object.clone()
         }

@@ -127,6 +127,7 @@ pub const FAULTS: &[FaultSpec] = &[
     FaultSpec { type_: "DropWatchEvents", group: "Control plane", help: "A component misses watch events: its cache goes stale. Level-triggered reconciliation recovers at the next event or resync.", fields: &[COMPONENT, f("count", "How many", FieldKind::Integer, false, "1"), f("probability", "or probability", FieldKind::Fraction, false, "0.5"), f("kind", "Only of kind", FieldKind::Text, false, "Pod"), f("eventType", "Only of type", FieldKind::Text, false, "DELETED"), DURATION] },
     FaultSpec { type_: "DelayWatchEvents", group: "Control plane", help: "A component's watch lags: it acts on a stale view and its writes may conflict (409).", fields: &[COMPONENT, f("delay", "Delay", FieldKind::Duration, true, "2s"), DURATION] },
     FaultSpec { type_: "RestartController", group: "Control plane", help: "The process restarts: caches, queues and expectations are lost; it relists and reconciles everything.", fields: &[COMPONENT] },
+    FaultSpec { type_: "CrashMidReconcile", group: "Control plane", help: "The component's next pass that sends more requests than this dies after sending that many: what it sent is written, the rest is lost with its memory. It starts again 10 s later and relists. A controller of kube-controller-manager takes the whole process down. Level-triggered controllers finish the job; watch for writes done twice.", fields: &[COMPONENT, f("afterRequests", "Requests sent before the crash", FieldKind::Integer, true, "1")] },
     FaultSpec { type_: "StopComponent", group: "Control plane", help: "Stops a component (kube-apiserver too: every client gets 503 and retries). Nothing reconciles what it owns until it starts again.", fields: &[COMPONENT] },
     FaultSpec { type_: "StartComponent", group: "Control plane", help: "Starts a stopped component: it lists the current state and catches up.", fields: &[COMPONENT] },
     FaultSpec { type_: "ConflictingWriter", group: "Objects", help: "A second writer races the object's owner: updates fail with 409 Conflict and are retried from a fresh read.", fields: &[OBJECT, DURATION] },
@@ -198,7 +199,7 @@ mod tests {
     fn every_fault_variant_is_in_the_catalogue_once() {
         let names: std::collections::BTreeSet<&str> = FAULTS.iter().map(|f| f.type_).collect();
         assert_eq!(names.len(), FAULTS.len());
-        assert_eq!(FAULTS.len(), 23, "one entry per Fault variant");
+        assert_eq!(FAULTS.len(), 24, "one entry per Fault variant");
     }
 
     #[test]

@@ -237,7 +237,7 @@ test('the fault panel offers every fault with its parameters and says why one is
   await page.getByTestId('faults-toggle').click();
   const panel = page.getByTestId('fault-panel');
   await expect(panel).toBeVisible();
-  expect(await panel.getByTestId('fault-type').locator('option').count()).toBe(23);
+  expect(await panel.getByTestId('fault-type').locator('option').count()).toBe(24);
   await panel.getByTestId('fault-type').selectOption('DeletePod');
   await panel.getByTestId('fault-inject').click();
   await expect(panel.getByRole('alert')).toContainText('name a pod or a label selector');

@@ -116,6 +116,15 @@ enum Op {
         expand: bool,
         count: u32,
     },
+    /// Claim `data-web-<ordinal>`'s disk falls off its node (refused when it is not attached).
+    Detach {
+        ordinal: usize,
+    },
+    /// The component's next pass sending more than `after` requests dies after `after`.
+    CrashMid {
+        component: &'static str,
+        after: u32,
+    },
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {
@@ -141,6 +150,8 @@ fn op_strategy_for(components: &[&'static str]) -> impl Strategy<Value = Op> {
                 kind,
                 secs
             }),
+        2 => (component.clone(), 0u32..4)
+            .prop_map(|(component, after)| Op::CrashMid { component, after }),
         1 => (component, 50u64..5_000, 1u64..30).prop_map(|(component, delay_ms, secs)| {
             Op::Delay {
                 component,
@@ -434,6 +445,13 @@ fn apply_op(
             });
             None
         }
+        Op::CrashMid { component, after } => {
+            let _ = s.inject(Fault::CrashMidReconcile {
+                component: component.to_string(),
+                after_requests: *after,
+            });
+            None
+        }
         Op::Drop {
             component,
             probability,
@@ -540,7 +558,7 @@ fn apply_op(
             None
         }
         // Only the volume case acts on these.
-        Op::Grow { .. } | Op::FailStorage { .. } => None,
+        Op::Grow { .. } | Op::FailStorage { .. } | Op::Detach { .. } => None,
         Op::EditReplicaSet(n) => {
             let rs = s
                 .sim
@@ -911,10 +929,11 @@ proptest! {
 // ------------------------------------------------------------------ Volume expansion
 
 /// Components a crash or a lossy watch can hit while claims on zonal disks grow.
-const DISK_COMPONENTS: [&str; 5] = [
+const DISK_COMPONENTS: [&str; 6] = [
     "statefulset",
     "persistentvolume-controller",
     "csi-disk-controller",
+    "attachdetach-controller",
     "scheduler",
     "kubelet/node-1",
 ];
@@ -935,15 +954,18 @@ fn disk_op_strategy() -> impl Strategy<Value = Op> {
         3 => workload_op_strategy(&DISK_COMPONENTS, false),
         3 => (0usize..3, 1u32..3).prop_map(|(ordinal, gi)| Op::Grow { ordinal, gi }),
         2 => (any::<bool>(), 1u32..4).prop_map(|(expand, count)| Op::FailStorage { expand, count }),
+        1 => (0usize..3).prop_map(|ordinal| Op::Detach { ordinal }),
     ]
 }
 
 /// Liveness for the grown claims: the set has converged, and every claim's capacity, and its
 /// volume's, is what the claim asks for, with no expansion left under way (a claim of a
-/// scaled-away replica may still wait for a node to grow its filesystem).
+/// scaled-away replica may still wait for a node to grow its filesystem); every replica's disk is
+/// attached to its pod's node, and to no other.
 fn disks_grown(s: &Session, replicas: u32) -> Result<(), String> {
     use kubeloop::sim::api::storage::{claim_kind, resize_status, str_at, volume_kind};
     sts_converged(s, replicas)?;
+    disks_attached_where_their_pods_run(s, replicas)?;
     let (claim, volume) = (
         claim_kind().expect("served"),
         volume_kind().expect("served"),
@@ -981,6 +1003,65 @@ fn disks_grown(s: &Session, replicas: u32) -> Result<(), String> {
         if pv != Some(want.map(str::to_string)) {
             return Err(format!(
                 "volume of {name} has {pv:?}, the claim asks {want:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every replica's disk has one VolumeAttachment, attached, to its pod's node, which lists it in
+/// `status.volumesAttached`.
+fn disks_attached_where_their_pods_run(s: &Session, replicas: u32) -> Result<(), String> {
+    use kubeloop::sim::api::storage::{attachment_kind, claim_kind, str_at};
+    let (claim, va) = (
+        claim_kind().expect("served"),
+        attachment_kind().expect("served"),
+    );
+    for ordinal in 0..replicas {
+        let pod = s
+            .sim
+            .api()
+            .get(&ObjectKey::new(
+                Kind::Pod,
+                "default",
+                &format!("web-{ordinal}"),
+            ))
+            .and_then(|o| o.as_pod().cloned())
+            .ok_or(format!("no pod web-{ordinal}"))?;
+        let volume = s
+            .sim
+            .api()
+            .get(&ObjectKey::new(
+                claim,
+                "default",
+                &format!("data-web-{ordinal}"),
+            ))
+            .and_then(|o| {
+                o.as_custom()
+                    .and_then(|c| str_at(c, &["spec", "volumeName"]).map(str::to_string))
+            })
+            .ok_or(format!("claim data-web-{ordinal} unbound"))?;
+        let on: Vec<(String, bool)> = s
+            .sim
+            .api()
+            .list(va)
+            .filter_map(|o| o.as_custom())
+            .filter(|a| {
+                str_at(a, &["spec", "source", "persistentVolumeName"]) == Some(volume.as_str())
+            })
+            .map(|a| {
+                (
+                    str_at(a, &["spec", "nodeName"])
+                        .unwrap_or_default()
+                        .to_string(),
+                    a.content.get("status").and_then(|st| st.get("attached")) == Some(&json!(true)),
+                )
+            })
+            .collect();
+        if on != [(pod.spec.node_name.clone(), true)] {
+            return Err(format!(
+                "disk of web-{ordinal} (on {}) attached as {on:?}",
+                pod.spec.node_name
             ));
         }
     }
@@ -1028,6 +1109,11 @@ fn run_disk_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<()
             } else {
                 json!({"type": "FailVolumeProvisioning", "count": count})
             };
+            let _ = s.inject(serde_json::from_value(fault).expect("a fault"));
+            None
+        }
+        Op::Detach { ordinal } => {
+            let fault = json!({"type": "DetachVolume", "claim": format!("data-web-{ordinal}")});
             let _ = s.inject(serde_json::from_value(fault).expect("a fault"));
             None
         }

@@ -1148,3 +1148,97 @@ spec:
     );
     assert_eq!(the_replica_set(&s).spec.replicas, Some(1));
 }
+
+// ------------------------------------------------------------------ crashes mid-reconcile
+
+fn crash(component: &str, after_requests: u32) -> Fault {
+    serde_json::from_value(json!({
+        "type": "CrashMidReconcile",
+        "component": component,
+        "afterRequests": after_requests,
+    }))
+    .expect("a fault")
+}
+
+#[test]
+fn a_crash_mid_reconcile_sends_the_first_writes_loses_the_rest_and_the_restarted_controller_finishes(
+) {
+    let mut s = running(21, 1);
+    let said = inject(&mut s, crash("replicaset-controller", 1));
+    assert!(said.contains("sends 1 and dies"), "{said}");
+    let t = s.sim.trace().next_seq();
+    assert!(s.kubectl("scale deployment/web --replicas=4").ok);
+    advance(&mut s, 2 * S);
+    // Slow start would send 1 then 2 creates, then the status: only the first got out, and the whole of
+    // kube-controller-manager is down.
+    assert_eq!(creates_by(&s, "replicaset-controller", t), 1);
+    assert_eq!(web_pods(&s).len(), 2);
+    let crashed = fault_entries(&s, "CrashMidReconcile");
+    let died = crashed
+        .iter()
+        .find_map(|e| match &e.kind {
+            TraceKind::Fault { description, .. } if description.contains("died") => {
+                Some(description.clone())
+            }
+            _ => None,
+        })
+        .expect("the crash is in the trace");
+    assert!(
+        died.starts_with("replicaset-controller died in the middle of a pass after sending 1 of its 4 requests. Sent: create Pod"),
+        "{died}"
+    );
+    assert!(died.contains("Lost: create Pod"), "{died}");
+    assert!(!s.sim.is_running(&ComponentId::Deployment));
+    // Nothing reconciles until the process is back, 10 s later; then it finishes the job once.
+    advance(&mut s, 5 * S);
+    assert_eq!(web_pods(&s).len(), 2);
+    advance(&mut s, 40 * S);
+    assert!(s.sim.is_running(&ComponentId::ReplicaSet));
+    assert_eq!(web_pods(&s).len(), 4);
+    assert_eq!(ready_pods(&s).len(), 4);
+    // The crash was used up: it springs once.
+    assert_eq!(
+        fault_entries(&s, "CrashMidReconcile")
+            .iter()
+            .filter(|e| matches!(&e.kind, TraceKind::Fault { description, .. } if description.contains("died")))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_crash_waits_for_a_pass_that_sends_more_than_it_lets_out() {
+    let mut s = running(22, 2);
+    inject(&mut s, crash("scheduler", 0));
+    advance(&mut s, 20 * S);
+    // No pod to place, no pass with a request: the scheduler lives.
+    assert!(s.sim.is_running(&ComponentId::Scheduler));
+    assert!(s.kubectl("scale deployment/web --replicas=3").ok);
+    advance(&mut s, 2 * S);
+    assert!(!s.sim.is_running(&ComponentId::Scheduler));
+    assert!(
+        s.sim.is_running(&ComponentId::ReplicaSet),
+        "only the scheduler's process died"
+    );
+    advance(&mut s, 30 * S);
+    assert_eq!(ready_pods(&s).len(), 3);
+}
+
+#[test]
+fn a_crash_fault_names_a_component_with_a_loop_and_a_count_it_can_keep() {
+    let mut s = running(23, 1);
+    for (fault, refusal) in [
+        (
+            crash("kube-apiserver", 1),
+            "the API server has no reconcile loop",
+        ),
+        (crash("nope", 1), "unknown component \"nope\""),
+        (
+            crash("scheduler", 101),
+            "afterRequests must be between 0 and 100",
+        ),
+    ] {
+        let said = s.inject(fault).expect_err("refused");
+        assert!(said.contains(refusal), "{said}");
+    }
+}

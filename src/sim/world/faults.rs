@@ -89,7 +89,13 @@ pub(super) enum Heal {
         node: String,
         boot: u32,
     },
+    /// A process CrashMidReconcile killed is started again, unless something started it since.
+    Restart(Vec<ComponentId>),
 }
+
+/// How long a crashed control-plane process stays down: the kubelet's first CrashLoopBackOff
+/// delay for its static pod.
+pub(super) const CRASH_BACKOFF: Millis = 10_000;
 
 /// The names a fault may use for the API server.
 pub(super) fn is_api_server(name: &str) -> bool {
@@ -237,6 +243,10 @@ impl Sim {
                 count,
             } => self.fail_storage_calls(StorageCall::Expand, storage_class, *count),
             Fault::DetachVolume { claim, namespace } => self.detach_volume(namespace, claim),
+            Fault::CrashMidReconcile {
+                component,
+                after_requests,
+            } => self.arm_crash(component, *after_requests),
             Fault::SetTriggerMode { component, mode } => {
                 let mut out = Vec::new();
                 for id in &self.component_arg(component)? {
@@ -293,6 +303,77 @@ impl Sim {
         Ok(format!(
             "the storage system will refuse the next {count} {what} {of}"
         ))
+    }
+
+    /// CrashMidReconcile: arms the crash; [`Sim::crash_mid_reconcile`] springs it.
+    fn arm_crash(&mut self, component: &str, after: u32) -> Result<String, String> {
+        const MAX: u32 = 100;
+        if after > MAX {
+            return Err(format!("afterRequests must be between 0 and {MAX}"));
+        }
+        if is_api_server(component) {
+            return Err(
+                "the API server has no reconcile loop: use StopComponent to take it down".into(),
+            );
+        }
+        let ids = self.component_arg(component)?;
+        for id in &ids {
+            self.crash_after.insert(id.clone(), after);
+        }
+        Ok(format!(
+            "{}: the next pass that sends more than {after} request(s) sends {after} and dies",
+            Self::names(&ids)
+        ))
+    }
+
+    /// Springs an armed CrashMidReconcile on a pass of `id` that sends `n_requests`: None when
+    /// none is armed or the pass sends too few; otherwise how many requests get out, after the
+    /// process (all of kube-controller-manager for one of its controllers) was stopped, a trace
+    /// entry told what got out and what was lost, and its restart was scheduled.
+    pub(super) fn crash_mid_reconcile(
+        &mut self,
+        id: &ComponentId,
+        actions: &[String],
+        pass: u64,
+    ) -> Option<usize> {
+        let after = *self.crash_after.get(id)? as usize;
+        if actions.len() <= after {
+            return None;
+        }
+        let process: Vec<ComponentId> = if ComponentId::CONTROLLER_MANAGER.contains(id) {
+            ComponentId::CONTROLLER_MANAGER.to_vec()
+        } else {
+            vec![id.clone()]
+        };
+        for p in &process {
+            self.crash_after.remove(p);
+        }
+        let list = |xs: &[String]| {
+            if xs.is_empty() {
+                "nothing".to_string()
+            } else {
+                xs.join("; ")
+            }
+        };
+        let seq = self.trace.push(
+            self.now,
+            Some(pass),
+            TraceKind::Fault {
+                fault: "CrashMidReconcile".into(),
+                description: format!(
+                    "{} died in the middle of a pass after sending {after} of its {} requests. Sent: {}. Lost: {}",
+                    id.name(),
+                    actions.len(),
+                    list(&actions[..after]),
+                    list(&actions[after..])
+                ),
+            },
+        );
+        for p in &process {
+            self.stop_component(p);
+        }
+        self.schedule_heal(Some(self.now + CRASH_BACKOFF), seq, Heal::Restart(process));
+        Some(after)
     }
 
     /// DetachVolume: the disk bound to the claim falls off every node it is attached to.
@@ -740,6 +821,26 @@ impl Sim {
             Heal::Delay(ids) => self.heal_delay(fault, ids),
             Heal::Rival(key) => self.heal_rival(fault, key),
             Heal::Boot { node, boot } => self.finish_boot(fault, node, boot),
+            Heal::Restart(ids) => {
+                let down: Vec<ComponentId> =
+                    ids.into_iter().filter(|id| !self.is_running(id)).collect();
+                if down.is_empty() {
+                    return;
+                }
+                let seq = self.trace_heal(
+                    fault,
+                    "CrashMidReconcile",
+                    format!(
+                        "{} started again after its crash back-off: it relists and reconciles everything",
+                        Self::names(&down)
+                    ),
+                );
+                let outer = self.fault_cause.replace(seq);
+                for id in &down {
+                    self.start_component(id, "restarted");
+                }
+                self.fault_cause = outer;
+            }
             Heal::Container { fault: name, pods } => {
                 let seq = self.trace_heal(
                     fault,

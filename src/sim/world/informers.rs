@@ -259,9 +259,37 @@ impl Sim {
                 trigger,
                 record: outcome.record.clone().map(Box::new),
                 requests: n_requests,
-                actions,
+                actions: actions.clone(),
             },
         );
+        if let Some(sent) = self.crash_mid_reconcile(id, &actions, seq) {
+            // The process died mid-pass: what it had sent is on the wire, the rest, its events
+            // and its requeues died with it.
+            let mut left = sent;
+            let batches: Vec<Vec<ApiRequest>> = outcome
+                .batches
+                .into_iter()
+                .map(|b| {
+                    let take = b.len().min(left);
+                    left -= take;
+                    b.into_iter().take(take).collect::<Vec<_>>()
+                })
+                .filter(|b| !b.is_empty())
+                .collect();
+            if !batches.is_empty() {
+                self.schedule(
+                    now + api_latency,
+                    Due::Api {
+                        from: id.clone(),
+                        gen,
+                        key,
+                        batches,
+                        cause: seq,
+                    },
+                );
+            }
+            return;
+        }
         for e in &outcome.events {
             self.record_event(id, e, Some(seq));
         }

@@ -291,6 +291,9 @@ pub struct Sim {
     storage: crate::sim::machinery::storage_backend::StorageBackend,
     /// Pods picked by FailJobPods and not yet bound, by uid: binding hands them to the machine.
     doomed_pods: BTreeMap<String, i32>,
+    /// CrashMidReconcile, armed: per component, how many requests its next pass that sends more
+    /// gets out before the process dies.
+    crash_after: BTreeMap<ComponentId, u32>,
     api_server_up: bool,
     recorder: Recorder,
     trace: Trace,
@@ -324,6 +327,7 @@ impl Sim {
             job_failures: BTreeMap::new(),
             storage: Default::default(),
             doomed_pods: BTreeMap::new(),
+            crash_after: BTreeMap::new(),
             api_server_up: true,
             recorder: Recorder::default(),
             trace: Trace::with_capacity(config.trace_capacity),
@@ -377,6 +381,7 @@ impl Sim {
             job_failures: self.job_failures.clone(),
             storage: self.storage.clone(),
             doomed_pods: self.doomed_pods.clone(),
+            crash_after: self.crash_after.clone(),
             api_server_up: self.api_server_up,
             recorder: Recorder::default(),
             trace: Trace::with_capacity(DETACHED_TRACE),
