@@ -9,6 +9,7 @@ pub mod examples;
 pub mod faults;
 pub mod handoff;
 pub mod input;
+pub mod kro;
 pub mod kubectl;
 pub mod machinery;
 pub mod progress;
