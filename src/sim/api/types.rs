@@ -1092,19 +1092,22 @@ pub struct NodeStatus {
     /// keeps the attach/detach controller from detaching them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes_in_use: Vec<String>,
-    /// The volumes the attach/detach controller has attached: what the kubelet waits for before
-    /// mounting one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volumes_attached: Vec<AttachedVolume>,
+    /// The volumes the attach/detach controller has attached (`[{name, devicePath}]`): what the
+    /// kubelet waits for before mounting one. Kept as JSON, as `images` is: only names are read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volumes_attached: Option<Box<Json>>,
 }
 
-/// One entry of a Node's `status.volumesAttached`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AttachedVolume {
-    pub name: String,
-    #[serde(default)]
-    pub device_path: String,
+impl NodeStatus {
+    /// The unique names in `volumesAttached`.
+    pub fn attached_volumes(&self) -> impl Iterator<Item = &str> {
+        self.volumes_attached
+            .as_deref()
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.get("name").and_then(Json::as_str))
+    }
 }
 
 /// A Node.

@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use crate::sort::StableSort;
+
 use crate::sim::api::apiextensions::CustomObject;
 use crate::sim::api::storage::{
     attachable_handle, attachment_kind, attachment_name, claim_kind, multi_attach_forbidden,
@@ -41,11 +43,11 @@ pub const OUT_OF_SERVICE_TAINT: &str = "node.kubernetes.io/out-of-service";
 pub struct AttachDetachController {
     /// When the reconciler first found a volume attached to a node that no longer wants it
     /// (`SetDetachRequestTime`), by (volume, node).
-    detach_requested: BTreeMap<(String, String), Millis>,
+    detach_requested: BTreeMap<String, Millis>,
     /// The attachments whose success was reported on their pods, by (volume, node).
-    reported: BTreeSet<(String, String)>,
+    reported: BTreeSet<String>,
     /// The (volume, node) pairs whose Multi-Attach error was reported (`MultiAttachErrorReported`).
-    multi_attach_reported: BTreeSet<(String, String)>,
+    multi_attach_reported: BTreeSet<String>,
     /// What each node last reported in use, kept after its Node is deleted (as the actual state
     /// of the world keeps `MountedByNode`).
     in_use: BTreeMap<String, Vec<String>>,
@@ -55,6 +57,12 @@ impl AttachDetachController {
     pub fn new() -> Self {
         Self::default()
     }
+}
+
+/// The key of a (volume, node) pair in the controller's bookkeeping: one string, so that its maps
+/// share the code of the crate's other string-keyed ones.
+fn pair(volume: &str, node: &str) -> String {
+    format!("{volume}\n{node}")
 }
 
 /// One VolumeAttachment of the volume being reconciled.
@@ -149,20 +157,19 @@ fn new_attachment(volume: &str, handle: &str, node: &str) -> Option<Object> {
 /// The patch that makes a node's `status.volumesAttached` list `unique` or not (`attached`);
 /// None when it already does.
 fn node_status_patch(node: &Node, unique: &str, attached: bool) -> Option<ApiRequest> {
-    let listed = node
-        .status
-        .volumes_attached
-        .iter()
-        .any(|v| v.name == unique);
+    let listed = node.status.attached_volumes().any(|v| v == unique);
     if listed == attached {
         return None;
     }
     let mut volumes: Vec<serde_json::Value> = node
         .status
         .volumes_attached
-        .iter()
-        .filter(|v| v.name != unique)
-        .map(|v| json!({"name": v.name, "devicePath": v.device_path}))
+        .as_deref()
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("name").and_then(serde_json::Value::as_str) != Some(unique))
+        .cloned()
         .collect();
     if attached {
         volumes.push(json!({"name": unique, "devicePath": ""}));
@@ -275,7 +282,7 @@ impl Controller for AttachDetachController {
                         str_at(claim.as_custom()?, &["spec", "volumeName"]).map(volume_key)
                     })
                     .collect();
-                keys.sort();
+                keys.stable_sort();
                 keys.dedup();
                 keys
             }
@@ -332,7 +339,7 @@ impl Controller for AttachDetachController {
                     .map(|v| ObjectKey::new(pv, "", v))
             }))
             .collect();
-        keys.sort();
+        keys.stable_sort();
         keys.dedup();
         keys
     }
@@ -366,7 +373,7 @@ impl Controller for AttachDetachController {
 
         // Detaches come first, so that a pod rescheduled elsewhere finds its disk free.
         for a in current.iter().filter(|a| !wanted.contains_key(&a.node)) {
-            let pair = (volume.to_string(), a.node.clone());
+            let pair = pair(volume, &a.node);
             self.reported.remove(&pair);
             if a.deleting {
                 diffs.push(format!("detaching from {}", a.node));
@@ -416,8 +423,10 @@ impl Controller for AttachDetachController {
                 format!("detach from {}", a.node)
             });
         }
-        self.multi_attach_reported
-            .retain(|(v, n)| v != volume || wanted.contains_key(n));
+        self.multi_attach_reported.retain(|p| {
+            p.split_once('\n')
+                .is_none_or(|(v, n)| v != volume || wanted.contains_key(n))
+        });
 
         if let Some(handle) = &handle {
             let forbidden = cache
@@ -425,7 +434,7 @@ impl Controller for AttachDetachController {
                 .and_then(|o| o.as_custom())
                 .is_some_and(multi_attach_forbidden);
             for (node, pods) in &wanted {
-                let pair = (volume.to_string(), node.clone());
+                let pair = pair(volume, node);
                 self.detach_requested.remove(&pair);
                 let Some(n) = node_of(node) else { continue };
                 match current.iter().find(|a| &a.node == node) {

@@ -508,9 +508,11 @@ fn apply_marker(schema: &mut Json, m: &Marker, key: &str, parent: &mut Json) -> 
                 values.push(match ty.as_str() {
                     "string" => json!(raw),
                     "integer" => json!(parse_int(raw, "integer enum")?),
-                    _ => return Err(format!(
+                    _ => {
+                        return Err(format!(
                         "enum values only supported for string and integer types, got type: {ty}"
-                    )),
+                    ))
+                    }
                 });
             }
             schema["enum"] = Json::Array(values);

@@ -18,8 +18,9 @@ pub enum StorageCall {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageBackend {
     failing: BTreeMap<(StorageCall, String), u32>,
-    /// Which disk (volume handle) is attached to which machine (node name).
-    attached: BTreeSet<(String, String)>,
+    /// Which disk is attached to which machine: `<volume handle>\n<node name>` (one string, so
+    /// that the set shares the code of the crate's other string sets).
+    attached: BTreeSet<String>,
 }
 
 impl StorageBackend {
@@ -44,34 +45,35 @@ impl StorageBackend {
 
     /// ControllerPublishVolume: the disk is attached to the node's machine.
     pub fn attach(&mut self, handle: &str, node: &str) {
-        self.attached.insert((handle.to_string(), node.to_string()));
+        self.attached.insert(format!("{handle}\n{node}"));
     }
 
     /// ControllerUnpublishVolume: the disk is detached from the node's machine.
     pub fn detach(&mut self, handle: &str, node: &str) {
-        self.attached
-            .remove(&(handle.to_string(), node.to_string()));
+        self.attached.remove(&format!("{handle}\n{node}"));
     }
 
     /// Whether the disk is attached to the node's machine (what ListVolumes reports).
     pub fn is_attached(&self, handle: &str, node: &str) -> bool {
-        self.attached
-            .contains(&(handle.to_string(), node.to_string()))
+        self.attached.contains(&format!("{handle}\n{node}"))
     }
 
     /// The `DetachVolume` fault: the disk falls off every machine it was attached to, behind the
     /// cluster's back. The nodes it was on, in order.
     pub fn lose(&mut self, handle: &str) -> Vec<String> {
-        let lost: Vec<(String, String)> = self
+        let prefix = format!("{handle}\n");
+        let lost: Vec<String> = self
             .attached
             .iter()
-            .filter(|(h, _)| h == handle)
+            .filter(|k| k.starts_with(&prefix))
             .cloned()
             .collect();
         for l in &lost {
             self.attached.remove(l);
         }
-        lost.into_iter().map(|(_, node)| node).collect()
+        lost.into_iter()
+            .map(|k| k[prefix.len()..].to_string())
+            .collect()
     }
 }
 

@@ -19,6 +19,7 @@
 
 use super::*;
 use crate::sim::api::openapi;
+use crate::sort::StableSort;
 
 /// How long growing a mounted filesystem takes (NodeExpandVolume, `resize2fs` online).
 pub(super) const NODE_EXPAND_TIME: Millis = 2_000;
@@ -146,7 +147,7 @@ pub(super) fn unattached_disks(pod: &Pod, cache: &Cache, node: Option<&Node>) ->
                 .and_then(attachable_handle);
             handle.is_some_and(|h| {
                 let unique = unique_volume_name(h);
-                !node.is_some_and(|n| n.status.volumes_attached.iter().any(|v| v.name == unique))
+                !node.is_some_and(|n| n.status.attached_volumes().any(|v| v == unique))
             })
         })
         .map(|s| s.volume)
@@ -180,7 +181,7 @@ pub(super) fn volumes_in_use(cache: &Cache, node: &str) -> Vec<String> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    names.sort();
+    names.stable_sort();
     names.dedup();
     names
 }
