@@ -4,6 +4,7 @@
 //! and all randomness from the seeded [`rng::Rng`].
 
 pub mod api;
+pub mod cel;
 pub mod controllers;
 pub mod examples;
 pub mod faults;
