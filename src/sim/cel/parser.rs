@@ -123,6 +123,8 @@ impl Parser<'_> {
         })
     }
 
+    /// `Expr = ConditionalOr ["?" ConditionalOr ":" Expr]`. The only entry point that nests
+    /// (parentheses, lists, maps, arguments), so the depth is counted here.
     fn expr(&mut self) -> Result<Expr, Diagnostic> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -137,12 +139,12 @@ impl Parser<'_> {
     }
 
     fn conditional(&mut self) -> Result<Expr, Diagnostic> {
-        let cond = self.or()?;
+        let cond = self.binary(0)?;
         if !self.is("?") {
             return Ok(cond);
         }
         let at = self.bump().offset;
-        let then = self.or()?;
+        let then = self.binary(0)?;
         self.expect(":")?;
         let otherwise = self.expr()?;
         self.node(
@@ -151,64 +153,42 @@ impl Parser<'_> {
         )
     }
 
-    fn binary_level(
-        &mut self,
-        ops: &[(&str, BinaryOp)],
-        next: fn(&mut Self) -> Result<Expr, Diagnostic>,
-    ) -> Result<Expr, Diagnostic> {
-        let mut left = next(self)?;
-        loop {
-            let op = match self.peek() {
-                Tok::Punct(p) => ops.iter().find(|(s, _)| s == p).map(|(_, op)| *op),
-                Tok::Ident(w) if w == "in" => ops.iter().find(|(s, _)| *s == "in").map(|o| o.1),
-                _ => None,
-            };
-            let Some(op) = op else { return Ok(left) };
+    /// The binary operator at the cursor with its precedence (higher binds tighter).
+    fn binary_op(&self) -> Option<(BinaryOp, u8)> {
+        let p = match self.peek() {
+            Tok::Punct(p) => *p,
+            Tok::Ident(w) if w == "in" => "in",
+            _ => return None,
+        };
+        Some(match p {
+            "||" => (BinaryOp::Or, 0),
+            "&&" => (BinaryOp::And, 1),
+            "==" => (BinaryOp::Eq, 2),
+            "!=" => (BinaryOp::Ne, 2),
+            "<" => (BinaryOp::Lt, 2),
+            "<=" => (BinaryOp::Le, 2),
+            ">" => (BinaryOp::Gt, 2),
+            ">=" => (BinaryOp::Ge, 2),
+            "in" => (BinaryOp::In, 2),
+            "+" => (BinaryOp::Add, 3),
+            "-" => (BinaryOp::Sub, 3),
+            "*" => (BinaryOp::Mul, 4),
+            "/" => (BinaryOp::Div, 4),
+            "%" => (BinaryOp::Rem, 4),
+            _ => return None,
+        })
+    }
+
+    /// The left-associative binary levels of the grammar (`ConditionalOr` down to
+    /// `Multiplication`) by precedence climbing: one frame per nesting level instead of five.
+    fn binary(&mut self, min: u8) -> Result<Expr, Diagnostic> {
+        let mut left = self.unary()?;
+        while let Some((op, prec)) = self.binary_op().filter(|(_, p)| *p >= min) {
             let at = self.bump().offset;
-            let right = next(self)?;
+            let right = self.binary(prec + 1)?;
             left = self.node(at, ExprKind::Binary(op, Box::new(left), Box::new(right)))?;
         }
-    }
-
-    fn or(&mut self) -> Result<Expr, Diagnostic> {
-        self.binary_level(&[("||", BinaryOp::Or)], Self::and)
-    }
-
-    fn and(&mut self) -> Result<Expr, Diagnostic> {
-        self.binary_level(&[("&&", BinaryOp::And)], Self::relation)
-    }
-
-    fn relation(&mut self) -> Result<Expr, Diagnostic> {
-        self.binary_level(
-            &[
-                ("==", BinaryOp::Eq),
-                ("!=", BinaryOp::Ne),
-                ("<", BinaryOp::Lt),
-                ("<=", BinaryOp::Le),
-                (">", BinaryOp::Gt),
-                (">=", BinaryOp::Ge),
-                ("in", BinaryOp::In),
-            ],
-            Self::addition,
-        )
-    }
-
-    fn addition(&mut self) -> Result<Expr, Diagnostic> {
-        self.binary_level(
-            &[("+", BinaryOp::Add), ("-", BinaryOp::Sub)],
-            Self::multiplication,
-        )
-    }
-
-    fn multiplication(&mut self) -> Result<Expr, Diagnostic> {
-        self.binary_level(
-            &[
-                ("*", BinaryOp::Mul),
-                ("/", BinaryOp::Div),
-                ("%", BinaryOp::Rem),
-            ],
-            Self::unary,
-        )
+        Ok(left)
     }
 
     fn unary(&mut self) -> Result<Expr, Diagnostic> {

@@ -1019,3 +1019,95 @@ fn values_that_share_elements_cannot_blow_up_equality_joins_or_results() {
     let replace = err("[1].map(a, 'ab'.replace('', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'))[0].replace('', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy').replace('', 'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz').replace('', 'wwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwww')");
     assert!(replace.contains("cost limit"), "{replace}");
 }
+
+#[test]
+fn the_deepest_accepted_expressions_evaluate_within_a_small_stack() {
+    // Shapes that recurse in the parser, the tree and the evaluator, each as deep as the bound
+    // allows, on a thread with a wasm module's default stack (1 MiB) in an unoptimized build,
+    // whose frames are larger than the release build's.
+    let shapes: [fn(usize) -> String; 6] = [
+        |n| format!("{}1{}", "(".repeat(n), ")".repeat(n)),
+        |n| format!("{}1{}", "[".repeat(n), "]".repeat(n)),
+        |n| format!("{}true", "!".repeat(n)),
+        |n| format!("{}x{}", "[1].map(x, ".repeat(n), ")".repeat(n)),
+        |n| vec!["1"; n].join(" + "),
+        |n| format!("{}{}", "{'a': ".repeat(n), "1".to_string() + &"}".repeat(n)),
+    ];
+    let handle = std::thread::Builder::new()
+        .stack_size(1024 * 1024)
+        .spawn(move || {
+            let mut deepest = Vec::new();
+            for shape in shapes {
+                let n = (1..=MAX_DEPTH + 2)
+                    .take_while(|n| parse(&shape(*n)).is_ok())
+                    .last()
+                    .unwrap_or(0);
+                let e = parse(&shape(n)).unwrap();
+                let _ = eval(&e, &Activation::new());
+                let _ = e.references();
+                let _ = template::parse(&format!("${{{}}}", shape(n)));
+                deepest.push(n);
+            }
+            deepest
+        })
+        .unwrap();
+    let deepest = handle.join().expect("no stack overflow");
+    assert!(deepest.iter().all(|n| *n >= 20), "{deepest:?}");
+}
+
+#[test]
+fn macros_match_the_conformance_suite() {
+    check_all(&[
+        ("[1, 'foo', 3].exists(e, e != '1')", json!(true)),
+        // Heterogeneous equality: comparing an int with a string is false, not an error.
+        ("[1, 'foo', 3].exists(e, e == '10')", json!(false)),
+        ("{'key1': 1, 'key2': 2}.exists(k, k == 'key2')", json!(true)),
+        (
+            "!{'key1': 1, 'key2': 2}.exists(k, k == 'key3')",
+            json!(true),
+        ),
+        ("{'key': 1, 1: 21}.exists(k, k != 2)", json!(true)),
+        ("[1, 'foo', 3].all(e, e == 1)", json!(false)),
+        ("[1, 2, 3].all(e, 6 / (2 - e) == 6)", json!(false)),
+        ("{'key1': 1, 'key2': 2}.all(k, k == 'key2')", json!(false)),
+        ("[].exists_one(a, a == 7)", json!(false)),
+        ("[6, 7, 8].exists_one(foo, foo % 5 == 2)", json!(true)),
+        ("[0, 1, 2, 3, 4].exists_one(n, n % 2 == 1)", json!(false)),
+        (
+            "['foal', 'foo', 'four'].exists_one(n, n.startsWith('fo'))",
+            json!(false),
+        ),
+        (
+            "{6: 'six', 7: 'seven', 8: 'eight'}.exists_one(foo, foo % 5 == 2)",
+            json!(true),
+        ),
+        ("[].map(n, n / 2)", json!([])),
+        ("[2, 4, 6].map(n, n / 2)", json!([1, 2, 3])),
+        ("{1: 1, 2: 4, 3: 9}.map(x, x * x)", json!([1, 4, 9])),
+        ("[0, 1, 2, 3, 4].filter(x, x % 2 == 1)", json!([1, 3])),
+        (
+            "{0: 10, 1: 11, 2: 12, 3: 13, 4: 14}.filter(x, x % 2 == 1)",
+            json!([1, 3]),
+        ),
+    ]);
+    check_errors(&[
+        ("[1, 2, 3].exists(e, e / 0 == 17)", "division by zero"),
+        ("[1, 'foo', 3].all(e, e % 2 == 1)", "no such overload"),
+        ("[1, 2, 3].all(e, e / 0 != 17)", "division by zero"),
+        ("[3, 2, 1, 0].exists_one(n, 12 / n > 1)", "division by zero"),
+        ("[2, 1, 0].map(n, 4 / n)", "division by zero"),
+        ("[3, 2, 1, 0].filter(n, 12 / n > 4)", "division by zero"),
+    ]);
+}
+
+#[test]
+fn a_macro_variable_shadows_a_root_of_the_same_name_only_inside_the_macro() {
+    let act = kro_activation();
+    let src = "[1, 2].map(schema, schema * 10) + [schema.spec.replicas]";
+    assert_eq!(run_with(src, &act), Ok(j(json!([10, 20, 3]))));
+    let refs = parse(src).unwrap().references();
+    assert_eq!(
+        refs,
+        vec![vec!["schema".to_string(), "spec".into(), "replicas".into()]]
+    );
+}
