@@ -76,7 +76,15 @@ impl<'a> Evaluator<'a> {
         Ok(v)
     }
 
+    /// Evaluates `e`; an error is placed at the innermost node it came from.
     pub(crate) fn eval(&mut self, e: &Expr) -> Result<Value, EvalError> {
+        self.eval_node(e).map_err(|mut err| {
+            err.offset.get_or_insert(e.offset);
+            err
+        })
+    }
+
+    fn eval_node(&mut self, e: &Expr) -> Result<Value, EvalError> {
         self.charge(1)?;
         match &e.kind {
             ExprKind::Null => Ok(Value::Null),

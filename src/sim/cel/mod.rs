@@ -78,13 +78,22 @@ impl std::error::Error for Diagnostic {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EvalError {
     pub message: String,
+    /// Byte offset of the node that failed in the parsed source (in the whole string for a
+    /// template), so that a learner sees which part of a long expression went wrong.
+    pub offset: Option<usize>,
 }
 
 impl EvalError {
     pub fn new(message: impl Into<String>) -> EvalError {
         EvalError {
             message: message.into(),
+            offset: None,
         }
+    }
+
+    /// The error as a positioned finding in `src`, the text it was parsed from.
+    pub fn to_diagnostic(&self, src: &str) -> Diagnostic {
+        Diagnostic::at(src, self.offset.unwrap_or(0), self.message.clone())
     }
 
     /// The cost limit ends an evaluation outright: `false && <too costly>` must not hide it.

@@ -104,21 +104,34 @@ impl Template {
     /// an int); otherwise each value is written into the text in its `string()` form, and a
     /// list, map or null there is an error.
     pub fn eval(&self, activation: &Activation) -> Result<Value, EvalError> {
-        if let [Part::Expr { expr, .. }] = self.parts.as_slice() {
-            return super::eval(expr, activation);
+        // Expression offsets are relative to the expression; errors report them in the string.
+        let shift = |offset: usize| {
+            move |mut e: EvalError| {
+                e.offset = e.offset.map(|o| o + offset);
+                e
+            }
+        };
+        if let [Part::Expr { expr, offset, .. }] = self.parts.as_slice() {
+            return super::eval(expr, activation).map_err(shift(*offset));
         }
         let mut out = String::new();
         for p in &self.parts {
             match p {
                 Part::Literal(text) => out.push_str(text),
-                Part::Expr { expr, source, .. } => {
-                    let v = super::eval(expr, activation)?;
+                Part::Expr {
+                    expr,
+                    source,
+                    offset,
+                } => {
+                    let v = super::eval(expr, activation).map_err(shift(*offset))?;
                     match v {
                         Value::List(_) | Value::Map(_) | Value::Null => {
-                            return Err(EvalError::new(format!(
+                            let mut e = EvalError::new(format!(
                                 "${{{source}}} is a {}, which cannot be interpolated into a string",
                                 v.type_name()
-                            )))
+                            ));
+                            e.offset = Some(*offset);
+                            return Err(e);
                         }
                         other => out.push_str(&to_cel_string(&other)?),
                     }

@@ -1111,3 +1111,76 @@ fn a_macro_variable_shadows_a_root_of_the_same_name_only_inside_the_macro() {
         vec![vec!["schema".to_string(), "spec".into(), "replicas".into()]]
     );
 }
+
+#[test]
+fn evaluation_errors_point_at_the_node_that_failed() {
+    let act = kro_activation();
+    let src = "schema.spec.replicas > 1 &&\n  deployment.status.replicas > 0";
+    let e = run_with(src, &act).unwrap_err();
+    assert_eq!(
+        e.to_diagnostic(src).to_string(),
+        "2:21: no such key: replicas"
+    );
+    let e = run_with("1 + (2 / 0)", &act).unwrap_err();
+    assert_eq!(e.offset, Some(7));
+    let t = template::parse("name-${schema.spec.name}-${schema.spec.nope}").unwrap();
+    let whole = "name-${schema.spec.name}-${schema.spec.nope}";
+    let e = t.eval(&act).unwrap_err();
+    assert_eq!(
+        e.to_diagnostic(whole).to_string(),
+        "1:40: no such key: nope"
+    );
+}
+
+#[test]
+fn string_extension_functions_match_the_conformance_suite() {
+    let truths = [
+        "'tacocat'.charAt(3) == 'o'",
+        "'tacocat'.charAt(7) == ''",
+        "'©αT'.charAt(0) == '©' && '©αT'.charAt(1) == 'α' && '©αT'.charAt(2) == 'T'",
+        "'tacocat'.indexOf('ac') == 1",
+        "'tacocat'.indexOf('', 3) == 3",
+        "'tacocat'.indexOf('at', 3) == 5",
+        "'ta©o©αT'.indexOf('©') == 2",
+        "'ta©o©αT'.indexOf('©', 3) == 4",
+        "'ta©o©αT'.indexOf('©αT', 3) == 4",
+        "'ta©o©αT'.indexOf('©α', 5) == -1",
+        "'hello wello'.indexOf('ello', 6) == 7",
+        "'hello wello'.indexOf('elbo room!!') == -1",
+        "''.lastIndexOf('@@') == -1",
+        "'tacocat'.lastIndexOf('') == 7",
+        "'tacocat'.lastIndexOf('', 3) == 3",
+        "'tacocat'.lastIndexOf('a', 3) == 1",
+        "'ta©o©αT'.lastIndexOf('©') == 4",
+        "'ta©o©αT'.lastIndexOf('©', 3) == 2",
+        "'ta©o©αT'.lastIndexOf('©α', 4) == 4",
+        "'hello wello'.lastIndexOf('ello', 6) == 1",
+        "'hello wello'.lastIndexOf('hello wello') == 0",
+        "'bananananana'.lastIndexOf('nana', 7) == 6",
+        "'TacoCÆt Xii'.lowerAscii() == 'tacocÆt xii'",
+        "'tacoCαt'.upperAscii() == 'TACOCαT'",
+        "'12 days 12 hours'.replace('{0}', '2') == '12 days 12 hours'",
+        "'{0} days {0} hours'.replace('{0}', '2', 1).replace('{0}', '23') == '2 days 23 hours'",
+        "'1 ©αT taco'.replace('αT', 'o©α') == '1 ©o©α taco'",
+        "'hello world'.split(' ') == ['hello', 'world']",
+        "'hello world events!'.split(' ', 0) == []",
+        "'hello world events!'.split(' ', 1) == ['hello world events!']",
+        "'o©o©o©o'.split('©', -1) == ['o', 'o', 'o', 'o']",
+        "'tacocat'.substring(7) == ''",
+        "'tacocat'.substring(4, 4) == ''",
+        "'ta©o©αT'.substring(2, 6) == '©o©α'",
+        "'ta©o©αT'.substring(7, 7) == ''",
+        "' \\f\\n\\r\\t\\vtext  '.trim() == 'text'",
+        "'\\u0085\\u00a0\\u1680text'.trim() == 'text'",
+        "'text\\u2000\\u2001\\u2002\\u2003\\u2004\\u2004\\u2006\\u2007\\u2008\\u2009'.trim() == 'text'",
+        "'\\u200atext\\u2028\\u2029\\u202F\\u205F\\u3000'.trim() == 'text'",
+        "'\\u180etext\\u200b\\u200c\\u200d\\u2060\\ufeff'.trim() == '\\u180etext\\u200b\\u200c\\u200d\\u2060\\ufeff'",
+        "['x', 'y'].join() == 'xy'",
+        "[].join('-') == ''",
+    ];
+    for src in truths {
+        assert_eq!(ok(src), Value::Bool(true), "{src}");
+    }
+    assert!(refused("strings.quote('a')").contains("function 'strings.quote' is not supported"));
+    assert!(refused("'%s'.format(['a'])").contains("function 'format' is not supported"));
+}
