@@ -626,7 +626,8 @@ fn to_uint(v: &Value) -> Option<Result<Value, EvalError>> {
         Value::Int(i) => u64::try_from(*i)
             .map(Value::Uint)
             .map_err(|_| range_error(v, "uint")),
-        Value::Double(d) if *d > -1.0 && *d < TWO_64 => Ok(Value::Uint(*d as u64)),
+        // cel-go refuses any negative double, even one that truncates to 0.
+        Value::Double(d) if *d >= 0.0 && *d < TWO_64 => Ok(Value::Uint(*d as u64)),
         Value::Double(_) => Err(range_error(v, "uint")),
         Value::String(s) => s
             .parse::<u64>()
