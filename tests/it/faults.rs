@@ -1184,7 +1184,9 @@ fn a_crash_mid_reconcile_sends_the_first_writes_loses_the_rest_and_the_restarted
         })
         .expect("the crash is in the trace");
     assert!(
-        died.starts_with("replicaset-controller died in the middle of a pass after sending 1 of its 4 requests. Sent: create Pod"),
+        died.starts_with(
+            "replicaset-controller died in the middle of a pass of ReplicaSet/default/web-"
+        ) && died.contains(" after sending 1 of its 4 requests. Sent: create Pod"),
         "{died}"
     );
     assert!(died.contains("Lost: create Pod"), "{died}");

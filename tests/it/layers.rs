@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 const LEVELS: &[&[&str]] = &[
     &["rng"],
     &["api"],
+    &["cel"],
     &["time"],
-    &["faults"],
+    &["faults", "kro"],
     &["input"],
     &["machinery", "scenario"],
     &["controllers"],

@@ -246,7 +246,7 @@ impl Sim {
             Fault::CrashMidReconcile {
                 component,
                 after_requests,
-            } => self.arm_crash(component, *after_requests),
+            } => self.arm_crash(component, *after_requests, seq),
             Fault::SetTriggerMode { component, mode } => {
                 let mut out = Vec::new();
                 for id in &self.component_arg(component)? {
@@ -306,7 +306,7 @@ impl Sim {
     }
 
     /// CrashMidReconcile: arms the crash; [`Sim::crash_mid_reconcile`] springs it.
-    fn arm_crash(&mut self, component: &str, after: u32) -> Result<String, String> {
+    fn arm_crash(&mut self, component: &str, after: u32, seq: u64) -> Result<String, String> {
         const MAX: u32 = 100;
         if after > MAX {
             return Err(format!("afterRequests must be between 0 and {MAX}"));
@@ -318,7 +318,7 @@ impl Sim {
         }
         let ids = self.component_arg(component)?;
         for id in &ids {
-            self.crash_after.insert(id.clone(), after);
+            self.crash_after.insert(id.clone(), (after, seq));
         }
         Ok(format!(
             "{}: the next pass that sends more than {after} request(s) sends {after} and dies",
@@ -326,17 +326,20 @@ impl Sim {
         ))
     }
 
-    /// Springs an armed CrashMidReconcile on a pass of `id` that sends `n_requests`: None when
-    /// none is armed or the pass sends too few; otherwise how many requests get out, after the
-    /// process (all of kube-controller-manager for one of its controllers) was stopped, a trace
-    /// entry told what got out and what was lost, and its restart was scheduled.
+    /// Springs an armed CrashMidReconcile on a pass of `id` that sends `actions`: None when
+    /// none is armed or the pass sends too few; otherwise how many requests get out and the
+    /// crash's trace entry (their cause), after the process (all of kube-controller-manager for
+    /// one of its controllers) was stopped, that entry told what got out and what was lost, and
+    /// its restart was scheduled. The entry is caused by the fault, so that the fault timeline
+    /// follows the crash, the writes that got out and the restart from it.
     pub(super) fn crash_mid_reconcile(
         &mut self,
         id: &ComponentId,
         actions: &[String],
         pass: u64,
-    ) -> Option<usize> {
-        let after = *self.crash_after.get(id)? as usize;
+    ) -> Option<(usize, u64)> {
+        let (after, fault) = *self.crash_after.get(id)?;
+        let after = after as usize;
         if actions.len() <= after {
             return None;
         }
@@ -355,13 +358,17 @@ impl Sim {
                 xs.join("; ")
             }
         };
+        let key = match self.trace.get(pass).map(|e| &e.kind) {
+            Some(TraceKind::Reconcile { key, .. }) => format!(" of {key}"),
+            _ => String::new(),
+        };
         let seq = self.trace.push(
             self.now,
-            Some(pass),
+            Some(fault),
             TraceKind::Fault {
                 fault: "CrashMidReconcile".into(),
                 description: format!(
-                    "{} died in the middle of a pass after sending {after} of its {} requests. Sent: {}. Lost: {}",
+                    "{} died in the middle of a pass{key} after sending {after} of its {} requests. Sent: {}. Lost: {}",
                     id.name(),
                     actions.len(),
                     list(&actions[..after]),
@@ -373,7 +380,7 @@ impl Sim {
             self.stop_component(p);
         }
         self.schedule_heal(Some(self.now + CRASH_BACKOFF), seq, Heal::Restart(process));
-        Some(after)
+        Some((after, seq))
     }
 
     /// DetachVolume: the disk bound to the claim falls off every node it is attached to.

@@ -262,7 +262,7 @@ impl Sim {
                 actions: actions.clone(),
             },
         );
-        if let Some(sent) = self.crash_mid_reconcile(id, &actions, seq) {
+        if let Some((sent, crash)) = self.crash_mid_reconcile(id, &actions, seq) {
             // The process died mid-pass: what it had sent is on the wire, the rest, its events
             // and its requeues died with it.
             let mut left = sent;
@@ -284,7 +284,7 @@ impl Sim {
                         gen,
                         key,
                         batches,
-                        cause: seq,
+                        cause: crash,
                     },
                 );
             }

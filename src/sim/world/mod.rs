@@ -292,8 +292,8 @@ pub struct Sim {
     /// Pods picked by FailJobPods and not yet bound, by uid: binding hands them to the machine.
     doomed_pods: BTreeMap<String, i32>,
     /// CrashMidReconcile, armed: per component, how many requests its next pass that sends more
-    /// gets out before the process dies.
-    crash_after: BTreeMap<ComponentId, u32>,
+    /// gets out before the process dies, and the fault's trace entry (the crash's cause).
+    crash_after: BTreeMap<ComponentId, (u32, u64)>,
     api_server_up: bool,
     recorder: Recorder,
     trace: Trace,
