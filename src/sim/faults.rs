@@ -13,20 +13,8 @@ use serde_json::Value as Json;
 
 use super::api::types::Millis;
 
-fn default_namespace() -> String {
-    "default".into()
-}
-
 fn is_default_namespace(ns: &String) -> bool {
     ns == "default"
-}
-
-fn default_exit_code() -> i32 {
-    1
-}
-
-fn default_count() -> u32 {
-    1
 }
 
 fn de_duration_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Millis>, D::Error> {
@@ -115,27 +103,28 @@ replicas went from 3 to 5: create 2) and never relists or resyncs, so one lost e
 wrong for good.";
 
 /// Which pods a pod or container fault hits: one by name, or all matching a label selector.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PodTarget {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod: Option<String>,
     /// A label selector such as `app=web`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    #[serde(
-        default = "default_namespace",
-        skip_serializing_if = "is_default_namespace"
-    )]
+    #[serde(skip_serializing_if = "is_default_namespace")]
     pub namespace: String,
     /// A container name; the pod's first container when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
 }
 
 /// Every fault the playground can inject. Imperative names, as in the code-style guide.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", deny_unknown_fields)]
+///
+/// Its `Deserialize` is written by hand (`mod de` below) because the derived one weighed about
+/// 20 kB of the page's gzip; it accepts what `#[serde(tag = "type", deny_unknown_fields)]` did, in
+/// the same words.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type")]
 pub enum Fault {
     /// Deletes pods (as `kubectl delete pod`): the ReplicaSet replaces them.
     DeletePod {
@@ -146,19 +135,17 @@ pub enum Fault {
     CrashContainer {
         #[serde(flatten)]
         target: PodTarget,
-        #[serde(default = "default_exit_code", rename = "exitCode")]
+        #[serde(rename = "exitCode")]
         exit_code: i32,
     },
     /// The container keeps exiting shortly after each start → CrashLoopBackOff.
     CrashLoop {
         #[serde(flatten)]
         target: PodTarget,
-        #[serde(default = "default_exit_code", rename = "exitCode")]
+        #[serde(rename = "exitCode")]
         exit_code: i32,
         #[serde(
-            default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "de_duration_opt",
             serialize_with = "ser_duration_opt"
         )]
         duration: Option<Millis>,
@@ -173,9 +160,7 @@ pub enum Fault {
         #[serde(flatten)]
         target: PodTarget,
         #[serde(
-            default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "de_duration_opt",
             serialize_with = "ser_duration_opt"
         )]
         duration: Option<Millis>,
@@ -185,9 +170,7 @@ pub enum Fault {
         #[serde(flatten)]
         target: PodTarget,
         #[serde(
-            default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "de_duration_opt",
             serialize_with = "ser_duration_opt"
         )]
         duration: Option<Millis>,
@@ -210,22 +193,20 @@ pub enum Fault {
     /// stays stale for those objects until a later event about them or a relist.
     DropWatchEvents {
         component: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         count: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         probability: Option<f64>,
         /// Only events about objects of this kind (e.g. `Pod`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         kind: Option<String>,
         /// Only events of this type: `ADDED`, `MODIFIED` or `DELETED`.
-        #[serde(default, rename = "eventType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "eventType", skip_serializing_if = "Option::is_none")]
         event_type: Option<String>,
         /// With a duration the watch counts as broken for that long: when it heals, the informer
         /// relists, as client-go's reflector does when a watch fails, and sees what it missed.
         #[serde(
-            default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "de_duration_opt",
             serialize_with = "ser_duration_opt"
         )]
         duration: Option<Millis>,
@@ -233,12 +214,10 @@ pub enum Fault {
     /// A component's watch lags by `delay`: it acts on a stale view.
     DelayWatchEvents {
         component: String,
-        #[serde(deserialize_with = "de_duration", serialize_with = "ser_duration")]
+        #[serde(serialize_with = "ser_duration")]
         delay: Millis,
         #[serde(
-            default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "de_duration_opt",
             serialize_with = "ser_duration_opt"
         )]
         duration: Option<Millis>,
@@ -256,9 +235,7 @@ pub enum Fault {
     ConflictingWriter {
         object: String,
         #[serde(
-            default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "de_duration_opt",
             serialize_with = "ser_duration_opt"
         )]
         duration: Option<Millis>,
@@ -270,38 +247,24 @@ pub enum Fault {
     /// for a server).
     FailJobPods {
         job: String,
-        #[serde(
-            default = "default_namespace",
-            skip_serializing_if = "is_default_namespace"
-        )]
+        #[serde(skip_serializing_if = "is_default_namespace")]
         namespace: String,
-        #[serde(default = "default_count")]
         count: u32,
-        #[serde(default = "default_exit_code", rename = "exitCode")]
+        #[serde(rename = "exitCode")]
         exit_code: i32,
     },
     /// The storage system refuses the next `count` volumes a provisioner asks it for (of
     /// `storageClass`, or of any class): `ProvisioningFailed`, retried with back-off.
     FailVolumeProvisioning {
-        #[serde(
-            default,
-            rename = "storageClass",
-            skip_serializing_if = "String::is_empty"
-        )]
+        #[serde(rename = "storageClass", skip_serializing_if = "String::is_empty")]
         storage_class: String,
-        #[serde(default = "default_count")]
         count: u32,
     },
     /// The storage system refuses the next `count` expansions a resizer asks it for (of
     /// `storageClass`, or of any class): `VolumeResizeFailed`, retried with back-off.
     FailVolumeExpansion {
-        #[serde(
-            default,
-            rename = "storageClass",
-            skip_serializing_if = "String::is_empty"
-        )]
+        #[serde(rename = "storageClass", skip_serializing_if = "String::is_empty")]
         storage_class: String,
-        #[serde(default = "default_count")]
         count: u32,
     },
     /// The disk bound to a claim falls off the node it is attached to, behind the cluster's back
@@ -309,10 +272,7 @@ pub enum Fault {
     /// the storage system and attaches it again.
     DetachVolume {
         claim: String,
-        #[serde(
-            default = "default_namespace",
-            skip_serializing_if = "is_default_namespace"
-        )]
+        #[serde(skip_serializing_if = "is_default_namespace")]
         namespace: String,
     },
     /// The component's next reconcile pass that sends more than `afterRequests` requests sends
@@ -335,11 +295,7 @@ pub enum Fault {
     /// kube-controller-manager's controllers effectively run).
     SetResync {
         component: String,
-        #[serde(
-            default,
-            deserialize_with = "de_period",
-            serialize_with = "ser_duration_opt"
-        )]
+        #[serde(serialize_with = "ser_duration_opt")]
         period: Option<Millis>,
     },
 }
@@ -380,6 +336,544 @@ impl Fault {
     /// One line for the trace and the timeline.
     pub fn describe(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| self.name().to_string())
+    }
+}
+
+/// `Fault`'s `Deserialize`, by hand. The derive (`tag = "type"`) buffered each fault into serde's
+/// `Content` and replayed it into the variant's own visitor, which compiled serde's content
+/// deserializer once per variant: 27 copies, about 20 kB of the page's gzip. Here the map is read
+/// once into JSON values and every variant's fields go through the same few readers, in input
+/// order, so what is accepted and the first error reported stay those of the derive.
+mod de {
+    use std::fmt;
+
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value as Json;
+
+    use super::{Fault, Millis, PodTarget, TriggerMode};
+
+    pub(super) const VARIANTS: [&str; 26] = [
+        "DeletePod",
+        "CrashContainer",
+        "CrashLoop",
+        "OomKill",
+        "FailReadiness",
+        "FailLiveness",
+        "BreakImage",
+        "FixImage",
+        "NodeDown",
+        "NodeUp",
+        "PartitionNode",
+        "HealNode",
+        "DropWatchEvents",
+        "DelayWatchEvents",
+        "RestartController",
+        "StopComponent",
+        "StartComponent",
+        "ConflictingWriter",
+        "EditObject",
+        "FailJobPods",
+        "FailVolumeProvisioning",
+        "FailVolumeExpansion",
+        "DetachVolume",
+        "CrashMidReconcile",
+        "SetTriggerMode",
+        "SetResync",
+    ];
+
+    /// How a field's value is read (the derive's field types and `deserialize_with`s).
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Str,
+        OptStr,
+        U32,
+        OptU32,
+        I32,
+        OptF64,
+        Duration,
+        OptDuration,
+        Period,
+        Any,
+        Mode,
+    }
+
+    enum Val {
+        Str(String),
+        OptStr(Option<String>),
+        U32(u32),
+        OptU32(Option<u32>),
+        I32(i32),
+        OptF64(Option<f64>),
+        Ms(Option<Millis>),
+        Any(Json),
+        Mode(TriggerMode),
+    }
+
+    /// A field: its name, how it reads, and whether it is required.
+    type Spec = (&'static str, Kind, bool);
+
+    const POD_TARGET: &[Spec] = &[
+        ("pod", Kind::OptStr, false),
+        ("selector", Kind::OptStr, false),
+        ("namespace", Kind::Str, false),
+        ("container", Kind::OptStr, false),
+    ];
+
+    fn err(e: serde_json::Error) -> String {
+        e.to_string()
+    }
+
+    fn read(kind: Kind, v: &Json) -> Result<Val, String> {
+        Ok(match kind {
+            Kind::Str => Val::Str(String::deserialize(v).map_err(err)?),
+            Kind::OptStr => Val::OptStr(Option::deserialize(v).map_err(err)?),
+            Kind::U32 => Val::U32(u32::deserialize(v).map_err(err)?),
+            Kind::OptU32 => Val::OptU32(Option::deserialize(v).map_err(err)?),
+            Kind::I32 => Val::I32(i32::deserialize(v).map_err(err)?),
+            Kind::OptF64 => Val::OptF64(Option::deserialize(v).map_err(err)?),
+            Kind::Duration => Val::Ms(Some(super::de_duration(v).map_err(err)?)),
+            Kind::OptDuration => Val::Ms(super::de_duration_opt(v).map_err(err)?),
+            Kind::Period => Val::Ms(super::de_period(v).map_err(err)?),
+            Kind::Any => Val::Any(v.clone()),
+            Kind::Mode => Val::Mode(TriggerMode::deserialize(v).map_err(err)?),
+        })
+    }
+
+    /// serde's wording for the names an `unknown field` could have been.
+    fn one_of(names: &[&str]) -> String {
+        match names {
+            [] => "there are no fields".into(),
+            [a] => format!("expected `{a}`"),
+            [a, b] => format!("expected `{a}` or `{b}`"),
+            _ => {
+                let mut s = String::from("expected one of ");
+                for (i, n) in names.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    s.push('`');
+                    s.push_str(n);
+                    s.push('`');
+                }
+                s
+            }
+        }
+    }
+
+    /// A fault's fields, as a map (the usual form) or a sequence after the tag.
+    struct Body {
+        name: &'static str,
+        map: Vec<(String, Json)>,
+        seq: Option<Vec<Json>>,
+    }
+
+    /// A variant's fields, read as the derive's visitor read them.
+    struct Fields {
+        slots: Vec<Option<Val>>,
+    }
+
+    impl Fields {
+        /// Reads `specs` from `entries` in input order. `strict` refuses other names (a variant
+        /// without a flattened `PodTarget`); otherwise they are left for the next reader.
+        fn read(body: &Body, specs: &[Spec], strict: bool) -> Result<Fields, String> {
+            let mut slots: Vec<Option<Val>> = specs.iter().map(|_| None).collect();
+            if let Some(items) = &body.seq {
+                // The derive's sequence form: the fields in declaration order.
+                let n = specs.len();
+                let plural = if n == 1 { "" } else { "s" };
+                for (i, spec) in specs.iter().enumerate() {
+                    match items.get(i) {
+                        Some(v) => slots[i] = Some(read(spec.1, v)?),
+                        None if spec.2 => {
+                            return Err(format!(
+                                "invalid length {i}, expected struct variant Fault::{} with {n} element{plural}",
+                                body.name
+                            ))
+                        }
+                        None => {}
+                    }
+                }
+                if items.len() > n {
+                    return Err(format!(
+                        "invalid length {}, expected {n} element{plural} in sequence",
+                        items.len()
+                    ));
+                }
+                return Ok(Fields { slots });
+            }
+            for (k, v) in &body.map {
+                match specs.iter().position(|s| s.0 == k.as_str()) {
+                    Some(i) if slots[i].is_some() => {
+                        return Err(format!("duplicate field `{k}`"));
+                    }
+                    Some(i) => slots[i] = Some(read(specs[i].1, v)?),
+                    None if strict => {
+                        let names: Vec<&str> = specs.iter().map(|s| s.0).collect();
+                        return Err(format!("unknown field `{k}`, {}", one_of(&names)));
+                    }
+                    None => {}
+                }
+            }
+            if let Some(s) = specs.iter().zip(&slots).find(|(s, v)| s.2 && v.is_none()) {
+                return Err(format!("missing field `{}`", s.0 .0));
+            }
+            Ok(Fields { slots })
+        }
+
+        fn str(&mut self, i: usize, default: &str) -> String {
+            match self.slots[i].take() {
+                Some(Val::Str(s)) => s,
+                _ => default.into(),
+            }
+        }
+
+        fn opt_str(&mut self, i: usize) -> Option<String> {
+            match self.slots[i].take() {
+                Some(Val::OptStr(s)) => s,
+                _ => None,
+            }
+        }
+
+        fn u32(&mut self, i: usize, default: u32) -> u32 {
+            match self.slots[i].take() {
+                Some(Val::U32(n)) => n,
+                _ => default,
+            }
+        }
+
+        fn opt_u32(&mut self, i: usize) -> Option<u32> {
+            match self.slots[i].take() {
+                Some(Val::OptU32(n)) => n,
+                _ => None,
+            }
+        }
+
+        fn exit_code(&mut self, i: usize) -> i32 {
+            match self.slots[i].take() {
+                Some(Val::I32(n)) => n,
+                _ => 1,
+            }
+        }
+
+        fn opt_f64(&mut self, i: usize) -> Option<f64> {
+            match self.slots[i].take() {
+                Some(Val::OptF64(n)) => n,
+                _ => None,
+            }
+        }
+
+        fn ms(&mut self, i: usize) -> Option<Millis> {
+            match self.slots[i].take() {
+                Some(Val::Ms(n)) => n,
+                _ => None,
+            }
+        }
+
+        fn json(&mut self, i: usize) -> Json {
+            match self.slots[i].take() {
+                Some(Val::Any(j)) => j,
+                _ => Json::Null,
+            }
+        }
+
+        fn mode(&mut self, i: usize) -> TriggerMode {
+            match self.slots[i].take() {
+                Some(Val::Mode(m)) => m,
+                _ => TriggerMode::default(),
+            }
+        }
+    }
+
+    /// A variant with a flattened `PodTarget`: its own fields first, then the target's, then
+    /// whatever neither took is refused, in the derive's order and words.
+    fn with_target(body: &Body, own: &[Spec]) -> Result<(PodTarget, Fields), String> {
+        if body.seq.is_some() {
+            return Err(format!(
+                "invalid type: sequence, expected struct variant Fault::{}",
+                body.name
+            ));
+        }
+        let fields = Fields::read(body, own, false)?;
+        let mut t = Fields::read(body, POD_TARGET, false)?;
+        if let Some((k, _)) = body
+            .map
+            .iter()
+            .find(|(k, _)| !own.iter().chain(POD_TARGET).any(|s| s.0 == k.as_str()))
+        {
+            return Err(format!("unknown field `{k}`"));
+        }
+        let target = PodTarget {
+            pod: t.opt_str(0),
+            selector: t.opt_str(1),
+            namespace: t.str(2, "default"),
+            container: t.opt_str(3),
+        };
+        Ok((target, fields))
+    }
+
+    fn one(entries: &Body, name: &'static str) -> Result<String, String> {
+        Ok(Fields::read(entries, &[(name, Kind::Str, true)], true)?.str(0, ""))
+    }
+
+    /// The tag, read straight from the input as the derive read it (so a bad one is refused
+    /// where it stands, in serde's words).
+    struct Tag(&'static str);
+
+    impl<'de> Deserialize<'de> for Tag {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Tag, D::Error> {
+            d.deserialize_identifier(TagVisitor)
+        }
+    }
+
+    struct TagVisitor;
+
+    impl Visitor<'_> for TagVisitor {
+        type Value = Tag;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("variant identifier")
+        }
+
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Tag, E> {
+            match VARIANTS.iter().find(|v| **v == s) {
+                Some(v) => Ok(Tag(v)),
+                None => Err(de::Error::unknown_variant(s, &VARIANTS)),
+            }
+        }
+    }
+
+    fn build(
+        name: &'static str,
+        map: Vec<(String, Json)>,
+        seq: Option<Vec<Json>>,
+    ) -> Result<Fault, String> {
+        use Kind::*;
+        const DURATION: &[Spec] = &[("duration", OptDuration, false)];
+        let e = &Body { name, map, seq };
+        Ok(match name {
+            "DeletePod" => Fault::DeletePod {
+                target: with_target(e, &[])?.0,
+            },
+            "CrashContainer" => {
+                let (target, mut f) = with_target(e, &[("exitCode", I32, false)])?;
+                Fault::CrashContainer {
+                    target,
+                    exit_code: f.exit_code(0),
+                }
+            }
+            "CrashLoop" => {
+                let own = [("exitCode", I32, false), ("duration", OptDuration, false)];
+                let (target, mut f) = with_target(e, &own)?;
+                Fault::CrashLoop {
+                    target,
+                    exit_code: f.exit_code(0),
+                    duration: f.ms(1),
+                }
+            }
+            "OomKill" => Fault::OomKill {
+                target: with_target(e, &[])?.0,
+            },
+            "FailReadiness" => {
+                let (target, mut f) = with_target(e, DURATION)?;
+                Fault::FailReadiness {
+                    target,
+                    duration: f.ms(0),
+                }
+            }
+            "FailLiveness" => {
+                let (target, mut f) = with_target(e, DURATION)?;
+                Fault::FailLiveness {
+                    target,
+                    duration: f.ms(0),
+                }
+            }
+            "BreakImage" => Fault::BreakImage {
+                image: one(e, "image")?,
+            },
+            "FixImage" => Fault::FixImage {
+                image: one(e, "image")?,
+            },
+            "NodeDown" => Fault::NodeDown {
+                node: one(e, "node")?,
+            },
+            "NodeUp" => Fault::NodeUp {
+                node: one(e, "node")?,
+            },
+            "PartitionNode" => Fault::PartitionNode {
+                node: one(e, "node")?,
+            },
+            "HealNode" => Fault::HealNode {
+                node: one(e, "node")?,
+            },
+            "DropWatchEvents" => {
+                let specs = [
+                    ("component", Str, true),
+                    ("count", OptU32, false),
+                    ("probability", OptF64, false),
+                    ("kind", OptStr, false),
+                    ("eventType", OptStr, false),
+                    ("duration", OptDuration, false),
+                ];
+                let mut f = Fields::read(e, &specs, true)?;
+                Fault::DropWatchEvents {
+                    component: f.str(0, ""),
+                    count: f.opt_u32(1),
+                    probability: f.opt_f64(2),
+                    kind: f.opt_str(3),
+                    event_type: f.opt_str(4),
+                    duration: f.ms(5),
+                }
+            }
+            "DelayWatchEvents" => {
+                let specs = [
+                    ("component", Str, true),
+                    ("delay", Duration, true),
+                    ("duration", OptDuration, false),
+                ];
+                let mut f = Fields::read(e, &specs, true)?;
+                Fault::DelayWatchEvents {
+                    component: f.str(0, ""),
+                    delay: f.ms(1).unwrap_or_default(),
+                    duration: f.ms(2),
+                }
+            }
+            "RestartController" => Fault::RestartController {
+                component: one(e, "component")?,
+            },
+            "StopComponent" => Fault::StopComponent {
+                component: one(e, "component")?,
+            },
+            "StartComponent" => Fault::StartComponent {
+                component: one(e, "component")?,
+            },
+            "ConflictingWriter" => {
+                let specs = [("object", Str, true), ("duration", OptDuration, false)];
+                let mut f = Fields::read(e, &specs, true)?;
+                Fault::ConflictingWriter {
+                    object: f.str(0, ""),
+                    duration: f.ms(1),
+                }
+            }
+            "EditObject" => {
+                let mut f = Fields::read(e, &[("object", Str, true), ("patch", Any, true)], true)?;
+                Fault::EditObject {
+                    object: f.str(0, ""),
+                    patch: f.json(1),
+                }
+            }
+            "FailJobPods" => {
+                let specs = [
+                    ("job", Str, true),
+                    ("namespace", Str, false),
+                    ("count", U32, false),
+                    ("exitCode", I32, false),
+                ];
+                let mut f = Fields::read(e, &specs, true)?;
+                Fault::FailJobPods {
+                    job: f.str(0, ""),
+                    namespace: f.str(1, "default"),
+                    count: f.u32(2, 1),
+                    exit_code: f.exit_code(3),
+                }
+            }
+            "FailVolumeProvisioning" | "FailVolumeExpansion" => {
+                let specs = [("storageClass", Str, false), ("count", U32, false)];
+                let mut f = Fields::read(e, &specs, true)?;
+                let (storage_class, count) = (f.str(0, ""), f.u32(1, 1));
+                if name == "FailVolumeProvisioning" {
+                    Fault::FailVolumeProvisioning {
+                        storage_class,
+                        count,
+                    }
+                } else {
+                    Fault::FailVolumeExpansion {
+                        storage_class,
+                        count,
+                    }
+                }
+            }
+            "DetachVolume" => {
+                let specs = [("claim", Str, true), ("namespace", Str, false)];
+                let mut f = Fields::read(e, &specs, true)?;
+                Fault::DetachVolume {
+                    claim: f.str(0, ""),
+                    namespace: f.str(1, "default"),
+                }
+            }
+            "CrashMidReconcile" => {
+                let specs = [("component", Str, true), ("afterRequests", U32, true)];
+                let mut f = Fields::read(e, &specs, true)?;
+                Fault::CrashMidReconcile {
+                    component: f.str(0, ""),
+                    after_requests: f.u32(1, 0),
+                }
+            }
+            "SetTriggerMode" => {
+                let mut f =
+                    Fields::read(e, &[("component", Str, true), ("mode", Mode, true)], true)?;
+                Fault::SetTriggerMode {
+                    component: f.str(0, ""),
+                    mode: f.mode(1),
+                }
+            }
+            _ => {
+                let specs = [("component", Str, true), ("period", Period, false)];
+                let mut f = Fields::read(e, &specs, true)?;
+                Fault::SetResync {
+                    component: f.str(0, ""),
+                    period: f.ms(1),
+                }
+            }
+        })
+    }
+
+    struct FaultVisitor;
+
+    /// The tag and the rest, as the derive buffered them: a variant's fields are read after the
+    /// input is, so their errors carry no line and column, as before.
+    type Tagged = (&'static str, Vec<(String, Json)>, Option<Vec<Json>>);
+
+    impl<'de> Visitor<'de> for FaultVisitor {
+        type Value = Tagged;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("internally tagged enum Fault")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tagged, A::Error> {
+            let mut tag = None;
+            let mut entries = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if key != "type" {
+                    entries.push((key, map.next_value()?));
+                } else if tag.is_some() {
+                    return Err(de::Error::duplicate_field("type"));
+                } else {
+                    tag = Some(map.next_value::<Tag>()?.0);
+                }
+            }
+            let tag = tag.ok_or_else(|| de::Error::missing_field("type"))?;
+            Ok((tag, entries, None))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Tagged, A::Error> {
+            let tag = seq
+                .next_element::<Tag>()?
+                .ok_or_else(|| de::Error::missing_field("type"))?
+                .0;
+            let mut rest = Vec::new();
+            while let Some(v) = seq.next_element()? {
+                rest.push(v);
+            }
+            Ok((tag, Vec::new(), Some(rest)))
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Fault {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fault, D::Error> {
+            let (tag, map, seq) = d.deserialize_any(FaultVisitor)?;
+            build(tag, map, seq).map_err(de::Error::custom)
+        }
     }
 }
 
@@ -460,6 +954,181 @@ mod tests {
         let text = serde_json::to_string(&f).unwrap();
         assert!(text.contains(r#""eventType":"DELETED""#), "{text}");
         assert_eq!(serde_json::from_str::<Fault>(&text).unwrap(), f);
+    }
+
+    #[test]
+    fn every_fault_variant_round_trips_through_its_serde_form_and_a_bad_field_is_refused_as_before()
+    {
+        let target = PodTarget {
+            pod: Some("web-1".into()),
+            selector: Some("app=web".into()),
+            namespace: "team-a".into(),
+            container: Some("app".into()),
+        };
+        let all = vec![
+            Fault::DeletePod {
+                target: target.clone(),
+            },
+            Fault::CrashContainer {
+                target: target.clone(),
+                exit_code: 3,
+            },
+            Fault::CrashLoop {
+                target: target.clone(),
+                exit_code: -2,
+                duration: Some(90_000),
+            },
+            Fault::OomKill {
+                target: PodTarget {
+                    selector: Some("app=web".into()),
+                    namespace: "default".into(),
+                    ..Default::default()
+                },
+            },
+            Fault::FailReadiness {
+                target: target.clone(),
+                duration: Some(30_000),
+            },
+            Fault::FailLiveness {
+                target,
+                duration: None,
+            },
+            Fault::BreakImage {
+                image: "nginx:1.27".into(),
+            },
+            Fault::FixImage {
+                image: "nginx:1.27".into(),
+            },
+            Fault::NodeDown {
+                node: "node-2".into(),
+            },
+            Fault::NodeUp {
+                node: "node-2".into(),
+            },
+            Fault::PartitionNode {
+                node: "node-3".into(),
+            },
+            Fault::HealNode {
+                node: "node-3".into(),
+            },
+            Fault::DropWatchEvents {
+                component: "replicaset".into(),
+                count: Some(2),
+                probability: Some(0.25),
+                kind: Some("Pod".into()),
+                event_type: Some("ADDED".into()),
+                duration: Some(5_000),
+            },
+            Fault::DelayWatchEvents {
+                component: "scheduler".into(),
+                delay: 2_000,
+                duration: Some(60_000),
+            },
+            Fault::RestartController {
+                component: "controller-manager".into(),
+            },
+            Fault::StopComponent {
+                component: "kube-apiserver".into(),
+            },
+            Fault::StartComponent {
+                component: "kube-apiserver".into(),
+            },
+            Fault::ConflictingWriter {
+                object: "Deployment/default/web".into(),
+                duration: Some(10_000),
+            },
+            Fault::EditObject {
+                object: "Deployment/default/web".into(),
+                patch: serde_json::json!({"spec": {"replicas": 5}}),
+            },
+            Fault::FailJobPods {
+                job: "pi".into(),
+                namespace: "batch".into(),
+                count: 3,
+                exit_code: 42,
+            },
+            Fault::FailVolumeProvisioning {
+                storage_class: "zonal".into(),
+                count: 2,
+            },
+            Fault::FailVolumeExpansion {
+                storage_class: String::new(),
+                count: 1,
+            },
+            Fault::DetachVolume {
+                claim: "data-db-0".into(),
+                namespace: "default".into(),
+            },
+            Fault::CrashMidReconcile {
+                component: "statefulset".into(),
+                after_requests: 1,
+            },
+            Fault::SetTriggerMode {
+                component: "replicaset".into(),
+                mode: TriggerMode::Edge,
+            },
+            Fault::SetResync {
+                component: "replicaset".into(),
+                period: Some(30_000),
+            },
+        ];
+        let names: std::collections::BTreeSet<&str> = all.iter().map(Fault::name).collect();
+        assert_eq!(
+            names.len(),
+            super::de::VARIANTS.len(),
+            "every variant, once"
+        );
+        for f in &all {
+            let text = serde_json::to_string(f).unwrap();
+            assert_eq!(serde_json::from_str::<Fault>(&text).unwrap(), *f, "{text}");
+            let value = serde_json::to_value(f).unwrap();
+            assert_eq!(
+                serde_json::from_value::<Fault>(value).unwrap(),
+                *f,
+                "{text}"
+            );
+        }
+        for (input, message) in [
+            (
+                r#"{"type":"NodeDown","nod":"x"}"#,
+                "unknown field `nod`, expected `node`",
+            ),
+            (
+                r#"{"type":"DeletePod","pod":"web-1","bogus":1}"#,
+                "unknown field `bogus`",
+            ),
+            (
+                r#"{"type":"CrashMidReconcile","component":"statefulset"}"#,
+                "missing field `afterRequests`",
+            ),
+            (
+                r#"{"type":"DropWatchEvents","component":"c","count":-1}"#,
+                "invalid value: integer `-1`, expected u32",
+            ),
+            (
+                r#"{"type":"NodeDown","node":null}"#,
+                "invalid type: null, expected a string",
+            ),
+            (
+                r#"{"type":"CrashLoop","pod":"a","duration":1.5}"#,
+                "invalid duration 1.5: a number of seconds must be a whole number from 0 to 1000000000000",
+            ),
+            (
+                r#"{"type":"SetTriggerMode","component":"c","mode":"x"}"#,
+                "unknown variant `x`, expected one of `Level`, `level`, `Edge`, `edge`",
+            ),
+            (r#"{"node":"x"}"#, "missing field `type`"),
+            (
+                r#"{"type":"NodeDwn"}"#,
+                "unknown variant `NodeDwn`, expected one of `DeletePod`, `CrashContainer`",
+            ),
+        ] {
+            let value: Json = serde_json::from_str(input).unwrap();
+            let e = serde_json::from_value::<Fault>(value).unwrap_err().to_string();
+            assert!(e.starts_with(message), "{input}: {e}");
+            let e = serde_json::from_str::<Fault>(input).unwrap_err().to_string();
+            assert!(e.starts_with(message), "{input}: {e}");
+        }
     }
 
     #[test]
