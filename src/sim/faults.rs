@@ -344,6 +344,9 @@ impl Fault {
 /// deserializer once per variant: 27 copies, about 20 kB of the page's gzip. Here the map is read
 /// once into JSON values and every variant's fields go through the same few readers, in input
 /// order, so what is accepted and the first error reported stay those of the derive.
+/// Every fault's `type`, in declaration order (what a scenario may name).
+pub use de::VARIANTS as FAULT_TYPES;
+
 mod de {
     use std::fmt;
 
@@ -352,7 +355,7 @@ mod de {
 
     use super::{Fault, Millis, PodTarget, TriggerMode};
 
-    pub(super) const VARIANTS: [&str; 26] = [
+    pub const VARIANTS: [&str; 26] = [
         "DeletePod",
         "CrashContainer",
         "CrashLoop",

@@ -689,30 +689,14 @@ fn kubectl_line() -> impl Strategy<Value = String> {
 // ------------------------------------------------------------------ faults
 
 fn fault_json() -> impl Strategy<Value = Json> {
-    let types = prop::sample::select(vec![
-        "DeletePod",
-        "CrashContainer",
-        "CrashLoop",
-        "OomKill",
-        "FailReadiness",
-        "FailLiveness",
-        "BreakImage",
-        "FixImage",
-        "NodeDown",
-        "NodeUp",
-        "PartitionNode",
-        "HealNode",
-        "DropWatchEvents",
-        "DelayWatchEvents",
-        "RestartController",
-        "StopComponent",
-        "StartComponent",
-        "ConflictingWriter",
-        "EditObject",
-        "SetTriggerMode",
-        "SetResync",
-        "Unknown",
-    ]);
+    // Every fault the simulation knows, and one it does not.
+    let types = prop::sample::select(
+        kubeloop::sim::faults::FAULT_TYPES
+            .iter()
+            .copied()
+            .chain(["Unknown"])
+            .collect::<Vec<_>>(),
+    );
     let component = prop::sample::select(vec![
         "deployment-controller",
         "replicaset-controller",
@@ -814,6 +798,27 @@ fn fault_json() -> impl Strategy<Value = Json> {
                     "SetResync" => {
                         m.insert("component".into(), json!(component));
                         m.insert("period".into(), delay.clone().unwrap_or(json!("off")));
+                    }
+                    "FailJobPods" => {
+                        m.insert(
+                            "job".into(),
+                            json!(if node.is_empty() { "nope" } else { "pi" }),
+                        );
+                    }
+                    "FailVolumeProvisioning" | "FailVolumeExpansion" => {
+                        if !node.is_empty() {
+                            m.insert("storageClass".into(), json!("standard"));
+                        }
+                    }
+                    "DetachVolume" => {
+                        m.insert(
+                            "claim".into(),
+                            json!(if node.is_empty() { "" } else { "data" }),
+                        );
+                    }
+                    "CrashMidReconcile" => {
+                        m.insert("component".into(), json!(component));
+                        m.insert("afterRequests".into(), count.clone().unwrap_or(json!(1)));
                     }
                     _ => {
                         m.insert("component".into(), json!(component));
