@@ -60,7 +60,13 @@ pub struct ScenarioSpec {
     /// One-click actions a lesson offers ("try this").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub try_this: Vec<TryThis>,
+    /// What the cluster has installed beyond Kubernetes itself: `kro` (its CRD and controller).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addons: Vec<String>,
 }
+
+/// The add-ons a scenario may install.
+pub const ADDONS: [&str; 1] = ["kro"];
 
 /// `nodes: {count: 3, cpu: "4", memory: 8Gi}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -262,6 +268,18 @@ pub fn decode_scenario(doc: &Json) -> Result<Scenario, ScenarioError> {
         message: cannot(&e.message),
         field: e.path,
     })?;
+    for (i, a) in scenario.spec.addons.iter().enumerate() {
+        if !ADDONS.contains(&a.as_str()) {
+            return Err(ScenarioError {
+                field: format!("spec.addons[{i}]"),
+                message: format!(
+                    "Scenario {:?} is invalid: spec.addons[{i}]: Unsupported value: {a:?}: supported values: {}",
+                    scenario.metadata.name,
+                    ADDONS.map(|a| format!("{a:?}")).join(", ")
+                ),
+            });
+        }
+    }
     if let Some(n) = &scenario.spec.nodes {
         if let Some(e) =
             super::api::validation::check_node_count(u64::from(n.count), "spec.nodes.count")

@@ -21,6 +21,7 @@ mod garbage_collection;
 mod hostile_inputs;
 mod hostile_links_and_commands;
 mod jobs;
+mod kro;
 mod layers;
 mod lessons;
 mod memory_bounds;

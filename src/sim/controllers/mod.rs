@@ -6,6 +6,7 @@ pub mod disruption;
 pub mod endpointslice;
 pub mod garbage_collector;
 pub mod job;
+pub mod kro;
 pub mod kubelet;
 pub mod namespace;
 pub mod node_lifecycle;

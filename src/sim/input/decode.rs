@@ -162,10 +162,10 @@ pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
     };
     let mut seen: BTreeMap<ObjectKey, u32> = BTreeMap::new();
     let mut over_cap = false;
-    let file_crds = if kinds.file_crds_first {
-        file_crds(&docs)
+    let (file_crds, generated) = if kinds.file_crds_first {
+        (file_crds(&docs), generated_crds(&docs))
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     for (index, doc) in docs.into_iter().enumerate() {
         let mut ctx = DocContext {
@@ -176,6 +176,7 @@ pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
             over_cap: &mut over_cap,
             served: &kinds.served,
             file_crds: &file_crds,
+            generated: &generated,
             field_validation: kinds.field_validation,
         };
         ctx.decode_document(doc);
@@ -205,6 +206,30 @@ fn file_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
             if !validate(&o, None).is_empty() {
                 return None;
             }
+            match o {
+                Object::CustomResourceDefinition(c) => Some(c),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The CRDs kro will generate from the ResourceGraphDefinitions a file writes (those whose graph
+/// it accepts): their instances in the same file decode against them, and are created once kro
+/// has made the kind served.
+fn generated_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
+    docs.iter()
+        .filter(|d| {
+            d.value.get("kind").and_then(Json::as_str) == Some("ResourceGraphDefinition")
+                && d.value.get("apiVersion").and_then(Json::as_str) == Some("kro.run/v1alpha1")
+        })
+        .filter_map(|d| {
+            let spec = d.value.get("spec")?;
+            let graph = crate::sim::kro::graph::build(spec).ok()?;
+            let name = d.value.pointer("/metadata/name")?.as_str()?;
+            let json = crate::sim::kro::crd::generate(&graph, name, "").ok()?;
+            let (mut o, _) = decode_object(Kind::CustomResourceDefinition, &json).ok()?;
+            apply_defaults(&mut o);
             match o {
                 Object::CustomResourceDefinition(c) => Some(c),
                 _ => None,
@@ -255,6 +280,8 @@ struct DocContext<'a> {
     served: &'a [CustomResourceDefinition],
     /// The CRDs the file defines, when they serve the rest of the file.
     file_crds: &'a [CustomResourceDefinition],
+    /// The CRDs kro will generate from the file's ResourceGraphDefinitions.
+    generated: &'a [CustomResourceDefinition],
     field_validation: FieldValidation,
 }
 
@@ -320,6 +347,14 @@ impl DocContext<'_> {
             if let Some(crd) = serving(self.file_crds, &api_version, &kind) {
                 let note = format!(
                     "plain kubectl apply would refuse this {kind} the first time (no matches for kind {kind:?} in version {api_version:?}; ensure CRDs are installed first): the playground applies the CustomResourceDefinition first, as Helm and Argo CD do"
+                );
+                self.decode_custom_doc(crd, &api_version, &doc, Some(note));
+                return;
+            }
+            if let Some(crd) = serving(self.generated, &api_version, &kind) {
+                let note = format!(
+                    "the playground creates this {kind} once kro serves its kind, from the ResourceGraphDefinition in this file (CustomResourceDefinition {})",
+                    crd.metadata.name
                 );
                 self.decode_custom_doc(crd, &api_version, &doc, Some(note));
                 return;

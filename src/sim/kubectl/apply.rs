@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use crate::sim::api::patch::merge as merge_patch;
-use crate::sim::api::types::{Object, ObjectKey, LAST_APPLIED};
+use crate::sim::api::types::{Kind, Object, ObjectKey, LAST_APPLIED};
 use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, StatusReason};
 use crate::sim::input::decode;
 use crate::sim::input::diagnostic::{Diagnostic, Severity};
@@ -104,7 +104,34 @@ pub fn apply_decoded(sim: &mut Sim, file: &str, decoded: decode::Decoded) -> App
     // Dry run against a copy of the store: all or nothing.
     let mut dry = sim.api().clone();
     let mut plan = Vec::new();
+    let mut deferred = Vec::new();
+    let served = sim.api().served_crds();
+    let defines = |k: Kind| {
+        let names = |c: &crate::sim::api::apiextensions::CustomResourceDefinition| {
+            c.spec.group == k.group() && c.spec.names.kind == k.as_str()
+        };
+        served.iter().any(names)
+            || decoded.objects.iter().any(|o| match &o.object {
+                Object::CustomResourceDefinition(c) => names(c),
+                _ => false,
+            })
+    };
     for d in &decoded.objects {
+        // An instance of a kind kro will generate from a graph in the same text.
+        let kind = d.object.kind();
+        if kind.custom().is_some_and(|c| !c.names().builtin) && !defines(kind) {
+            match apply_request(d, |_| None) {
+                Ok(Some(req)) => deferred.push((req, d)),
+                Ok(None) => {}
+                Err(e) => {
+                    report.ok = false;
+                    report
+                        .diagnostics
+                        .push(diag_at(file, d.span.line, d.span.col, &d.object, &e));
+                }
+            }
+            continue;
+        }
         let req = match apply_request(d, |k| dry.get(k).cloned()) {
             Ok(Some(req)) => req,
             Ok(None) => {
@@ -131,6 +158,14 @@ pub fn apply_decoded(sim: &mut Sim, file: &str, decoded: decode::Decoded) -> App
     }
     if !report.ok {
         return report;
+    }
+    for (req, d) in deferred {
+        report.lines.push(format!(
+            "{} waiting: created once a CustomResourceDefinition serves {}",
+            kubectl_name(&d.object),
+            d.object.kind().as_str()
+        ));
+        sim.defer_create(req);
     }
     for (req, d) in plan {
         let what = kubectl_name(&d.object);

@@ -45,6 +45,10 @@ pub enum ComponentId {
     Provisioner,
     /// The zonal disk driver's controller plugin: its external-provisioner and external-resizer.
     CsiDisk,
+    /// kro's ResourceGraphDefinition controller (an add-on a scenario installs).
+    Kro,
+    /// kro's instance controller for one ResourceGraphDefinition (started by [`ComponentId::Kro`]).
+    KroInstance(String),
     /// The kubelet of one node.
     Kubelet(String),
     /// A running `kubectl drain NODE`: a client that evicts over simulated time (added at runtime).
@@ -95,6 +99,8 @@ impl ComponentId {
             ComponentId::EndpointSlice => "endpointslice-controller".into(),
             ComponentId::Namespace => "namespace-controller".into(),
             ComponentId::Scheduler => "default-scheduler".into(),
+            ComponentId::Kro => "kro".into(),
+            ComponentId::KroInstance(rgd) => format!("kro/{rgd}"),
             ComponentId::Kubelet(node) => format!("kubelet/{node}"),
             ComponentId::Drain(node) => format!("kubectl-drain/{node}"),
         }
@@ -133,6 +139,8 @@ impl ComponentId {
             "endpointslice-controller" | "endpointslice" => ComponentId::EndpointSlice,
             "namespace-controller" | "namespace" => ComponentId::Namespace,
             "default-scheduler" | "scheduler" => ComponentId::Scheduler,
+            "kro" => ComponentId::Kro,
+            _ if s.starts_with("kro/") => ComponentId::KroInstance(s["kro/".len()..].to_string()),
             _ if s.starts_with("kubectl-drain/") => {
                 ComponentId::Drain(s.trim_start_matches("kubectl-drain/").to_string())
             }
@@ -212,6 +220,22 @@ pub struct ReconcileRecord {
     pub diff: String,
 }
 
+/// A component a reconcile starts or stops in its own process (kro registering the instance
+/// controller of a new graph with its dynamic controller), applied by the world after the pass.
+pub enum ControllerChange {
+    Start(Box<dyn Controller>),
+    Stop(ComponentId),
+}
+
+impl std::fmt::Debug for ControllerChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ControllerChange::Start(c) => write!(f, "Start({})", c.id()),
+            ControllerChange::Stop(id) => write!(f, "Stop({id})"),
+        }
+    }
+}
+
 /// The result of one reconcile: requests to send, when to look again, events to record.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -226,6 +250,8 @@ pub struct Outcome {
     pub record: Option<ReconcileRecord>,
     /// A failure before any request (e.g. a stale read); the key is retried with back-off.
     pub error: Option<String>,
+    /// Components to start or stop once the pass is over.
+    pub controllers: Vec<ControllerChange>,
 }
 
 impl Outcome {
@@ -329,6 +355,12 @@ pub trait Controller {
         old: Option<&Arc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey>;
+
+    /// The informer resync period the component is configured with when it starts, if any
+    /// (kro's `--dynamic-controller-default-resync-period`); a `SetResync` fault overrides it.
+    fn default_resync(&self) -> Option<Millis> {
+        None
+    }
 
     /// Keys to queue after a (re)list or a resync: usually every primary object in the cache.
     fn keys_for_resync(&self, cache: &Cache) -> Vec<ObjectKey>;

@@ -345,6 +345,9 @@ impl Sim {
         }
         let process: Vec<ComponentId> = if ComponentId::CONTROLLER_MANAGER.contains(id) {
             ComponentId::CONTROLLER_MANAGER.to_vec()
+        } else if matches!(id, ComponentId::KroInstance(_)) {
+            // One process with kro's graph controller, which starts them again.
+            vec![ComponentId::Kro]
         } else {
             vec![id.clone()]
         };

@@ -51,6 +51,19 @@ impl Sim {
             c.pump_scheduled = false;
         }
         self.refresh_watchers(id);
+        // kro's instance controllers live in its process: they stop with it, and its restarted
+        // graph controller registers them again.
+        if *id == ComponentId::Kro {
+            let instances: Vec<ComponentId> = self
+                .components
+                .keys()
+                .filter(|k| matches!(k, ComponentId::KroInstance(_)))
+                .cloned()
+                .collect();
+            for i in instances {
+                self.stop_component(&i);
+            }
+        }
     }
 
     pub(super) fn relist(&mut self, id: &ComponentId, reason: &str) {
@@ -99,7 +112,7 @@ impl Sim {
         }
         if c.ctrl.watches_custom_kinds() {
             for (key, obj) in self.api.list_custom_keyed() {
-                if c.ctrl.accepts(obj) {
+                if c.ctrl.watches(key.kind) && c.ctrl.accepts(obj) {
                     c.cache.upsert_shared(obj.clone(), key);
                 }
             }
@@ -240,7 +253,8 @@ impl Sim {
             runtime,
             storage,
         };
-        let outcome: Outcome = c.ctrl.reconcile(&key, &mut ctx);
+        let mut outcome: Outcome = c.ctrl.reconcile(&key, &mut ctx);
+        let changes = std::mem::take(&mut outcome.controllers);
         if !c.queue.is_empty() {
             c.pump_scheduled = true;
         }
@@ -292,6 +306,14 @@ impl Sim {
         }
         for e in &outcome.events {
             self.record_event(id, e, Some(seq));
+        }
+        for change in changes {
+            match change {
+                ControllerChange::Start(ctrl) => self.add_component(ctrl),
+                ControllerChange::Stop(other) => {
+                    self.retire_component(&other);
+                }
+            }
         }
         if let Some(after) = outcome.requeue_after {
             self.requeue_caused(id, gen, key.clone(), now + after, "requeue", Some(seq));

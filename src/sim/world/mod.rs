@@ -11,7 +11,9 @@ use crate::sim::api::{ApiError, ApiRequest, ApiResult, DeleteOptions, WatchEvent
 use crate::sim::controllers;
 use crate::sim::faults::{Fault, TriggerMode};
 use crate::sim::machinery::cache::Cache;
-use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, EventRecord, Outcome};
+use crate::sim::machinery::controller::{
+    ComponentId, Controller, ControllerChange, Ctx, EventRecord, Outcome,
+};
 use crate::sim::machinery::node_runtime::NodeRuntime;
 use crate::sim::machinery::recorder::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
 use crate::sim::machinery::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
@@ -304,6 +306,8 @@ pub struct Sim {
     rivals: BTreeMap<ObjectKey, Rival>,
     /// The trace entry of the last request sent.
     last_api_seq: u64,
+    /// The learner's creates waiting for a CRD to serve their kind ([`Sim::defer_create`]).
+    deferred: Vec<ApiRequest>,
 }
 
 impl Sim {
@@ -335,6 +339,7 @@ impl Sim {
             fault_cause: None,
             rivals: BTreeMap::new(),
             last_api_seq: 0,
+            deferred: Vec::new(),
             config,
         };
         // The API server is up before any component connects: their first list finds these,
@@ -389,6 +394,7 @@ impl Sim {
             fault_cause: None,
             rivals: BTreeMap::new(),
             last_api_seq: 0,
+            deferred: self.deferred.clone(),
         }
     }
 
@@ -444,11 +450,28 @@ impl Sim {
                 self.stop_component(&id);
             }
             None => {
+                if let Some(p) = ctrl.default_resync() {
+                    self.config.resync.entry(id.clone()).or_insert(p);
+                }
                 self.components
                     .insert(id.clone(), Component::new(ctrl, self.config.seed));
             }
         }
         self.start_component(&id, "start");
+    }
+
+    /// Installs kro, as its Helm chart does: the ResourceGraphDefinition CRD, then the `kro`
+    /// component. Installing it twice changes nothing.
+    pub fn install_kro(&mut self) {
+        if self.components.contains_key(&ComponentId::Kro) {
+            return;
+        }
+        for obj in crate::sim::controllers::kro::resourcegraphdefinition::install_objects() {
+            let _ = self.send_as("helm".into(), false, &ApiRequest::Create(obj), None);
+        }
+        self.add_component(Box::new(
+            crate::sim::controllers::kro::resourcegraphdefinition::ResourceGraphDefinitionController::new(),
+        ));
     }
 
     /// Stops a runtime component for good; it stays listed so its state can still be read.

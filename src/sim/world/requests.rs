@@ -158,7 +158,43 @@ impl Sim {
             self.doom_job_pods(req, stored);
         }
         self.fan_out(&handled.events);
+        if key.kind == Kind::CustomResourceDefinition
+            && handled.result.is_ok()
+            && !self.deferred.is_empty()
+        {
+            self.create_deferred(cause);
+        }
         handled.result
+    }
+
+    /// Holds the learner's creates of a kind no CRD serves yet, because a ResourceGraphDefinition
+    /// applied with them will make kro serve it: they are sent as soon as a CRD serves their kind
+    /// (what `kubectl apply` retried by Argo CD or Flux amounts to).
+    pub fn defer_create(&mut self, req: ApiRequest) {
+        self.deferred.push(req);
+    }
+
+    /// The learner's creates still waiting for their kind to be served.
+    pub fn deferred_creates(&self) -> &[ApiRequest] {
+        &self.deferred
+    }
+
+    fn create_deferred(&mut self, cause: Option<u64>) {
+        let served = self.api.served_crds();
+        let is_served = |req: &ApiRequest| {
+            let k = req.key().kind;
+            served
+                .iter()
+                .any(|c| c.spec.group == k.group() && c.spec.names.kind == k.as_str())
+        };
+        let (ready, waiting): (Vec<ApiRequest>, Vec<ApiRequest>) =
+            std::mem::take(&mut self.deferred)
+                .into_iter()
+                .partition(is_served);
+        self.deferred = waiting;
+        for req in ready {
+            let _ = self.send(&ComponentId::User, &req, cause);
+        }
     }
 
     /// The learner's (or a scenario's) request, executed synchronously as kubectl would. Sent

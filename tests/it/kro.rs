@@ -1,0 +1,227 @@
+//! kro end to end: a ResourceGraphDefinition becomes a CRD and an instance controller, and an
+//! instance becomes its resources, in dependency order, with its status reported back.
+
+use kubeloop::sim::api::types::{Kind, ObjectKey};
+use kubeloop::sim::machinery::controller::ComponentId;
+use kubeloop::sim::session::Session;
+
+/// A session with kro installed and `files` applied one after the other.
+fn with_kro() -> Session {
+    let mut s = Session::new(1);
+    s.sim.install_kro();
+    s
+}
+
+fn instance_json(s: &Session, kind: &str, name: &str) -> serde_json::Value {
+    let k = Kind::of_type("kro.run/v1alpha1", kind).expect("kind served");
+    s.sim
+        .api()
+        .get(&ObjectKey::new(k, "default", name))
+        .expect("instance exists")
+        .to_json()
+}
+
+#[test]
+fn an_instance_becomes_its_deployment_and_service_and_reports_available_replicas() {
+    let mut s = with_kro();
+    let text = include_str!("../fixtures/kro/simple-deployment.yaml");
+    let report = s.apply_text("simple-deployment.yaml", text);
+    assert!(report.ok, "{report:?}");
+    s.advance_to(60_000, 1_000_000);
+    assert!(s
+        .sim
+        .is_running(&ComponentId::KroInstance("simple-app.kro.run".into())));
+    let inst = instance_json(&s, "SimpleApp", "shop");
+    assert_eq!(inst["status"]["state"], "ACTIVE", "{inst:#}");
+    assert_eq!(inst["status"]["availableReplicas"], 2);
+    let dep = s
+        .sim
+        .api()
+        .get(&ObjectKey::new(Kind::Deployment, "default", "shop"))
+        .expect("deployment");
+    assert_eq!(dep.meta().labels["kro.run/node-id"], "deployment");
+    assert!(dep.meta().owner_references.is_empty());
+    assert!(s
+        .sim
+        .api()
+        .get(&ObjectKey::new(Kind::Service, "default", "shop"))
+        .is_some());
+}
+
+fn get(s: &Session, kind: Kind, name: &str) -> Option<serde_json::Value> {
+    s.sim
+        .api()
+        .get(&ObjectKey::new(kind, "default", name))
+        .map(|o| o.to_json())
+}
+
+#[test]
+fn every_example_shaped_graph_runs_unchanged_and_its_instance_becomes_active() {
+    for (file, kind, name) in [
+        ("simple-deployment.yaml", "SimpleApp", "shop"),
+        ("webapp.yaml", "WebApp", "store"),
+        ("defaults.yaml", "Settings", "mine"),
+        ("printer-columns.yaml", "Storefront", "front"),
+        ("job.yaml", "BatchWeb", "nightly"),
+    ] {
+        let text = std::fs::read_to_string(format!(
+            "{}/tests/fixtures/kro/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let mut s = with_kro();
+        let report = s.apply_text(file, &text);
+        assert!(report.ok, "{file}: {report:?}");
+        s.advance_to(120_000, 2_000_000);
+        let inst = instance_json(&s, kind, name);
+        assert_eq!(inst["status"]["state"], "ACTIVE", "{file}: {inst:#}");
+        let ready = inst["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "Ready")
+            .unwrap()
+            .clone();
+        assert_eq!(ready["status"], "True", "{file}");
+    }
+}
+
+#[test]
+fn defaults_from_the_simple_schema_fill_the_instance() {
+    let mut s = with_kro();
+    let text = include_str!("../fixtures/kro/defaults.yaml");
+    assert!(s.apply_text("defaults.yaml", text).ok);
+    s.advance_to(10_000, 1_000_000);
+    let inst = instance_json(&s, "Settings", "mine");
+    assert_eq!(inst["spec"]["tags"], serde_json::json!(["blue", "green"]));
+    assert_eq!(inst["spec"]["limit"], 50);
+    assert_eq!(inst["spec"]["tuning"]["high"], 90);
+}
+
+#[test]
+fn a_scenario_with_the_kro_addon_loads_the_graph_then_its_instance() {
+    let text = format!(
+        "apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nmetadata:\n  name: kro\nspec:\n  addons: [kro]\n---\n{}",
+        include_str!("../fixtures/kro/simple-deployment.yaml")
+    );
+    let mut s = Session::load("kro.yaml", &text, None).expect("loads");
+    s.advance_to(60_000, 1_000_000);
+    assert_eq!(
+        instance_json(&s, "SimpleApp", "shop")["status"]["state"],
+        "ACTIVE"
+    );
+    let out = s.kubectl("get rgd");
+    assert!(out.stdout.contains("simple-app.kro.run"), "{}", out.stdout);
+    assert!(out.stdout.contains("Active"), "{}", out.stdout);
+}
+
+#[test]
+fn a_deleted_child_comes_back_and_an_excluded_one_is_pruned() {
+    let mut s = with_kro();
+    assert!(
+        s.apply_text(
+            "a.yaml",
+            include_str!("../fixtures/kro/simple-deployment.yaml")
+        )
+        .ok
+    );
+    s.advance_to(30_000, 1_000_000);
+    let out = s.kubectl("delete deployment shop");
+    assert!(out.ok, "{}", out.stderr);
+    s.advance_to(60_000, 1_000_000);
+    assert!(get(&s, Kind::Deployment, "shop").is_some());
+    let out = s.kubectl(
+        "patch simpleapp shop --type=merge -p '{\"spec\":{\"service\":{\"enabled\":false}}}'",
+    );
+    assert!(out.ok, "{}", out.stderr);
+    s.advance_to(90_000, 1_000_000);
+    assert!(get(&s, Kind::Service, "shop").is_none());
+    assert!(get(&s, Kind::Deployment, "shop").is_some());
+}
+
+#[test]
+fn deleting_an_instance_removes_its_children_leaves_first_then_the_finalizer() {
+    let mut s = with_kro();
+    assert!(
+        s.apply_text(
+            "a.yaml",
+            include_str!("../fixtures/kro/simple-deployment.yaml")
+        )
+        .ok
+    );
+    s.advance_to(30_000, 1_000_000);
+    let out = s.kubectl("delete simpleapp shop --wait=false");
+    assert!(out.ok, "{}", out.stderr);
+    s.advance_to(120_000, 2_000_000);
+    let k = Kind::of_type("kro.run/v1alpha1", "SimpleApp").unwrap();
+    assert!(s
+        .sim
+        .api()
+        .get(&ObjectKey::new(k, "default", "shop"))
+        .is_none());
+    assert!(get(&s, Kind::Deployment, "shop").is_none());
+    assert!(get(&s, Kind::Service, "shop").is_none());
+    // The Service (wave 2) was deleted before the Deployment (wave 1).
+    let deletes: Vec<String> = s
+        .sim
+        .trace()
+        .entries()
+        .filter_map(|e| match &e.kind {
+            kubeloop::sim::machinery::trace::TraceKind::Api {
+                actor,
+                verb,
+                object,
+                ..
+            } if actor.as_ref() == "kro/simple-app.kro.run" && *verb == "delete" => {
+                Some(object.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    let first_deployment = deletes.iter().position(|d| d.starts_with("Deployment"));
+    let last_service = deletes.iter().rposition(|d| d.starts_with("Service"));
+    assert!(last_service < first_deployment, "{deletes:?}");
+}
+
+#[test]
+fn a_cyclic_graph_is_inactive_with_kros_message() {
+    let mut s = with_kro();
+    let text = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: loop
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Loop
+    spec:
+      name: string
+  resources:
+  - id: a
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${b.metadata.name}-a
+  - id: b
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${a.metadata.name}-b
+"#;
+    assert!(s.apply_text("loop.yaml", text).ok);
+    s.advance_to(5_000, 100_000);
+    let k = Kind::of_type("kro.run/v1alpha1", "ResourceGraphDefinition").unwrap();
+    let rgd = s
+        .sim
+        .api()
+        .get(&ObjectKey::new(k, "", "loop"))
+        .unwrap()
+        .to_json();
+    assert_eq!(rgd["status"]["state"], "Inactive");
+    assert_eq!(
+        rgd["status"]["conditions"][0]["message"],
+        "graph contains a cycle: a -> b -> a"
+    );
+}
