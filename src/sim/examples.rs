@@ -55,6 +55,14 @@ pub const ALL: &[(&str, &str)] = &[
         include_str!("../lessons/non-idempotent-world.yaml"),
     ),
     ("at-most-one", include_str!("../lessons/at-most-one.yaml")),
+    (
+        "operator-is-a-controller",
+        include_str!("../lessons/operator-is-a-controller.yaml"),
+    ),
+    (
+        "finalizers-need-a-living-controller",
+        include_str!("../lessons/finalizers-need-a-living-controller.yaml"),
+    ),
 ];
 
 /// The built-in example called `name`.
@@ -240,6 +248,27 @@ pub const LESSONS: &[Lesson] = &[
                   garbage collector lets web-1 start again on the other node of its zone.",
         view: "events",
         order: 16,
+    },
+    Lesson {
+        name: "operator-is-a-controller",
+        title: "An operator is just a controller",
+        summary: "kro turns a ResourceGraphDefinition into a new kind, WebApp, and a loop of its \
+                  own that makes each WebApp's Deployment and Service and reports status back. \
+                  Delete the Deployment and it returns; lose an event and the next one heals; \
+                  break the labels that lead an event to its WebApp and only the resync, 10 hours \
+                  by default, looks again.",
+        view: "sequence",
+        order: 17,
+    },
+    Lesson {
+        name: "finalizers-need-a-living-controller",
+        title: "Finalizers need a living controller",
+        summary: "kro's finalizer holds every WebApp until kro has cleaned up. Stop kro and delete \
+                  a WebApp: it stays Terminating, for as long as you wait. Start kro and its loop \
+                  deletes the WebApp's resources in reverse order, removes the finalizer, and the \
+                  garbage collector takes what the Deployment owned.",
+        view: "events",
+        order: 18,
     },
 ];
 

@@ -130,7 +130,7 @@ impl Session {
         text: &str,
         seed_override: Option<u64>,
     ) -> Result<Session, Vec<Diagnostic>> {
-        let mut decoded = decode::decode_manifests(file, text);
+        let decoded = decode::decode_manifests(file, text);
         let mut diags = decoded.diagnostics.clone();
         let mut scenario = Scenario::default();
         if let Some((doc, ydoc)) = &decoded.scenario {
@@ -149,27 +149,15 @@ impl Session {
                 }
             }
         }
-        // With add-ons, the objects are decoded again once they are installed (below).
-        let objects_later = !scenario.spec.addons.is_empty();
-        let scenario_failed = diags.len() > decoded.diagnostics.len();
-        if (scenario_failed || !objects_later)
-            && diags.iter().any(|d| d.severity == Severity::Error)
-        {
+        if diags.iter().any(|d| d.severity == Severity::Error) {
             return Err(diags);
         }
         let seed = seed_override.or(scenario.spec.seed).unwrap_or(DEFAULT_SEED);
         let mut s = Session::bare(seed, scenario.clone(), file);
-        if !scenario.spec.addons.is_empty() {
-            for addon in &scenario.spec.addons {
-                if addon == "kro" {
-                    s.sim.install_kro();
-                }
-            }
-            // The add-ons' kinds are served now: the file's objects of them decode.
-            let kinds = decode::Kinds::for_scenario(s.sim.api().served_crds());
-            decoded = decode::decode_manifests_with(file, text, &kinds);
-            if decoded.has_errors() {
-                return Err(decoded.diagnostics);
+        // The file was decoded with the add-ons' kinds served (`decode::addon_crds`).
+        for addon in &scenario.spec.addons {
+            if addon == "kro" {
+                s.sim.install_kro();
             }
         }
         let has_nodes = decoded

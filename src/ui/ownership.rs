@@ -1,6 +1,7 @@
 //! The ownership view: every tree of owners, matched by uid (a custom resource → Deployment →
 //! ReplicaSets by revision → Pods, a Service → its EndpointSlices, a Node → its Lease), and a
-//! StatefulSet's claims, which it does not own, on a dashed branch of their own.
+//! StatefulSet's claims, which it does not own, on a dashed branch of their own, as are the
+//! members of an ApplySet (the resources of a kro instance, which kro labels and does not own).
 
 use yew::prelude::*;
 
@@ -59,6 +60,12 @@ fn branch(n: &OwnerNode, p: &OwnershipProps) -> Html {
                 <ul class="tree-children tree-unowned" data-testid={format!("claims-of-{}", n.key.name)}>
                     <li class="muted">{ "claims, not owned: made from volumeClaimTemplates, they outlive its pods" }</li>
                     { for n.claims.iter().map(|c| branch(c, p)) }
+                </ul>
+            }
+            if !n.members.is_empty() {
+                <ul class="tree-children tree-unowned tree-members" data-testid={format!("members-of-{}", n.key.name)}>
+                    <li class="muted">{ "ApplySet members, not owned: kro labels them (applyset.kubernetes.io/part-of) and deletes them itself" }</li>
+                    { for n.members.iter().map(|c| branch(c, p)) }
                 </ul>
             }
         </li>

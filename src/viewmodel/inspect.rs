@@ -158,13 +158,30 @@ fn simulation_notes(sim: &Sim, obj: &Object) -> Vec<String> {
         }
         return notes;
     }
+    // kro's own kind, and the kinds kro generates (their CRD carries kro's labels).
+    let crd = sim.api().crd_of(o.kind);
+    let kro_graph = crd
+        .and_then(|c| c.metadata.labels.get(crate::sim::kro::LABEL_RGD_NAME))
+        .cloned();
+    if o.kind.names().group == crate::sim::kro::DEFAULT_GROUP && kind == "ResourceGraphDefinition" {
+        return vec![
+            "kro (component kro) acts on it: it checks the graph, writes the CustomResourceDefinition \
+             it declares and starts the graph's instance controller, kro/<name>."
+                .into(),
+        ];
+    }
+    if let Some(graph) = kro_graph {
+        return vec![format!(
+            "kro's instance controller kro/{graph} acts on it: it creates the graph's resources, \
+             labelled as members of this {kind}'s ApplySet (no ownerReferences), and reports \
+             status.state and the conditions."
+        )];
+    }
     let mut notes = vec![format!(
         "Stored; no controller acts on it in the playground: the API server validates and keeps \
          this {kind}, and only the garbage collector reads it (for its ownerReferences)."
     )];
-    let cel = sim
-        .api()
-        .crd_of(o.kind)
+    let cel = crd
         .and_then(|crd| crd.storage_version())
         .and_then(|v| v.schema.as_ref())
         .and_then(|s| s.open_api_v3_schema.as_ref())
@@ -608,6 +625,10 @@ pub struct OwnerNode {
     /// default retention policy, Retain), by ordinal: drawn under it as a branch of their own,
     /// marked as not owned, since they outlive its pods and the set itself.
     pub claims: Vec<OwnerNode>,
+    /// The ApplySet members of a parent (kro's instance): objects labelled
+    /// `applyset.kubernetes.io/part-of` its `applyset.kubernetes.io/id`, that no present owner
+    /// owns. Drawn as a branch of their own: membership, not ownerReferences.
+    pub members: Vec<OwnerNode>,
 }
 
 /// The ownership forest.
@@ -663,6 +684,7 @@ impl OwnerNode {
             children: Vec::new(),
             pods: Vec::new(),
             claims: Vec::new(),
+            members: Vec::new(),
         };
         match obj {
             Object::Deployment(d) => {
@@ -737,10 +759,15 @@ impl OwnershipView {
         for &(_, _, claim) in &template_claims {
             in_branch[claim] = true;
         }
+        let members = applyset_members(&objects, &parent);
+        for &(_, m) in &members {
+            in_branch[m] = true;
+        }
         let mut forest = Forest {
             objects: &objects,
             children: &children,
             template_claims: &template_claims,
+            members: &members,
             store,
             claim: claim_kind(),
             drawn: vec![false; objects.len()],
@@ -790,6 +817,8 @@ struct Forest<'a> {
     children: &'a [Vec<usize>],
     /// The StatefulSets' unowned claims ([`template_claims`]).
     template_claims: &'a [(usize, i32, usize)],
+    /// ApplySet membership ([`applyset_members`]): (the parent's index, the member's).
+    members: &'a [(usize, usize)],
     /// Where a claim's volume is looked up, for what it pins the claim's pods to.
     store: Option<&'a ApiServer>,
     claim: Option<Kind>,
@@ -832,6 +861,12 @@ impl Forest<'_> {
             let claim = self.node(c);
             node.claims.push(claim);
         }
+        for &(_, m) in self.members.iter().filter(|t| t.0 == i) {
+            if !self.drawn[m] {
+                let member = self.grow(m);
+                node.members.push(member);
+            }
+        }
         node
     }
 
@@ -848,6 +883,34 @@ impl Forest<'_> {
         }
         node
     }
+}
+
+/// ApplySet membership (KEP-3659, which kro uses instead of ownerReferences): each object
+/// labelled `applyset.kubernetes.io/part-of: <id>` that no present owner owns, under the object
+/// labelled `applyset.kubernetes.io/id: <id>` in the same namespace or cluster-wide, as
+/// (parent, member) in store order.
+fn applyset_members(objects: &[&Arc<Object>], parent: &[Option<usize>]) -> Vec<(usize, usize)> {
+    const ID: &str = "applyset.kubernetes.io/id";
+    const PART_OF: &str = "applyset.kubernetes.io/part-of";
+    let parents: BTreeMap<&str, usize> = objects
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| Some((o.meta().labels.get(ID)?.as_str(), i)))
+        .collect_map();
+    if parents.is_empty() {
+        return Vec::new();
+    }
+    objects
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| parent[*i].is_none())
+        .filter_map(|(i, o)| {
+            let p = *parents.get(o.meta().labels.get(PART_OF)?.as_str())?;
+            let pm = objects[p].meta();
+            (p != i && (pm.namespace.is_empty() || pm.namespace == o.meta().namespace))
+                .then_some((p, i))
+        })
+        .collect()
 }
 
 /// The claims each StatefulSet made from its volumeClaimTemplates and nothing owns, as (the

@@ -444,6 +444,8 @@ impl LoopCard {
             "disruption-controller" => "Disruption controller".into(),
             "endpointslice-controller" => "EndpointSlice controller".into(),
             "namespace-controller" => "Namespace controller".into(),
+            "kro" => "kro: ResourceGraphDefinition controller".into(),
+            c if c.starts_with("kro/") => format!("kro instance controller ({})", &c[4..]),
             c => c.to_string(),
         }
     }

@@ -5,20 +5,28 @@ use kubeloop::sim::session::Session;
 
 /// A scenario that exercises every controller: a rollout, a crash, a node failure, a Service, a
 /// PDB, a StatefulSet whose claims are zonal disks (attached, one grown online, one lost by its
-/// node and attached again), and a Job whose pods fail once before one succeeds.
+/// node and attached again), a Job whose pods fail once before one succeeds, and kro: a graph
+/// with a collection (`forEach`) and an optional resource, whose instance is changed and whose
+/// instance controller dies in the middle of a pass.
 pub const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
 kind: Scenario
 metadata: {name: determinism}
 spec:
   seed: 11
   nodes: {count: 3, cpu: "2", memory: 4Gi, zones: [zone-a, zone-b]}
+  addons: [kro]
   steps:
+  - at: 70s
+    fault: {type: CrashMidReconcile, component: kro/tenant.kro.run, afterRequests: 1}
+  - at: 71s
+    kubectl: patch tenant acme --type=merge -p '{"spec":{"teams":["red","blue"],"quota":false}}'
+
   - at: 0s
     fault: {type: FailJobPods, job: once, count: 1}
   - at: 50s
-    fault: {type: DetachVolume, claim: data-db-1}
+    fault: {type: DetachVolume, claim: data-db-2}
   - at: 60s
-    kubectl: patch pvc data-db-0 -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'
+    kubectl: patch pvc data-db-1 -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'
   - at: 20s
     kubectl: scale deployment/web --replicas=5
   - at: 30s
@@ -108,6 +116,45 @@ spec:
         image: busybox:1.36
         command: [sh, -c, "sleep 3; exit 0"]
         resources: {requests: {cpu: 100m, memory: 64Mi}}
+---
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: tenant.kro.run}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Tenant
+    spec:
+      teams: '[]string | default=["red"]'
+      quota: boolean | default=true
+    status:
+      teams: ${size(configs)}
+  resources:
+  - id: configs
+    forEach:
+    - team: ${schema.spec.teams}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name + "-" + team}
+      data:
+        team: ${team}
+  - id: quota
+    includeWhen:
+    - ${schema.spec.quota}
+    template:
+      apiVersion: v1
+      kind: ResourceQuota
+      metadata:
+        name: ${schema.metadata.name}
+      spec:
+        hard: {pods: "10"}
+---
+apiVersion: kro.run/v1alpha1
+kind: Tenant
+metadata: {name: acme}
+spec: {teams: [red, green]}
 "#;
 
 /// (number of trace entries, FNV-1a 64 of their JSON lines) after 8 simulated minutes.

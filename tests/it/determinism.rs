@@ -32,12 +32,12 @@ fn the_fingerprinted_scenario_really_grows_a_disk_reattaches_one_and_retries_a_j
     s.advance_to(8 * 60_000, usize::MAX);
     let mut get =
         |what: &str, path: &str| s.kubectl(&format!("get {what} -o jsonpath={path}")).stdout;
-    assert_eq!(get("pvc data-db-0", "{.status.capacity.storage}"), "2Gi");
+    assert_eq!(get("pvc data-db-1", "{.status.capacity.storage}"), "2Gi");
     assert_eq!(
         get("job once", "{.status.failed},{.status.succeeded}"),
         "1,1"
     );
-    // data-db-1's disk, lost at 50 s, was found out and attached again.
+    // data-db-2's disk, lost at 50 s, was found out and attached again.
     let reattached = s.sim.trace().entries().any(|e| {
         matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Reconcile { component, record: Some(r), .. }
             if &**component == "csi-disk-controller" && r.observed.starts_with("ListVolumes: not attached"))

@@ -12,6 +12,16 @@ fn with_kro() -> Session {
     s
 }
 
+/// kro running the simple-deployment graph's instance `shop` for `ms`.
+fn shop_after(ms: u64) -> Session {
+    let mut s = with_kro();
+    let text = include_str!("../fixtures/kro/simple-deployment.yaml");
+    let report = s.apply_text("simple-deployment.yaml", text);
+    assert!(report.ok, "{report:?}");
+    s.advance_to(ms, 1_000_000);
+    s
+}
+
 fn instance_json(s: &Session, kind: &str, name: &str) -> serde_json::Value {
     let k = Kind::of_type("kro.run/v1alpha1", kind).expect("kind served");
     s.sim
@@ -117,15 +127,7 @@ fn a_scenario_with_the_kro_addon_loads_the_graph_then_its_instance() {
 
 #[test]
 fn a_deleted_child_comes_back_and_an_excluded_one_is_pruned() {
-    let mut s = with_kro();
-    assert!(
-        s.apply_text(
-            "a.yaml",
-            include_str!("../fixtures/kro/simple-deployment.yaml")
-        )
-        .ok
-    );
-    s.advance_to(30_000, 1_000_000);
+    let mut s = shop_after(30_000);
     let out = s.kubectl("delete deployment shop");
     assert!(out.ok, "{}", out.stderr);
     s.advance_to(60_000, 1_000_000);
@@ -141,15 +143,7 @@ fn a_deleted_child_comes_back_and_an_excluded_one_is_pruned() {
 
 #[test]
 fn deleting_an_instance_removes_its_children_leaves_first_then_the_finalizer() {
-    let mut s = with_kro();
-    assert!(
-        s.apply_text(
-            "a.yaml",
-            include_str!("../fixtures/kro/simple-deployment.yaml")
-        )
-        .ok
-    );
-    s.advance_to(30_000, 1_000_000);
+    let mut s = shop_after(30_000);
     let out = s.kubectl("delete simpleapp shop --wait=false");
     assert!(out.ok, "{}", out.stderr);
     s.advance_to(120_000, 2_000_000);
@@ -224,4 +218,92 @@ spec:
         rgd["status"]["conditions"][0]["message"],
         "graph contains a cycle: a -> b -> a"
     );
+}
+
+#[test]
+fn the_ownership_view_draws_the_instance_over_its_applyset_members_down_to_pods() {
+    use kubeloop::viewmodel::inspect::OwnershipView;
+    let mut s = shop_after(60_000);
+    let api = s.sim.api();
+    let view = OwnershipView::build(api.all(), Some(api), s.sim.now());
+    let inst = view
+        .roots
+        .iter()
+        .find(|n| n.key.name == "shop" && n.key.kind.as_str() == "SimpleApp")
+        .expect("the instance is a root");
+    assert!(inst.children.is_empty(), "kro sets no ownerReferences");
+    let members: Vec<&str> = inst.members.iter().map(|m| m.key.kind.as_str()).collect();
+    assert_eq!(members, ["Deployment", "Service"]);
+    let rs = &inst.members[0].children[0];
+    assert_eq!(rs.pods.len(), 2);
+    assert!(!view
+        .roots
+        .iter()
+        .any(|n| n.key.kind == Kind::Deployment && n.key.name == "shop"));
+}
+
+#[test]
+fn kubectl_lists_graphs_with_kros_columns_and_instances_with_the_graphs_own() {
+    let mut s = with_kro();
+    assert!(
+        s.apply_text(
+            "a.yaml",
+            include_str!("../fixtures/kro/printer-columns.yaml")
+        )
+        .ok
+    );
+    s.advance_to(60_000, 1_000_000);
+    let wide = s.kubectl("get rgd -o wide").stdout;
+    let header: Vec<&str> = wide.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "APIVERSION",
+            "KIND",
+            "STATE",
+            "TOPOLOGICALORDER",
+            "READY",
+            "AGE"
+        ]
+    );
+    assert!(
+        wide.contains(
+            r#"storefront   v1alpha1     Storefront   Active   ["deployment","service"]   True"#
+        ),
+        "{wide}"
+    );
+    let instances = s.kubectl("get storefront").stdout;
+    assert!(
+        instances.starts_with("NAME    AVAILABLE REPLICAS   IMAGE\nfront   2"),
+        "{instances}"
+    );
+}
+
+#[test]
+fn the_determinism_scenario_grows_prunes_and_survives_a_crash_of_its_kro_instance() {
+    let mut s = Session::load("determinism.yaml", crate::common::SCENARIO, None).expect("loads");
+    s.advance_to(60_000, usize::MAX);
+    let cm = |s: &Session, name: &str| {
+        s.sim
+            .api()
+            .get(&ObjectKey::new(
+                Kind::of_type("v1", "ConfigMap").unwrap(),
+                "default",
+                name,
+            ))
+            .is_some()
+    };
+    assert!(cm(&s, "acme-red") && cm(&s, "acme-green"));
+    s.advance_to(180_000, usize::MAX);
+    assert!(cm(&s, "acme-red") && cm(&s, "acme-blue") && !cm(&s, "acme-green"));
+    let t = instance_json(&s, "Tenant", "acme");
+    assert_eq!(t["status"]["state"], "ACTIVE", "{t:#}");
+    assert_eq!(t["status"]["teams"], 2);
+    let quota = Kind::of_type("v1", "ResourceQuota").unwrap();
+    assert!(s
+        .sim
+        .api()
+        .get(&ObjectKey::new(quota, "default", "acme"))
+        .is_none());
 }

@@ -1,6 +1,8 @@
 //! The parsed expression tree, with functions and macros resolved at parse time so that
 //! evaluation never meets a name it does not know.
 
+use crate::sort::StableSort;
+
 /// A parsed CEL expression. Its height is bounded by the parser ([`super::MAX_DEPTH`]), so every
 /// walk over it (evaluation, [`Expr::references`], drop) recurses a bounded number of times.
 #[derive(Clone, Debug, PartialEq)]
@@ -171,7 +173,7 @@ impl Expr {
         let mut out = Vec::new();
         let mut bound = Vec::new();
         collect(self, &mut bound, &mut out);
-        out.sort();
+        out.stable_sort();
         out.dedup();
         out
     }

@@ -3,6 +3,7 @@
 
 use super::value::{to_cel_string, Value};
 use super::{Activation, Diagnostic, EvalError, Expr};
+use crate::sort::StableSort;
 
 /// One piece of a template.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,7 +96,7 @@ impl Template {
                 Part::Literal(_) => Vec::new(),
             })
             .collect();
-        out.sort();
+        out.stable_sort();
         out.dedup();
         out
     }

@@ -167,6 +167,11 @@ pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
     } else {
         (Vec::new(), Vec::new())
     };
+    // A scenario's add-ons are installed before its objects are applied: their kinds are served.
+    let mut served = kinds.served.clone();
+    if kinds.file_crds_first {
+        served.extend(addon_crds(&docs));
+    }
     for (index, doc) in docs.into_iter().enumerate() {
         let mut ctx = DocContext {
             file,
@@ -174,7 +179,7 @@ pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
             out: &mut out,
             seen: &mut seen,
             over_cap: &mut over_cap,
-            served: &kinds.served,
+            served: &served,
             file_crds: &file_crds,
             generated: &generated,
             field_validation: kinds.field_validation,
@@ -206,6 +211,37 @@ fn file_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
             if !validate(&o, None).is_empty() {
                 return None;
             }
+            match o {
+                Object::CustomResourceDefinition(c) => Some(c),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The CRDs the add-ons of the file's Scenario document install (`spec.addons: [kro]`).
+fn addon_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
+    let scenario = docs.iter().find(|d| {
+        d.value.get("kind").and_then(Json::as_str) == Some(SCENARIO_KIND)
+            && d.value.get("apiVersion").and_then(Json::as_str) == Some(SCENARIO_API_VERSION)
+    });
+    let Some(addons) = scenario
+        .and_then(|d| d.value.pointer("/spec/addons"))
+        .and_then(Json::as_array)
+    else {
+        return Vec::new();
+    };
+    addons
+        .iter()
+        .filter(|a| a.as_str() == Some("kro"))
+        .take(1)
+        .filter_map(|_| {
+            let (mut o, _) = decode_object(
+                Kind::CustomResourceDefinition,
+                &crate::sim::kro::crd::rgd_crd(),
+            )
+            .ok()?;
+            apply_defaults(&mut o);
             match o {
                 Object::CustomResourceDefinition(c) => Some(c),
                 _ => None,
@@ -382,6 +418,13 @@ impl DocContext<'_> {
                     );
                 }
                 self.push(Severity::Error, kind_span, msg, Some("kind".into()));
+                if kind == "ResourceGraphDefinition" && api_version.starts_with("kro.run/") {
+                    let tip = "kro is not installed in this cluster: a Scenario document with \
+                               `addons: [kro]` installs it (Reset), as the lesson \
+                               \"An operator is just a controller\" does"
+                        .to_string();
+                    self.push(Severity::Info, kind_span, tip, None);
+                }
             }
             return;
         };

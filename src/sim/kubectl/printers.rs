@@ -915,7 +915,8 @@ fn printer_columns(
 }
 
 /// One printer column's cell: the value at its JSONPath in the column's type, a `date` as an
-/// age, and blank when the value is missing or of another type (as the API server's table does).
+/// age, and blank when the value is missing or of another type (as the API server's table does;
+/// a `string` column takes any value).
 fn printer_cell(now: Millis, col: &CustomResourceColumnDefinition, doc: &Json) -> String {
     let Ok(template) =
         jsonpath::relaxed(&col.json_path).and_then(|p| jsonpath::Template::parse(&p))
@@ -936,7 +937,12 @@ fn printer_cell(now: Millis, col: &CustomResourceColumnDefinition, doc: &Json) -
         ("number", Json::Number(n)) => n.to_string(),
         ("boolean", Json::Bool(b)) => b.to_string(),
         ("string", Json::String(s)) => s.clone(),
-        ("string", other @ (Json::Number(_) | Json::Bool(_))) => other.to_string(),
+        // A string column prints any value through JSONPath, lists and maps as JSON
+        // (tableconvertor.go): kro's TOPOLOGICALORDER shows `["deployment","service"]`.
+        (
+            "string",
+            other @ (Json::Number(_) | Json::Bool(_) | Json::Array(_) | Json::Object(_)),
+        ) => other.to_string(),
         _ => String::new(),
     }
 }

@@ -351,6 +351,7 @@ impl Sim {
         } else {
             vec![id.clone()]
         };
+        self.crash_after.remove(id);
         for p in &process {
             self.crash_after.remove(p);
         }

@@ -171,6 +171,9 @@ impl Sim {
     /// applied with them will make kro serve it: they are sent as soon as a CRD serves their kind
     /// (what `kubectl apply` retried by Argo CD or Flux amounts to).
     pub fn defer_create(&mut self, req: ApiRequest) {
+        // Applied again before its kind was served: the later manifest is the one to create.
+        let key = req.key();
+        self.deferred.retain(|r| r.key() != key);
         self.deferred.push(req);
     }
 

@@ -9,6 +9,7 @@
 //! SSA would replace an atomic list); a resource that reads another waits for the next pass, when
 //! the watch has shown it the object its dependency became.
 
+use crate::sort::StableSort;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -88,7 +89,7 @@ impl InstanceController {
             .iter()
             .filter_map(|n| Kind::of_type(&n.api_version, &n.kind))
             .collect();
-        out.sort();
+        out.stable_sort();
         out.dedup();
         out
     }
@@ -174,7 +175,7 @@ fn watched_builtins(kinds: &[Kind]) -> &'static [Kind] {
         .copied()
         .filter(|k| k.custom().is_none())
         .collect();
-    set.sort();
+    set.stable_sort();
     set.dedup();
     let mut sets = SETS
         .get_or_init(|| Mutex::new(BTreeMap::new()))
@@ -453,10 +454,10 @@ impl InstanceController {
             if !finalized {
                 finalizers.push(super::FINALIZER.to_string());
             }
-            let labels: Map<String, Json> = wanted
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), json!(v)))
-                .collect();
+            let mut labels = Map::new();
+            for (k, v) in &wanted {
+                labels.insert((*k).to_string(), Json::from(v.as_str()));
+            }
             out.request(ApiRequest::Patch {
                 key: inst.key(),
                 patch: json!({"metadata": {"finalizers": finalizers, "labels": labels}}),
