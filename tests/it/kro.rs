@@ -223,7 +223,7 @@ spec:
 #[test]
 fn the_ownership_view_draws_the_instance_over_its_applyset_members_down_to_pods() {
     use kubeloop::viewmodel::inspect::OwnershipView;
-    let mut s = shop_after(60_000);
+    let s = shop_after(60_000);
     let api = s.sim.api();
     let view = OwnershipView::build(api.all(), Some(api), s.sim.now());
     let inst = view
