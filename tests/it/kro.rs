@@ -307,3 +307,95 @@ fn the_determinism_scenario_grows_prunes_and_survives_a_crash_of_its_kro_instanc
         .get(&ObjectKey::new(quota, "default", "acme"))
         .is_none());
 }
+
+#[test]
+fn the_editor_warns_at_its_line_of_a_graph_kro_will_refuse_and_applies_it_all_the_same() {
+    use kubeloop::sim::input::diagnostic::Severity;
+    let text = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: loop
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Loop
+    spec:
+      name: string
+  resources:
+  - id: a
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${b.metadata.name}-a
+  - id: b
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${random.seededString(8, schema.spec.name)}
+"#;
+    let mut s = with_kro();
+    let report = s.apply_text("loop.yaml", text);
+    assert!(report.ok, "{report:?}");
+    let warnings: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].line, 23, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .message
+            .contains("function 'random.seededString' is not supported"),
+        "{}",
+        warnings[0].message
+    );
+    assert!(
+        warnings[0].message.contains("not supported"),
+        "{}",
+        warnings[0].message
+    );
+    // Without the unsupported function, the cycle is what kro refuses, at its first resource.
+    let cyclic = text.replace(
+        "${random.seededString(8, schema.spec.name)}",
+        "${a.metadata.name}-b",
+    );
+    let report = s.apply_text("loop.yaml", &cyclic);
+    let w = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Warning)
+        .expect("a warning");
+    assert_eq!(w.line, 12, "{w:?}");
+    assert!(
+        w.message.ends_with("graph contains a cycle: a -> b -> a"),
+        "{}",
+        w.message
+    );
+}
+
+#[test]
+fn without_kro_a_graph_is_refused_as_kubectl_refuses_it_with_a_tip_to_install_it() {
+    use kubeloop::sim::input::diagnostic::Severity;
+    let mut s = Session::new(1);
+    let report = s.apply_text("a.yaml", include_str!("../fixtures/kro/defaults.yaml"));
+    assert!(!report.ok);
+    let error = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .unwrap();
+    assert!(
+        error.message.contains(
+            "no matches for kind \"ResourceGraphDefinition\" in version \"kro.run/v1alpha1\""
+        ),
+        "{}",
+        error.message
+    );
+    assert!(report
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Info && d.message.contains("addons: [kro]")));
+}

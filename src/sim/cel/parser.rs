@@ -574,8 +574,11 @@ fn kind_children_height(kind: &ExprKind) -> usize {
     }
 }
 
-/// The namespaces of cel-go's extension libraries, whose functions the subset leaves out.
-const NAMESPACES: [&str; 6] = ["base64", "math", "strings", "sets", "optional", "lists"];
+/// The namespaces of cel-go's extension libraries and of kro's own (`random`, `hash`, `json`),
+/// whose functions the subset leaves out.
+const NAMESPACES: [&str; 9] = [
+    "base64", "math", "strings", "sets", "optional", "lists", "random", "hash", "json",
+];
 
 /// The name when the expression is a plain identifier (a namespace like `base64`).
 fn path_name(e: &Expr) -> Option<String> {

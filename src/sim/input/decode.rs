@@ -587,7 +587,28 @@ impl DocContext<'_> {
                 self.push(Severity::Info, doc.span_of("kind"), msg.into(), None);
             }
         }
+        self.lint_graph(ck, &obj, doc);
         self.finish(Object::Custom(obj), doc);
+    }
+
+    /// A ResourceGraphDefinition kro will refuse: the API server stores it, and kro then reports
+    /// it Inactive (GraphAccepted False); the editor says so now, at the field kro names.
+    fn lint_graph(&mut self, ck: CustomKind, obj: &CustomObject, doc: &YamlDoc) {
+        let names = ck.names();
+        if names.group != crate::sim::kro::DEFAULT_GROUP || names.kind != "ResourceGraphDefinition"
+        {
+            return;
+        }
+        let Some(spec) = obj.content.get("spec") else {
+            return;
+        };
+        if let Err(e) = crate::sim::kro::graph::build(spec) {
+            let msg = format!(
+                "kro will not accept this graph (GraphAccepted False): {}",
+                e.message
+            );
+            self.push(Severity::Warning, doc.span_of(&e.field), msg, Some(e.field));
+        }
     }
 
     /// Refuses the fields strict decoding does not know, each at its line, in text order, as

@@ -433,8 +433,13 @@ fn read_node(i: usize, r: &Json, ids: &BTreeSet<String>) -> Result<Node, GraphEr
         }
         (None, None) => unreachable!("checked above"),
     };
+    let base = if external.is_some() {
+        "externalRef"
+    } else {
+        "template"
+    };
     for f in &fields {
-        let field = format!("{at}.{}", show_path(&f.path));
+        let field = format!("{at}.{base}.{}", show_path(&f.path));
         check_roots(&f.template.references(), ids, &vars, &field)?;
     }
     let include_when = conditions(r, "includeWhen", i)?;
@@ -724,7 +729,7 @@ mod tests {
             {"id": "a", "template": deployment("${databse.metadata.name}")},
         ])))
         .unwrap_err();
-        assert_eq!(e.field, "spec.resources[0].metadata.name");
+        assert_eq!(e.field, "spec.resources[0].template.metadata.name");
         assert!(e.message.ends_with("undeclared reference to 'databse'"));
     }
 
