@@ -399,3 +399,60 @@ fn without_kro_a_graph_is_refused_as_kubectl_refuses_it_with_a_tip_to_install_it
         .iter()
         .any(|d| d.severity == Severity::Info && d.message.contains("addons: [kro]")));
 }
+
+#[test]
+fn a_changed_graph_restarts_its_instance_controller_and_its_instances_follow() {
+    let mut s = shop_after(30_000);
+    let text = include_str!("../fixtures/kro/simple-deployment.yaml").replace(
+        "          app.kubernetes.io/name: ${schema.spec.name}\n      spec:",
+        "          app.kubernetes.io/name: ${schema.spec.name}\n          tier: web\n      spec:",
+    );
+    let report = s.apply_text("simple-deployment.yaml", &text);
+    assert!(report.ok, "{report:?}");
+    s.advance_to(60_000, 1_000_000);
+    let dep = get(&s, Kind::Deployment, "shop").unwrap();
+    assert_eq!(dep["metadata"]["labels"]["tier"], "web");
+    let starts = s
+        .sim
+        .trace()
+        .entries()
+        .filter(|e| {
+            matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Reconcile { component, record: Some(r), .. }
+                if &**component == "kro" && r.diff.contains("start instance controller"))
+        })
+        .count();
+    assert_eq!(starts, 2, "started for generation 1, then for generation 2");
+}
+
+#[test]
+fn deleting_a_graph_stops_its_instance_controller_and_keeps_its_crd_and_instances() {
+    let mut s = shop_after(30_000);
+    let out = s.kubectl("delete rgd simple-app.kro.run");
+    assert!(out.ok, "{}", out.stderr);
+    s.advance_to(60_000, 1_000_000);
+    let id = ComponentId::KroInstance("simple-app.kro.run".into());
+    assert!(!s.sim.is_running(&id));
+    let k = Kind::of_type("kro.run/v1alpha1", "ResourceGraphDefinition").unwrap();
+    assert!(s
+        .sim
+        .api()
+        .get(&ObjectKey::new(k, "", "simple-app.kro.run"))
+        .is_none());
+    assert!(s
+        .sim
+        .api()
+        .get(&ObjectKey::new(
+            Kind::CustomResourceDefinition,
+            "",
+            "simpleapps.kro.run"
+        ))
+        .is_some());
+    assert_eq!(
+        instance_json(&s, "SimpleApp", "shop")["status"]["state"],
+        "ACTIVE"
+    );
+    // Nothing acts on the instance now: its Deployment stays deleted.
+    assert!(s.kubectl("delete deployment shop").ok);
+    s.advance_to(90_000, 1_000_000);
+    assert!(get(&s, Kind::Deployment, "shop").is_none());
+}
