@@ -456,3 +456,92 @@ fn deleting_a_graph_stops_its_instance_controller_and_keeps_its_crd_and_instance
     s.advance_to(90_000, 1_000_000);
     assert!(get(&s, Kind::Deployment, "shop").is_none());
 }
+
+const EXTERNAL: &str = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: site.kro.run}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Site
+    spec:
+      replicas: integer | default=1
+  resources:
+  - id: settings
+    externalRef:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: site-settings}
+  - id: web
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.metadata.name}"}
+      spec:
+        replicas: ${schema.spec.replicas * 2 / int(settings.data.divisor)}
+        selector: {matchLabels: {app: site}}
+        template:
+          metadata: {labels: {app: site}}
+          spec:
+            containers:
+            - name: web
+              image: ${settings.data.image}
+---
+apiVersion: kro.run/v1alpha1
+kind: Site
+metadata: {name: blog}
+spec: {}
+"#;
+
+#[test]
+fn an_external_reference_is_waited_for_read_and_never_written() {
+    let mut s = with_kro();
+    assert!(s.apply_text("site.yaml", EXTERNAL).ok);
+    s.advance_to(20_000, 1_000_000);
+    let site = instance_json(&s, "Site", "blog");
+    assert_eq!(site["status"]["state"], "IN_PROGRESS", "{site:#}");
+    assert!(get(&s, Kind::Deployment, "blog").is_none());
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site-settings}\ndata: {image: \"nginx:1.27\", divisor: \"1\"}\n";
+    assert!(s.apply_text("cm.yaml", cm).ok);
+    s.advance_to(60_000, 1_000_000);
+    let dep = get(&s, Kind::Deployment, "blog").expect("made once the ConfigMap exists");
+    assert_eq!(
+        dep["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.27"
+    );
+    assert_eq!(dep["spec"]["replicas"], 2);
+    let cm_json = s
+        .kubectl("get cm site-settings -o jsonpath={.metadata.labels}")
+        .stdout;
+    assert!(
+        cm_json.is_empty(),
+        "kro never writes what it only reads: {cm_json}"
+    );
+}
+
+#[test]
+fn an_expression_that_fails_puts_the_instance_in_error_with_kros_condition() {
+    let mut s = with_kro();
+    assert!(s.apply_text("site.yaml", EXTERNAL).ok);
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site-settings}\ndata: {image: \"nginx:1.27\", divisor: \"0\"}\n";
+    assert!(s.apply_text("cm.yaml", cm).ok);
+    s.advance_to(30_000, 1_000_000);
+    let site = instance_json(&s, "Site", "blog");
+    assert_eq!(site["status"]["state"], "ERROR", "{site:#}");
+    let graph = site["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "GraphResolved")
+        .unwrap()
+        .clone();
+    assert_eq!(graph["status"], "False");
+    assert_eq!(graph["reason"], "ResolutionFailed");
+    assert!(
+        graph["message"]
+            .as_str()
+            .unwrap()
+            .contains("division by zero"),
+        "{graph}"
+    );
+}
