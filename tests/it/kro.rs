@@ -44,6 +44,12 @@ fn an_instance_becomes_its_deployment_and_service_and_reports_available_replicas
     let inst = instance_json(&s, "SimpleApp", "shop");
     assert_eq!(inst["status"]["state"], "ACTIVE", "{inst:#}");
     assert_eq!(inst["status"]["availableReplicas"], 2);
+    let annotations = &inst["metadata"]["annotations"];
+    assert_eq!(
+        annotations["applyset.kubernetes.io/contains-group-kinds"],
+        "Deployment.apps,Service"
+    );
+    assert_eq!(annotations["applyset.kubernetes.io/tooling"], "kro/v0.9.3");
     let dep = s
         .sim
         .api()

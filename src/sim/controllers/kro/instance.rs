@@ -54,6 +54,36 @@ impl NodeState {
     }
 }
 
+/// Each node's state in one pass, in graph order: a graph has at most
+/// [`graph::MAX_RESOURCES`] nodes, so a list is enough (and a B-tree per value type is what
+/// the first-paint download pays for).
+#[derive(Default)]
+struct States(Vec<(String, NodeState)>);
+
+impl States {
+    fn get(&self, id: &str) -> Option<&NodeState> {
+        self.0.iter().find(|(k, _)| k == id).map(|(_, s)| s)
+    }
+
+    fn insert(&mut self, id: String, state: NodeState) {
+        match self.0.iter_mut().find(|(k, _)| *k == id) {
+            Some((_, s)) => *s = state,
+            None => self.0.push((id, state)),
+        }
+    }
+
+    fn values(&self) -> impl Iterator<Item = &NodeState> {
+        self.0.iter().map(|(_, s)| s)
+    }
+}
+
+impl std::ops::Index<&String> for States {
+    type Output = NodeState;
+    fn index(&self, id: &String) -> &NodeState {
+        self.get(id).expect("every node has a state once walked")
+    }
+}
+
 /// The instance controller of one graph.
 pub struct InstanceController {
     rgd: String,
@@ -169,7 +199,8 @@ pub fn applyset_id(parent: &Object) -> String {
 /// (custom kinds reach it through [`Controller::watches`]). Interned per set, as a `&'static`
 /// slice is what the informer contract asks for.
 fn watched_builtins(kinds: &[Kind]) -> &'static [Kind] {
-    static SETS: OnceLock<Mutex<BTreeMap<Vec<Kind>, &'static [Kind]>>> = OnceLock::new();
+    type Sets = Vec<(Vec<Kind>, &'static [Kind])>;
+    static SETS: OnceLock<Mutex<Sets>> = OnceLock::new();
     let mut set: Vec<Kind> = kinds
         .iter()
         .copied()
@@ -178,12 +209,16 @@ fn watched_builtins(kinds: &[Kind]) -> &'static [Kind] {
     set.stable_sort();
     set.dedup();
     let mut sets = SETS
-        .get_or_init(|| Mutex::new(BTreeMap::new()))
+        .get_or_init(|| Mutex::new(Vec::new()))
         .lock()
         .unwrap_or_else(|p| p.into_inner());
+    if let Some((_, slice)) = sets.iter().find(|(k, _)| *k == set) {
+        return slice;
+    }
     // At most 2^11 distinct subsets of the built-in kinds ever exist, so the leak is bounded.
-    sets.entry(set.clone())
-        .or_insert_with(|| Box::leak(set.into_boxed_slice()))
+    let slice: &'static [Kind] = Box::leak(set.clone().into_boxed_slice());
+    sets.push((set, slice));
+    slice
 }
 
 /// Whether `live` already holds every field `desired` sets (what server-side apply would leave
@@ -467,7 +502,7 @@ impl InstanceController {
         // 2. Walk the graph.
         let mut activation: Activation = BTreeMap::new();
         activation.insert("schema".into(), inst_json.clone());
-        let mut states: BTreeMap<String, NodeState> = BTreeMap::new();
+        let mut states = States::default();
         let mut desired: BTreeSet<ObjectKey> = BTreeSet::new();
         let mut acts: Vec<String> = Vec::new();
         let waves = self.graph.waves();
@@ -495,6 +530,30 @@ impl InstanceController {
             }
             states.insert(node.id.clone(), state);
         }
+        // The ApplySet's inventory: the group-kinds of its members, kept as a union (what is
+        // pruned is found by it, so a kind is never dropped from it while members may remain).
+        let listed = meta
+            .annotations
+            .get(super::ANNOTATION_APPLYSET_GKS)
+            .map(String::as_str)
+            .unwrap_or_default();
+        for gk in listed.split(',').filter(|g| !g.is_empty()) {
+            kinds_applied.insert(gk.to_string());
+        }
+        let gks = kinds_applied.iter().cloned().collect::<Vec<_>>().join(",");
+        let tooling = format!("kro/{}", super::KRO_VERSION);
+        if gks != listed
+            || meta.annotations.get(super::ANNOTATION_APPLYSET_TOOLING) != Some(&tooling)
+        {
+            out.request(ApiRequest::Patch {
+                key: inst.key(),
+                patch: json!({"metadata": {"annotations": {
+                    super::ANNOTATION_APPLYSET_GKS: gks,
+                    super::ANNOTATION_APPLYSET_TOOLING: tooling,
+                }}}),
+                status: false,
+            });
+        }
         let all_resolved = states
             .values()
             .all(|s| !matches!(s, NodeState::Pending(_) | NodeState::Error(_)));
@@ -514,7 +573,7 @@ impl InstanceController {
             }
         }
         // 4. Status.
-        let status = self.status(inst, &states, &activation, ctx.now, &kinds_applied);
+        let status = self.status(inst, &states, &activation, ctx.now);
         let live_status = inst_json.get("status").cloned().unwrap_or(Json::Null);
         if !status_equal(&live_status, &status) {
             out.request(ApiRequest::Patch {
@@ -553,7 +612,7 @@ impl InstanceController {
         node: &Node,
         inst: &Arc<Object>,
         activation: &mut Activation,
-        states: &BTreeMap<String, NodeState>,
+        states: &States,
         desired: &mut BTreeSet<ObjectKey>,
         out: &mut Outcome,
         acts: &mut Vec<String>,
@@ -721,14 +780,7 @@ impl InstanceController {
         }
     }
 
-    fn status(
-        &self,
-        inst: &Object,
-        states: &BTreeMap<String, NodeState>,
-        activation: &Activation,
-        now: Millis,
-        _kinds: &BTreeSet<String>,
-    ) -> Json {
+    fn status(&self, inst: &Object, states: &States, activation: &Activation, now: Millis) -> Json {
         let mut status = json!({});
         for f in &self.graph.status {
             if let Ok(v) = f.template.eval(activation).and_then(|v| v.to_json()) {

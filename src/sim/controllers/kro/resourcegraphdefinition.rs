@@ -5,7 +5,6 @@
 //! Simplified (ARCHITECTURE.md): no GraphRevisions (a changed graph replaces its instance
 //! controller at once) and no breaking-change check on a regenerated CRD.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -27,8 +26,8 @@ pub fn rgd_kind() -> Option<Kind> {
 /// The controller of ResourceGraphDefinitions (component `kro`).
 #[derive(Default)]
 pub struct ResourceGraphDefinitionController {
-    /// The graphs whose instance controller runs, by name: the generation and CRD it serves.
-    registered: BTreeMap<String, (i64, String)>,
+    /// The graphs whose instance controller runs: name, generation and the CRD it serves.
+    registered: Vec<(String, i64, String)>,
 }
 
 impl ResourceGraphDefinitionController {
@@ -255,13 +254,14 @@ impl Controller for ResourceGraphDefinitionController {
             );
             match kind {
                 Some(kind) => {
-                    let current = (meta.generation, crd_name.clone());
-                    if self.registered.get(&meta.name) != Some(&current) {
+                    let current = (meta.name.clone(), meta.generation, crd_name.clone());
+                    if !self.registered.contains(&current) {
                         acts.push(format!("start instance controller kro/{}", meta.name));
                         out.controllers.push(ControllerChange::Start(Box::new(
                             InstanceController::new(&meta.name, &meta.uid, graph.clone(), kind),
                         )));
-                        self.registered.insert(meta.name.clone(), current);
+                        self.registered.retain(|r| r.0 != meta.name);
+                        self.registered.push(current);
                     }
                     conds.push(cond(
                         "ControllerReady",
@@ -297,7 +297,9 @@ impl Controller for ResourceGraphDefinitionController {
 
 impl ResourceGraphDefinitionController {
     fn stop(&mut self, name: &str, out: &mut Outcome) {
-        if self.registered.remove(name).is_some() {
+        let before = self.registered.len();
+        self.registered.retain(|r| r.0 != name);
+        if self.registered.len() != before {
             out.controllers
                 .push(ControllerChange::Stop(ComponentId::KroInstance(
                     name.to_string(),
