@@ -303,11 +303,20 @@ pub fn format_double(d: f64) -> String {
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.to_string();
     }
-    // Rust's `{:e}` gives the shortest round-tripping digits, as Go's `-1` precision does.
-    let sci = format!("{:e}", d.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // The shortest round-tripping digits, as Go's `-1` precision gives them: serde_json writes
+    // them with ryu (`1e20`, `1.5e-7`, `0.001`, `123.0`), which the crate links anyway, where
+    // Rust's `{:e}` would link a second float formatter.
+    let Some(text) = serde_json::Number::from_f64(d.abs()).map(|n| n.to_string()) else {
+        return "NaN".to_string();
+    };
+    let (mantissa, e) = text.split_once(['e', 'E']).unwrap_or((&text, "0"));
+    let e: i32 = e.parse().unwrap_or(0);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{int}{frac}");
+    let first = all.find(|c: char| c != '0').unwrap_or(0);
+    let exp = int.len() as i32 - 1 - first as i32 + e;
+    let digits = all[first..].trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits }.to_string();
     let sign = if d < 0.0 { "-" } else { "" };
     if !(-4..6).contains(&exp) {
         let (first, rest) = digits.split_at(1);
