@@ -296,3 +296,24 @@ fn a_restarted_garbage_collector_relists_custom_kinds_and_still_collects() {
     assert!(deployment(&s, "default", "web").is_none());
     assert_eq!(pods(&s, "web"), 0);
 }
+
+#[test]
+fn a_service_owned_by_a_deleted_custom_resource_is_collected() {
+    let mut s = Session::new(3);
+    let report = s.apply_text("crds.yaml", CRDS);
+    assert!(report.ok, "{:?}", report.diagnostics);
+    let tab = custom_key(&s, "CronTab", "default", "nightly");
+    let service = format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: nightly\n  ownerReferences:\n  - {{apiVersion: stable.example.com/v1, kind: CronTab, name: nightly, uid: {}, controller: true, blockOwnerDeletion: true}}\nspec:\n  selector: {{app: nightly}}\n  ports: [{{port: 80}}]\n",
+        uid(&s, &tab)
+    );
+    let report = s.apply_text("svc.yaml", &service);
+    assert!(report.ok, "{:?}", report.diagnostics);
+    s.advance_to(5_000, usize::MAX);
+    let key = ObjectKey::new(Kind::Service, "default", "nightly");
+    assert!(s.sim.api().get(&key).is_some());
+    let out = s.kubectl("delete crontab nightly");
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    s.advance_to(20_000, usize::MAX);
+    assert!(s.sim.api().get(&key).is_none(), "the GC took the Service");
+}

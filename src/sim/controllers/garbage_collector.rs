@@ -25,7 +25,7 @@ use crate::sort::CollectTree;
 
 /// The built-in kinds whose objects the GC watches, as owners and as dependents; it watches
 /// every custom kind as well ([`Controller::watches_custom_kinds`]).
-const WATCHED: [Kind; 3] = [Kind::Deployment, Kind::ReplicaSet, Kind::Pod];
+const WATCHED: [Kind; 4] = [Kind::Deployment, Kind::ReplicaSet, Kind::Pod, Kind::Service];
 
 /// Above this many remembered absent uids, forget those nothing refers to any more.
 const ABSENT_PRUNE_THRESHOLD: usize = 4096;
