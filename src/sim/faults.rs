@@ -102,6 +102,85 @@ event carries (a ReplicaSet was added: create spec.replicas pods; a pod was dele
 replicas went from 3 to 5: create 2) and never relists or resyncs, so one lost event leaves it \
 wrong for good.";
 
+/// One of the example operator's teaching switches (`SetOperatorBug`): each is a deliberate bug,
+/// NOT how the operator (or a well-written one) works; see [`OPERATOR_BUG_NOTE`] and
+/// [`OperatorBug::note`]. The operator is `controllers::postgres`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum OperatorBug {
+    /// Acts on each event's delta and never relists or resyncs: a dropped event leaves it wrong.
+    #[serde(rename = "edge-triggered")]
+    EdgeTriggered,
+    /// The migration Job gets `generateName`: a crash between its create and the status write
+    /// runs the migration twice.
+    #[serde(rename = "generate-name")]
+    GenerateName,
+    /// Status goes in a plain write of the main resource, with a CRD that has no status
+    /// subresource: every status write moves `metadata.generation`, so it never catches up.
+    #[serde(rename = "status-on-main-resource")]
+    StatusOnMainResource,
+    /// A storage change is pushed through the StatefulSet's `volumeClaimTemplates`, which the
+    /// API server refuses (422) on every retry.
+    #[serde(rename = "volume-via-template")]
+    VolumeViaTemplate,
+}
+
+impl OperatorBug {
+    /// Every switch, in the order the UI lists them.
+    pub const ALL: [OperatorBug; 4] = [
+        OperatorBug::EdgeTriggered,
+        OperatorBug::GenerateName,
+        OperatorBug::StatusOnMainResource,
+        OperatorBug::VolumeViaTemplate,
+    ];
+
+    /// `edge-triggered`, `generate-name`, … as scenarios and the trace write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperatorBug::EdgeTriggered => "edge-triggered",
+            OperatorBug::GenerateName => "generate-name",
+            OperatorBug::StatusOnMainResource => "status-on-main-resource",
+            OperatorBug::VolumeViaTemplate => "volume-via-template",
+        }
+    }
+
+    /// What the UI says next to the switch: the bug, what it does, and the fix.
+    pub fn note(self) -> &'static str {
+        match self {
+            OperatorBug::EdgeTriggered => {
+                "Deliberate bug: the operator acts only on the change each event carries (a \
+cluster was added: create its objects; replicas went from 1 to 3: patch the StatefulSet) and never \
+relists or resyncs, so a dropped event leaves it wrong for good. The fix: be level-triggered, \
+compare the whole cached state with the spec on every pass."
+            }
+            OperatorBug::GenerateName => {
+                "Deliberate bug: the migration Job is created with generateName, and whether a \
+migration was started is read from the cluster's status. A crash between the Job's create and \
+the status write forgets it, and the restarted operator runs the migration again. The fix: a \
+deterministic name (<cluster>-migrate-<version>), so a retry meets 409 AlreadyExists."
+            }
+            OperatorBug::StatusOnMainResource => {
+                "Deliberate bug: the CRD is installed without the status subresource and the \
+operator writes status with a plain update of the main resource. Status is then part of the \
+object, so every status write moves metadata.generation, and status.observedGeneration is never \
+current: the operator writes again, forever. The fix: the status subresource, written through \
+/status, which leaves the generation alone."
+            }
+            OperatorBug::VolumeViaTemplate => {
+                "Deliberate bug: a storage change is written into the StatefulSet's \
+volumeClaimTemplates, which the API server refuses (422 Forbidden: updates to statefulset spec \
+for fields other than ... are forbidden), on every retry. The fix: patch each \
+PersistentVolumeClaim the StatefulSet made directly."
+            }
+        }
+    }
+}
+
+/// What the UI says wherever the example operator's switches appear.
+pub const OPERATOR_BUG_NOTE: &str =
+    "These switches are deliberate bugs in the example operator, a teaching device. Each one is \
+a mistake real operators have made; with every switch off, the operator does what a careful \
+kubebuilder or kube-rs operator does.";
+
 /// Which pods a pod or container fault hits: one by name, or all matching a label selector.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -291,6 +370,9 @@ pub enum Fault {
         component: String,
         mode: TriggerMode,
     },
+    /// Teaching switch: turns one of the example operator's deliberate bugs on or off
+    /// (`postgres-operator`, an add-on). Restarts the operator.
+    SetOperatorBug { bug: OperatorBug, enabled: bool },
     /// Sets a component's informer resync period (`off`, or absent, for none, as
     /// kube-controller-manager's controllers effectively run).
     SetResync {
@@ -330,6 +412,7 @@ impl Fault {
             Fault::CrashMidReconcile { .. } => "CrashMidReconcile",
             Fault::SetTriggerMode { .. } => "SetTriggerMode",
             Fault::SetResync { .. } => "SetResync",
+            Fault::SetOperatorBug { .. } => "SetOperatorBug",
         }
     }
 
@@ -353,9 +436,9 @@ mod de {
     use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::Value as Json;
 
-    use super::{Fault, Millis, PodTarget, TriggerMode};
+    use super::{Fault, Millis, OperatorBug, PodTarget, TriggerMode};
 
-    pub const VARIANTS: [&str; 26] = [
+    pub const VARIANTS: [&str; 27] = [
         "DeletePod",
         "CrashContainer",
         "CrashLoop",
@@ -382,6 +465,7 @@ mod de {
         "CrashMidReconcile",
         "SetTriggerMode",
         "SetResync",
+        "SetOperatorBug",
     ];
 
     /// How a field's value is read (the derive's field types and `deserialize_with`s).
@@ -398,6 +482,8 @@ mod de {
         Period,
         Any,
         Mode,
+        Bug,
+        Bool,
     }
 
     enum Val {
@@ -410,6 +496,8 @@ mod de {
         Ms(Option<Millis>),
         Any(Json),
         Mode(TriggerMode),
+        Bug(OperatorBug),
+        Bool(bool),
     }
 
     /// A field: its name, how it reads, and whether it is required.
@@ -439,6 +527,8 @@ mod de {
             Kind::Period => Val::Ms(super::de_period(v).map_err(err)?),
             Kind::Any => Val::Any(v.clone()),
             Kind::Mode => Val::Mode(TriggerMode::deserialize(v).map_err(err)?),
+            Kind::Bug => Val::Bug(OperatorBug::deserialize(v).map_err(err)?),
+            Kind::Bool => Val::Bool(bool::deserialize(v).map_err(err)?),
         })
     }
 
@@ -583,6 +673,20 @@ mod de {
             match self.slots[i].take() {
                 Some(Val::Mode(m)) => m,
                 _ => TriggerMode::default(),
+            }
+        }
+
+        fn bug(&mut self, i: usize) -> OperatorBug {
+            match self.slots[i].take() {
+                Some(Val::Bug(b)) => b,
+                _ => OperatorBug::EdgeTriggered,
+            }
+        }
+
+        fn bool(&mut self, i: usize, default: bool) -> bool {
+            match self.slots[i].take() {
+                Some(Val::Bool(b)) => b,
+                _ => default,
             }
         }
     }
@@ -819,6 +923,13 @@ mod de {
                     mode: f.mode(1),
                 }
             }
+            "SetOperatorBug" => {
+                let mut f = Fields::read(e, &[("bug", Bug, true), ("enabled", Bool, false)], true)?;
+                Fault::SetOperatorBug {
+                    bug: f.bug(0),
+                    enabled: f.bool(1, true),
+                }
+            }
             _ => {
                 let specs = [("component", Str, true), ("period", Period, false)];
                 let mut f = Fields::read(e, &specs, true)?;
@@ -942,6 +1053,32 @@ mod tests {
                 period: None
             }
         );
+    }
+
+    #[test]
+    fn an_operator_bug_switch_reads_its_bug_by_name_and_is_on_unless_told_otherwise() {
+        let f: Fault =
+            serde_json::from_str(r#"{"type":"SetOperatorBug","bug":"volume-via-template"}"#)
+                .unwrap();
+        assert_eq!(
+            f,
+            Fault::SetOperatorBug {
+                bug: OperatorBug::VolumeViaTemplate,
+                enabled: true
+            }
+        );
+        let e = serde_json::from_str::<Fault>(r#"{"type":"SetOperatorBug","bug":"typo"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("unknown variant `typo`, expected one of `edge-triggered`"),
+            "{e}"
+        );
+        for bug in OperatorBug::ALL {
+            let text = serde_json::to_string(&bug).unwrap();
+            assert_eq!(text, format!("\"{}\"", bug.as_str()));
+            assert!(bug.note().starts_with("Deliberate bug:"), "{bug:?}");
+        }
     }
 
     #[test]
@@ -1073,6 +1210,10 @@ mod tests {
             Fault::SetResync {
                 component: "replicaset".into(),
                 period: Some(30_000),
+            },
+            Fault::SetOperatorBug {
+                bug: OperatorBug::GenerateName,
+                enabled: false,
             },
         ];
         let names: std::collections::BTreeSet<&str> = all.iter().map(Fault::name).collect();

@@ -3,6 +3,7 @@
 //! Nothing here names web-sys, wasm-bindgen, gloo or yew; all time comes from the simulated clock
 //! and all randomness from the seeded [`rng::Rng`].
 
+pub mod addons;
 pub mod api;
 pub mod cel;
 pub mod controllers;

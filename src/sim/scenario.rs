@@ -66,7 +66,7 @@ pub struct ScenarioSpec {
 }
 
 /// The add-ons a scenario may install.
-pub const ADDONS: [&str; 1] = ["kro"];
+pub use super::addons::ADDONS;
 
 /// `nodes: {count: 3, cpu: "4", memory: 8Gi}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

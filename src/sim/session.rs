@@ -156,8 +156,10 @@ impl Session {
         let mut s = Session::bare(seed, scenario.clone(), file);
         // The file was decoded with the add-ons' kinds served (`decode::addon_crds`).
         for addon in &scenario.spec.addons {
-            if addon == "kro" {
-                s.sim.install_kro();
+            match addon.as_str() {
+                "kro" => s.sim.install_kro(),
+                "postgres-operator" => s.sim.install_postgres_operator(),
+                _ => {}
             }
         }
         let has_nodes = decoded

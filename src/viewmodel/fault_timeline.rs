@@ -882,6 +882,7 @@ pub fn target_words(f: &Fault) -> String {
         Fault::ConflictingWriter { object, .. } | Fault::EditObject { object, .. } => {
             object.clone()
         }
+        Fault::SetOperatorBug { .. } => "postgres-operator".into(),
         Fault::FailJobPods { job, namespace, .. } => format!("job {namespace}/{job}"),
         Fault::DetachVolume { claim, namespace } => format!("pvc {namespace}/{claim}"),
         Fault::FailVolumeProvisioning { storage_class, .. }

@@ -20,6 +20,7 @@ const LEVELS: &[&[&str]] = &[
     &["cel"],
     &["time"],
     &["faults", "kro"],
+    &["addons"],
     &["input"],
     &["machinery", "scenario"],
     &["controllers"],

@@ -28,6 +28,7 @@ mod memory_bounds;
 mod namespaces;
 mod no_html_injection;
 mod nodes;
+mod postgres_operator;
 mod properties;
 mod public_manifests;
 mod security_headers;

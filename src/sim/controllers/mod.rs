@@ -12,6 +12,7 @@ pub mod namespace;
 pub mod node_lifecycle;
 pub mod persistentvolume;
 pub mod podgc;
+pub mod postgres;
 pub mod pvcprotection;
 pub mod pvprotection;
 pub mod replicaset;

@@ -231,16 +231,13 @@ fn addon_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
     else {
         return Vec::new();
     };
-    addons
-        .iter()
-        .filter(|a| a.as_str() == Some("kro"))
-        .take(1)
-        .filter_map(|_| {
-            let (mut o, _) = decode_object(
-                Kind::CustomResourceDefinition,
-                &crate::sim::kro::crd::rgd_crd(),
-            )
-            .ok()?;
+    let mut names: Vec<&str> = addons.iter().filter_map(Json::as_str).collect();
+    names.dedup();
+    names
+        .into_iter()
+        .flat_map(crate::sim::addons::crds)
+        .filter_map(|json| {
+            let (mut o, _) = decode_object(Kind::CustomResourceDefinition, &json).ok()?;
             apply_defaults(&mut o);
             match o {
                 Object::CustomResourceDefinition(c) => Some(c),

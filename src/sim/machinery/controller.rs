@@ -49,6 +49,8 @@ pub enum ComponentId {
     Kro,
     /// kro's instance controller for one ResourceGraphDefinition (started by [`ComponentId::Kro`]).
     KroInstance(String),
+    /// The example PostgresCluster operator (an add-on a scenario installs; `controllers::postgres`).
+    PostgresOperator,
     /// The kubelet of one node.
     Kubelet(String),
     /// A running `kubectl drain NODE`: a client that evicts over simulated time (added at runtime).
@@ -101,6 +103,7 @@ impl ComponentId {
             ComponentId::Scheduler => "default-scheduler".into(),
             ComponentId::Kro => "kro".into(),
             ComponentId::KroInstance(rgd) => format!("kro/{rgd}"),
+            ComponentId::PostgresOperator => "postgres-operator".into(),
             ComponentId::Kubelet(node) => format!("kubelet/{node}"),
             ComponentId::Drain(node) => format!("kubectl-drain/{node}"),
         }
@@ -140,6 +143,7 @@ impl ComponentId {
             "namespace-controller" | "namespace" => ComponentId::Namespace,
             "default-scheduler" | "scheduler" => ComponentId::Scheduler,
             "kro" => ComponentId::Kro,
+            "postgres-operator" => ComponentId::PostgresOperator,
             _ if s.starts_with("kro/") => ComponentId::KroInstance(s["kro/".len()..].to_string()),
             _ if s.starts_with("kubectl-drain/") => {
                 ComponentId::Drain(s.trim_start_matches("kubectl-drain/").to_string())

@@ -254,6 +254,7 @@ impl Sim {
                 }
                 Ok(out.join("\n"))
             }
+            Fault::SetOperatorBug { bug, enabled } => self.set_operator_bug(*bug, *enabled),
             Fault::SetResync { component, period } => {
                 let ids = self.component_arg(component)?;
                 for id in &ids {

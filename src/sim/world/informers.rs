@@ -481,6 +481,83 @@ impl Sim {
         })
     }
 
+    /// Turns one of the example operator's deliberate bugs on or off, a teaching device (see
+    /// [`crate::sim::faults::OperatorBug::note`]). The operator restarts with the new switches
+    /// (its memory is lost, as a redeploy loses it). With the edge-triggered bug the world stops
+    /// queueing its relists' and resyncs' keys, as for an edge-triggered component; the
+    /// status-on-main-resource bug installs the CRD without its status subresource, and putting
+    /// it back off installs it with one again.
+    pub fn set_operator_bug(
+        &mut self,
+        bug: crate::sim::faults::OperatorBug,
+        enabled: bool,
+    ) -> Result<String, String> {
+        use crate::sim::controllers::postgres::{self, PostgresOperator};
+        use crate::sim::faults::OperatorBug;
+        let id = ComponentId::PostgresOperator;
+        let c = self.components.get(&id).ok_or(
+            "postgres-operator is not installed: a scenario installs it with addons: [postgres-operator]",
+        )?;
+        let mut bugs = c
+            .ctrl
+            .as_any()
+            .and_then(|a| a.downcast_ref::<PostgresOperator>())
+            .map(|p| p.bugs().clone())
+            .unwrap_or_default();
+        let running = c.running;
+        let word = if enabled { "on" } else { "off" };
+        if bugs.contains(&bug) == enabled {
+            return Ok(format!("{id}: {} is already {word}", bug.as_str()));
+        }
+        if enabled {
+            bugs.insert(bug);
+        } else {
+            bugs.remove(&bug);
+        }
+        if bug == OperatorBug::StatusOnMainResource {
+            let versions = postgres::crd(!enabled)
+                .pointer("/spec/versions")
+                .cloned()
+                .unwrap_or_default();
+            let req = ApiRequest::Patch {
+                key: ObjectKey::new(Kind::CustomResourceDefinition, "", postgres::CRD_NAME),
+                patch: serde_json::json!({"spec": {"versions": versions}}),
+                status: false,
+            };
+            self.send_as("kubectl".into(), false, &req, self.fault_cause)
+                .map_err(|e| format!("cannot reinstall the CRD: {}", e.message))?;
+        }
+        let edge = bugs.contains(&OperatorBug::EdgeTriggered);
+        let c = self.components.get_mut(&id).expect("checked above");
+        c.ctrl = Box::new(PostgresOperator::with_bugs(bugs.iter().copied()));
+        c.mode = if edge {
+            TriggerMode::Edge
+        } else {
+            TriggerMode::Level
+        };
+        self.refresh_watchers(&id);
+        if running {
+            self.stop_component(&id);
+            self.start_component(
+                &id,
+                &format!("restarted with the {} bug {word}", bug.as_str()),
+            );
+        }
+        let crd = match (bug, enabled) {
+            (OperatorBug::StatusOnMainResource, true) => {
+                "; its CRD is reinstalled without the status subresource"
+            }
+            (OperatorBug::StatusOnMainResource, false) => {
+                "; its CRD is reinstalled with the status subresource"
+            }
+            _ => "",
+        };
+        Ok(format!(
+            "{id}: the deliberate {} bug is {word}{crd}",
+            bug.as_str()
+        ))
+    }
+
     /// How a component is triggered.
     pub fn trigger_mode(&self, id: &ComponentId) -> TriggerMode {
         self.components

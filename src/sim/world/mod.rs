@@ -474,6 +474,20 @@ impl Sim {
         ));
     }
 
+    /// Installs the example PostgresCluster operator, as its manifests would: the
+    /// PostgresCluster CRD, then the `postgres-operator` component. Installing it twice changes
+    /// nothing.
+    pub fn install_postgres_operator(&mut self) {
+        use crate::sim::controllers::postgres;
+        if self.components.contains_key(&ComponentId::PostgresOperator) {
+            return;
+        }
+        for obj in postgres::install_objects() {
+            let _ = self.send_as("kubectl".into(), false, &ApiRequest::Create(obj), None);
+        }
+        self.add_component(Box::new(postgres::PostgresOperator::new()));
+    }
+
     /// Stops a runtime component for good; it stays listed so its state can still be read.
     pub fn retire_component(&mut self, id: &ComponentId) -> bool {
         let known = self.components.contains_key(id);
