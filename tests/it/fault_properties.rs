@@ -2,8 +2,9 @@
 //! moments (often between the writes of one pass), lost and late watch events, racing writers,
 //! node failures and partitions, API server and scheduler outages, and direct edits — while a
 //! Deployment is created, scaled and rolled out, and in a second property while a StatefulSet
-//! with a claim per pod (OrderedReady or Parallel) is. Then the faults stop and the spec stays
-//! put.
+//! with a claim per pod (OrderedReady or Parallel) is, and in others while claims grow, a Job
+//! runs, and the example operator's PostgresCluster converges (crashed after every number of
+//! its pass's requests). Then the faults stop and the spec stays put.
 //!
 //! Checked after every step: no pod has two controllers, no node holds more than it can,
 //! `status.observedGeneration ≤ metadata.generation`. Checked at the end (Anvil's eventually
@@ -1306,6 +1307,142 @@ proptest! {
         // Pods that succeed must not be failed by the faults' deletions: their limit is high.
         let limit = if succeed { 1_000 } else { backoff_limit };
         run_job_case(seed, completions, parallelism, indexed, succeed, limit, &schedule)?;
+    }
+}
+
+// ------------------------------------------------------------------ The example operator
+
+/// Components a crash or a lossy watch can hit while a PostgresCluster converges.
+const PG_COMPONENTS: [&str; 6] = [
+    "postgres-operator",
+    "statefulset",
+    "job",
+    "controller-manager",
+    "garbage-collector",
+    "kubelet/node-1",
+];
+
+/// The two-node cluster of `seed` with the operator installed.
+fn pg_scenario(seed: u64) -> String {
+    format!("{}  addons: [postgres-operator]\n", scenario(seed))
+}
+
+/// The PostgresCluster `db`: `replicas` replicas (0 is refused by the CRD's minimum) of version
+/// `16 + version`.
+fn pg_manifest(replicas: u32, version: u32) -> String {
+    format!(
+        "apiVersion: db.kubeloop.dev/v1alpha1\nkind: PostgresCluster\nmetadata: {{name: db}}\nspec:\n  version: \"{}\"\n  replicas: {replicas}\n",
+        16 + version
+    )
+}
+
+/// The workload's faults, and the operator crashing after every number of requests a pass of
+/// it sends (its second pass sends five: four creates and the status).
+fn pg_op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => workload_op_strategy(&PG_COMPONENTS, true),
+        1 => (0u32..7).prop_map(|after| Op::CrashMid {
+            component: "postgres-operator",
+            after
+        }),
+    ]
+}
+
+/// Liveness for the operator: the cluster reports Ready for its current generation at the
+/// spec's version and replicas, the StatefulSet says the same, and no migration ran twice (every
+/// Job of the cluster is the deterministic one of its version).
+fn pg_converged(s: &Session, replicas: u32, version: u32) -> Result<(), String> {
+    use kubeloop::sim::controllers::postgres;
+    let want = (16 + version).to_string();
+    let kind = postgres::cluster_kind().ok_or("PostgresClusters are not served")?;
+    let c = s
+        .sim
+        .api()
+        .get(&ObjectKey::new(kind, "default", "db"))
+        .ok_or("no cluster")?
+        .to_json();
+    let st = &c["status"];
+    if st["phase"] != "Ready"
+        || st["observedGeneration"] != c["metadata"]["generation"]
+        || st["readyReplicas"] != replicas
+        || st["currentVersion"] != want.as_str()
+    {
+        return Err(format!(
+            "cluster status {st} at generation {}, want {replicas} ready on {want}",
+            c["metadata"]["generation"]
+        ));
+    }
+    let sts = s
+        .sim
+        .api()
+        .get(&ObjectKey::new(sts_kind(), "default", "db"))
+        .ok_or("no StatefulSet")?
+        .to_json();
+    let image = format!("postgres:{want}");
+    if sts["spec"]["replicas"] != replicas
+        || sts["spec"]["template"]["spec"]["containers"][0]["image"] != image.as_str()
+        || int_of(&sts["status"], "readyReplicas") != i64::from(replicas)
+    {
+        return Err(format!("StatefulSet {} / {}", sts["spec"], sts["status"]));
+    }
+    for job in s.sim.api().list(job_kind()) {
+        let m = job.meta();
+        if m.labels.get(postgres::LABEL_CLUSTER).map(String::as_str) != Some("db") {
+            continue;
+        }
+        let v = m
+            .labels
+            .get(postgres::LABEL_VERSION)
+            .cloned()
+            .unwrap_or_default();
+        if m.name != format!("db-migrate-{v}") {
+            return Err(format!("a second migration Job {} for version {v}", m.name));
+        }
+    }
+    Ok(())
+}
+
+fn run_pg_case(seed: u64, replicas0: u32, schedule: &[(u64, Op)]) -> Result<(), TestCaseError> {
+    let (mut replicas, mut version, mut relabels) = (replicas0, 0, 0);
+    let mut s = Session::load("faults.yaml", &pg_scenario(seed), None)
+        .map_err(|d| TestCaseError::fail(format!("{d:?}")))?;
+    let r = s.apply_text("db.yaml", &pg_manifest(replicas, version));
+    prop_assert!(r.ok, "{:?}", r.diagnostics);
+    let quiet_from = drive(&mut s, schedule, |s, op| match op {
+        Op::Scale(n) => {
+            if s.apply_text("db.yaml", &pg_manifest(*n, version)).ok {
+                replicas = *n;
+            }
+            None
+        }
+        Op::Image(v) => {
+            if s.apply_text("db.yaml", &pg_manifest(replicas, *v)).ok {
+                version = *v;
+            }
+            None
+        }
+        other => apply_op(s, other, &mut replicas, &mut version, &mut relabels),
+    })?;
+    eventually_stable(
+        &mut s,
+        seed,
+        quiet_from,
+        |s| pg_converged(s, replicas, version),
+        |_| false,
+    )
+}
+
+proptest! {
+    // A tenth of the Deployment's cases: each runs a StatefulSet, a Job and the operator.
+    #![proptest_config(config(cases().div_ceil(10)))]
+
+    #[test]
+    fn after_random_faults_a_postgres_cluster_converges_and_stays_converged(
+        seed in 4_000_000u64..5_000_000,
+        replicas in 1u32..4,
+        schedule in schedule_of(pg_op_strategy()),
+    ) {
+        run_pg_case(seed, replicas, &schedule)?;
     }
 }
 
