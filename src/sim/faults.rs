@@ -108,18 +108,21 @@ wrong for good.";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum OperatorBug {
     /// Acts on each event's delta and never relists or resyncs: a dropped event leaves it wrong.
+    /// The fix: level-triggered, every pass compares the whole cached state with the spec.
     #[serde(rename = "edge-triggered")]
     EdgeTriggered,
     /// The migration Job gets `generateName`: a crash between its create and the status write
-    /// runs the migration twice.
+    /// runs the migration twice. The fix: the deterministic name `<cluster>-migrate-<version>`,
+    /// so a retried create meets 409 AlreadyExists.
     #[serde(rename = "generate-name")]
     GenerateName,
     /// Status goes in a plain write of the main resource, with a CRD that has no status
     /// subresource: every status write moves `metadata.generation`, so it never catches up.
+    /// The fix: the status subresource, written through `/status`.
     #[serde(rename = "status-on-main-resource")]
     StatusOnMainResource,
     /// A storage change is pushed through the StatefulSet's `volumeClaimTemplates`, which the
-    /// API server refuses (422) on every retry.
+    /// API server refuses (422) on every retry. The fix: patch each PersistentVolumeClaim.
     #[serde(rename = "volume-via-template")]
     VolumeViaTemplate,
 }

@@ -820,6 +820,16 @@ fn fault_json() -> impl Strategy<Value = Json> {
                         m.insert("component".into(), json!(component));
                         m.insert("afterRequests".into(), count.clone().unwrap_or(json!(1)));
                     }
+                    "SetOperatorBug" => {
+                        let bug = match node {
+                            "node-1" => "edge-triggered",
+                            "node-2" => "generate-name",
+                            "node-9" => "status-on-main-resource",
+                            _ => "volume-via-template",
+                        };
+                        m.insert("bug".into(), json!(bug));
+                        m.insert("enabled".into(), json!(component.is_empty()));
+                    }
                     _ => {
                         m.insert("component".into(), json!(component));
                     }
