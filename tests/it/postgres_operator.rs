@@ -475,3 +475,39 @@ fn a_bug_switch_needs_the_add_on_and_says_when_nothing_changes() {
         .unwrap();
     assert!(m.contains("already off"), "{m}");
 }
+
+/// The whole trace, as text.
+fn trace_text(s: &Session) -> String {
+    s.sim
+        .trace()
+        .entries()
+        .map(|e| e.to_json().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_same_seed_and_faults_give_the_same_trace_with_every_bug_on() {
+    let run = || {
+        let mut s = installed();
+        for b in OperatorBug::ALL {
+            bug(&mut s, b, true);
+        }
+        inject(
+            &mut s,
+            Fault::CrashMidReconcile {
+                component: "postgres-operator".into(),
+                after_requests: 4,
+            },
+        );
+        assert!(s.apply_text("db.yaml", DB).ok);
+        advance(&mut s, 40_000);
+        let out = s.kubectl(r#"patch pg db --type=merge -p '{"spec":{"storage":"2Gi"}}'"#);
+        assert!(out.stderr.is_empty(), "{}", out.stderr);
+        advance(&mut s, 5_000);
+        trace_text(&s)
+    };
+    let (a, b) = (run(), run());
+    assert!(a.len() > 10_000, "a busy trace");
+    assert!(a == b, "the two runs differ");
+}
