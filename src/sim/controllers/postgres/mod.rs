@@ -119,17 +119,21 @@ impl PostgresOperator {
     }
 }
 
-/// The kinds the operator makes, other than the built-in Service.
-fn owned_kinds() -> Vec<Kind> {
-    [
-        objects::statefulset_kind(),
-        objects::configmap_kind(),
-        job::job_kind(),
-        claim_kind(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+/// The kinds the operator makes, other than the built-in Service (stored built-in kinds, the
+/// same for the whole process: looked up once, as the world asks on every watch event).
+fn owned_kinds() -> &'static [Kind] {
+    static KINDS: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
+    KINDS.get_or_init(|| {
+        [
+            objects::statefulset_kind(),
+            objects::configmap_kind(),
+            job::job_kind(),
+            claim_kind(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    })
 }
 
 /// The cluster an object belongs to: its controller's, or (a claim the StatefulSet made, which
