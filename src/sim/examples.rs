@@ -63,6 +63,10 @@ pub const ALL: &[(&str, &str)] = &[
         "finalizers-need-a-living-controller",
         include_str!("../lessons/finalizers-need-a-living-controller.yaml"),
     ),
+    (
+        "crash-in-the-middle",
+        include_str!("../lessons/crash-in-the-middle.yaml"),
+    ),
 ];
 
 /// The built-in example called `name`.
@@ -269,6 +273,16 @@ pub const LESSONS: &[Lesson] = &[
                   garbage collector takes what the Deployment owned.",
         view: "events",
         order: 18,
+    },
+    Lesson {
+        name: "crash-in-the-middle",
+        title: "Crash in the middle",
+        summary: "An example operator upgrades a PostgresCluster in two writes: create the \
+                  migration Job, then record it in the status. Crash it between the two with a \
+                  generateName Job and the restarted operator runs the migration again; name the \
+                  Job after its version and the retry finds it, or meets 409 AlreadyExists.",
+        view: "sequence",
+        order: 19,
     },
 ];
 

@@ -154,7 +154,7 @@ fn every_lesson_is_listed_once_with_metadata_that_matches_its_file() {
         lessons.as_slice(),
         "ALL lists the lessons in course order"
     );
-    assert_eq!(LESSONS.len(), 18);
+    assert_eq!(LESSONS.len(), 19);
     for (i, l) in LESSONS.iter().enumerate() {
         assert_eq!(l.order as usize, i + 1, "{}: order", l.name);
         assert!(

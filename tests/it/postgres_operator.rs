@@ -511,3 +511,11 @@ fn the_same_seed_and_faults_give_the_same_trace_with_every_bug_on() {
     assert!(a.len() > 10_000, "a busy trace");
     assert!(a == b, "the two runs differ");
 }
+
+#[test]
+fn the_status_counts_the_migration_jobs_of_its_version_so_a_double_migration_shows() {
+    let s = crash_while_creating(&[OperatorBug::GenerateName], 4);
+    assert_eq!(cluster(&s)["status"]["migrationJobs"], 2);
+    let s = crash_while_creating(&[], 4);
+    assert_eq!(cluster(&s)["status"]["migrationJobs"], 1);
+}

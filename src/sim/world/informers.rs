@@ -552,8 +552,15 @@ impl Sim {
             }
             _ => "",
         };
+        // Where the switch is seen (the notice, the fault timeline, the trace) it says it is a
+        // bug and what the fix is.
+        let note = if enabled {
+            format!(". {}", bug.note())
+        } else {
+            String::new()
+        };
         Ok(format!(
-            "{id}: the deliberate {} bug is {word}{crd}",
+            "{id}: the deliberate {} bug is {word}{crd}{note}",
             bug.as_str()
         ))
     }

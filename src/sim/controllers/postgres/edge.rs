@@ -202,7 +202,14 @@ impl PostgresOperator {
             let sts = objects::statefulset_kind()
                 .and_then(|k| cache.get(&objects::key(k, &owner, owner.name)))
                 .cloned();
-            let status = self.status_of(&json, &spec, sts.as_deref(), &migration, ctx.now);
+            let status = self.status_of(
+                &json,
+                &spec,
+                sts.as_deref(),
+                &migration,
+                (&owner, cache),
+                ctx.now,
+            );
             if !super::status_current(json.get("status"), &status) {
                 w.acts.push("write status".into());
                 status_write = Some(self.status_request(&cluster, &json, status));

@@ -156,6 +156,20 @@ pub fn owner_key(obj: &Object) -> Option<ObjectKey> {
 }
 
 /// Whether `obj` is controlled by the cluster with this uid.
+/// The cluster's migration Jobs of `version`, whatever their names.
+fn version_jobs<'c>(
+    cache: &'c Cache,
+    kind: Kind,
+    owner: &'c Owner<'c>,
+    version: &'c str,
+) -> impl Iterator<Item = &'c Arc<Object>> + 'c {
+    cache.list(kind).filter(move |j| {
+        j.meta().namespace == owner.namespace
+            && owned_by(j, owner.uid)
+            && j.meta().labels.get(LABEL_VERSION).map(String::as_str) == Some(version)
+    })
+}
+
 fn owned_by(obj: &Object, uid: &str) -> bool {
     obj.meta().controller_ref().is_some_and(|r| r.uid == uid)
 }
@@ -292,7 +306,14 @@ impl PostgresOperator {
             Migration::Running(j) => format!("migration {j} running"),
             Migration::Failed(j, _) => format!("migration {j} failed"),
         });
-        let status = self.status_of(&json, &spec, sts.as_deref(), &migration, ctx.now);
+        let status = self.status_of(
+            &json,
+            &spec,
+            sts.as_deref(),
+            &migration,
+            (&owner, cache),
+            ctx.now,
+        );
         let mut status_write = None;
         if !status_current(json.get("status"), &status) {
             w.acts.push("write status".into());
@@ -482,14 +503,7 @@ impl PostgresOperator {
         }
         let kind = job::job_kind()?;
         let jobs: Vec<&Arc<Object>> = if self.has(OperatorBug::GenerateName) {
-            cache
-                .list(kind)
-                .filter(|j| {
-                    j.meta().namespace == owner.namespace
-                        && owned_by(j, owner.uid)
-                        && j.meta().labels.get(LABEL_VERSION) == Some(&spec.version)
-                })
-                .collect()
+            version_jobs(cache, kind, owner, &spec.version).collect()
         } else {
             let name = objects::migration_job_name(owner.name, &spec.version);
             cache
@@ -525,8 +539,13 @@ impl PostgresOperator {
         spec: &Spec,
         sts: Option<&Object>,
         migration: &Migration,
+        (owner, cache): (&Owner, &Cache),
         now: Millis,
     ) -> Json {
+        // How many migration Jobs of this version exist: more than one means a migration ran
+        // twice (the generate-name bug after a crash), which the status makes visible.
+        let migration_jobs =
+            job::job_kind().map_or(0, |k| version_jobs(cache, k, owner, &spec.version).count());
         let ready = sts
             .map(|s| s.to_json())
             .and_then(|s| s.pointer("/status/readyReplicas").and_then(Json::as_i64))
@@ -547,6 +566,7 @@ impl PostgresOperator {
                 ready_replicas: ready,
                 current_version: current,
                 migration,
+                migration_jobs,
             },
             cluster.get("status"),
             now,

@@ -1,5 +1,5 @@
 //! The PostgresCluster's status as the operator reports it: `phase`, `readyReplicas`,
-//! `currentVersion`, `observedGeneration` and the `Ready` and `Migrated` conditions, each
+//! `currentVersion`, `observedGeneration`, `migrationJobs` and the `Ready` and `Migrated` conditions, each
 //! condition keeping its `lastTransitionTime` while its status holds.
 
 use serde_json::{json, Value as Json};
@@ -26,6 +26,8 @@ pub struct Observed<'a> {
     /// The version the cluster ran before (`status.currentVersion`), empty for none.
     pub current_version: &'a str,
     pub migration: &'a Migration,
+    /// The migration Jobs of the spec's version the operator sees (`status.migrationJobs`).
+    pub migration_jobs: usize,
 }
 
 fn condition(type_: &str, ok: bool, reason: &str, message: String) -> Json {
@@ -116,6 +118,9 @@ pub fn compute(o: &Observed, old: Option<&Json>, now: Millis) -> Json {
     });
     if !current.is_empty() {
         status["currentVersion"] = json!(current);
+    }
+    if o.migration_jobs > 0 {
+        status["migrationJobs"] = json!(o.migration_jobs);
     }
     status
 }
