@@ -502,7 +502,7 @@ impl Sim {
             .ctrl
             .as_any()
             .and_then(|a| a.downcast_ref::<PostgresOperator>())
-            .map(|p| p.bugs().clone())
+            .map(|p| p.bugs().to_vec())
             .unwrap_or_default();
         let running = c.running;
         let word = if enabled { "on" } else { "off" };
@@ -510,9 +510,9 @@ impl Sim {
             return Ok(format!("{id}: {} is already {word}", bug.as_str()));
         }
         if enabled {
-            bugs.insert(bug);
+            bugs.push(bug);
         } else {
-            bugs.remove(&bug);
+            bugs.retain(|b| *b != bug);
         }
         if bug == OperatorBug::StatusOnMainResource {
             let versions = postgres::crd(!enabled)

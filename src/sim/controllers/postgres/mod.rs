@@ -19,7 +19,7 @@ pub mod status;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -82,10 +82,10 @@ pub fn install_objects() -> Vec<Object> {
 #[derive(Default)]
 pub struct PostgresOperator {
     /// Its configuration: the deliberate bugs switched on. The only thing a restart keeps.
-    bugs: BTreeSet<OperatorBug>,
+    bugs: Vec<OperatorBug>,
     /// generate-name bug: the migrations this process created, by cluster uid and version, until
     /// its status says so (what a restart forgets).
-    started: BTreeSet<(String, String)>,
+    started: Vec<(String, String)>,
     /// edge-triggered bug: the changes events carried, per cluster, not yet acted on.
     pending: BTreeMap<ObjectKey, Vec<edge::Delta>>,
 }
@@ -99,13 +99,22 @@ impl PostgresOperator {
     /// The operator with these deliberate bugs on.
     pub fn with_bugs(bugs: impl IntoIterator<Item = OperatorBug>) -> Self {
         PostgresOperator {
-            bugs: bugs.into_iter().collect(),
+            bugs: {
+                // At most four, kept sorted and unique: a list, not another B-tree type.
+                let mut v: Vec<OperatorBug> = Vec::new();
+                for b in bugs {
+                    if let Err(i) = v.binary_search(&b) {
+                        v.insert(i, b);
+                    }
+                }
+                v
+            },
             ..Self::default()
         }
     }
 
     /// The deliberate bugs switched on.
-    pub fn bugs(&self) -> &BTreeSet<OperatorBug> {
+    pub fn bugs(&self) -> &[OperatorBug] {
         &self.bugs
     }
 
@@ -747,7 +756,10 @@ impl Controller for PostgresOperator {
                     made.meta().controller_ref(),
                     made.meta().labels.get(LABEL_VERSION),
                 ) {
-                    self.started.insert((r.uid.clone(), v.clone()));
+                    let started = (r.uid.clone(), v.clone());
+                    if !self.started.contains(&started) {
+                        self.started.push(started);
+                    }
                 }
             }
             Err(e) if self.has(OperatorBug::EdgeTriggered) && e.code() != 409 => {
@@ -809,7 +821,9 @@ impl Controller for PostgresOperator {
     }
 
     fn restarted(&self) -> Option<Box<dyn Controller>> {
-        Some(Box::new(PostgresOperator::with_bugs(self.bugs.clone())))
+        Some(Box::new(PostgresOperator::with_bugs(
+            self.bugs.iter().copied(),
+        )))
     }
 
     fn as_any(&self) -> Option<&dyn std::any::Any> {
