@@ -110,6 +110,16 @@ fn defaults_from_the_simple_schema_fill_the_instance() {
     s.advance_to(10_000, 1_000_000);
     let inst = instance_json(&s, "Settings", "mine");
     assert_eq!(inst["spec"]["tags"], serde_json::json!(["blue", "green"]));
+    // kro's status fields are omitempty: a graph without resources has no order to show.
+    let k = Kind::of_type("kro.run/v1alpha1", "ResourceGraphDefinition").unwrap();
+    let rgd = s
+        .sim
+        .api()
+        .get(&ObjectKey::new(k, "", "settings.kro.run"))
+        .unwrap()
+        .to_json();
+    assert_eq!(rgd["status"]["state"], "Active");
+    assert!(rgd["status"].get("topologicalOrder").is_none(), "{rgd:#}");
     assert_eq!(inst["spec"]["limit"], 50);
     assert_eq!(inst["spec"]["tuning"]["high"], 90);
 }

@@ -346,11 +346,11 @@ impl ResourceGraphDefinitionController {
             "state": if all { "Active" } else { "Inactive" },
             "conditions": conds,
         });
-        if graph.is_none() {
-            status["topologicalOrder"] = Json::Null;
-            status["resources"] = Json::Null;
-        }
-        if let Some(g) = graph {
+        // Both are `omitempty` in kro's types: a graph without resources shows neither, and a
+        // refused graph's are removed (a merge patch's null).
+        status["topologicalOrder"] = Json::Null;
+        status["resources"] = Json::Null;
+        if let Some(g) = graph.filter(|g| !g.nodes.is_empty()) {
             status["topologicalOrder"] = json!(g.order());
             status["resources"] = Json::Array(
                 g.nodes
