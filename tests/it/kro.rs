@@ -193,10 +193,8 @@ fn deleting_an_instance_removes_its_children_leaves_first_then_the_finalizer() {
     assert!(last_service < first_deployment, "{deletes:?}");
 }
 
-#[test]
-fn a_cyclic_graph_is_inactive_with_kros_message() {
-    let mut s = with_kro();
-    let text = r#"apiVersion: kro.run/v1alpha1
+/// A graph whose two resources read each other.
+const CYCLIC: &str = r#"apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata:
   name: loop
@@ -220,6 +218,11 @@ spec:
       metadata:
         name: ${a.metadata.name}-b
 "#;
+
+#[test]
+fn a_cyclic_graph_is_inactive_with_kros_message() {
+    let mut s = with_kro();
+    let text = CYCLIC;
     assert!(s.apply_text("loop.yaml", text).ok);
     s.advance_to(5_000, 100_000);
     let k = Kind::of_type("kro.run/v1alpha1", "ResourceGraphDefinition").unwrap();
@@ -327,30 +330,10 @@ fn the_determinism_scenario_grows_prunes_and_survives_a_crash_of_its_kro_instanc
 #[test]
 fn the_editor_warns_at_its_line_of_a_graph_kro_will_refuse_and_applies_it_all_the_same() {
     use kubeloop::sim::input::diagnostic::Severity;
-    let text = r#"apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: loop
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Loop
-    spec:
-      name: string
-  resources:
-  - id: a
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${b.metadata.name}-a
-  - id: b
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${random.seededString(8, schema.spec.name)}
-"#;
+    let text = &CYCLIC.replace(
+        "${a.metadata.name}-b",
+        "${random.seededString(8, schema.spec.name)}",
+    );
     let mut s = with_kro();
     let report = s.apply_text("loop.yaml", text);
     assert!(report.ok, "{report:?}");
@@ -374,11 +357,7 @@ spec:
         warnings[0].message
     );
     // Without the unsupported function, the cycle is what kro refuses, at its first resource.
-    let cyclic = text.replace(
-        "${random.seededString(8, schema.spec.name)}",
-        "${a.metadata.name}-b",
-    );
-    let report = s.apply_text("loop.yaml", &cyclic);
+    let report = s.apply_text("loop.yaml", CYCLIC);
     let w = report
         .diagnostics
         .iter()

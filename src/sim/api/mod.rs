@@ -9,6 +9,7 @@ pub mod admission;
 pub mod apiextensions;
 pub mod apiserver;
 pub mod base64;
+pub mod conditions;
 pub mod crd_validation;
 pub mod customresource;
 pub mod job;

@@ -136,20 +136,6 @@ impl Graph {
         self.nodes.iter().find(|n| n.id == id)
     }
 
-    /// Every node that reads `id`, directly or through others.
-    pub fn dependents_of(&self, id: &str) -> BTreeSet<String> {
-        let mut out: BTreeSet<String> = BTreeSet::new();
-        let mut frontier = vec![id.to_string()];
-        while let Some(cur) = frontier.pop() {
-            for n in &self.nodes {
-                if n.dependencies.contains(&cur) && out.insert(n.id.clone()) {
-                    frontier.push(n.id.clone());
-                }
-            }
-        }
-        out
-    }
-
     /// kro's apply waves: one-based, a node one past the deepest of its dependencies. Deletion
     /// runs them from the highest down.
     pub fn waves(&self) -> BTreeMap<String, usize> {

@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Time};
+use crate::sim::api::conditions::{self, condition};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use crate::sim::api::{ApiRequest, DeleteOptions, WatchEvent};
 use crate::sim::cel::{self, Activation, Value};
 use crate::sim::kro::graph::{self, Graph, Node};
@@ -295,6 +296,15 @@ fn all_true(
     Ok(true)
 }
 
+/// A resource's `readyWhen`: Synced when every expression holds, else waiting (or its error).
+fn readiness(node: &Node, activation: &Activation) -> NodeState {
+    match all_true(node, &node.ready_when, activation, "readyWhen") {
+        Ok(true) => NodeState::Synced,
+        Ok(false) => NodeState::WaitingForReadiness,
+        Err(s) => s,
+    }
+}
+
 /// The cartesian product of a collection's dimensions, each a variable bound to one item.
 fn expand(node: &Node, activation: &Activation) -> Result<Vec<Vec<(String, Json)>>, NodeState> {
     let mut combos: Vec<Vec<(String, Json)>> = vec![Vec::new()];
@@ -338,35 +348,6 @@ fn expand(node: &Node, activation: &Activation) -> Result<Vec<Vec<(String, Json)
         combos = next;
     }
     Ok(combos)
-}
-
-fn condition(type_: &str, status: bool, reason: &str, message: &str) -> Json {
-    json!({
-        "type": type_,
-        "status": if status { "True" } else { "False" },
-        "reason": reason,
-        "message": message,
-    })
-}
-
-/// Keeps a condition's `lastTransitionTime` while its status holds, sets it when it changes.
-fn stamp_conditions(conds: &mut [Json], old: Option<&Json>, now: Millis, generation: i64) {
-    for c in conds.iter_mut() {
-        let prev = old
-            .and_then(Json::as_array)
-            .and_then(|a| a.iter().find(|o| o.get("type") == c.get("type")));
-        let t = match prev {
-            Some(p) if p.get("status") == c.get("status") => p
-                .get("lastTransitionTime")
-                .cloned()
-                .unwrap_or_else(|| json!(Time(now - now % 1000).to_rfc3339())),
-            _ => json!(Time(now - now % 1000).to_rfc3339()),
-        };
-        if let Some(m) = c.as_object_mut() {
-            m.insert("lastTransitionTime".into(), t);
-            m.insert("observedGeneration".into(), json!(generation));
-        }
-    }
 }
 
 /// A merge patch that sets `labels` and `annotations` on a desired object.
@@ -659,7 +640,7 @@ impl InstanceController {
                 ));
             };
             activation.insert(node.id.clone(), live.to_json());
-            return self.readiness(node, activation, &node.id);
+            return readiness(node, activation);
         }
         let combos = if node.is_collection() {
             match expand(node, activation) {
@@ -758,10 +739,9 @@ impl InstanceController {
             for each in lives {
                 let mut act = activation.clone();
                 act.insert("each".into(), each);
-                match all_true(node, &node.ready_when, &act, "readyWhen") {
-                    Ok(true) => {}
-                    Ok(false) => return NodeState::WaitingForReadiness,
-                    Err(s) => return s,
+                let state = readiness(node, &act);
+                if state != NodeState::Synced {
+                    return state;
                 }
             }
             return NodeState::Synced;
@@ -769,15 +749,7 @@ impl InstanceController {
         if let Some(live) = lives.pop() {
             activation.insert(node.id.clone(), live);
         }
-        self.readiness(node, activation, &node.id)
-    }
-
-    fn readiness(&self, node: &Node, activation: &Activation, _id: &str) -> NodeState {
-        match all_true(node, &node.ready_when, activation, "readyWhen") {
-            Ok(true) => NodeState::Synced,
-            Ok(false) => NodeState::WaitingForReadiness,
-            Err(s) => s,
-        }
+        readiness(node, activation)
     }
 
     fn status(&self, inst: &Object, states: &States, activation: &Activation, now: Millis) -> Json {
@@ -818,7 +790,7 @@ impl InstanceController {
                 "ResourcesReady",
                 false,
                 "NotReady",
-                &format!("resource reconciliation failed: {}", errors.join("; ")),
+                format!("resource reconciliation failed: {}", errors.join("; ")),
             )
         } else if deleting {
             condition(
@@ -839,7 +811,7 @@ impl InstanceController {
                 "ResourcesReady",
                 false,
                 "NotReady",
-                &format!("awaiting resource readiness: {}", not_ready.join(", ")),
+                format!("awaiting resource readiness: {}", not_ready.join(", ")),
             )
         };
         let graph_cond = if graph_ok {
@@ -854,7 +826,7 @@ impl InstanceController {
                 "GraphResolved",
                 false,
                 "ResolutionFailed",
-                &errors.join("; "),
+                errors.join("; "),
             )
         };
         let ready = resources["status"] == "True" && graph_ok;
@@ -877,7 +849,7 @@ impl InstanceController {
         ];
         let generation = inst.meta().generation;
         let old = inst.to_json();
-        stamp_conditions(
+        conditions::stamp(
             &mut conds,
             old.pointer("/status/conditions"),
             now,
@@ -906,7 +878,7 @@ impl InstanceController {
                 "deleting resources",
             )];
             conds[0]["status"] = json!("Unknown");
-            stamp_conditions(&mut conds, None, ctx.now, meta.generation);
+            conditions::stamp(&mut conds, None, ctx.now, meta.generation);
             out.request(ApiRequest::Patch {
                 key: inst.key(),
                 patch: json!({"status": {"state": "DELETING", "conditions": conds}}),

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use super::instance::{covers, InstanceController};
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Time};
+use crate::sim::api::conditions::{self, condition};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use crate::sim::api::{ApiRequest, WatchEvent};
 use crate::sim::kro::graph::{self, Graph};
 use crate::sim::machinery::cache::Cache;
@@ -34,10 +35,6 @@ impl ResourceGraphDefinitionController {
     pub fn new() -> Self {
         Self::default()
     }
-}
-
-fn cond(type_: &str, ok: bool, reason: &str, message: &str) -> Json {
-    json!({"type": type_, "status": if ok {"True"} else {"False"}, "reason": reason, "message": message})
 }
 
 impl Controller for ResourceGraphDefinitionController {
@@ -135,7 +132,8 @@ impl Controller for ResourceGraphDefinitionController {
             Ok(g) => Arc::new(g),
             Err(e) => {
                 self.stop(&key.name, &mut out);
-                let accepted = cond("GraphAccepted", false, "InvalidResourceGraph", &e.message);
+                let accepted =
+                    condition("GraphAccepted", false, "InvalidResourceGraph", &e.message);
                 self.write_status(&rgd, &mut out, None, vec![accepted], ctx.now);
                 out.record = Some(ReconcileRecord {
                     observed: format!("graph refused at {}", e.field),
@@ -149,12 +147,12 @@ impl Controller for ResourceGraphDefinitionController {
             Ok(c) => c,
             Err(m) => {
                 self.stop(&key.name, &mut out);
-                let accepted = cond("GraphAccepted", false, "InvalidResourceGraph", &m);
+                let accepted = condition("GraphAccepted", false, "InvalidResourceGraph", &m);
                 self.write_status(&rgd, &mut out, None, vec![accepted], ctx.now);
                 return out;
             }
         };
-        let accepted = cond(
+        let accepted = condition(
             "GraphAccepted",
             true,
             "Valid",
@@ -171,12 +169,12 @@ impl Controller for ResourceGraphDefinitionController {
                         out.request(ApiRequest::Create(o));
                     }
                     Err(e) => {
-                        let c = cond("KindReady", false, "Failed", &e.to_string());
+                        let c = condition("KindReady", false, "Failed", e.to_string());
                         self.write_status(&rgd, &mut out, Some(&graph), vec![accepted, c], ctx.now);
                         return out;
                     }
                 }
-                cond(
+                condition(
                     "KindReady",
                     false,
                     "Failed",
@@ -191,7 +189,7 @@ impl Controller for ResourceGraphDefinitionController {
                     .map(String::as_str)
                     != Some("true") =>
             {
-                cond(
+                condition(
                     "KindReady",
                     false,
                     "Failed",
@@ -230,14 +228,14 @@ impl Controller for ResourceGraphDefinitionController {
                             .any(|c| c["type"] == "Established" && c["status"] == "True")
                     });
                 if established {
-                    cond(
+                    condition(
                         "KindReady",
                         true,
                         "Ready",
-                        &format!("kind {} has been accepted and ready", graph.schema.kind),
+                        format!("kind {} has been accepted and ready", graph.schema.kind),
                     )
                 } else {
-                    cond(
+                    condition(
                         "KindReady",
                         false,
                         "Failed",
@@ -263,14 +261,14 @@ impl Controller for ResourceGraphDefinitionController {
                         self.registered.retain(|r| r.0 != meta.name);
                         self.registered.push(current);
                     }
-                    conds.push(cond(
+                    conds.push(condition(
                         "ControllerReady",
                         true,
                         "Running",
                         "controller is running",
                     ));
                 }
-                None => conds.push(cond(
+                None => conds.push(condition(
                     "ControllerReady",
                     false,
                     "FailedToStart",
@@ -325,23 +323,19 @@ impl ResourceGraphDefinitionController {
             });
         let first_bad = conds.iter().find(|c| c["status"] != "True").cloned();
         conds.push(match first_bad {
-            None => cond("Ready", true, "Ready", ""),
+            None => condition("Ready", true, "Ready", ""),
             Some(mut c) => {
                 c["type"] = json!("Ready");
                 c
             }
         });
         let live = rgd.to_json();
-        let old = live.pointer("/status/conditions").and_then(Json::as_array);
-        let stamp = json!(Time(now - now % 1000).to_rfc3339());
-        for c in &mut conds {
-            let prev = old.and_then(|o| o.iter().find(|p| p["type"] == c["type"]));
-            c["lastTransitionTime"] = match prev {
-                Some(p) if p["status"] == c["status"] => p["lastTransitionTime"].clone(),
-                _ => stamp.clone(),
-            };
-            c["observedGeneration"] = json!(rgd.meta().generation);
-        }
+        conditions::stamp(
+            &mut conds,
+            live.pointer("/status/conditions"),
+            now,
+            rgd.meta().generation,
+        );
         let mut status = json!({
             "state": if all { "Active" } else { "Inactive" },
             "conditions": conds,

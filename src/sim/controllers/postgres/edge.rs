@@ -125,11 +125,7 @@ impl PostgresOperator {
         let meta = cluster.meta();
         let json = cluster.to_json();
         let spec = Spec::read(&json);
-        let owner = Owner {
-            name: &meta.name,
-            namespace: &meta.namespace,
-            uid: &meta.uid,
-        };
+        let owner = Owner::of(meta);
         let cache = ctx.cache;
         let mut w = Writes::default();
         let generate_name = self.has(OperatorBug::GenerateName);

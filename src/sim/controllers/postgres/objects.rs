@@ -62,7 +62,16 @@ pub struct Owner<'a> {
     pub uid: &'a str,
 }
 
-impl Owner<'_> {
+impl<'a> Owner<'a> {
+    /// The cluster whose metadata this is.
+    pub fn of(meta: &'a crate::sim::api::types::ObjectMeta) -> Owner<'a> {
+        Owner {
+            name: &meta.name,
+            namespace: &meta.namespace,
+            uid: &meta.uid,
+        }
+    }
+
     fn reference(&self) -> Json {
         json!([{
             "apiVersion": API_VERSION,

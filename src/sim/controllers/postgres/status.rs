@@ -4,7 +4,8 @@
 
 use serde_json::{json, Value as Json};
 
-use crate::sim::api::types::{Millis, Time};
+use crate::sim::api::conditions::{self, condition};
+use crate::sim::api::types::Millis;
 
 /// Where the migration to the spec's version stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,15 +29,6 @@ pub struct Observed<'a> {
     pub migration: &'a Migration,
     /// The migration Jobs of the spec's version the operator sees (`status.migrationJobs`).
     pub migration_jobs: usize,
-}
-
-fn condition(type_: &str, ok: bool, reason: &str, message: String) -> Json {
-    json!({
-        "type": type_,
-        "status": if ok { "True" } else { "False" },
-        "reason": reason,
-        "message": message,
-    })
 }
 
 /// The status a pass computes, conditions stamped against the live ones (`old`: the live status).
@@ -85,12 +77,7 @@ pub fn compute(o: &Observed, old: Option<&Json>, now: Millis) -> Json {
             ),
         ),
         "Migrating" => condition("Ready", false, "Migrating", running_message(o.version)),
-        "Failed" => condition(
-            "Ready",
-            false,
-            "MigrationFailed",
-            "the migration failed".into(),
-        ),
+        "Failed" => condition("Ready", false, "MigrationFailed", "the migration failed"),
         _ => condition(
             "Ready",
             false,
@@ -99,7 +86,7 @@ pub fn compute(o: &Observed, old: Option<&Json>, now: Millis) -> Json {
         ),
     };
     let mut conditions = vec![ready, migrated];
-    stamp(
+    conditions::stamp(
         &mut conditions,
         old.and_then(|s| s.get("conditions")),
         now,
@@ -129,27 +116,6 @@ pub fn compute(o: &Observed, old: Option<&Json>, now: Millis) -> Json {
 /// back as its memory of having started one).
 pub fn running_message(version: &str) -> String {
     format!("migrating to version {version}")
-}
-
-/// Keeps a condition's `lastTransitionTime` while its status holds, sets it when it changes.
-fn stamp(conds: &mut [Json], old: Option<&Json>, now: Millis, generation: i64) {
-    let second = json!(Time(now - now % 1000).to_rfc3339());
-    for c in conds.iter_mut() {
-        let prev = old
-            .and_then(Json::as_array)
-            .and_then(|a| a.iter().find(|o| o.get("type") == c.get("type")));
-        let t = match prev {
-            Some(p) if p.get("status") == c.get("status") => p
-                .get("lastTransitionTime")
-                .cloned()
-                .unwrap_or_else(|| second.clone()),
-            _ => second.clone(),
-        };
-        if let Some(m) = c.as_object_mut() {
-            m.insert("lastTransitionTime".into(), t);
-            m.insert("observedGeneration".into(), json!(generation));
-        }
-    }
 }
 
 /// The live `Migrated` condition says a migration to `version` was started.
