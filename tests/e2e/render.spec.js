@@ -505,6 +505,9 @@ test('an idle playground asks the browser for few frames, and an action brings e
   expect(seen.idle.sim).toBeGreaterThan(seen.idle.wall * 0.8);
   // The scale-up is drawn frame by frame from the next frame on.
   expect(seen.woken).toBeGreaterThanOrEqual(5);
+  // Six frames are a tenth of a simulated second at 1×, which may end before the ReplicaSet's
+  // creates: the rest of the scale-up is advanced deterministically, never waited for.
+  await advance(page, '10s');
   await expect(page.locator('.nodes [data-testid^="pod-"]')).toHaveCount(6);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
