@@ -2,7 +2,6 @@
 //! learner's actions — apply, delete, kubectl, faults. The UI, the CLI, the embed API and the tests
 //! all act through this one type, so they cannot disagree about what an action means.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -18,6 +17,7 @@ use super::progress::{self, LearnerAction, TriggerState, TryThisProgress};
 use super::scenario::{self, Scenario, StepAction, TimedAction, Trigger, Wait};
 use super::time::parse_duration;
 use super::world::{Sim, SimConfig};
+use crate::vec_map::VecMap;
 
 /// The seed used when neither the scenario nor the caller names one.
 pub const DEFAULT_SEED: u64 = 1;
@@ -857,8 +857,8 @@ impl Sim {
 }
 
 /// Objects grouped by kind, in store order: what summaries print.
-pub fn objects_by_kind(sim: &Sim) -> BTreeMap<Kind, Vec<Arc<Object>>> {
-    let mut out: BTreeMap<Kind, Vec<Arc<Object>>> = BTreeMap::new();
+pub fn objects_by_kind(sim: &Sim) -> VecMap<Kind, Vec<Arc<Object>>> {
+    let mut out: VecMap<Kind, Vec<Arc<Object>>> = VecMap::new();
     for o in sim.api().all() {
         out.entry(o.kind()).or_default().push(o.clone());
     }

@@ -12,7 +12,6 @@
 //! screen-reader users get the message of the caret's line in a live region. User text only ever
 //! becomes Yew text nodes.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
@@ -24,6 +23,7 @@ use super::state::{reply, Action};
 use super::storage;
 use crate::sim::examples;
 use crate::sim::input::diagnostic::{Diagnostic, Severity};
+use crate::vec_map::VecMap;
 use crate::viewmodel::editor_keys::{EditorKey, TabTrap};
 use crate::viewmodel::format::utf16_offset;
 use crate::viewmodel::yaml_highlight::{
@@ -259,7 +259,7 @@ pub fn Editor(p: &EditorProps) -> Html {
         };
         p.diagnostics.iter().map(|d| map.map(d.line)).collect()
     };
-    let mut pins: BTreeMap<u32, Vec<Pin>> = BTreeMap::new();
+    let mut pins: VecMap<u32, Vec<Pin>> = VecMap::new();
     for (id, (d, line)) in p.diagnostics.iter().zip(&placed).enumerate() {
         if let Some(line) = line {
             pins.entry(*line).or_default().push(Pin {

@@ -31,6 +31,7 @@ use crate::sim::kubectl::printers::{node_status, pod_summary};
 use crate::sim::time::human_age;
 use crate::sim::world::Sim;
 use crate::sort::{CollectTree, StableSort};
+use crate::vec_map::{SlotMap, VecMap};
 
 /// The visual family of a pod: colour, glyph and label always travel together so the state is
 /// readable without colour (shape and text carry it too).
@@ -901,10 +902,10 @@ pub struct ClusterCache {
     valid: bool,
     /// The store's resourceVersion this cache reflects.
     seen_rv: u64,
-    nodes: BTreeMap<String, Arc<Object>>,
-    pods: BTreeMap<ObjectKey, (String, PodOrder)>,
+    nodes: SlotMap<String, Arc<Object>>,
+    pods: SlotMap<ObjectKey, (String, PodOrder)>,
     /// `spec.nodeName` ("" for none) → pods in display order.
-    by_node: BTreeMap<String, BTreeMap<PodOrder, PodPart>>,
+    by_node: SlotMap<String, BTreeMap<PodOrder, PodPart>>,
     /// The pods that mount claims (most pods mount none).
     claim_pods: BTreeSet<ObjectKey>,
     /// Each machine's power state as last seen (NodeDown changes it without an API write).
@@ -912,12 +913,12 @@ pub struct ClusterCache {
     /// [`Sim::machines_generation`] when `machines` was taken: while it holds, the list is not
     /// compared again (a thousand names on every frame of an idle big cluster).
     machines_generation: u64,
-    node_views: BTreeMap<String, Rc<NodeView>>,
+    node_views: SlotMap<String, Rc<NodeView>>,
     view: Rc<ClusterView>,
     revision: u64,
     /// Per-kind change counters, bumped once per update that saw a change of that kind: other
     /// memoised views (the events list) key on them instead of the store-wide resourceVersion.
-    kind_revisions: BTreeMap<Kind, u64>,
+    kind_revisions: VecMap<Kind, u64>,
     /// Counts every update that changed anything at all, for the same purpose (all kinds).
     full_builds: u64,
 }
@@ -1178,7 +1179,7 @@ impl ClusterCache {
         self.nodes = api
             .list(Kind::Node)
             .map(|o| (o.meta().name.clone(), o.clone()))
-            .collect_map();
+            .collect();
         self.pods.clear();
         self.by_node.clear();
         self.claim_pods.clear();
@@ -1206,7 +1207,7 @@ impl ClusterCache {
         self.node_views = old
             .into_iter()
             .filter(|(n, _)| self.nodes.contains_key(n))
-            .collect_map();
+            .collect();
         self.refresh(dirty, true, sim);
     }
 }

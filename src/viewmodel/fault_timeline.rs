@@ -22,7 +22,7 @@
 //! call and stops following an incident once it has settled, so its cost follows activity, not
 //! the length of the run.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
@@ -31,6 +31,7 @@ use crate::sim::faults::{Fault, PodTarget};
 use crate::sim::machinery::trace::{Delivery, Trace, TraceEntry, TraceKind};
 use crate::sim::world::{Sim, MACHINE_BOOT_MS};
 use crate::sort::CollectTree;
+use crate::vec_map::VecMap;
 
 /// Most incidents kept; the oldest go first.
 pub const MAX_INCIDENTS: usize = 50;
@@ -635,7 +636,7 @@ pub struct FaultTimeline {
     incidents: VecDeque<Incident>,
     /// The trace entries each followed incident set off, by its fault's entry. Kept apart from
     /// the incidents (which views clone) and dropped once an incident stops following.
-    families: BTreeMap<u64, BTreeSet<u64>>,
+    families: VecMap<u64, BTreeSet<u64>>,
     /// The last trace entry read.
     after: u64,
     /// The API server's resourceVersion at the last observation.

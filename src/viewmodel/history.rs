@@ -5,9 +5,10 @@
 //! time, a steady state costs two points however long it lasts, and at most [`MAX_SERIES`]
 //! Deployments get a series of their own (the rest still count in the total).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::sim::api::types::{Deployment, Millis};
+use crate::vec_map::VecMap;
 
 /// Most Deployments charted one by one; past it, new ones count only in the total.
 pub const MAX_SERIES: usize = 500;
@@ -101,7 +102,7 @@ pub struct History {
     total: Series,
     /// By Deployment, named as the chart's selector shows them (`web`, or `shop/web` outside
     /// the default namespace).
-    per: BTreeMap<String, Tracked>,
+    per: VecMap<String, Tracked>,
     round: u64,
     /// Keep this much simulated time.
     pub window: Millis,
@@ -113,7 +114,7 @@ impl Default for History {
     fn default() -> Self {
         History {
             total: Series::default(),
-            per: BTreeMap::new(),
+            per: VecMap::new(),
             round: 0,
             window: 120_000,
             version: 0,

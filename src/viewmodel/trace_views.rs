@@ -3,12 +3,13 @@
 //! Both are incremental: they consume `trace.since(last_seq)` once per frame, so their cost
 //! follows what happened in the frame, not the length of the run.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::format::{object_kind, short_object};
 use crate::sim::api::types::Millis;
 use crate::sim::machinery::trace::{Delivery, TraceEntry, TraceKind};
 use crate::sort::StableSort;
+use crate::vec_map::VecMap;
 
 /// A column of the sequence diagram. Kubelets share one lane (the label names the node) and the
 /// controllers the course does not name share "other controllers", so the diagram keeps the
@@ -474,7 +475,7 @@ impl LoopCard {
 /// Keeps the latest pass per component.
 #[derive(Clone, Debug, Default)]
 pub struct LoopTracker {
-    cards: BTreeMap<String, LoopCard>,
+    cards: VecMap<String, LoopCard>,
     /// Reconcile seq → component, for matching the requests that follow.
     pending: VecDeque<(u64, String)>,
     pub version: u64,

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::sim::rng::Rng;
 use crate::sort::CollectTree;
+use crate::vec_map::{SlotMap, VecMap};
 
 /// The default `--service-node-port-range`, 30000-32767.
 const NODE_PORT_MIN: i64 = 30000;
@@ -90,11 +91,11 @@ pub struct ApiServer {
     compacted_rv: u64,
     rng: Rng,
     /// Objects per kind, kept as the store changes so the limits in `limits` cost O(1) per create.
-    counts: BTreeMap<Kind, usize>,
+    counts: VecMap<Kind, usize>,
     /// Objects whose stored `spec` is known to survive a JSON round trip unchanged, with the
     /// resourceVersion that is known of (a later write makes the entry stale). A status write
     /// then keeps the spec as it is instead of serialising it again: see [`merge_status_only`].
-    spec_canonical: BTreeMap<ObjectKey, u64>,
+    spec_canonical: SlotMap<ObjectKey, u64>,
     /// How many Events were ever removed (see [`EventStore::event_removals`]).
     event_removals: u64,
     /// Every stored Event by [`event_age`], then key: the oldest are the first, so trimming to
@@ -121,8 +122,8 @@ impl ApiServer {
             retired: VecDeque::new(),
             compacted_rv: 1,
             rng: Rng::stream(seed, "apiserver"),
-            counts: BTreeMap::new(),
-            spec_canonical: BTreeMap::new(),
+            counts: VecMap::new(),
+            spec_canonical: SlotMap::new(),
             event_removals: 0,
             events_by_age: BTreeSet::new(),
             writes: [0; Kind::ALL.len() + 1],

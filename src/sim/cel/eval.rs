@@ -3,7 +3,6 @@
 //! absorb an error when the other side decides the result).
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::ast::{BinaryOp, Expr, ExprKind, Func, Macro, UnaryOp};
@@ -11,10 +10,11 @@ use super::value::{
     compare_numbers, equals_within, format_double, map_get, to_cel_string, Key, Value,
 };
 use super::{Activation, EvalError};
+use crate::vec_map::VecMap;
 
 pub(crate) struct Evaluator<'a> {
     activation: &'a Activation,
-    roots: BTreeMap<String, Value>,
+    roots: VecMap<String, Value>,
     locals: Vec<(String, Value)>,
     steps: u64,
     limit: u64,
@@ -28,7 +28,7 @@ impl<'a> Evaluator<'a> {
     pub(crate) fn new(activation: &'a Activation, limit: u64) -> Self {
         Evaluator {
             activation,
-            roots: BTreeMap::new(),
+            roots: VecMap::new(),
             locals: Vec::new(),
             steps: 0,
             limit,
@@ -144,7 +144,7 @@ impl<'a> Evaluator<'a> {
                 Ok(Value::list(out))
             }
             ExprKind::Map(entries) => {
-                let mut out = BTreeMap::new();
+                let mut out = VecMap::new();
                 for (k, v) in entries {
                     let key = Key::from_value(&self.eval(k)?)?;
                     let value = self.eval(v)?;

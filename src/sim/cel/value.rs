@@ -1,10 +1,10 @@
 //! CEL's runtime values, their JSON conversions, and CEL's equality, ordering and `string()` form.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::EvalError;
+use crate::vec_map::VecMap;
 
 /// Deeper JSON than this is refused rather than converted, so conversion recursion stays bounded.
 pub const MAX_JSON_DEPTH: usize = 128;
@@ -20,7 +20,7 @@ pub enum Value {
     Double(f64),
     String(Rc<str>),
     List(Rc<Vec<Value>>),
-    Map(Rc<BTreeMap<Key, Value>>),
+    Map(Rc<VecMap<Key, Value>>),
 }
 
 /// A map key: CEL allows only these four types.
@@ -61,7 +61,7 @@ impl Key {
 }
 
 /// Looks `key` up in `map`, treating int and uint keys of the same number as equal.
-pub fn map_get<'m>(map: &'m BTreeMap<Key, Value>, key: &Value) -> Option<&'m Value> {
+pub fn map_get<'m>(map: &'m VecMap<Key, Value>, key: &Value) -> Option<&'m Value> {
     let direct = Key::from_value(key).ok().and_then(|k| map.get(&k));
     if direct.is_some() {
         return direct;
@@ -167,7 +167,7 @@ fn from_json_at(json: &serde_json::Value, depth: usize) -> Result<Value, EvalErr
                 .collect::<Result<_, _>>()?,
         ),
         J::Object(m) => {
-            let mut out = BTreeMap::new();
+            let mut out = VecMap::new();
             for (k, v) in m {
                 out.insert(
                     Key::String(Rc::from(k.as_str())),

@@ -11,7 +11,7 @@
 //! takes one volume, woken by the pods, claims, nodes and VolumeAttachments that concern it, and
 //! reads what is attached from the VolumeAttachments themselves (a lost attachment is seen at once).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -29,6 +29,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::vec_map::VecMap;
 
 /// `ReconcilerMaxWaitForUnmountDuration`: how long a volume still mounted on an unhealthy node
 /// is left attached before it is force-detached.
@@ -43,14 +44,14 @@ pub const OUT_OF_SERVICE_TAINT: &str = "node.kubernetes.io/out-of-service";
 pub struct AttachDetachController {
     /// When the reconciler first found a volume attached to a node that no longer wants it
     /// (`SetDetachRequestTime`), by (volume, node).
-    detach_requested: BTreeMap<String, Millis>,
+    detach_requested: VecMap<String, Millis>,
     /// The attachments whose success was reported on their pods, by (volume, node).
     reported: BTreeSet<String>,
     /// The (volume, node) pairs whose Multi-Attach error was reported (`MultiAttachErrorReported`).
     multi_attach_reported: BTreeSet<String>,
     /// What each node last reported in use, kept after its Node is deleted (as the actual state
     /// of the world keeps `MountedByNode`).
-    in_use: BTreeMap<String, Vec<String>>,
+    in_use: VecMap<String, Vec<String>>,
 }
 
 impl AttachDetachController {
@@ -75,11 +76,11 @@ struct Attachment<'a> {
 
 /// The pods that want a volume attached, by node: scheduled to a node that exists, not finished,
 /// and mounting a claim bound to the volume (the desired state of the world's populator).
-fn desired<'a>(cache: &'a Cache, volume: &str) -> BTreeMap<String, Vec<&'a Pod>> {
+fn desired<'a>(cache: &'a Cache, volume: &str) -> VecMap<String, Vec<&'a Pod>> {
     let Some(claim) = claim_kind() else {
-        return BTreeMap::new();
+        return VecMap::new();
     };
-    let mut out: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+    let mut out: VecMap<String, Vec<&Pod>> = VecMap::new();
     for pod in cache.list(Kind::Pod).filter_map(|o| o.as_pod()) {
         if pod.spec.node_name.is_empty()
             || matches!(pod.status.phase.as_str(), "Succeeded" | "Failed")
@@ -361,7 +362,7 @@ impl Controller for AttachDetachController {
         // A volume gone from the API is wanted nowhere.
         let wanted = match &handle {
             Some(_) => desired(cache, volume),
-            None => BTreeMap::new(),
+            None => VecMap::new(),
         };
         let current = attachments(cache, volume);
         let node_of = |name: &str| {

@@ -38,6 +38,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::vec_map::VecMap;
 
 /// `DeletionTimeout`: how long an Eviction API entry in `disruptedPods` keeps a pod out of the count.
 pub const DELETION_TIMEOUT: Millis = 120_000;
@@ -131,7 +132,7 @@ fn expected_scale(
     namespace: &str,
     pods: &[&Pod],
 ) -> Result<(i32, Vec<String>), String> {
-    let mut scales: BTreeMap<String, i32> = BTreeMap::new();
+    let mut scales: VecMap<String, i32> = VecMap::new();
     let mut unmanaged = Vec::new();
     for pod in pods {
         if pod.metadata.controller_ref().is_none() {

@@ -40,6 +40,7 @@ use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEve
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 use crate::sort::{CollectTree, StableSort};
+use crate::vec_map::{SlotMap, VecMap};
 
 /// At most this many endpoints go in one slice (`--max-endpoints-per-slice`).
 pub const MAX_ENDPOINTS_PER_SLICE: usize = 100;
@@ -397,9 +398,9 @@ enum Expect {
 #[derive(Debug, Default)]
 pub struct EndpointSliceController {
     /// Service → requests sent and not yet answered.
-    in_flight: BTreeMap<ObjectKey, usize>,
+    in_flight: SlotMap<ObjectKey, usize>,
     /// Slice → (its Service, what the cache must show before the Service is synced again).
-    expect: BTreeMap<ObjectKey, (ObjectKey, Expect)>,
+    expect: SlotMap<ObjectKey, (ObjectKey, Expect)>,
 }
 
 impl EndpointSliceController {
@@ -477,7 +478,7 @@ impl EndpointSliceController {
             })
             .collect();
         // Desired endpoints, grouped by their resolved port set.
-        let mut desired: BTreeMap<String, Desired> = BTreeMap::new();
+        let mut desired: VecMap<String, Desired> = VecMap::new();
         let mut n_pods = 0;
         for obj in ctx.cache.list_ns(Kind::Pod, ns) {
             let Some(pod) = obj.as_pod() else { continue };
@@ -504,7 +505,7 @@ impl EndpointSliceController {
             .count();
         let n_endpoints: usize = desired.values().map(|d| d.endpoints.len()).sum();
         let mut plan = Plan::default();
-        let mut by_port: BTreeMap<String, Vec<&EndpointSlice>> = BTreeMap::new();
+        let mut by_port: VecMap<String, Vec<&EndpointSlice>> = VecMap::new();
         for s in &existing {
             if owned_by(s, svc) && s.address_type == "IPv4" {
                 by_port
@@ -592,7 +593,7 @@ impl EndpointSliceController {
             });
         }
         if !reqs.is_empty() {
-            *self.in_flight.entry(key.clone()).or_insert(0) += reqs.len();
+            *self.in_flight.get_or_insert_with(key.clone(), || 0) += reqs.len();
         }
         out.batch(reqs);
         out.record = Some(ReconcileRecord {
@@ -640,7 +641,7 @@ impl EndpointSliceController {
         self.expect
             .retain(|_, (s, e)| s != key || *e == Expect::Gone);
         if !reqs.is_empty() {
-            *self.in_flight.entry(key.clone()).or_insert(0) += reqs.len();
+            *self.in_flight.get_or_insert_with(key.clone(), || 0) += reqs.len();
             out.record = Some(ReconcileRecord {
                 observed: "the Service is gone".into(),
                 desired: "no EndpointSlices for it".into(),

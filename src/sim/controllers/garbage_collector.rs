@@ -9,7 +9,7 @@
 //! consistent relist shows a reference to it and no owner. A stale cache therefore makes the GC
 //! wait, never delete, and every delete carries uid and resourceVersion preconditions.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -22,6 +22,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::CollectTree;
+use crate::vec_map::SlotMap;
 
 /// The built-in kinds whose objects the GC watches, as owners and as dependents; it watches
 /// every custom kind as well ([`Controller::watches_custom_kinds`]).
@@ -71,13 +72,13 @@ impl OwnerState {
 /// The garbage collector (component `garbage-collector-controller`).
 #[derive(Debug)]
 pub struct GarbageCollector {
-    nodes: BTreeMap<ObjectKey, GraphNode>,
+    nodes: SlotMap<ObjectKey, GraphNode>,
     /// Owner uid → the keys of objects whose ownerReferences name it.
-    dependents: BTreeMap<String, BTreeSet<ObjectKey>>,
+    dependents: SlotMap<String, BTreeSet<ObjectKey>>,
     /// Uids verified absent (upstream's `absentOwnerCache`).
     absent: BTreeSet<String>,
     /// Where each observed uid lives, to tell an owner named from another namespace.
-    by_uid: BTreeMap<String, ObjectKey>,
+    by_uid: SlotMap<String, ObjectKey>,
     /// The cache resourceVersion the graph reflects; a mismatch means the informer relisted.
     synced_rv: u64,
     /// Set by a restart: the next look at the cache is a fresh, consistent list.
@@ -87,10 +88,10 @@ pub struct GarbageCollector {
 impl Default for GarbageCollector {
     fn default() -> Self {
         GarbageCollector {
-            nodes: BTreeMap::new(),
-            dependents: BTreeMap::new(),
+            nodes: SlotMap::new(),
+            dependents: SlotMap::new(),
             absent: BTreeSet::new(),
-            by_uid: BTreeMap::new(),
+            by_uid: SlotMap::new(),
             synced_rv: 0,
             needs_full_sync: true,
         }

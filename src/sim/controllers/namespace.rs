@@ -15,7 +15,6 @@
 //! Discovery is the built-in namespaced kinds plus the custom kinds of the CustomResourceDefinitions
 //! it watches.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::sim::api::apiextensions::CustomKind;
@@ -26,6 +25,7 @@ use crate::sim::api::types::{
 use crate::sim::api::{ApiRequest, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
+use crate::vec_map::VecMap;
 
 /// What it watches: the namespaces it finalizes, and the CRDs whose kinds it must empty too.
 const WATCHED: [Kind; 2] = [Kind::Namespace, Kind::CustomResourceDefinition];
@@ -53,9 +53,9 @@ struct Findings {
     /// Whether the pass deleted only pods (other content waits for them).
     pods_only: bool,
     /// `resource.group` → objects left.
-    remaining: BTreeMap<String, usize>,
+    remaining: VecMap<String, usize>,
     /// Finalizer → objects it holds.
-    finalizers: BTreeMap<String, usize>,
+    finalizers: VecMap<String, usize>,
     /// How long until the content left should be gone.
     estimate: Millis,
 }
@@ -64,7 +64,7 @@ struct Findings {
 #[derive(Debug, Default)]
 pub struct NamespaceController {
     /// Per namespace, what the last pass's LISTs found (filled as its answers arrive).
-    findings: BTreeMap<String, Findings>,
+    findings: VecMap<String, Findings>,
 }
 
 impl NamespaceController {

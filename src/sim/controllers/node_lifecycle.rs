@@ -39,6 +39,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::vec_map::{SlotMap, VecMap};
 
 /// `--node-monitor-period`: how often every node's health is checked.
 pub const NODE_MONITOR_PERIOD: Millis = 5_000;
@@ -257,18 +258,18 @@ pub struct NodeLifecycleController {
     /// Nodes the informer has shown us; the monitor pass visits each.
     seen: BTreeSet<String>,
     /// `knownNodeSet`: registered nodes (name → uid), for RegisteredNode / RemovingNode.
-    known: BTreeMap<String, String>,
+    known: SlotMap<String, String>,
     /// Nodes queued by the latest tick whose monitor pass has not run yet.
     monitor_due: BTreeSet<String>,
     /// True while a tick's pass is in progress; zone states are computed when it completes.
     pass_open: bool,
     /// Zone → Ready statuses gathered by the pass in progress.
     pass: BTreeMap<String, Vec<Option<String>>>,
-    health: BTreeMap<String, NodeHealth>,
-    intents: BTreeMap<String, NoExecuteIntent>,
+    health: SlotMap<String, NodeHealth>,
+    intents: SlotMap<String, NoExecuteIntent>,
     nodes_to_retry: BTreeSet<String>,
-    zone_states: BTreeMap<String, ZoneState>,
-    limiters: BTreeMap<String, TokenBucket>,
+    zone_states: VecMap<String, ZoneState>,
+    limiters: VecMap<String, TokenBucket>,
 }
 
 impl NodeLifecycleController {
@@ -287,7 +288,7 @@ impl NodeLifecycleController {
     }
 
     /// The state of each zone as of the last complete monitor pass ("" is the zone of unlabelled nodes).
-    pub fn zone_states(&self) -> &BTreeMap<String, ZoneState> {
+    pub fn zone_states(&self) -> &VecMap<String, ZoneState> {
         &self.zone_states
     }
 
@@ -598,10 +599,10 @@ impl NodeLifecycleController {
         }
         if all_was {
             notes.push("some nodes are Ready again: exiting master disruption mode".into());
-            for h in self.health.values_mut() {
+            self.health.for_each_mut(|_, h| {
                 h.probe = now;
                 h.ready_transition = now;
-            }
+            });
         }
         let zones: Vec<String> = self.zone_states.keys().cloned().collect();
         for z in zones {

@@ -8,7 +8,6 @@
 //! that were never scheduled. Each is first marked `Failed` (a pod on a gone node has no kubelet
 //! to say so), then deleted with a grace period of 0.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -20,6 +19,7 @@ use crate::sim::api::{ApiRequest, DeleteOptions, WatchEvent};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 use crate::sort::StableSort;
+use crate::vec_map::VecMap;
 
 /// `gcCheckPeriod`.
 pub const GC_CHECK_PERIOD: Millis = 20_000;
@@ -34,7 +34,7 @@ pub const TAINT_OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
 #[derive(Debug, Default)]
 pub struct PodGcController {
     /// Nodes that pods are bound to but the cache lacks, and since when.
-    quarantine: BTreeMap<String, Millis>,
+    quarantine: VecMap<String, Millis>,
 }
 
 impl PodGcController {

@@ -18,7 +18,6 @@
 //! carries the pod's uid when known (Kubernetes' reference has none, which hides these events from
 //! `kubectl describe pod` in some versions).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::sim::api::types::{
@@ -29,6 +28,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::vec_map::SlotMap;
 
 /// The reason of the `DisruptionTarget` condition this controller adds.
 pub const DELETION_BY_TAINT_MANAGER: &str = "DeletionByTaintManager";
@@ -89,7 +89,7 @@ enum Work {
 /// The taint eviction controller. See the module documentation.
 #[derive(Debug, Default)]
 pub struct TaintEvictionController {
-    work: BTreeMap<ObjectKey, Work>,
+    work: SlotMap<ObjectKey, Work>,
 }
 
 fn pod_event(key: &ObjectKey, uid: &str, message: String) -> EventRecord {

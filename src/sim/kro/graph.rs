@@ -2,11 +2,12 @@
 //! into nodes in topological order, each with its parsed `${…}` expressions and the resources it
 //! depends on, or refused with kro's message and the field it is about.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::Value as Json;
 
 use crate::sim::cel::{self, template, Expr};
+use crate::vec_map::VecMap;
 
 /// Ids kro keeps for itself (`pkg/graph/validation.go`).
 const RESERVED: [&str; 9] = [
@@ -138,8 +139,8 @@ impl Graph {
 
     /// kro's apply waves: one-based, a node one past the deepest of its dependencies. Deletion
     /// runs them from the highest down.
-    pub fn waves(&self) -> BTreeMap<String, usize> {
-        let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    pub fn waves(&self) -> VecMap<String, usize> {
+        let mut out: VecMap<String, usize> = VecMap::new();
         for n in &self.nodes {
             let w = n
                 .dependencies

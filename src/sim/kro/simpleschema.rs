@@ -7,8 +7,9 @@
 //! API only knows `number`), and `required` lists are sorted, as Go map order would otherwise
 //! make them arbitrary.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
+use crate::vec_map::VecMap;
 use serde_json::{json, Map, Value as Json};
 
 /// A schema kro refuses: where (`spec.schema.spec.replicas`) and why, in kro's words.
@@ -176,7 +177,7 @@ struct Predefined {
 
 /// The transformer: the custom types it knows.
 struct Transformer {
-    types: BTreeMap<String, Predefined>,
+    types: VecMap<String, Predefined>,
 }
 
 /// The OpenAPI schema of a SimpleSchema object (`spec.schema.spec`, or `status` when its
@@ -184,7 +185,7 @@ struct Transformer {
 /// the object is, for errors.
 pub fn to_openapi(obj: &Json, types: Option<&Json>, path: &str) -> Result<Json, SchemaError> {
     let mut t = Transformer {
-        types: BTreeMap::new(),
+        types: VecMap::new(),
     };
     if let Some(types) = types {
         t.load_types(types, "spec.schema.types")?;

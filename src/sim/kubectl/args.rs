@@ -3,10 +3,9 @@
 //! the arguments, and `--` ending the flags. Each command declares the flags it accepts, so an
 //! unknown one gets kubectl's `error: unknown flag: --foo`.
 
-use std::collections::BTreeMap;
-
 use crate::sim::api::types::Millis;
 use crate::sim::time::parse_duration;
+use crate::vec_map::VecMap;
 
 /// How a flag takes its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +59,7 @@ pub struct Args {
     /// The command path used in usage hints (`get`, `rollout status`).
     pub command: String,
     pub positional: Vec<String>,
-    pub flags: BTreeMap<&'static str, Vec<String>>,
+    pub flags: VecMap<&'static str, Vec<String>>,
     /// Words after `--`.
     pub after_dashdash: Vec<String>,
     /// The kubeconfig context's namespace, what `-n` defaults to (`default` when unset).

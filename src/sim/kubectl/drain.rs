@@ -27,7 +27,8 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 use crate::sim::time::format_duration;
 use crate::sim::world::Sim;
-use crate::sort::{CollectTree, StableSort};
+use crate::sort::StableSort;
+use crate::vec_map::{SlotMap, VecMap};
 
 /// How long kubectl sleeps after a 429 before evicting again.
 pub const EVICTION_RETRY: Millis = 5_000;
@@ -351,8 +352,8 @@ fn pods_for_deletion<'a>(
 fn grouped(
     list: &[(Pod, Verdict)],
     pick: impl Fn(&Verdict) -> Option<&String>,
-) -> BTreeMap<String, Vec<String>> {
-    let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+) -> VecMap<String, Vec<String>> {
+    let mut m: VecMap<String, Vec<String>> = VecMap::new();
     for (p, v) in list {
         if let Some(msg) = pick(v) {
             m.entry(msg.clone())
@@ -536,7 +537,7 @@ struct Tracked {
 pub struct DrainController {
     node: String,
     opts: DrainOptions,
-    pods: BTreeMap<ObjectKey, Tracked>,
+    pods: SlotMap<ObjectKey, Tracked>,
     deadline: Option<Millis>,
     log: CommandLog,
 }
@@ -561,7 +562,7 @@ impl DrainController {
                         },
                     )
                 })
-                .collect_map(),
+                .collect(),
             opts,
             deadline,
             log,

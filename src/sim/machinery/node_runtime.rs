@@ -8,12 +8,13 @@
 //! few seconds after start, a graceful stop) is stored as a scheduled exit and applied by
 //! [`NodeRuntime::settle`], so the runtime never needs a clock of its own.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::sim::api::types::{Container, Millis};
 use crate::sim::faults::Fault;
 use crate::sim::rng::Rng;
 use crate::sort::CollectTree;
+use crate::vec_map::VecMap;
 
 /// `ContainerStatusUnknown`: the reason Kubernetes gives a container it can no longer find.
 pub const REASON_STATUS_UNKNOWN: &str = "ContainerStatusUnknown";
@@ -25,7 +26,7 @@ pub struct NodeRuntime {
     /// They live on disk and survive a reboot.
     pub images: BTreeSet<String>,
     /// Sandboxes by pod uid.
-    pub pods: BTreeMap<String, PodSandbox>,
+    pub pods: VecMap<String, PodSandbox>,
     /// Images the registry refuses to serve, as this machine sees the registry (normalised).
     /// Mirrored from the world's `broken_images` by the BreakImage / FixImage faults.
     pub broken_images: BTreeSet<String>,
@@ -35,7 +36,7 @@ pub struct NodeRuntime {
     pub reboots: u32,
     /// Pods a FailJobPods fault picked, by uid: the first run of their first container exits
     /// with this code.
-    pub doomed: BTreeMap<String, i32>,
+    pub doomed: VecMap<String, i32>,
 }
 
 /// The sandbox (network namespace, pod IP) and containers of one pod on this node.
@@ -49,9 +50,9 @@ pub struct PodSandbox {
     pub created_at: Millis,
     /// The newest instance of each container, by container name. Boxed: a map node has room for
     /// eleven entries, and a pod has one or two containers (unboxed, 4.7 kB a pod).
-    pub containers: BTreeMap<String, Box<ContainerRuntimeState>>,
+    pub containers: VecMap<String, Box<ContainerRuntimeState>>,
     /// How the application in each container misbehaves (faults), by container name.
-    pub faults: BTreeMap<String, AppFaults>,
+    pub faults: VecMap<String, AppFaults>,
 }
 
 /// One container instance as the runtime sees it. A restart replaces it with a new instance

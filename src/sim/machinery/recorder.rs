@@ -1,7 +1,7 @@
 //! The event recorder: turns components' [`EventRecord`]s into core/v1 Event objects, with
 //! client-go's EventCorrelator de-duplication and similar-event aggregation.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::controller::{ComponentId, EventRecord, DISRUPTION_EVENT_SOURCE};
 pub use crate::sim::api::apiserver::EventStore;
@@ -10,6 +10,7 @@ use crate::sim::api::types::{
     EPOCH_UNIX_SECONDS,
 };
 use crate::sort::StableSort;
+use crate::vec_map::{SlotMap, VecMap};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
@@ -85,9 +86,9 @@ struct NameHint {
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
     /// Per object and message: (source, uid, type, reason) → Event name.
-    by_identity: BTreeMap<ObjectKey, BTreeMap<String, Vec<Identity>>>,
+    by_identity: SlotMap<ObjectKey, VecMap<String, Vec<Identity>>>,
     /// Per object: (source, type, reason) → times of distinct messages seen.
-    similar: BTreeMap<ObjectKey, Vec<Window>>,
+    similar: SlotMap<ObjectKey, Vec<Window>>,
     /// Identities and windows held (what [`Recorder::len`] reports).
     identities: usize,
     windows: usize,
@@ -205,7 +206,7 @@ impl Recorder {
             removals,
         });
         if !self.by_identity.contains_key(&rec.object) {
-            self.by_identity.insert(rec.object.clone(), BTreeMap::new());
+            self.by_identity.insert(rec.object.clone(), VecMap::new());
         }
         let by_message = self
             .by_identity
@@ -371,6 +372,7 @@ fn recorder_source(component: &str) -> &str {
 mod tests {
     use super::*;
     use crate::sim::api::types::Kind;
+    use std::collections::BTreeMap;
 
     /// A store holding at most one Event, under any name.
     struct One(Option<Event>);

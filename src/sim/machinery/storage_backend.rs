@@ -3,7 +3,8 @@
 //! attached to machines. Like the node's container runtime, it is the world's, and a driver's
 //! reconcile is handed it for the calls it makes.
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::vec_map::VecMap;
+use std::collections::BTreeSet;
 
 /// A call a volume driver makes to its storage system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -17,7 +18,7 @@ pub enum StorageCall {
 /// The failures a fault has set up, per call and StorageClass ("" = any class).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageBackend {
-    failing: BTreeMap<(StorageCall, String), u32>,
+    failing: VecMap<(StorageCall, String), u32>,
     /// Which disk is attached to which machine: `<volume handle>\n<node name>` (one string, so
     /// that the set shares the code of the crate's other string sets).
     attached: BTreeSet<String>,

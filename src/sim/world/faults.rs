@@ -739,9 +739,8 @@ impl Sim {
         } else {
             self.broken_images.remove(image);
         }
-        for m in self.machines.values_mut() {
-            m.runtime.set_image_broken(image, broken);
-        }
+        self.machines
+            .for_each_mut(|_, m| m.runtime.set_image_broken(image, broken));
         if broken {
             format!("the registry no longer serves {image}")
         } else {

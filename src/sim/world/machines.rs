@@ -20,7 +20,7 @@ pub const MACHINE_BOOT_MS: Millis = 30_000;
 
 impl Sim {
     /// The machines (for the cluster view: which nodes are up).
-    pub fn machines(&self) -> &BTreeMap<String, Machine> {
+    pub fn machines(&self) -> &SlotMap<String, Machine> {
         &self.machines
     }
 

@@ -2,7 +2,7 @@
 //! the trace. Every state change in the simulation happens inside [`Sim::apply`] or
 //! [`Sim::advance_to`], in (time, sequence) order, so a seed and a list of actions replay exactly.
 
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
 use crate::sim::api::apiserver::ApiServer;
@@ -19,6 +19,7 @@ use crate::sim::machinery::recorder::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, M
 use crate::sim::machinery::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
 use crate::sim::machinery::workqueue::WorkQueue;
 use crate::sim::rng::Rng;
+use crate::vec_map::{SlotMap, VecMap};
 
 mod faults;
 mod informers;
@@ -42,7 +43,7 @@ pub struct SimConfig {
     /// Simulated cost of one reconcile pass, in ms (spaces a component's passes).
     pub reconcile_cost: Millis,
     /// Informer resync period per component (None: never, as kube-controller-manager in practice).
-    pub resync: BTreeMap<ComponentId, Millis>,
+    pub resync: VecMap<ComponentId, Millis>,
     /// How many trace entries to keep.
     pub trace_capacity: usize,
 }
@@ -54,7 +55,7 @@ impl Default for SimConfig {
             api_latency: (2, 6),
             watch_latency: (5, 20),
             reconcile_cost: 1,
-            resync: BTreeMap::new(),
+            resync: VecMap::new(),
             trace_capacity: crate::sim::machinery::trace::DEFAULT_TRACE_CAPACITY,
         }
     }
@@ -75,9 +76,9 @@ struct Component {
     /// Incremented on every stop/restart so timers of the old process are ignored.
     generation: u64,
     /// Earliest pending requeue timer per key.
-    requeues: BTreeMap<ObjectKey, Millis>,
+    requeues: SlotMap<ObjectKey, Millis>,
     /// Why each queued key was queued (trigger, causing trace entry).
-    triggers: BTreeMap<ObjectKey, (&'static str, Option<u64>)>,
+    triggers: SlotMap<ObjectKey, (&'static str, Option<u64>)>,
     /// Watch deliveries stay in order: none is delivered before the previous one.
     last_delivery: Millis,
     drop: Option<DropRule>,
@@ -110,8 +111,8 @@ impl Component {
             partitioned: false,
             pump_scheduled: false,
             generation: 0,
-            requeues: BTreeMap::new(),
-            triggers: BTreeMap::new(),
+            requeues: SlotMap::new(),
+            triggers: SlotMap::new(),
             last_delivery: 0,
             drop: None,
             delay: None,
@@ -269,33 +270,33 @@ pub struct Sim {
     slots: Vec<Option<Due>>,
     free_slots: Vec<u32>,
     /// Running, connected watchers per kind (see [`Watchers`]).
-    watchers: BTreeMap<Kind, Watchers>,
+    watchers: VecMap<Kind, Watchers>,
     /// Running, connected components that watch every custom kind
     /// ([`Controller::watches_custom_kinds`]), in id order.
     custom_watchers: Vec<ComponentId>,
     /// For kubelet-style routed components: object key → the nodes whose kubelet's field
     /// selector currently holds it (the inverse of their `selected` sets), so an object leaving
     /// a node's selection still reaches that node's kubelet.
-    routed_selected: BTreeMap<ObjectKey, Vec<String>>,
+    routed_selected: SlotMap<ObjectKey, Vec<String>>,
     /// The API server, which alone writes the store: everything else reads it through
     /// [`Sim::api`] and writes by sending it requests.
     api: ApiServer,
-    components: BTreeMap<ComponentId, Component>,
+    components: SlotMap<ComponentId, Component>,
     /// Container runtimes, one per machine; a node that is down has none running.
-    machines: BTreeMap<String, Machine>,
+    machines: SlotMap<String, Machine>,
     /// Bumped whenever a machine is added, removed, powered off or powered on.
     machines_generation: u64,
     /// Images the simulated registry refuses to serve.
     broken_images: BTreeSet<String>,
     /// FailJobPods: per Job (namespace, name), how many of its next pods fail and with what code.
-    job_failures: BTreeMap<(String, String), (u32, i32)>,
+    job_failures: VecMap<(String, String), (u32, i32)>,
     /// The storage system the volume drivers call (FailVolumeProvisioning/Expansion set it up).
     storage: crate::sim::machinery::storage_backend::StorageBackend,
     /// Pods picked by FailJobPods and not yet bound, by uid: binding hands them to the machine.
-    doomed_pods: BTreeMap<String, i32>,
+    doomed_pods: VecMap<String, i32>,
     /// CrashMidReconcile, armed: per component, how many requests its next pass that sends more
     /// gets out before the process dies, and the fault's trace entry (the crash's cause).
-    crash_after: BTreeMap<ComponentId, (u32, u64)>,
+    crash_after: VecMap<ComponentId, (u32, u64)>,
     api_server_up: bool,
     recorder: Recorder,
     trace: Trace,
@@ -303,7 +304,7 @@ pub struct Sim {
     /// While a fault (or its heal) is being applied: its trace entry, the cause of what it does.
     fault_cause: Option<u64>,
     /// Active ConflictingWriters by object.
-    rivals: BTreeMap<ObjectKey, Rival>,
+    rivals: VecMap<ObjectKey, Rival>,
     /// The trace entry of the last request sent.
     last_api_seq: u64,
     /// The learner's creates waiting for a CRD to serve their kind ([`Sim::defer_create`]).
@@ -320,24 +321,24 @@ impl Sim {
             queue: BinaryHeap::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
-            watchers: BTreeMap::new(),
+            watchers: VecMap::new(),
             custom_watchers: Vec::new(),
-            routed_selected: BTreeMap::new(),
+            routed_selected: SlotMap::new(),
             api: ApiServer::new(seed),
-            components: BTreeMap::new(),
-            machines: BTreeMap::new(),
+            components: SlotMap::new(),
+            machines: SlotMap::new(),
             machines_generation: 0,
             broken_images: BTreeSet::new(),
-            job_failures: BTreeMap::new(),
+            job_failures: VecMap::new(),
             storage: Default::default(),
-            doomed_pods: BTreeMap::new(),
-            crash_after: BTreeMap::new(),
+            doomed_pods: VecMap::new(),
+            crash_after: VecMap::new(),
             api_server_up: true,
             recorder: Recorder::default(),
             trace: Trace::with_capacity(config.trace_capacity),
             latency_rng: Rng::stream(seed, "latency"),
             fault_cause: None,
-            rivals: BTreeMap::new(),
+            rivals: VecMap::new(),
             last_api_seq: 0,
             deferred: Vec::new(),
             config,
@@ -375,11 +376,11 @@ impl Sim {
             queue: BinaryHeap::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
-            watchers: BTreeMap::new(),
+            watchers: VecMap::new(),
             custom_watchers: Vec::new(),
-            routed_selected: BTreeMap::new(),
+            routed_selected: SlotMap::new(),
             api: self.api.clone(),
-            components: BTreeMap::new(),
+            components: SlotMap::new(),
             machines: self.machines.clone(),
             machines_generation: self.machines_generation,
             broken_images: self.broken_images.clone(),
@@ -392,7 +393,7 @@ impl Sim {
             trace: Trace::with_capacity(DETACHED_TRACE),
             latency_rng: self.latency_rng.clone(),
             fault_cause: None,
-            rivals: BTreeMap::new(),
+            rivals: VecMap::new(),
             last_api_seq: 0,
             deferred: self.deferred.clone(),
         }
@@ -682,11 +683,11 @@ impl Sim {
                 self.recorder.clear();
             }
             MemoryPart::InformerCaches => {
-                for c in self.components.values_mut() {
+                self.components.for_each_mut(|_, c| {
                     c.cache = Cache::new();
                     c.selected = BTreeSet::new();
-                }
-                self.routed_selected = BTreeMap::new();
+                });
+                self.routed_selected = SlotMap::new();
             }
             MemoryPart::Kubelets => {
                 self.components
@@ -696,11 +697,11 @@ impl Sim {
                 }
             }
             MemoryPart::Controllers => {
-                self.components = BTreeMap::new();
-                self.watchers = BTreeMap::new();
+                self.components = SlotMap::new();
+                self.watchers = VecMap::new();
                 self.custom_watchers = Vec::new();
             }
-            MemoryPart::Runtimes => self.machines = BTreeMap::new(),
+            MemoryPart::Runtimes => self.machines = SlotMap::new(),
             MemoryPart::EventQueue => {
                 self.queue = BinaryHeap::new();
                 self.slots = Vec::new();

@@ -27,7 +27,7 @@ mod rolling;
 mod sync;
 pub mod util;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -43,6 +43,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::{CollectTree, StableSort};
+use crate::vec_map::{SlotMap, VecMap};
 
 /// The pace of the controller queue's rate-limited adds once the per-item back-off is
 /// forgotten: client-go's default controller rate limiter includes a shared token bucket of 10
@@ -74,7 +75,7 @@ struct FailedCreate {
 #[derive(Debug, Default)]
 pub struct DeploymentController {
     /// Keyed by the Deployment: the response to its last failed ReplicaSet create.
-    failed_creates: BTreeMap<ObjectKey, FailedCreate>,
+    failed_creates: SlotMap<ObjectKey, FailedCreate>,
     /// Events recorded only once their write succeeds (`ScalingReplicaSet` follows a successful
     /// scale in Kubernetes), with the request they wait for.
     pending_events: Vec<(ApiRequest, Vec<EventRecord>)>,
@@ -370,7 +371,7 @@ struct DeploymentSync<'a> {
     deletes: Vec<ApiRequest>,
     events: Vec<EventRecord>,
     /// Events waiting for the write of a ReplicaSet (by index) or of the Deployment (None).
-    on_success: BTreeMap<Option<usize>, Vec<EventRecord>>,
+    on_success: VecMap<Option<usize>, Vec<EventRecord>>,
     requeue: Option<Millis>,
     failed_create: Option<FailedCreate>,
     /// The legacy rollback rewrote the spec: the Deployment is written with Update, not UpdateStatus.
@@ -399,7 +400,7 @@ impl<'a> DeploymentSync<'a> {
             releases: Vec::new(),
             deletes: Vec::new(),
             events: Vec::new(),
-            on_success: BTreeMap::new(),
+            on_success: VecMap::new(),
             requeue: None,
             failed_create,
             write_spec: false,

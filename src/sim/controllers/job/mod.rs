@@ -41,6 +41,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::CollectTree;
+use crate::vec_map::SlotMap;
 use backoff::remaining_backoff;
 
 /// `MaxPodCreateDeletePerSync`.
@@ -72,7 +73,7 @@ struct Pending {
 #[derive(Debug, Default)]
 pub struct JobController {
     expectations: Expectations,
-    pending: BTreeMap<ObjectKey, Pending>,
+    pending: SlotMap<ObjectKey, Pending>,
 }
 
 impl JobController {

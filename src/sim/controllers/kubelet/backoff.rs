@@ -2,11 +2,12 @@
 //! ImagePullBackOff: per-container exponential back-off whose entries expire.
 
 use super::*;
+use crate::vec_map::VecMap;
 
 /// client-go's `flowcontrol.Backoff`: per-key exponential back-off whose entries expire.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Backoff {
-    entries: BTreeMap<String, BackoffEntry>,
+    entries: VecMap<String, BackoffEntry>,
 }
 
 #[derive(Clone, Copy, Debug)]

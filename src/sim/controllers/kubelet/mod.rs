@@ -75,6 +75,7 @@ use crate::sim::machinery::process::{ignores_sigterm, process_of, Process};
 use crate::sim::rng::Rng;
 use crate::sim::time::format_duration;
 use crate::sort::StableSort;
+use crate::vec_map::VecMap;
 
 /// The namespace node Leases live in.
 pub const LEASE_NAMESPACE: &str = "kube-node-lease";
@@ -184,20 +185,20 @@ pub struct Kubelet {
     crash_backoff: Backoff,
     /// Pull back-off per pod and image (`<uid>_<image>`), with the last pull error.
     pull_backoff: Backoff,
-    pull_errors: BTreeMap<String, String>,
-    probes: BTreeMap<(String, String, ProbeKind), ProbeWorker>,
-    pulls: BTreeMap<(String, String), Pull>,
+    pull_errors: VecMap<String, String>,
+    probes: VecMap<(String, String, ProbeKind), ProbeWorker>,
+    pulls: VecMap<(String, String), Pull>,
     puller_free_at: Millis,
     /// Why a container could not be started last time (the kubelet's reasonCache).
-    reasons: BTreeMap<(String, String), (String, String)>,
+    reasons: VecMap<(String, String), (String, String)>,
     /// The pod as this kubelet's last status write stored it, per pod uid, to ignore the echo of
     /// its own writes. The API server's answer, shared with its store: a copy of each status
     /// would be a few kB a pod.
-    written: BTreeMap<String, Arc<Object>>,
+    written: VecMap<String, Arc<Object>>,
     /// Per pod uid: (the cached resourceVersion a write was based on, the one it produced).
-    status_rv: BTreeMap<String, (String, String)>,
+    status_rv: VecMap<String, (String, String)>,
     /// The cached resourceVersion of the status write in flight, per pod uid.
-    status_anchor: BTreeMap<String, String>,
+    status_anchor: VecMap<String, String>,
     node_posted_at: Option<Millis>,
     /// When the status post in flight was decided (the report period counts from there).
     node_post_sent_at: Millis,
@@ -209,10 +210,10 @@ pub struct Kubelet {
     lease: Option<Lease>,
     lease_exists: bool,
     /// Per pod uid: when its volumes may be mounted again after a failed attempt.
-    mount_retry: BTreeMap<String, MountRetry>,
+    mount_retry: VecMap<String, MountRetry>,
     /// Claims whose filesystem this kubelet grows online (NodeExpandVolume): when the
     /// expansion is done, or `None` once its status has been sent.
-    expanding: BTreeMap<ObjectKey, Option<Millis>>,
+    expanding: VecMap<ObjectKey, Option<Millis>>,
 }
 
 impl Kubelet {
@@ -224,14 +225,14 @@ impl Kubelet {
             admitted: BTreeSet::new(),
             crash_backoff: Backoff::default(),
             pull_backoff: Backoff::default(),
-            pull_errors: BTreeMap::new(),
-            probes: BTreeMap::new(),
-            pulls: BTreeMap::new(),
+            pull_errors: VecMap::new(),
+            probes: VecMap::new(),
+            pulls: VecMap::new(),
             puller_free_at: 0,
-            reasons: BTreeMap::new(),
-            written: BTreeMap::new(),
-            status_rv: BTreeMap::new(),
-            status_anchor: BTreeMap::new(),
+            reasons: VecMap::new(),
+            written: VecMap::new(),
+            status_rv: VecMap::new(),
+            status_anchor: VecMap::new(),
             node_posted_at: None,
             node_post_sent_at: 0,
             started: false,
@@ -239,8 +240,8 @@ impl Kubelet {
             last_unschedulable: None,
             lease: None,
             lease_exists: false,
-            mount_retry: BTreeMap::new(),
-            expanding: BTreeMap::new(),
+            mount_retry: VecMap::new(),
+            expanding: VecMap::new(),
         }
     }
 

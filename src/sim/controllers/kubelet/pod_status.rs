@@ -2,6 +2,7 @@
 //! (phase, conditions, container statuses, QoS class).
 
 use super::*;
+use crate::vec_map::VecMap;
 
 impl Kubelet {
     /// The pod status the kubelet reports, from the runtime as the PLEG saw it (`view`).
@@ -513,8 +514,8 @@ pub(super) fn readiness_gates(
 
 /// `GetPodQOS`: Guaranteed, Burstable or BestEffort from cpu/memory requests and limits.
 pub(super) fn qos_class(pod: &Pod) -> &'static str {
-    let mut requests: BTreeMap<&str, f64> = BTreeMap::new();
-    let mut limits: BTreeMap<&str, f64> = BTreeMap::new();
+    let mut requests: VecMap<&str, f64> = VecMap::new();
+    let mut limits: VecMap<&str, f64> = VecMap::new();
     let mut guaranteed = true;
     let none = ResourceRequirements::default();
     for c in pod

@@ -8,8 +8,6 @@
 //! (`--reconcile-sync`, ListVolumes): a VolumeAttachment whose disk fell off its node behind the
 //! cluster's back (the `DetachVolume` fault) is marked `attached: false`, and attached again.
 
-use std::collections::BTreeMap;
-
 use serde_json::json;
 
 use super::Kinds;
@@ -19,6 +17,7 @@ use crate::sim::api::storage::{
 use crate::sim::api::types::{Millis, ObjectKey};
 use crate::sim::api::ApiRequest;
 use crate::sim::machinery::controller::{Ctx, Outcome, ReconcileRecord};
+use crate::vec_map::VecMap;
 
 /// How long the storage system's ControllerPublishVolume takes.
 pub const ATTACH_TIME: Millis = 2_000;
@@ -34,7 +33,7 @@ pub fn reconcile_sync_key() -> Option<ObjectKey> {
 /// The attacher's state: the attachments under way and when each is done.
 #[derive(Debug, Default)]
 pub struct Attacher {
-    attaching: BTreeMap<String, Millis>,
+    attaching: VecMap<String, Millis>,
 }
 
 impl Attacher {

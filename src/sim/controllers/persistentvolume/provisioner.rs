@@ -13,7 +13,6 @@
 //! fails as the real local-path one does. Expansion is in [`super::resizer`], attaching disks to
 //! nodes in [`super::attacher`].
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map};
@@ -33,6 +32,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sim::machinery::storage_backend::StorageCall;
+use crate::vec_map::SlotMap;
 
 /// How long making a volume takes (local-path's helper pod, a cloud's CreateVolume).
 pub const PROVISIONING_TIME: Millis = 2_000;
@@ -69,7 +69,7 @@ impl Driver {
 pub struct ExternalProvisioner {
     driver: Driver,
     /// Claims being provisioned: when it started, or when a failed attempt may be retried.
-    started: BTreeMap<ObjectKey, Attempt>,
+    started: SlotMap<ObjectKey, Attempt>,
     resizer: Resizer,
     attacher: Attacher,
 }
@@ -85,7 +85,7 @@ impl ExternalProvisioner {
     pub fn new(driver: Driver) -> Self {
         ExternalProvisioner {
             driver,
-            started: BTreeMap::new(),
+            started: SlotMap::new(),
             resizer: Resizer::default(),
             attacher: Attacher::default(),
         }

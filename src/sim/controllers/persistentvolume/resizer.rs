@@ -14,8 +14,6 @@
 //! expand controller, which only says it leaves CSI volumes to the external resizer
 //! (`ExternalExpanding`), is not simulated.
 
-use std::collections::BTreeMap;
-
 use serde_json::{json, Map};
 
 use super::{bytes, claim_class, claim_request, event, Kinds};
@@ -29,6 +27,7 @@ use crate::sim::api::types::{Millis, ObjectKey, Time};
 use crate::sim::api::ApiRequest;
 use crate::sim::machinery::controller::{Ctx, Outcome, ReconcileRecord};
 use crate::sim::machinery::storage_backend::StorageCall;
+use crate::vec_map::SlotMap;
 
 /// How long the storage system's ControllerExpandVolume takes.
 pub const EXPAND_TIME: Millis = 4_000;
@@ -59,9 +58,9 @@ enum Step {
 /// The resizer's state: the expansions under way.
 #[derive(Debug, Default)]
 pub struct Resizer {
-    steps: BTreeMap<ObjectKey, Step>,
+    steps: SlotMap<ObjectKey, Step>,
     /// The claim each volume under way belongs to, to forget its step when a write fails.
-    claim_of: BTreeMap<String, ObjectKey>,
+    claim_of: SlotMap<String, ObjectKey>,
 }
 
 /// The claim's request as written.

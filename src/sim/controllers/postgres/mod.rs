@@ -19,7 +19,6 @@ pub mod status;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -34,6 +33,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 
+use crate::vec_map::SlotMap;
 use objects::{Owner, Spec};
 use status::Migration;
 
@@ -87,7 +87,7 @@ pub struct PostgresOperator {
     /// its status says so (what a restart forgets).
     started: Vec<(String, String)>,
     /// edge-triggered bug: the changes events carried, per cluster, not yet acted on.
-    pending: BTreeMap<ObjectKey, Vec<edge::Delta>>,
+    pending: SlotMap<ObjectKey, Vec<edge::Delta>>,
 }
 
 impl PostgresOperator {
@@ -762,7 +762,9 @@ impl Controller for PostgresOperator {
                 // The edge-triggered operator owes what it failed to create.
                 if let Some(cluster) = owner_key(sent) {
                     let delta = edge::Delta::Lost(sent.kind().as_str().to_string());
-                    self.pending.entry(cluster).or_default().push(delta);
+                    self.pending
+                        .get_or_insert_with(cluster, Vec::new)
+                        .push(delta);
                 }
             }
             _ => {}

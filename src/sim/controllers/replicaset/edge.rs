@@ -15,7 +15,6 @@
 //! Requests that fail are remembered as deltas and retried, so the only thing it loses is what it
 //! never saw.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::sim::api::types::{
@@ -28,6 +27,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::StableSort;
+use crate::vec_map::SlotMap;
 
 /// One change an event carried, as the edge-triggered controller remembers it until its pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,9 +71,9 @@ impl Delta {
 #[derive(Debug, Default)]
 pub struct EdgeReplicaSetController {
     /// Changes seen per ReplicaSet and not yet acted on.
-    pending: BTreeMap<ObjectKey, Vec<Delta>>,
+    pending: SlotMap<ObjectKey, Vec<Delta>>,
     /// Pods it deleted itself (→ for which ReplicaSet): their DELETED is not a loss to make up for.
-    deleted_by_me: BTreeMap<ObjectKey, ObjectKey>,
+    deleted_by_me: SlotMap<ObjectKey, ObjectKey>,
 }
 
 impl EdgeReplicaSetController {
@@ -88,7 +88,9 @@ impl EdgeReplicaSetController {
     }
 
     fn push(&mut self, rs: &ObjectKey, delta: Delta) {
-        self.pending.entry(rs.clone()).or_default().push(delta);
+        self.pending
+            .get_or_insert_with(rs.clone(), Vec::new)
+            .push(delta);
     }
 }
 

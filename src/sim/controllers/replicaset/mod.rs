@@ -12,10 +12,11 @@
 pub mod edge;
 
 use crate::sort::CollectTree;
+use crate::vec_map::SlotMap;
 use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeSet;
 #[allow(clippy::disallowed_types)] // PodsPerNode: lookup-only, fixed hasher (see there)
 use std::collections::HashMap;
-use std::collections::{BTreeMap, BTreeSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -71,8 +72,8 @@ impl ControlleeExpectations {
 /// expected, so that a pod seen terminating and then deleted is counted once.
 #[derive(Clone, Debug, Default)]
 pub struct Expectations {
-    counts: BTreeMap<ObjectKey, ControlleeExpectations>,
-    delete_keys: BTreeMap<ObjectKey, BTreeSet<ObjectKey>>,
+    counts: SlotMap<ObjectKey, ControlleeExpectations>,
+    delete_keys: SlotMap<ObjectKey, BTreeSet<ObjectKey>>,
 }
 
 impl Expectations {
@@ -164,9 +165,9 @@ struct ManageError {
 pub struct ReplicaSetController {
     expectations: Expectations,
     /// Pods whose DELETE is in flight → the ReplicaSet (key, uid) that sent it, for its events.
-    deleting: BTreeMap<ObjectKey, (ObjectKey, String)>,
+    deleting: SlotMap<ObjectKey, (ObjectKey, String)>,
     /// Last create/delete failure per ReplicaSet; cleared by a clean pass.
-    manage_errors: BTreeMap<ObjectKey, ManageError>,
+    manage_errors: SlotMap<ObjectKey, ManageError>,
     /// ReplicaSets whose current create/delete pass has already seen a failure.
     pass_failed: BTreeSet<ObjectKey>,
 }

@@ -32,7 +32,7 @@ mod queue;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -50,6 +50,7 @@ use crate::sim::machinery::controller::{
 };
 use crate::sim::rng::Rng;
 use crate::sort::CollectTree;
+use crate::vec_map::{SlotMap, VecMap};
 
 pub use plugins::{
     required_affinity_matches, HostPort, PodResources, Resources, BALANCED_ALLOCATION,
@@ -149,9 +150,9 @@ struct Nominated {
 /// never re-sums pods (`internal/cache`). Also used, built from live objects, by [`explain`].
 #[derive(Clone, Debug, Default)]
 struct ClusterState {
-    nodes: BTreeMap<String, NodeInfo>,
-    pods: BTreeMap<ObjectKey, PodEntry>,
-    nominated: BTreeMap<ObjectKey, Nominated>,
+    nodes: SlotMap<String, NodeInfo>,
+    pods: SlotMap<ObjectKey, PodEntry>,
+    nominated: SlotMap<ObjectKey, Nominated>,
 }
 
 impl ClusterState {
@@ -159,7 +160,9 @@ impl ClusterState {
         let Some(name) = obj.as_node().map(|n| n.metadata.name.clone()) else {
             return;
         };
-        self.nodes.entry(name).or_default().set_node(obj);
+        self.nodes
+            .get_or_insert_with(name, NodeInfo::default)
+            .set_node(obj);
     }
 
     fn remove_node(&mut self, name: &str) {
@@ -175,8 +178,7 @@ impl ClusterState {
     fn place(&mut self, key: ObjectKey, entry: PodEntry) {
         self.unplace(&key);
         self.nodes
-            .entry(entry.node.clone())
-            .or_default()
+            .get_or_insert_with(entry.node.clone(), NodeInfo::default)
             .add_pod(&key, &entry);
         self.pods.insert(key, entry);
     }
@@ -277,7 +279,7 @@ fn filter_nodes<'s>(
         }
     }
     let total = names.len();
-    let mut nominated_here: BTreeMap<&str, Vec<(&ObjectKey, &PodEntry)>> = BTreeMap::new();
+    let mut nominated_here: VecMap<&str, Vec<(&ObjectKey, &PodEntry)>> = VecMap::new();
     for (k, n) in &state.nominated {
         if *k != p.key && n.entry.priority >= p.priority {
             nominated_here
@@ -766,10 +768,10 @@ pub struct Scheduler {
     state: ClusterState,
     queue: SchedulingQueue,
     /// Pods popped and sent to Bind whose response has not come back (to re-queue on failure).
-    binding: BTreeMap<ObjectKey, queue::QueuedPod>,
+    binding: SlotMap<ObjectKey, queue::QueuedPod>,
     /// Claims whose `selected-node` patch (VolumeBinding's PreBind) is on its way, and the pod
     /// it is for: a failed patch fails that pod's binding cycle.
-    prebinding: BTreeMap<ObjectKey, ObjectKey>,
+    prebinding: SlotMap<ObjectKey, ObjectKey>,
     /// Charges forgotten after a failed binding, still to be announced to unschedulable pods.
     forgotten: Vec<PodEntry>,
     /// Events about a binding's answer, handed over by `events_for_response`.
@@ -781,7 +783,7 @@ pub struct Scheduler {
     last_leftover_flush: Millis,
     /// `nextStartNodeIndex`: where the next Filter pass starts, so nodes share the load.
     next_start_node_index: usize,
-    decisions: BTreeMap<ObjectKey, SchedulingDecision>,
+    decisions: SlotMap<ObjectKey, SchedulingDecision>,
     decision_order: VecDeque<ObjectKey>,
     /// Per-node verdicts held in `decisions`, against [`DECISION_BUDGET`].
     decision_lines: usize,
@@ -799,15 +801,15 @@ impl Scheduler {
         Scheduler {
             state: ClusterState::default(),
             queue: SchedulingQueue::new(),
-            binding: BTreeMap::new(),
-            prebinding: BTreeMap::new(),
+            binding: SlotMap::new(),
+            prebinding: SlotMap::new(),
             forgotten: Vec::new(),
             answer_events: Vec::new(),
             now: 0,
             needs_rebuild: true,
             last_leftover_flush: 0,
             next_start_node_index: 0,
-            decisions: BTreeMap::new(),
+            decisions: SlotMap::new(),
             decision_order: VecDeque::new(),
             decision_lines: 0,
         }

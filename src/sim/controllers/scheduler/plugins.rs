@@ -16,6 +16,7 @@ use crate::sim::api::types::{
     ObjectKey, Pod, StringMap, Taint, Toleration,
 };
 use crate::sort::StableSort;
+use crate::vec_map::VecMap;
 
 /// `framework.MaxNodeScore`: every plugin's normalized score lies in 0..=100.
 pub const MAX_NODE_SCORE: i64 = 100;
@@ -90,7 +91,7 @@ pub struct Resources {
     pub milli_cpu: i64,
     pub memory: i64,
     pub ephemeral_storage: i64,
-    pub scalars: BTreeMap<String, i64>,
+    pub scalars: VecMap<String, i64>,
 }
 
 impl Resources {
@@ -326,7 +327,7 @@ pub struct NodeInfo {
     pub non0_cpu: i64,
     pub non0_mem: i64,
     pub pods: BTreeSet<ObjectKey>,
-    pub used_ports: BTreeMap<HostPort, u32>,
+    pub used_ports: VecMap<HostPort, u32>,
     /// Pods here that are not terminating, by controller uid: what PodTopologySpread counts.
     pub by_owner: BTreeMap<String, u32>,
     /// The node has the hostname label (PodTopologySpread's first default domain).
@@ -443,7 +444,7 @@ pub fn pod_topology_spread_raw<'a>(
     let [(_, host_skew), (_, zone_skew)] = DEFAULT_SPREAD_CONSTRAINTS;
     let host_weight = ((infos.len() + 2) as f64).ln();
     // A node without the zone label is the domain "" here, as Go reads a missing map key.
-    let mut zone_counts: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut zone_counts: VecMap<&str, i64> = VecMap::new();
     let mut unzoned = false;
     for ni in infos {
         match &ni.zone {
@@ -933,7 +934,7 @@ pub fn fit_error_message<'a>(
     reasons: impl IntoIterator<Item = &'a str>,
     post_filter: Option<&str>,
 ) -> String {
-    let mut histogram: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut histogram: VecMap<&str, usize> = VecMap::new();
     for r in reasons {
         *histogram.entry(r).or_insert(0) += 1;
     }

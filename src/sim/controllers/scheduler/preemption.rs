@@ -7,13 +7,12 @@
 //! reprieved one by one from the most important down, and the node with the least damage wins.
 //! PodDisruptionBudgets are not consulted (a deliberate simplification).
 
-use std::collections::BTreeMap;
-
 use crate::sim::api::types::{Millis, ObjectKey};
 use crate::sort::StableSort;
 
 use super::plugins::{fit_error_message, run_filters, NodeInfo, PodCtx, PodEntry, Rejection};
 use super::ClusterState;
+use crate::vec_map::VecMap;
 
 /// Preemption's message for a node where evicting pods cannot help.
 pub const NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
@@ -169,7 +168,7 @@ pub(super) fn preempt(
     if let Err(msg) = eligible(state, p, rejected) {
         return PostFilter::Failed(msg);
     }
-    let mut statuses: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut statuses: VecMap<&str, Vec<String>> = VecMap::new();
     let mut candidates = Vec::new();
     for (node, r) in rejected {
         if r.unresolvable {

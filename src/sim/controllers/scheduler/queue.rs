@@ -8,11 +8,12 @@
 //! every 30 s). The queue is plain data: callers pass the simulated time in.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 
 use crate::sim::api::types::{Millis, ObjectKey};
+use crate::vec_map::SlotMap;
 
 /// `podInitialBackoffSeconds`.
 pub const POD_INITIAL_BACKOFF: Millis = 1_000;
@@ -90,7 +91,7 @@ impl QueueName {
 /// The three queues. Every pod is in exactly one of them, or popped (being scheduled).
 #[derive(Clone, Debug, Default)]
 pub struct SchedulingQueue {
-    pods: BTreeMap<ObjectKey, (QueuedPod, QueueName)>,
+    pods: SlotMap<ObjectKey, (QueuedPod, QueueName)>,
     active: BTreeSet<(Reverse<i64>, u64, ObjectKey)>,
     backoff: BTreeSet<(Millis, u64, ObjectKey)>,
     unschedulable: BTreeSet<ObjectKey>,

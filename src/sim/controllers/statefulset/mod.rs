@@ -19,7 +19,6 @@ pub mod utils;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{json, Value as Json};
@@ -34,6 +33,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::StableSort;
+use crate::vec_map::SlotMap;
 use utils::*;
 
 /// An event that waits for the answer to the request it reports on.
@@ -104,7 +104,7 @@ impl Pending {
 #[derive(Debug, Default)]
 pub struct StatefulSetController {
     /// Per request key, the event its answer decides.
-    pending: BTreeMap<ObjectKey, Pending>,
+    pending: SlotMap<ObjectKey, Pending>,
 }
 
 impl StatefulSetController {
