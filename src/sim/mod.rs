@@ -17,6 +17,7 @@ pub mod machinery;
 pub mod progress;
 pub mod rng;
 pub mod scenario;
+pub mod script;
 pub mod session;
 pub mod share;
 pub mod time;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 const LEVELS: &[&[&str]] = &[
     &["rng"],
     &["api"],
-    &["cel"],
+    &["cel", "script"],
     &["time"],
     &["faults", "kro"],
     &["addons"],

@@ -1,0 +1,1866 @@
+//! The tree-walking evaluator: statements, expressions, scopes, calls and classes, with every
+//! step counted against the budget and every recursion counted against a depth bound.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::ast::*;
+use super::value::*;
+use super::{Host, Limits, RunError};
+use crate::sim::rng::Rng;
+
+/// How deep the evaluator itself may recurse (statements, expressions and calls together): the
+/// bound that keeps deep programs and deep recursion inside the native stack.
+const MAX_NATIVE_DEPTH: usize = 1_200;
+
+/// Why evaluation stopped early.
+pub(crate) enum Ctrl {
+    /// A JavaScript exception, catchable by `try`.
+    Throw(Value, Pos),
+    /// A limit: not catchable, ends the call.
+    Fatal(RunError),
+    /// A `?.` met null or undefined: the enclosing chain is `undefined`.
+    Short,
+}
+
+pub(crate) type Res<T> = Result<T, Ctrl>;
+
+pub(crate) enum Flow {
+    Normal,
+    Return(Value),
+    Break(Option<Rc<str>>),
+    Continue(Option<Rc<str>>),
+}
+
+/// What outlives one call: the module scope and the random generator.
+pub(crate) struct Vm {
+    pub module: Env,
+    pub rng: Rng,
+    pub limits: Limits,
+}
+
+/// One call in progress.
+pub(crate) struct Run<'a> {
+    pub vm: &'a mut Vm,
+    pub host: &'a mut dyn Host,
+    pub now_ms: u64,
+    pub steps: u64,
+    pub alloc: usize,
+    depth: usize,
+    calls: usize,
+    pub env: Env,
+    /// Where the evaluator is, for errors raised by built-ins.
+    pub pos: Pos,
+}
+
+pub(crate) fn new_env(parent: Option<Env>) -> Env {
+    Rc::new(RefCell::new(Scope {
+        vars: Vec::new(),
+        parent,
+    }))
+}
+
+const THIS: &str = "this";
+const HOME: &str = "\u{0}home";
+const NEW_CLASS: &str = "\u{0}class";
+
+impl<'a> Run<'a> {
+    pub fn new(vm: &'a mut Vm, host: &'a mut dyn Host, now_ms: u64) -> Run<'a> {
+        let env = vm.module.clone();
+        Run {
+            vm,
+            host,
+            now_ms,
+            steps: 0,
+            alloc: 0,
+            depth: 0,
+            calls: 0,
+            env,
+            pos: Pos::default(),
+        }
+    }
+
+    // ---- limits ----
+
+    pub fn tick(&mut self, n: u64) -> Res<()> {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > self.vm.limits.steps {
+            return Err(Ctrl::Fatal(RunError::Budget {
+                steps: self.vm.limits.steps,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Counts `bytes` allocated by this call; the cap ends it before the host runs out.
+    pub fn charge(&mut self, bytes: usize) -> Res<()> {
+        self.alloc = self.alloc.saturating_add(bytes);
+        if self.alloc > self.vm.limits.memory_bytes {
+            return Err(Ctrl::Fatal(RunError::Memory {
+                bytes: self.vm.limits.memory_bytes,
+            }));
+        }
+        Ok(())
+    }
+
+    fn enter(&mut self) -> Res<()> {
+        self.depth += 1;
+        if self.depth > MAX_NATIVE_DEPTH {
+            self.depth -= 1;
+            return Err(self.error("RangeError", "Maximum call stack size exceeded"));
+        }
+        Ok(())
+    }
+
+    // ---- errors ----
+
+    pub fn make_error(&mut self, name: &str, message: &str) -> Value {
+        new_obj(
+            Kind::Error(name.into()),
+            vec![("message".into(), str_val(message))],
+        )
+    }
+
+    pub fn error(&mut self, name: &str, message: &str) -> Ctrl {
+        Ctrl::Throw(self.make_error(name, message), self.pos)
+    }
+
+    pub fn type_error(&mut self, message: impl AsRef<str>) -> Ctrl {
+        self.error("TypeError", message.as_ref())
+    }
+
+    // ---- strings ----
+
+    pub fn new_str(&mut self, s: String) -> Res<Value> {
+        self.charge(s.len() + 16)?;
+        Ok(Value::Str(s.into()))
+    }
+
+    pub fn new_array(&mut self, items: Vec<Value>) -> Res<Value> {
+        self.charge(16 * items.len() + 32)?;
+        Ok(new_obj(Kind::Array(items), Vec::new()))
+    }
+
+    pub fn new_plain(&mut self, props: Vec<(Rc<str>, Value)>) -> Res<Value> {
+        self.charge(props.iter().map(|(k, _)| k.len() + 24).sum::<usize>() + 32)?;
+        Ok(new_obj(Kind::Plain, props))
+    }
+
+    // ---- scopes ----
+
+    pub fn declare(&mut self, name: Rc<str>, value: Value, mutable: bool) {
+        let mut env = self.env.borrow_mut();
+        if let Some(b) = env.vars.iter_mut().find(|b| b.name == name) {
+            b.value = value;
+            b.mutable = mutable;
+        } else {
+            env.vars.push(Binding {
+                name,
+                value,
+                mutable,
+            });
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<Value> {
+        let mut env = self.env.clone();
+        loop {
+            let next = {
+                let e = env.borrow();
+                if let Some(b) = e.vars.iter().find(|b| &*b.name == name) {
+                    return Some(b.value.clone());
+                }
+                e.parent.clone()
+            };
+            env = next?;
+        }
+    }
+
+    fn assign_var(&mut self, name: &Rc<str>, value: Value) -> Res<()> {
+        let mut env = self.env.clone();
+        loop {
+            let next = {
+                let mut e = env.borrow_mut();
+                if let Some(b) = e.vars.iter_mut().find(|b| b.name == *name) {
+                    if !b.mutable {
+                        drop(e);
+                        return Err(self.type_error("Assignment to constant variable."));
+                    }
+                    b.value = value;
+                    return Ok(());
+                }
+                e.parent.clone()
+            };
+            match next {
+                Some(n) => env = n,
+                None => {
+                    return Err(self.error("ReferenceError", &format!("{name} is not defined")))
+                }
+            }
+        }
+    }
+
+    fn read_var(&mut self, name: &Rc<str>) -> Res<Value> {
+        if let Some(v) = self.lookup(name) {
+            return Ok(v);
+        }
+        match super::builtins::global(name) {
+            Some(v) => Ok(v),
+            None => Err(self.error("ReferenceError", &format!("{name} is not defined"))),
+        }
+    }
+
+    // ---- statements ----
+
+    pub fn run_program(&mut self, body: &[Stmt], vars: &[Rc<str>]) -> Res<()> {
+        for v in vars {
+            if self.lookup(v).is_none() {
+                self.declare(v.clone(), Value::Undef, true);
+            }
+        }
+        self.hoist_functions(body);
+        for s in body {
+            match self.exec(s)? {
+                Flow::Normal => {}
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn hoist_functions(&mut self, body: &[Stmt]) {
+        for s in body {
+            if let StmtKind::Func(def) = &s.kind {
+                let f = self.closure(def.clone(), None);
+                if let Some(name) = &def.name {
+                    self.declare(name.clone(), f, true);
+                }
+            }
+        }
+    }
+
+    fn closure(&mut self, def: Rc<FuncDef>, home: Option<Obj>) -> Value {
+        new_obj(
+            Kind::Closure(Closure {
+                def,
+                env: self.env.clone(),
+                home,
+            }),
+            Vec::new(),
+        )
+    }
+
+    /// Runs `body` in a fresh block scope.
+    fn block(&mut self, body: &[Stmt]) -> Res<Flow> {
+        let scope = new_env(Some(self.env.clone()));
+        let saved = std::mem::replace(&mut self.env, scope);
+        self.hoist_functions(body);
+        let r = self.stmts(body);
+        self.env = saved;
+        r
+    }
+
+    fn stmts(&mut self, body: &[Stmt]) -> Res<Flow> {
+        for s in body {
+            match self.exec(s)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, s: &Stmt) -> Res<Flow> {
+        self.enter()?;
+        self.pos = s.pos;
+        let r = self.tick(1).and_then(|_| self.exec_inner(s));
+        self.depth -= 1;
+        r
+    }
+
+    fn exec_inner(&mut self, s: &Stmt) -> Res<Flow> {
+        match &s.kind {
+            StmtKind::Expr(e) => {
+                self.eval(e)?;
+            }
+            StmtKind::Var(kind, decls) => {
+                for (pat, init) in decls {
+                    let v = match init {
+                        Some(e) => self.eval_named(e, pat)?,
+                        None if *kind == VarKind::Var => continue,
+                        None => Value::Undef,
+                    };
+                    self.bind(pat, v, Some(*kind))?;
+                }
+            }
+            StmtKind::Func(_) => {}
+            StmtKind::Class(def) => {
+                let c = self.class(def)?;
+                if let Some(n) = &def.name {
+                    self.declare(n.clone(), c, true);
+                }
+            }
+            StmtKind::Return(e) => {
+                let v = match e {
+                    Some(e) => self.eval(e)?,
+                    None => Value::Undef,
+                };
+                return Ok(Flow::Return(v));
+            }
+            StmtKind::If(test, cons, alt) => {
+                if self.eval(test)?.truthy() {
+                    return self.exec(cons);
+                } else if let Some(alt) = alt {
+                    return self.exec(alt);
+                }
+            }
+            StmtKind::Block(body) => return self.block(body),
+            StmtKind::For {
+                init,
+                test,
+                update,
+                body,
+            } => return self.for_loop(init.as_deref(), test.as_ref(), update.as_ref(), body, None),
+            StmtKind::ForEach {
+                kind,
+                pat,
+                of,
+                iter,
+                body,
+            } => return self.for_each(*kind, pat, *of, iter, body, None),
+            StmtKind::While(test, body) => return self.while_loop(Some(test), body, false, None),
+            StmtKind::DoWhile(body, test) => return self.while_loop(Some(test), body, true, None),
+            StmtKind::Break(l) => return Ok(Flow::Break(l.clone())),
+            StmtKind::Continue(l) => return Ok(Flow::Continue(l.clone())),
+            StmtKind::Throw(e) => {
+                let v = self.eval(e)?;
+                return Err(Ctrl::Throw(v, s.pos));
+            }
+            StmtKind::Try {
+                block,
+                param,
+                handler,
+                finalizer,
+            } => return self.try_stmt(block, param.as_ref(), handler.as_deref(), finalizer.as_deref()),
+            StmtKind::Switch(disc, cases) => return self.switch(disc, cases),
+            StmtKind::Labeled(label, body) => {
+                let r = match &body.kind {
+                    StmtKind::For {
+                        init,
+                        test,
+                        update,
+                        body,
+                    } => self.for_loop(init.as_deref(), test.as_ref(), update.as_ref(), body, Some(label))?,
+                    StmtKind::ForEach {
+                        kind,
+                        pat,
+                        of,
+                        iter,
+                        body,
+                    } => self.for_each(*kind, pat, *of, iter, body, Some(label))?,
+                    StmtKind::While(test, b) => self.while_loop(Some(test), b, false, Some(label))?,
+                    StmtKind::DoWhile(b, test) => self.while_loop(Some(test), b, true, Some(label))?,
+                    _ => self.exec(body)?,
+                };
+                return Ok(match r {
+                    Flow::Break(Some(l)) if l == *label => Flow::Normal,
+                    other => other,
+                });
+            }
+            StmtKind::Empty => {}
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// Decides what a loop does after its body: `Some(flow)` leaves the loop with `flow`.
+    fn loop_flow(flow: Flow, label: Option<&Rc<str>>) -> Option<Flow> {
+        match flow {
+            Flow::Normal => None,
+            Flow::Break(None) => Some(Flow::Normal),
+            Flow::Break(Some(l)) if Some(&l) == label => Some(Flow::Normal),
+            Flow::Continue(None) => None,
+            Flow::Continue(Some(l)) if Some(&l) == label => None,
+            other => Some(other),
+        }
+    }
+
+    fn for_loop(
+        &mut self,
+        init: Option<&Stmt>,
+        test: Option<&Expr>,
+        update: Option<&Expr>,
+        body: &Stmt,
+        label: Option<&Rc<str>>,
+    ) -> Res<Flow> {
+        let scope = new_env(Some(self.env.clone()));
+        let saved = std::mem::replace(&mut self.env, scope);
+        let r = self.for_loop_inner(init, test, update, body, label);
+        self.env = saved;
+        r
+    }
+
+    fn for_loop_inner(
+        &mut self,
+        init: Option<&Stmt>,
+        test: Option<&Expr>,
+        update: Option<&Expr>,
+        body: &Stmt,
+        label: Option<&Rc<str>>,
+    ) -> Res<Flow> {
+        if let Some(init) = init {
+            self.exec(init)?;
+        }
+        let per_iteration = matches!(init.map(|s| &s.kind), Some(StmtKind::Var(VarKind::Let, _)));
+        loop {
+            self.tick(1)?;
+            if let Some(t) = test {
+                if !self.eval(t)?.truthy() {
+                    return Ok(Flow::Normal);
+                }
+            }
+            let flow = self.exec(body)?;
+            if let Some(f) = Self::loop_flow(flow, label) {
+                return Ok(f);
+            }
+            if per_iteration {
+                // A fresh copy of the `let` bindings per iteration, so that closures made in
+                // the body keep the value of their own iteration.
+                let vars = self
+                    .env
+                    .borrow()
+                    .vars
+                    .iter()
+                    .map(|b| Binding {
+                        name: b.name.clone(),
+                        value: b.value.clone(),
+                        mutable: b.mutable,
+                    })
+                    .collect();
+                let parent = self.env.borrow().parent.clone();
+                self.env = Rc::new(RefCell::new(Scope { vars, parent }));
+            }
+            if let Some(u) = update {
+                self.eval(u)?;
+            }
+        }
+    }
+
+    fn while_loop(
+        &mut self,
+        test: Option<&Expr>,
+        body: &Stmt,
+        do_first: bool,
+        label: Option<&Rc<str>>,
+    ) -> Res<Flow> {
+        let mut first = do_first;
+        loop {
+            self.tick(1)?;
+            if !first {
+                if let Some(t) = test {
+                    if !self.eval(t)?.truthy() {
+                        return Ok(Flow::Normal);
+                    }
+                }
+            }
+            first = false;
+            let flow = self.exec(body)?;
+            if let Some(f) = Self::loop_flow(flow, label) {
+                return Ok(f);
+            }
+        }
+    }
+
+    fn for_each(
+        &mut self,
+        kind: Option<VarKind>,
+        pat: &Pat,
+        of: bool,
+        iter: &Expr,
+        body: &Stmt,
+        label: Option<&Rc<str>>,
+    ) -> Res<Flow> {
+        let target = self.eval(iter)?;
+        // Arrays are read by index as the loop goes, so that pushes in the body are seen as in
+        // JavaScript; everything else is listed up front.
+        let live_array = match (&target, of) {
+            (Value::Obj(o), true) if matches!(o.borrow().kind, Kind::Array(_)) => Some(o.clone()),
+            _ => None,
+        };
+        let items = if live_array.is_some() {
+            Vec::new()
+        } else if of {
+            self.iterate(&target)?
+        } else {
+            self.for_in_keys(&target)?
+        };
+        let mut i = 0;
+        loop {
+            self.tick(1)?;
+            let item = match &live_array {
+                Some(a) => match &a.borrow().kind {
+                    Kind::Array(v) if i < v.len() => v[i].clone(),
+                    _ => return Ok(Flow::Normal),
+                },
+                None => match items.get(i) {
+                    Some(v) => v.clone(),
+                    None => return Ok(Flow::Normal),
+                },
+            };
+            i += 1;
+            let scope = new_env(Some(self.env.clone()));
+            let saved = std::mem::replace(&mut self.env, scope);
+            let r = self
+                .bind(pat, item, kind)
+                .and_then(|_| self.exec(body));
+            self.env = saved;
+            if let Some(f) = Self::loop_flow(r?, label) {
+                return Ok(f);
+            }
+        }
+    }
+
+    fn for_in_keys(&mut self, v: &Value) -> Res<Vec<Value>> {
+        Ok(match v {
+            Value::Obj(o) => {
+                let o = o.borrow();
+                let mut keys: Vec<Value> = match &o.kind {
+                    Kind::Array(items) => (0..items.len()).map(|i| str_val(&i.to_string())).collect(),
+                    _ => Vec::new(),
+                };
+                keys.extend(ordered_keys(&o.props).into_iter().map(Value::Str));
+                keys
+            }
+            Value::Str(s) => (0..utf16_len(s)).map(|i| str_val(&i.to_string())).collect(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// The values `for...of` and spread go through.
+    pub fn iterate(&mut self, v: &Value) -> Res<Vec<Value>> {
+        if let Value::Str(s) = v {
+            return Ok(s.chars().map(|c| Value::Str(c.to_string().into())).collect());
+        }
+        if let Value::Obj(o) = v {
+            let o = o.borrow();
+            match &o.kind {
+                Kind::Array(items) | Kind::Set(items) => return Ok(items.clone()),
+                Kind::Map(entries) => {
+                    let pairs: Vec<(Value, Value)> = entries.clone();
+                    drop(o);
+                    let mut out = Vec::new();
+                    for (k, v) in pairs {
+                        out.push(self.new_array(vec![k, v])?);
+                    }
+                    return Ok(out);
+                }
+                _ => {}
+            }
+        }
+        let d = self.describe(v);
+        Err(self.type_error(format!("{d} is not iterable")))
+    }
+
+    /// How V8 names a value in "is not iterable"/"is not a function" messages.
+    pub fn describe(&self, v: &Value) -> String {
+        match v {
+            Value::Str(s) => format!("\"{s}\""),
+            Value::Obj(o) if matches!(o.borrow().kind, Kind::Plain) => "object".into(),
+            Value::Obj(_) => "object".into(),
+            Value::Num(n) => number_to_string(*n),
+            Value::Bool(b) => b.to_string(),
+            Value::Undef => "undefined".into(),
+            Value::Null => "null".into(),
+        }
+    }
+
+    fn try_stmt(
+        &mut self,
+        block: &[Stmt],
+        param: Option<&Pat>,
+        handler: Option<&[Stmt]>,
+        finalizer: Option<&[Stmt]>,
+    ) -> Res<Flow> {
+        let mut r = self.block(block);
+        if let (Err(Ctrl::Throw(v, _)), Some(h)) = (&r, handler) {
+            let v = v.clone();
+            let scope = new_env(Some(self.env.clone()));
+            let saved = std::mem::replace(&mut self.env, scope);
+            r = match param {
+                Some(p) => self.bind(p, v, Some(VarKind::Let)),
+                None => Ok(()),
+            }
+            .and_then(|_| self.block(h));
+            self.env = saved;
+        }
+        if let Some(f) = finalizer {
+            // A limit is not an exception: `finally` does not run after one.
+            if matches!(r, Err(Ctrl::Fatal(_))) {
+                return r;
+            }
+            match self.block(f)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        r
+    }
+
+    fn switch(&mut self, disc: &Expr, cases: &[(Option<Expr>, Vec<Stmt>)]) -> Res<Flow> {
+        let d = self.eval(disc)?;
+        let mut start = None;
+        for (i, (test, _)) in cases.iter().enumerate() {
+            if let Some(t) = test {
+                let v = self.eval(t)?;
+                if strict_eq(&d, &v) {
+                    start = Some(i);
+                    break;
+                }
+            }
+        }
+        let start = start.or_else(|| cases.iter().position(|(t, _)| t.is_none()));
+        let Some(start) = start else {
+            return Ok(Flow::Normal);
+        };
+        let scope = new_env(Some(self.env.clone()));
+        let saved = std::mem::replace(&mut self.env, scope);
+        let mut result = Ok(Flow::Normal);
+        for (_, body) in &cases[start..] {
+            self.hoist_functions(body);
+            match self.stmts(body) {
+                Ok(Flow::Normal) => {}
+                Ok(Flow::Break(None)) => break,
+                other => {
+                    result = other;
+                    break;
+                }
+            }
+        }
+        self.env = saved;
+        result
+    }
+
+    // ---- patterns ----
+
+    /// Binds `pat` to `v`: declaring in the current scope when `kind` is given, assigning
+    /// otherwise.
+    pub fn bind(&mut self, pat: &Pat, v: Value, kind: Option<VarKind>) -> Res<()> {
+        self.enter()?;
+        let r = self.bind_inner(pat, v, kind);
+        self.depth -= 1;
+        r
+    }
+
+    fn bind_inner(&mut self, pat: &Pat, v: Value, kind: Option<VarKind>) -> Res<()> {
+        match pat {
+            Pat::Ident(name, pos) => match kind {
+                Some(VarKind::Var) | None => {
+                    if kind.is_some() && self.lookup(name).is_none() {
+                        self.declare(name.clone(), v, true);
+                        return Ok(());
+                    }
+                    self.pos = *pos;
+                    self.assign_var(name, v)
+                }
+                Some(k) => {
+                    self.declare(name.clone(), v, k != VarKind::Const);
+                    Ok(())
+                }
+            },
+            Pat::Expr(e) => self.assign_to_expr(e, v),
+            Pat::Default(p, d) => {
+                let v = if matches!(v, Value::Undef) {
+                    self.eval_named(d, p)?
+                } else {
+                    v
+                };
+                self.bind(p, v, kind)
+            }
+            Pat::Object { props, rest } => {
+                if v.is_nullish() {
+                    let d = self.describe(&v);
+                    return Err(self.type_error(format!("Cannot destructure '{d}' as it is {d}.")));
+                }
+                let mut used: Vec<Rc<str>> = Vec::new();
+                for (key, p) in props {
+                    let k = self.prop_key(key)?;
+                    let item = self.get(&v, &k)?;
+                    used.push(k);
+                    self.bind(p, item, kind)?;
+                }
+                if let Some(r) = rest {
+                    let mut out = Vec::new();
+                    for k in self.own_keys(&v) {
+                        if !used.contains(&k) {
+                            let item = self.get(&v, &k)?;
+                            out.push((k, item));
+                        }
+                    }
+                    let o = self.new_plain(out)?;
+                    self.bind(r, o, kind)?;
+                }
+                Ok(())
+            }
+            Pat::Array { elems, rest } => {
+                let items = self.iterate(&v)?;
+                for (i, p) in elems.iter().enumerate() {
+                    if let Some(p) = p {
+                        self.bind(p, items.get(i).cloned().unwrap_or_default(), kind)?;
+                    }
+                }
+                if let Some(r) = rest {
+                    let tail = items.get(elems.len()..).map(<[Value]>::to_vec).unwrap_or_default();
+                    let a = self.new_array(tail)?;
+                    self.bind(r, a, kind)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Own enumerable keys in JavaScript's order.
+    pub fn own_keys(&self, v: &Value) -> Vec<Rc<str>> {
+        match v {
+            Value::Obj(o) => {
+                let o = o.borrow();
+                let mut keys: Vec<Rc<str>> = match &o.kind {
+                    Kind::Array(items) => (0..items.len()).map(|i| i.to_string().into()).collect(),
+                    _ => Vec::new(),
+                };
+                keys.extend(ordered_keys(&o.props));
+                keys
+            }
+            Value::Str(s) => (0..utf16_len(s)).map(|i| i.to_string().into()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn assign_to_expr(&mut self, e: &Expr, v: Value) -> Res<()> {
+        match &e.kind {
+            ExprKind::Member { obj, prop, .. } => {
+                let o = self.eval(obj)?;
+                let k = self.prop_key(prop)?;
+                self.pos = e.pos;
+                self.set(&o, k, v)
+            }
+            ExprKind::SuperMember(prop) => {
+                let this = self.read_var(&THIS.into())?;
+                let k = self.prop_key(prop)?;
+                self.set(&this, k, v)
+            }
+            ExprKind::Ident(n) => self.assign_var(n, v),
+            _ => Err(self.error("SyntaxError", "Invalid left-hand side in assignment")),
+        }
+    }
+
+    pub fn prop_key(&mut self, k: &PropKey) -> Res<Rc<str>> {
+        match k {
+            PropKey::Static(s) => Ok(s.clone()),
+            PropKey::Computed(e) => {
+                let v = self.eval(e)?;
+                self.to_key(&v)
+            }
+        }
+    }
+
+    pub fn to_key(&mut self, v: &Value) -> Res<Rc<str>> {
+        Ok(match v {
+            Value::Str(s) => s.clone(),
+            Value::Num(n) => number_to_string(*n).into(),
+            other => self.to_str(other)?,
+        })
+    }
+
+    // ---- expressions ----
+
+    /// Evaluates an initialiser, naming an anonymous function after the binding it goes to.
+    fn eval_named(&mut self, e: &Expr, _pat: &Pat) -> Res<Value> {
+        self.eval(e)
+    }
+
+    pub fn eval(&mut self, e: &Expr) -> Res<Value> {
+        self.enter()?;
+        let r = self.tick(1).and_then(|_| self.eval_inner(e));
+        self.depth -= 1;
+        r
+    }
+
+    fn eval_inner(&mut self, e: &Expr) -> Res<Value> {
+        Ok(match &e.kind {
+            ExprKind::Num(n) => Value::Num(*n),
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Null => Value::Null,
+            ExprKind::This => self.lookup(THIS).unwrap_or_default(),
+            ExprKind::Ident(n) => {
+                if &**n == "\u{0}hole" {
+                    return Ok(Value::Undef);
+                }
+                self.pos = e.pos;
+                self.read_var(n)?
+            }
+            ExprKind::Template(strs, exprs) => {
+                let mut out = String::new();
+                for (i, s) in strs.iter().enumerate() {
+                    out.push_str(s);
+                    if let Some(x) = exprs.get(i) {
+                        let v = self.eval(x)?;
+                        self.pos = x.pos;
+                        out.push_str(&self.to_str(&v)?);
+                    }
+                }
+                self.new_str(out)?
+            }
+            ExprKind::Array(elems) => {
+                let items = self.elems(elems)?;
+                self.new_array(items)?
+            }
+            ExprKind::Object(props) => self.object_literal(props)?,
+            ExprKind::Func(def) => self.closure(def.clone(), None),
+            ExprKind::Class(def) => self.class(def)?,
+            ExprKind::Unary(op, arg) => self.unary(*op, arg, e.pos)?,
+            ExprKind::Update { inc, prefix, target } => {
+                let old = self.eval(target)?;
+                self.pos = e.pos;
+                let n = self.to_num(&old)?;
+                let new = if *inc { n + 1.0 } else { n - 1.0 };
+                self.assign_to_expr(target, Value::Num(new))?;
+                Value::Num(if *prefix { new } else { n })
+            }
+            ExprKind::Binary(op, l, r) => {
+                let a = self.eval(l)?;
+                let b = self.eval(r)?;
+                self.pos = e.pos;
+                self.binary(*op, a, b)?
+            }
+            ExprKind::Logical(op, l, r) => {
+                let a = self.eval(l)?;
+                let short = match op {
+                    LogOp::And => !a.truthy(),
+                    LogOp::Or => a.truthy(),
+                    LogOp::Nullish => !a.is_nullish(),
+                };
+                if short {
+                    a
+                } else {
+                    self.eval(r)?
+                }
+            }
+            ExprKind::Assign(op, target, value) => self.assign(*op, target, value, e.pos)?,
+            ExprKind::Cond(t, c, a) => {
+                if self.eval(t)?.truthy() {
+                    self.eval(c)?
+                } else {
+                    self.eval(a)?
+                }
+            }
+            ExprKind::Seq(items) => {
+                let mut last = Value::Undef;
+                for x in items {
+                    last = self.eval(x)?;
+                }
+                last
+            }
+            ExprKind::Member {
+                obj,
+                prop,
+                optional,
+            } => {
+                let o = self.eval(obj)?;
+                if *optional && o.is_nullish() {
+                    return Err(Ctrl::Short);
+                }
+                let k = self.prop_key(prop)?;
+                self.pos = e.pos;
+                self.get(&o, &k)?
+            }
+            ExprKind::SuperMember(prop) => {
+                let k = self.prop_key(prop)?;
+                let home = self.lookup(HOME);
+                let parent_proto = match home {
+                    Some(Value::Obj(h)) => h.borrow().proto.clone(),
+                    _ => None,
+                };
+                match parent_proto {
+                    Some(p) => {
+                        let this = self.lookup(THIS).unwrap_or_default();
+                        self.get_from(&Value::Obj(p), &k, &this)?
+                    }
+                    None => Value::Undef,
+                }
+            }
+            ExprKind::SuperCall(args) => {
+                let args = self.elems(args)?;
+                self.pos = e.pos;
+                self.super_call(args)?;
+                Value::Undef
+            }
+            ExprKind::Call {
+                callee,
+                args,
+                optional,
+            } => self.call_expr(callee, args, *optional, e.pos)?,
+            ExprKind::New(callee, args) => {
+                let c = self.eval(callee)?;
+                let args = self.elems(args)?;
+                self.pos = e.pos;
+                self.construct(&c, args, callee)?
+            }
+            ExprKind::OptChain(inner) => match self.eval(inner) {
+                Err(Ctrl::Short) => Value::Undef,
+                other => other?,
+            },
+        })
+    }
+
+    fn elems(&mut self, elems: &[Elem]) -> Res<Vec<Value>> {
+        let mut out = Vec::with_capacity(elems.len());
+        for el in elems {
+            match el {
+                Elem::Item(x) => out.push(self.eval(x)?),
+                Elem::Spread(x) => {
+                    let v = self.eval(x)?;
+                    self.pos = x.pos;
+                    let items = self.iterate(&v)?;
+                    self.tick(items.len() as u64)?;
+                    out.extend(items);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn object_literal(&mut self, props: &[Prop]) -> Res<Value> {
+        let obj = self.new_plain(Vec::new())?;
+        let Value::Obj(o) = &obj else {
+            return Ok(obj);
+        };
+        for p in props {
+            match p {
+                Prop::KeyValue(k, v) => {
+                    let key = self.prop_key(k)?;
+                    let value = match &v.kind {
+                        ExprKind::Func(def) if !def.arrow => {
+                            self.closure(def.clone(), Some(o.clone()))
+                        }
+                        _ => self.eval(v)?,
+                    };
+                    self.put(o, key, value)?;
+                }
+                Prop::Spread(x) => {
+                    let v = self.eval(x)?;
+                    for k in self.own_keys(&v) {
+                        let item = self.get(&v, &k)?;
+                        self.put(o, k, item)?;
+                    }
+                }
+            }
+        }
+        Ok(obj)
+    }
+
+    /// Sets an own property of a plain object, counting a new key against the memory cap.
+    pub fn put(&mut self, o: &Obj, key: Rc<str>, value: Value) -> Res<()> {
+        let mut b = o.borrow_mut();
+        if let Some(slot) = b.props.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+            return Ok(());
+        }
+        drop(b);
+        self.charge(key.len() + 24)?;
+        o.borrow_mut().props.push((key, value));
+        Ok(())
+    }
+
+    fn unary(&mut self, op: UnOp, arg: &Expr, pos: Pos) -> Res<Value> {
+        if op == UnOp::Typeof {
+            if let ExprKind::Ident(n) = &arg.kind {
+                if self.lookup(n).is_none() && super::builtins::global(n).is_none() {
+                    return Ok(str_val("undefined"));
+                }
+            }
+            let v = self.eval(arg)?;
+            return Ok(str_val(v.type_of()));
+        }
+        if op == UnOp::Delete {
+            if let ExprKind::Member { obj, prop, .. } = &arg.kind {
+                let o = self.eval(obj)?;
+                let k = self.prop_key(prop)?;
+                if let Value::Obj(o) = o {
+                    let mut b = o.borrow_mut();
+                    if let Kind::Array(items) = &mut b.kind {
+                        if let Some(i) = array_index(&k).filter(|&i| i < items.len()) {
+                            items[i] = Value::Undef;
+                        }
+                    }
+                    b.props.retain(|(key, _)| *key != k);
+                }
+            }
+            return Ok(Value::Bool(true));
+        }
+        let v = self.eval(arg)?;
+        self.pos = pos;
+        Ok(match op {
+            UnOp::Neg => Value::Num(-self.to_num(&v)?),
+            UnOp::Plus => Value::Num(self.to_num(&v)?),
+            UnOp::Not => Value::Bool(!v.truthy()),
+            UnOp::BitNot => Value::Num(!to_int32(self.to_num(&v)?) as f64),
+            UnOp::Void => Value::Undef,
+            UnOp::Typeof | UnOp::Delete => Value::Undef,
+        })
+    }
+
+    fn assign(&mut self, op: AssignOp, target: &Pat, value: &Expr, pos: Pos) -> Res<Value> {
+        match op {
+            AssignOp::Plain => {
+                let v = self.eval(value)?;
+                self.pos = pos;
+                self.bind(target, v.clone(), None)?;
+                Ok(v)
+            }
+            AssignOp::Op(bin) => {
+                let (Pat::Expr(_) | Pat::Ident(..)) = target else {
+                    return Err(self.error("SyntaxError", "Invalid left-hand side in assignment"));
+                };
+                let old = self.read_pat(target)?;
+                let v = self.eval(value)?;
+                self.pos = pos;
+                let new = self.binary(bin, old, v)?;
+                self.bind(target, new.clone(), None)?;
+                Ok(new)
+            }
+            AssignOp::Logical(l) => {
+                let old = self.read_pat(target)?;
+                let keep = match l {
+                    LogOp::And => !old.truthy(),
+                    LogOp::Or => old.truthy(),
+                    LogOp::Nullish => !old.is_nullish(),
+                };
+                if keep {
+                    return Ok(old);
+                }
+                let v = self.eval(value)?;
+                self.pos = pos;
+                self.bind(target, v.clone(), None)?;
+                Ok(v)
+            }
+        }
+    }
+
+    fn read_pat(&mut self, target: &Pat) -> Res<Value> {
+        match target {
+            Pat::Ident(n, pos) => {
+                self.pos = *pos;
+                self.read_var(n)
+            }
+            Pat::Expr(e) => self.eval(e),
+            _ => Err(self.error("SyntaxError", "Invalid left-hand side in assignment")),
+        }
+    }
+
+    // ---- operators ----
+
+    pub fn binary(&mut self, op: BinOp, a: Value, b: Value) -> Res<Value> {
+        use BinOp::*;
+        Ok(match op {
+            Add => {
+                let pa = self.to_primitive(&a, false)?;
+                let pb = self.to_primitive(&b, false)?;
+                if matches!(pa, Value::Str(_)) || matches!(pb, Value::Str(_)) {
+                    let sa = self.to_str(&pa)?;
+                    let sb = self.to_str(&pb)?;
+                    let mut s = String::with_capacity(sa.len() + sb.len());
+                    s.push_str(&sa);
+                    s.push_str(&sb);
+                    self.new_str(s)?
+                } else {
+                    Value::Num(self.to_num(&pa)? + self.to_num(&pb)?)
+                }
+            }
+            Sub => Value::Num(self.to_num(&a)? - self.to_num(&b)?),
+            Mul => Value::Num(self.to_num(&a)? * self.to_num(&b)?),
+            Div => Value::Num(self.to_num(&a)? / self.to_num(&b)?),
+            Rem => Value::Num(self.to_num(&a)? % self.to_num(&b)?),
+            Pow => Value::Num(js_pow(self.to_num(&a)?, self.to_num(&b)?)),
+            StrictEq => Value::Bool(strict_eq(&a, &b)),
+            StrictNe => Value::Bool(!strict_eq(&a, &b)),
+            Eq => Value::Bool(self.loose_eq(&a, &b)?),
+            Ne => Value::Bool(!self.loose_eq(&a, &b)?),
+            Lt => Value::Bool(self.less(&a, &b)? == Some(true)),
+            Gt => Value::Bool(self.less(&b, &a)? == Some(true)),
+            Le => Value::Bool(self.less(&b, &a)? == Some(false)),
+            Ge => Value::Bool(self.less(&a, &b)? == Some(false)),
+            Shl => {
+                let x = to_int32(self.to_num(&a)?);
+                let s = to_int32(self.to_num(&b)?) as u32 & 31;
+                Value::Num(x.wrapping_shl(s) as f64)
+            }
+            Shr => {
+                let x = to_int32(self.to_num(&a)?);
+                let s = to_int32(self.to_num(&b)?) as u32 & 31;
+                Value::Num((x >> s) as f64)
+            }
+            UShr => {
+                let x = to_int32(self.to_num(&a)?) as u32;
+                let s = to_int32(self.to_num(&b)?) as u32 & 31;
+                Value::Num((x >> s) as f64)
+            }
+            BitAnd => Value::Num((to_int32(self.to_num(&a)?) & to_int32(self.to_num(&b)?)) as f64),
+            BitOr => Value::Num((to_int32(self.to_num(&a)?) | to_int32(self.to_num(&b)?)) as f64),
+            BitXor => Value::Num((to_int32(self.to_num(&a)?) ^ to_int32(self.to_num(&b)?)) as f64),
+            In => {
+                let Value::Obj(_) = &b else {
+                    let d = self.describe(&a);
+                    return Err(self.type_error(format!(
+                        "Cannot use 'in' operator to search for '{d}' in {}",
+                        self.describe(&b)
+                    )));
+                };
+                let k = self.to_key(&a)?;
+                Value::Bool(self.has_property(&b, &k))
+            }
+            InstanceOf => Value::Bool(self.instance_of(&a, &b)?),
+        })
+    }
+
+    fn has_property(&self, v: &Value, k: &str) -> bool {
+        let Value::Obj(o) = v else { return false };
+        let mut cur = Some(o.clone());
+        while let Some(o) = cur {
+            let b = o.borrow();
+            match &b.kind {
+                Kind::Array(items) => {
+                    if k == "length" || array_index(k).is_some_and(|i| i < items.len()) {
+                        return true;
+                    }
+                }
+                Kind::Error(_) if k == "name" => return true,
+                _ => {}
+            }
+            if b.props.iter().any(|(key, _)| &**key == k) {
+                return true;
+            }
+            cur = b.proto.clone();
+        }
+        false
+    }
+
+    fn instance_of(&mut self, a: &Value, b: &Value) -> Res<bool> {
+        let Value::Obj(c) = b else {
+            return Err(self.type_error("Right-hand side of 'instanceof' is not callable"));
+        };
+        let Value::Obj(o) = a else { return Ok(false) };
+        let cb = c.borrow();
+        match &cb.kind {
+            Kind::Class(cls) => {
+                let target = cls.proto.clone();
+                drop(cb);
+                let mut cur = o.borrow().proto.clone();
+                let mut n = 0;
+                while let Some(p) = cur {
+                    if Rc::ptr_eq(&p, &target) {
+                        return Ok(true);
+                    }
+                    n += 1;
+                    if n > 10_000 {
+                        break;
+                    }
+                    cur = p.borrow().proto.clone();
+                }
+                Ok(false)
+            }
+            Kind::Native(name) => {
+                let ob = o.borrow();
+                Ok(match (*name, &ob.kind) {
+                    ("Object", _) => true,
+                    ("Array", Kind::Array(_)) => true,
+                    ("Map", Kind::Map(_)) => true,
+                    ("Set", Kind::Set(_)) => true,
+                    ("Date", Kind::Date(_)) => true,
+                    ("Function", Kind::Closure(_) | Kind::Class(_) | Kind::Native(_) | Kind::Bound(..)) => true,
+                    ("Error", Kind::Error(_)) => true,
+                    (n, Kind::Error(e)) => &**e == n,
+                    _ => false,
+                })
+            }
+            Kind::Closure(_) => Ok(false),
+            _ => {
+                drop(cb);
+                Err(self.type_error("Right-hand side of 'instanceof' is not callable"))
+            }
+        }
+    }
+
+    pub fn loose_eq(&mut self, a: &Value, b: &Value) -> Res<bool> {
+        Ok(match (a, b) {
+            (Value::Undef | Value::Null, Value::Undef | Value::Null) => true,
+            (Value::Undef | Value::Null, _) | (_, Value::Undef | Value::Null) => false,
+            (Value::Obj(_), Value::Obj(_)) => strict_eq(a, b),
+            (Value::Obj(_), _) => {
+                let p = self.to_primitive(a, false)?;
+                self.loose_eq(&p, b)?
+            }
+            (_, Value::Obj(_)) => {
+                let p = self.to_primitive(b, false)?;
+                self.loose_eq(a, &p)?
+            }
+            (Value::Str(x), Value::Str(y)) => x == y,
+            _ => self.to_num(a)? == self.to_num(b)?,
+        })
+    }
+
+    /// `a < b`: `None` when either side is NaN (every comparison is then false).
+    fn less(&mut self, a: &Value, b: &Value) -> Res<Option<bool>> {
+        let pa = self.to_primitive(a, true)?;
+        let pb = self.to_primitive(b, true)?;
+        if let (Value::Str(x), Value::Str(y)) = (&pa, &pb) {
+            return Ok(Some(cmp_utf16(x, y) == std::cmp::Ordering::Less));
+        }
+        let x = self.to_num(&pa)?;
+        let y = self.to_num(&pb)?;
+        if x.is_nan() || y.is_nan() {
+            return Ok(None);
+        }
+        Ok(Some(x < y))
+    }
+
+    // ---- conversions ----
+
+    pub fn to_num(&mut self, v: &Value) -> Res<f64> {
+        Ok(match v {
+            Value::Undef => f64::NAN,
+            Value::Null => 0.0,
+            Value::Bool(b) => *b as u8 as f64,
+            Value::Num(n) => *n,
+            Value::Str(s) => string_to_number(s),
+            Value::Obj(_) => {
+                let p = self.to_primitive(v, true)?;
+                if let Value::Obj(_) = p {
+                    return Ok(f64::NAN);
+                }
+                self.to_num(&p)?
+            }
+        })
+    }
+
+    /// ToPrimitive: dates give their time for numbers, a user-defined `toString` is called,
+    /// other objects become their default string.
+    pub fn to_primitive(&mut self, v: &Value, number: bool) -> Res<Value> {
+        let Value::Obj(o) = v else { return Ok(v.clone()) };
+        if let Kind::Date(t) = o.borrow().kind {
+            if number {
+                return Ok(Value::Num(t));
+            }
+        }
+        for method in ["valueOf", "toString"] {
+            if let Some(f) = self.find_user_method(o, method) {
+                let r = self.call(&f, v.clone(), Vec::new())?;
+                if !matches!(r, Value::Obj(_)) {
+                    return Ok(r);
+                }
+            }
+        }
+        let s = self.to_str(v)?;
+        Ok(Value::Str(s))
+    }
+
+    /// A method the program defined (on the object or its class), not a built-in.
+    fn find_user_method(&self, o: &Obj, name: &str) -> Option<Value> {
+        let mut cur = Some(o.clone());
+        let mut n = 0;
+        while let Some(c) = cur {
+            let b = c.borrow();
+            if let Some((_, v)) = b.props.iter().find(|(k, _)| &**k == name) {
+                return v.is_callable().then(|| v.clone());
+            }
+            n += 1;
+            if n > 10_000 {
+                return None;
+            }
+            cur = b.proto.clone();
+        }
+        None
+    }
+
+    pub fn to_str(&mut self, v: &Value) -> Res<Rc<str>> {
+        let mut seen = Vec::new();
+        self.to_str_in(v, &mut seen)
+    }
+
+    fn to_str_in(&mut self, v: &Value, seen: &mut Vec<Obj>) -> Res<Rc<str>> {
+        Ok(match v {
+            Value::Undef => "undefined".into(),
+            Value::Null => "null".into(),
+            Value::Bool(b) => if *b { "true" } else { "false" }.into(),
+            Value::Num(n) => number_to_string(*n).into(),
+            Value::Str(s) => s.clone(),
+            Value::Obj(o) => {
+                if seen.iter().any(|s| Rc::ptr_eq(s, o)) {
+                    return Ok("".into());
+                }
+                if seen.len() > 100 {
+                    return Err(self.error("RangeError", "Maximum call stack size exceeded"));
+                }
+                let items = match &o.borrow().kind {
+                    Kind::Array(items) => Some(items.clone()),
+                    _ => None,
+                };
+                if let Some(items) = items {
+                    seen.push(o.clone());
+                    let mut out = String::new();
+                    for (i, item) in items.iter().enumerate() {
+                        self.tick(1)?;
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        if !item.is_nullish() {
+                            let s = self.to_str_in(item, seen)?;
+                            out.push_str(&s);
+                        }
+                        self.charge(0)?;
+                        if out.len() > self.vm.limits.memory_bytes {
+                            return Err(Ctrl::Fatal(RunError::Memory {
+                                bytes: self.vm.limits.memory_bytes,
+                            }));
+                        }
+                    }
+                    seen.pop();
+                    self.charge(out.len())?;
+                    return Ok(out.into());
+                }
+                if let Some(f) = self.find_user_method(o, "toString") {
+                    let r = self.call(&f, v.clone(), Vec::new())?;
+                    if !matches!(r, Value::Obj(_)) {
+                        return self.to_str_in(&r, seen);
+                    }
+                }
+                let b = o.borrow();
+                match &b.kind {
+                    Kind::Error(name) => {
+                        let msg = b
+                            .props
+                            .iter()
+                            .find(|(k, _)| &**k == "message")
+                            .map(|(_, v)| v.clone())
+                            .unwrap_or_default();
+                        let name = b
+                            .props
+                            .iter()
+                            .find(|(k, _)| &**k == "name")
+                            .map(|(_, v)| v.clone())
+                            .unwrap_or(Value::Str(name.clone()));
+                        drop(b);
+                        let m = self.to_str_in(&msg, seen)?;
+                        let n = self.to_str_in(&name, seen)?;
+                        if m.is_empty() {
+                            n
+                        } else {
+                            format!("{n}: {m}").into()
+                        }
+                    }
+                    Kind::Date(t) => super::builtins::iso_string(*t).unwrap_or_else(|| "Invalid Date".into()).into(),
+                    Kind::Map(_) => "[object Map]".into(),
+                    Kind::Set(_) => "[object Set]".into(),
+                    Kind::Closure(c) => format!(
+                        "function {}() {{ [code] }}",
+                        c.def.name.as_deref().unwrap_or("")
+                    )
+                    .into(),
+                    Kind::Class(c) => format!("class {} {{ }}", c.def.name.as_deref().unwrap_or("")).into(),
+                    Kind::Native(n) => format!("function {n}() {{ [native code] }}").into(),
+                    Kind::Bound(_, n) => format!("function {n}() {{ [native code] }}").into(),
+                    _ => "[object Object]".into(),
+                }
+            }
+        })
+    }
+
+    // ---- properties ----
+
+    pub fn get(&mut self, v: &Value, k: &Rc<str>) -> Res<Value> {
+        self.get_from(v, k, v)
+    }
+
+    /// Reads `k` from `v`; a built-in method comes back bound to `this`.
+    pub fn get_from(&mut self, v: &Value, k: &Rc<str>, this: &Value) -> Res<Value> {
+        match v {
+            Value::Undef | Value::Null => {
+                let d = self.describe(v);
+                Err(self.type_error(format!(
+                    "Cannot read properties of {d} (reading '{k}')"
+                )))
+            }
+            Value::Str(s) => {
+                if &**k == "length" {
+                    return Ok(Value::Num(utf16_len(s) as f64));
+                }
+                if let Some(i) = array_index(k) {
+                    let c = utf16_slice(s, i, i + 1);
+                    return Ok(if c.is_empty() { Value::Undef } else { Value::Str(c.into()) });
+                }
+                Ok(super::builtins::method_of(this, "String", k))
+            }
+            Value::Num(_) => Ok(super::builtins::method_of(this, "Number", k)),
+            Value::Bool(_) => Ok(super::builtins::method_of(this, "Boolean", k)),
+            Value::Obj(o) => {
+                let mut cur = o.clone();
+                let mut n = 0;
+                loop {
+                    let next = {
+                        let b = cur.borrow();
+                        if let Some(v) = self.own(&b, k) {
+                            return Ok(v);
+                        }
+                        b.proto.clone()
+                    };
+                    n += 1;
+                    match next {
+                        Some(p) if n < 10_000 => cur = p,
+                        _ => break,
+                    }
+                }
+                let b = o.borrow();
+                Ok(match &b.kind {
+                    Kind::Array(_) => super::builtins::method_of(this, "Array", k),
+                    Kind::Map(_) => super::builtins::method_of(this, "Map", k),
+                    Kind::Set(_) => super::builtins::method_of(this, "Set", k),
+                    Kind::Date(_) => super::builtins::method_of(this, "Date", k),
+                    Kind::Host(_) => new_obj(Kind::Bound(this.clone(), k.clone()), Vec::new()),
+                    Kind::Native(name) => super::builtins::static_member(name, k),
+                    Kind::Closure(c) if &**k == "name" => str_val(c.def.name.as_deref().unwrap_or("")),
+                    Kind::Class(c) if &**k == "name" => str_val(c.def.name.as_deref().unwrap_or("")),
+                    Kind::Class(c) if &**k == "prototype" => Value::Obj(c.proto.clone()),
+                    Kind::Class(c) => match &c.parent {
+                        // Static methods are inherited through the constructor chain.
+                        Some(p) => {
+                            let p = p.clone();
+                            drop(b);
+                            return self.get_from(&p, k, this);
+                        }
+                        None => Value::Undef,
+                    },
+                    _ => super::builtins::method_of(this, "Object", k),
+                })
+            }
+        }
+    }
+
+    /// An own property, including the ones a kind of object implies (`length`, indexes).
+    fn own(&self, b: &Object, k: &str) -> Option<Value> {
+        match &b.kind {
+            Kind::Array(items) => {
+                if k == "length" {
+                    return Some(Value::Num(items.len() as f64));
+                }
+                if let Some(i) = array_index(k) {
+                    return Some(items.get(i).cloned().unwrap_or_default());
+                }
+            }
+            Kind::Map(e) if k == "size" => return Some(Value::Num(e.len() as f64)),
+            Kind::Set(e) if k == "size" => return Some(Value::Num(e.len() as f64)),
+            Kind::Error(name) if k == "name" => {
+                if let Some((_, v)) = b.props.iter().find(|(key, _)| &**key == k) {
+                    return Some(v.clone());
+                }
+                return Some(Value::Str(name.clone()));
+            }
+            _ => {}
+        }
+        b.props.iter().find(|(key, _)| &**key == k).map(|(_, v)| v.clone())
+    }
+
+    pub fn set(&mut self, v: &Value, k: Rc<str>, value: Value) -> Res<()> {
+        let Value::Obj(o) = v else {
+            if v.is_nullish() {
+                let d = self.describe(v);
+                return Err(self.type_error(format!("Cannot set properties of {d} (setting '{k}')")));
+            }
+            return Ok(());
+        };
+        let is_array = matches!(o.borrow().kind, Kind::Array(_));
+        if is_array {
+            if &*k == "length" {
+                let n = self.to_num(&value)?;
+                if n < 0.0 || n.fract() != 0.0 || n > u32::MAX as f64 {
+                    return Err(self.error("RangeError", "Invalid array length"));
+                }
+                let n = n as usize;
+                let cur = match &o.borrow().kind {
+                    Kind::Array(items) => items.len(),
+                    _ => 0,
+                };
+                if n > cur {
+                    self.charge(16 * (n - cur))?;
+                }
+                if let Kind::Array(items) = &mut o.borrow_mut().kind {
+                    items.resize(n, Value::Undef);
+                }
+                return Ok(());
+            }
+            if let Some(i) = array_index(&k) {
+                let cur = match &o.borrow().kind {
+                    Kind::Array(items) => items.len(),
+                    _ => 0,
+                };
+                if i >= cur {
+                    self.charge(16 * (i + 1 - cur))?;
+                }
+                if let Kind::Array(items) = &mut o.borrow_mut().kind {
+                    if i >= items.len() {
+                        items.resize(i + 1, Value::Undef);
+                    }
+                    items[i] = value;
+                }
+                return Ok(());
+            }
+        }
+        self.put(o, k, value)
+    }
+
+    // ---- calls ----
+
+    fn call_expr(&mut self, callee: &Expr, args: &[Elem], optional: bool, pos: Pos) -> Res<Value> {
+        let (f, this) = match &callee.kind {
+            ExprKind::Member {
+                obj,
+                prop,
+                optional: opt_member,
+            } => {
+                let o = self.eval(obj)?;
+                if *opt_member && o.is_nullish() {
+                    return Err(Ctrl::Short);
+                }
+                let k = self.prop_key(prop)?;
+                self.pos = callee.pos;
+                let f = self.get(&o, &k)?;
+                (f, o)
+            }
+            ExprKind::SuperMember(_) => {
+                let f = self.eval(callee)?;
+                (f, self.lookup(THIS).unwrap_or_default())
+            }
+            _ => (self.eval(callee)?, Value::Undef),
+        };
+        if optional && f.is_nullish() {
+            return Err(Ctrl::Short);
+        }
+        let args = self.elems(args)?;
+        self.pos = pos;
+        if !f.is_callable() {
+            let name = callee_name(callee);
+            return Err(self.type_error(format!("{name} is not a function")));
+        }
+        self.call(&f, this, args)
+    }
+
+    pub fn call(&mut self, f: &Value, this: Value, args: Vec<Value>) -> Res<Value> {
+        let Value::Obj(o) = f else {
+            let d = self.describe(f);
+            return Err(self.type_error(format!("{d} is not a function")));
+        };
+        self.calls += 1;
+        if self.calls > self.vm.limits.call_depth {
+            self.calls -= 1;
+            return Err(self.error("RangeError", "Maximum call stack size exceeded"));
+        }
+        let saved_pos = self.pos;
+        let r = self.call_inner(o, this, args);
+        self.calls -= 1;
+        self.pos = saved_pos;
+        r
+    }
+
+    fn call_inner(&mut self, o: &Obj, this: Value, args: Vec<Value>) -> Res<Value> {
+        enum Target {
+            Closure(Rc<FuncDef>, Env, Option<Obj>),
+            Native(&'static str),
+            Bound(Value, Rc<str>),
+            Class(Option<Rc<str>>),
+            None,
+        }
+        let t = match &o.borrow().kind {
+            Kind::Closure(c) => Target::Closure(c.def.clone(), c.env.clone(), c.home.clone()),
+            Kind::Native(n) => Target::Native(n),
+            Kind::Bound(v, m) => Target::Bound(v.clone(), m.clone()),
+            Kind::Class(c) => Target::Class(c.def.name.clone()),
+            _ => Target::None,
+        };
+        match t {
+            Target::Closure(def, env, home) => self.call_closure(&def, env, home, this, args, None),
+            Target::Native(n) => super::builtins::call_static(self, n, this, args),
+            Target::Bound(v, m) => super::builtins::call_method(self, &v, &m, args),
+            Target::Class(name) => Err(self.type_error(format!(
+                "Class constructor {} cannot be invoked without 'new'",
+                name.as_deref().unwrap_or("")
+            ))),
+            Target::None => Err(self.type_error("object is not a function")),
+        }
+    }
+
+    fn call_closure(
+        &mut self,
+        def: &FuncDef,
+        env: Env,
+        home: Option<Obj>,
+        this: Value,
+        args: Vec<Value>,
+        new_class: Option<Value>,
+    ) -> Res<Value> {
+        self.enter()?;
+        let scope = new_env(Some(env));
+        let saved = std::mem::replace(&mut self.env, scope);
+        let r = self.call_closure_inner(def, home, this, args, new_class);
+        self.env = saved;
+        self.depth -= 1;
+        r
+    }
+
+    fn call_closure_inner(
+        &mut self,
+        def: &FuncDef,
+        home: Option<Obj>,
+        this: Value,
+        mut args: Vec<Value>,
+        new_class: Option<Value>,
+    ) -> Res<Value> {
+        if !def.arrow {
+            self.declare(THIS.into(), this, true);
+            if let Some(h) = home {
+                self.declare(HOME.into(), Value::Obj(h), false);
+            }
+            if let Some(c) = new_class {
+                self.declare(NEW_CLASS.into(), c, false);
+            }
+        }
+        let n = def.params.len();
+        let rest: Vec<Value> = if args.len() > n { args.split_off(n) } else { Vec::new() };
+        let mut args = args.into_iter();
+        for p in &def.params {
+            let v = args.next().unwrap_or_default();
+            self.bind(p, v, Some(VarKind::Let))?;
+        }
+        if let Some(r) = &def.rest {
+            let a = self.new_array(rest)?;
+            self.bind(r, a, Some(VarKind::Let))?;
+        }
+        for v in &def.vars {
+            if !self.env.borrow().vars.iter().any(|b| b.name == *v) {
+                self.declare(v.clone(), Value::Undef, true);
+            }
+        }
+        match &def.body {
+            Body::Expr(e) => self.eval(e),
+            Body::Block(body) => {
+                self.hoist_functions(body);
+                match self.stmts(body)? {
+                    Flow::Return(v) => Ok(v),
+                    _ => Ok(Value::Undef),
+                }
+            }
+        }
+    }
+
+    // ---- classes ----
+
+    fn class(&mut self, def: &Rc<ClassDef>) -> Res<Value> {
+        let parent = match &def.parent {
+            Some(p) => {
+                let v = self.eval(p)?;
+                if !matches!(&v, Value::Obj(o) if matches!(o.borrow().kind, Kind::Class(_) | Kind::Native(_) | Kind::Closure(_)))
+                    && !matches!(v, Value::Null)
+                {
+                    let d = self.describe(&v);
+                    return Err(self.type_error(format!(
+                        "Class extends value {d} is not a constructor or null"
+                    )));
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        let parent_proto = match &parent {
+            Some(Value::Obj(p)) => match &p.borrow().kind {
+                Kind::Class(c) => Some(c.proto.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let proto = Rc::new(RefCell::new(Object {
+            kind: Kind::Plain,
+            props: Vec::new(),
+            proto: parent_proto,
+        }));
+        let scope = new_env(Some(self.env.clone()));
+        let saved = std::mem::replace(&mut self.env, scope);
+        let r = self.class_body(def, parent, proto);
+        self.env = saved;
+        r
+    }
+
+    fn class_body(&mut self, def: &Rc<ClassDef>, parent: Option<Value>, proto: Obj) -> Res<Value> {
+        let class = new_obj(
+            Kind::Class(Class {
+                def: def.clone(),
+                env: self.env.clone(),
+                parent,
+                proto: proto.clone(),
+            }),
+            Vec::new(),
+        );
+        // The class's own name is visible inside its body.
+        if let Some(n) = &def.name {
+            self.declare(n.clone(), class.clone(), false);
+        }
+        let Value::Obj(class_obj) = &class else {
+            return Ok(class);
+        };
+        for (is_static, key, f) in &def.methods {
+            let k = self.prop_key(key)?;
+            let home = if *is_static { class_obj.clone() } else { proto.clone() };
+            let m = self.closure(f.clone(), Some(home));
+            if *is_static {
+                self.put(class_obj, k, m)?;
+            } else {
+                self.put(&proto, k, m)?;
+            }
+        }
+        Ok(class)
+    }
+
+    fn construct(&mut self, c: &Value, args: Vec<Value>, callee: &Expr) -> Res<Value> {
+        let Value::Obj(o) = c else {
+            let n = callee_name(callee);
+            return Err(self.type_error(format!("{n} is not a constructor")));
+        };
+        let native = match &o.borrow().kind {
+            Kind::Native(n) => Some(*n),
+            Kind::Class(_) => None,
+            _ => {
+                let n = callee_name(callee);
+                return Err(self.type_error(format!("{n} is not a constructor")));
+            }
+        };
+        if let Some(n) = native {
+            return super::builtins::construct(self, n, args);
+        }
+        let proto = match &o.borrow().kind {
+            Kind::Class(cl) => cl.proto.clone(),
+            _ => return Ok(Value::Undef),
+        };
+        let this = Value::Obj(Rc::new(RefCell::new(Object {
+            kind: Kind::Plain,
+            props: Vec::new(),
+            proto: Some(proto),
+        })));
+        self.charge(64)?;
+        self.calls += 1;
+        if self.calls > self.vm.limits.call_depth {
+            self.calls -= 1;
+            return Err(self.error("RangeError", "Maximum call stack size exceeded"));
+        }
+        let r = self.init_instance(o, &this, args);
+        self.calls -= 1;
+        r?;
+        Ok(this)
+    }
+
+    /// Runs class `c`'s constructor on `this`: fields first for a base class, after `super()`
+    /// for a derived one, as JavaScript orders them.
+    fn init_instance(&mut self, c: &Obj, this: &Value, args: Vec<Value>) -> Res<()> {
+        let (def, env, parent, proto) = match &c.borrow().kind {
+            Kind::Class(cl) => (cl.def.clone(), cl.env.clone(), cl.parent.clone(), cl.proto.clone()),
+            _ => return Ok(()),
+        };
+        if parent.is_none() {
+            self.init_fields(&def, &env, this)?;
+        }
+        match &def.ctor {
+            Some(ctor) => {
+                self.call_closure(ctor, env, Some(proto), this.clone(), args, Some(Value::Obj(c.clone())))?;
+            }
+            None => {
+                if let Some(p) = parent {
+                    self.parent_construct(&p, this, args)?;
+                    self.init_fields(&def, &env, this)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn init_fields(&mut self, def: &ClassDef, env: &Env, this: &Value) -> Res<()> {
+        if def.fields.is_empty() {
+            return Ok(());
+        }
+        let scope = new_env(Some(env.clone()));
+        let saved = std::mem::replace(&mut self.env, scope);
+        self.declare(THIS.into(), this.clone(), false);
+        let r = (|| {
+            for (k, init) in &def.fields {
+                let key = self.prop_key(k)?;
+                let v = match init {
+                    Some(e) => self.eval(e)?,
+                    None => Value::Undef,
+                };
+                self.set(this, key, v)?;
+            }
+            Ok(())
+        })();
+        self.env = saved;
+        r
+    }
+
+    fn parent_construct(&mut self, parent: &Value, this: &Value, args: Vec<Value>) -> Res<()> {
+        let Value::Obj(p) = parent else { return Ok(()) };
+        let native = match &p.borrow().kind {
+            Kind::Native(n) => Some(*n),
+            _ => None,
+        };
+        match native {
+            Some(n) if n.ends_with("Error") => {
+                let Value::Obj(t) = this else { return Ok(()) };
+                let msg = match args.first() {
+                    Some(Value::Undef) | None => None,
+                    Some(m) => Some(self.to_str(m)?),
+                };
+                let mut b = t.borrow_mut();
+                b.kind = Kind::Error(n.into());
+                if let Some(m) = msg {
+                    b.props.push(("message".into(), Value::Str(m)));
+                } else {
+                    b.props.push(("message".into(), str_val("")));
+                }
+                Ok(())
+            }
+            Some(_) => Ok(()),
+            None => self.init_instance(p, this, args),
+        }
+    }
+
+    fn super_call(&mut self, args: Vec<Value>) -> Res<()> {
+        let this = self.lookup(THIS).unwrap_or_default();
+        let Some(Value::Obj(c)) = self.lookup(NEW_CLASS) else {
+            return Err(self.error("SyntaxError", "'super' keyword unexpected here"));
+        };
+        let (def, env, parent) = match &c.borrow().kind {
+            Kind::Class(cl) => (cl.def.clone(), cl.env.clone(), cl.parent.clone()),
+            _ => return Ok(()),
+        };
+        if let Some(p) = parent {
+            self.parent_construct(&p, &this, args)?;
+        }
+        self.init_fields(&def, &env, &this)
+    }
+}
+
+/// How V8 names a callee in "x is not a function": the source text of a simple path.
+fn callee_name(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Ident(n) => n.to_string(),
+        ExprKind::This => "this".into(),
+        ExprKind::Member { obj, prop, .. } => match &**prop {
+            PropKey::Static(k) => format!("{}.{k}", callee_name(obj)),
+            PropKey::Computed(_) => format!("{}[...]", callee_name(obj)),
+        },
+        _ => "expression".into(),
+    }
+}

@@ -1,0 +1,368 @@
+//! A sandboxed interpreter for a subset of JavaScript, to run learner-written controllers: real
+//! JavaScript semantics for what it accepts, positioned refusals at parse time for what it does
+//! not, and hard bounds (steps, memory, call depth, nesting) so that no input can hang, panic or
+//! overflow the host.
+//!
+//! Nothing reaches outside: the only effects are calls on host objects passed in as arguments
+//! ([`Arg::Host`]), time is the simulated clock given per call, and `Math.random` draws from a
+//! seeded generator that lives as long as the [`Instance`].
+
+mod ast;
+mod builtins;
+mod interp;
+mod json;
+mod lexer;
+mod parser;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::rc::Rc;
+
+use interp::{new_env, Ctrl, Run, Vm};
+use value::{Kind, Value};
+
+/// The bounds of one instance. Steps and allocated bytes are counted per call; the module
+/// state kept between calls is measured after each and held to `memory_bytes` too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub steps: u64,
+    pub memory_bytes: usize,
+    pub call_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            steps: 1_000_000,
+            memory_bytes: 16 * 1024 * 1024,
+            call_depth: 200,
+        }
+    }
+}
+
+/// A parse-time finding: 1-based line and column (in characters) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (line {}, column {})", self.message, self.line, self.column)
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// A parsed program, shared by every instance started from it.
+#[derive(Clone)]
+pub struct Program {
+    parsed: Rc<parser::Parsed>,
+}
+
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Program").field("functions", &self.functions()).finish()
+    }
+}
+
+impl Program {
+    pub fn parse(source: &str) -> Result<Program, Diagnostic> {
+        Ok(Program {
+            parsed: Rc::new(parser::parse(source)?),
+        })
+    }
+
+    /// The names of the top-level function declarations, in source order.
+    pub fn functions(&self) -> Vec<String> {
+        self.parsed
+            .body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                ast::StmtKind::Func(def) => def.name.as_deref().map(str::to_string),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// An argument to [`Instance::call`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// A plain value, deep-copied in.
+    Json(serde_json::Value),
+    /// A host object with this name: every method call `obj.m(a, b)` on it becomes
+    /// `host.call(name, "m", [a, b])` with the arguments as JSON.
+    Host(String),
+}
+
+/// What serves the host objects. `console.log(...)` and its siblings arrive as
+/// `call("console", "log", [line])` with the line already formatted.
+pub trait Host {
+    /// The result becomes a fresh script value; an `Err` is thrown into the script as
+    /// `Error(message)`.
+    fn call(
+        &mut self,
+        object: &str,
+        method: &str,
+        args: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, String>;
+}
+
+/// A host that has no objects: used while the top-level code runs.
+struct NoHost;
+
+impl Host for NoHost {
+    fn call(&mut self, object: &str, method: &str, _: Vec<serde_json::Value>) -> Result<serde_json::Value, String> {
+        if object == "console" {
+            return Ok(serde_json::Value::Null);
+        }
+        Err(format!("{object}.{method} is not available while the program starts"))
+    }
+}
+
+/// Why a call did not return a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// An uncaught exception, where it was thrown. `name` is the error's constructor name
+    /// (`TypeError`), empty for a thrown value that is not an error.
+    Thrown {
+        name: String,
+        message: String,
+        line: u32,
+        column: u32,
+    },
+    Budget {
+        steps: u64,
+    },
+    Memory {
+        bytes: usize,
+    },
+    NoSuchFunction(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Thrown {
+                name,
+                message,
+                line,
+                column,
+            } => {
+                if name.is_empty() {
+                    write!(f, "Uncaught {message} (line {line}, column {column})")
+                } else {
+                    write!(f, "{name}: {message} (line {line}, column {column})")
+                }
+            }
+            RunError::Budget { steps } => {
+                write!(f, "reconcile exceeded its budget of {steps} steps")
+            }
+            RunError::Memory { bytes } => write!(
+                f,
+                "the controller exceeded its memory cap of {bytes} bytes"
+            ),
+            RunError::NoSuchFunction(name) => {
+                write!(f, "the program defines no function named {name}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// One running controller: its module-level state and its random generator.
+pub struct Instance {
+    vm: Vm,
+    _program: Program,
+}
+
+impl Instance {
+    /// Runs the top-level code of the program (module-level state initialised).
+    pub fn start(program: &Program, seed: u64, limits: Limits, now_ms: u64) -> Result<Instance, RunError> {
+        let mut vm = Vm {
+            module: new_env(None),
+            rng: crate::sim::rng::Rng::new(seed),
+            limits,
+        };
+        let mut host = NoHost;
+        {
+            let mut run = Run::new(&mut vm, &mut host, now_ms);
+            let r = run.run_program(&program.parsed.body, &program.parsed.vars);
+            if let Err(c) = r {
+                return Err(to_run_error(&mut run, c));
+            }
+        }
+        check_retained(&vm)?;
+        Ok(Instance {
+            vm,
+            _program: program.clone(),
+        })
+    }
+
+    /// Calls a top-level function with JSON arguments and host objects; returns its result as
+    /// JSON (`undefined` as null, as `JSON.stringify` would write the rest).
+    pub fn call(
+        &mut self,
+        function: &str,
+        args: Vec<Arg>,
+        host: &mut dyn Host,
+        now_ms: u64,
+    ) -> Result<serde_json::Value, RunError> {
+        let f = {
+            let module = self.vm.module.borrow();
+            module
+                .vars
+                .iter()
+                .find(|b| &*b.name == function)
+                .map(|b| b.value.clone())
+        };
+        let Some(f) = f.filter(Value::is_callable) else {
+            return Err(RunError::NoSuchFunction(function.to_string()));
+        };
+        let result = {
+            let mut run = Run::new(&mut self.vm, host, now_ms);
+            let r = (|| {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(match a {
+                        Arg::Json(j) => json::from_json(&mut run, &j)?,
+                        Arg::Host(name) => value::new_obj(Kind::Host(name.into()), Vec::new()),
+                    });
+                }
+                let v = run.call(&f, Value::Undef, values)?;
+                json::to_serde(&mut run, &v)
+            })();
+            r.map_err(|c| to_run_error(&mut run, c))
+        };
+        check_retained(&self.vm)?;
+        result
+    }
+}
+
+fn to_run_error(run: &mut Run, c: Ctrl) -> RunError {
+    match c {
+        Ctrl::Fatal(e) => e,
+        Ctrl::Short => RunError::Thrown {
+            name: "TypeError".into(),
+            message: "optional chain escaped".into(),
+            line: 0,
+            column: 0,
+        },
+        Ctrl::Throw(v, pos) => {
+            let (name, message) = match &v {
+                Value::Obj(o) if matches!(o.borrow().kind, Kind::Error(_)) => {
+                    let name = run.get(&v, &"name".into()).ok();
+                    let message = run.get(&v, &"message".into()).ok();
+                    let name = match name {
+                        Some(n) => run.to_str(&n).map(|s| s.to_string()).unwrap_or_default(),
+                        None => "Error".into(),
+                    };
+                    let message = match message {
+                        Some(m) => run.to_str(&m).map(|s| s.to_string()).unwrap_or_default(),
+                        None => String::new(),
+                    };
+                    (name, message)
+                }
+                Value::Str(s) => (String::new(), s.to_string()),
+                other => {
+                    let s = json::stringify(run, other, "")
+                        .ok()
+                        .flatten()
+                        .or_else(|| run.to_str(other).ok().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    (String::new(), s)
+                }
+            };
+            RunError::Thrown {
+                name,
+                message,
+                line: pos.line,
+                column: pos.col,
+            }
+        }
+    }
+}
+
+/// Measures what the module state keeps reachable, so that a long-lived instance is held to
+/// its cap by what it retains, not by the garbage of past calls.
+fn check_retained(vm: &Vm) -> Result<(), RunError> {
+    let size = retained_bytes(vm);
+    if size > vm.limits.memory_bytes {
+        return Err(RunError::Memory {
+            bytes: vm.limits.memory_bytes,
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn retained_bytes(vm: &Vm) -> usize {
+    enum Item {
+        V(Value),
+        E(value::Env),
+    }
+    let mut seen: BTreeSet<usize> = BTreeSet::new();
+    let mut stack = vec![Item::E(vm.module.clone())];
+    let mut total = 0usize;
+    while let Some(item) = stack.pop() {
+        match item {
+            Item::E(e) => {
+                if !seen.insert(Rc::as_ptr(&e) as *const u8 as usize) {
+                    continue;
+                }
+                let s = e.borrow();
+                for b in &s.vars {
+                    total += 32 + b.name.len();
+                    stack.push(Item::V(b.value.clone()));
+                }
+                if let Some(p) = &s.parent {
+                    stack.push(Item::E(p.clone()));
+                }
+            }
+            Item::V(Value::Str(s)) => total += 16 + s.len(),
+            Item::V(Value::Obj(o)) => {
+                if !seen.insert(Rc::as_ptr(&o) as *const u8 as usize) {
+                    continue;
+                }
+                total += 32;
+                let b = o.borrow();
+                for (k, v) in &b.props {
+                    total += 24 + k.len();
+                    stack.push(Item::V(v.clone()));
+                }
+                if let Some(p) = &b.proto {
+                    stack.push(Item::V(Value::Obj(p.clone())));
+                }
+                match &b.kind {
+                    Kind::Array(items) | Kind::Set(items) => {
+                        total += 16 * items.len();
+                        stack.extend(items.iter().cloned().map(Item::V));
+                    }
+                    Kind::Map(entries) => {
+                        total += 48 * entries.len();
+                        for (k, v) in entries {
+                            stack.push(Item::V(k.clone()));
+                            stack.push(Item::V(v.clone()));
+                        }
+                    }
+                    Kind::Closure(c) => stack.push(Item::E(c.env.clone())),
+                    Kind::Class(c) => {
+                        stack.push(Item::E(c.env.clone()));
+                        stack.push(Item::V(Value::Obj(c.proto.clone())));
+                    }
+                    Kind::Bound(v, _) => stack.push(Item::V(v.clone())),
+                    _ => {}
+                }
+            }
+            Item::V(_) => total += 16,
+        }
+    }
+    total
+}
