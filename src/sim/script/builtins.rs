@@ -77,17 +77,72 @@ const STATICS: [&str; 40] = [
 ];
 
 const ARRAY_METHODS: [&str; 35] = [
-    "push", "pop", "shift", "unshift", "slice", "splice", "concat", "join", "indexOf",
-    "lastIndexOf", "includes", "find", "findIndex", "findLast", "findLastIndex", "filter", "map",
-    "forEach", "reduce", "reduceRight", "some", "every", "sort", "reverse", "flat", "flatMap", "at",
-    "keys", "values", "entries", "fill", "toString", "toSorted", "toReversed", "hasOwnProperty",
+    "push",
+    "pop",
+    "shift",
+    "unshift",
+    "slice",
+    "splice",
+    "concat",
+    "join",
+    "indexOf",
+    "lastIndexOf",
+    "includes",
+    "find",
+    "findIndex",
+    "findLast",
+    "findLastIndex",
+    "filter",
+    "map",
+    "forEach",
+    "reduce",
+    "reduceRight",
+    "some",
+    "every",
+    "sort",
+    "reverse",
+    "flat",
+    "flatMap",
+    "at",
+    "keys",
+    "values",
+    "entries",
+    "fill",
+    "toString",
+    "toSorted",
+    "toReversed",
+    "hasOwnProperty",
 ];
 
 const STRING_METHODS: [&str; 28] = [
-    "split", "trim", "trimStart", "trimEnd", "startsWith", "endsWith", "includes", "indexOf",
-    "lastIndexOf", "slice", "substring", "substr", "toUpperCase", "toLowerCase", "replace",
-    "replaceAll", "padStart", "padEnd", "repeat", "at", "charAt", "charCodeAt", "codePointAt",
-    "concat", "localeCompare", "toString", "valueOf", "normalize",
+    "split",
+    "trim",
+    "trimStart",
+    "trimEnd",
+    "startsWith",
+    "endsWith",
+    "includes",
+    "indexOf",
+    "lastIndexOf",
+    "slice",
+    "substring",
+    "substr",
+    "toUpperCase",
+    "toLowerCase",
+    "replace",
+    "replaceAll",
+    "padStart",
+    "padEnd",
+    "repeat",
+    "at",
+    "charAt",
+    "charCodeAt",
+    "codePointAt",
+    "concat",
+    "localeCompare",
+    "toString",
+    "valueOf",
+    "normalize",
 ];
 
 const MAP_METHODS: [&str; 10] = [
@@ -97,9 +152,24 @@ const SET_METHODS: [&str; 9] = [
     "add", "has", "delete", "clear", "keys", "values", "entries", "forEach", "toString",
 ];
 const DATE_METHODS: [&str; 19] = [
-    "getTime", "valueOf", "toISOString", "toJSON", "toString", "getFullYear", "getMonth",
-    "getDate", "getDay", "getHours", "getMinutes", "getSeconds", "getMilliseconds",
-    "getUTCFullYear", "getUTCMonth", "getUTCDate", "getUTCHours", "getUTCMinutes",
+    "getTime",
+    "valueOf",
+    "toISOString",
+    "toJSON",
+    "toString",
+    "getFullYear",
+    "getMonth",
+    "getDate",
+    "getDay",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
+    "getUTCFullYear",
+    "getUTCMonth",
+    "getUTCDate",
+    "getUTCHours",
+    "getUTCMinutes",
     "getUTCSeconds",
 ];
 const NUMBER_METHODS: [&str; 4] = ["toFixed", "toString", "valueOf", "toPrecision"];
@@ -182,7 +252,12 @@ fn int_arg(r: &mut Run, v: &Value) -> Res<f64> {
 
 // ---- global and static functions ----
 
-pub(crate) fn call_static(r: &mut Run, name: &'static str, _this: Value, args: Vec<Value>) -> Res<Value> {
+pub(crate) fn call_static(
+    r: &mut Run,
+    name: &'static str,
+    _this: Value,
+    args: Vec<Value>,
+) -> Res<Value> {
     let a0 = arg(&args, 0);
     Ok(match name {
         "Number" => Value::Num(if args.is_empty() { 0.0 } else { r.to_num(&a0)? }),
@@ -221,7 +296,9 @@ pub(crate) fn call_static(r: &mut Run, name: &'static str, _this: Value, args: V
         }
         "isNaN" => Value::Bool(r.to_num(&a0)?.is_nan()),
         "isFinite" => Value::Bool(r.to_num(&a0)?.is_finite()),
-        "Number.isInteger" => Value::Bool(matches!(a0, Value::Num(n) if n.is_finite() && n.fract() == 0.0)),
+        "Number.isInteger" => {
+            Value::Bool(matches!(a0, Value::Num(n) if n.is_finite() && n.fract() == 0.0))
+        }
         "Number.isSafeInteger" => Value::Bool(
             matches!(a0, Value::Num(n) if n.is_finite() && n.fract() == 0.0 && n.abs() <= 9007199254740991.0),
         ),
@@ -273,7 +350,9 @@ pub(crate) fn call_static(r: &mut Run, name: &'static str, _this: Value, args: V
         }
         "Object.freeze" => a0,
         "Object.isFrozen" => Value::Bool(false),
-        "Array.isArray" => Value::Bool(matches!(&a0, Value::Obj(o) if matches!(o.borrow().kind, Kind::Array(_)))),
+        "Array.isArray" => {
+            Value::Bool(matches!(&a0, Value::Obj(o) if matches!(o.borrow().kind, Kind::Array(_))))
+        }
         "Array.of" => r.new_array(args)?,
         "Array.from" => {
             let items = match &a0 {
@@ -315,7 +394,11 @@ pub(crate) fn call_static(r: &mut Run, name: &'static str, _this: Value, args: V
         "Math.trunc" => Value::Num(r.to_num(&a0)?.trunc()),
         "Math.sign" => {
             let n = r.to_num(&a0)?;
-            Value::Num(if n.is_nan() || n == 0.0 { n } else { n.signum() })
+            Value::Num(if n.is_nan() || n == 0.0 {
+                n
+            } else {
+                n.signum()
+            })
         }
         "Math.sqrt" => Value::Num(r.to_num(&a0)?.sqrt()),
         "Math.cbrt" => Value::Num(r.to_num(&a0)?.cbrt()),
@@ -335,7 +418,11 @@ pub(crate) fn call_static(r: &mut Run, name: &'static str, _this: Value, args: V
         }
         "Math.min" | "Math.max" => {
             let max = name == "Math.max";
-            let mut acc = if max { f64::NEG_INFINITY } else { f64::INFINITY };
+            let mut acc = if max {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
             for a in &args {
                 let n = r.to_num(a)?;
                 if n.is_nan() {
@@ -373,7 +460,11 @@ pub(crate) fn call_static(r: &mut Run, name: &'static str, _this: Value, args: V
                 Err(e) => {
                     return Err(r.error(
                         "SyntaxError",
-                        &format!("Unexpected token in JSON at line {} column {}", e.line(), e.column()),
+                        &format!(
+                            "Unexpected token in JSON at line {} column {}",
+                            e.line(),
+                            e.column()
+                        ),
                     ))
                 }
             }
@@ -404,7 +495,10 @@ pub(crate) fn call_static(r: &mut Run, name: &'static str, _this: Value, args: V
             let line = parts.join(" ");
             r.charge(line.len())?;
             let method = name.trim_start_matches("console.");
-            if let Err(m) = r.host.call("console", method, vec![serde_json::Value::String(line)]) {
+            if let Err(m) = r
+                .host
+                .call("console", method, vec![serde_json::Value::String(line)])
+            {
                 return Err(r.error("Error", &m));
             }
             Value::Undef
@@ -468,15 +562,27 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
                     if parts.iter().any(|p| !p.is_finite()) {
                         f64::NAN
                     } else {
-                        let days = days_from_civil(parts[0] as i64 + (parts[1] as i64).div_euclid(12), (parts[1] as i64).rem_euclid(12) as u32 + 1, 1) as f64
+                        let days = days_from_civil(
+                            parts[0] as i64 + (parts[1] as i64).div_euclid(12),
+                            (parts[1] as i64).rem_euclid(12) as u32 + 1,
+                            1,
+                        ) as f64
                             + parts[2]
                             - 1.0;
-                        days * 86_400_000.0 + parts[3] * 3_600_000.0 + parts[4] * 60_000.0 + parts[5] * 1000.0 + parts[6]
+                        days * 86_400_000.0
+                            + parts[3] * 3_600_000.0
+                            + parts[4] * 60_000.0
+                            + parts[5] * 1000.0
+                            + parts[6]
                     }
                 }
                 other => r.to_num(other)?,
             };
-            let t = if t.is_finite() && t.abs() <= 8.64e15 { t.trunc() } else { f64::NAN };
+            let t = if t.is_finite() && t.abs() <= 8.64e15 {
+                t.trunc()
+            } else {
+                f64::NAN
+            };
             new_obj(Kind::Date(t), Vec::new())
         }
         "Array" => {
@@ -492,7 +598,9 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
         }
         "Object" => r.new_plain(Vec::new())?,
         "Number" | "String" | "Boolean" => {
-            return Err(r.type_error(format!("new {name}() wrapper objects are not supported; call {name}() without new")))
+            return Err(r.type_error(format!(
+                "new {name}() wrapper objects are not supported; call {name}() without new"
+            )))
         }
         _ => return Err(r.type_error(format!("{name} is not a constructor"))),
     })
@@ -567,7 +675,10 @@ fn number_method(r: &mut Run, n: f64, m: &str, args: Vec<Value>) -> Res<Value> {
         "toFixed" => {
             let d = int_arg(r, &arg(&args, 0))?;
             if !(0.0..=100.0).contains(&d) {
-                return Err(r.error("RangeError", "toFixed() digits argument must be between 0 and 100"));
+                return Err(r.error(
+                    "RangeError",
+                    "toFixed() digits argument must be between 0 and 100",
+                ));
             }
             if !n.is_finite() || n.abs() >= 1e21 {
                 return Ok(Value::Str(number_to_string(n).into()));
@@ -586,12 +697,17 @@ fn number_method(r: &mut Run, n: f64, m: &str, args: Vec<Value>) -> Res<Value> {
                 return Err(r.error("RangeError", "toString() radix must be between 2 and 36"));
             }
             if n.fract() != 0.0 || n.abs() > 9007199254740991.0 {
-                return Err(r.error("RangeError", "toString() with a radix is only supported for safe integers here"));
+                return Err(r.error(
+                    "RangeError",
+                    "toString() with a radix is only supported for safe integers here",
+                ));
             }
             let mut v = n.abs() as u64;
             let mut digits = Vec::new();
             loop {
-                digits.push(std::char::from_digit((v % radix as u64) as u32, radix as u32).unwrap_or('0'));
+                digits.push(
+                    std::char::from_digit((v % radix as u64) as u32, radix as u32).unwrap_or('0'),
+                );
                 v /= radix as u64;
                 if v == 0 {
                     break;
@@ -641,7 +757,9 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
                 let from = rel_index(r, &arg(&args, 1), len, 0)?;
                 (from..=units.len() - p.len()).find(|&i| units[i..i + p.len()] == p[..])
             } else {
-                (0..=units.len() - p.len()).rev().find(|&i| units[i..i + p.len()] == p[..])
+                (0..=units.len() - p.len())
+                    .rev()
+                    .find(|&i| units[i..i + p.len()] == p[..])
             };
             Value::Num(found.map_or(-1.0, |i| i as f64))
         }
@@ -671,7 +789,11 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
         }
         "at" | "charAt" | "charCodeAt" | "codePointAt" => {
             let i = int_arg(r, &a0)?;
-            let i = if m == "at" && i < 0.0 { len as f64 + i } else { i };
+            let i = if m == "at" && i < 0.0 {
+                len as f64 + i
+            } else {
+                i
+            };
             if i < 0.0 || i >= len as f64 {
                 return Ok(match m {
                     "charAt" => str_val(""),
@@ -721,7 +843,15 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
                 out.push_str(&rest[..i]);
                 let rep = if with.is_callable() {
                     let pos = utf16_len(&s[..offset + i]);
-                    let v = r.call(&with, Value::Undef, vec![Value::Str(pat.clone()), Value::Num(pos as f64), Value::Str(s.clone())])?;
+                    let v = r.call(
+                        &with,
+                        Value::Undef,
+                        vec![
+                            Value::Str(pat.clone()),
+                            Value::Num(pos as f64),
+                            Value::Str(s.clone()),
+                        ],
+                    )?;
                     r.to_str(&v)?
                 } else {
                     r.to_str(&with)?
@@ -770,19 +900,31 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
             }
             let need = target as usize - len;
             r.charge(need)?;
-            let pad: String = fill.encode_utf16().cycle().take(need).map(|u| u as u8 as char).collect();
+            let pad: String = fill
+                .encode_utf16()
+                .cycle()
+                .take(need)
+                .map(|u| u as u8 as char)
+                .collect();
             let pad = if fill.is_ascii() {
                 pad
             } else {
                 let units: Vec<u16> = fill.encode_utf16().cycle().take(need).collect();
                 String::from_utf16_lossy(&units)
             };
-            r.new_str(if m == "padStart" { format!("{pad}{s}") } else { format!("{s}{pad}") })?
+            r.new_str(if m == "padStart" {
+                format!("{pad}{s}")
+            } else {
+                format!("{s}{pad}")
+            })?
         }
         "repeat" => {
             let n = r.to_num(&a0)?;
             if n < 0.0 || n.is_infinite() {
-                return Err(r.error("RangeError", &format!("Invalid count value: {}", number_to_string(n))));
+                return Err(r.error(
+                    "RangeError",
+                    &format!("Invalid count value: {}", number_to_string(n)),
+                ));
             }
             let n = if n.is_nan() { 0 } else { n as usize };
             r.charge(s.len().saturating_mul(n))?;
@@ -844,18 +986,29 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
             });
             Value::Num(n.unwrap_or(0) as f64)
         }
-        "pop" => with_items(o, |items| items.pop()).flatten().unwrap_or_default(),
+        "pop" => with_items(o, |items| items.pop())
+            .flatten()
+            .unwrap_or_default(),
         "shift" => {
             r.tick(len as u64 / 16)?;
-            with_items(o, |items| if items.is_empty() { None } else { Some(items.remove(0)) })
-                .flatten()
-                .unwrap_or_default()
+            with_items(o, |items| {
+                if items.is_empty() {
+                    None
+                } else {
+                    Some(items.remove(0))
+                }
+            })
+            .flatten()
+            .unwrap_or_default()
         }
         "slice" => {
             let from = rel_index(r, &a0, len, 0)?;
             let to = rel_index(r, &arg(&args, 1), len, len)?;
             let items = items_of(o);
-            let part = items.get(from..to.max(from)).map(<[Value]>::to_vec).unwrap_or_default();
+            let part = items
+                .get(from..to.max(from))
+                .map(<[Value]>::to_vec)
+                .unwrap_or_default();
             r.tick(part.len() as u64)?;
             r.new_array(part)?
         }
@@ -869,15 +1022,21 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
             let insert: Vec<Value> = args.into_iter().skip(2).collect();
             r.charge(16 * insert.len())?;
             r.tick(len as u64 / 16 + 1)?;
-            let removed = with_items(o, |items| items.splice(start..start + count, insert).collect::<Vec<_>>())
-                .unwrap_or_default();
+            let removed = with_items(o, |items| {
+                items
+                    .splice(start..start + count, insert)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
             r.new_array(removed)?
         }
         "concat" => {
             let mut out = items_of(o);
             for a in &args {
                 match a {
-                    Value::Obj(x) if matches!(x.borrow().kind, Kind::Array(_)) => out.extend(items_of(x)),
+                    Value::Obj(x) if matches!(x.borrow().kind, Kind::Array(_)) => {
+                        out.extend(items_of(x))
+                    }
                     other => out.push(other.clone()),
                 }
             }
@@ -912,12 +1071,25 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
                 "includes" => Value::Bool(items.iter().any(|v| same_value_zero(v, &a0))),
                 "indexOf" => {
                     let from = rel_index(r, &arg(&args, 1), len, 0)?;
-                    Value::Num(items.iter().enumerate().skip(from).find(|(_, v)| strict_eq(v, &a0)).map_or(-1.0, |(i, _)| i as f64))
+                    Value::Num(
+                        items
+                            .iter()
+                            .enumerate()
+                            .skip(from)
+                            .find(|(_, v)| strict_eq(v, &a0))
+                            .map_or(-1.0, |(i, _)| i as f64),
+                    )
                 }
-                _ => Value::Num(items.iter().rposition(|v| strict_eq(v, &a0)).map_or(-1.0, |i| i as f64)),
+                _ => Value::Num(
+                    items
+                        .iter()
+                        .rposition(|v| strict_eq(v, &a0))
+                        .map_or(-1.0, |i| i as f64),
+                ),
             }
         }
-        "find" | "findIndex" | "findLast" | "findLastIndex" | "filter" | "map" | "forEach" | "some" | "every" | "flatMap" => {
+        "find" | "findIndex" | "findLast" | "findLastIndex" | "filter" | "map" | "forEach"
+        | "some" | "every" | "flatMap" => {
             if !a0.is_callable() {
                 let d = r.describe(&a0);
                 return Err(r.type_error(format!("{d} is not a function")));
@@ -932,16 +1104,24 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
             for i in order {
                 r.tick(1)?;
                 let v = items[i].clone();
-                let res = r.call(&a0, this_arg.clone(), vec![v.clone(), Value::Num(i as f64), this.clone()])?;
+                let res = r.call(
+                    &a0,
+                    this_arg.clone(),
+                    vec![v.clone(), Value::Num(i as f64), this.clone()],
+                )?;
                 match m {
                     "find" | "findLast" if res.truthy() => return Ok(v),
-                    "findIndex" | "findLastIndex" if res.truthy() => return Ok(Value::Num(i as f64)),
+                    "findIndex" | "findLastIndex" if res.truthy() => {
+                        return Ok(Value::Num(i as f64))
+                    }
                     "some" if res.truthy() => return Ok(Value::Bool(true)),
                     "every" if !res.truthy() => return Ok(Value::Bool(false)),
                     "filter" if res.truthy() => out.push(v),
                     "map" => out.push(res),
                     "flatMap" => match &res {
-                        Value::Obj(x) if matches!(x.borrow().kind, Kind::Array(_)) => out.extend(items_of(x)),
+                        Value::Obj(x) if matches!(x.borrow().kind, Kind::Array(_)) => {
+                            out.extend(items_of(x))
+                        }
                         _ => out.push(res),
                     },
                     _ => {}
@@ -976,13 +1156,19 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
             };
             for i in order {
                 r.tick(1)?;
-                acc = r.call(&a0, Value::Undef, vec![acc, items[i].clone(), Value::Num(i as f64), this.clone()])?;
+                acc = r.call(
+                    &a0,
+                    Value::Undef,
+                    vec![acc, items[i].clone(), Value::Num(i as f64), this.clone()],
+                )?;
             }
             acc
         }
         "sort" | "toSorted" => {
             if !a0.is_callable() && !matches!(a0, Value::Undef) {
-                return Err(r.type_error("The comparison function must be either a function or undefined"));
+                return Err(
+                    r.type_error("The comparison function must be either a function or undefined")
+                );
             }
             let items = items_of(o);
             let sorted = merge_sort(r, items, &a0)?;
@@ -1009,7 +1195,8 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
             };
             let mut out = Vec::new();
             // Work list of (value, remaining depth), so no recursion however deep the nesting.
-            let mut stack: Vec<(Value, f64)> = items_of(o).into_iter().rev().map(|v| (v, depth)).collect();
+            let mut stack: Vec<(Value, f64)> =
+                items_of(o).into_iter().rev().map(|v| (v, depth)).collect();
             while let Some((v, d)) = stack.pop() {
                 r.tick(1)?;
                 match &v {
@@ -1095,7 +1282,11 @@ fn merge_sort(r: &mut Run, items: Vec<Value>, cmp: &Value) -> Res<Vec<Value>> {
                 r.tick(1)?;
                 // Take from the right only when strictly less: equal elements keep their order.
                 let right_first = if cmp.is_callable() {
-                    let res = r.call(cmp, Value::Undef, vec![defined[idx[j]].clone(), defined[idx[i]].clone()])?;
+                    let res = r.call(
+                        cmp,
+                        Value::Undef,
+                        vec![defined[idx[j]].clone(), defined[idx[i]].clone()],
+                    )?;
                     let v = r.to_num(&res)?;
                     v < 0.0
                 } else {
@@ -1117,7 +1308,10 @@ fn merge_sort(r: &mut Run, items: Vec<Value>, cmp: &Value) -> Res<Vec<Value>> {
         width *= 2;
     }
     let mut slots: Vec<Option<Value>> = defined.drain(..).map(Some).collect();
-    let mut out: Vec<Value> = idx.into_iter().map(|i| slots[i].take().unwrap_or_default()).collect();
+    let mut out: Vec<Value> = idx
+        .into_iter()
+        .map(|i| slots[i].take().unwrap_or_default())
+        .collect();
     out.extend(undef);
     Ok(out)
 }
@@ -1390,7 +1584,11 @@ pub(crate) fn parse_iso(s: &str) -> Option<f64> {
             Some(b'Z') | Some(b'z') if i + 1 == b.len() => {}
             Some(sign @ (b'+' | b'-')) => {
                 let oh = num(i + 1, 2)?;
-                let om = if b.get(i + 3) == Some(&b':') { num(i + 4, 2)? } else { num(i + 3, 2)? };
+                let om = if b.get(i + 3) == Some(&b':') {
+                    num(i + 4, 2)?
+                } else {
+                    num(i + 3, 2)?
+                };
                 let off = oh * 3_600_000 + om * 60_000;
                 ms -= if *sign == b'+' { off } else { -off };
             }
@@ -1447,7 +1645,11 @@ fn parse_float(s: &str) -> f64 {
     let b = t.as_bytes();
     for inf in ["Infinity", "+Infinity", "-Infinity"] {
         if t.starts_with(inf) {
-            return if inf.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
+            return if inf.starts_with('-') {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            };
         }
     }
     let mut end = 0;

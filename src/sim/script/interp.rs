@@ -10,8 +10,25 @@ use super::{Host, Limits, RunError};
 use crate::sim::rng::Rng;
 
 /// How deep the evaluator itself may recurse (statements, expressions and calls together): the
-/// bound that keeps deep programs and deep recursion inside the native stack.
+/// deterministic bound that keeps deep programs and deep recursion inside the native stack.
 const MAX_NATIVE_DEPTH: usize = 1_200;
+
+/// The native stack one call may use, measured from where it started: a safety net under the
+/// deterministic limits, for builds whose frames are larger than planned (an unoptimised test
+/// build uses several times the stack of the browser's). The browser's wasm stack is 1 MB in
+/// all; a test thread's is 2 MB.
+#[cfg(target_arch = "wasm32")]
+pub(crate) const STACK_BUDGET: usize = 600 * 1024;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) const STACK_BUDGET: usize = 1400 * 1024;
+
+/// The address of a local of the caller's frame: comparing two tells how much stack lies
+/// between them (the stack grows down on every target we build for).
+#[inline(always)]
+pub(crate) fn stack_mark() -> usize {
+    let here = 0u8;
+    std::hint::black_box(&here) as *const u8 as usize
+}
 
 /// Why evaluation stopped early.
 pub(crate) enum Ctrl {
@@ -51,6 +68,7 @@ pub(crate) struct Run<'a> {
     pub env: Env,
     /// Where the evaluator is, for errors raised by built-ins.
     pub pos: Pos,
+    stack_base: usize,
 }
 
 pub(crate) fn new_env(parent: Option<Env>) -> Env {
@@ -77,6 +95,7 @@ impl<'a> Run<'a> {
             calls: 0,
             env,
             pos: Pos::default(),
+            stack_base: stack_mark(),
         }
     }
 
@@ -105,7 +124,9 @@ impl<'a> Run<'a> {
 
     fn enter(&mut self) -> Res<()> {
         self.depth += 1;
-        if self.depth > MAX_NATIVE_DEPTH {
+        if self.depth > MAX_NATIVE_DEPTH
+            || self.stack_base.saturating_sub(stack_mark()) > STACK_BUDGET
+        {
             self.depth -= 1;
             return Err(self.error("RangeError", "Maximum call stack size exceeded"));
         }
@@ -193,9 +214,7 @@ impl<'a> Run<'a> {
             };
             match next {
                 Some(n) => env = n,
-                None => {
-                    return Err(self.error("ReferenceError", &format!("{name} is not defined")))
-                }
+                None => return Err(self.error("ReferenceError", &format!("{name} is not defined"))),
             }
         }
     }
@@ -282,94 +301,120 @@ impl<'a> Run<'a> {
         match &s.kind {
             StmtKind::Expr(e) => {
                 self.eval(e)?;
+                Ok(Flow::Normal)
             }
-            StmtKind::Var(kind, decls) => {
-                for (pat, init) in decls {
-                    let v = match init {
-                        Some(e) => self.eval_named(e, pat)?,
-                        None if *kind == VarKind::Var => continue,
-                        None => Value::Undef,
-                    };
-                    self.bind(pat, v, Some(*kind))?;
-                }
-            }
-            StmtKind::Func(_) => {}
-            StmtKind::Class(def) => {
-                let c = self.class(def)?;
-                if let Some(n) = &def.name {
-                    self.declare(n.clone(), c, true);
-                }
-            }
-            StmtKind::Return(e) => {
-                let v = match e {
-                    Some(e) => self.eval(e)?,
-                    None => Value::Undef,
-                };
-                return Ok(Flow::Return(v));
-            }
-            StmtKind::If(test, cons, alt) => {
-                if self.eval(test)?.truthy() {
-                    return self.exec(cons);
-                } else if let Some(alt) = alt {
-                    return self.exec(alt);
-                }
-            }
-            StmtKind::Block(body) => return self.block(body),
+            StmtKind::Var(kind, decls) => self.exec_var(*kind, decls),
+            StmtKind::Func(_) | StmtKind::Empty => Ok(Flow::Normal),
+            StmtKind::Class(def) => self.exec_class(def),
+            StmtKind::Return(e) => self.exec_return(e.as_ref()),
+            StmtKind::If(test, cons, alt) => self.exec_if(test, cons, alt.as_deref()),
+            StmtKind::Block(body) => self.block(body),
+            StmtKind::Break(l) => Ok(Flow::Break(l.clone())),
+            StmtKind::Continue(l) => Ok(Flow::Continue(l.clone())),
+            StmtKind::Throw(e) => self.exec_throw(e, s.pos),
+            StmtKind::Try {
+                block,
+                param,
+                handler,
+                finalizer,
+            } => self.try_stmt(
+                block,
+                param.as_ref(),
+                handler.as_deref(),
+                finalizer.as_deref(),
+            ),
+            StmtKind::Switch(disc, cases) => self.switch(disc, cases),
+            _ => self.exec_loop(s, None),
+        }
+    }
+
+    #[inline(never)]
+    fn exec_var(&mut self, kind: VarKind, decls: &[(Pat, Option<Expr>)]) -> Res<Flow> {
+        for (pat, init) in decls {
+            let v = match init {
+                Some(e) => self.eval(e)?,
+                None if kind == VarKind::Var => continue,
+                None => Value::Undef,
+            };
+            self.bind(pat, v, Some(kind))?;
+        }
+        Ok(Flow::Normal)
+    }
+
+    #[inline(never)]
+    fn exec_class(&mut self, def: &Rc<ClassDef>) -> Res<Flow> {
+        let c = self.class(def)?;
+        if let Some(n) = &def.name {
+            self.declare(n.clone(), c, true);
+        }
+        Ok(Flow::Normal)
+    }
+
+    #[inline(never)]
+    fn exec_return(&mut self, e: Option<&Expr>) -> Res<Flow> {
+        let v = match e {
+            Some(e) => self.eval(e)?,
+            None => Value::Undef,
+        };
+        Ok(Flow::Return(v))
+    }
+
+    #[inline(never)]
+    fn exec_if(&mut self, test: &Expr, cons: &Stmt, alt: Option<&Stmt>) -> Res<Flow> {
+        if self.eval(test)?.truthy() {
+            self.exec(cons)
+        } else if let Some(alt) = alt {
+            self.exec(alt)
+        } else {
+            Ok(Flow::Normal)
+        }
+    }
+
+    #[inline(never)]
+    fn exec_throw(&mut self, e: &Expr, pos: Pos) -> Res<Flow> {
+        let v = self.eval(e)?;
+        Err(Ctrl::Throw(v, pos))
+    }
+
+    /// Loops, and labelled statements (a label names the loop it wraps).
+    #[inline(never)]
+    fn exec_loop(&mut self, s: &Stmt, label: Option<&Rc<str>>) -> Res<Flow> {
+        match &s.kind {
             StmtKind::For {
                 init,
                 test,
                 update,
                 body,
-            } => return self.for_loop(init.as_deref(), test.as_ref(), update.as_ref(), body, None),
+            } => self.for_loop(init.as_deref(), test.as_ref(), update.as_ref(), body, label),
             StmtKind::ForEach {
                 kind,
                 pat,
                 of,
                 iter,
                 body,
-            } => return self.for_each(*kind, pat, *of, iter, body, None),
-            StmtKind::While(test, body) => return self.while_loop(Some(test), body, false, None),
-            StmtKind::DoWhile(body, test) => return self.while_loop(Some(test), body, true, None),
-            StmtKind::Break(l) => return Ok(Flow::Break(l.clone())),
-            StmtKind::Continue(l) => return Ok(Flow::Continue(l.clone())),
-            StmtKind::Throw(e) => {
-                let v = self.eval(e)?;
-                return Err(Ctrl::Throw(v, s.pos));
-            }
-            StmtKind::Try {
-                block,
-                param,
-                handler,
-                finalizer,
-            } => return self.try_stmt(block, param.as_ref(), handler.as_deref(), finalizer.as_deref()),
-            StmtKind::Switch(disc, cases) => return self.switch(disc, cases),
-            StmtKind::Labeled(label, body) => {
+            } => self.for_each(*kind, pat, *of, iter, body, label),
+            StmtKind::While(test, body) => self.while_loop(Some(test), body, false, label),
+            StmtKind::DoWhile(body, test) => self.while_loop(Some(test), body, true, label),
+            StmtKind::Labeled(l, body) => {
                 let r = match &body.kind {
-                    StmtKind::For {
-                        init,
-                        test,
-                        update,
-                        body,
-                    } => self.for_loop(init.as_deref(), test.as_ref(), update.as_ref(), body, Some(label))?,
-                    StmtKind::ForEach {
-                        kind,
-                        pat,
-                        of,
-                        iter,
-                        body,
-                    } => self.for_each(*kind, pat, *of, iter, body, Some(label))?,
-                    StmtKind::While(test, b) => self.while_loop(Some(test), b, false, Some(label))?,
-                    StmtKind::DoWhile(b, test) => self.while_loop(Some(test), b, true, Some(label))?,
+                    StmtKind::For { .. }
+                    | StmtKind::ForEach { .. }
+                    | StmtKind::While(..)
+                    | StmtKind::DoWhile(..) => {
+                        self.enter()?;
+                        let r = self.exec_loop(body, Some(l));
+                        self.depth -= 1;
+                        r?
+                    }
                     _ => self.exec(body)?,
                 };
-                return Ok(match r {
-                    Flow::Break(Some(l)) if l == *label => Flow::Normal,
+                Ok(match r {
+                    Flow::Break(Some(b)) if b == *l => Flow::Normal,
                     other => other,
-                });
+                })
             }
-            StmtKind::Empty => {}
+            _ => Ok(Flow::Normal),
         }
-        Ok(Flow::Normal)
     }
 
     /// Decides what a loop does after its body: `Some(flow)` leaves the loop with `flow`.
@@ -509,9 +554,7 @@ impl<'a> Run<'a> {
             i += 1;
             let scope = new_env(Some(self.env.clone()));
             let saved = std::mem::replace(&mut self.env, scope);
-            let r = self
-                .bind(pat, item, kind)
-                .and_then(|_| self.exec(body));
+            let r = self.bind(pat, item, kind).and_then(|_| self.exec(body));
             self.env = saved;
             if let Some(f) = Self::loop_flow(r?, label) {
                 return Ok(f);
@@ -524,7 +567,9 @@ impl<'a> Run<'a> {
             Value::Obj(o) => {
                 let o = o.borrow();
                 let mut keys: Vec<Value> = match &o.kind {
-                    Kind::Array(items) => (0..items.len()).map(|i| str_val(&i.to_string())).collect(),
+                    Kind::Array(items) => {
+                        (0..items.len()).map(|i| str_val(&i.to_string())).collect()
+                    }
                     _ => Vec::new(),
                 };
                 keys.extend(ordered_keys(&o.props).into_iter().map(Value::Str));
@@ -538,7 +583,10 @@ impl<'a> Run<'a> {
     /// The values `for...of` and spread go through.
     pub fn iterate(&mut self, v: &Value) -> Res<Vec<Value>> {
         if let Value::Str(s) = v {
-            return Ok(s.chars().map(|c| Value::Str(c.to_string().into())).collect());
+            return Ok(s
+                .chars()
+                .map(|c| Value::Str(c.to_string().into()))
+                .collect());
         }
         if let Value::Obj(o) = v {
             let o = o.borrow();
@@ -708,7 +756,10 @@ impl<'a> Run<'a> {
                     }
                 }
                 if let Some(r) = rest {
-                    let tail = items.get(elems.len()..).map(<[Value]>::to_vec).unwrap_or_default();
+                    let tail = items
+                        .get(elems.len()..)
+                        .map(<[Value]>::to_vec)
+                        .unwrap_or_default();
                     let a = self.new_array(tail)?;
                     self.bind(r, a, kind)?;
                 }
@@ -784,132 +835,196 @@ impl<'a> Run<'a> {
         r
     }
 
+    /// A thin dispatcher: each kind of node is evaluated in a function of its own, so that
+    /// the frame on the recursion path stays small (a debug build gives every local of every
+    /// arm of one big match its own slot, and deep recursion multiplies that).
     fn eval_inner(&mut self, e: &Expr) -> Res<Value> {
-        Ok(match &e.kind {
-            ExprKind::Num(n) => Value::Num(*n),
-            ExprKind::Str(s) => Value::Str(s.clone()),
-            ExprKind::Bool(b) => Value::Bool(*b),
-            ExprKind::Null => Value::Null,
-            ExprKind::This => self.lookup(THIS).unwrap_or_default(),
-            ExprKind::Ident(n) => {
-                if &**n == "\u{0}hole" {
-                    return Ok(Value::Undef);
-                }
-                self.pos = e.pos;
-                self.read_var(n)?
-            }
-            ExprKind::Template(strs, exprs) => {
-                let mut out = String::new();
-                for (i, s) in strs.iter().enumerate() {
-                    out.push_str(s);
-                    if let Some(x) = exprs.get(i) {
-                        let v = self.eval(x)?;
-                        self.pos = x.pos;
-                        out.push_str(&self.to_str(&v)?);
-                    }
-                }
-                self.new_str(out)?
-            }
-            ExprKind::Array(elems) => {
-                let items = self.elems(elems)?;
-                self.new_array(items)?
-            }
-            ExprKind::Object(props) => self.object_literal(props)?,
-            ExprKind::Func(def) => self.closure(def.clone(), None),
-            ExprKind::Class(def) => self.class(def)?,
-            ExprKind::Unary(op, arg) => self.unary(*op, arg, e.pos)?,
-            ExprKind::Update { inc, prefix, target } => {
-                let old = self.eval(target)?;
-                self.pos = e.pos;
-                let n = self.to_num(&old)?;
-                let new = if *inc { n + 1.0 } else { n - 1.0 };
-                self.assign_to_expr(target, Value::Num(new))?;
-                Value::Num(if *prefix { new } else { n })
-            }
-            ExprKind::Binary(op, l, r) => {
-                let a = self.eval(l)?;
-                let b = self.eval(r)?;
-                self.pos = e.pos;
-                self.binary(*op, a, b)?
-            }
-            ExprKind::Logical(op, l, r) => {
-                let a = self.eval(l)?;
-                let short = match op {
-                    LogOp::And => !a.truthy(),
-                    LogOp::Or => a.truthy(),
-                    LogOp::Nullish => !a.is_nullish(),
-                };
-                if short {
-                    a
-                } else {
-                    self.eval(r)?
-                }
-            }
-            ExprKind::Assign(op, target, value) => self.assign(*op, target, value, e.pos)?,
-            ExprKind::Cond(t, c, a) => {
-                if self.eval(t)?.truthy() {
-                    self.eval(c)?
-                } else {
-                    self.eval(a)?
-                }
-            }
-            ExprKind::Seq(items) => {
-                let mut last = Value::Undef;
-                for x in items {
-                    last = self.eval(x)?;
-                }
-                last
-            }
+        match &e.kind {
+            ExprKind::Num(n) => Ok(Value::Num(*n)),
+            ExprKind::Str(s) => Ok(Value::Str(s.clone())),
+            ExprKind::Bool(b) => Ok(Value::Bool(*b)),
+            ExprKind::Null => Ok(Value::Null),
+            ExprKind::This => Ok(self.lookup(THIS).unwrap_or_default()),
+            ExprKind::Ident(n) => self.eval_ident(n, e.pos),
+            ExprKind::Template(strs, exprs) => self.eval_template(strs, exprs),
+            ExprKind::Array(elems) => self.eval_array(elems),
+            ExprKind::Object(props) => self.object_literal(props),
+            ExprKind::Func(def) => Ok(self.function_expr(def)),
+            ExprKind::Class(def) => self.class(def),
+            ExprKind::Unary(op, arg) => self.unary(*op, arg, e.pos),
+            ExprKind::Update {
+                inc,
+                prefix,
+                target,
+            } => self.eval_update(*inc, *prefix, target, e.pos),
+            ExprKind::Binary(op, l, r) => self.eval_binary(*op, l, r, e.pos),
+            ExprKind::Logical(op, l, r) => self.eval_logical(*op, l, r),
+            ExprKind::Assign(op, target, value) => self.assign(*op, target, value, e.pos),
+            ExprKind::Cond(t, c, a) => self.eval_cond(t, c, a),
+            ExprKind::Seq(items) => self.eval_seq(items),
             ExprKind::Member {
                 obj,
                 prop,
                 optional,
-            } => {
-                let o = self.eval(obj)?;
-                if *optional && o.is_nullish() {
-                    return Err(Ctrl::Short);
-                }
-                let k = self.prop_key(prop)?;
-                self.pos = e.pos;
-                self.get(&o, &k)?
-            }
-            ExprKind::SuperMember(prop) => {
-                let k = self.prop_key(prop)?;
-                let home = self.lookup(HOME);
-                let parent_proto = match home {
-                    Some(Value::Obj(h)) => h.borrow().proto.clone(),
-                    _ => None,
-                };
-                match parent_proto {
-                    Some(p) => {
-                        let this = self.lookup(THIS).unwrap_or_default();
-                        self.get_from(&Value::Obj(p), &k, &this)?
-                    }
-                    None => Value::Undef,
-                }
-            }
-            ExprKind::SuperCall(args) => {
-                let args = self.elems(args)?;
-                self.pos = e.pos;
-                self.super_call(args)?;
-                Value::Undef
-            }
+            } => self.eval_member(obj, prop, *optional, e.pos),
+            ExprKind::SuperMember(prop) => self.eval_super_member(prop),
+            ExprKind::SuperCall(args) => self.eval_super_call(args, e.pos),
             ExprKind::Call {
                 callee,
                 args,
                 optional,
-            } => self.call_expr(callee, args, *optional, e.pos)?,
-            ExprKind::New(callee, args) => {
-                let c = self.eval(callee)?;
-                let args = self.elems(args)?;
-                self.pos = e.pos;
-                self.construct(&c, args, callee)?
+            } => self.call_expr(callee, args, *optional, e.pos),
+            ExprKind::New(callee, args) => self.eval_new(callee, args, e.pos),
+            ExprKind::OptChain(inner) => self.eval_opt_chain(inner),
+        }
+    }
+
+    /// A function expression; a named one sees its own name (`function fact(n) { ... fact(n - 1) }`).
+    #[inline(never)]
+    fn function_expr(&mut self, def: &Rc<FuncDef>) -> Value {
+        match (&def.name, def.arrow) {
+            (Some(name), false) => {
+                let env = new_env(Some(self.env.clone()));
+                let saved = std::mem::replace(&mut self.env, env);
+                let f = self.closure(def.clone(), None);
+                self.declare(name.clone(), f.clone(), false);
+                self.env = saved;
+                f
             }
-            ExprKind::OptChain(inner) => match self.eval(inner) {
-                Err(Ctrl::Short) => Value::Undef,
-                other => other?,
-            },
-        })
+            _ => self.closure(def.clone(), None),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_ident(&mut self, n: &Rc<str>, pos: Pos) -> Res<Value> {
+        if &**n == "\u{0}hole" {
+            return Ok(Value::Undef);
+        }
+        self.pos = pos;
+        self.read_var(n)
+    }
+
+    #[inline(never)]
+    fn eval_template(&mut self, strs: &[Rc<str>], exprs: &[Expr]) -> Res<Value> {
+        let mut out = String::new();
+        for (i, s) in strs.iter().enumerate() {
+            out.push_str(s);
+            if let Some(x) = exprs.get(i) {
+                let v = self.eval(x)?;
+                self.pos = x.pos;
+                out.push_str(&self.to_str(&v)?);
+            }
+        }
+        self.new_str(out)
+    }
+
+    #[inline(never)]
+    fn eval_array(&mut self, elems: &[Elem]) -> Res<Value> {
+        let items = self.elems(elems)?;
+        self.new_array(items)
+    }
+
+    #[inline(never)]
+    fn eval_update(&mut self, inc: bool, prefix: bool, target: &Expr, pos: Pos) -> Res<Value> {
+        let old = self.eval(target)?;
+        self.pos = pos;
+        let n = self.to_num(&old)?;
+        let new = if inc { n + 1.0 } else { n - 1.0 };
+        self.assign_to_expr(target, Value::Num(new))?;
+        Ok(Value::Num(if prefix { new } else { n }))
+    }
+
+    #[inline(never)]
+    fn eval_binary(&mut self, op: BinOp, l: &Expr, r: &Expr, pos: Pos) -> Res<Value> {
+        let a = self.eval(l)?;
+        let b = self.eval(r)?;
+        self.pos = pos;
+        self.binary(op, a, b)
+    }
+
+    #[inline(never)]
+    fn eval_logical(&mut self, op: LogOp, l: &Expr, r: &Expr) -> Res<Value> {
+        let a = self.eval(l)?;
+        let short = match op {
+            LogOp::And => !a.truthy(),
+            LogOp::Or => a.truthy(),
+            LogOp::Nullish => !a.is_nullish(),
+        };
+        if short {
+            Ok(a)
+        } else {
+            self.eval(r)
+        }
+    }
+
+    #[inline(never)]
+    fn eval_cond(&mut self, t: &Expr, c: &Expr, a: &Expr) -> Res<Value> {
+        if self.eval(t)?.truthy() {
+            self.eval(c)
+        } else {
+            self.eval(a)
+        }
+    }
+
+    #[inline(never)]
+    fn eval_seq(&mut self, items: &[Expr]) -> Res<Value> {
+        let mut last = Value::Undef;
+        for x in items {
+            last = self.eval(x)?;
+        }
+        Ok(last)
+    }
+
+    #[inline(never)]
+    fn eval_member(&mut self, obj: &Expr, prop: &PropKey, optional: bool, pos: Pos) -> Res<Value> {
+        let o = self.eval(obj)?;
+        if optional && o.is_nullish() {
+            return Err(Ctrl::Short);
+        }
+        let k = self.prop_key(prop)?;
+        self.pos = pos;
+        self.get(&o, &k)
+    }
+
+    #[inline(never)]
+    fn eval_super_member(&mut self, prop: &PropKey) -> Res<Value> {
+        let k = self.prop_key(prop)?;
+        let home = self.lookup(HOME);
+        let parent_proto = match home {
+            Some(Value::Obj(h)) => h.borrow().proto.clone(),
+            _ => None,
+        };
+        match parent_proto {
+            Some(p) => {
+                let this = self.lookup(THIS).unwrap_or_default();
+                self.get_from(&Value::Obj(p), &k, &this)
+            }
+            None => Ok(Value::Undef),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_super_call(&mut self, args: &[Elem], pos: Pos) -> Res<Value> {
+        let args = self.elems(args)?;
+        self.pos = pos;
+        self.super_call(args)?;
+        Ok(Value::Undef)
+    }
+
+    #[inline(never)]
+    fn eval_new(&mut self, callee: &Expr, args: &[Elem], pos: Pos) -> Res<Value> {
+        let c = self.eval(callee)?;
+        let args = self.elems(args)?;
+        self.pos = pos;
+        self.construct(&c, args, callee)
+    }
+
+    #[inline(never)]
+    fn eval_opt_chain(&mut self, inner: &Expr) -> Res<Value> {
+        match self.eval(inner) {
+            Err(Ctrl::Short) => Ok(Value::Undef),
+            other => other,
+        }
     }
 
     fn elems(&mut self, elems: &[Elem]) -> Res<Vec<Value>> {
@@ -1176,7 +1291,10 @@ impl<'a> Run<'a> {
                     ("Map", Kind::Map(_)) => true,
                     ("Set", Kind::Set(_)) => true,
                     ("Date", Kind::Date(_)) => true,
-                    ("Function", Kind::Closure(_) | Kind::Class(_) | Kind::Native(_) | Kind::Bound(..)) => true,
+                    (
+                        "Function",
+                        Kind::Closure(_) | Kind::Class(_) | Kind::Native(_) | Kind::Bound(..),
+                    ) => true,
                     ("Error", Kind::Error(_)) => true,
                     (n, Kind::Error(e)) => &**e == n,
                     _ => false,
@@ -1245,7 +1363,9 @@ impl<'a> Run<'a> {
     /// ToPrimitive: dates give their time for numbers, a user-defined `toString` is called,
     /// other objects become their default string.
     pub fn to_primitive(&mut self, v: &Value, number: bool) -> Res<Value> {
-        let Value::Obj(o) = v else { return Ok(v.clone()) };
+        let Value::Obj(o) = v else {
+            return Ok(v.clone());
+        };
         if let Kind::Date(t) = o.borrow().kind {
             if number {
                 return Ok(Value::Num(t));
@@ -1357,7 +1477,9 @@ impl<'a> Run<'a> {
                             format!("{n}: {m}").into()
                         }
                     }
-                    Kind::Date(t) => super::builtins::iso_string(*t).unwrap_or_else(|| "Invalid Date".into()).into(),
+                    Kind::Date(t) => super::builtins::iso_string(*t)
+                        .unwrap_or_else(|| "Invalid Date".into())
+                        .into(),
                     Kind::Map(_) => "[object Map]".into(),
                     Kind::Set(_) => "[object Set]".into(),
                     Kind::Closure(c) => format!(
@@ -1365,7 +1487,9 @@ impl<'a> Run<'a> {
                         c.def.name.as_deref().unwrap_or("")
                     )
                     .into(),
-                    Kind::Class(c) => format!("class {} {{ }}", c.def.name.as_deref().unwrap_or("")).into(),
+                    Kind::Class(c) => {
+                        format!("class {} {{ }}", c.def.name.as_deref().unwrap_or("")).into()
+                    }
                     Kind::Native(n) => format!("function {n}() {{ [native code] }}").into(),
                     Kind::Bound(_, n) => format!("function {n}() {{ [native code] }}").into(),
                     _ => "[object Object]".into(),
@@ -1385,9 +1509,7 @@ impl<'a> Run<'a> {
         match v {
             Value::Undef | Value::Null => {
                 let d = self.describe(v);
-                Err(self.type_error(format!(
-                    "Cannot read properties of {d} (reading '{k}')"
-                )))
+                Err(self.type_error(format!("Cannot read properties of {d} (reading '{k}')")))
             }
             Value::Str(s) => {
                 if &**k == "length" {
@@ -1395,7 +1517,11 @@ impl<'a> Run<'a> {
                 }
                 if let Some(i) = array_index(k) {
                     let c = utf16_slice(s, i, i + 1);
-                    return Ok(if c.is_empty() { Value::Undef } else { Value::Str(c.into()) });
+                    return Ok(if c.is_empty() {
+                        Value::Undef
+                    } else {
+                        Value::Str(c.into())
+                    });
                 }
                 Ok(super::builtins::method_of(this, "String", k))
             }
@@ -1426,8 +1552,12 @@ impl<'a> Run<'a> {
                     Kind::Date(_) => super::builtins::method_of(this, "Date", k),
                     Kind::Host(_) => new_obj(Kind::Bound(this.clone(), k.clone()), Vec::new()),
                     Kind::Native(name) => super::builtins::static_member(name, k),
-                    Kind::Closure(c) if &**k == "name" => str_val(c.def.name.as_deref().unwrap_or("")),
-                    Kind::Class(c) if &**k == "name" => str_val(c.def.name.as_deref().unwrap_or("")),
+                    Kind::Closure(c) if &**k == "name" => {
+                        str_val(c.def.name.as_deref().unwrap_or(""))
+                    }
+                    Kind::Class(c) if &**k == "name" => {
+                        str_val(c.def.name.as_deref().unwrap_or(""))
+                    }
                     Kind::Class(c) if &**k == "prototype" => Value::Obj(c.proto.clone()),
                     Kind::Class(c) => match &c.parent {
                         // Static methods are inherited through the constructor chain.
@@ -1465,14 +1595,19 @@ impl<'a> Run<'a> {
             }
             _ => {}
         }
-        b.props.iter().find(|(key, _)| &**key == k).map(|(_, v)| v.clone())
+        b.props
+            .iter()
+            .find(|(key, _)| &**key == k)
+            .map(|(_, v)| v.clone())
     }
 
     pub fn set(&mut self, v: &Value, k: Rc<str>, value: Value) -> Res<()> {
         let Value::Obj(o) = v else {
             if v.is_nullish() {
                 let d = self.describe(v);
-                return Err(self.type_error(format!("Cannot set properties of {d} (setting '{k}')")));
+                return Err(
+                    self.type_error(format!("Cannot set properties of {d} (setting '{k}')"))
+                );
             }
             return Ok(());
         };
@@ -1546,6 +1681,7 @@ impl<'a> Run<'a> {
         let args = self.elems(args)?;
         self.pos = pos;
         if !f.is_callable() {
+            self.pos = start_pos(callee);
             let name = callee_name(callee);
             return Err(self.type_error(format!("{name} is not a function")));
         }
@@ -1632,7 +1768,11 @@ impl<'a> Run<'a> {
             }
         }
         let n = def.params.len();
-        let rest: Vec<Value> = if args.len() > n { args.split_off(n) } else { Vec::new() };
+        let rest: Vec<Value> = if args.len() > n {
+            args.split_off(n)
+        } else {
+            Vec::new()
+        };
         let mut args = args.into_iter();
         for p in &def.params {
             let v = args.next().unwrap_or_default();
@@ -1715,7 +1855,11 @@ impl<'a> Run<'a> {
         };
         for (is_static, key, f) in &def.methods {
             let k = self.prop_key(key)?;
-            let home = if *is_static { class_obj.clone() } else { proto.clone() };
+            let home = if *is_static {
+                class_obj.clone()
+            } else {
+                proto.clone()
+            };
             let m = self.closure(f.clone(), Some(home));
             if *is_static {
                 self.put(class_obj, k, m)?;
@@ -1767,7 +1911,12 @@ impl<'a> Run<'a> {
     /// for a derived one, as JavaScript orders them.
     fn init_instance(&mut self, c: &Obj, this: &Value, args: Vec<Value>) -> Res<()> {
         let (def, env, parent, proto) = match &c.borrow().kind {
-            Kind::Class(cl) => (cl.def.clone(), cl.env.clone(), cl.parent.clone(), cl.proto.clone()),
+            Kind::Class(cl) => (
+                cl.def.clone(),
+                cl.env.clone(),
+                cl.parent.clone(),
+                cl.proto.clone(),
+            ),
             _ => return Ok(()),
         };
         if parent.is_none() {
@@ -1775,7 +1924,14 @@ impl<'a> Run<'a> {
         }
         match &def.ctor {
             Some(ctor) => {
-                self.call_closure(ctor, env, Some(proto), this.clone(), args, Some(Value::Obj(c.clone())))?;
+                self.call_closure(
+                    ctor,
+                    env,
+                    Some(proto),
+                    this.clone(),
+                    args,
+                    Some(Value::Obj(c.clone())),
+                )?;
             }
             None => {
                 if let Some(p) = parent {
@@ -1852,6 +2008,20 @@ impl<'a> Run<'a> {
     }
 }
 
+/// Where an expression's text begins: a member access or call is positioned at its `.` or `(`,
+/// but an error about the whole call points at its start, as V8 does.
+fn start_pos(e: &Expr) -> Pos {
+    let mut cur = e;
+    loop {
+        match &cur.kind {
+            ExprKind::Member { obj, .. } => cur = obj,
+            ExprKind::Call { callee, .. } => cur = callee,
+            ExprKind::OptChain(inner) => cur = inner,
+            _ => return cur.pos,
+        }
+    }
+}
+
 /// How V8 names a callee in "x is not a function": the source text of a simple path.
 fn callee_name(e: &Expr) -> String {
     match &e.kind {
@@ -1861,6 +2031,6 @@ fn callee_name(e: &Expr) -> String {
             PropKey::Static(k) => format!("{}.{k}", callee_name(obj)),
             PropKey::Computed(_) => format!("{}[...]", callee_name(obj)),
         },
-        _ => "expression".into(),
+        _ => "(intermediate value)".into(),
     }
 }

@@ -146,7 +146,10 @@ pub(crate) fn to_serde(r: &mut Run, v: &Value) -> Res<serde_json::Value> {
     };
     match serde_json::from_str(&text) {
         Ok(v) => Ok(v),
-        Err(_) => Err(r.error("RangeError", "the value nests too deeply to pass to the host")),
+        Err(_) => Err(r.error(
+            "RangeError",
+            "the value nests too deeply to pass to the host",
+        )),
     }
 }
 

@@ -14,6 +14,8 @@ pub(crate) enum Tok {
     Template {
         cooked: Rc<str>,
         tail: bool,
+        /// The first piece (after the opening backtick), not a continuation after `}`.
+        head: bool,
     },
     Ident(Rc<str>),
     Punct(&'static str),
@@ -147,65 +149,66 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, Diagnostic> {
             continue;
         }
         let (line, col) = (lx.line, lx.col);
-        let tok = if c.is_ascii_digit() || (c == '.' && lx.peek(1).is_some_and(|d| d.is_ascii_digit())) {
-            number(&mut lx)?
-        } else if is_id_start(c) || c == '\\' {
-            if c == '\\' {
-                return Err(lx.err(line, col, "Invalid or unexpected token"));
-            }
-            let mut s = String::new();
-            while let Some(c) = lx.peek(0).filter(|&c| is_id_part(c)) {
-                s.push(c);
+        let tok =
+            if c.is_ascii_digit() || (c == '.' && lx.peek(1).is_some_and(|d| d.is_ascii_digit())) {
+                number(&mut lx)?
+            } else if is_id_start(c) || c == '\\' {
+                if c == '\\' {
+                    return Err(lx.err(line, col, "Invalid or unexpected token"));
+                }
+                let mut s = String::new();
+                while let Some(c) = lx.peek(0).filter(|&c| is_id_part(c)) {
+                    s.push(c);
+                    lx.bump();
+                }
+                Tok::Ident(s.into())
+            } else if c == '"' || c == '\'' {
+                string(&mut lx, c)?
+            } else if c == '`' {
                 lx.bump();
-            }
-            Tok::Ident(s.into())
-        } else if c == '"' || c == '\'' {
-            string(&mut lx, c)?
-        } else if c == '`' {
-            lx.bump();
-            template(&mut lx, &mut braces, line, col)?
-        } else if c == '}' && braces.last() == Some(&true) {
-            braces.pop();
-            lx.bump();
-            template(&mut lx, &mut braces, line, col)?
-        } else if c == '#' {
-            return Err(lx.err(
+                template(&mut lx, &mut braces, line, col, true)?
+            } else if c == '}' && braces.last() == Some(&true) {
+                braces.pop();
+                lx.bump();
+                template(&mut lx, &mut braces, line, col, false)?
+            } else if c == '#' {
+                return Err(lx.err(
                 line,
                 col,
                 "private class members (#name) are not supported by the playground's JavaScript",
             ));
-        } else {
-            if c == '/' && regex_allowed(out.last()) {
-                return Err(lx.err(
+            } else {
+                if c == '/' && regex_allowed(out.last()) {
+                    return Err(lx.err(
                     line,
                     col,
                     "regular expression literals are not supported by the playground's JavaScript",
                 ));
-            }
-            let p = if lx.starts_with("?.") && lx.peek(2).is_some_and(|d| d.is_ascii_digit()) {
-                Some("?")
-            } else {
-                PUNCTS
-                    .iter()
-                    .chain(PUNCTS1.iter())
-                    .find(|p| lx.starts_with(p))
-                    .copied()
-            };
-            let Some(p) = p else {
-                return Err(lx.err(line, col, "Invalid or unexpected token"));
-            };
-            for _ in 0..p.chars().count() {
-                lx.bump();
-            }
-            match p {
-                "{" => braces.push(false),
-                "}" => {
-                    braces.pop();
                 }
-                _ => {}
-            }
-            Tok::Punct(p)
-        };
+                let p = if lx.starts_with("?.") && lx.peek(2).is_some_and(|d| d.is_ascii_digit()) {
+                    Some("?")
+                } else {
+                    PUNCTS
+                        .iter()
+                        .chain(PUNCTS1.iter())
+                        .find(|p| lx.starts_with(p))
+                        .copied()
+                };
+                let Some(p) = p else {
+                    return Err(lx.err(line, col, "Invalid or unexpected token"));
+                };
+                for _ in 0..p.chars().count() {
+                    lx.bump();
+                }
+                match p {
+                    "{" => braces.push(false),
+                    "}" => {
+                        braces.pop();
+                    }
+                    _ => {}
+                }
+                Tok::Punct(p)
+            };
         out.push(Token {
             tok,
             line,
@@ -337,7 +340,10 @@ fn escape(lx: &mut Lexer, out: &mut Vec<u16>) -> Result<(), Diagnostic> {
         'x' => {
             let mut v = 0u32;
             for _ in 0..2 {
-                let d = lx.bump().and_then(|c| c.to_digit(16)).ok_or_else(|| bad(lx))?;
+                let d = lx
+                    .bump()
+                    .and_then(|c| c.to_digit(16))
+                    .ok_or_else(|| bad(lx))?;
                 v = v * 16 + d;
             }
             out.push(v as u16);
@@ -363,7 +369,10 @@ fn escape(lx: &mut Lexer, out: &mut Vec<u16>) -> Result<(), Diagnostic> {
                 }
             } else {
                 for _ in 0..4 {
-                    let d = lx.bump().and_then(|c| c.to_digit(16)).ok_or_else(|| bad(lx))?;
+                    let d = lx
+                        .bump()
+                        .and_then(|c| c.to_digit(16))
+                        .ok_or_else(|| bad(lx))?;
                     v = v * 16 + d;
                 }
             }
@@ -413,7 +422,13 @@ fn string(lx: &mut Lexer, quote: char) -> Result<Tok, Diagnostic> {
 }
 
 /// Reads template text up to the closing backtick or the next `${`.
-fn template(lx: &mut Lexer, braces: &mut Vec<bool>, line: u32, col: u32) -> Result<Tok, Diagnostic> {
+fn template(
+    lx: &mut Lexer,
+    braces: &mut Vec<bool>,
+    line: u32,
+    col: u32,
+    head: bool,
+) -> Result<Tok, Diagnostic> {
     let mut out = Vec::new();
     loop {
         match lx.bump() {
@@ -422,6 +437,7 @@ fn template(lx: &mut Lexer, braces: &mut Vec<bool>, line: u32, col: u32) -> Resu
                 return Ok(Tok::Template {
                     cooked: String::from_utf16_lossy(&out).into(),
                     tail: true,
+                    head,
                 })
             }
             Some('$') if lx.peek(0) == Some('{') => {
@@ -430,6 +446,7 @@ fn template(lx: &mut Lexer, braces: &mut Vec<bool>, line: u32, col: u32) -> Resu
                 return Ok(Tok::Template {
                     cooked: String::from_utf16_lossy(&out).into(),
                     tail: false,
+                    head,
                 });
             }
             Some('\\') => escape(lx, &mut out)?,

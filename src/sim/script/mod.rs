@@ -54,7 +54,11 @@ pub struct Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (line {}, column {})", self.message, self.line, self.column)
+        write!(
+            f,
+            "{} (line {}, column {})",
+            self.message, self.line, self.column
+        )
     }
 }
 
@@ -68,7 +72,9 @@ pub struct Program {
 
 impl fmt::Debug for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Program").field("functions", &self.functions()).finish()
+        f.debug_struct("Program")
+            .field("functions", &self.functions())
+            .finish()
     }
 }
 
@@ -119,11 +125,18 @@ pub trait Host {
 struct NoHost;
 
 impl Host for NoHost {
-    fn call(&mut self, object: &str, method: &str, _: Vec<serde_json::Value>) -> Result<serde_json::Value, String> {
+    fn call(
+        &mut self,
+        object: &str,
+        method: &str,
+        _: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, String> {
         if object == "console" {
             return Ok(serde_json::Value::Null);
         }
-        Err(format!("{object}.{method} is not available while the program starts"))
+        Err(format!(
+            "{object}.{method} is not available while the program starts"
+        ))
     }
 }
 
@@ -165,10 +178,9 @@ impl fmt::Display for RunError {
             RunError::Budget { steps } => {
                 write!(f, "reconcile exceeded its budget of {steps} steps")
             }
-            RunError::Memory { bytes } => write!(
-                f,
-                "the controller exceeded its memory cap of {bytes} bytes"
-            ),
+            RunError::Memory { bytes } => {
+                write!(f, "the controller exceeded its memory cap of {bytes} bytes")
+            }
             RunError::NoSuchFunction(name) => {
                 write!(f, "the program defines no function named {name}")
             }
@@ -186,7 +198,12 @@ pub struct Instance {
 
 impl Instance {
     /// Runs the top-level code of the program (module-level state initialised).
-    pub fn start(program: &Program, seed: u64, limits: Limits, now_ms: u64) -> Result<Instance, RunError> {
+    pub fn start(
+        program: &Program,
+        seed: u64,
+        limits: Limits,
+        now_ms: u64,
+    ) -> Result<Instance, RunError> {
         let mut vm = Vm {
             module: new_env(None),
             rng: crate::sim::rng::Rng::new(seed),

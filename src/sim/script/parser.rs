@@ -28,10 +28,42 @@ const REFUSED_NAMES: [(&str, &str); 8] = [
 
 /// Words that cannot name a variable.
 const RESERVED: [&str; 36] = [
-    "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do",
-    "else", "export", "extends", "finally", "for", "function", "if", "import", "in",
-    "instanceof", "new", "return", "super", "switch", "this", "throw", "try", "typeof", "var",
-    "void", "while", "with", "null", "true", "false", "let",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "debugger",
+    "default",
+    "delete",
+    "do",
+    "else",
+    "export",
+    "extends",
+    "finally",
+    "for",
+    "function",
+    "if",
+    "import",
+    "in",
+    "instanceof",
+    "new",
+    "return",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "try",
+    "typeof",
+    "var",
+    "void",
+    "while",
+    "with",
+    "null",
+    "true",
+    "false",
+    "let",
 ];
 
 pub(crate) struct Parsed {
@@ -48,6 +80,7 @@ pub(crate) fn parse(src: &str) -> Result<Parsed, Diagnostic> {
         vars: vec![Vec::new()],
         no_in: false,
         in_function: false,
+        stack_base: super::interp::stack_mark(),
     };
     let mut body = Vec::new();
     while p.peek() != &Tok::Eof {
@@ -66,6 +99,7 @@ struct Parser {
     /// Inside a `for (` head, where `in` ends the target rather than being an operator.
     no_in: bool,
     in_function: bool,
+    stack_base: usize,
 }
 
 fn unsupported(t: &Token, what: &str) -> Diagnostic {
@@ -140,7 +174,9 @@ impl Parser {
             Tok::Num(_) => "SyntaxError: Unexpected number".to_string(),
             Tok::Str(_) => "SyntaxError: Unexpected string".to_string(),
             Tok::Template { .. } => "SyntaxError: Unexpected template string".to_string(),
-            Tok::Ident(w) if RESERVED.contains(&&**w) => format!("SyntaxError: Unexpected token '{w}'"),
+            Tok::Ident(w) if RESERVED.contains(&&**w) => {
+                format!("SyntaxError: Unexpected token '{w}'")
+            }
             Tok::Ident(w) => format!("SyntaxError: Unexpected identifier '{w}'"),
             Tok::Punct(p) => format!("SyntaxError: Unexpected token '{p}'"),
         };
@@ -161,7 +197,8 @@ impl Parser {
 
     fn enter(&mut self) -> R<()> {
         self.depth += 1;
-        if self.depth > MAX_NESTING {
+        let used = self.stack_base.saturating_sub(super::interp::stack_mark());
+        if self.depth > MAX_NESTING || used > super::interp::STACK_BUDGET {
             let t = self.tok();
             return Err(Diagnostic {
                 line: t.line,
@@ -405,7 +442,9 @@ impl Parser {
                     return Err(Diagnostic {
                         line: self.tok().line,
                         column: self.tok().col,
-                        message: "SyntaxError: Missing initializer in destructuring or const declaration".into(),
+                        message:
+                            "SyntaxError: Missing initializer in destructuring or const declaration"
+                                .into(),
                     });
                 }
                 None
@@ -456,7 +495,8 @@ impl Parser {
         if self.is_word("var") || self.is_word("let") || self.is_word("const") {
             if matches!(self.peek_at(2), Tok::Ident(w) if &**w == "of" || &**w == "in") || {
                 // A destructuring target: look past it for `of`/`in`.
-                matches!(self.peek_at(1), Tok::Punct("[") | Tok::Punct("{")) && self.pattern_then_of_in()
+                matches!(self.peek_at(1), Tok::Punct("[") | Tok::Punct("{"))
+                    && self.pattern_then_of_in()
             } {
                 let kind = self.var_kind()?;
                 let pat = self.binding_pattern()?;
@@ -533,7 +573,11 @@ impl Parser {
     fn for_each_rest(&mut self, kind: Option<VarKind>, pat: Pat) -> R<StmtKind> {
         let of = self.is_word("of");
         self.advance();
-        let iter = if of { self.assign()? } else { self.expression()? };
+        let iter = if of {
+            self.assign()?
+        } else {
+            self.expression()?
+        };
         self.expect(")")?;
         let body = Box::new(self.statement()?);
         Ok(StmtKind::ForEach {
@@ -705,7 +749,10 @@ impl Parser {
             return Err(unsupported(t, "generator methods are"));
         }
         if let Tok::Ident(w) = &t.tok {
-            let next_is_key = matches!(self.peek_at(1), Tok::Ident(_) | Tok::Str(_) | Tok::Num(_) | Tok::Punct("["));
+            let next_is_key = matches!(
+                self.peek_at(1),
+                Tok::Ident(_) | Tok::Str(_) | Tok::Num(_) | Tok::Punct("[")
+            );
             if next_is_key && !self.toks[(self.i + 1).min(self.toks.len() - 1)].nl_before {
                 match &**w {
                     "get" | "set" => return Err(unsupported(t, "getters and setters are")),
@@ -854,9 +901,10 @@ impl Parser {
         let pos = e.pos;
         Ok(match e.kind {
             ExprKind::Ident(n) => Pat::Ident(n, pos),
-            ExprKind::Member { optional: false, .. } | ExprKind::SuperMember(_) => {
-                Pat::Expr(Box::new(e))
+            ExprKind::Member {
+                optional: false, ..
             }
+            | ExprKind::SuperMember(_) => Pat::Expr(Box::new(e)),
             ExprKind::Array(elems) => {
                 let mut out = Vec::new();
                 let mut rest = None;
@@ -985,9 +1033,11 @@ impl Parser {
             self.to_pattern(left)?
         } else {
             match left.kind {
-                ExprKind::Ident(..) | ExprKind::Member { optional: false, .. } | ExprKind::SuperMember(_) => {
-                    self.to_pattern(left)?
+                ExprKind::Ident(..)
+                | ExprKind::Member {
+                    optional: false, ..
                 }
+                | ExprKind::SuperMember(_) => self.to_pattern(left)?,
                 _ => {
                     return Err(Diagnostic {
                         line: op_tok.line,
@@ -1066,7 +1116,9 @@ impl Parser {
         let start_depth = self.depth;
         let mut left = self.unary()?;
         let r = loop {
-            let Some((prec, op)) = self.binop() else { break Ok(left) };
+            let Some((prec, op)) = self.binop() else {
+                break Ok(left);
+            };
             if prec < min {
                 break Ok(left);
             }
@@ -1162,11 +1214,16 @@ impl Parser {
 
     fn check_update_target(&self, e: &Expr) -> R<()> {
         match e.kind {
-            ExprKind::Ident(_) | ExprKind::Member { optional: false, .. } | ExprKind::SuperMember(_) => Ok(()),
+            ExprKind::Ident(_)
+            | ExprKind::Member {
+                optional: false, ..
+            }
+            | ExprKind::SuperMember(_) => Ok(()),
             _ => Err(Diagnostic {
                 line: e.pos.line,
                 column: e.pos.col,
-                message: "SyntaxError: Invalid left-hand side expression in postfix operation".into(),
+                message: "SyntaxError: Invalid left-hand side expression in postfix operation"
+                    .into(),
             }),
         }
     }
@@ -1282,7 +1339,7 @@ impl Parser {
                     args: self.args()?,
                     optional: false,
                 }
-            } else if matches!(self.peek(), Tok::Template { .. }) {
+            } else if matches!(self.peek(), Tok::Template { head: true, .. }) {
                 return Err(unsupported(self.tok(), "tagged templates are"));
             } else {
                 break;
@@ -1312,7 +1369,11 @@ impl Parser {
                 self.advance();
                 ExprKind::Str(s.clone())
             }
-            Tok::Template { cooked, tail } => {
+            Tok::Template {
+                cooked,
+                tail,
+                head: true,
+            } => {
                 self.advance();
                 let mut strs = vec![cooked.clone()];
                 let mut exprs = Vec::new();
@@ -1323,7 +1384,11 @@ impl Parser {
                     self.no_in = no_in;
                     exprs.push(e?);
                     match self.peek().clone() {
-                        Tok::Template { cooked, tail: t } => {
+                        Tok::Template {
+                            cooked,
+                            tail: t,
+                            head: false,
+                        } => {
                             self.advance();
                             strs.push(cooked);
                             tail = t;
@@ -1406,7 +1471,11 @@ impl Parser {
                     let callee = self.lhs_no_call();
                     self.depth -= 1;
                     let callee = callee?;
-                    let args = if self.is("(") { self.args()? } else { Vec::new() };
+                    let args = if self.is("(") {
+                        self.args()?
+                    } else {
+                        Vec::new()
+                    };
                     ExprKind::New(Box::new(callee), args)
                 }
                 "super" => {

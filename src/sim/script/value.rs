@@ -87,7 +87,11 @@ enum Garbage {
 
 impl Object {
     fn drain(&mut self, out: &mut Vec<Garbage>) {
-        out.extend(std::mem::take(&mut self.props).into_iter().map(|(_, v)| Garbage::V(v)));
+        out.extend(
+            std::mem::take(&mut self.props)
+                .into_iter()
+                .map(|(_, v)| Garbage::V(v)),
+        );
         if let Some(p) = self.proto.take() {
             out.push(Garbage::O(p));
         }
@@ -120,7 +124,11 @@ impl Object {
 
 impl Scope {
     fn drain(&mut self, out: &mut Vec<Garbage>) {
-        out.extend(std::mem::take(&mut self.vars).into_iter().map(|b| Garbage::V(b.value)));
+        out.extend(
+            std::mem::take(&mut self.vars)
+                .into_iter()
+                .map(|b| Garbage::V(b.value)),
+        );
         if let Some(p) = self.parent.take() {
             out.push(Garbage::E(p));
         }
@@ -257,12 +265,20 @@ pub(crate) fn number_to_string(n: f64) -> String {
     let body = if k <= point && point <= 21 {
         format!("{digits}{}", "0".repeat((point - k) as usize))
     } else if 0 < point && point <= 21 {
-        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
     } else if -6 < point && point <= 0 {
         format!("0.{}{digits}", "0".repeat((-point) as usize))
     } else {
         let e = point - 1;
-        let es = if e >= 0 { format!("+{e}") } else { e.to_string() };
+        let es = if e >= 0 {
+            format!("+{e}")
+        } else {
+            e.to_string()
+        };
         if k == 1 {
             format!("{digits}e{es}")
         } else {
@@ -297,10 +313,19 @@ pub(crate) fn string_to_number(s: &str) -> f64 {
     }
     let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
     if unsigned == "Infinity" {
-        return if t.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
+        return if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
     }
-    let ok = unsigned.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
-        && unsigned.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '.')
+    let ok = unsigned
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        && unsigned
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == '.')
         && unsigned != ".";
     if !ok {
         return f64::NAN;
@@ -349,7 +374,10 @@ pub(crate) fn array_index(key: &str) -> Option<usize> {
     if !key.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    key.parse::<u64>().ok().filter(|&n| n < u32::MAX as u64).map(|n| n as usize)
+    key.parse::<u64>()
+        .ok()
+        .filter(|&n| n < u32::MAX as u64)
+        .map(|n| n as usize)
 }
 
 /// Own keys in JavaScript's order: integer-like keys ascending, then the rest as inserted.
@@ -360,7 +388,12 @@ pub(crate) fn ordered_keys(props: &[(Rc<str>, Value)]) -> Vec<Rc<str>> {
         .collect();
     ints.sort_by_key(|(i, _)| *i);
     let mut out: Vec<Rc<str>> = ints.into_iter().map(|(_, k)| k).collect();
-    out.extend(props.iter().filter(|(k, _)| array_index(k).is_none()).map(|(k, _)| k.clone()));
+    out.extend(
+        props
+            .iter()
+            .filter(|(k, _)| array_index(k).is_none())
+            .map(|(k, _)| k.clone()),
+    );
     out
 }
 
