@@ -100,7 +100,6 @@ pub(crate) struct FuncDef {
     /// `var` names declared anywhere in the body (outside nested functions): hoisted to the
     /// function's scope as `undefined` on entry, as JavaScript does.
     pub vars: Vec<Rc<str>>,
-    pub pos: Pos,
 }
 
 #[derive(Debug)]
@@ -112,7 +111,6 @@ pub(crate) struct ClassDef {
     pub methods: Vec<(bool, PropKey, Rc<FuncDef>)>,
     /// Instance fields, initialised in order on construction: (key, initialiser).
     pub fields: Vec<(PropKey, Option<Expr>)>,
-    pub pos: Pos,
 }
 
 #[derive(Debug)]

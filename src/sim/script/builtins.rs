@@ -236,7 +236,7 @@ fn rel_index(r: &mut Run, v: &Value, len: usize, default: usize) -> Res<usize> {
     if matches!(v, Value::Undef) {
         return Ok(default);
     }
-    let n = r.to_num(v)?;
+    let n = r.num_of(v)?;
     let n = if n.is_nan() { 0.0 } else { n.trunc() };
     Ok(if n < 0.0 {
         (len as f64 + n).max(0.0) as usize
@@ -246,7 +246,7 @@ fn rel_index(r: &mut Run, v: &Value, len: usize, default: usize) -> Res<usize> {
 }
 
 fn int_arg(r: &mut Run, v: &Value) -> Res<f64> {
-    let n = r.to_num(v)?;
+    let n = r.num_of(v)?;
     Ok(if n.is_nan() { 0.0 } else { n.trunc() })
 }
 
@@ -260,12 +260,12 @@ pub(crate) fn call_static(
 ) -> Res<Value> {
     let a0 = arg(&args, 0);
     Ok(match name {
-        "Number" => Value::Num(if args.is_empty() { 0.0 } else { r.to_num(&a0)? }),
+        "Number" => Value::Num(if args.is_empty() { 0.0 } else { r.num_of(&a0)? }),
         "String" => {
             if args.is_empty() {
                 str_val("")
             } else {
-                Value::Str(r.to_str(&a0)?)
+                Value::Str(r.str_of(&a0)?)
             }
         }
         "Boolean" => Value::Bool(a0.truthy()),
@@ -283,7 +283,7 @@ pub(crate) fn call_static(
         }
         "Array" => return construct(r, name, args),
         "parseInt" | "Number.parseInt" => {
-            let s = r.to_str(&a0)?;
+            let s = r.str_of(&a0)?;
             let radix = match arg(&args, 1) {
                 Value::Undef => 0,
                 v => int_arg(r, &v)? as i64,
@@ -291,11 +291,11 @@ pub(crate) fn call_static(
             Value::Num(parse_int(&s, radix))
         }
         "parseFloat" | "Number.parseFloat" => {
-            let s = r.to_str(&a0)?;
+            let s = r.str_of(&a0)?;
             Value::Num(parse_float(&s))
         }
-        "isNaN" => Value::Bool(r.to_num(&a0)?.is_nan()),
-        "isFinite" => Value::Bool(r.to_num(&a0)?.is_finite()),
+        "isNaN" => Value::Bool(r.num_of(&a0)?.is_nan()),
+        "isFinite" => Value::Bool(r.num_of(&a0)?.is_finite()),
         "Number.isInteger" => {
             Value::Bool(matches!(a0, Value::Num(n) if n.is_finite() && n.fract() == 0.0))
         }
@@ -343,7 +343,7 @@ pub(crate) fn call_static(
                 r.tick(1)?;
                 let k = r.get(&e, &"0".into())?;
                 let v = r.get(&e, &"1".into())?;
-                let k = r.to_key(&k)?;
+                let k = r.key_of(&k)?;
                 r.set(&o, k, v)?;
             }
             o
@@ -387,31 +387,31 @@ pub(crate) fn call_static(
             };
             r.new_array(items)?
         }
-        "Math.floor" => Value::Num(r.to_num(&a0)?.floor()),
-        "Math.ceil" => Value::Num(r.to_num(&a0)?.ceil()),
-        "Math.round" => Value::Num(js_round(r.to_num(&a0)?)),
-        "Math.abs" => Value::Num(r.to_num(&a0)?.abs()),
-        "Math.trunc" => Value::Num(r.to_num(&a0)?.trunc()),
+        "Math.floor" => Value::Num(r.num_of(&a0)?.floor()),
+        "Math.ceil" => Value::Num(r.num_of(&a0)?.ceil()),
+        "Math.round" => Value::Num(js_round(r.num_of(&a0)?)),
+        "Math.abs" => Value::Num(r.num_of(&a0)?.abs()),
+        "Math.trunc" => Value::Num(r.num_of(&a0)?.trunc()),
         "Math.sign" => {
-            let n = r.to_num(&a0)?;
+            let n = r.num_of(&a0)?;
             Value::Num(if n.is_nan() || n == 0.0 {
                 n
             } else {
                 n.signum()
             })
         }
-        "Math.sqrt" => Value::Num(r.to_num(&a0)?.sqrt()),
-        "Math.cbrt" => Value::Num(r.to_num(&a0)?.cbrt()),
-        "Math.log" => Value::Num(r.to_num(&a0)?.ln()),
+        "Math.sqrt" => Value::Num(r.num_of(&a0)?.sqrt()),
+        "Math.cbrt" => Value::Num(r.num_of(&a0)?.cbrt()),
+        "Math.log" => Value::Num(r.num_of(&a0)?.ln()),
         "Math.pow" => {
-            let b = r.to_num(&a0)?;
-            let e = r.to_num(&arg(&args, 1))?;
+            let b = r.num_of(&a0)?;
+            let e = r.num_of(&arg(&args, 1))?;
             Value::Num(js_pow(b, e))
         }
         "Math.hypot" => {
             let mut s = 0.0;
             for a in &args {
-                let n = r.to_num(a)?;
+                let n = r.num_of(a)?;
                 s += n * n;
             }
             Value::Num(s.sqrt())
@@ -424,7 +424,7 @@ pub(crate) fn call_static(
                 f64::INFINITY
             };
             for a in &args {
-                let n = r.to_num(a)?;
+                let n = r.num_of(a)?;
                 if n.is_nan() {
                     acc = f64::NAN;
                 } else if !acc.is_nan() {
@@ -453,7 +453,7 @@ pub(crate) fn call_static(
             }
         }
         "JSON.parse" => {
-            let s = r.to_str(&a0)?;
+            let s = r.str_of(&a0)?;
             r.charge(s.len() * 2)?;
             match serde_json::from_str::<serde_json::Value>(&s) {
                 Ok(v) => super::json::from_json(r, &v)?,
@@ -471,13 +471,13 @@ pub(crate) fn call_static(
         }
         "Date.now" => Value::Num(r.now_ms as f64),
         "Date.parse" => {
-            let s = r.to_str(&a0)?;
+            let s = r.str_of(&a0)?;
             Value::Num(parse_iso(&s).unwrap_or(f64::NAN))
         }
         "String.fromCharCode" => {
             let mut units = Vec::new();
             for a in &args {
-                units.push(to_int32(r.to_num(a)?) as u16);
+                units.push(to_int32(r.num_of(a)?) as u16);
             }
             r.new_str(String::from_utf16_lossy(&units))?
         }
@@ -489,7 +489,7 @@ pub(crate) fn call_static(
                     Value::Obj(o) if matches!(o.borrow().kind, Kind::Plain | Kind::Array(_)) => {
                         super::json::stringify(r, a, "")?.unwrap_or_default()
                     }
-                    other => r.to_str(other)?.to_string(),
+                    other => r.str_of(other)?.to_string(),
                 });
             }
             let line = parts.join(" ");
@@ -515,7 +515,7 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
         "Error" | "TypeError" | "RangeError" | "SyntaxError" | "ReferenceError" => {
             let msg = match a0 {
                 Value::Undef => str_val(""),
-                v => Value::Str(r.to_str(&v)?),
+                v => Value::Str(r.str_of(&v)?),
             };
             r.charge(64)?;
             new_obj(Kind::Error(name.into()), vec![("message".into(), msg)])
@@ -553,11 +553,11 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
             let t = match &a0 {
                 Value::Undef if args.is_empty() => r.now_ms as f64,
                 Value::Str(s) => parse_iso(s).unwrap_or(f64::NAN),
-                Value::Obj(_) => r.to_num(&a0)?,
+                Value::Obj(_) => r.num_of(&a0)?,
                 _ if args.len() >= 2 => {
                     let mut parts = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0];
                     for (i, a) in args.iter().take(7).enumerate() {
-                        parts[i] = r.to_num(a)?;
+                        parts[i] = r.num_of(a)?;
                     }
                     if parts.iter().any(|p| !p.is_finite()) {
                         f64::NAN
@@ -576,7 +576,7 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
                             + parts[6]
                     }
                 }
-                other => r.to_num(other)?,
+                other => r.num_of(other)?,
             };
             let t = if t.is_finite() && t.abs() <= 8.64e15 {
                 t.trunc()
@@ -662,10 +662,10 @@ fn host_call(r: &mut Run, object: &str, method: &str, args: Vec<Value>) -> Res<V
 fn object_method(r: &mut Run, this: &Value, m: &str, args: Vec<Value>) -> Res<Value> {
     match m {
         "hasOwnProperty" => {
-            let k = r.to_key(&arg(&args, 0))?;
+            let k = r.key_of(&arg(&args, 0))?;
             Ok(Value::Bool(r.own_keys(this).contains(&k)))
         }
-        "toString" | "valueOf" => Ok(Value::Str(r.to_str(this)?)),
+        "toString" | "valueOf" => Ok(Value::Str(r.str_of(this)?)),
         _ => Err(r.type_error(format!("{m} is not a function"))),
     }
 }
@@ -735,7 +735,7 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
         "toUpperCase" => r.new_str(s.to_uppercase())?,
         "toLowerCase" => r.new_str(s.to_lowercase())?,
         "startsWith" | "endsWith" | "includes" => {
-            let p = r.to_str(&a0)?;
+            let p = r.str_of(&a0)?;
             Value::Bool(match m {
                 "startsWith" => {
                     let from = rel_index(r, &arg(&args, 1), len, 0)?;
@@ -749,7 +749,7 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
             })
         }
         "indexOf" | "lastIndexOf" => {
-            let p: Vec<u16> = r.to_str(&a0)?.encode_utf16().collect();
+            let p: Vec<u16> = r.str_of(&a0)?.encode_utf16().collect();
             let units: Vec<u16> = s.encode_utf16().collect();
             let found = if p.len() > units.len() {
                 None
@@ -817,7 +817,7 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
             let parts: Vec<Value> = match a0 {
                 Value::Undef => vec![Value::Str(s.clone())],
                 sep => {
-                    let sep = r.to_str(&sep)?;
+                    let sep = r.str_of(&sep)?;
                     if sep.is_empty() {
                         s.encode_utf16()
                             .map(|u| Value::Str(String::from_utf16_lossy(&[u]).into()))
@@ -833,13 +833,12 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
             r.new_array(parts)?
         }
         "replace" | "replaceAll" => {
-            let pat = r.to_str(&a0)?;
+            let pat = r.str_of(&a0)?;
             let with = arg(&args, 1);
             let mut out = String::new();
             let mut rest: &str = s;
             let mut offset = 0usize;
-            loop {
-                let Some(i) = rest.find(&*pat) else { break };
+            while let Some(i) = rest.find(&*pat) {
                 out.push_str(&rest[..i]);
                 let rep = if with.is_callable() {
                     let pos = utf16_len(&s[..offset + i]);
@@ -852,9 +851,9 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
                             Value::Str(s.clone()),
                         ],
                     )?;
-                    r.to_str(&v)?
+                    r.str_of(&v)?
                 } else {
-                    r.to_str(&with)?
+                    r.str_of(&with)?
                 };
                 out.push_str(&rep);
                 r.tick(1)?;
@@ -868,7 +867,7 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
                             offset += i + c.len_utf8();
                             rest = &rest[i + c.len_utf8()..];
                             if rest.is_empty() {
-                                let rep = r.to_str(&with)?;
+                                let rep = r.str_of(&with)?;
                                 out.push_str(&rep);
                                 break;
                             }
@@ -893,7 +892,7 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
             let target = int_arg(r, &a0)?;
             let fill = match arg(&args, 1) {
                 Value::Undef => " ".into(),
-                v => r.to_str(&v)?,
+                v => r.str_of(&v)?,
             };
             if target <= len as f64 || fill.is_empty() {
                 return Ok(Value::Str(s.clone()));
@@ -919,7 +918,7 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
             })?
         }
         "repeat" => {
-            let n = r.to_num(&a0)?;
+            let n = r.num_of(&a0)?;
             if n < 0.0 || n.is_infinite() {
                 return Err(r.error(
                     "RangeError",
@@ -934,12 +933,12 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
         "concat" => {
             let mut out = s.to_string();
             for a in &args {
-                out.push_str(&r.to_str(a)?);
+                out.push_str(&r.str_of(a)?);
             }
             r.new_str(out)?
         }
         "localeCompare" => {
-            let o = r.to_str(&a0)?;
+            let o = r.str_of(&a0)?;
             Value::Num(match cmp_utf16(s, &o) {
                 std::cmp::Ordering::Less => -1.0,
                 std::cmp::Ordering::Equal => 0.0,
@@ -1046,10 +1045,10 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
         "join" | "toString" => {
             let sep: Rc<str> = match (m, &a0) {
                 ("join", Value::Undef) | ("toString", _) => ",".into(),
-                _ => r.to_str(&a0)?,
+                _ => r.str_of(&a0)?,
             };
             if sep.as_ref() == "," {
-                return Ok(Value::Str(r.to_str(this)?));
+                return Ok(Value::Str(r.str_of(this)?));
             }
             let mut out = String::new();
             for (i, v) in items_of(o).iter().enumerate() {
@@ -1058,7 +1057,7 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
                     out.push_str(&sep);
                 }
                 if !v.is_nullish() {
-                    out.push_str(&r.to_str(v)?);
+                    out.push_str(&r.str_of(v)?);
                 }
                 r.charge(sep.len())?;
             }
@@ -1263,7 +1262,7 @@ fn merge_sort(r: &mut Run, items: Vec<Value>, cmp: &Value) -> Res<Vec<Value>> {
     } else {
         let mut k = Vec::with_capacity(defined.len());
         for v in &defined {
-            k.push(r.to_str(v)?);
+            k.push(r.str_of(v)?);
         }
         k
     };
@@ -1287,7 +1286,7 @@ fn merge_sort(r: &mut Run, items: Vec<Value>, cmp: &Value) -> Res<Vec<Value>> {
                         Value::Undef,
                         vec![defined[idx[j]].clone(), defined[idx[i]].clone()],
                     )?;
-                    let v = r.to_num(&res)?;
+                    let v = r.num_of(&res)?;
                     v < 0.0
                 } else {
                     cmp_utf16(&keys[idx[j]], &keys[idx[i]]) == std::cmp::Ordering::Less
@@ -1380,7 +1379,7 @@ fn map_method(r: &mut Run, o: &Obj, m: &str, args: Vec<Value>) -> Res<Value> {
 /// Map and Set keys treat -0 as +0.
 fn normalize_zero(v: Value) -> Value {
     match v {
-        Value::Num(n) if n == 0.0 => Value::Num(0.0),
+        Value::Num(n) => Value::Num(if n == 0.0 { 0.0 } else { n }),
         other => other,
     }
 }

@@ -808,16 +808,16 @@ impl<'a> Run<'a> {
             PropKey::Static(s) => Ok(s.clone()),
             PropKey::Computed(e) => {
                 let v = self.eval(e)?;
-                self.to_key(&v)
+                self.key_of(&v)
             }
         }
     }
 
-    pub fn to_key(&mut self, v: &Value) -> Res<Rc<str>> {
+    pub fn key_of(&mut self, v: &Value) -> Res<Rc<str>> {
         Ok(match v {
             Value::Str(s) => s.clone(),
             Value::Num(n) => number_to_string(*n).into(),
-            other => self.to_str(other)?,
+            other => self.str_of(other)?,
         })
     }
 
@@ -912,7 +912,7 @@ impl<'a> Run<'a> {
             if let Some(x) = exprs.get(i) {
                 let v = self.eval(x)?;
                 self.pos = x.pos;
-                out.push_str(&self.to_str(&v)?);
+                out.push_str(&self.str_of(&v)?);
             }
         }
         self.new_str(out)
@@ -928,7 +928,7 @@ impl<'a> Run<'a> {
     fn eval_update(&mut self, inc: bool, prefix: bool, target: &Expr, pos: Pos) -> Res<Value> {
         let old = self.eval(target)?;
         self.pos = pos;
-        let n = self.to_num(&old)?;
+        let n = self.num_of(&old)?;
         let new = if inc { n + 1.0 } else { n - 1.0 };
         self.assign_to_expr(target, Value::Num(new))?;
         Ok(Value::Num(if prefix { new } else { n }))
@@ -1115,10 +1115,10 @@ impl<'a> Run<'a> {
         let v = self.eval(arg)?;
         self.pos = pos;
         Ok(match op {
-            UnOp::Neg => Value::Num(-self.to_num(&v)?),
-            UnOp::Plus => Value::Num(self.to_num(&v)?),
+            UnOp::Neg => Value::Num(-self.num_of(&v)?),
+            UnOp::Plus => Value::Num(self.num_of(&v)?),
             UnOp::Not => Value::Bool(!v.truthy()),
-            UnOp::BitNot => Value::Num(!to_int32(self.to_num(&v)?) as f64),
+            UnOp::BitNot => Value::Num(!to_int32(self.num_of(&v)?) as f64),
             UnOp::Void => Value::Undef,
             UnOp::Typeof | UnOp::Delete => Value::Undef,
         })
@@ -1178,24 +1178,24 @@ impl<'a> Run<'a> {
         use BinOp::*;
         Ok(match op {
             Add => {
-                let pa = self.to_primitive(&a, false)?;
-                let pb = self.to_primitive(&b, false)?;
+                let pa = self.primitive_of(&a, false)?;
+                let pb = self.primitive_of(&b, false)?;
                 if matches!(pa, Value::Str(_)) || matches!(pb, Value::Str(_)) {
-                    let sa = self.to_str(&pa)?;
-                    let sb = self.to_str(&pb)?;
+                    let sa = self.str_of(&pa)?;
+                    let sb = self.str_of(&pb)?;
                     let mut s = String::with_capacity(sa.len() + sb.len());
                     s.push_str(&sa);
                     s.push_str(&sb);
                     self.new_str(s)?
                 } else {
-                    Value::Num(self.to_num(&pa)? + self.to_num(&pb)?)
+                    Value::Num(self.num_of(&pa)? + self.num_of(&pb)?)
                 }
             }
-            Sub => Value::Num(self.to_num(&a)? - self.to_num(&b)?),
-            Mul => Value::Num(self.to_num(&a)? * self.to_num(&b)?),
-            Div => Value::Num(self.to_num(&a)? / self.to_num(&b)?),
-            Rem => Value::Num(self.to_num(&a)? % self.to_num(&b)?),
-            Pow => Value::Num(js_pow(self.to_num(&a)?, self.to_num(&b)?)),
+            Sub => Value::Num(self.num_of(&a)? - self.num_of(&b)?),
+            Mul => Value::Num(self.num_of(&a)? * self.num_of(&b)?),
+            Div => Value::Num(self.num_of(&a)? / self.num_of(&b)?),
+            Rem => Value::Num(self.num_of(&a)? % self.num_of(&b)?),
+            Pow => Value::Num(js_pow(self.num_of(&a)?, self.num_of(&b)?)),
             StrictEq => Value::Bool(strict_eq(&a, &b)),
             StrictNe => Value::Bool(!strict_eq(&a, &b)),
             Eq => Value::Bool(self.loose_eq(&a, &b)?),
@@ -1205,23 +1205,23 @@ impl<'a> Run<'a> {
             Le => Value::Bool(self.less(&b, &a)? == Some(false)),
             Ge => Value::Bool(self.less(&a, &b)? == Some(false)),
             Shl => {
-                let x = to_int32(self.to_num(&a)?);
-                let s = to_int32(self.to_num(&b)?) as u32 & 31;
+                let x = to_int32(self.num_of(&a)?);
+                let s = to_int32(self.num_of(&b)?) as u32 & 31;
                 Value::Num(x.wrapping_shl(s) as f64)
             }
             Shr => {
-                let x = to_int32(self.to_num(&a)?);
-                let s = to_int32(self.to_num(&b)?) as u32 & 31;
+                let x = to_int32(self.num_of(&a)?);
+                let s = to_int32(self.num_of(&b)?) as u32 & 31;
                 Value::Num((x >> s) as f64)
             }
             UShr => {
-                let x = to_int32(self.to_num(&a)?) as u32;
-                let s = to_int32(self.to_num(&b)?) as u32 & 31;
+                let x = to_int32(self.num_of(&a)?) as u32;
+                let s = to_int32(self.num_of(&b)?) as u32 & 31;
                 Value::Num((x >> s) as f64)
             }
-            BitAnd => Value::Num((to_int32(self.to_num(&a)?) & to_int32(self.to_num(&b)?)) as f64),
-            BitOr => Value::Num((to_int32(self.to_num(&a)?) | to_int32(self.to_num(&b)?)) as f64),
-            BitXor => Value::Num((to_int32(self.to_num(&a)?) ^ to_int32(self.to_num(&b)?)) as f64),
+            BitAnd => Value::Num((to_int32(self.num_of(&a)?) & to_int32(self.num_of(&b)?)) as f64),
+            BitOr => Value::Num((to_int32(self.num_of(&a)?) | to_int32(self.num_of(&b)?)) as f64),
+            BitXor => Value::Num((to_int32(self.num_of(&a)?) ^ to_int32(self.num_of(&b)?)) as f64),
             In => {
                 let Value::Obj(_) = &b else {
                     let d = self.describe(&a);
@@ -1230,7 +1230,7 @@ impl<'a> Run<'a> {
                         self.describe(&b)
                     )));
                 };
-                let k = self.to_key(&a)?;
+                let k = self.key_of(&a)?;
                 Value::Bool(self.has_property(&b, &k))
             }
             InstanceOf => Value::Bool(self.instance_of(&a, &b)?),
@@ -1243,10 +1243,10 @@ impl<'a> Run<'a> {
         while let Some(o) = cur {
             let b = o.borrow();
             match &b.kind {
-                Kind::Array(items) => {
-                    if k == "length" || array_index(k).is_some_and(|i| i < items.len()) {
-                        return true;
-                    }
+                Kind::Array(items)
+                    if k == "length" || array_index(k).is_some_and(|i| i < items.len()) =>
+                {
+                    return true;
                 }
                 Kind::Error(_) if k == "name" => return true,
                 _ => {}
@@ -1314,27 +1314,27 @@ impl<'a> Run<'a> {
             (Value::Undef | Value::Null, _) | (_, Value::Undef | Value::Null) => false,
             (Value::Obj(_), Value::Obj(_)) => strict_eq(a, b),
             (Value::Obj(_), _) => {
-                let p = self.to_primitive(a, false)?;
+                let p = self.primitive_of(a, false)?;
                 self.loose_eq(&p, b)?
             }
             (_, Value::Obj(_)) => {
-                let p = self.to_primitive(b, false)?;
+                let p = self.primitive_of(b, false)?;
                 self.loose_eq(a, &p)?
             }
             (Value::Str(x), Value::Str(y)) => x == y,
-            _ => self.to_num(a)? == self.to_num(b)?,
+            _ => self.num_of(a)? == self.num_of(b)?,
         })
     }
 
     /// `a < b`: `None` when either side is NaN (every comparison is then false).
     fn less(&mut self, a: &Value, b: &Value) -> Res<Option<bool>> {
-        let pa = self.to_primitive(a, true)?;
-        let pb = self.to_primitive(b, true)?;
+        let pa = self.primitive_of(a, true)?;
+        let pb = self.primitive_of(b, true)?;
         if let (Value::Str(x), Value::Str(y)) = (&pa, &pb) {
             return Ok(Some(cmp_utf16(x, y) == std::cmp::Ordering::Less));
         }
-        let x = self.to_num(&pa)?;
-        let y = self.to_num(&pb)?;
+        let x = self.num_of(&pa)?;
+        let y = self.num_of(&pb)?;
         if x.is_nan() || y.is_nan() {
             return Ok(None);
         }
@@ -1343,7 +1343,7 @@ impl<'a> Run<'a> {
 
     // ---- conversions ----
 
-    pub fn to_num(&mut self, v: &Value) -> Res<f64> {
+    pub fn num_of(&mut self, v: &Value) -> Res<f64> {
         Ok(match v {
             Value::Undef => f64::NAN,
             Value::Null => 0.0,
@@ -1351,18 +1351,18 @@ impl<'a> Run<'a> {
             Value::Num(n) => *n,
             Value::Str(s) => string_to_number(s),
             Value::Obj(_) => {
-                let p = self.to_primitive(v, true)?;
+                let p = self.primitive_of(v, true)?;
                 if let Value::Obj(_) = p {
                     return Ok(f64::NAN);
                 }
-                self.to_num(&p)?
+                self.num_of(&p)?
             }
         })
     }
 
     /// ToPrimitive: dates give their time for numbers, a user-defined `toString` is called,
     /// other objects become their default string.
-    pub fn to_primitive(&mut self, v: &Value, number: bool) -> Res<Value> {
+    pub fn primitive_of(&mut self, v: &Value, number: bool) -> Res<Value> {
         let Value::Obj(o) = v else {
             return Ok(v.clone());
         };
@@ -1379,7 +1379,7 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        let s = self.to_str(v)?;
+        let s = self.str_of(v)?;
         Ok(Value::Str(s))
     }
 
@@ -1401,12 +1401,12 @@ impl<'a> Run<'a> {
         None
     }
 
-    pub fn to_str(&mut self, v: &Value) -> Res<Rc<str>> {
+    pub fn str_of(&mut self, v: &Value) -> Res<Rc<str>> {
         let mut seen = Vec::new();
-        self.to_str_in(v, &mut seen)
+        self.str_of_in(v, &mut seen)
     }
 
-    fn to_str_in(&mut self, v: &Value, seen: &mut Vec<Obj>) -> Res<Rc<str>> {
+    fn str_of_in(&mut self, v: &Value, seen: &mut Vec<Obj>) -> Res<Rc<str>> {
         Ok(match v {
             Value::Undef => "undefined".into(),
             Value::Null => "null".into(),
@@ -1433,7 +1433,7 @@ impl<'a> Run<'a> {
                             out.push(',');
                         }
                         if !item.is_nullish() {
-                            let s = self.to_str_in(item, seen)?;
+                            let s = self.str_of_in(item, seen)?;
                             out.push_str(&s);
                         }
                         self.charge(0)?;
@@ -1450,7 +1450,7 @@ impl<'a> Run<'a> {
                 if let Some(f) = self.find_user_method(o, "toString") {
                     let r = self.call(&f, v.clone(), Vec::new())?;
                     if !matches!(r, Value::Obj(_)) {
-                        return self.to_str_in(&r, seen);
+                        return self.str_of_in(&r, seen);
                     }
                 }
                 let b = o.borrow();
@@ -1469,8 +1469,8 @@ impl<'a> Run<'a> {
                             .map(|(_, v)| v.clone())
                             .unwrap_or(Value::Str(name.clone()));
                         drop(b);
-                        let m = self.to_str_in(&msg, seen)?;
-                        let n = self.to_str_in(&name, seen)?;
+                        let m = self.str_of_in(&msg, seen)?;
+                        let n = self.str_of_in(&name, seen)?;
                         if m.is_empty() {
                             n
                         } else {
@@ -1614,7 +1614,7 @@ impl<'a> Run<'a> {
         let is_array = matches!(o.borrow().kind, Kind::Array(_));
         if is_array {
             if &*k == "length" {
-                let n = self.to_num(&value)?;
+                let n = self.num_of(&value)?;
                 if n < 0.0 || n.fract() != 0.0 || n > u32::MAX as f64 {
                     return Err(self.error("RangeError", "Invalid array length"));
                 }
@@ -1976,7 +1976,7 @@ impl<'a> Run<'a> {
                 let Value::Obj(t) = this else { return Ok(()) };
                 let msg = match args.first() {
                     Some(Value::Undef) | None => None,
-                    Some(m) => Some(self.to_str(m)?),
+                    Some(m) => Some(self.str_of(m)?),
                 };
                 let mut b = t.borrow_mut();
                 b.kind = Kind::Error(n.into());

@@ -113,8 +113,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, Diagnostic> {
     // template text rather than closing a block.
     let mut braces: Vec<bool> = Vec::new();
     let mut nl = false;
-    loop {
-        let Some(c) = lx.peek(0) else { break };
+    while let Some(c) = lx.peek(0) {
         if c == '\n' || c == '\u{2028}' || c == '\u{2029}' {
             nl = true;
             lx.bump();

@@ -279,11 +279,11 @@ fn to_run_error(run: &mut Run, c: Ctrl) -> RunError {
                     let name = run.get(&v, &"name".into()).ok();
                     let message = run.get(&v, &"message".into()).ok();
                     let name = match name {
-                        Some(n) => run.to_str(&n).map(|s| s.to_string()).unwrap_or_default(),
+                        Some(n) => run.str_of(&n).map(|s| s.to_string()).unwrap_or_default(),
                         None => "Error".into(),
                     };
                     let message = match message {
-                        Some(m) => run.to_str(&m).map(|s| s.to_string()).unwrap_or_default(),
+                        Some(m) => run.str_of(&m).map(|s| s.to_string()).unwrap_or_default(),
                         None => String::new(),
                     };
                     (name, message)
@@ -293,7 +293,7 @@ fn to_run_error(run: &mut Run, c: Ctrl) -> RunError {
                     let s = json::stringify(run, other, "")
                         .ok()
                         .flatten()
-                        .or_else(|| run.to_str(other).ok().map(|s| s.to_string()))
+                        .or_else(|| run.str_of(other).ok().map(|s| s.to_string()))
                         .unwrap_or_default();
                     (String::new(), s)
                 }

@@ -300,13 +300,13 @@ impl Parser {
                         return Err(unsupported(self.tok(), "generators are"));
                     }
                     let name = self.binding_name()?;
-                    StmtKind::Func(self.function_rest(Some(name), pos)?)
+                    StmtKind::Func(self.function_rest(Some(name))?)
                 }
                 "async" => return Err(unsupported(&t, "async functions are")),
                 "class" => {
                     self.advance();
                     let name = self.binding_name()?;
-                    StmtKind::Class(self.class_rest(Some(name), pos)?)
+                    StmtKind::Class(self.class_rest(Some(name))?)
                 }
                 "if" => {
                     self.advance();
@@ -673,7 +673,7 @@ impl Parser {
         Ok((params, rest))
     }
 
-    fn function_rest(&mut self, name: Option<Rc<str>>, pos: Pos) -> R<Rc<FuncDef>> {
+    fn function_rest(&mut self, name: Option<Rc<str>>) -> R<Rc<FuncDef>> {
         let (params, rest) = self.params()?;
         let (body, vars) = self.function_body()?;
         Ok(Rc::new(FuncDef {
@@ -683,7 +683,6 @@ impl Parser {
             body: Body::Block(body),
             arrow: false,
             vars,
-            pos,
         }))
     }
 
@@ -717,7 +716,6 @@ impl Parser {
                 body,
                 arrow: true,
                 vars,
-                pos,
             })),
             pos,
         })
@@ -764,7 +762,7 @@ impl Parser {
         Ok(())
     }
 
-    fn class_rest(&mut self, name: Option<Rc<str>>, pos: Pos) -> R<Rc<ClassDef>> {
+    fn class_rest(&mut self, name: Option<Rc<str>>) -> R<Rc<ClassDef>> {
         let parent = if self.eat_word("extends") {
             Some(self.lhs_no_call()?)
         } else {
@@ -787,10 +785,9 @@ impl Parser {
                 }
             }
             self.check_accessor()?;
-            let kpos = self.pos();
             let key = self.property_key()?;
             if self.is("(") {
-                let f = self.function_rest(static_name(&key), kpos)?;
+                let f = self.function_rest(static_name(&key))?;
                 if !is_static && matches!(&key, PropKey::Static(k) if &**k == "constructor") {
                     ctor = Some(f);
                 } else {
@@ -818,7 +815,6 @@ impl Parser {
             ctor,
             methods,
             fields,
-            pos,
         }))
     }
 
@@ -1451,7 +1447,7 @@ impl Parser {
                     } else {
                         None
                     };
-                    ExprKind::Func(self.function_rest(name, pos)?)
+                    ExprKind::Func(self.function_rest(name)?)
                 }
                 "class" => {
                     self.advance();
@@ -1460,7 +1456,7 @@ impl Parser {
                     } else {
                         None
                     };
-                    ExprKind::Class(self.class_rest(name, pos)?)
+                    ExprKind::Class(self.class_rest(name)?)
                 }
                 "new" => {
                     self.advance();
@@ -1542,7 +1538,7 @@ impl Parser {
                 if self.eat(":") {
                     out.push(Prop::KeyValue(key, self.assign()?));
                 } else if self.is("(") {
-                    let f = self.function_rest(static_name(&key), kpos)?;
+                    let f = self.function_rest(static_name(&key))?;
                     out.push(Prop::KeyValue(
                         key,
                         Expr {

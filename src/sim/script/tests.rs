@@ -1063,7 +1063,7 @@ fn deeply_nested_input_is_a_diagnostic_not_a_stack_overflow() {
         format!("x = {}1", "1 ? 2 : ".repeat(100_000)),
         format!("x = {}1", "y = ".repeat(100_000)),
         format!("let {}a{} = 1", "[".repeat(100_000), "]".repeat(100_000)),
-        format!("{}", "if (1) ".repeat(100_000)),
+        "if (1) ".repeat(100_000),
         format!("x = {}", "`${".repeat(100_000)),
         format!("x = {}", "new ".repeat(100_000)),
     ] {
