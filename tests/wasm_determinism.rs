@@ -12,3 +12,8 @@ wasm_bindgen_test_configure!(run_in_browser);
 fn the_wasm_trace_matches_the_native_fingerprint() {
     assert_eq!(common::fingerprint(), common::expected());
 }
+
+#[wasm_bindgen_test]
+fn a_learners_controller_runs_to_the_native_fingerprint_in_wasm() {
+    assert_eq!(common::script_fingerprint(), common::script_expected());
+}

@@ -161,6 +161,80 @@ spec: {teams: [red, green]}
 pub fn fingerprint() -> (usize, u64) {
     let mut s = Session::load("determinism.yaml", SCENARIO, None).expect("the scenario loads");
     s.advance_to(8 * 60_000, usize::MAX);
+    hash(&s)
+}
+
+/// A learner's controller in JavaScript (issue #31), with the seeded `Math.random` and the
+/// simulated `Date` written into its status, restarted once (its module state lost): added to
+/// the cluster directly, since the page's decoder does not read Controller documents yet.
+pub const SCRIPT: &str = r#"
+let passes = 0;
+function reconcile(req, ctx) {
+  const site = ctx.get("Website", req.name);
+  if (!site) return;
+  passes++;
+  const dep = ctx.get("Deployment", req.name);
+  if (!dep) {
+    ctx.create({apiVersion: "apps/v1", kind: "Deployment",
+      metadata: {name: req.name, ownerReferences: [ctx.controllerRef(site)]},
+      spec: {replicas: site.spec.replicas, selector: {matchLabels: {app: req.name}},
+        template: {metadata: {labels: {app: req.name}}, spec: {containers: [{name: "web", image: site.spec.image}]}}}});
+  }
+  const ready = dep?.status?.readyReplicas ?? 0;
+  ctx.log(`pass ${passes}: ${ready} ready at ${new Date().toISOString()}`);
+  if (site.status?.ready !== ready) {
+    ctx.updateStatus({...site, status: {ready, token: Math.floor(Math.random() * 1e9), at: Date.now(), passes}});
+  }
+  return {requeueAfter: "7s"};
+}
+"#;
+
+/// The fingerprint of [`SCRIPT`] run for three minutes against a Website.
+pub fn script_fingerprint() -> (usize, u64) {
+    use kubeloop::sim::controllers::script::{ScriptController, ScriptSpec, TypeName};
+    use kubeloop::sim::faults::Fault;
+    use kubeloop::sim::input::controller_doc::ControllerDoc;
+    use kubeloop::sim::script::{Limits, Program};
+    let file = include_str!("../fixtures/controllers/website.yaml");
+    // The CRD and the Website, without the Controller document.
+    let objects: Vec<&str> = file
+        .split("\n---\n")
+        .filter(|d| !d.contains("kind: Controller"))
+        .collect();
+    let mut s = Session::load("website.yaml", &objects.join("\n---\n"), Some(5)).expect("loads");
+    let t = |n: &str| TypeName {
+        api_version: if n == "Website" {
+            "example.com/v1"
+        } else {
+            "apps/v1"
+        }
+        .into(),
+        kind: n.into(),
+    };
+    let spec = ScriptSpec {
+        doc: ControllerDoc {
+            name: "website".into(),
+            primary: t("Website"),
+            owns: vec![t("Deployment")],
+            watches: Vec::new(),
+            resync: Some(30_000),
+            source: SCRIPT.into(),
+            program: Program::parse(SCRIPT).expect("parses"),
+        },
+        limits: Limits::default(),
+    };
+    s.sim
+        .add_component(Box::new(ScriptController::new(std::rc::Rc::new(spec))));
+    s.advance_to(60_000, usize::MAX);
+    s.inject(Fault::RestartController {
+        component: "controller/website".into(),
+    })
+    .expect("restarts");
+    s.advance_to(180_000, usize::MAX);
+    hash(&s)
+}
+
+fn hash(s: &Session) -> (usize, u64) {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut n = 0;
     for e in s.sim.trace().entries() {
@@ -173,11 +247,22 @@ pub fn fingerprint() -> (usize, u64) {
     (n, h)
 }
 
+/// The committed fingerprint of [`script_fingerprint`].
+pub const SCRIPT_EXPECTED: &str = include_str!("../snapshots/script-determinism-fingerprint.txt");
+
+pub fn script_expected() -> (usize, u64) {
+    parse(SCRIPT_EXPECTED)
+}
+
 /// The committed fingerprint: `entries hash`.
 pub const EXPECTED: &str = include_str!("../snapshots/determinism-fingerprint.txt");
 
 pub fn expected() -> (usize, u64) {
-    let mut it = EXPECTED.split_whitespace();
+    parse(EXPECTED)
+}
+
+fn parse(text: &str) -> (usize, u64) {
+    let mut it = text.split_whitespace();
     let n = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
     let h = it
         .next()

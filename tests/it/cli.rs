@@ -187,3 +187,49 @@ fn unknown_commands_exit_two_with_usage() {
     assert_eq!(code, 2);
     assert!(err.contains("Usage:"));
 }
+
+#[test]
+fn run_runs_a_learners_controller_and_writes_the_same_trace_twice() {
+    let text = include_str!("../fixtures/controllers/website.yaml");
+    let f = temp("website.yaml", text);
+    let dir = f.parent().unwrap().to_path_buf();
+    let (a, b) = (dir.join("ctrl-a.jsonl"), dir.join("ctrl-b.jsonl"));
+    for t in [&a, &b] {
+        let (code, out, err) = kubeloop(&[
+            "run",
+            f.to_str().unwrap(),
+            "--until",
+            "60s",
+            "--trace",
+            t.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    }
+    let (ta, tb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(ta, tb);
+    let trace = String::from_utf8(ta).unwrap();
+    // The learner's controller is a component: its passes and its create are in the trace.
+    assert!(
+        trace.contains("controller/website"),
+        "no pass of the controller"
+    );
+    assert!(
+        trace.lines().any(|l| l.contains("controller/website")
+            && l.contains("create")
+            && l.contains("Deployment")),
+        "no create of the Deployment by the controller"
+    );
+}
+
+#[test]
+fn a_syntax_error_in_a_controllers_source_exits_two_at_its_line_in_the_file() {
+    let text = include_str!("../fixtures/controllers/website.yaml")
+        .replace("if (!site) return;", "if (!site return;");
+    let f = temp("broken-controller.yaml", &text);
+    let (code, _, err) = kubeloop(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(":40:17: spec.source: SyntaxError: Unexpected token 'return'"),
+        "{err}"
+    );
+}

@@ -26,6 +26,21 @@ fn the_native_trace_matches_the_committed_fingerprint_the_wasm_test_also_checks(
 }
 
 #[test]
+fn a_learners_controller_gives_the_same_trace_twice_and_the_committed_one() {
+    let got = common::script_fingerprint();
+    assert_eq!(got, common::script_fingerprint());
+    if std::env::var_os("UPDATE_DETERMINISM").is_some() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/snapshots/script-determinism-fingerprint.txt"
+        );
+        std::fs::write(path, format!("{} {:016x}\n", got.0, got.1)).expect("writable");
+        return;
+    }
+    assert_eq!(got, common::script_expected());
+}
+
+#[test]
 fn the_fingerprinted_scenario_really_grows_a_disk_reattaches_one_and_retries_a_job() {
     use kubeloop::sim::session::Session;
     let mut s = Session::load("determinism.yaml", common::SCENARIO, None).expect("loads");

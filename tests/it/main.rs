@@ -31,6 +31,7 @@ mod nodes;
 mod postgres_operator;
 mod properties;
 mod public_manifests;
+mod script_controllers;
 mod security_headers;
 mod size_budget;
 mod statefulsets;

@@ -252,18 +252,8 @@ fn deleting_a_cluster_while_its_operator_is_stopped_leaves_it_terminating_until_
     ] {
         assert!(get(&s, kind, name).is_none(), "the GC took {kind} {name}");
     }
-    let cleanup = kubeloop_events(&s, "Cleanup");
+    let cleanup = crate::support::messages(&s, "Cleanup");
     assert_eq!(cleanup.len(), 2, "{cleanup:?}");
-}
-
-fn kubeloop_events(s: &Session, reason: &str) -> Vec<String> {
-    s.sim
-        .api()
-        .list(Kind::Event)
-        .filter_map(|o| o.as_event())
-        .filter(|e| e.reason == reason)
-        .map(|e| e.message.clone())
-        .collect()
 }
 
 /// Drops the operator's watch for 5 s (it relists when it heals) while `replicas` goes to 3.
@@ -432,7 +422,7 @@ fn volume_via_template_is_refused_with_422_on_every_retry_and_no_claim_grows() {
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     advance(&mut s, 60_000);
     assert_eq!(claim_requests(&s), [json!("1Gi"), json!("1Gi")]);
-    let refused = kubeloop_events(&s, "UpdateFailed");
+    let refused = crate::support::messages(&s, "UpdateFailed");
     assert!(
         refused
             .iter()
@@ -453,7 +443,7 @@ fn the_fix_patches_each_claim_the_statefulset_made() {
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     advance(&mut s, 60_000);
     assert_eq!(claim_requests(&s), [json!("2Gi"), json!("2Gi")]);
-    assert!(kubeloop_events(&s, "UpdateFailed").is_empty());
+    assert!(crate::support::messages(&s, "UpdateFailed").is_empty());
 }
 
 #[test]

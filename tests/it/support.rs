@@ -32,3 +32,14 @@ pub fn events(s: &Session, kind: &str, name: Option<&str>) -> Vec<(String, Strin
     evs.sort();
     evs.into_iter().map(|(_, e)| e).collect()
 }
+
+/// The messages of every event with `reason`, about any object.
+pub fn messages(s: &Session, reason: &str) -> Vec<String> {
+    s.sim
+        .api()
+        .list(Kind::Event)
+        .filter_map(|o| o.as_event())
+        .filter(|e| e.reason == reason)
+        .map(|e| e.message.clone())
+        .collect()
+}

@@ -17,6 +17,7 @@ pub mod pvcprotection;
 pub mod pvprotection;
 pub mod replicaset;
 pub mod scheduler;
+pub mod script;
 pub mod statefulset;
 pub mod taint_eviction;
 #[cfg(test)]

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
+use super::controller_doc::{ControllerDoc, CONTROLLER_KIND};
 use super::diagnostic::{Diagnostic, Severity};
 use super::yaml::{self, push_index, push_key, Span, YamlDoc};
 use crate::sim::api::admission::apply_defaults;
@@ -53,6 +54,8 @@ pub struct Decoded {
     pub objects: Vec<DecodedObject>,
     /// The raw `kubeloop.dev/v1alpha1` `Scenario` document, for the scenario module to decode.
     pub scenario: Option<(Json, YamlDoc)>,
+    /// The learners' controllers the file declares (`kubeloop.dev/v1alpha1` `Controller`).
+    pub controllers: Vec<ControllerDoc>,
     /// Everything worth telling the user, errors first within each document.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -183,6 +186,7 @@ pub fn decode_manifests_with(file: &str, text: &str, kinds: &Kinds) -> Decoded {
             file_crds: &file_crds,
             generated: &generated,
             field_validation: kinds.field_validation,
+            text,
         };
         ctx.decode_document(doc);
     }
@@ -316,9 +320,44 @@ struct DocContext<'a> {
     /// The CRDs kro will generate from the file's ResourceGraphDefinitions.
     generated: &'a [CustomResourceDefinition],
     field_validation: FieldValidation,
+    /// The whole file (positions inside a Controller's source are found in it).
+    text: &'a str,
 }
 
 impl DocContext<'_> {
+    /// A learner's controller. The page does not load the JavaScript engine yet, so there the
+    /// document is refused with that reason rather than half-run.
+    fn decode_controller(&mut self, doc: &YamlDoc, kind_span: Span) {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = kind_span;
+            match super::controller_doc::read(doc, self.text) {
+                Ok(c) => {
+                    if self.out.controllers.iter().any(|o| o.name == c.name) {
+                        let msg = format!(
+                            "Controller {:?} is declared twice in this file; this one was ignored",
+                            c.name
+                        );
+                        self.push(Severity::Error, doc.span_of("metadata.name"), msg, None);
+                    } else {
+                        self.out.controllers.push(c);
+                    }
+                }
+                Err(problems) => {
+                    for p in problems {
+                        self.push(Severity::Error, p.span, p.message, p.field);
+                    }
+                }
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = (doc, self.text);
+            let msg = "learners' controllers run in the command line for now (`kubeloop run FILE`): this page does not load the JavaScript engine yet".to_string();
+            self.push(Severity::Error, kind_span, msg, Some("kind".into()));
+        }
+    }
+
     fn push(&mut self, severity: Severity, span: Span, message: String, field: Option<String>) {
         self.out.diagnostics.push(Diagnostic {
             file: self.file.to_string(),
@@ -369,6 +408,10 @@ impl DocContext<'_> {
             } else {
                 self.out.scenario = Some((doc.value.clone(), doc));
             }
+            return;
+        }
+        if kind == CONTROLLER_KIND && api_version == SCENARIO_API_VERSION {
+            self.decode_controller(&doc, kind_span);
             return;
         }
         let builtin = Kind::from_kind_str(&kind).filter(|k| !matches!(k, Kind::Custom(_)));

@@ -51,6 +51,9 @@ pub enum ComponentId {
     KroInstance(String),
     /// The example PostgresCluster operator (an add-on a scenario installs; `controllers::postgres`).
     PostgresOperator,
+    /// A learner-written controller: a `kubeloop.dev/v1alpha1` `Controller` document's
+    /// JavaScript (`controllers::script`), by the document's name.
+    Script(String),
     /// The kubelet of one node.
     Kubelet(String),
     /// A running `kubectl drain NODE`: a client that evicts over simulated time (added at runtime).
@@ -104,6 +107,7 @@ impl ComponentId {
             ComponentId::Kro => "kro".into(),
             ComponentId::KroInstance(rgd) => format!("kro/{rgd}"),
             ComponentId::PostgresOperator => "postgres-operator".into(),
+            ComponentId::Script(name) => format!("controller/{name}"),
             ComponentId::Kubelet(node) => format!("kubelet/{node}"),
             ComponentId::Drain(node) => format!("kubectl-drain/{node}"),
         }
@@ -145,6 +149,9 @@ impl ComponentId {
             "kro" => ComponentId::Kro,
             "postgres-operator" => ComponentId::PostgresOperator,
             _ if s.starts_with("kro/") => ComponentId::KroInstance(s["kro/".len()..].to_string()),
+            _ if s.starts_with("controller/") => {
+                ComponentId::Script(s["controller/".len()..].to_string())
+            }
             _ if s.starts_with("kubectl-drain/") => {
                 ComponentId::Drain(s.trim_start_matches("kubectl-drain/").to_string())
             }
@@ -256,6 +263,9 @@ pub struct Outcome {
     pub error: Option<String>,
     /// Components to start or stop once the pass is over.
     pub controllers: Vec<ControllerChange>,
+    /// Look at this key again after the queue's rate-limited back-off, without an error
+    /// (controller-runtime's `Result{Requeue: true}`: `AddRateLimited`).
+    pub rate_limited: bool,
 }
 
 impl Outcome {
@@ -402,4 +412,31 @@ pub trait Controller {
     fn tick(&mut self, _now: Millis) -> (Vec<ObjectKey>, Option<Millis>) {
         (Vec::new(), None)
     }
+}
+
+/// The built-in kinds a controller whose kinds are known only at run time (kro's instance
+/// controllers, learners' controllers) lists, from the set of kinds it uses (custom kinds reach
+/// it through [`Controller::watches`]). Interned per set, as a `&'static`
+/// slice is what the informer contract asks for.
+pub fn watched_builtins(kinds: &[Kind]) -> &'static [Kind] {
+    type Sets = Vec<(Vec<Kind>, &'static [Kind])>;
+    static SETS: std::sync::OnceLock<std::sync::Mutex<Sets>> = std::sync::OnceLock::new();
+    let mut set: Vec<Kind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| k.custom().is_none())
+        .collect();
+    crate::sort::StableSort::stable_sort(set.as_mut_slice());
+    set.dedup();
+    let mut sets = SETS
+        .get_or_init(|| std::sync::Mutex::new(Vec::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some((_, slice)) = sets.iter().find(|(k, _)| *k == set) {
+        return slice;
+    }
+    // At most 2^11 distinct subsets of the built-in kinds ever exist, so the leak is bounded.
+    let slice: &'static [Kind] = Box::leak(set.clone().into_boxed_slice());
+    sets.push((set, slice));
+    slice
 }

@@ -318,7 +318,8 @@ impl Sim {
         if let Some(after) = outcome.requeue_after {
             self.requeue_caused(id, gen, key.clone(), now + after, "requeue", Some(seq));
         }
-        if outcome.error.is_some() {
+        let backs_off = outcome.error.is_some() || outcome.rate_limited;
+        if backs_off {
             let c = self.components.get_mut(id).expect("exists");
             let delay = c.queue.backoff(&key);
             self.requeue_caused(id, gen, key.clone(), now + delay, "retry", Some(seq));
@@ -334,7 +335,7 @@ impl Sim {
                     cause: seq,
                 },
             );
-        } else if outcome.error.is_none() {
+        } else if !backs_off {
             if let Some(c) = self.components.get_mut(id) {
                 c.queue.forget(&key);
             }

@@ -489,6 +489,34 @@ impl Sim {
         self.add_component(Box::new(postgres::PostgresOperator::new()));
     }
 
+    /// Runs a learner's controller (a `Controller` document applied): a new one starts, a
+    /// changed one is replaced by a new process (its module state gone, as a redeployed
+    /// controller's is), an unchanged one keeps running. Says which, as `kubectl apply` does.
+    pub fn run_script_controller(
+        &mut self,
+        spec: crate::sim::controllers::script::ScriptSpec,
+    ) -> &'static str {
+        use crate::sim::controllers::script::ScriptController;
+        let id = ComponentId::Script(spec.doc.name.clone());
+        let running = self
+            .components
+            .get(&id)
+            .and_then(|c| c.ctrl.as_any())
+            .and_then(|a| a.downcast_ref::<ScriptController>())
+            .map(|c| c.spec() == &spec);
+        match running {
+            Some(true) if self.is_running(&id) => "unchanged",
+            Some(_) => {
+                self.add_component(Box::new(ScriptController::new(std::rc::Rc::new(spec))));
+                "configured"
+            }
+            None => {
+                self.add_component(Box::new(ScriptController::new(std::rc::Rc::new(spec))));
+                "created"
+            }
+        }
+    }
+
     /// Stops a runtime component for good; it stays listed so its state can still be read.
     pub fn retire_component(&mut self, id: &ComponentId) -> bool {
         let known = self.components.contains_key(id);

@@ -11,7 +11,7 @@
 
 use crate::sort::StableSort;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value as Json};
 
@@ -22,7 +22,7 @@ use crate::sim::cel::{self, Activation, Value};
 use crate::sim::kro::graph::{self, Graph, Node};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
-    ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
+    watched_builtins, ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 
 /// Where a node stands after a pass, as kro's runtime names the states.
@@ -194,32 +194,6 @@ pub fn applyset_id(parent: &Object) -> String {
         "applyset-{}-v1",
         crate::sim::api::base64::encode_url(&digest)
     )
-}
-
-/// The builtin kinds this controller's informers list, from the set of them its graph uses
-/// (custom kinds reach it through [`Controller::watches`]). Interned per set, as a `&'static`
-/// slice is what the informer contract asks for.
-fn watched_builtins(kinds: &[Kind]) -> &'static [Kind] {
-    type Sets = Vec<(Vec<Kind>, &'static [Kind])>;
-    static SETS: OnceLock<Mutex<Sets>> = OnceLock::new();
-    let mut set: Vec<Kind> = kinds
-        .iter()
-        .copied()
-        .filter(|k| k.custom().is_none())
-        .collect();
-    set.stable_sort();
-    set.dedup();
-    let mut sets = SETS
-        .get_or_init(|| Mutex::new(Vec::new()))
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some((_, slice)) = sets.iter().find(|(k, _)| *k == set) {
-        return slice;
-    }
-    // At most 2^11 distinct subsets of the built-in kinds ever exist, so the leak is bounded.
-    let slice: &'static [Kind] = Box::leak(set.clone().into_boxed_slice());
-    sets.push((set, slice));
-    slice
 }
 
 /// Whether `live` already holds every field `desired` sets (what server-side apply would leave
