@@ -14,3 +14,20 @@ fn time_formats_as_rfc3339_in_the_browser() {
         "2026-01-02T01:01:01Z"
     );
 }
+
+#[wasm_bindgen_test]
+fn the_page_refuses_a_controller_document_with_the_reason_until_it_loads_the_engine() {
+    let text = include_str!("fixtures/controllers/website.yaml");
+    let decoded = kubeloop::sim::input::decode::decode_manifests("website.yaml", text);
+    assert!(decoded.controllers.is_empty());
+    let refusal = decoded
+        .diagnostics
+        .iter()
+        .find(|d| d.message.contains("does not load the JavaScript engine yet"))
+        .expect("the Controller document is refused with the reason");
+    let line = 1 + text
+        .lines()
+        .position(|l| l == "kind: Controller")
+        .expect("the fixture has one") as u32;
+    assert_eq!((refusal.line, refusal.col), (line, 1));
+}
