@@ -23,7 +23,10 @@ fn the_page_refuses_a_controller_document_with_the_reason_until_it_loads_the_eng
     let refusal = decoded
         .diagnostics
         .iter()
-        .find(|d| d.message.contains("does not load the JavaScript engine yet"))
+        .find(|d| {
+            d.message
+                .contains("does not load the JavaScript engine yet")
+        })
         .expect("the Controller document is refused with the reason");
     let line = 1 + text
         .lines()

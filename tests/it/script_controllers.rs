@@ -358,3 +358,32 @@ fn a_controller_document_is_checked_as_strictly_as_an_object() {
         "{diags:?}"
     );
 }
+
+#[test]
+fn each_pass_records_what_it_read_what_it_decided_and_what_it_logged() {
+    let src = r#"
+function reconcile(req, ctx) {
+  const site = ctx.get("Website", req.name);
+  ctx.list("Deployment", {labelSelector: "app=" + req.name});
+  ctx.log("want", site?.spec?.replicas);
+  return {requeueAfter: "45s"};
+}
+"#;
+    let mut s = cluster_with(src, Limits::default());
+    assert!(s.apply_text("web.yaml", WEBSITE).ok);
+    advance(&mut s, 3_000);
+    let pass = s
+        .sim
+        .trace()
+        .entries()
+        .map(|e| e.to_json())
+        .rfind(|j| j["component"] == "controller/website" && j.get("record").is_some())
+        .expect("a recorded pass");
+    let record = &pass["record"];
+    assert_eq!(
+        record["observed"], "get Website default/web: found; list deployments: 0",
+        "{pass}"
+    );
+    assert_eq!(record["desired"], "returned requeueAfter 45s", "{pass}");
+    assert_eq!(record["diff"], "want 2", "{pass}");
+}

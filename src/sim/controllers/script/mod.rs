@@ -183,24 +183,43 @@ impl Controller for ScriptController {
         for e in events {
             out.event(e);
         }
-        match result {
+        let decided = match result {
             Ok(value) => match host::next_of(&value) {
-                Ok(host::Next::After(after)) => out.requeue(after),
-                Ok(host::Next::RateLimited) => out.rate_limited = true,
-                Ok(host::Next::Done) => {}
-                Err(msg) => out.error = Some(msg),
+                Ok(host::Next::After(after)) => {
+                    out.requeue(after);
+                    format!(
+                        "returned requeueAfter {}",
+                        crate::sim::time::format_duration(after)
+                    )
+                }
+                Ok(host::Next::RateLimited) => {
+                    out.rate_limited = true;
+                    "returned requeue: true (rate-limited)".to_string()
+                }
+                Ok(host::Next::Done) => "returned nothing: wait for a change".to_string(),
+                Err(msg) => {
+                    out.error = Some(msg.clone());
+                    msg
+                }
             },
             Err(e) => {
                 let message = e.to_string();
                 if let Some(obj) = ctx.cache.get(key) {
                     out.event(EventRecord::warning(obj, "ReconcileError", message.clone()));
                 }
-                out.error = Some(message);
+                out.error = Some(message.clone());
+                message
             }
-        }
+        };
+        // The loop panel's observe → desired → diff: what the script read, what it decided,
+        // and its log (what a learner prints is their own account of the gap).
         out.record = Some(ReconcileRecord {
-            observed: reads,
-            desired: format!("reconcile({}/{})", key.namespace, key.name),
+            observed: if reads.is_empty() {
+                "read nothing".into()
+            } else {
+                reads
+            },
+            desired: decided,
             diff: logs.join("\n"),
         });
         out
