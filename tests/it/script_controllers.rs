@@ -387,3 +387,27 @@ function reconcile(req, ctx) {
     assert_eq!(record["desired"], "returned requeueAfter 45s", "{pass}");
     assert_eq!(record["diff"], "want 2", "{pass}");
 }
+
+#[test]
+fn with_its_watch_events_dropped_the_controller_reads_a_stale_cache_until_it_relists() {
+    let mut s = cluster_with(&good(), Limits::default());
+    assert!(s.apply_text("web.yaml", WEBSITE).ok);
+    advance(&mut s, 30_000);
+    s.inject(Fault::DropWatchEvents {
+        component: "controller/website".into(),
+        count: None,
+        probability: None,
+        kind: Some("Deployment".into()),
+        event_type: Some("DELETED".into()),
+        duration: Some(60_000),
+    })
+    .expect("the fault applies");
+    let out = s.kubectl("kubectl delete deployment web");
+    assert!(out.ok, "{out:?}");
+    // Its resyncs replay a cache that still holds the Deployment: nothing is made again.
+    advance(&mut s, 50_000);
+    assert!(get(&s, Kind::Deployment, "web").is_none());
+    // The watch heals at 60 s, the informer relists and the next pass makes it again.
+    advance(&mut s, 20_000);
+    assert!(get(&s, Kind::Deployment, "web").is_some());
+}
