@@ -411,3 +411,44 @@ fn with_its_watch_events_dropped_the_controller_reads_a_stale_cache_until_it_rel
     advance(&mut s, 20_000);
     assert!(get(&s, Kind::Deployment, "web").is_some());
 }
+
+#[test]
+fn hostile_sources_are_refused_at_their_place_and_never_take_the_simulation_down() {
+    let deep = format!(
+        "function reconcile(req, ctx) {{ return {}1{}; }}",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let text = FILE.replace(
+        "function reconcile(req, ctx) {",
+        &format!("{deep}\n    function unused(req, ctx) {{"),
+    );
+    let diags = refused(&text);
+    assert_eq!(
+        diags.len(),
+        1,
+        "{:?}",
+        diags
+            .iter()
+            .map(|d| d.chars().take(200).collect::<String>())
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        diags[0].contains("spec.source: "),
+        "{}",
+        &diags[0][..200.min(diags[0].len())]
+    );
+    // Runaway recursion and allocation end as failed passes; the cluster goes on.
+    for src in [
+        "function reconcile(req, ctx) { return reconcile(req, ctx); }",
+        "function reconcile(req, ctx) { let a = []; while (true) a.push('x'.repeat(100000)); }",
+    ] {
+        let mut s = cluster_with(src, Limits::default());
+        assert!(s.apply_text("web.yaml", WEBSITE).ok);
+        advance(&mut s, 5_000);
+        let errors = events(&s, "ReconcileError");
+        assert!(!errors.is_empty(), "{src}");
+        let out = s.kubectl("kubectl get websites");
+        assert!(out.ok && out.stdout.contains("web"), "{out:?}");
+    }
+}
