@@ -452,3 +452,37 @@ fn hostile_sources_are_refused_at_their_place_and_never_take_the_simulation_down
         assert!(out.ok && out.stdout.contains("web"), "{out:?}");
     }
 }
+
+#[test]
+fn deleting_the_controller_document_stops_its_process_and_its_children_stay() {
+    let mut s = Session::load("website.yaml", FILE, None).expect("the file loads");
+    advance(&mut s, 30_000);
+    let controller = FILE
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Controller"))
+        .expect("the fixture has one");
+    let report = s.delete_text("controller.yaml", controller);
+    assert_eq!(
+        report.lines,
+        ["controller.kubeloop.dev \"website\" deleted"]
+    );
+    assert!(!s.sim.is_running(&ComponentId::Script("website".into())));
+    let out = s.kubectl("kubectl delete deployment web");
+    assert!(out.ok, "{out:?}");
+    advance(&mut s, 60_000);
+    assert!(
+        get(&s, Kind::Deployment, "web").is_none(),
+        "nothing makes it again"
+    );
+    let again = s.delete_text("controller.yaml", controller);
+    assert!(!again.ok);
+    assert_eq!(
+        again.lines,
+        ["Error from server (NotFound): controllers.kubeloop.dev \"website\" not found"]
+    );
+    // Applied again, it is a new process that makes the Deployment again.
+    let report = s.apply_text("controller.yaml", controller);
+    assert_eq!(report.lines, ["controller.kubeloop.dev/website created"]);
+    advance(&mut s, 5_000);
+    assert!(get(&s, Kind::Deployment, "web").is_some());
+}

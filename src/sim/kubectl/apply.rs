@@ -293,6 +293,21 @@ pub fn delete_text(sim: &mut Sim, file: &str, text: &str) -> ApplyReport {
             }
         }
     }
+    // A deleted Controller document stops its process, as deleting its Deployment would.
+    for c in &decoded.controllers {
+        let id = crate::sim::machinery::controller::ComponentId::Script(c.name.clone());
+        if sim.is_running(&id) && sim.retire_component(&id) {
+            report
+                .lines
+                .push(format!("controller.kubeloop.dev \"{}\" deleted", c.name));
+        } else {
+            report.ok = false;
+            report.lines.push(format!(
+                "Error from server (NotFound): controllers.kubeloop.dev \"{}\" not found",
+                c.name
+            ));
+        }
+    }
     report
 }
 

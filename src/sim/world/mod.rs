@@ -498,23 +498,19 @@ impl Sim {
     ) -> &'static str {
         use crate::sim::controllers::script::ScriptController;
         let id = ComponentId::Script(spec.doc.name.clone());
-        let running = self
+        let same = self
             .components
             .get(&id)
             .and_then(|c| c.ctrl.as_any())
             .and_then(|a| a.downcast_ref::<ScriptController>())
             .map(|c| c.spec() == &spec);
-        match running {
-            Some(true) if self.is_running(&id) => "unchanged",
-            Some(_) => {
-                self.add_component(Box::new(ScriptController::new(std::rc::Rc::new(spec))));
-                "configured"
-            }
-            None => {
-                self.add_component(Box::new(ScriptController::new(std::rc::Rc::new(spec))));
-                "created"
-            }
-        }
+        let verb = match (self.is_running(&id), same) {
+            (true, Some(true)) => return "unchanged",
+            (true, _) => "configured",
+            (false, _) => "created",
+        };
+        self.add_component(Box::new(ScriptController::new(std::rc::Rc::new(spec))));
+        verb
     }
 
     /// Stops a runtime component for good; it stays listed so its state can still be read.
