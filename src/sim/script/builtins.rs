@@ -591,7 +591,7 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
                     return Err(r.error("RangeError", "Invalid array length"));
                 }
                 let n = *n as usize;
-                r.charge(16 * n)?;
+                r.charge(n.saturating_mul(16))?;
                 return r.new_array(vec![Value::Undef; n]);
             }
             r.new_array(args)?
@@ -683,7 +683,7 @@ fn number_method(r: &mut Run, n: f64, m: &str, args: Vec<Value>) -> Res<Value> {
             if !n.is_finite() || n.abs() >= 1e21 {
                 return Ok(Value::Str(number_to_string(n).into()));
             }
-            r.new_str(format!("{:.*}", d as usize, n))
+            r.new_str(to_fixed(n, d as usize))
         }
         "toString" => {
             let radix = match arg(&args, 0) {
@@ -1021,10 +1021,11 @@ fn array_method(r: &mut Run, o: &Obj, this: &Value, m: &str, args: Vec<Value>) -
             let insert: Vec<Value> = args.into_iter().skip(2).collect();
             r.charge(16 * insert.len())?;
             r.tick(len as u64 / 16 + 1)?;
+            // Clamped again: converting the arguments may have run code that shrank the array.
             let removed = with_items(o, |items| {
-                items
-                    .splice(start..start + count, insert)
-                    .collect::<Vec<_>>()
+                let from = start.min(items.len());
+                let to = (start + count).min(items.len());
+                items.splice(from..to, insert).collect::<Vec<_>>()
             })
             .unwrap_or_default();
             r.new_array(removed)?
@@ -1697,4 +1698,41 @@ fn js_round(n: f64) -> f64 {
     } else {
         f
     }
+}
+
+/// `Number.prototype.toFixed`: rounds the exact binary value half up (JavaScript picks the
+/// larger of two equally near results), where Rust's formatting rounds half to even.
+fn to_fixed(n: f64, digits: usize) -> String {
+    // Every finite double has an exact decimal expansion within 1,100 fractional digits.
+    let exact = format!("{:.1100}", n.abs());
+    let (int, frac) = exact.split_once('.').unwrap_or((&exact, ""));
+    let mut kept: Vec<u8> = int.bytes().chain(frac.bytes().take(digits)).collect();
+    let round_up = frac.as_bytes().get(digits).is_some_and(|d| *d >= b'5');
+    if round_up {
+        let mut i = kept.len();
+        loop {
+            if i == 0 {
+                kept.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if kept[i] == b'9' {
+                kept[i] = b'0';
+            } else {
+                kept[i] += 1;
+                break;
+            }
+        }
+    }
+    let int_len = kept.len() - digits;
+    let mut out = String::new();
+    if n < 0.0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&kept[..int_len]).unwrap_or("0"));
+    if digits > 0 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(&kept[int_len..]).unwrap_or(""));
+    }
+    out
 }

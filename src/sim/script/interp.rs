@@ -158,7 +158,7 @@ impl<'a> Run<'a> {
     }
 
     pub fn new_array(&mut self, items: Vec<Value>) -> Res<Value> {
-        self.charge(16 * items.len() + 32)?;
+        self.charge(items.len().saturating_mul(16).saturating_add(32))?;
         Ok(new_obj(Kind::Array(items), Vec::new()))
     }
 
@@ -1075,6 +1075,9 @@ impl<'a> Run<'a> {
 
     /// Sets an own property of a plain object, counting a new key against the memory cap.
     pub fn put(&mut self, o: &Obj, key: Rc<str>, value: Value) -> Res<()> {
+        // Properties are a list searched in order: a large object costs steps in proportion.
+        let n = o.borrow().props.len() as u64;
+        self.tick(n / 32)?;
         let mut b = o.borrow_mut();
         if let Some(slot) = b.props.iter_mut().find(|(k, _)| *k == key) {
             slot.1 = value;
@@ -1533,6 +1536,7 @@ impl<'a> Run<'a> {
                 loop {
                     let next = {
                         let b = cur.borrow();
+                        self.tick(b.props.len() as u64 / 32)?;
                         if let Some(v) = self.own(&b, k) {
                             return Ok(v);
                         }
@@ -1624,7 +1628,7 @@ impl<'a> Run<'a> {
                     _ => 0,
                 };
                 if n > cur {
-                    self.charge(16 * (n - cur))?;
+                    self.charge((n - cur).saturating_mul(16))?;
                 }
                 if let Kind::Array(items) = &mut o.borrow_mut().kind {
                     items.resize(n, Value::Undef);
@@ -1637,7 +1641,7 @@ impl<'a> Run<'a> {
                     _ => 0,
                 };
                 if i >= cur {
-                    self.charge(16 * (i + 1 - cur))?;
+                    self.charge((i + 1 - cur).saturating_mul(16))?;
                 }
                 if let Kind::Array(items) = &mut o.borrow_mut().kind {
                     if i >= items.len() {

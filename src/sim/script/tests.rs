@@ -138,6 +138,13 @@ fn numbers_format_as_javascript_does() {
         ("String(0.1)", json!("0.1")),
         ("`${3.0}`", json!("3")),
         ("(1.005).toFixed(2)", json!("1.00")),
+        ("(0.5).toFixed(0)", json!("1")),
+        ("(2.5).toFixed(0)", json!("3")),
+        ("(-1.5).toFixed(0)", json!("-2")),
+        ("(-0.0001).toFixed(2)", json!("-0.00")),
+        ("(99.995).toFixed(1)", json!("100.0")),
+        ("(1234.5678).toFixed(2)", json!("1234.57")),
+        ("(3).toFixed(2)", json!("3.00")),
         ("(255).toString(16)", json!("ff")),
         ("(-255).toString(2)", json!("-11111111")),
         ("Object.is", J::Null),
@@ -929,6 +936,27 @@ fn a_while_true_loop_ends_as_a_budget_error() {
         i.call("main", vec![], &mut FakeHost::default(), 0),
         Err(RunError::Budget { .. })
     ));
+}
+
+#[test]
+fn work_hidden_in_built_ins_and_large_objects_is_paid_for_in_steps() {
+    for src in [
+        "function main() { const o = {}; for (let i = 0; ; i++) o[\"k\" + i] = i; }",
+        "function main() { const m = new Map(); for (let i = 0; ; i++) m.set(i, i); }",
+        "function main() { const a = []; for (let i = 0; i < 5000; i++) a.push(i); for (;;) a.includes(-1); }",
+        "function main() { const a = Array.from({length: 100000}, (_, i) => i); for (;;) a.slice(); }",
+    ] {
+        let e = run_prog(src).unwrap_err();
+        assert!(matches!(e, RunError::Budget { .. } | RunError::Memory { .. }), "{src}: {e}");
+    }
+}
+
+#[test]
+fn code_run_while_converting_arguments_cannot_break_a_built_in() {
+    check_progs(&[
+        ("function main() { const a = [1, 2, 3, 4]; const n = { valueOf() { a.length = 0; return 3; } }; const r = a.splice(0, n); return [a, r]; }", json!([[], []])),
+        ("function main() { const a = [3, 1, 2]; a.sort((x, y) => { a.length = 0; return x - y; }); return a.length; }", json!(3)),
+    ]);
 }
 
 #[test]
