@@ -2,7 +2,7 @@
 //! step counted against the budget and every recursion counted against a depth bound.
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use super::ast::*;
 use super::value::*;
@@ -69,6 +69,9 @@ pub(crate) struct Run<'a> {
     /// Where the evaluator is, for errors raised by built-ins.
     pub pos: Pos,
     stack_base: usize,
+    /// What this call created, by weak reference: swept after the call (see [`Run::track`]).
+    pub created: Vec<Weak<RefCell<Object>>>,
+    pub created_envs: Vec<Weak<RefCell<Scope>>>,
 }
 
 pub(crate) fn new_env(parent: Option<Env>) -> Env {
@@ -96,6 +99,8 @@ impl<'a> Run<'a> {
             env,
             pos: Pos::default(),
             stack_base: stack_mark(),
+            created: Vec::new(),
+            created_envs: Vec::new(),
         }
     }
 
@@ -159,12 +164,16 @@ impl<'a> Run<'a> {
 
     pub fn new_array(&mut self, items: Vec<Value>) -> Res<Value> {
         self.charge(items.len().saturating_mul(16).saturating_add(32))?;
-        Ok(new_obj(Kind::Array(items), Vec::new()))
+        let v = new_obj(Kind::Array(items), Vec::new());
+        self.track(&v);
+        Ok(v)
     }
 
     pub fn new_plain(&mut self, props: Vec<(Rc<str>, Value)>) -> Res<Value> {
         self.charge(props.iter().map(|(k, _)| k.len() + 24).sum::<usize>() + 32)?;
-        Ok(new_obj(Kind::Plain, props))
+        let v = new_obj(Kind::Plain, props);
+        self.track(&v);
+        Ok(v)
     }
 
     // ---- scopes ----
@@ -259,19 +268,37 @@ impl<'a> Run<'a> {
     }
 
     fn closure(&mut self, def: Rc<FuncDef>, home: Option<Obj>) -> Value {
-        new_obj(
+        let f = new_obj(
             Kind::Closure(Closure {
                 def,
                 env: self.env.clone(),
                 home,
             }),
             Vec::new(),
-        )
+        );
+        self.track(&f);
+        f
+    }
+
+    /// A new scope under `parent`, remembered for the sweep after the call.
+    fn scope(&mut self, parent: Env) -> Env {
+        let e = new_env(Some(parent));
+        self.created_envs.push(Rc::downgrade(&e));
+        e
+    }
+
+    /// Remembers an object this call made, for the sweep after it: reference counting alone
+    /// would never free a closure and the scope that holds it, or an object that points to
+    /// itself.
+    pub fn track(&mut self, v: &Value) {
+        if let Value::Obj(o) = v {
+            self.created.push(Rc::downgrade(o));
+        }
     }
 
     /// Runs `body` in a fresh block scope.
     fn block(&mut self, body: &[Stmt]) -> Res<Flow> {
-        let scope = new_env(Some(self.env.clone()));
+        let scope = self.scope(self.env.clone());
         let saved = std::mem::replace(&mut self.env, scope);
         self.hoist_functions(body);
         let r = self.stmts(body);
@@ -437,7 +464,7 @@ impl<'a> Run<'a> {
         body: &Stmt,
         label: Option<&Rc<str>>,
     ) -> Res<Flow> {
-        let scope = new_env(Some(self.env.clone()));
+        let scope = self.scope(self.env.clone());
         let saved = std::mem::replace(&mut self.env, scope);
         let r = self.for_loop_inner(init, test, update, body, label);
         self.env = saved;
@@ -482,7 +509,9 @@ impl<'a> Run<'a> {
                     })
                     .collect();
                 let parent = self.env.borrow().parent.clone();
-                self.env = Rc::new(RefCell::new(Scope { vars, parent }));
+                let fresh = Rc::new(RefCell::new(Scope { vars, parent }));
+                self.created_envs.push(Rc::downgrade(&fresh));
+                self.env = fresh;
             }
             if let Some(u) = update {
                 self.eval(u)?;
@@ -552,7 +581,7 @@ impl<'a> Run<'a> {
                 },
             };
             i += 1;
-            let scope = new_env(Some(self.env.clone()));
+            let scope = self.scope(self.env.clone());
             let saved = std::mem::replace(&mut self.env, scope);
             let r = self.bind(pat, item, kind).and_then(|_| self.exec(body));
             self.env = saved;
@@ -631,7 +660,7 @@ impl<'a> Run<'a> {
         let mut r = self.block(block);
         if let (Err(Ctrl::Throw(v, _)), Some(h)) = (&r, handler) {
             let v = v.clone();
-            let scope = new_env(Some(self.env.clone()));
+            let scope = self.scope(self.env.clone());
             let saved = std::mem::replace(&mut self.env, scope);
             r = match param {
                 Some(p) => self.bind(p, v, Some(VarKind::Let)),
@@ -669,7 +698,7 @@ impl<'a> Run<'a> {
         let Some(start) = start else {
             return Ok(Flow::Normal);
         };
-        let scope = new_env(Some(self.env.clone()));
+        let scope = self.scope(self.env.clone());
         let saved = std::mem::replace(&mut self.env, scope);
         let mut result = Ok(Flow::Normal);
         for (_, body) in &cases[start..] {
@@ -884,7 +913,7 @@ impl<'a> Run<'a> {
     fn function_expr(&mut self, def: &Rc<FuncDef>) -> Value {
         match (&def.name, def.arrow) {
             (Some(name), false) => {
-                let env = new_env(Some(self.env.clone()));
+                let env = self.scope(self.env.clone());
                 let saved = std::mem::replace(&mut self.env, env);
                 let f = self.closure(def.clone(), None);
                 self.declare(name.clone(), f.clone(), false);
@@ -1746,7 +1775,7 @@ impl<'a> Run<'a> {
         new_class: Option<Value>,
     ) -> Res<Value> {
         self.enter()?;
-        let scope = new_env(Some(env));
+        let scope = self.scope(env);
         let saved = std::mem::replace(&mut self.env, scope);
         let r = self.call_closure_inner(def, home, this, args, new_class);
         self.env = saved;
@@ -1833,7 +1862,8 @@ impl<'a> Run<'a> {
             props: Vec::new(),
             proto: parent_proto,
         }));
-        let scope = new_env(Some(self.env.clone()));
+        self.created.push(Rc::downgrade(&proto));
+        let scope = self.scope(self.env.clone());
         let saved = std::mem::replace(&mut self.env, scope);
         let r = self.class_body(def, parent, proto);
         self.env = saved;
@@ -1850,6 +1880,7 @@ impl<'a> Run<'a> {
             }),
             Vec::new(),
         );
+        self.track(&class);
         // The class's own name is visible inside its body.
         if let Some(n) = &def.name {
             self.declare(n.clone(), class.clone(), false);
@@ -1888,7 +1919,9 @@ impl<'a> Run<'a> {
             }
         };
         if let Some(n) = native {
-            return super::builtins::construct(self, n, args);
+            let v = super::builtins::construct(self, n, args)?;
+            self.track(&v);
+            return Ok(v);
         }
         let proto = match &o.borrow().kind {
             Kind::Class(cl) => cl.proto.clone(),
@@ -1899,6 +1932,7 @@ impl<'a> Run<'a> {
             props: Vec::new(),
             proto: Some(proto),
         })));
+        self.track(&this);
         self.charge(64)?;
         self.calls += 1;
         if self.calls > self.vm.limits.call_depth {
@@ -1951,7 +1985,7 @@ impl<'a> Run<'a> {
         if def.fields.is_empty() {
             return Ok(());
         }
-        let scope = new_env(Some(env.clone()));
+        let scope = self.scope(env.clone());
         let saved = std::mem::replace(&mut self.env, scope);
         self.declare(THIS.into(), this.clone(), false);
         let r = (|| {

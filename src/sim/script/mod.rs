@@ -18,9 +18,10 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fmt;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use interp::{new_env, Ctrl, Run, Vm};
 use value::{Kind, Value};
@@ -194,6 +195,8 @@ impl std::error::Error for RunError {}
 pub struct Instance {
     vm: Vm,
     _program: Program,
+    /// How many of the last call's objects and scopes outlived it (the tests' leak check).
+    alive_after_call: usize,
 }
 
 impl Instance {
@@ -210,18 +213,25 @@ impl Instance {
             limits,
         };
         let mut host = NoHost;
-        {
+        let (r, created, envs) = {
             let mut run = Run::new(&mut vm, &mut host, now_ms);
             let r = run.run_program(&program.parsed.body, &program.parsed.vars);
-            if let Err(c) = r {
-                return Err(to_run_error(&mut run, c));
-            }
-        }
-        check_retained(&vm)?;
-        Ok(Instance {
+            let r = r.map_err(|c| to_run_error(&mut run, c));
+            (
+                r,
+                std::mem::take(&mut run.created),
+                std::mem::take(&mut run.created_envs),
+            )
+        };
+        let alive = sweep(&vm, created, envs);
+        let instance = Instance {
             vm,
             _program: program.clone(),
-        })
+            alive_after_call: alive,
+        };
+        r?;
+        check_retained(&instance.vm)?;
+        Ok(instance)
     }
 
     /// Calls a top-level function with JSON arguments and host objects; returns its result as
@@ -257,8 +267,15 @@ impl Instance {
                 let v = run.call(&f, Value::Undef, values)?;
                 json::to_serde(&mut run, &v)
             })();
-            r.map_err(|c| to_run_error(&mut run, c))
+            let r = r.map_err(|c| to_run_error(&mut run, c));
+            (
+                r,
+                std::mem::take(&mut run.created),
+                std::mem::take(&mut run.created_envs),
+            )
         };
+        let (result, created, envs) = result;
+        self.alive_after_call = sweep(&self.vm, created, envs);
         check_retained(&self.vm)?;
         result
     }
@@ -311,7 +328,7 @@ fn to_run_error(run: &mut Run, c: Ctrl) -> RunError {
 /// Measures what the module state keeps reachable, so that a long-lived instance is held to
 /// its cap by what it retains, not by the garbage of past calls.
 fn check_retained(vm: &Vm) -> Result<(), RunError> {
-    let size = retained_bytes(vm);
+    let size = walk(vm, false).bytes;
     if size > vm.limits.memory_bytes {
         return Err(RunError::Memory {
             bytes: vm.limits.memory_bytes,
@@ -320,38 +337,55 @@ fn check_retained(vm: &Vm) -> Result<(), RunError> {
     Ok(())
 }
 
-pub(crate) fn retained_bytes(vm: &Vm) -> usize {
+/// What the module scope reaches: its approximate size in bytes, the addresses of its objects
+/// and scopes, and (when asked) the objects and scopes themselves.
+struct Walk {
+    bytes: usize,
+    seen: BTreeSet<usize>,
+    objs: Vec<value::Obj>,
+    envs: Vec<value::Env>,
+}
+
+fn walk(vm: &Vm, collect: bool) -> Walk {
     enum Item {
         V(Value),
         E(value::Env),
     }
-    let mut seen: BTreeSet<usize> = BTreeSet::new();
+    let mut w = Walk {
+        bytes: 0,
+        seen: BTreeSet::new(),
+        objs: Vec::new(),
+        envs: Vec::new(),
+    };
     let mut stack = vec![Item::E(vm.module.clone())];
-    let mut total = 0usize;
     while let Some(item) = stack.pop() {
         match item {
             Item::E(e) => {
-                if !seen.insert(Rc::as_ptr(&e) as *const u8 as usize) {
+                if !w.seen.insert(Rc::as_ptr(&e) as *const u8 as usize) {
                     continue;
                 }
                 let s = e.borrow();
                 for b in &s.vars {
-                    total += 32 + b.name.len();
+                    w.bytes += 32 + b.name.len();
                     stack.push(Item::V(b.value.clone()));
                 }
                 if let Some(p) = &s.parent {
                     stack.push(Item::E(p.clone()));
                 }
+                drop(s);
+                if collect {
+                    w.envs.push(e);
+                }
             }
-            Item::V(Value::Str(s)) => total += 16 + s.len(),
+            Item::V(Value::Str(s)) => w.bytes += 16 + s.len(),
             Item::V(Value::Obj(o)) => {
-                if !seen.insert(Rc::as_ptr(&o) as *const u8 as usize) {
+                if !w.seen.insert(Rc::as_ptr(&o) as *const u8 as usize) {
                     continue;
                 }
-                total += 32;
+                w.bytes += 32;
                 let b = o.borrow();
                 for (k, v) in &b.props {
-                    total += 24 + k.len();
+                    w.bytes += 24 + k.len();
                     stack.push(Item::V(v.clone()));
                 }
                 if let Some(p) = &b.proto {
@@ -359,27 +393,105 @@ pub(crate) fn retained_bytes(vm: &Vm) -> usize {
                 }
                 match &b.kind {
                     Kind::Array(items) | Kind::Set(items) => {
-                        total += 16 * items.len();
+                        w.bytes += 16 * items.len();
                         stack.extend(items.iter().cloned().map(Item::V));
                     }
                     Kind::Map(entries) => {
-                        total += 48 * entries.len();
+                        w.bytes += 48 * entries.len();
                         for (k, v) in entries {
                             stack.push(Item::V(k.clone()));
                             stack.push(Item::V(v.clone()));
                         }
                     }
-                    Kind::Closure(c) => stack.push(Item::E(c.env.clone())),
+                    Kind::Closure(c) => {
+                        stack.push(Item::E(c.env.clone()));
+                        if let Some(h) = &c.home {
+                            stack.push(Item::V(Value::Obj(h.clone())));
+                        }
+                    }
                     Kind::Class(c) => {
                         stack.push(Item::E(c.env.clone()));
                         stack.push(Item::V(Value::Obj(c.proto.clone())));
+                        if let Some(p) = &c.parent {
+                            stack.push(Item::V(p.clone()));
+                        }
                     }
                     Kind::Bound(v, _) => stack.push(Item::V(v.clone())),
                     _ => {}
                 }
+                drop(b);
+                if collect {
+                    w.objs.push(o);
+                }
             }
-            Item::V(_) => total += 16,
+            Item::V(_) => w.bytes += 16,
         }
     }
-    total
+    w
+}
+
+/// Empties an object, so that what it holds is released even when it sits in a cycle.
+fn clear_obj(o: &value::Obj) {
+    let taken = {
+        let mut b = o.borrow_mut();
+        (
+            std::mem::take(&mut b.props),
+            std::mem::take(&mut b.kind),
+            b.proto.take(),
+        )
+    };
+    drop(taken);
+}
+
+fn clear_env(e: &value::Env) {
+    let taken = {
+        let mut s = e.borrow_mut();
+        (std::mem::take(&mut s.vars), s.parent.take())
+    };
+    drop(taken);
+}
+
+/// After a call: whatever it created that the module state cannot reach is garbage, alive
+/// only if it is in a cycle (a closure and the scope holding it, `a.self = a`). Emptying it
+/// breaks the cycle. Returns how many of the call's objects and scopes stay alive.
+fn sweep(
+    vm: &Vm,
+    created: Vec<Weak<RefCell<value::Object>>>,
+    envs: Vec<Weak<RefCell<value::Scope>>>,
+) -> usize {
+    let reachable = walk(vm, false).seen;
+    let mut alive = 0;
+    for w in created {
+        if let Some(o) = w.upgrade() {
+            if reachable.contains(&(Rc::as_ptr(&o) as *const u8 as usize)) {
+                alive += 1;
+            } else {
+                clear_obj(&o);
+            }
+        }
+    }
+    for w in envs {
+        if let Some(e) = w.upgrade() {
+            if reachable.contains(&(Rc::as_ptr(&e) as *const u8 as usize)) {
+                alive += 1;
+            } else {
+                clear_env(&e);
+            }
+        }
+    }
+    alive
+}
+
+impl Drop for Instance {
+    /// The module state is full of cycles (every top-level function's scope holds the
+    /// function): empty all of it so that a restarted controller frees the old one.
+    fn drop(&mut self) {
+        let w = walk(&self.vm, true);
+        for o in &w.objs {
+            clear_obj(o);
+        }
+        for e in &w.envs {
+            clear_env(e);
+        }
+    }
 }

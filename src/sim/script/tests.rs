@@ -1190,3 +1190,46 @@ fn garbage_input_never_panics() {
         }
     }
 }
+
+#[test]
+fn cycles_a_call_leaves_behind_are_broken_so_reconciles_do_not_leak() {
+    let p = Program::parse(
+        "const keep = [];\nfunction main(k) { const self = {}; self.me = self; const f = () => f; const g = () => self; class A { m() { return this; } } const a = new A(); a.a = a; if (k) keep.push({n: 1}); return [1].map(x => x + 1); }",
+    )
+    .unwrap();
+    let mut i = Instance::start(&p, 1, Limits::default(), 0).unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            i.call(
+                "main",
+                vec![Arg::Json(json!(false))],
+                &mut FakeHost::default(),
+                0
+            )
+            .unwrap(),
+            json!([2])
+        );
+        assert_eq!(i.alive_after_call, 0);
+    }
+    i.call(
+        "main",
+        vec![Arg::Json(json!(true))],
+        &mut FakeHost::default(),
+        0,
+    )
+    .unwrap();
+    assert_eq!(
+        i.alive_after_call, 1,
+        "only the object kept in module state survives"
+    );
+    assert_eq!(
+        i.call(
+            "main",
+            vec![Arg::Json(json!(false))],
+            &mut FakeHost::default(),
+            0
+        )
+        .unwrap(),
+        json!([2])
+    );
+}
