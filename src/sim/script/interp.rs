@@ -42,6 +42,12 @@ pub(crate) enum Ctrl {
 
 pub(crate) type Res<T> = Result<T, Ctrl>;
 
+/// A place to read and write: a variable, or an object's property.
+enum Place {
+    Var(Rc<str>, Pos),
+    Prop(Value, Rc<str>, Pos),
+}
+
 pub(crate) enum Flow {
     Normal,
     Return(Value),
@@ -807,6 +813,10 @@ impl<'a> Run<'a> {
                     _ => Vec::new(),
                 };
                 keys.extend(ordered_keys(&o.props));
+                // An error's message is an own property that is not enumerable.
+                if matches!(o.kind, Kind::Error(_)) {
+                    keys.retain(|k| &**k != "message");
+                }
                 keys
             }
             Value::Str(s) => (0..utf16_len(s)).map(|i| i.to_string().into()).collect(),
@@ -955,12 +965,66 @@ impl<'a> Run<'a> {
 
     #[inline(never)]
     fn eval_update(&mut self, inc: bool, prefix: bool, target: &Expr, pos: Pos) -> Res<Value> {
-        let old = self.eval(target)?;
+        let place = self.place(target)?;
+        let old = self.place_get(&place)?;
         self.pos = pos;
         let n = self.num_of(&old)?;
         let new = if inc { n + 1.0 } else { n - 1.0 };
-        self.assign_to_expr(target, Value::Num(new))?;
+        self.place_set(place, Value::Num(new))?;
         Ok(Value::Num(if prefix { new } else { n }))
+    }
+
+    /// The target of `x += ...`, `o[k()]++`, `a.b ??= ...`: its object and key evaluated once,
+    /// then read and written.
+    fn place(&mut self, target: &Expr) -> Res<Place> {
+        match &target.kind {
+            ExprKind::Ident(n) => Ok(Place::Var(n.clone(), target.pos)),
+            ExprKind::Member { obj, prop, .. } => {
+                let o = self.eval(obj)?;
+                let k = self.prop_key(prop)?;
+                Ok(Place::Prop(o, k, target.pos))
+            }
+            ExprKind::SuperMember(prop) => {
+                let this = self.lookup(THIS).unwrap_or_default();
+                let k = self.prop_key(prop)?;
+                Ok(Place::Prop(this, k, target.pos))
+            }
+            _ => Err(self.error("SyntaxError", "Invalid left-hand side in assignment")),
+        }
+    }
+
+    fn place_of_pat(&mut self, target: &Pat) -> Res<Place> {
+        match target {
+            Pat::Ident(n, pos) => Ok(Place::Var(n.clone(), *pos)),
+            Pat::Expr(e) => self.place(e),
+            _ => Err(self.error("SyntaxError", "Invalid left-hand side in assignment")),
+        }
+    }
+
+    fn place_get(&mut self, p: &Place) -> Res<Value> {
+        match p {
+            Place::Var(n, pos) => {
+                self.pos = *pos;
+                self.read_var(n)
+            }
+            Place::Prop(o, k, pos) => {
+                self.pos = *pos;
+                self.get(o, k)
+            }
+        }
+    }
+
+    fn place_set(&mut self, p: Place, v: Value) -> Res<()> {
+        match p {
+            Place::Var(n, pos) => {
+                self.pos = pos;
+                self.assign_var(&n, v)
+            }
+            Place::Prop(o, k, pos) => {
+                self.pos = pos;
+                self.set(&o, k, v)
+            }
+        }
     }
 
     #[inline(never)]
@@ -1165,18 +1229,17 @@ impl<'a> Run<'a> {
                 Ok(v)
             }
             AssignOp::Op(bin) => {
-                let (Pat::Expr(_) | Pat::Ident(..)) = target else {
-                    return Err(self.error("SyntaxError", "Invalid left-hand side in assignment"));
-                };
-                let old = self.read_pat(target)?;
+                let place = self.place_of_pat(target)?;
+                let old = self.place_get(&place)?;
                 let v = self.eval(value)?;
                 self.pos = pos;
                 let new = self.binary(bin, old, v)?;
-                self.bind(target, new.clone(), None)?;
+                self.place_set(place, new.clone())?;
                 Ok(new)
             }
             AssignOp::Logical(l) => {
-                let old = self.read_pat(target)?;
+                let place = self.place_of_pat(target)?;
+                let old = self.place_get(&place)?;
                 let keep = match l {
                     LogOp::And => !old.truthy(),
                     LogOp::Or => old.truthy(),
@@ -1187,20 +1250,9 @@ impl<'a> Run<'a> {
                 }
                 let v = self.eval(value)?;
                 self.pos = pos;
-                self.bind(target, v.clone(), None)?;
+                self.place_set(place, v.clone())?;
                 Ok(v)
             }
-        }
-    }
-
-    fn read_pat(&mut self, target: &Pat) -> Res<Value> {
-        match target {
-            Pat::Ident(n, pos) => {
-                self.pos = *pos;
-                self.read_var(n)
-            }
-            Pat::Expr(e) => self.eval(e),
-            _ => Err(self.error("SyntaxError", "Invalid left-hand side in assignment")),
         }
     }
 

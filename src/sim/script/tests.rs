@@ -239,6 +239,10 @@ fn variables_scopes_and_closures_behave_as_in_javascript() {
         ("function main() { const o = { v: 2, f() { return [1].map(() => this.v); } }; return o.f(); }", json!([2])),
         ("function main() { let x = 5; x ||= 7; let y = 0; y ||= 7; let z = null; z ??= 8; let w = 1; w &&= 9; return [x, y, z, w]; }", json!([5, 7, 8, 9])),
         ("function main() { let i = 0; const a = i++; const b = ++i; return [a, b, i--, i]; }", json!([0, 2, 2, 1])),
+        ("function main() { const a = [0, 0]; let i = 0; a[i++] += 5; a[i++]++; return [a, i]; }", json!([[5, 1], 2])),
+        ("function main() { let n = 0; const o = {}; const k = () => (n++, \"x\"); o[k()] ??= 1; o[k()] ||= 2; o[k()] &&= 3; return [o, n]; }", json!([{"x": 3}, 3])),
+        ("function main() { const counts = {}; for (const w of [\"a\", \"b\", \"a\"]) counts[w] = (counts[w] ?? 0) + 1; return counts; }", json!({"a": 2, "b": 1})),
+        ("function main() { const e = new Error(\"m\"); e.code = 7; return [Object.keys(e), {...e}, JSON.stringify(e)]; }", json!([["code"], {"code": 7}, "{\"code\":7}"])),
     ]);
 }
 
