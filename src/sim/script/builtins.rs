@@ -559,7 +559,9 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
                     for (i, a) in args.iter().take(7).enumerate() {
                         parts[i] = r.num_of(a)?;
                     }
-                    if parts.iter().any(|p| !p.is_finite()) {
+                    // Beyond a billion of any unit the date is out of range anyway; bounding the
+                    // parts keeps the integer arithmetic below from overflowing.
+                    if parts.iter().any(|p| !p.is_finite() || p.abs() > 1e9) {
                         f64::NAN
                     } else {
                         let days = days_from_civil(

@@ -6,6 +6,20 @@
 //! Nothing reaches outside: the only effects are calls on host objects passed in as arguments
 //! ([`Arg::Host`]), time is the simulated clock given per call, and `Math.random` draws from a
 //! seeded generator that lives as long as the [`Instance`].
+//!
+//! Known differences from a real engine, all on the side of refusing or simplifying:
+//! - `let`/`const` have no temporal dead zone: reading one before its declaration in the same
+//!   scope sees an outer binding (or a ReferenceError) instead of throwing.
+//! - No getters/setters, generators, async, regular expressions, Symbol, labels on non-loop
+//!   blocks work but `continue` to them does not; these are refused at parse time.
+//! - `JSON.parse` returns objects with their keys in sorted order (the build's `serde_json`
+//!   map), and `console.log` formats objects as JSON.
+//! - Strings are kept as UTF-8; `length`, indexes and slices count UTF-16 units, but a lone
+//!   surrogate half becomes U+FFFD.
+//! - Every string built is counted against the per-call allocation cap at its full length, so
+//!   growing one long string by many small appends counts the copies.
+//! - Call depth is `Limits::call_depth`, and under it a guard on the native stack used: an
+//!   unoptimised native build (tests) reaches that guard before 200 nested calls.
 
 mod ast;
 mod builtins;

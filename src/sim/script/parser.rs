@@ -722,6 +722,7 @@ impl Parser {
     }
 
     fn property_key(&mut self) -> R<PropKey> {
+        let at = self.i;
         let t = self.advance();
         Ok(match t.tok {
             Tok::Ident(w) => PropKey::Static(w),
@@ -733,7 +734,7 @@ impl Parser {
                 PropKey::Computed(e)
             }
             _ => {
-                self.i -= 1;
+                self.i = at;
                 return Err(self.unexpected());
             }
         })

@@ -545,6 +545,8 @@ fn dates_and_time_come_from_the_simulated_clock() {
             json!("2024-02-29T00:00:00.000Z"),
         ),
         ("new Date(1e12) - new Date(0)", json!(1_000_000_000_000u64)),
+        ("String(new Date(1e300, 1e300).getTime())", json!("NaN")),
+        ("String(new Date(8.64e15 + 1).getTime())", json!("NaN")),
     ]);
 }
 
