@@ -231,7 +231,7 @@ fn regex_allowed(prev: Option<&Token>) -> bool {
         Some(Tok::Num(_)) | Some(Tok::Str(_)) => false,
         Some(Tok::Template { tail, .. }) => !tail,
         Some(Tok::Ident(w)) => EXPR_KEYWORDS.contains(&&**w),
-        Some(Tok::Punct(p)) => !matches!(*p, ")" | "]" | "}"),
+        Some(Tok::Punct(p)) => !matches!(*p, ")" | "]" | "}" | "++" | "--"),
         Some(Tok::Eof) => false,
     }
 }

@@ -247,6 +247,26 @@ fn variables_scopes_and_closures_behave_as_in_javascript() {
 }
 
 #[test]
+fn functions_templates_and_operators_in_less_common_shapes_work() {
+    check_progs(&[
+        ("function main() { const f = (a, b = a * 2) => { const c = a + b; return c; }; return f(3); }", json!(9)),
+        ("function main() { const x = 2; return `outer ${`inner ${x * 2}`} ${\"}\"} end`; }", json!("outer inner 4 } end")),
+        ("function main() { let i = 4; const r = i++ / 2; return [r, i]; }", json!([2, 5])),
+        ("function main() { const o = {n: 1, inc() { this.n++; return this; }}; return o.inc().inc().n; }", json!(3)),
+        ("function main() { const fs = {add: (a, b) => a + b}; return fs[\"add\"](...[1, 2]); }", json!(3)),
+        ("function main() { function inner() { return typeof this; } return inner(); }", json!("undefined")),
+        ("var top = 1;\nfunction main() { return top + (typeof later) + later; }\nvar later = \"!\";", json!("1string!")),
+        ("function main() { const {a: {b: [, second] = []} = {}} = {a: {b: [1, 2]}}; return second; }", json!(2)),
+        ("function main() { return [1, 2, 3].map((x, i, arr) => x * arr.length + i); }", json!([3, 7, 11])),
+        ("function main() { return [0.1 * 3, 1e21 + 1, 2 ** 53 + 1, -7 / 2 | 0]; }", json!([0.30000000000000004, 1e21, 9007199254740992u64, -3])),
+        ("function main() { const a = \"x\"; return {[a]: 1, [`${a}y`]: 2, [1 + 1]: 3}; }", json!({"x": 1, "xy": 2, "2": 3})),
+    ]);
+    assert!(refused("x = tag`a`;")
+        .message
+        .contains("tagged templates are not supported"));
+}
+
+#[test]
 fn control_flow_statements_work() {
     check_progs(&[
         ("function main() { let s = 0; for (let i = 0; i < 10; i++) { if (i % 2) continue; if (i > 6) break; s += i; } return s; }", json!(12)),
