@@ -33,7 +33,7 @@ const GLOBALS: [&str; 21] = [
 ];
 
 /// Static members, by their full name.
-const STATICS: [&str; 40] = [
+const STATICS: [&str; 38] = [
     "Object.keys",
     "Object.values",
     "Object.entries",
@@ -61,7 +61,6 @@ const STATICS: [&str; 40] = [
     "Math.trunc",
     "Math.sign",
     "Math.random",
-    "Math.cbrt",
     "Math.hypot",
     "JSON.stringify",
     "JSON.parse",
@@ -73,7 +72,6 @@ const STATICS: [&str; 40] = [
     "console.warn",
     "console.info",
     "console.debug",
-    "Math.log",
 ];
 
 const ARRAY_METHODS: [&str; 35] = [
@@ -401,8 +399,6 @@ pub(crate) fn call_static(
             })
         }
         "Math.sqrt" => Value::Num(r.num_of(&a0)?.sqrt()),
-        "Math.cbrt" => Value::Num(r.num_of(&a0)?.cbrt()),
-        "Math.log" => Value::Num(r.num_of(&a0)?.ln()),
         "Math.pow" => {
             let b = r.num_of(&a0)?;
             let e = r.num_of(&arg(&args, 1))?;

@@ -213,6 +213,14 @@ pub struct Instance {
     alive_after_call: usize,
 }
 
+impl fmt::Debug for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Instance")
+            .field("limits", &self.vm.limits)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Instance {
     /// Runs the top-level code of the program (module-level state initialised).
     pub fn start(

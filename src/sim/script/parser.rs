@@ -81,6 +81,7 @@ pub(crate) fn parse(src: &str) -> Result<Parsed, Diagnostic> {
         no_in: false,
         in_function: false,
         stack_base: super::interp::stack_mark(),
+        jumps: Vec::new(),
     };
     let mut body = Vec::new();
     while p.peek() != &Tok::Eof {
@@ -100,6 +101,15 @@ struct Parser {
     no_in: bool,
     in_function: bool,
     stack_base: usize,
+    /// What a `break` or `continue` here could leave, innermost last.
+    jumps: Vec<Jump>,
+}
+
+enum Jump {
+    Loop,
+    Switch,
+    /// A label, and whether it names a loop (`continue` needs one).
+    Label(Rc<str>, bool),
 }
 
 fn unsupported(t: &Token, what: &str) -> Diagnostic {
@@ -327,11 +337,11 @@ impl Parser {
                     self.expect("(")?;
                     let test = self.expression()?;
                     self.expect(")")?;
-                    StmtKind::While(test, Box::new(self.statement()?))
+                    StmtKind::While(test, Box::new(self.loop_body()?))
                 }
                 "do" => {
                     self.advance();
-                    let body = Box::new(self.statement()?);
+                    let body = Box::new(self.loop_body()?);
                     if !self.eat_word("while") {
                         return Err(self.unexpected());
                     }
@@ -372,6 +382,7 @@ impl Parser {
                         _ => None,
                     };
                     self.semi()?;
+                    self.check_jump(&t, &**w == "break", label.as_ref())?;
                     if &**w == "break" {
                         StmtKind::Break(label)
                     } else {
@@ -401,13 +412,66 @@ impl Parser {
                     let label = w.clone();
                     self.advance();
                     self.advance();
-                    StmtKind::Labeled(label, Box::new(self.statement()?))
+                    StmtKind::Labeled(label.clone(), Box::new(self.labelled(&label)?))
                 }
                 _ => self.expression_statement()?,
             },
             _ => self.expression_statement()?,
         };
         Ok(Stmt { kind, pos })
+    }
+
+    fn loop_body(&mut self) -> R<Stmt> {
+        self.jumps.push(Jump::Loop);
+        let r = self.statement();
+        self.jumps.pop();
+        r
+    }
+
+    fn in_switch(&mut self) -> R<Stmt> {
+        self.jumps.push(Jump::Switch);
+        let r = self.statement();
+        self.jumps.pop();
+        r
+    }
+
+    fn labelled(&mut self, label: &Rc<str>) -> R<Stmt> {
+        let is_loop =
+            matches!(self.peek(), Tok::Ident(w) if matches!(&**w, "for" | "while" | "do"));
+        self.jumps.push(Jump::Label(label.clone(), is_loop));
+        let r = self.statement();
+        self.jumps.pop();
+        r
+    }
+
+    /// Checks a `break` or `continue` against what encloses it, as a JavaScript parser does.
+    fn check_jump(&self, t: &Token, is_break: bool, label: Option<&Rc<str>>) -> R<()> {
+        let ok = match label {
+            Some(l) => self.jumps.iter().any(|j| match j {
+                Jump::Label(name, is_loop) => name == l && (is_break || *is_loop),
+                _ => false,
+            }),
+            None => self
+                .jumps
+                .iter()
+                .any(|j| matches!(j, Jump::Loop) || (is_break && matches!(j, Jump::Switch))),
+        };
+        if ok {
+            return Ok(());
+        }
+        let message = match (label, is_break) {
+            (Some(l), _) => format!("SyntaxError: Undefined label '{l}'"),
+            (None, true) => "SyntaxError: Illegal break statement".to_string(),
+            (None, false) => {
+                "SyntaxError: Illegal continue statement: no surrounding iteration statement"
+                    .to_string()
+            }
+        };
+        Err(Diagnostic {
+            line: t.line,
+            column: t.col,
+            message,
+        })
     }
 
     fn expression_statement(&mut self) -> R<StmtKind> {
@@ -539,7 +603,7 @@ impl Parser {
             Some(self.expression()?)
         };
         self.expect(")")?;
-        let body = Box::new(self.statement()?);
+        let body = Box::new(self.loop_body()?);
         Ok(StmtKind::For {
             init,
             test,
@@ -579,7 +643,7 @@ impl Parser {
             self.expression()?
         };
         self.expect(")")?;
-        let body = Box::new(self.statement()?);
+        let body = Box::new(self.loop_body()?);
         Ok(StmtKind::ForEach {
             kind,
             pat,
@@ -641,7 +705,7 @@ impl Parser {
                 if self.peek() == &Tok::Eof {
                     return Err(self.unexpected());
                 }
-                body.push(self.statement()?);
+                body.push(self.in_switch()?);
             }
             cases.push((test, body));
         }
@@ -690,7 +754,10 @@ impl Parser {
         self.vars.push(Vec::new());
         let was = std::mem::replace(&mut self.in_function, true);
         let no_in = std::mem::replace(&mut self.no_in, false);
+        // `break`, `continue` and labels do not reach across a function boundary.
+        let jumps = std::mem::take(&mut self.jumps);
         let body = self.block_body();
+        self.jumps = jumps;
         self.in_function = was;
         self.no_in = no_in;
         let vars = self.vars.pop().unwrap_or_default();

@@ -280,6 +280,7 @@ fn control_flow_statements_work() {
         ("function main() { const out = []; for (const v of new Set([3, 1, 3])) out.push(v); return out; }", json!([3, 1])),
         ("function main() { outer: for (let i = 0; i < 3; i++) { for (let j = 0; j < 3; j++) { if (j == 1) continue outer; if (i == 2) break outer; } } return 1; }", json!(1)),
         ("function main() { const r = []; outer: for (const i of [1,2,3]) { for (const j of [1,2,3]) { if (j > i) continue outer; if (i == 3) break outer; r.push(i * 10 + j); } } return r; }", json!([11, 21, 22])),
+        ("function main() { let r = 0; block: { r = 1; if (r) break block; r = 2; } return r; }", json!(1)),
         ("function f(x) { switch (x) { case 1: return \"one\"; case 2: case 3: return \"few\"; default: return \"many\"; } }\nfunction main() { return [f(1), f(3), f(9)]; }", json!(["one", "few", "many"])),
         ("function main() { let s = \"\"; switch (2) { case 1: s += \"a\"; case 2: s += \"b\"; case 3: s += \"c\"; break; case 4: s += \"d\"; } return s; }", json!("bc")),
         ("function main() { switch (\"1\") { case 1: return \"number\"; default: return \"strict\"; } }", json!("strict")),
