@@ -306,8 +306,7 @@ pub(crate) fn call_static(
             if a0.is_nullish() {
                 return Err(r.type_error("Cannot convert undefined or null to object"));
             }
-            let keys = r.own_keys(&a0);
-            r.tick(keys.len() as u64)?;
+            let keys = r.keys_of(&a0)?;
             let mut out = Vec::with_capacity(keys.len());
             for k in keys {
                 out.push(match name {
@@ -326,7 +325,7 @@ pub(crate) fn call_static(
                 return Err(r.type_error("Cannot convert undefined or null to object"));
             };
             for src in args.iter().skip(1) {
-                for k in r.own_keys(src) {
+                for k in r.keys_of(src)? {
                     r.tick(1)?;
                     let v = r.get(src, &k)?;
                     r.set(&Value::Obj(target.clone()), k, v)?;
@@ -450,7 +449,7 @@ pub(crate) fn call_static(
         }
         "JSON.parse" => {
             let s = r.str_of(&a0)?;
-            r.charge(s.len() * 2)?;
+            r.charge(s.len().saturating_mul(16))?;
             match serde_json::from_str::<serde_json::Value>(&s) {
                 Ok(v) => super::json::from_json(r, &v)?,
                 Err(e) => {
@@ -661,7 +660,13 @@ fn object_method(r: &mut Run, this: &Value, m: &str, args: Vec<Value>) -> Res<Va
     match m {
         "hasOwnProperty" => {
             let k = r.key_of(&arg(&args, 0))?;
-            Ok(Value::Bool(r.own_keys(this).contains(&k)))
+            let Value::Obj(o) = this else {
+                return Ok(Value::Bool(false));
+            };
+            let b = o.borrow();
+            let own = b.props.iter().any(|(key, _)| *key == k)
+                || matches!(&b.kind, Kind::Array(items) if array_index(&k).is_some_and(|i| i < items.len()));
+            Ok(Value::Bool(own))
         }
         "toString" | "valueOf" => Ok(Value::Str(r.str_of(this)?)),
         _ => Err(r.type_error(format!("{m} is not a function"))),
@@ -816,6 +821,15 @@ fn string_method(r: &mut Run, s: &Rc<str>, m: &str, args: Vec<Value>) -> Res<Val
                 Value::Undef => vec![Value::Str(s.clone())],
                 sep => {
                     let sep = r.str_of(&sep)?;
+                    // Count first, pay, then build: splitting a long string into characters
+                    // makes one string per character.
+                    let n = if sep.is_empty() {
+                        s.len()
+                    } else {
+                        s.matches(&*sep).count() + 1
+                    };
+                    r.tick(n as u64)?;
+                    r.charge(n.saturating_mul(48))?;
                     if sep.is_empty() {
                         s.encode_utf16()
                             .map(|u| Value::Str(String::from_utf16_lossy(&[u]).into()))

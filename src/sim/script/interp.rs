@@ -598,6 +598,7 @@ impl<'a> Run<'a> {
     }
 
     fn for_in_keys(&mut self, v: &Value) -> Res<Vec<Value>> {
+        self.keys_of(v)?;
         Ok(match v {
             Value::Obj(o) => {
                 let o = o.borrow();
@@ -618,6 +619,9 @@ impl<'a> Run<'a> {
     /// The values `for...of` and spread go through.
     pub fn iterate(&mut self, v: &Value) -> Res<Vec<Value>> {
         if let Value::Str(s) = v {
+            // One string per character: paid for before it is built.
+            self.tick(s.len() as u64)?;
+            self.charge(s.len().saturating_mul(48))?;
             return Ok(s
                 .chars()
                 .map(|c| Value::Str(c.to_string().into()))
@@ -772,7 +776,7 @@ impl<'a> Run<'a> {
                 }
                 if let Some(r) = rest {
                     let mut out = Vec::new();
-                    for k in self.own_keys(&v) {
+                    for k in self.keys_of(&v)? {
                         if !used.contains(&k) {
                             let item = self.get(&v, &k)?;
                             out.push((k, item));
@@ -801,6 +805,26 @@ impl<'a> Run<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// Own enumerable keys, paid for before they are listed: an array of a million elements
+    /// has a million index keys.
+    pub fn keys_of(&mut self, v: &Value) -> Res<Vec<Rc<str>>> {
+        let n = match v {
+            Value::Obj(o) => {
+                let b = o.borrow();
+                b.props.len()
+                    + match &b.kind {
+                        Kind::Array(items) => items.len(),
+                        _ => 0,
+                    }
+            }
+            Value::Str(s) => s.len(),
+            _ => 0,
+        };
+        self.tick(n as u64)?;
+        self.charge(n.saturating_mul(40))?;
+        Ok(self.own_keys(v))
     }
 
     /// Own enumerable keys in JavaScript's order.
@@ -1156,7 +1180,7 @@ impl<'a> Run<'a> {
                 }
                 Prop::Spread(x) => {
                     let v = self.eval(x)?;
-                    for k in self.own_keys(&v) {
+                    for k in self.keys_of(&v)? {
                         let item = self.get(&v, &k)?;
                         self.put(o, k, item)?;
                     }

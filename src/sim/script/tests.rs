@@ -1030,6 +1030,10 @@ fn growing_memory_without_bound_ends_as_a_memory_or_budget_error() {
         "function main() { const a = []; a[4e9] = 1; }",
         "function main() { const a = []; a.length = 4e9; }",
         "function main() { return \"ab\".padStart(2 ** 40); }",
+        "function main() { return \"x\".repeat(900000).split(\"\").length; }",
+        "function main() { return [...\"x\".repeat(900000)].length; }",
+        "function main() { return Object.keys(new Array(900000)).length; }",
+        "function main() { return JSON.parse(\"[\" + \"1,\".repeat(300000) + \"1]\").length; }",
     ] {
         let p = Program::parse(src).unwrap();
         let limits = Limits {
