@@ -936,7 +936,7 @@ impl<'a> Run<'a> {
                 callee,
                 args,
                 optional,
-            } => self.call_expr(callee, args, *optional, e.pos),
+            } => self.call_expr(callee, args, *optional),
             ExprKind::New(callee, args) => self.eval_new(callee, args, e.pos),
             ExprKind::OptChain(inner) => self.eval_opt_chain(inner),
         }
@@ -1762,7 +1762,7 @@ impl<'a> Run<'a> {
 
     // ---- calls ----
 
-    fn call_expr(&mut self, callee: &Expr, args: &[Elem], optional: bool, pos: Pos) -> Res<Value> {
+    fn call_expr(&mut self, callee: &Expr, args: &[Elem], optional: bool) -> Res<Value> {
         let (f, this) = match &callee.kind {
             ExprKind::Member {
                 obj,
@@ -1788,9 +1788,10 @@ impl<'a> Run<'a> {
             return Err(Ctrl::Short);
         }
         let args = self.elems(args)?;
-        self.pos = pos;
+        // Errors of the call itself (not a function, too deep, a built-in's complaint) point
+        // at the start of the callee, where V8's stack trace puts them.
+        self.pos = start_pos(callee);
         if !f.is_callable() {
-            self.pos = start_pos(callee);
             let name = callee_name(callee);
             return Err(self.type_error(format!("{name} is not a function")));
         }

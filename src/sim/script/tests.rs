@@ -1264,3 +1264,52 @@ fn cycles_a_call_leaves_behind_are_broken_so_reconciles_do_not_leak() {
         json!([2])
     );
 }
+
+#[test]
+fn the_call_depth_limit_is_exact_and_configurable() {
+    assert_eq!(
+        Limits::default(),
+        Limits {
+            steps: 1_000_000,
+            memory_bytes: 16 * 1024 * 1024,
+            call_depth: 200,
+        }
+    );
+    let p = Program::parse(
+        "function f(n) { return n == 0 ? 0 : 1 + f(n - 1); }\nfunction main(n) { return f(n); }",
+    )
+    .unwrap();
+    let limits = Limits {
+        call_depth: 10,
+        ..Limits::default()
+    };
+    let mut i = Instance::start(&p, 1, limits, 0).unwrap();
+    // main is one frame, f(n) takes n + 1 more.
+    assert_eq!(
+        i.call(
+            "main",
+            vec![Arg::Json(json!(8))],
+            &mut FakeHost::default(),
+            0
+        )
+        .unwrap(),
+        json!(8)
+    );
+    let e = i
+        .call(
+            "main",
+            vec![Arg::Json(json!(9))],
+            &mut FakeHost::default(),
+            0,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e,
+        RunError::Thrown {
+            name: "RangeError".into(),
+            message: "Maximum call stack size exceeded".into(),
+            line: 1,
+            column: 41,
+        }
+    );
+}
