@@ -189,27 +189,54 @@ impl<'a> Run<'a> {
         if let Some(b) = env.vars.iter_mut().find(|b| b.name == name) {
             b.value = value;
             b.mutable = mutable;
+            b.ready = true;
         } else {
             env.vars.push(Binding {
                 name,
                 value,
                 mutable,
+                ready: true,
+            });
+        }
+    }
+
+    /// Opens the temporal dead zone of a `let`/`const`/`class` name at the top of its block.
+    fn declare_pending(&mut self, name: &Rc<str>) {
+        let mut env = self.env.borrow_mut();
+        if !env.vars.iter().any(|b| b.name == *name) {
+            env.vars.push(Binding {
+                name: name.clone(),
+                value: Value::Undef,
+                mutable: true,
+                ready: false,
             });
         }
     }
 
     fn lookup(&self, name: &str) -> Option<Value> {
+        self.find(name).map(|(v, _)| v)
+    }
+
+    /// A binding's value and whether it is initialised.
+    fn find(&self, name: &str) -> Option<(Value, bool)> {
         let mut env = self.env.clone();
         loop {
             let next = {
                 let e = env.borrow();
                 if let Some(b) = e.vars.iter().find(|b| &*b.name == name) {
-                    return Some(b.value.clone());
+                    return Some((b.value.clone(), b.ready));
                 }
                 e.parent.clone()
             };
             env = next?;
         }
+    }
+
+    fn tdz_error(&mut self, name: &str) -> Ctrl {
+        self.error(
+            "ReferenceError",
+            &format!("Cannot access '{name}' before initialization"),
+        )
     }
 
     fn assign_var(&mut self, name: &Rc<str>, value: Value) -> Res<()> {
@@ -218,6 +245,10 @@ impl<'a> Run<'a> {
             let next = {
                 let mut e = env.borrow_mut();
                 if let Some(b) = e.vars.iter_mut().find(|b| b.name == *name) {
+                    if !b.ready {
+                        drop(e);
+                        return Err(self.tdz_error(name));
+                    }
                     if !b.mutable {
                         drop(e);
                         return Err(self.type_error("Assignment to constant variable."));
@@ -235,8 +266,10 @@ impl<'a> Run<'a> {
     }
 
     fn read_var(&mut self, name: &Rc<str>) -> Res<Value> {
-        if let Some(v) = self.lookup(name) {
-            return Ok(v);
+        match self.find(name) {
+            Some((v, true)) => return Ok(v),
+            Some((_, false)) => return Err(self.tdz_error(name)),
+            None => {}
         }
         match super::builtins::global(name) {
             Some(v) => Ok(v),
@@ -262,13 +295,32 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// At the top of a block: function declarations are defined, `let`, `const` and class
+    /// names enter their temporal dead zone.
     fn hoist_functions(&mut self, body: &[Stmt]) {
         for s in body {
-            if let StmtKind::Func(def) = &s.kind {
-                let f = self.closure(def.clone(), None);
-                if let Some(name) = &def.name {
-                    self.declare(name.clone(), f, true);
+            match &s.kind {
+                StmtKind::Func(def) => {
+                    let f = self.closure(def.clone(), None);
+                    if let Some(name) = &def.name {
+                        self.declare(name.clone(), f, true);
+                    }
                 }
+                StmtKind::Var(VarKind::Let | VarKind::Const, decls) => {
+                    let mut names = Vec::new();
+                    for (p, _) in decls {
+                        pattern_names(p, &mut names);
+                    }
+                    for n in &names {
+                        self.declare_pending(n);
+                    }
+                }
+                StmtKind::Class(def) => {
+                    if let Some(n) = &def.name {
+                        self.declare_pending(n);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -512,6 +564,7 @@ impl<'a> Run<'a> {
                         name: b.name.clone(),
                         value: b.value.clone(),
                         mutable: b.mutable,
+                        ready: b.ready,
                     })
                     .collect();
                 let parent = self.env.borrow().parent.clone();
@@ -2120,6 +2173,26 @@ impl<'a> Run<'a> {
             self.parent_construct(&p, &this, args)?;
         }
         self.init_fields(&def, &env, &this)
+    }
+}
+
+/// The names a pattern binds (iteratively: patterns nest as deep as the parser allows).
+fn pattern_names(pat: &Pat, out: &mut Vec<Rc<str>>) {
+    let mut stack = vec![pat];
+    while let Some(p) = stack.pop() {
+        match p {
+            Pat::Ident(n, _) => out.push(n.clone()),
+            Pat::Expr(_) => {}
+            Pat::Object { props, rest } => {
+                stack.extend(props.iter().map(|(_, p)| p));
+                stack.extend(rest.as_deref());
+            }
+            Pat::Array { elems, rest } => {
+                stack.extend(elems.iter().flatten());
+                stack.extend(rest.as_deref());
+            }
+            Pat::Default(p, _) => stack.push(p),
+        }
     }
 }
 

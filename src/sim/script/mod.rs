@@ -8,10 +8,10 @@
 //! seeded generator that lives as long as the [`Instance`].
 //!
 //! Known differences from a real engine, all on the side of refusing or simplifying:
-//! - `let`/`const` have no temporal dead zone: reading one before its declaration in the same
-//!   scope sees an outer binding (or a ReferenceError) instead of throwing.
-//! - No getters/setters, generators, async, regular expressions, Symbol, labels on non-loop
-//!   blocks work but `continue` to them does not; these are refused at parse time.
+//! - No getters/setters, generators, async, regular expressions, Symbol, `arguments`, private
+//!   `#names`, static class fields; these are refused at parse time. `Function.prototype`'s
+//!   `call`/`apply`/`bind` and old-style constructor functions (`new f()` on a plain function)
+//!   are not there either.
 //! - `JSON.parse` returns objects with their keys in sorted order (the build's `serde_json`
 //!   map), and `console.log` formats objects as JSON.
 //! - Strings are kept as UTF-8; `length`, indexes and slices count UTF-16 units, but a lone

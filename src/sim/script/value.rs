@@ -75,6 +75,9 @@ pub(crate) struct Binding {
     pub name: Rc<str>,
     pub value: Value,
     pub mutable: bool,
+    /// False between the start of a `let`/`const`/`class` binding's block and its
+    /// declaration: the temporal dead zone, where reading it is a ReferenceError.
+    pub ready: bool,
 }
 
 /// What a dropped object or scope still holds, released one by one from a work list so that a
