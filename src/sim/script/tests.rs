@@ -1319,3 +1319,144 @@ fn the_call_depth_limit_is_exact_and_configurable() {
         }
     );
 }
+
+#[test]
+fn nothing_outside_the_sandbox_exists() {
+    for name in [
+        "setTimeout",
+        "require",
+        "process",
+        "window",
+        "fetch",
+        "document",
+        "module",
+        "exports",
+    ] {
+        let got = thrown(&format!("function main() {{ return {name}; }}"));
+        assert!(
+            got.contains(&format!("ReferenceError: {name} is not defined")),
+            "{got}"
+        );
+    }
+    check(&[
+        ("typeof setTimeout", json!("undefined")),
+        ("typeof console.log", json!("function")),
+    ]);
+}
+
+#[test]
+fn token_soup_never_panics() {
+    // Random sequences of the subset's tokens: each parses or is refused, and what parses runs
+    // to a value or an error within small limits.
+    let words = [
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        ";",
+        ",",
+        ".",
+        "?.",
+        "...",
+        "=>",
+        "=",
+        "+=",
+        "??=",
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "**",
+        "<",
+        "===",
+        "==",
+        "!",
+        "&&",
+        "||",
+        "??",
+        "?",
+        ":",
+        "++",
+        "x",
+        "y",
+        "f",
+        "0",
+        "1e3",
+        "\"s\"",
+        "`t${x}`",
+        "function",
+        "class",
+        "extends",
+        "super",
+        "new",
+        "return",
+        "if",
+        "else",
+        "for",
+        "of",
+        "in",
+        "while",
+        "do",
+        "break",
+        "continue",
+        "let",
+        "const",
+        "var",
+        "try",
+        "catch",
+        "finally",
+        "throw",
+        "switch",
+        "case",
+        "default",
+        "this",
+        "typeof",
+        "delete",
+        "null",
+        "undefined",
+        "true",
+        "Map",
+        "Set",
+        "JSON",
+        "Math",
+        "Object",
+        "Array",
+        "Date",
+        "Error",
+        "\n",
+    ];
+    let mut rng = crate::sim::rng::Rng::new(11);
+    let limits = Limits {
+        steps: 5_000,
+        memory_bytes: 1 << 20,
+        call_depth: 30,
+    };
+    let mut parsed = 0;
+    for _ in 0..4000 {
+        let n = rng.range(1, 8);
+        let mut src = String::from("function main(x, y) {\n");
+        for _ in 0..n {
+            src.push_str(words[rng.range(0, words.len() as u64 - 1) as usize]);
+            src.push(' ');
+        }
+        src.push_str("\n}");
+        if let Ok(p) = Program::parse(&src) {
+            parsed += 1;
+            if let Ok(mut i) = Instance::start(&p, 1, limits, 0) {
+                let _ = i.call(
+                    "main",
+                    vec![Arg::Json(json!([1, {"a": 2}])), Arg::Host("ctx".into())],
+                    &mut FakeHost::default(),
+                    0,
+                );
+            }
+        }
+    }
+    assert!(
+        parsed > 50,
+        "the sweep should reach the evaluator often enough: {parsed}"
+    );
+}
