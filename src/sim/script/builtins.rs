@@ -8,7 +8,7 @@ use super::interp::{Ctrl, Res, Run};
 use super::value::*;
 
 /// Global names that are built-in functions or namespaces.
-const GLOBALS: [&str; 21] = [
+const GLOBALS: [&str; 22] = [
     "Object",
     "Array",
     "Math",
@@ -29,11 +29,12 @@ const GLOBALS: [&str; 21] = [
     "isNaN",
     "isFinite",
     "console",
+    "structuredClone",
     "Function",
 ];
 
 /// Static members, by their full name.
-const STATICS: [&str; 38] = [
+const STATICS: [&str; 39] = [
     "Object.keys",
     "Object.values",
     "Object.entries",
@@ -41,6 +42,7 @@ const STATICS: [&str; 38] = [
     "Object.fromEntries",
     "Object.freeze",
     "Object.isFrozen",
+    "Object.hasOwn",
     "Array.isArray",
     "Array.from",
     "Array.of",
@@ -172,6 +174,7 @@ const DATE_METHODS: [&str; 19] = [
 ];
 const NUMBER_METHODS: [&str; 4] = ["toFixed", "toString", "valueOf", "toPrecision"];
 const OBJECT_METHODS: [&str; 2] = ["hasOwnProperty", "toString"];
+const FUNCTION_METHODS: [&str; 2] = ["call", "apply"];
 
 pub(crate) fn global(name: &str) -> Option<Value> {
     match name {
@@ -216,6 +219,7 @@ pub(crate) fn method_of(this: &Value, ty: &str, key: &str) -> Value {
         "Set" => &SET_METHODS,
         "Date" => &DATE_METHODS,
         "Number" => &NUMBER_METHODS,
+        "Function" => &FUNCTION_METHODS,
         _ => &OBJECT_METHODS,
     };
     if list.contains(&key) || OBJECT_METHODS.contains(&key) {
@@ -347,6 +351,15 @@ pub(crate) fn call_static(
         }
         "Object.freeze" => a0,
         "Object.isFrozen" => Value::Bool(false),
+        "Object.hasOwn" => {
+            let k = r.key_of(&arg(&args, 1))?;
+            return object_method(r, &a0, "hasOwnProperty", vec![Value::Str(k)]);
+        }
+        "structuredClone" => {
+            // A deep copy through JSON: plain data, which is what a controller clones.
+            let j = super::json::to_serde(r, &a0)?;
+            super::json::from_json(r, &j)?
+        }
         "Array.isArray" => {
             Value::Bool(matches!(&a0, Value::Obj(o) if matches!(o.borrow().kind, Kind::Array(_))))
         }
@@ -657,6 +670,19 @@ fn host_call(r: &mut Run, object: &str, method: &str, args: Vec<Value>) -> Res<V
 }
 
 fn object_method(r: &mut Run, this: &Value, m: &str, args: Vec<Value>) -> Res<Value> {
+    if this.is_callable() && matches!(m, "call" | "apply") {
+        let mut args = args.into_iter();
+        let this_arg = args.next().unwrap_or_default();
+        let rest: Vec<Value> = if m == "call" {
+            args.collect()
+        } else {
+            match args.next() {
+                Some(v) if !v.is_nullish() => r.iterate(&v)?,
+                _ => Vec::new(),
+            }
+        };
+        return r.call(this, this_arg, rest);
+    }
     match m {
         "hasOwnProperty" => {
             let k = r.key_of(&arg(&args, 0))?;

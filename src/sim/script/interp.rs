@@ -1713,6 +1713,9 @@ impl<'a> Run<'a> {
                     Kind::Set(_) => super::builtins::method_of(this, "Set", k),
                     Kind::Date(_) => super::builtins::method_of(this, "Date", k),
                     Kind::Host(_) => new_obj(Kind::Bound(this.clone(), k.clone()), Vec::new()),
+                    Kind::Native(_) if matches!(&**k, "call" | "apply") => {
+                        super::builtins::method_of(this, "Function", k)
+                    }
                     Kind::Native(name) => super::builtins::static_member(name, k),
                     Kind::Closure(c) if &**k == "name" => {
                         str_val(c.def.name.as_deref().unwrap_or(""))
@@ -1721,6 +1724,9 @@ impl<'a> Run<'a> {
                         str_val(c.def.name.as_deref().unwrap_or(""))
                     }
                     Kind::Class(c) if &**k == "prototype" => Value::Obj(c.proto.clone()),
+                    Kind::Closure(_) | Kind::Bound(..) if matches!(&**k, "call" | "apply") => {
+                        super::builtins::method_of(this, "Function", k)
+                    }
                     Kind::Class(c) => match &c.parent {
                         // Static methods are inherited through the constructor chain.
                         Some(p) => {

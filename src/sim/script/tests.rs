@@ -333,6 +333,8 @@ fn objects_arrays_destructuring_and_spread_work() {
         ("function main() { return [{a: 1}.hasOwnProperty(\"a\"), Array.isArray([]), Array.isArray({})]; }", json!([true, true, false])),
         ("function main() { const s = {spec: {}}; return [s.spec?.replicas ?? 1, s.status?.x.y.z, s.nope?.[0], s.f?.(), s.spec.g?.()]; }", json!([1, null, null, null, null])),
         ("function main() { return Object.freeze({a: 1}); }", json!({"a": 1})),
+        ("function main() { const a = {x: {y: [1]}}; const b = structuredClone(a); b.x.y.push(2); return [a, b, Object.hasOwn(a, \"x\"), Object.hasOwn(a, \"z\")]; }", json!([{"x": {"y": [1]}}, {"x": {"y": [1, 2]}}, true, false])),
+        ("function main() { function who(p) { return this.n + p; } return [who.call({n: 1}, 2), who.apply({n: 3}, [4]), Math.max.apply(null, [1, 5, 2])]; }", json!([3, 7, 5])),
     ]);
 }
 
