@@ -125,8 +125,9 @@ impl Time {
     }
 }
 
-// Howard Hinnant's civil-from-days algorithm; avoids a date-time dependency for one conversion.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// (year, month, day) of a day count since 1970-01-01, proleptic Gregorian (Howard Hinnant's
+/// civil-from-days algorithm; avoids a date-time dependency for one conversion).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -139,7 +140,8 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+/// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of [`civil_from_days`]).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);

@@ -78,6 +78,28 @@ pub(crate) enum Pat {
     Default(Box<Pat>, Box<Expr>),
 }
 
+impl Pat {
+    /// The names a pattern binds (iteratively: patterns nest as deep as the parser allows).
+    pub fn names(&self, out: &mut Vec<Rc<str>>) {
+        let mut stack = vec![self];
+        while let Some(p) = stack.pop() {
+            match p {
+                Pat::Ident(n, _) => out.push(n.clone()),
+                Pat::Expr(_) => {}
+                Pat::Object { props, rest } => {
+                    stack.extend(props.iter().map(|(_, p)| p));
+                    stack.extend(rest.as_deref());
+                }
+                Pat::Array { elems, rest } => {
+                    stack.extend(elems.iter().flatten());
+                    stack.extend(rest.as_deref());
+                }
+                Pat::Default(p, _) => stack.push(p),
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum PropKey {
     Static(Rc<str>),

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use super::interp::{Ctrl, Res, Run};
 use super::value::*;
+use crate::sim::api::types::{civil_from_days, days_from_civil};
 
 /// Global names that are built-in functions or namespaces.
 const GLOBALS: [&str; 22] = [
@@ -574,7 +575,7 @@ pub(crate) fn construct(r: &mut Run, name: &str, args: Vec<Value>) -> Res<Value>
                     } else {
                         let days = days_from_civil(
                             parts[0] as i64 + (parts[1] as i64).div_euclid(12),
-                            (parts[1] as i64).rem_euclid(12) as u32 + 1,
+                            (parts[1] as i64).rem_euclid(12) + 1,
                             1,
                         ) as f64
                             + parts[2]
@@ -1508,30 +1509,6 @@ fn date_method(r: &mut Run, t: f64, m: &str) -> Res<Value> {
 
 // ---- dates and numbers from text ----
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 /// `Date.prototype.toISOString`, or `None` for an invalid date.
 pub(crate) fn iso_string(t: f64) -> Option<String> {
     if !t.is_finite() || t.abs() > 8.64e15 {
@@ -1635,7 +1612,7 @@ pub(crate) fn parse_iso(s: &str) -> Option<f64> {
     } else if i != b.len() {
         return None;
     }
-    Some((days_from_civil(y, mo as u32, d as u32) * 86_400_000 + ms) as f64)
+    Some((days_from_civil(y, mo, d) * 86_400_000 + ms) as f64)
 }
 
 fn parse_int(s: &str, radix: i64) -> f64 {

@@ -309,7 +309,7 @@ impl<'a> Run<'a> {
                 StmtKind::Var(VarKind::Let | VarKind::Const, decls) => {
                     let mut names = Vec::new();
                     for (p, _) in decls {
-                        pattern_names(p, &mut names);
+                        p.names(&mut names);
                     }
                     for n in &names {
                         self.declare_pending(n);
@@ -2179,26 +2179,6 @@ impl<'a> Run<'a> {
             self.parent_construct(&p, &this, args)?;
         }
         self.init_fields(&def, &env, &this)
-    }
-}
-
-/// The names a pattern binds (iteratively: patterns nest as deep as the parser allows).
-fn pattern_names(pat: &Pat, out: &mut Vec<Rc<str>>) {
-    let mut stack = vec![pat];
-    while let Some(p) = stack.pop() {
-        match p {
-            Pat::Ident(n, _) => out.push(n.clone()),
-            Pat::Expr(_) => {}
-            Pat::Object { props, rest } => {
-                stack.extend(props.iter().map(|(_, p)| p));
-                stack.extend(rest.as_deref());
-            }
-            Pat::Array { elems, rest } => {
-                stack.extend(elems.iter().flatten());
-                stack.extend(rest.as_deref());
-            }
-            Pat::Default(p, _) => stack.push(p),
-        }
     }
 }
 

@@ -221,6 +221,23 @@ impl Parser {
         Ok(())
     }
 
+    /// One level of a rule that can nest, held to the nesting limit.
+    fn nested<T>(&mut self, inner: fn(&mut Self) -> R<T>) -> R<T> {
+        self.enter()?;
+        let r = inner(self);
+        self.depth -= 1;
+        r
+    }
+
+    /// A rule that enters one level per link of a chain (`a.b.c`, `f()()`): the depth it
+    /// added is given back when the chain ends, whatever its length.
+    fn chained<T>(&mut self, inner: fn(&mut Self) -> R<T>) -> R<T> {
+        let start = self.depth;
+        let r = inner(self);
+        self.depth = start;
+        r
+    }
+
     /// Automatic semicolon insertion: a statement may end without `;` before `}`, at the end,
     /// or at a line break.
     fn semi(&mut self) -> R<()> {
@@ -270,10 +287,7 @@ impl Parser {
     // ---- statements ----
 
     fn statement(&mut self) -> R<Stmt> {
-        self.enter()?;
-        let r = self.statement_inner();
-        self.depth -= 1;
-        r
+        self.nested(Self::statement_inner)
     }
 
     fn block_body(&mut self) -> R<Vec<Stmt>> {
@@ -523,22 +537,7 @@ impl Parser {
 
     fn hoist(&mut self, pat: &Pat) {
         let mut names = Vec::new();
-        let mut stack = vec![pat];
-        while let Some(p) = stack.pop() {
-            match p {
-                Pat::Ident(n, _) => names.push(n.clone()),
-                Pat::Expr(_) => {}
-                Pat::Object { props, rest } => {
-                    stack.extend(props.iter().map(|(_, p)| p));
-                    stack.extend(rest.as_deref());
-                }
-                Pat::Array { elems, rest } => {
-                    stack.extend(elems.iter().flatten());
-                    stack.extend(rest.as_deref());
-                }
-                Pat::Default(p, _) => stack.push(p),
-            }
-        }
+        pat.names(&mut names);
         if let Some(top) = self.vars.last_mut() {
             for n in names {
                 if !top.contains(&n) {
@@ -889,10 +888,7 @@ impl Parser {
     // ---- patterns ----
 
     fn binding_pattern(&mut self) -> R<Pat> {
-        self.enter()?;
-        let r = self.binding_pattern_inner();
-        self.depth -= 1;
-        r
+        self.nested(Self::binding_pattern_inner)
     }
 
     fn binding_pattern_inner(&mut self) -> R<Pat> {
@@ -1021,10 +1017,7 @@ impl Parser {
     }
 
     fn assign(&mut self) -> R<Expr> {
-        self.enter()?;
-        let r = self.assign_inner();
-        self.depth -= 1;
-        r
+        self.nested(Self::assign_inner)
     }
 
     /// Whether the `(` at the cursor opens an arrow function's parameters: its matching `)` is
@@ -1210,10 +1203,7 @@ impl Parser {
     }
 
     fn unary(&mut self) -> R<Expr> {
-        self.enter()?;
-        let r = self.unary_inner();
-        self.depth -= 1;
-        r
+        self.nested(Self::unary_inner)
     }
 
     fn unary_inner(&mut self) -> R<Expr> {
@@ -1317,42 +1307,52 @@ impl Parser {
 
     /// `new`'s callee: a primary with member accesses but no call.
     fn lhs_no_call(&mut self) -> R<Expr> {
-        let start = self.depth;
-        let r = self.lhs_no_call_inner();
-        self.depth = start;
-        r
+        self.chained(Self::lhs_no_call_inner)
     }
 
     fn lhs_no_call_inner(&mut self) -> R<Expr> {
         let mut e = self.primary()?;
         loop {
             let pos = self.pos();
-            let prop = if self.eat(".") {
-                PropKey::Static(self.ident_name()?)
+            let kind = if self.eat(".") {
+                self.member(e, false, false)?
             } else if self.eat("[") {
-                let k = self.expression()?;
-                self.expect("]")?;
-                PropKey::Computed(k)
+                self.member(e, true, false)?
             } else {
                 return Ok(e);
             };
             self.enter()?;
-            e = Expr {
-                kind: ExprKind::Member {
-                    obj: Box::new(e),
-                    prop: Box::new(prop),
-                    optional: false,
-                },
-                pos,
-            };
+            e = Expr { kind, pos };
         }
     }
 
+    /// `obj.name` or `obj[expr]` (the `.` or `[` already read).
+    fn member(&mut self, obj: Expr, computed: bool, optional: bool) -> R<ExprKind> {
+        let prop = if computed {
+            let k = self.expression()?;
+            self.expect("]")?;
+            PropKey::Computed(k)
+        } else {
+            PropKey::Static(self.ident_name()?)
+        };
+        Ok(ExprKind::Member {
+            obj: Box::new(obj),
+            prop: Box::new(prop),
+            optional,
+        })
+    }
+
+    /// `callee(args)`.
+    fn call(&mut self, callee: Expr, optional: bool) -> R<ExprKind> {
+        Ok(ExprKind::Call {
+            callee: Box::new(callee),
+            args: self.args()?,
+            optional,
+        })
+    }
+
     fn postfix(&mut self) -> R<Expr> {
-        let start = self.depth;
-        let r = self.postfix_inner();
-        self.depth = start;
-        r
+        self.chained(Self::postfix_inner)
     }
 
     fn postfix_inner(&mut self) -> R<Expr> {
@@ -1363,46 +1363,17 @@ impl Parser {
             let kind = if self.eat("?.") {
                 chained = true;
                 if self.is("(") {
-                    ExprKind::Call {
-                        callee: Box::new(e),
-                        args: self.args()?,
-                        optional: true,
-                    }
-                } else if self.eat("[") {
-                    let k = self.expression()?;
-                    self.expect("]")?;
-                    ExprKind::Member {
-                        obj: Box::new(e),
-                        prop: Box::new(PropKey::Computed(k)),
-                        optional: true,
-                    }
+                    self.call(e, true)?
                 } else {
-                    ExprKind::Member {
-                        obj: Box::new(e),
-                        prop: Box::new(PropKey::Static(self.ident_name()?)),
-                        optional: true,
-                    }
+                    let computed = self.eat("[");
+                    self.member(e, computed, true)?
                 }
             } else if self.eat(".") {
-                ExprKind::Member {
-                    obj: Box::new(e),
-                    prop: Box::new(PropKey::Static(self.ident_name()?)),
-                    optional: false,
-                }
+                self.member(e, false, false)?
             } else if self.eat("[") {
-                let k = self.expression()?;
-                self.expect("]")?;
-                ExprKind::Member {
-                    obj: Box::new(e),
-                    prop: Box::new(PropKey::Computed(k)),
-                    optional: false,
-                }
+                self.member(e, true, false)?
             } else if self.is("(") {
-                ExprKind::Call {
-                    callee: Box::new(e),
-                    args: self.args()?,
-                    optional: false,
-                }
+                self.call(e, false)?
             } else if matches!(self.peek(), Tok::Template { head: true, .. }) {
                 return Err(unsupported(self.tok(), "tagged templates are"));
             } else {
