@@ -22,6 +22,12 @@ pub(crate) const STACK_BUDGET: usize = 600 * 1024;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) const STACK_BUDGET: usize = 1400 * 1024;
 
+#[cfg(test)]
+thread_local! {
+    /// The most native stack any call on this thread used (tests measure frame sizes with it).
+    pub(crate) static MAX_STACK_USED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The address of a local of the caller's frame: comparing two tells how much stack lies
 /// between them (the stack grows down on every target we build for).
 #[inline(always)]
@@ -135,9 +141,10 @@ impl<'a> Run<'a> {
 
     fn enter(&mut self) -> Res<()> {
         self.depth += 1;
-        if self.depth > MAX_NATIVE_DEPTH
-            || self.stack_base.saturating_sub(stack_mark()) > STACK_BUDGET
-        {
+        let used = self.stack_base.saturating_sub(stack_mark());
+        #[cfg(test)]
+        MAX_STACK_USED.with(|m| m.set(m.get().max(used)));
+        if self.depth > MAX_NATIVE_DEPTH || used > STACK_BUDGET {
             self.depth -= 1;
             return Err(self.error("RangeError", "Maximum call stack size exceeded"));
         }

@@ -1462,3 +1462,29 @@ fn token_soup_never_panics() {
         "the sweep should reach the evaluator often enough: {parsed}"
     );
 }
+
+/// In an optimised build (the browser's), the deterministic limits (call depth, evaluator
+/// depth) stop a deep recursion well before the native stack guard would, even with the wasm
+/// budget: so native and wasm agree on where a program runs out of depth.
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "an unoptimised build's frames are several times larger"
+)]
+fn an_optimised_build_hits_the_deterministic_limits_before_the_stack_guard() {
+    assert_eq!(prog("function f(n) { return n == 0 ? 0 : 1 + f(n - 1); }\nfunction main() { return f(198); }"), json!(198));
+    let src = "function f(n) { if (n > 0) { for (const x of [1]) { try { return [x, ...[f(n - 1)]].length > 0 ? 1 + f(n - 1 - 0 * x) - 1 + 1 : 0; } finally { } } } return 0; }\nfunction main() { return f(195); }";
+    interp::MAX_STACK_USED.with(|m| m.set(0));
+    let e = run_prog(src).unwrap_err();
+    let used = interp::MAX_STACK_USED.with(|m| m.get());
+    eprintln!("native stack used at the evaluator's depth limit: {used} bytes");
+    assert!(
+        e.to_string()
+            .contains("RangeError: Maximum call stack size exceeded"),
+        "{e}"
+    );
+    assert!(
+        used < 600 * 1024,
+        "{used} bytes: the wasm stack guard would fire first"
+    );
+}
