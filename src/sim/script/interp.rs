@@ -14,8 +14,8 @@ use crate::sim::rng::Rng;
 /// optimised build uses about 660 bytes of stack per level (measured on x86-64 by
 /// `an_optimised_build_hits_the_deterministic_limits_before_the_stack_guard`), so this many
 /// levels fit the wasm budget below with room to spare, and native and wasm builds stop a
-/// program at the same point. A simple recursive function gets about 200 calls deep.
-const MAX_NATIVE_DEPTH: usize = 1_100;
+/// program at the same point. A simple recursive function gets about 190 calls deep.
+const MAX_NATIVE_DEPTH: usize = 1_000;
 
 /// The native stack one call may use on wasm, where the whole stack is 1 MB: a safety net
 /// under the deterministic limits, for frames larger than measured.

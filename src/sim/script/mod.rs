@@ -9,17 +9,19 @@
 //!
 //! Known differences from a real engine, all on the side of refusing or simplifying:
 //! - No getters/setters, generators, async, regular expressions, Symbol, `arguments`, private
-//!   `#names`, static class fields; these are refused at parse time. `Function.prototype`'s
-//!   `call`/`apply`/`bind` and old-style constructor functions (`new f()` on a plain function)
-//!   are not there either.
+//!   `#names`, static class fields; these are refused at parse time. `Function.prototype.bind`
+//!   and old-style constructor functions (`new f()` on a plain function) are not there either.
 //! - `JSON.parse` returns objects with their keys in sorted order (the build's `serde_json`
 //!   map), and `console.log` formats objects as JSON.
 //! - Strings are kept as UTF-8; `length`, indexes and slices count UTF-16 units, but a lone
 //!   surrogate half becomes U+FFFD.
 //! - Every string built is counted against the per-call allocation cap at its full length, so
 //!   growing one long string by many small appends counts the copies.
-//! - Call depth is `Limits::call_depth`, and under it a guard on the native stack used: an
-//!   unoptimised native build (tests) reaches that guard before 200 nested calls.
+//! - Recursion ends with `RangeError: Maximum call stack size exceeded` at `Limits::call_depth`
+//!   calls, or earlier when the evaluator's own depth bound is reached (a recursive function
+//!   whose body nests loops, `try` and expressions deeply gets fewer calls). Both are the same
+//!   on every target. Under them, a guard on the native stack: an unoptimised native build
+//!   (tests) reaches it before 200 nested calls.
 
 mod ast;
 mod builtins;
