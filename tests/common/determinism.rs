@@ -164,8 +164,8 @@ pub fn fingerprint() -> (usize, u64) {
     hash(&s)
 }
 
-/// A learner's controller in JavaScript (issue #31), with the seeded `Math.random` and the
-/// simulated `Date` written into its status, restarted once (its module state lost): added to
+/// A learner's controller in JavaScript (issue #31), with the seeded `Math.random`, the
+/// simulated `Date` and fractional powers (the same bits on every target) written into its status, restarted once (its module state lost): added to
 /// the cluster directly, since the page's decoder does not read Controller documents yet.
 pub const SCRIPT: &str = r#"
 let passes = 0;
@@ -183,7 +183,11 @@ function reconcile(req, ctx) {
   const ready = dep?.status?.readyReplicas ?? 0;
   ctx.log(`pass ${passes}: ${ready} ready at ${new Date().toISOString()}`);
   if (site.status?.ready !== ready) {
-    ctx.updateStatus({...site, status: {ready, token: Math.floor(Math.random() * 1e9), at: Date.now(), passes}});
+    // 0.125 ** -1.5 and ** -2.5 are among the powers glibc's pow rounds differently from the
+    // libm port the browser build uses: the same bits on both targets need one implementation.
+    const powers = [2 ** 0.5, 0.125 ** -1.5, Math.pow(0.125, -2.5), Math.random() ** 1.5];
+    ctx.log(`powers ${powers.join(" ")}`);
+    ctx.updateStatus({...site, status: {ready, token: Math.floor(Math.random() * 1e9), at: Date.now(), passes, powers}});
   }
   return {requeueAfter: "7s"};
 }

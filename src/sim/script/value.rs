@@ -344,8 +344,9 @@ pub(crate) fn to_int32(n: f64) -> i32 {
     n.trunc().rem_euclid(4294967296.0) as u32 as i32
 }
 
-/// `**` and `Math.pow`: integer exponents by repeated squaring (exactly the same on every
-/// target), others through the platform's `powf`, with JavaScript's special cases.
+/// `**` and `Math.pow`: integer exponents by repeated squaring, others through the pure-Rust
+/// `libm::pow`, so every target gives the same bits (the platform's `powf` is not the same
+/// code natively and in wasm), with JavaScript's special cases.
 pub(crate) fn js_pow(base: f64, exp: f64) -> f64 {
     if exp.is_nan() || (base.abs() == 1.0 && exp.is_infinite()) {
         return f64::NAN;
@@ -366,7 +367,7 @@ pub(crate) fn js_pow(base: f64, exp: f64) -> f64 {
         }
         return if exp < 0.0 { 1.0 / result } else { result };
     }
-    base.powf(exp)
+    libm::pow(base, exp)
 }
 
 /// A key that names an array index (`"0"`, `"12"`, not `"01"`).
