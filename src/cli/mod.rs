@@ -1,4 +1,4 @@
-//! The native command line (not part of the deterministic core: it reads files and, for `bench`, the wall clock): `kubeloop run`, `kubeloop validate`. Headless runs for course authors.
+//! The native command line (not part of the deterministic core: it reads files and, for `bench`, the wall clock): `kubeloop run`, `kubeloop validate`, `kubeloop check`. Headless runs for course authors.
 //!
 //! Exit codes are a contract scripts rely on: 0 success (every check passed), 1 a check failed,
 //! 2 invalid input. Diagnostics go to stderr as `FILE:LINE:COL: message`.
@@ -25,6 +25,9 @@ Usage:
   kubeloop run FILE|- [--seed N] [--until DURATION] [--trace OUT.jsonl] [--final OUT.yaml]
   kubeloop run URL [--seed N] ...      (a share link, or #example/<name>)
   kubeloop validate FILE...
+  kubeloop check FILE|URL [--controller NAME]
+                                      (runs a learner's controller through faults: convergent,
+                                       level-triggered, idempotent; exit 1 if one fails)
   kubeloop link FILE|- [--base URL]   (prints a share link for a scenario file)
   kubeloop bench [--quick|--full]     (wall-clock benchmarks; `make bench`)
   kubeloop help
@@ -37,6 +40,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match args.first().map(String::as_str) {
         Some("run") => run(&args[1..], out, err),
         Some("validate") => validate(&args[1..], out, err),
+        Some("check") => check(&args[1..], out, err),
         Some("link") => link(&args[1..], out, err),
         Some("bench") => bench::main(&args[1..], out, err),
         Some("help") | Some("--help") | Some("-h") | None => {
@@ -350,6 +354,112 @@ fn validate(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     }
     code
+}
+
+/// `kubeloop check FILE [--controller NAME]`: the controller checker
+/// (`sim::controller_check`), one line per property and, for a failure, its schedule and a
+/// link that replays it.
+fn check(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut file = None;
+    let mut controller = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        match a {
+            "--controller" => {
+                i += 1;
+                match args.get(i) {
+                    Some(c) => controller = Some(c.clone()),
+                    None => {
+                        let _ = writeln!(err, "error: flag needs an argument: --controller");
+                        return 2;
+                    }
+                }
+            }
+            _ if a.starts_with("--controller=") => {
+                controller = Some(a["--controller=".len()..].to_string())
+            }
+            _ if a.starts_with('-') && a != "-" => {
+                let _ = writeln!(err, "error: unknown flag: {a}");
+                return 2;
+            }
+            _ if file.is_none() => file = Some(a.to_string()),
+            _ => {
+                let _ = writeln!(err, "error: unexpected argument \"{a}\"");
+                return 2;
+            }
+        }
+        i += 1;
+    }
+    let Some(file) = file else {
+        let _ = writeln!(
+            err,
+            "error: kubeloop check needs a file with a Controller document (or - for stdin)"
+        );
+        return 2;
+    };
+    let read = if is_link(&file) {
+        read_link(&file).map(|(t, _)| t)
+    } else {
+        read_input(&file)
+    };
+    let text = match read {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(err, "{e}");
+            return 2;
+        }
+    };
+    let name = if file == "-" {
+        "<stdin>"
+    } else if is_link(&file) {
+        "<link>"
+    } else {
+        file.as_str()
+    };
+    let report = match crate::sim::controller_check::check_controller(
+        name,
+        &text,
+        controller.as_deref(),
+    ) {
+        Ok(r) => r,
+        Err(diags) => {
+            for d in diags.iter().filter(|d| d.severity == Severity::Error) {
+                let _ = writeln!(err, "{d}");
+            }
+            return 2;
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Checked controller {} ({} run{}, seed {}).\n",
+        report.controller,
+        report.runs,
+        if report.runs == 1 { "" } else { "s" },
+        report.seed
+    );
+    for v in &report.verdicts {
+        let mark = if v.passed { "PASS" } else { "FAIL" };
+        let _ = writeln!(out, "{mark:<9} {} — {}", v.property.as_str(), v.summary);
+        if let Some(schedule) = &v.failing_schedule {
+            let _ = writeln!(out, "          schedule: {schedule}");
+        }
+        if let Some(text) = &v.reproduce {
+            let url = crate::sim::share::share_url(
+                DEFAULT_BASE_URL,
+                &crate::sim::share::Shared {
+                    text: text.clone(),
+                    ..Default::default()
+                },
+            );
+            let _ = writeln!(out, "          reproduce: kubeloop run '{url}'");
+        }
+    }
+    if report.passed() {
+        0
+    } else {
+        1
+    }
 }
 
 fn link(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {

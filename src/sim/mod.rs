@@ -6,6 +6,7 @@
 pub mod addons;
 pub mod api;
 pub mod cel;
+pub mod controller_check;
 pub mod controllers;
 pub mod examples;
 pub mod faults;
