@@ -417,19 +417,16 @@ fn check(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     } else {
         file.as_str()
     };
-    let report = match crate::sim::controller_check::check_controller(
-        name,
-        &text,
-        controller.as_deref(),
-    ) {
-        Ok(r) => r,
-        Err(diags) => {
-            for d in diags.iter().filter(|d| d.severity == Severity::Error) {
-                let _ = writeln!(err, "{d}");
+    let report =
+        match crate::sim::controller_check::check_controller(name, &text, controller.as_deref()) {
+            Ok(r) => r,
+            Err(diags) => {
+                for d in diags.iter().filter(|d| d.severity == Severity::Error) {
+                    let _ = writeln!(err, "{d}");
+                }
+                return 2;
             }
-            return 2;
-        }
-    };
+        };
     let _ = writeln!(
         out,
         "Checked controller {} ({} run{}, seed {}).\n",

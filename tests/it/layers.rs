@@ -28,7 +28,7 @@ const LEVELS: &[&[&str]] = &[
     &["kubectl", "handoff"],
     &["progress"],
     &["session"],
-    &["examples", "share"],
+    &["controller_check", "examples", "share"],
 ];
 
 /// What `src/sim` may use from the rest of the crate: only the one stable sort and the small

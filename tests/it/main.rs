@@ -11,6 +11,7 @@ mod common;
 mod builtin_kinds;
 mod cli;
 mod control_plane_traces;
+mod controller_checks;
 mod custom_resources;
 mod determinism;
 mod explain;

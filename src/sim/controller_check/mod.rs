@@ -28,6 +28,8 @@
 mod end_state;
 mod reproduce;
 mod schedule;
+#[cfg(test)]
+mod tests;
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -52,7 +54,12 @@ pub const MAX_QUIET: Millis = 10 * MINUTE;
 pub const RUN_CAP: Millis = 10 * MINUTE;
 /// How many simulation events one run may process: a controller that floods the API server
 /// ends its run instead of the page's main thread.
-pub const RUN_EVENTS: usize = 3_000_000;
+pub const RUN_EVENTS: usize = 1_000_000;
+
+/// How many successful writes one run may see from the controller: one that writes on every pass
+/// (a field flipped, a timestamp) is told it never settles after this many, not after minutes
+/// of the page's main thread. A lesson's controller writes a few dozen times.
+pub const RUN_WRITES: usize = 1_000;
 
 /// One of the course's three properties.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -170,8 +177,7 @@ pub fn check_controller(
     if base.end.primaries.is_empty() {
         return Err(refused(format!(
             "controller {}: the file has no {} for it to reconcile: add one to check it",
-            doc.name,
-            doc.primary.kind
+            doc.name, doc.primary.kind
         )));
     }
     let base_text = text_of(&format!("check-{}", doc.name), &[]);
@@ -188,8 +194,7 @@ pub fn check_controller(
             verdicts.push(Verdict {
                 property,
                 passed: false,
-                summary: "Not checked: without any fault it never settles (see convergent)."
-                    .into(),
+                summary: "Not checked: without any fault it never settles (see convergent).".into(),
                 failing_schedule: None,
                 reproduce: None,
             });
@@ -327,6 +332,7 @@ struct Watcher {
     first_pass: Option<Millis>,
     first_write: Option<Millis>,
     last_write: Option<(Millis, String)>,
+    writes: usize,
     /// The error of the latest pass, when it failed.
     failing: Option<String>,
     /// When the latest failing pass ran.
@@ -366,6 +372,7 @@ impl Watcher {
                     ..
                 } if &**actor == component && *code < 300 => {
                     self.first_write.get_or_insert(e.t);
+                    self.writes += 1;
                     self.last_write = Some((e.t, format!("{verb} {object}")));
                     if *verb == "create" {
                         self.creates.push((e.t, object.clone()));
@@ -416,6 +423,14 @@ fn run(
         if let Some((at, _)) = &watcher.last_write {
             last_change = last_change.max(*at);
         }
+        if watcher.writes > RUN_WRITES {
+            let (at, what) = watcher.last_write.clone().unwrap_or_default();
+            break Some(format!(
+                "it keeps writing ({} writes by {}, the last: {what})",
+                watcher.writes,
+                format_duration(at)
+            ));
+        }
         if adv.capped {
             break Some(format!(
                 "it kept the cluster busy past {} simulation events by {}",
@@ -432,7 +447,10 @@ fn run(
             break Some(match (&watcher.failing, &watcher.last_write) {
                 (Some(error), _) => format!("its passes keep failing: {error}"),
                 (None, Some((at, what))) if *at + quiet > t => {
-                    format!("it keeps writing (the last write: {what} at {})", format_duration(*at))
+                    format!(
+                        "it keeps writing (the last write: {what} at {})",
+                        format_duration(*at)
+                    )
                 }
                 _ if !running => "the controller is not running".to_string(),
                 _ => format!(
@@ -443,7 +461,10 @@ fn run(
         }
     };
     let api = s.sim.api();
-    let primaries = api.list(kinds.primary).map(|o| o.key().to_string()).collect();
+    let primaries = api
+        .list(kinds.primary)
+        .map(|o| o.key().to_string())
+        .collect();
     let children = kinds
         .owned
         .iter()
@@ -476,7 +497,10 @@ fn run(
 fn judge(r: &RunResult, base: &RunResult) -> Option<String> {
     let diff = r.end.difference(&base.end);
     // Duplicates say more than "it never settles" (duplicates often keep a status moving).
-    if let Some(d) = diff.as_ref().filter(|_| r.end.owned_count() > base.end.owned_count()) {
+    if let Some(d) = diff
+        .as_ref()
+        .filter(|_| r.end.owned_count() > base.end.owned_count())
+    {
         return Some(d.clone());
     }
     if let Some(why) = &r.unsettled {

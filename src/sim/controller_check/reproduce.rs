@@ -109,10 +109,19 @@ mod tests {
             "a: 1\n---\nkind: Scenario\nspec: {seed: 1}\n---\nb: 2\n"
         );
         let inline = "b: 2\n--- kind: Scenario\n---\nc: 3\n";
-        assert_eq!(replace_document(inline, 2, "kind: X\n"), "b: 2\n---\nkind: X\n---\nc: 3\n");
+        assert_eq!(
+            replace_document(inline, 2, "kind: X\n"),
+            "b: 2\n---\nkind: X\n---\nc: 3\n"
+        );
         let first = "kind: Scenario\n---\nb: 2\n";
-        assert_eq!(replace_document(first, 1, "kind: X\n"), "kind: X\n---\nb: 2\n");
+        assert_eq!(
+            replace_document(first, 1, "kind: X\n"),
+            "kind: X\n---\nb: 2\n"
+        );
         let last = "b: 2\n---\nkind: Scenario\n";
-        assert_eq!(replace_document(last, 3, "kind: X\n"), "b: 2\n---\nkind: X\n");
+        assert_eq!(
+            replace_document(last, 3, "kind: X\n"),
+            "b: 2\n---\nkind: X\n"
+        );
     }
 }

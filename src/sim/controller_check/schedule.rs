@@ -42,7 +42,9 @@ impl Step {
     pub(super) fn to_json(&self) -> Json {
         let at = format_duration(self.at);
         match &self.action {
-            Action::Fault(f) => json!({"at": at, "fault": serde_json::to_value(f).unwrap_or(Json::Null)}),
+            Action::Fault(f) => {
+                json!({"at": at, "fault": serde_json::to_value(f).unwrap_or(Json::Null)})
+            }
             Action::Kubectl(c) => json!({"at": at, "kubectl": c}),
         }
     }
