@@ -16,17 +16,14 @@ fn time_formats_as_rfc3339_in_the_browser() {
 }
 
 #[wasm_bindgen_test]
-fn the_page_refuses_a_controller_document_with_the_reason_until_it_loads_the_engine() {
+fn without_its_engine_module_the_page_refuses_a_controller_document_at_its_kind() {
     let text = include_str!("fixtures/controllers/website.yaml");
     let decoded = kubeloop::sim::input::decode::decode_manifests("website.yaml", text);
     assert!(decoded.controllers.is_empty());
     let refusal = decoded
         .diagnostics
         .iter()
-        .find(|d| {
-            d.message
-                .contains("does not load the JavaScript engine yet")
-        })
+        .find(|d| d.message == kubeloop::sim::input::controller_doc::NO_ENGINE)
         .expect("the Controller document is refused with the reason");
     let line = 1 + text
         .lines()

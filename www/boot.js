@@ -30,6 +30,20 @@ const bindingsLoad = tag
 bindingsLoad.catch(() => {});
 const crash = await crashLoad;
 
+// The engine of learners' controllers, fetched only when the app first needs it
+// (src/ui/engine.rs); a promise, so two callers share one download.
+let engineLoad = null;
+window.kubeloopLoadEngine = () => {
+  engineLoad ??= import('./engine-loader.js').then((m) => m.load());
+  return engineLoad;
+};
+// The checker of learners' controllers, fetched on the first "Check my controller".
+let labLoad = null;
+window.kubeloopLoadLab = () => {
+  labLoad ??= import('./engine-loader.js').then((m) => m.loadLab());
+  return labLoad;
+};
+
 try {
   const bindings = await bindingsLoad;
   const wasm = await bindings.default({ module_or_path: tag.dataset.kubeloopWasm });

@@ -495,6 +495,12 @@ pub fn Editor(p: &EditorProps) -> Html {
         let apply = apply.clone();
         Callback::from(move |_: MouseEvent| apply.emit(()))
     };
+    let has_controller = crate::sim::input::controller_doc::mentioned_in(&text);
+    let on_check_click = {
+        let d = p.dispatch.clone();
+        let text = text.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::CheckController((*text).clone())))
+    };
     // Opens the editor's text as a scenario, as a lesson opens: the editor keeps the text.
     let on_run_scenario = {
         let text = text.clone();
@@ -664,6 +670,12 @@ pub fn Editor(p: &EditorProps) -> Html {
                     title="kubectl apply -f (Ctrl/Cmd+Enter)">
                     { "Apply" }<kbd>{ if is_mac() { "⌘↵" } else { "Ctrl↵" } }</kbd>
                 </button>
+                if has_controller {
+                    <button class="btn btn-check" data-testid="check-controller" onclick={on_check_click}
+                        title="Run the controller in this text through fault schedules (lost watch events, crashes mid-pass, racing writers): is it convergent, level-triggered and idempotent?">
+                        { "Check my controller" }
+                    </button>
+                }
                 if p.scenario_applied {
                     <button class="btn btn-run-scenario" data-testid="run-scenario" onclick={on_run_scenario}
                         title="Start this scenario from t=0: its nodes, seed, steps and checks (Reset does the same)">

@@ -89,6 +89,15 @@ fn arg_string(v: &JsValue, what: &str) -> Result<String, JsValue> {
         .ok_or_else(|| err(format!("{what}: expected a string")))
 }
 
+/// Why an apply answered nothing: it waits for the engine of its Controller document.
+fn not_applied() -> JsValue {
+    if super::engine::loading() {
+        err("the JavaScript engine for this text's Controller document is loading: the apply runs as soon as it has loaded")
+    } else {
+        err("apply did not run")
+    }
+}
+
 /// Installs `window.kubeloop`. Returns None outside a browser window.
 pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Option<JsApi> {
     let window = web_sys::window()?;
@@ -107,10 +116,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
             let text = arg_string(&yaml, "apply(yaml)")?;
             let r = reply();
             d.emit(Action::Apply(text, r.clone()));
-            let report = r
-                .borrow_mut()
-                .take()
-                .ok_or_else(|| err("apply did not run"))?;
+            let report = r.borrow_mut().take().ok_or_else(not_applied)?;
             Ok(to_js(&Json::Array(
                 report.diagnostics.iter().map(diagnostic_json).collect(),
             )))
@@ -124,10 +130,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
             let text = arg_string(&yaml, "applyReport(yaml)")?;
             let r = reply();
             d.emit(Action::Apply(text, r.clone()));
-            let report = r
-                .borrow_mut()
-                .take()
-                .ok_or_else(|| err("apply did not run"))?;
+            let report = r.borrow_mut().take().ok_or_else(not_applied)?;
             Ok(to_js(&json!({
                 "ok": report.ok,
                 "lines": report.lines,

@@ -5,11 +5,13 @@
 
 mod bus;
 mod chart;
+mod check;
 mod cluster;
 mod console;
 mod crash;
 mod editor;
 mod embed;
+mod engine;
 mod events;
 mod explain_docs;
 mod fault_timeline;
@@ -323,9 +325,10 @@ fn App() -> Html {
     let cluster_view = m.cluster_view();
     let cards = m.loops.cards();
     let insp = (*insp).clone();
-    let (diags, lines, ok) = match &m.last_apply {
-        Some(r) => (r.diagnostics.clone(), r.lines.clone(), Some(r.ok)),
-        None => (Vec::new(), Vec::new(), None),
+    let diags = m.editor_diagnostics();
+    let (lines, ok) = match &m.last_apply {
+        Some(r) => (r.lines.clone(), Some(r.ok)),
+        None => (Vec::new(), None),
     };
     let notices: Vec<(u64, String, NoticeKind)> = m
         .notices()
@@ -444,6 +447,9 @@ fn App() -> Html {
                     }
                     <editor::Editor dispatch={dispatch.clone()} diagnostics={diags} applied_text={m.last_apply_text.clone()} {lines} {ok} hint={!declared && m.last_apply.is_none()} play_hint={m.play_hint()}
                         scenario_applied={m.scenario_applied()} />
+                    if let Some(view) = m.controller_check.clone() {
+                        <check::CheckCard {view} dispatch={dispatch.clone()} />
+                    }
                 </div>
                 <cluster::Cluster view={cluster_view} {deployments} jobs={crate::viewmodel::inspect::JobProgress::all(&m.session.sim)} dispatch={dispatch.clone()} selected={m.selected.clone()}
                     brisk={crate::viewmodel::cluster::brisk_motion(m.speed)} />

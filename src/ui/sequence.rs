@@ -37,6 +37,7 @@ fn lane_class(l: Lane) -> &'static str {
         Lane::Scheduler => "lane-sched",
         Lane::Kubelet => "lane-kubelet",
         Lane::Other => "lane-other",
+        Lane::Yours => "lane-yours",
     }
 }
 

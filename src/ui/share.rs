@@ -60,6 +60,9 @@ struct ShareState {
     keep_edits: Option<String>,
     /// What opening the page's link before the first render left for [`install`] to finish.
     startup: Option<Opening>,
+    /// The link holds a learner's controller: it opens once the engine module has loaded, so
+    /// [`install`] dispatches its load instead of finishing one.
+    startup_waits_for_engine: bool,
     popover: Option<Popover>,
     /// The fragment the page last wrote to, or opened from, the address bar (`#k1:…`, or empty).
     /// Another one there is a navigation whose `hashchange` is still queued.
@@ -185,7 +188,12 @@ fn load_inner(text: &str, seed: Option<u64>) -> Result<(), Vec<Diagnostic>> {
     let r = reply();
     d.emit(Action::Load(text.to_string(), seed, r.clone()));
     let result = r.borrow_mut().take();
-    result.unwrap_or_else(|| Err(Vec::new()))
+    match result {
+        Some(r) => r,
+        // It opens once the engine for its Controller document has loaded.
+        None if super::engine::loading() => Ok(()),
+        None => Err(Vec::new()),
+    }
 }
 
 fn set_banner(msg: Option<String>) {
@@ -321,6 +329,15 @@ pub fn initial_playground() -> Playground {
     };
     // The editor is not mounted yet: it starts with this text (bus::take_pending_text).
     set_editor_text(&opening.text);
+    if crate::sim::input::controller_doc::mentioned_in(&opening.text)
+        && crate::sim::script::engine::installed().is_none()
+    {
+        with(|b| {
+            b.startup = Some(opening);
+            b.startup_waits_for_engine = true;
+        });
+        return Playground::new(default_seed);
+    }
     let (model, result) = Playground::opened(&opening.text, opening.seed, default_seed);
     with(|b| b.startup = Some(opening));
     if let Err(diags) = &result {
@@ -360,6 +377,11 @@ fn href() -> String {
 pub fn share_url() -> String {
     let fragment = fragment_for(&current_shared());
     embed_flags::playground_url(&href(), &fragment)
+}
+
+/// The link to the full playground opening the scenario of a share fragment (`k1:…`).
+pub fn playground_link(fragment: &str) -> String {
+    embed_flags::playground_url(&href(), fragment)
 }
 
 /// The link fragment: `example/<name>` for an untouched built-in example with no settings,
@@ -551,6 +573,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         .and_then(|s| s.get_item(TRACK_KEY).ok().flatten())
         .is_none_or(|v| v != "0");
     bus::attach(dispatch.clone(), model);
+    super::engine::attach(dispatch.clone());
     bus::on_edit_started(remember_edited_link);
     with(|b| b.track = track && !flags.embed);
 
@@ -558,8 +581,12 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
     with(|b| b.address = hash.clone());
     let opened_link = !hash.trim_start_matches('#').trim().is_empty();
     if opened_link {
-        // initial_playground already loaded the link (or put why not in the banner).
+        // initial_playground already loaded the link (or put why not in the banner), unless it
+        // waits for the engine of its Controller document: the reducer loads that first.
         if let Some(opening) = with(|b| b.startup.take()) {
+            if with(|b| std::mem::take(&mut b.startup_waits_for_engine)) {
+                dispatch.emit(Action::Load(opening.text.clone(), opening.seed, reply()));
+            }
             // Ok: a scenario with errors was already reported when it was loaded.
             finish_opening(&opening, &Ok(()));
         }

@@ -49,6 +49,31 @@ impl Reducible for AppState {
         let Ok(mut m) = self.model.try_borrow_mut() else {
             return self;
         };
+        // The checker runs in a module of its own, and a text with a learner's controller waits
+        // for the engine module: both load on first use, and what they answer comes back as an
+        // action. Meanwhile a notice says what is happening.
+        let action = match (action, super::engine::dispatcher()) {
+            (Action::CheckController(text), Some(dispatch)) => {
+                super::engine::check_later(text, dispatch);
+                Err("Checking the controller: lost events, crashes, racing writers…")
+            }
+            (action, Some(dispatch)) if super::engine::must_wait(&action) => {
+                super::engine::after_load(action, dispatch);
+                Err("Loading the JavaScript engine for the Controller document…")
+            }
+            (action, _) => Ok(action),
+        };
+        let action = match action {
+            Ok(action) => action,
+            Err(notice) => {
+                m.notify(notice, crate::viewmodel::playground::NoticeKind::Info);
+                drop(m);
+                return Rc::new(AppState {
+                    model: self.model.clone(),
+                    version: self.version + 1,
+                });
+            }
+        };
         let perf = web_sys::window().and_then(|w| w.performance());
         let start = perf.as_ref().map(|p| p.now());
         let mut out_of_time = || match (&perf, start) {

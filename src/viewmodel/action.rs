@@ -43,6 +43,12 @@ pub enum Action {
     /// Opens a scenario (a share link, an embed's `load`): text and an optional seed override.
     Load(String, Option<u64>, Reply<Result<(), Vec<Diagnostic>>>),
     Delete(String, Reply<ApplyReport>),
+    /// "Check my controller": the text's learner's controller through the checker's battery.
+    CheckController(String),
+    /// A check's card, made where the checker ran (the page's checker module).
+    ShowCheck(crate::viewmodel::check::CheckView),
+    /// Closes the checker's card.
+    CloseCheck,
     Inject(Fault, Reply<Result<String, String>>),
     DeletePod {
         namespace: String,
@@ -135,6 +141,18 @@ impl Playground {
             Action::Delete(text, r) => {
                 let report = self.delete(&text);
                 fill(&r, report);
+                true
+            }
+            Action::CheckController(text) => {
+                self.check_controller(&text);
+                true
+            }
+            Action::ShowCheck(view) => {
+                self.show_check(view);
+                true
+            }
+            Action::CloseCheck => {
+                self.controller_check = None;
                 true
             }
             Action::Inject(f, r) => {

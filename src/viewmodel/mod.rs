@@ -6,6 +6,7 @@
 //! only turns these into HTML.
 
 pub mod action;
+pub mod check;
 pub mod claims;
 pub mod cluster;
 pub mod console;

@@ -101,6 +101,8 @@ pub struct Playground {
     /// The text that apply read: the diagnostics' lines and columns are positions in it, which
     /// is not always the editor's text (the JS API's `apply(yaml)`, a shared scenario).
     pub last_apply_text: Option<std::rc::Rc<str>>,
+    /// The card of the last "Check my controller", until closed.
+    pub controller_check: Option<crate::viewmodel::check::CheckView>,
     /// The simulated time of the last Apply that changed the cluster (see [`Playground::play_hint`]).
     applied_at: Option<Millis>,
     notices: VecDeque<Notice>,
@@ -184,6 +186,7 @@ impl Playground {
             speed: 1.0,
             last_apply: None,
             last_apply_text: None,
+            controller_check: None,
             applied_at: None,
             notices: VecDeque::new(),
             next_id: 1,
@@ -670,6 +673,101 @@ impl Playground {
         report
     }
 
+    /// Runs the checker's battery on the learner's controller in `text` (headless runs of their
+    /// own, seeded: the cluster on screen is not touched) and shows its card. The page runs the
+    /// checker in its own module (`src/lab.rs`, loaded on first use) and hands the card to
+    /// [`Playground::show_check`]; linking it here would put it in the first download.
+    pub fn check_controller(&mut self, text: &str) {
+        #[cfg(not(target_arch = "wasm32"))]
+        let view = crate::viewmodel::check::CheckView::of(
+            &crate::sim::controller_check::check_controller(EDITOR_FILE, text, None),
+        );
+        #[cfg(target_arch = "wasm32")]
+        let view = {
+            let _ = text;
+            crate::viewmodel::check::CheckView::Refused(Vec::new())
+        };
+        self.show_check(view);
+    }
+
+    /// Shows a check's card, with a notice of its verdict.
+    pub fn show_check(&mut self, view: crate::viewmodel::check::CheckView) {
+        use crate::viewmodel::check::CheckView;
+        let (message, kind) = match &view {
+            CheckView::Refused(_) => (
+                "Check my controller: the text has errors, nothing was checked".to_string(),
+                NoticeKind::Error,
+            ),
+            v if v.passed() => (
+                "Check my controller: convergent, level-triggered and idempotent".to_string(),
+                NoticeKind::Info,
+            ),
+            CheckView::Report { rows, .. } => {
+                let failed: Vec<&str> = rows
+                    .iter()
+                    .filter(|r| !r.passed)
+                    .map(|r| r.property)
+                    .collect();
+                (
+                    format!("Check my controller: not {}", failed.join(", not ")),
+                    NoticeKind::Error,
+                )
+            }
+        };
+        self.notify(&message, kind);
+        self.controller_check = Some(view);
+    }
+
+    /// What the editor underlines: the last apply's diagnostics, and where each learner's
+    /// controller whose last pass threw was in its source (placed in the text last applied).
+    pub fn editor_diagnostics(&self) -> Vec<Diagnostic> {
+        use crate::sim::controllers::script::ScriptController;
+        use crate::sim::machinery::controller::ComponentId;
+        use crate::sim::script::RunError;
+        let mut out = self
+            .last_apply
+            .as_ref()
+            .map(|r| r.diagnostics.clone())
+            .unwrap_or_default();
+        let Some(text) = &self.last_apply_text else {
+            return out;
+        };
+        let sim = &self.session.sim;
+        for id in sim.component_ids() {
+            let ComponentId::Script(name) = &id else {
+                continue;
+            };
+            let Some(c) = sim
+                .component(&id)
+                .and_then(|c| c.as_any())
+                .and_then(|a| a.downcast_ref::<ScriptController>())
+            else {
+                continue;
+            };
+            let Some(e @ RunError::Thrown { line, column, .. }) = c.failure() else {
+                continue;
+            };
+            if *line == 0 {
+                continue;
+            }
+            let source = &c.spec().doc.source;
+            let Some(at) =
+                crate::sim::input::controller_doc::position_in(text, name, source, *line, *column)
+            else {
+                continue;
+            };
+            out.push(Diagnostic {
+                file: EDITOR_FILE.to_string(),
+                line: at.line,
+                col: at.col,
+                severity: Severity::Error,
+                message: format!("controller/{name}: its last pass threw {e}"),
+                field: Some("spec.source".into()),
+            });
+        }
+        out
+    }
+
     /// `kubectl delete -f` of the editor's text.
     pub fn delete(&mut self, text: &str) -> ApplyReport {
         let report = self.session.delete_text(EDITOR_FILE, text);
@@ -1045,6 +1143,46 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_controller_whose_pass_throws_is_underlined_in_the_editor_where_it_threw() {
+        let file = include_str!("../../tests/fixtures/controllers/website.yaml");
+        let broken = file.replace(
+            "  const want = site.spec.replicas ?? 1;",
+            "  const want = site.spec.nothing.replicas;",
+        );
+        assert_ne!(broken, file, "the fixture has the line this test breaks");
+        let mut p = Playground::new(1);
+        assert!(p.apply(&broken).ok);
+        let threw = |p: &Playground| {
+            p.editor_diagnostics()
+                .into_iter()
+                .filter(|d| d.message.contains("its last pass threw"))
+                .count()
+        };
+        assert_eq!(threw(&p), 0, "nothing ran yet");
+        p.advance_by(20_000);
+        let diags = p.editor_diagnostics();
+        let thrown = diags
+            .iter()
+            .find(|d| {
+                d.message
+                    .starts_with("controller/website: its last pass threw TypeError")
+            })
+            .unwrap_or_else(|| panic!("underlined: {diags:?}"));
+        let line = 1 + broken
+            .lines()
+            .position(|l| l.contains("site.spec.nothing.replicas"))
+            .expect("the broken line") as u32;
+        assert_eq!(thrown.line, line, "{thrown:?}");
+        let text_line = broken.lines().nth(line as usize - 1).unwrap();
+        let at = &text_line[thrown.col as usize - 1..];
+        assert!(
+            at.starts_with("site.spec.nothing.replicas") || at.starts_with(".replicas"),
+            "column {} points at {at:?}",
+            thrown.col
+        );
+    }
 
     #[test]
     fn a_few_applied_objects_are_listed_and_many_are_counted_by_outcome() {

@@ -23,11 +23,13 @@ pub enum Lane {
     Scheduler,
     Kubelet,
     Other,
+    /// Learners' controllers (`controller/<name>`): their own lane, beside the built-in ones.
+    Yours,
 }
 
 impl Lane {
     /// Every lane, left to right: the order of the course's diagram.
-    pub const ALL: [Lane; 7] = [
+    pub const ALL: [Lane; 8] = [
         Lane::User,
         Lane::ApiServer,
         Lane::Deployment,
@@ -35,6 +37,7 @@ impl Lane {
         Lane::Scheduler,
         Lane::Kubelet,
         Lane::Other,
+        Lane::Yours,
     ];
 
     /// The lane's heading.
@@ -47,6 +50,7 @@ impl Lane {
             Lane::Scheduler => "Scheduler",
             Lane::Kubelet => "kubelets",
             Lane::Other => "other controllers",
+            Lane::Yours => "your controllers",
         }
     }
 
@@ -60,6 +64,7 @@ impl Lane {
             Lane::Scheduler => ("Scheduler", ""),
             Lane::Kubelet => ("kubelets", ""),
             Lane::Other => ("other", "controllers"),
+            Lane::Yours => ("your", "controllers"),
         }
     }
 
@@ -76,6 +81,7 @@ impl Lane {
             "replicaset-controller" => Lane::ReplicaSet,
             "default-scheduler" => Lane::Scheduler,
             n if n.starts_with("kubelet") => Lane::Kubelet,
+            n if n.starts_with("controller/") => Lane::Yours,
             _ => Lane::Other,
         }
     }
@@ -590,10 +596,14 @@ impl LoopTracker {
     /// The cards: the course's chain first (Deployment, ReplicaSet, Scheduler, the latest kubelet),
     /// then any other controller that has run, most recent first.
     pub fn cards(&self) -> Vec<LoopCard> {
-        let mut out: Vec<LoopCard> = CARD_ORDER
-            .iter()
-            .filter_map(|c| self.cards.get(*c).cloned())
-            .collect();
+        // A learner's own controllers first: theirs is the loop they came to watch.
+        let yours = |c: &LoopCard| Lane::of_component(&c.component) == Lane::Yours;
+        let mut out: Vec<LoopCard> = self.cards.values().filter(|c| yours(c)).cloned().collect();
+        out.extend(
+            CARD_ORDER
+                .iter()
+                .filter_map(|c| self.cards.get(*c).cloned()),
+        );
         if let Some(k) = self
             .cards
             .values()
@@ -605,7 +615,7 @@ impl LoopTracker {
         let mut others: Vec<&LoopCard> = self
             .cards
             .values()
-            .filter(|c| !CARD_ORDER.contains(&c.component.as_str()) && !c.is_kubelet())
+            .filter(|c| !CARD_ORDER.contains(&c.component.as_str()) && !c.is_kubelet() && !yours(c))
             .collect();
         others.stable_sort_by_key(|c| std::cmp::Reverse(c.seq));
         out.extend(others.into_iter().cloned());
@@ -658,6 +668,14 @@ mod tests {
             requests,
             actions: (0..requests).map(|i| format!("create Pod #{i}")).collect(),
         }
+    }
+
+    #[test]
+    fn a_learners_controller_has_its_own_lane_after_the_built_in_ones() {
+        assert_eq!(Lane::of_component("controller/website"), Lane::Yours);
+        assert_eq!(Lane::of_component("kro-instance-controller"), Lane::Other);
+        assert_eq!(Lane::Yours.index(), Lane::ALL.len() - 1);
+        assert_eq!(Lane::Yours.title(), "your controllers");
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub enum Tok {
     Dash,
     /// `:`, `?`, `,`, `[`, `]`, `{`, `}`.
     Punct,
+    /// A JavaScript keyword in a controller's `source:` block (`function`, `const`, `return`).
+    Keyword,
 }
 
 impl Tok {
@@ -77,6 +79,7 @@ impl Tok {
             Tok::Tag => "t-tag",
             Tok::BlockIndicator => "t-block",
             Tok::BlockText => "t-blocktext",
+            Tok::Keyword => "t-kw",
             Tok::Dash => "t-dash",
             Tok::Punct => "t-punct",
         })
@@ -107,6 +110,8 @@ pub enum LineState {
     BlockScalar {
         parent_indent: i32,
         content_indent: Option<u32>,
+        /// The scalar is the JavaScript of a `source:` key (a `Controller`'s), coloured as code.
+        code: bool,
     },
 }
 
@@ -489,6 +494,7 @@ impl<F: FnMut(Token)> Scanner<'_, F> {
             LineState::BlockScalar {
                 parent_indent,
                 content_indent,
+                code,
             } => {
                 if b[indent..].iter().all(|&c| is_ws(c)) {
                     self.emit(b.len(), Tok::Space);
@@ -500,10 +506,15 @@ impl<F: FnMut(Token)> Scanner<'_, F> {
                 };
                 if inside {
                     self.emit(indent, Tok::Space);
-                    self.emit(b.len(), Tok::BlockText);
+                    if code {
+                        self.code(indent);
+                    } else {
+                        self.emit(b.len(), Tok::BlockText);
+                    }
                     return LineState::BlockScalar {
                         parent_indent,
                         content_indent: Some(content_indent.unwrap_or(indent as u32)),
+                        code,
                     };
                 }
                 // A less indented line ends the scalar and is ordinary YAML.
@@ -570,6 +581,13 @@ impl<F: FnMut(Token)> Scanner<'_, F> {
         self.emit(end, tok);
     }
 
+    /// A line of JavaScript from `from` to its end ([`js_tokens`]).
+    fn code(&mut self, from: usize) {
+        for (end, tok) in js_tokens(self.line, from) {
+            self.emit(end, tok);
+        }
+    }
+
     /// The rest of the line: nodes, indicators and comments. `node_start`: a block indicator
     /// (`- `, `? `, `|`, `>`) may come next. `parent`: the column that owns a block scalar.
     fn nodes(&mut self, mut node_start: bool, mut parent: i32) -> LineState {
@@ -577,6 +595,8 @@ impl<F: FnMut(Token)> Scanner<'_, F> {
         let len = b.len();
         // Some(explicit indentation) once a block scalar header is seen on this line.
         let mut block: Option<Option<u32>> = None;
+        // Whether the last key on the line is `source` (whose block is a controller's code).
+        let mut source_key = false;
         while self.pos < len {
             let p = self.pos;
             let c = b[p];
@@ -682,6 +702,7 @@ impl<F: FnMut(Token)> Scanner<'_, F> {
                     let (end, key) = plain_end(b, p, flow);
                     if key {
                         parent = p as i32;
+                        source_key = &b[p..end] == b"source";
                         self.emit(end, Tok::Key);
                     } else {
                         self.emit(end, classify(&b[p..end]));
@@ -699,6 +720,7 @@ impl<F: FnMut(Token)> Scanner<'_, F> {
             Some(explicit) if self.depth == 0 => LineState::BlockScalar {
                 parent_indent: parent,
                 content_indent: explicit.map(|d| (parent + d as i32).max(0) as u32),
+                code: source_key,
             },
             _ => LineState::Normal {
                 flow_depth: self.depth,
@@ -706,6 +728,116 @@ impl<F: FnMut(Token)> Scanner<'_, F> {
         }
     }
 }
+
+/// The spans of a line of JavaScript from `from` to its end, as `(end, token)`: keywords,
+/// strings, numbers, comments; the rest (names, operators) as block text. Line by line, without
+/// state: a comment or template literal spanning lines is coloured as code after its first line.
+/// Not a method of the scanner, which is compiled once per sink: this is compiled once.
+fn js_tokens(line: &str, from: usize) -> Vec<(usize, Tok)> {
+    let mut out = Vec::new();
+    let mut emit = |end: usize, tok: Tok| out.push((end, tok));
+    let b = line.as_bytes();
+    let len = b.len();
+    let mut i = from;
+    while i < len {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            emit(i, Tok::BlockText);
+            emit(len, Tok::Comment);
+            return out;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let end = line[i + 2..].find("*/").map_or(len, |e| i + 2 + e + 2);
+            emit(i, Tok::BlockText);
+            emit(end, Tok::Comment);
+            i = end;
+            continue;
+        }
+        if matches!(c, b'"' | b'\'' | b'`') {
+            let mut e = i + 1;
+            while e < len && b[e] != c {
+                e += if b[e] == b'\\' { 2 } else { 1 };
+            }
+            let end = (e + 1).min(len);
+            // Never split a character: an escape before a multi-byte one steps onto it.
+            let end = (end..=len)
+                .find(|&x| line.is_char_boundary(x))
+                .unwrap_or(len);
+            emit(i, Tok::BlockText);
+            emit(end, Tok::Str);
+            i = end;
+            continue;
+        }
+        let word_start = c.is_ascii_alphabetic() || c == b'_' || c == b'$';
+        let prev_word =
+            i > 0 && (b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'_' | b'$' | b'.'));
+        if (word_start || c.is_ascii_digit()) && !prev_word {
+            let end = i + b[i..]
+                .iter()
+                .take_while(|&&x| x.is_ascii_alphanumeric() || matches!(x, b'_' | b'$'))
+                .count();
+            let end = if c.is_ascii_digit() {
+                end + b[end..]
+                    .iter()
+                    .take_while(|&&x| x == b'.' || x.is_ascii_digit())
+                    .count()
+            } else {
+                end
+            };
+            let tok = match &b[i..end] {
+                _ if c.is_ascii_digit() => Some(Tok::Number),
+                b"true" | b"false" => Some(Tok::Bool),
+                b"null" | b"undefined" => Some(Tok::Null),
+                w if JS_KEYWORDS.contains(&w) => Some(Tok::Keyword),
+                _ => None,
+            };
+            if let Some(tok) = tok {
+                emit(i, Tok::BlockText);
+                emit(end, tok);
+            }
+            i = end;
+            continue;
+        }
+        i += line[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    emit(len, Tok::BlockText);
+    out
+}
+
+/// The reserved words coloured as keywords in a controller's source.
+const JS_KEYWORDS: &[&[u8]] = &[
+    b"async",
+    b"await",
+    b"break",
+    b"case",
+    b"catch",
+    b"class",
+    b"const",
+    b"continue",
+    b"default",
+    b"delete",
+    b"do",
+    b"else",
+    b"extends",
+    b"finally",
+    b"for",
+    b"function",
+    b"if",
+    b"in",
+    b"instanceof",
+    b"let",
+    b"new",
+    b"of",
+    b"return",
+    b"switch",
+    b"this",
+    b"throw",
+    b"try",
+    b"typeof",
+    b"var",
+    b"void",
+    b"while",
+];
 
 /// Where a `#` comment starts on the line (a `#` at the start or after whitespace), from `from`.
 fn comment_start(b: &[u8], from: usize) -> Option<usize> {
@@ -1002,6 +1134,52 @@ mod tests {
     }
 
     use Tok::*;
+
+    #[test]
+    fn a_controllers_source_block_is_coloured_as_javascript() {
+        let text = "spec:\n  source: |\n    const n = 2; // two\n    if (x.if) return \"a\\\"b\";\n  resync: 30s";
+        let all = tokenize(text);
+        let line = |i: usize| -> Vec<(String, Tok)> {
+            let l = text.split('\n').nth(i).unwrap();
+            all[i]
+                .iter()
+                .map(|s| (l[s.start..s.end].to_string(), s.tok))
+                .collect()
+        };
+        assert_eq!(
+            line(2),
+            vec![
+                ("    ".into(), Space),
+                ("const".into(), Keyword),
+                (" n = ".into(), BlockText),
+                ("2".into(), Number),
+                ("; ".into(), BlockText),
+                ("// two".into(), Comment),
+            ]
+        );
+        assert_eq!(
+            line(3),
+            vec![
+                ("    ".into(), Space),
+                ("if".into(), Keyword),
+                (" (x.if) ".into(), BlockText),
+                ("return".into(), Keyword),
+                (" ".into(), BlockText),
+                ("\"a\\\"b\"".into(), Str),
+                (";".into(), BlockText),
+            ]
+        );
+        assert_eq!(
+            line(4)[1],
+            ("resync".into(), Key),
+            "the block ends at the key"
+        );
+        let other = tokenize("script: |\n  const x = 1");
+        assert!(
+            other[1].iter().all(|s| s.tok != Keyword),
+            "only a source block is code"
+        );
+    }
 
     #[test]
     fn keys_plain_values_and_colons_are_told_apart() {
@@ -1577,9 +1755,55 @@ mod tests {
     fn yamlish() -> impl Strategy<Value = String> {
         proptest::collection::vec(
             prop::sample::select(vec![
-                " ", "  ", "\t", "\n", "\r", "\r\n", ":", ": ", "- ", "-", "#", " #", "\"", "'",
-                "''", "\\", "\\u12", "|", ">", "|2-", "[", "]", "{", "}", ",", "&a", "*a", "!",
-                "!<", ">", "?", "%", "---", "...", "a", "key", "1", "0x", "é", "👋", "\u{0}",
+                " ",
+                "  ",
+                "\t",
+                "\n",
+                "\r",
+                "\r\n",
+                ":",
+                ": ",
+                "- ",
+                "-",
+                "#",
+                " #",
+                "\"",
+                "'",
+                "''",
+                "\\",
+                "\\u12",
+                "|",
+                ">",
+                "|2-",
+                "[",
+                "]",
+                "{",
+                "}",
+                ",",
+                "&a",
+                "*a",
+                "!",
+                "!<",
+                ">",
+                "?",
+                "%",
+                "---",
+                "...",
+                "a",
+                "key",
+                "1",
+                "0x",
+                "é",
+                "👋",
+                "\u{0}",
+                "source: |\n  ",
+                "`",
+                "/*",
+                "*/",
+                "//",
+                "const",
+                "x.if",
+                "0.5",
             ]),
             0..60,
         )
@@ -1634,8 +1858,9 @@ mod tests {
                 LineState::Normal { flow_depth: 2 },
                 LineState::DoubleQuoted { flow_depth: 0 },
                 LineState::SingleQuoted { flow_depth: 1 },
-                LineState::BlockScalar { parent_indent: 0, content_indent: None },
-                LineState::BlockScalar { parent_indent: -1, content_indent: Some(2) },
+                LineState::BlockScalar { parent_indent: 0, content_indent: None, code: false },
+                LineState::BlockScalar { parent_indent: -1, content_indent: Some(2), code: false },
+                LineState::BlockScalar { parent_indent: 2, content_indent: Some(4), code: true },
             ];
             for state in states {
                 prop_assert_eq!(next_state(&line, state), tokenize_line(&line, state).1);

@@ -198,7 +198,10 @@ pub fn script_fingerprint() -> (usize, u64) {
     use kubeloop::sim::controllers::script::{ScriptController, ScriptSpec, TypeName};
     use kubeloop::sim::faults::Fault;
     use kubeloop::sim::input::controller_doc::ControllerDoc;
-    use kubeloop::sim::script::{Limits, Program};
+    use kubeloop::sim::script::engine::{install, Builtin};
+    use kubeloop::sim::script::Limits;
+    // In the browser the page installs its engine module; here the interpreter runs in-process.
+    install(std::rc::Rc::new(Builtin));
     let file = include_str!("../fixtures/controllers/website.yaml");
     // The CRD and the Website, without the Controller document.
     let objects: Vec<&str> = file
@@ -223,7 +226,6 @@ pub fn script_fingerprint() -> (usize, u64) {
             watches: Vec::new(),
             resync: Some(30_000),
             source: SCRIPT.into(),
-            program: Program::parse(SCRIPT).expect("parses"),
         },
         limits: Limits::default(),
     };

@@ -10,7 +10,7 @@ use kubeloop::sim::faults::Fault;
 use kubeloop::sim::input::controller_doc::ControllerDoc;
 use kubeloop::sim::input::diagnostic::Severity;
 use kubeloop::sim::machinery::controller::ComponentId;
-use kubeloop::sim::script::{Limits, Program};
+use kubeloop::sim::script::Limits;
 use kubeloop::sim::session::Session;
 use serde_json::Value as Json;
 
@@ -85,7 +85,6 @@ fn spec(name: &str, source: &str, limits: Limits) -> Rc<ScriptSpec> {
             watches: Vec::new(),
             resync: Some(30_000),
             source: source.into(),
-            program: Program::parse(source).expect("the source parses"),
         },
         limits,
     })
@@ -241,6 +240,22 @@ function reconcile(req, ctx) {
     // recorder folds a repeated Event into its count).
     assert_eq!(pass_count(&s, "pass 1"), 2);
     assert_eq!(pass_count(&s, "pass 4"), 0, "{:?}", events(&s, "Pass"));
+}
+
+/// The loop records of the learner's controller's passes, oldest first.
+fn records(s: &Session) -> Vec<kubeloop::sim::machinery::controller::ReconcileRecord> {
+    s.sim
+        .trace()
+        .since(0)
+        .filter_map(|e| match &e.kind {
+            kubeloop::sim::machinery::trace::TraceKind::Reconcile {
+                component,
+                record: Some(r),
+                ..
+            } if component.starts_with("controller/") => Some((**r).clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn pass_count(s: &Session, message: &str) -> i32 {
@@ -485,4 +500,95 @@ fn deleting_the_controller_document_stops_its_process_and_its_children_stay() {
     assert_eq!(report.lines, ["controller.kubeloop.dev/website created"]);
     advance(&mut s, 5_000);
     assert!(get(&s, Kind::Deployment, "web").is_some());
+}
+
+#[test]
+fn patch_status_writes_the_status_subresource_and_now_is_simulated_time() {
+    let src = r#"
+function reconcile(req, ctx) {
+  ctx.patchStatus("Website", req.name, {status: {seenAt: ctx.now()}}, req.namespace);
+}"#;
+    let mut s = cluster_with(src, Limits::default());
+    let applied_at = s.sim.now();
+    assert!(s.apply_text("web.yaml", WEBSITE).ok);
+    advance(&mut s, 5_000);
+    let site = get(&s, website_kind(), "web").expect("the Website");
+    // ctx.now() is the simulated clock in ms, never the machine's: the pass ran in the last 5 s.
+    let t = site["status"]["seenAt"].as_u64().expect("a time");
+    assert!(
+        t >= applied_at && t <= s.sim.now(),
+        "{t} in {applied_at}..{}",
+        s.sim.now()
+    );
+    assert_eq!(site["spec"]["replicas"], 2, "the spec is left alone");
+}
+
+#[test]
+fn list_filters_by_label_selector_object_and_field_selector() {
+    let src = r#"
+function reconcile(req, ctx) {
+  const bySelector = ctx.list("pods", {namespace: req.namespace, labelSelector: {matchLabels: {app: "web"}}});
+  const byField = ctx.list("Pod", {fieldSelector: "status.phase=Running"});
+  const byBoth = ctx.list("po", {labelSelector: "app=web", fieldSelector: "metadata.name!=nothing"});
+  ctx.log(`selector ${bySelector.length} field ${byField.length} both ${byBoth.length}`);
+  return {requeueAfter: "5s"};
+}"#;
+    let mut spec = (*spec("website", src, Limits::default())).clone();
+    spec.doc.watches = vec![TypeName {
+        api_version: "v1".into(),
+        kind: "Pod".into(),
+    }];
+    let mut s = Session::load("crd.yaml", WEBSITE_CRD, None).expect("the CRD loads");
+    advance(&mut s, 5_000);
+    s.sim
+        .add_component(Box::new(ScriptController::new(Rc::new(spec))));
+    assert!(
+        s.kubectl("kubectl create deployment web --image=nginx --replicas=2")
+            .ok
+    );
+    assert!(s.apply_text("web.yaml", WEBSITE).ok);
+    advance(&mut s, 60_000);
+    let last = records(&s).last().cloned().expect("a pass");
+    let logs = format!(
+        "{}{}",
+        last.diff,
+        if last.diff.is_empty() {
+            &last.desired
+        } else {
+            ""
+        }
+    );
+    assert_eq!(logs, "selector 2 field 2 both 2");
+}
+
+#[test]
+fn requeue_true_brings_the_key_back_with_rate_limited_back_off_and_no_event() {
+    let src = r#"
+let passes = 0;
+function reconcile(req, ctx) {
+  passes += 1;
+  ctx.log(`pass ${passes}`);
+  return {requeue: true};
+}"#;
+    let mut s = cluster_with(src, Limits::default());
+    assert!(s.apply_text("web.yaml", WEBSITE).ok);
+    let requeued = |s: &Session| {
+        records(s)
+            .iter()
+            .filter(|r| r.desired == "returned requeue: true (rate-limited)")
+            .count()
+    };
+    advance(&mut s, 2_000);
+    let early = requeued(&s);
+    advance(&mut s, 60_000);
+    let later = requeued(&s);
+    // Nothing changes the Website, yet it comes back: client-go's per-item back-off (5 ms
+    // doubling) means a few passes in the first seconds, then ever fewer.
+    assert!(early >= 3, "{early} passes in 2 s");
+    assert!(later > early, "it keeps coming back: {early} then {later}");
+    assert!(later < 40, "backing off, not spinning: {later}");
+    assert!(
+        events(&s, "ReconcileError").is_empty(),
+        "a requeue is not an error"
+    );
 }

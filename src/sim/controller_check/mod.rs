@@ -354,10 +354,10 @@ impl Watcher {
                 } if &**c == component => {
                     self.first_pass.get_or_insert(e.t);
                     self.max_requests = self.max_requests.max(*requests);
-                    // The script controller words a clean pass "returned …"; anything else
-                    // is the error the pass ended with.
+                    // A clean pass's record says what it returned; anything else is the
+                    // error the pass ended with.
                     let decided = record.as_ref().map(|r| r.desired.as_str()).unwrap_or("");
-                    if decided.starts_with("returned ") {
+                    if decided.starts_with(crate::sim::controllers::script::CLEAN_PASS) {
                         self.failing = None;
                     } else {
                         self.failing = Some(decided.to_string());

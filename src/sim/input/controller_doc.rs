@@ -22,7 +22,6 @@ use serde_json::Value as Json;
 
 use super::yaml::{Span, YamlDoc};
 use crate::sim::api::types::{Kind, Millis};
-use crate::sim::script::Program;
 
 /// The `kind` of the document.
 pub const CONTROLLER_KIND: &str = "Controller";
@@ -52,8 +51,9 @@ impl TypeName {
     }
 
     /// Whether a learner's word names this type as kubectl would take it: the kind in any case,
-    /// its plural or singular, alone or with the group (`Deployment`, `deployments`,
-    /// `deployments.apps`).
+    /// its plural or singular, a built-in kind's short names, alone or with the group
+    /// (`Deployment`, `deployments`, `deploy`, `deployments.apps`, `sts`). A custom kind's short
+    /// names are its CustomResourceDefinition's, which a controller's cache does not hold.
     pub fn named_by(&self, word: &str) -> bool {
         let lower = word.to_ascii_lowercase();
         let (name, group) = match lower.split_once('.') {
@@ -64,46 +64,59 @@ impl TypeName {
             return false;
         }
         let kind = self.kind.to_ascii_lowercase();
-        let plural = self.resolve().map(|k| k.plural().to_string());
-        name == kind || plural.as_deref() == Some(name)
+        let resolved = self.resolve();
+        let plural = resolved.map(|k| k.plural().to_string());
+        let short = resolved.is_some_and(|k| {
+            Kind::from_resource_name(name) == Some(k)
+                || crate::sim::api::openapi::stored_kinds()
+                    .iter()
+                    .any(|(ck, r)| {
+                        Kind::Custom(*ck) == k && r.short_names.iter().any(|s| s == name)
+                    })
+        });
+        name == kind || plural.as_deref() == Some(name) || short
     }
 }
 
+/// Why a `Controller` document is refused where no engine is installed: the page loads its
+/// engine before it applies or opens a text with one, so a learner meets this only when that
+/// download failed.
+pub const NO_ENGINE: &str =
+    "this page could not load the JavaScript engine that runs Controller documents: reload the page to try again";
+
+/// Whether `text` looks like it holds a `Controller` document: what tells the page to load its
+/// engine before it decodes the text. A false positive only costs that download.
+pub fn mentioned_in(text: &str) -> bool {
+    text.contains("kubeloop.dev/")
+        && text.lines().any(|l| {
+            let l = l.trim_end();
+            l == "kind: Controller" || l == "kind: \"Controller\"" || l == "kind: 'Controller'"
+        })
+}
+
+/// Where line `line`, column `column` of `source`, run by the Controller named `name`, is in
+/// `text`: only if the file's document for it holds that very source (an edited one would put
+/// the mark on other code).
+pub fn position_in(text: &str, name: &str, source: &str, line: u32, column: u32) -> Option<Span> {
+    let docs = super::yaml::parse_documents(text).ok()?;
+    let doc = docs.iter().find(|d| {
+        d.value.get("kind").and_then(Json::as_str) == Some("Controller")
+            && d.value.pointer("/metadata/name").and_then(Json::as_str) == Some(name)
+            && d.value.pointer("/spec/source").and_then(Json::as_str) == Some(source)
+    })?;
+    Some(source_position(doc, text, line, column))
+}
+
 /// A `Controller` document, read and checked.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ControllerDoc {
     pub name: String,
     pub primary: TypeName,
     pub owns: Vec<TypeName>,
     pub watches: Vec<TypeName>,
     pub resync: Option<Millis>,
-    /// `spec.source` as written.
+    /// `spec.source` as written (the engine accepted it).
     pub source: String,
-    /// The parsed source.
-    pub program: Program,
-}
-
-impl std::fmt::Debug for ControllerDoc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ControllerDoc")
-            .field("name", &self.name)
-            .field("primary", &self.primary)
-            .field("owns", &self.owns)
-            .field("watches", &self.watches)
-            .field("resync", &self.resync)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PartialEq for ControllerDoc {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-            && self.primary == other.primary
-            && self.owns == other.owns
-            && self.watches == other.watches
-            && self.resync == other.resync
-            && self.source == other.source
-    }
 }
 
 /// One problem with a document, where it is.
@@ -253,33 +266,38 @@ pub fn read(doc: &YamlDoc, text: &str) -> Result<ControllerDoc, Vec<Problem>> {
             None
         }
     };
-    let mut program = None;
+    let mut checked = None;
     if let Some(src) = &source {
-        match Program::parse(src) {
-            Ok(p) if !p.functions().iter().any(|f| f == "reconcile") => problems.push(Problem {
+        match crate::sim::script::engine::installed().map(|e| e.check(src)) {
+            None => problems.push(Problem {
+                span: doc.span_of("kind"),
+                field: Some("kind".into()),
+                message: NO_ENGINE.into(),
+            }),
+            Some(Ok(functions)) if !functions.iter().any(|f| f == "reconcile") => problems
+                .push(Problem {
                 span: doc.span_of("spec.source"),
                 field: Some("spec.source".into()),
                 message:
                     "spec.source: Invalid value: the source defines no function reconcile(req, ctx)"
                         .into(),
             }),
-            Ok(p) => program = Some(p),
-            Err(d) => problems.push(Problem {
+            Some(Ok(_)) => checked = Some(()),
+            Some(Err(d)) => problems.push(Problem {
                 span: source_position(doc, text, d.line, d.column),
                 field: Some("spec.source".into()),
                 message: format!("spec.source: {}", d.message),
             }),
         }
     }
-    match (problems.is_empty(), primary, source, program) {
-        (true, Some(primary), Some(source), Some(program)) => Ok(ControllerDoc {
+    match (problems.is_empty(), primary, source, checked) {
+        (true, Some(primary), Some(source), Some(())) => Ok(ControllerDoc {
             name,
             primary,
             owns,
             watches,
             resync,
             source,
-            program,
         }),
         _ => Err(problems),
     }

@@ -325,36 +325,25 @@ struct DocContext<'a> {
 }
 
 impl DocContext<'_> {
-    /// A learner's controller. The page does not load the JavaScript engine yet, so there the
-    /// document is refused with that reason rather than half-run.
-    fn decode_controller(&mut self, doc: &YamlDoc, kind_span: Span) {
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let _ = kind_span;
-            match super::controller_doc::read(doc, self.text) {
-                Ok(c) => {
-                    if self.out.controllers.iter().any(|o| o.name == c.name) {
-                        let msg = format!(
-                            "Controller {:?} is declared twice in this file; this one was ignored",
-                            c.name
-                        );
-                        self.push(Severity::Error, doc.span_of("metadata.name"), msg, None);
-                    } else {
-                        self.out.controllers.push(c);
-                    }
-                }
-                Err(problems) => {
-                    for p in problems {
-                        self.push(Severity::Error, p.span, p.message, p.field);
-                    }
+    /// A learner's controller.
+    fn decode_controller(&mut self, doc: &YamlDoc) {
+        match super::controller_doc::read(doc, self.text) {
+            Ok(c) => {
+                if self.out.controllers.iter().any(|o| o.name == c.name) {
+                    let msg = format!(
+                        "Controller {:?} is declared twice in this file; this one was ignored",
+                        c.name
+                    );
+                    self.push(Severity::Error, doc.span_of("metadata.name"), msg, None);
+                } else {
+                    self.out.controllers.push(c);
                 }
             }
-        }
-        #[cfg(target_arch = "wasm32")]
-        {
-            let _ = (doc, self.text);
-            let msg = "learners' controllers run in the command line for now (`kubeloop run FILE`): this page does not load the JavaScript engine yet".to_string();
-            self.push(Severity::Error, kind_span, msg, Some("kind".into()));
+            Err(problems) => {
+                for p in problems {
+                    self.push(Severity::Error, p.span, p.message, p.field);
+                }
+            }
         }
     }
 
@@ -411,7 +400,7 @@ impl DocContext<'_> {
             return;
         }
         if kind == CONTROLLER_KIND && api_version == SCENARIO_API_VERSION {
-            self.decode_controller(&doc, kind_span);
+            self.decode_controller(&doc);
             return;
         }
         let builtin = Kind::from_kind_str(&kind).filter(|k| !matches!(k, Kind::Custom(_)));

@@ -193,9 +193,6 @@ pub fn apply_decoded(sim: &mut Sim, file: &str, decoded: decode::Decoded) -> App
             }
         }
     }
-    // The page does not load the JavaScript engine yet (the decoder refuses Controller
-    // documents there), and naming it here would put the engine into the page's download.
-    #[cfg(not(target_arch = "wasm32"))]
     for c in &decoded.controllers {
         let spec = crate::sim::controllers::script::ScriptSpec::of(c);
         let verb = sim.run_script_controller(spec);

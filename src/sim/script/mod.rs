@@ -25,6 +25,7 @@
 
 mod ast;
 mod builtins;
+pub mod engine;
 mod interp;
 mod json;
 mod lexer;
@@ -175,6 +176,8 @@ pub enum RunError {
         bytes: usize,
     },
     NoSuchFunction(String),
+    /// The engine itself failed (in the page: its module trapped or could not be reached).
+    Engine(String),
 }
 
 impl fmt::Display for RunError {
@@ -201,6 +204,7 @@ impl fmt::Display for RunError {
             RunError::NoSuchFunction(name) => {
                 write!(f, "the program defines no function named {name}")
             }
+            RunError::Engine(why) => write!(f, "the JavaScript engine failed: {why}"),
         }
     }
 }

@@ -136,23 +136,34 @@ impl<'a> Pass<'a> {
         let selector = match opts.get("labelSelector") {
             None | Some(Json::Null) => None,
             Some(Json::String(s)) => Some(LabelSelector::parse(s)?),
+            // The API server's own decoder of selectors (unknown fields refused, as there).
             Some(v) => Some(
-                serde_json::from_value::<LabelSelector>(v.clone())
+                crate::sim::api::strict::decode_as::<LabelSelector>(v, &Default::default())
                     .map_err(|e| format!("labelSelector: {e}"))?,
             ),
         };
-        let fields: Vec<(String, String)> = match opts.get("fieldSelector").and_then(Json::as_str) {
-            None => Vec::new(),
-            Some(s) => s
-                .split(',')
-                .filter(|p| !p.trim().is_empty())
-                .map(|p| {
-                    p.split_once('=')
-                        .map(|(f, v)| (f.trim().to_string(), v.trim().to_string()))
-                        .ok_or_else(|| format!("fieldSelector {s:?}: expected field=value"))
-                })
-                .collect::<Result<_, _>>()?,
-        };
+        // Field selectors as the API server reads them: `f=v`, `f==v` or `f!=v`, comma-separated.
+        let fields: Vec<(String, bool, String)> =
+            match opts.get("fieldSelector").and_then(Json::as_str) {
+                None => Vec::new(),
+                Some(s) => s
+                    .split(',')
+                    .filter(|p| !p.trim().is_empty())
+                    .map(|p| {
+                        let (f, equal, v) = if let Some((f, v)) = p.split_once("!=") {
+                            (f, false, v)
+                        } else if let Some((f, v)) = p.split_once("==") {
+                            (f, true, v)
+                        } else {
+                            let (f, v) = p.split_once('=').ok_or_else(|| {
+                                format!("fieldSelector {s:?}: expected field=value or field!=value")
+                            })?;
+                            (f, true, v)
+                        };
+                        Ok((f.trim().to_string(), equal, v.trim().to_string()))
+                    })
+                    .collect::<Result<_, String>>()?,
+            };
         let items: Vec<Json> = self
             .cache
             .list(kind)
@@ -164,9 +175,9 @@ impl<'a> Pass<'a> {
             })
             .map(|o| o.to_json())
             .filter(|j| {
-                fields
-                    .iter()
-                    .all(|(f, v)| field_value(j, f).as_deref() == Some(v.as_str()))
+                fields.iter().all(|(f, equal, v)| {
+                    (field_value(j, f).as_deref() == Some(v.as_str())) == *equal
+                })
             })
             .collect();
         self.reads
@@ -212,7 +223,14 @@ impl<'a> Pass<'a> {
         Ok(Json::Null)
     }
 
-    fn key_args(&self, args: &[Json], call: &str) -> Result<ObjectKey, String> {
+    /// The object a `(kind, name, ...)` call names; its namespace is argument `namespace_at`
+    /// (the pass's key's namespace when absent).
+    fn key_args(
+        &self,
+        args: &[Json],
+        call: &str,
+        namespace_at: usize,
+    ) -> Result<ObjectKey, String> {
         let kind = self.kind(args.first().unwrap_or(&Json::Null))?;
         let name = args
             .get(1)
@@ -220,7 +238,7 @@ impl<'a> Pass<'a> {
             .ok_or_else(|| format!("ctx.{call}(kind, name, ...): name must be a string"))?;
         Ok(ObjectKey::new(
             kind,
-            &self.namespace_arg(kind, args.get(if call == "patch" { 3 } else { 2 })),
+            &self.namespace_arg(kind, args.get(namespace_at)),
             name,
         ))
     }
@@ -285,7 +303,7 @@ impl Host for Pass<'_> {
                 self.queue(ApiRequest::UpdateStatus(obj))
             }
             "patch" | "patchStatus" => {
-                let key = self.key_args(&args, "patch")?;
+                let key = self.key_args(&args, method, 3)?;
                 let patch = args
                     .get(2)
                     .filter(|p| p.is_object())
@@ -298,7 +316,7 @@ impl Host for Pass<'_> {
                 })
             }
             "delete" => {
-                let key = self.key_args(&args, "delete")?;
+                let key = self.key_args(&args, "delete", 2)?;
                 let options = DeleteOptions {
                     propagation_policy: Some(PropagationPolicy::Background),
                     ..DeleteOptions::default()

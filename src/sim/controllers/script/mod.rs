@@ -8,7 +8,7 @@
 //! as requests the world sends after the pass, with the latency, conflicts and admission every
 //! client meets. Its answers come back through the cache and `ctx.lastErrors()`.
 //!
-//! The module-level state of the script lives in the engine [`Instance`], which is this
+//! The module-level state of the script lives in the engine's [`Running`] instance, which is this
 //! process's memory: a restart or a crash builds a new controller from the document alone
 //! ([`Controller::restarted`]), so the state is gone, as a real controller's is.
 
@@ -30,7 +30,12 @@ use crate::sim::machinery::controller::{
     watched_builtins, ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sim::rng::Rng;
-use crate::sim::script::{Arg, Instance, Limits, RunError};
+use crate::sim::script::engine::{self, Running};
+use crate::sim::script::{Arg, Limits, RunError};
+
+/// How the loop record's `desired` of a pass that ended cleanly begins ("returned nothing...",
+/// "returned requeueAfter 30s"); a failed pass's is the error. The checker reads passes by it.
+pub const CLEAN_PASS: &str = "returned ";
 
 /// What a `Controller` document declares, with the limits it runs under: everything a
 /// (re)started process is built from.
@@ -65,9 +70,11 @@ impl ScriptSpec {
 pub struct ScriptController {
     spec: Rc<ScriptSpec>,
     /// The script's module state: created by the first pass of this process.
-    instance: Option<Instance>,
+    instance: Option<Box<dyn Running>>,
     /// API errors answered since the last pass (`ctx.lastErrors()`), as Kubernetes Status objects.
     last_errors: Vec<Json>,
+    /// Why the last pass failed in the script, when it did: the editor underlines it.
+    failure: Option<RunError>,
 }
 
 impl ScriptController {
@@ -77,7 +84,13 @@ impl ScriptController {
             spec,
             instance: None,
             last_errors: Vec::new(),
+            failure: None,
         }
+    }
+
+    /// Why the last pass failed in the script (thrown, over budget...), if it did.
+    pub fn failure(&self) -> Option<&RunError> {
+        self.failure.as_ref()
     }
 
     /// The document it runs.
@@ -89,24 +102,22 @@ impl ScriptController {
         let kind = self.spec.doc.primary.resolve()?;
         let meta = obj.meta();
         let owner = meta.controller_ref()?;
-        (owner.kind == self.spec.doc.primary.kind
-            && Kind::of_type(&owner.api_version, &owner.kind) == Some(kind))
-        .then(|| ObjectKey::new(kind, &meta.namespace, &owner.name))
+        (Kind::of_type(&owner.api_version, &owner.kind) == Some(kind))
+            .then(|| ObjectKey::new(kind, &meta.namespace, &owner.name))
     }
 
     /// Starts the script's module code, once per process. `Math.random` draws from the
     /// component's own stream of the simulation's seed.
-    fn instance(&mut self, now: Millis, rng: &mut Rng) -> Result<&mut Instance, RunError> {
+    fn instance(&mut self, now: Millis, rng: &mut Rng) -> Result<&mut dyn Running, RunError> {
         if self.instance.is_none() {
+            let engine = engine::installed().ok_or_else(|| {
+                RunError::Engine(crate::sim::input::controller_doc::NO_ENGINE.into())
+            })?;
             let spec = &self.spec;
-            self.instance = Some(Instance::start(
-                &spec.doc.program,
-                rng.next_u64(),
-                spec.limits,
-                now,
-            )?);
+            self.instance =
+                Some(engine.start(&spec.doc.source, rng.next_u64(), spec.limits, now)?);
         }
-        Ok(self.instance.as_mut().expect("started above"))
+        Ok(self.instance.as_deref_mut().expect("started above"))
     }
 }
 
@@ -183,20 +194,21 @@ impl Controller for ScriptController {
         for e in events {
             out.event(e);
         }
+        self.failure = result.as_ref().err().cloned();
         let decided = match result {
             Ok(value) => match host::next_of(&value) {
                 Ok(host::Next::After(after)) => {
                     out.requeue(after);
                     format!(
-                        "returned requeueAfter {}",
+                        "{CLEAN_PASS}requeueAfter {}",
                         crate::sim::time::format_duration(after)
                     )
                 }
                 Ok(host::Next::RateLimited) => {
                     out.rate_limited = true;
-                    "returned requeue: true (rate-limited)".to_string()
+                    format!("{CLEAN_PASS}requeue: true (rate-limited)")
                 }
-                Ok(host::Next::Done) => "returned nothing: wait for a change".to_string(),
+                Ok(host::Next::Done) => format!("{CLEAN_PASS}nothing: wait for a change"),
                 Err(msg) => {
                     out.error = Some(msg.clone());
                     msg
