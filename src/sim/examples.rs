@@ -67,6 +67,14 @@ pub const ALL: &[(&str, &str)] = &[
         "crash-in-the-middle",
         include_str!("../lessons/crash-in-the-middle.yaml"),
     ),
+    (
+        "your-first-controller",
+        include_str!("../lessons/your-first-controller.yaml"),
+    ),
+    (
+        "break-it-then-fix-it",
+        include_str!("../lessons/break-it-then-fix-it.yaml"),
+    ),
 ];
 
 /// The built-in example called `name`.
@@ -283,6 +291,26 @@ pub const LESSONS: &[Lesson] = &[
                   Job after its version and the retry finds it, or meets 409 AlreadyExists.",
         view: "sequence",
         order: 19,
+    },
+    Lesson {
+        name: "your-first-controller",
+        title: "Your first controller",
+        summary: "Write the reconcile of your own kind in JavaScript: read the Website and its \
+                  Deployment from your cache, create what is missing, report availability in the \
+                  status. Apply it, watch its loop card, delete its Deployment by hand and watch \
+                  your loop make it again; then check it against lost events and crashes.",
+        view: "sequence",
+        order: 20,
+    },
+    Lesson {
+        name: "break-it-then-fix-it",
+        title: "Break it, then fix it",
+        summary: "A controller that works until something goes wrong: it remembers instead of \
+                  looking, and names its Deployment with generateName. Check my controller shows \
+                  which faults break it (a hand deletion, a lost event, a crash between two \
+                  writes) with a link to each failing run; fix it until the check passes.",
+        view: "sequence",
+        order: 21,
     },
 ];
 

@@ -32,7 +32,7 @@ async function doEveryStep(page, late) {
   }
 }
 
-for (const name of ['thermostat', 'node-dies', 'fix-the-spec', 'run-to-completion', 'non-idempotent-world', 'at-most-one', 'operator-is-a-controller', 'finalizers-need-a-living-controller', 'crash-in-the-middle']) {
+for (const name of ['thermostat', 'node-dies', 'fix-the-spec', 'run-to-completion', 'non-idempotent-world', 'at-most-one', 'operator-is-a-controller', 'finalizers-need-a-living-controller', 'crash-in-the-middle', 'your-first-controller', 'break-it-then-fix-it']) {
   for (const pace of ['timeline', 'immediate', 'slow']) {
     test(`${name}: every check passes when the steps are done at the ${pace} pace`, async ({ page }) => {
       const errors = await open(page, `/#example/${name}`);

@@ -356,3 +356,45 @@ fn kubeloop_check_exits_two_on_bad_input() {
     assert_eq!(code, 2);
     assert!(err.contains("does not exist"), "{err}");
 }
+
+/// A lesson's file, split: the document its first `apply:` step applies, and its own documents
+/// after the Scenario with the Controller left out.
+fn lesson_parts(name: &str) -> (String, Vec<&'static str>, String) {
+    let lesson = kubeloop::sim::examples::by_name(name).expect("the lesson");
+    let docs: Vec<&'static str> = lesson.split("\n---\n").collect();
+    let step = docs[0]
+        .split("    apply: |\n")
+        .nth(1)
+        .expect("a step applies a document");
+    let applied: String = step
+        .lines()
+        .take_while(|l| l.is_empty() || l.starts_with("      "))
+        .map(|l| l.get(6..).unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let objects: Vec<&str> = docs[1..]
+        .iter()
+        .copied()
+        .filter(|d| !d.contains("kind: Controller"))
+        .collect();
+    (applied, objects, docs[1..].join("\n---\n"))
+}
+
+#[test]
+fn the_break_it_lessons_controller_fails_all_three_properties_and_its_fix_passes_them() {
+    let (fix, objects, buggy) = lesson_parts("break-it-then-fix-it");
+    let report = check(&buggy);
+    for p in Property::ALL {
+        assert!(!verdict(&report, p).passed, "{p:?} fails: {report:#?}");
+    }
+    let fixed = format!("{}\n---\n{fix}\n", objects.join("\n---\n"));
+    let report = check(&fixed);
+    assert!(report.passed(), "{report:#?}");
+}
+
+#[test]
+fn your_first_controllers_answer_passes_all_three_properties() {
+    let (answer, objects, _) = lesson_parts("your-first-controller");
+    let text = format!("{}\n---\n{answer}\n", objects.join("\n---\n"));
+    assert!(check(&text).passed());
+}
