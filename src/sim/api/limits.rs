@@ -20,6 +20,7 @@
 //! | [`MAX_COMMAND_BYTES`], control characters | `kubectl::execute_with_stdin` | kubectl-style `error:` |
 //! | [`MAX_TRACE_TEXT`] | `Sim::record_command` (a command's text and output in the trace) | clipped, says so |
 //! | `apiextensions::MAX_INTERNED_KINDS` custom kinds per page | `ApiServer::create` of a CRD | 403 Forbidden |
+//! | [`SCRIPT_STEPS`], [`SCRIPT_MEMORY_BYTES`], [`SCRIPT_CALL_DEPTH`] per pass of a learner's controller | `controllers::script` (the engine counts, `sim::script::Limits`) | a failed pass: `ReconcileError` "reconcile exceeded its budget of N steps" |
 //!
 //! Caps that live beside the code they protect, listed here so this is the one page to read:
 //! YAML input (`yaml::MAX_INPUT_BYTES` 1 MiB, depth 32, 25,000 nodes, 1,000 documents), share
@@ -40,6 +41,14 @@ use super::{ApiError, StatusReason};
 
 /// The most replicas a Deployment or ReplicaSet may ask for.
 pub const MAX_REPLICAS: i64 = 20_000;
+/// The steps one pass of a learner's controller may take (statements, expressions, calls):
+/// `while (true) {}` ends in a fraction of a second of a tab's time, as a failed pass.
+pub const SCRIPT_STEPS: u64 = 1_000_000;
+/// The bytes one pass of a learner's controller may allocate, and its module state may hold.
+pub const SCRIPT_MEMORY_BYTES: usize = 16 * 1024 * 1024;
+/// How deep a learner's controller's calls may nest.
+pub const SCRIPT_CALL_DEPTH: usize = 200;
+
 /// The most Pods the simulated cluster holds at once (room for a surge above [`MAX_REPLICAS`]).
 pub const MAX_PODS: usize = 30_000;
 /// The most Nodes (Kubernetes' own documented ceiling for one cluster).

@@ -44,7 +44,8 @@ use interp::{new_env, Ctrl, Run, Vm};
 use value::{Kind, Value};
 
 /// The bounds of one instance. Steps and allocated bytes are counted per call; the module
-/// state kept between calls is measured after each and held to `memory_bytes` too.
+/// state kept between calls is measured after each and held to `memory_bytes` too. The defaults
+/// are the playground's (`sim::api::limits::SCRIPT_*`; a test keeps them equal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub steps: u64,

@@ -48,9 +48,14 @@ pub struct ScriptSpec {
 impl ScriptSpec {
     /// What a `Controller` document declares, with the playground's limits.
     pub fn of(doc: &ControllerDoc) -> ScriptSpec {
+        use crate::sim::api::limits::{SCRIPT_CALL_DEPTH, SCRIPT_MEMORY_BYTES, SCRIPT_STEPS};
         ScriptSpec {
             doc: doc.clone(),
-            limits: Limits::default(),
+            limits: Limits {
+                steps: SCRIPT_STEPS,
+                memory_bytes: SCRIPT_MEMORY_BYTES,
+                call_depth: SCRIPT_CALL_DEPTH,
+            },
         }
     }
 

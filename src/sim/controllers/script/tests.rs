@@ -46,3 +46,27 @@ fn a_kind_is_named_as_kubectl_takes_it() {
         assert!(!deployments.named_by(word), "{word}");
     }
 }
+
+#[test]
+fn a_controller_in_the_playground_runs_under_the_limits_of_sim_limits_which_the_engine_defaults_to()
+{
+    let text = include_str!("../../../../tests/fixtures/controllers/website.yaml");
+    let decoded = crate::sim::input::decode::decode_manifests("website.yaml", text);
+    let spec = super::ScriptSpec::of(&decoded.controllers[0]);
+    assert_eq!(spec.limits.steps, crate::sim::api::limits::SCRIPT_STEPS);
+    assert_eq!(spec.limits, crate::sim::script::Limits::default());
+}
+
+#[test]
+fn short_names_name_built_in_kinds_as_kubectl_takes_them() {
+    let t = |api_version: &str, kind: &str| TypeName {
+        api_version: api_version.into(),
+        kind: kind.into(),
+    };
+    assert!(t("v1", "Pod").named_by("po"));
+    assert!(t("apps/v1", "Deployment").named_by("deploy"));
+    assert!(t("apps/v1", "StatefulSet").named_by("sts"));
+    assert!(t("v1", "ConfigMap").named_by("cm"));
+    assert!(!t("apps/v1", "Deployment").named_by("po"));
+    assert!(!t("apps/v1", "Deployment").named_by("deploy.batch"));
+}
