@@ -22,6 +22,7 @@
 //! | `checks()` | the scenario's checks `[{name, passed, message, waitingFor}]` |
 //! | `lessonSteps()` | the try-this steps `[{label, id, enabled, done, doneAt, at, waitingFor}]` |
 //! | `trace(afterSeq)` | trace entries after a sequence number (at most 10 000), as `--trace` prints them |
+//! | `fingerprint()` | the trace's entry count and hash, `"<count> <hex>"` (`Trace::fingerprint`): the determinism tests compare it with the native run's |
 //! | `version` | the crate version |
 //! | `debugPanic(message?)` | never returns: a real Rust panic, for tests and diagnostics of the crash screen (see below) |
 //!
@@ -360,7 +361,7 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         }),
     );
 
-    let m = model;
+    let m = model.clone();
     add(
         "trace",
         Box::new(move |since| {
@@ -375,6 +376,15 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
                 .map(|e| e.to_json())
                 .collect();
             Ok(to_js(&Json::Array(entries)))
+        }),
+    );
+
+    let m = model;
+    add(
+        "fingerprint",
+        Box::new(move |_| {
+            let m = m.try_borrow().map_err(|_| err("fingerprint: busy"))?;
+            Ok(JsValue::from_str(&m.session.sim.trace().fingerprint()))
         }),
     );
 

@@ -241,16 +241,7 @@ pub fn script_fingerprint() -> (usize, u64) {
 }
 
 fn hash(s: &Session) -> (usize, u64) {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut n = 0;
-    for e in s.sim.trace().entries() {
-        n += 1;
-        for b in e.to_json().to_string().bytes().chain([b'\n']) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    (n, h)
+    parse(&s.sim.trace().fingerprint())
 }
 
 /// The committed fingerprint of [`script_fingerprint`].

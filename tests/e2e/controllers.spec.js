@@ -87,3 +87,20 @@ test('Check my controller gives three green rows to a good controller and links 
   expect(owned.stdout.trim().split('\n').length).toBe(2);
   expect(errors).toEqual([]);
 });
+
+test('a controller run through the page\'s engine module gives the trace the native run gives, entry for entry', async ({ page }) => {
+  const errors = await open(page);
+  const scenario = fs.readFileSync(path.join(__dirname, '../fixtures/controllers/website-scenario.yaml'), 'utf8');
+  const expected = fs.readFileSync(path.join(__dirname, '../snapshots/page-controller-fingerprint.txt'), 'utf8').trim();
+  const editor = page.getByTestId('editor');
+  await editor.fill(scenario);
+  await editor.press('Control+Enter');
+  await expect(page.getByTestId('diagnostics')).toContainText('controller.kubeloop.dev/website created');
+  // Opened from t=0 as a link opens it (Playground::load_scenario), then three minutes.
+  await page.getByTestId('run-scenario').click();
+  await expect(page.getByTestId('editor')).toHaveValue(/website-determinism/);
+  await page.waitForFunction(() => window.kubeloop.now() === 0);
+  await advance(page, '3m');
+  expect(await page.evaluate(() => window.kubeloop.fingerprint())).toBe(expected);
+  expect(errors).toEqual([]);
+});

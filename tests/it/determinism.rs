@@ -40,6 +40,36 @@ fn a_learners_controller_gives_the_same_trace_twice_and_the_committed_one() {
     assert_eq!(got, common::script_expected());
 }
 
+/// What the page runs for tests/e2e/controllers.spec.js's fingerprint: the scenario opened as the
+/// page opens it (`Playground::load_scenario`) and advanced three minutes as `kubeloop.advance`
+/// does. The page runs the controller through its engine module and the JSON bridge; this runs
+/// the interpreter in-process. Both must give the committed fingerprint.
+#[test]
+fn a_learners_controller_in_the_playground_gives_the_fingerprint_the_page_must_give() {
+    let text = include_str!("../fixtures/controllers/website-scenario.yaml");
+    let mut p = kubeloop::viewmodel::Playground::new(1);
+    p.load_scenario(text, None).expect("the scenario opens");
+    p.advance_by(180_000);
+    let got = p.session.sim.trace().fingerprint();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/page-controller-fingerprint.txt"
+    );
+    if std::env::var_os("UPDATE_DETERMINISM").is_some() {
+        std::fs::write(path, format!("{got}\n")).expect("writable");
+        return;
+    }
+    let expected = std::fs::read_to_string(path).expect("the committed fingerprint");
+    assert_eq!(got, expected.trim());
+    let restarted = p.session.sim.trace().entries().any(|e| {
+        matches!(
+            &e.kind,
+            kubeloop::sim::machinery::trace::TraceKind::Fault { .. }
+        )
+    });
+    assert!(restarted, "the restart happened");
+}
+
 #[test]
 fn the_fingerprinted_scenario_really_grows_a_disk_reattaches_one_and_retries_a_job() {
     use kubeloop::sim::session::Session;

@@ -204,6 +204,19 @@ impl Trace {
         self.entries.range(start..)
     }
 
+    /// The kept entries' count and an FNV-1a hash of their JSON lines, written `<count> <hex>`:
+    /// what the determinism tests compare between builds (natively, in wasm, in the page).
+    pub fn fingerprint(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for e in &self.entries {
+            for b in e.to_json().to_string().bytes().chain([b'\n']) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        format!("{} {h:016x}", self.entries.len())
+    }
+
     /// All kept entries.
     pub fn entries(&self) -> impl DoubleEndedIterator<Item = &TraceEntry> {
         self.entries.iter()
