@@ -59,19 +59,22 @@ test('a pass that throws is underlined at the line of the source that threw, and
   expect(errors).toEqual([]);
 });
 
-test('Check my controller gives three green rows to a good controller and links a failing run for a non-idempotent one', async ({ page }) => {
+test('Check my controller loads the checker on first use and gives a good controller three green rows', async ({ page }) => {
   const errors = await open(page);
-  const editor = page.getByTestId('editor');
-  await editor.fill(FILE);
+  await page.getByTestId('editor').fill(FILE);
   await page.getByTestId('check-controller').click();
-  const card = page.getByTestId('check-card');
-  await expect(card).toBeVisible();
+  await expect(page.getByTestId('check-card')).toBeVisible();
   for (const p of ['convergent', 'level-triggered', 'idempotent']) {
     await expect(page.getByTestId(`check-${p}`)).toHaveAttribute('data-passed', 'true');
   }
+  await expect(page.getByTestId('check-card').locator('a')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
 
+test('Check my controller fails a generateName controller as not idempotent, and its link opens the run with the duplicate', async ({ page }) => {
+  const errors = await open(page);
   const generateName = fs.readFileSync(path.join(__dirname, '../fixtures/controllers/website-generate-name.yaml'), 'utf8');
-  await editor.fill(generateName);
+  await page.getByTestId('editor').fill(generateName);
   await page.getByTestId('check-controller').click();
   await expect(page.getByTestId('check-idempotent')).toHaveAttribute('data-passed', 'false');
   await expect(page.getByTestId('check-idempotent')).toContainText('2 Deployments are owned by Website web');
@@ -82,6 +85,7 @@ test('Check my controller gives three green rows to a good controller and links 
   await page.goto(href.replace(/^https?:\/\/[^/]+/, ''));
   await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
   await expect(page.getByTestId('editor')).toHaveValue(/CrashMidReconcile/);
+  await page.waitForFunction(() => window.kubeloop.state().items.some((o) => o.kind === 'Website'));
   await advance(page, '3m');
   const owned = await page.evaluate(() => window.kubeloop.kubectl('get deployments -o name'));
   expect(owned.stdout.trim().split('\n').length).toBe(2);
