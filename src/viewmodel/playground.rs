@@ -684,8 +684,12 @@ impl Playground {
         );
         #[cfg(target_arch = "wasm32")]
         let view = {
+            // Only an action dispatched before the app is mounted gets here.
             let _ = text;
-            crate::viewmodel::check::CheckView::Refused(Vec::new())
+            crate::viewmodel::check::CheckView::from_json(&serde_json::json!({"err": [{
+                "file": EDITOR_FILE, "line": 1, "col": 1,
+                "message": "the checker is not loaded yet: press Check my controller again",
+            }]}))
         };
         self.show_check(view);
     }

@@ -1,19 +1,7 @@
 //! The CLI contract course authors and scripts rely on: exit codes, diagnostics, traces, links.
 
+use crate::support::kubeloop;
 use std::path::PathBuf;
-use std::process::Command;
-
-fn kubeloop(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kubeloop"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 fn temp(name: &str, content: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kubeloop-cli-{}", std::process::id()));

@@ -6,6 +6,8 @@ use kubeloop::sim::api::types::Kind;
 use kubeloop::sim::controller_check::{check_controller, Property, Report, Verdict};
 use kubeloop::sim::session::Session;
 
+use crate::support::kubeloop;
+
 const GOOD: &str = include_str!("../fixtures/controllers/website.yaml");
 const EDGE: &str = include_str!("../fixtures/controllers/website-edge-triggered.yaml");
 const GENERATE_NAME: &str = include_str!("../fixtures/controllers/website-generate-name.yaml");
@@ -278,18 +280,6 @@ fn the_report_serializes_for_the_page() {
     assert_eq!(json["verdicts"][2]["passed"], false);
     assert!(json["verdicts"][2]["failingSchedule"].is_string());
     assert!(json["verdicts"][2]["reproduce"].is_string());
-}
-
-fn kubeloop(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubeloop"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
 }
 
 fn fixture(name: &str) -> String {

@@ -6,8 +6,8 @@
 //! (c) each lesson's point holds in the simulated cluster: one assertion per lesson on the
 //!     outcome it teaches, looked at directly rather than through the lesson's own checks.
 
+use crate::support::kubeloop;
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use kubeloop::sim::api::types::{Deployment, Kind, Millis, Pod, ReplicaSet};
 use kubeloop::sim::examples::{self, ALL, LESSONS};
@@ -415,18 +415,6 @@ fn no_check_that_follows_a_step_passes_when_the_learner_does_nothing() {
             }
         }
     }
-}
-
-fn kubeloop(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kubeloop"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! What the subject modules share: a session with a manifest applied, and the events about a
-//! kind of object in the order they were first recorded.
+//! What the subject modules share: a session with a manifest applied, the events about a kind
+//! of object in the order they were first recorded, and the `kubeloop` binary run as a user
+//! runs it.
 
 use kubeloop::sim::api::types::Kind;
 use kubeloop::sim::session::Session;
@@ -42,4 +43,17 @@ pub fn messages(s: &Session, reason: &str) -> Vec<String> {
         .filter(|e| e.reason == reason)
         .map(|e| e.message.clone())
         .collect()
+}
+
+/// Runs the `kubeloop` binary: its exit code, standard output and standard error.
+pub fn kubeloop(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubeloop"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
