@@ -270,6 +270,32 @@ fn a_crd_that_breaks_the_api_servers_rules_is_refused_with_its_words() {
 }
 
 #[test]
+fn a_crd_without_its_group_is_refused_by_validation_with_the_api_servers_words() {
+    let mut s = Session::new(1);
+    let groupless = CRONTAB_CRD.replace("  group: stable.example.com\n", "");
+    assert_ne!(groupless, CRONTAB_CRD);
+    let report = s.apply_text("crd.yaml", &groupless);
+    let errors: Vec<(&str, &str)> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| (d.field.as_deref().unwrap_or(""), d.message.as_str()))
+        .collect();
+    let invalid =
+        r#"CustomResourceDefinition.apiextensions.k8s.io "crontabs.stable.example.com" is invalid"#;
+    assert_eq!(
+        errors,
+        vec![
+            (
+                "metadata.name",
+                format!(r#"{invalid}: metadata.name: Invalid value: "crontabs.stable.example.com": must be spec.names.plural+"."+spec.group"#).as_str()
+            ),
+            ("spec.group", format!("{invalid}: spec.group: Required value").as_str()),
+        ]
+    );
+}
+
+#[test]
 fn status_writes_go_through_the_status_subresource_and_leave_the_generation() {
     let mut s = Session::new(1);
     assert!(s.apply_text("crontab.yaml", &both()).ok);

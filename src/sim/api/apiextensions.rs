@@ -12,6 +12,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use super::fields::Fields;
+use super::strict::{decode_at, DecodeError};
 use super::types::{ObjectMeta, Time};
 
 /// `apiextensions.k8s.io/v1`, the only version of the CRD API a v1.34 cluster serves.
@@ -280,119 +282,113 @@ impl CustomObject {
 // ---------------------------------------------------------------- The CRD itself
 
 /// `apiextensions.k8s.io/v1` `CustomResourceDefinition`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceDefinition {
-    #[serde(default)]
     pub metadata: ObjectMeta,
     pub spec: CustomResourceDefinitionSpec,
-    #[serde(default)]
     pub status: CustomResourceDefinitionStatus,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceDefinitionSpec {
     pub group: String,
     pub names: CustomResourceDefinitionNames,
     pub scope: String,
     pub versions: Vec<CustomResourceDefinitionVersion>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conversion: Option<CustomResourceConversion>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub preserve_unknown_fields: Option<bool>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceDefinitionNames {
     pub plural: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub singular: String,
     pub kind: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub list_kind: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub short_names: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceConversion {
     pub strategy: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook: Option<Json>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceDefinitionVersion {
     pub name: String,
     pub served: bool,
     pub storage: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deprecation_warning: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<CustomResourceValidation>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subresources: Option<CustomResourceSubresources>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub additional_printer_columns: Vec<CustomResourceColumnDefinition>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectable_fields: Vec<SelectableField>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SelectableField {
     pub json_path: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceValidation {
-    #[serde(
-        rename = "openAPIV3Schema",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "openAPIV3Schema", skip_serializing_if = "Option::is_none")]
     pub open_api_v3_schema: Option<JSONSchemaProps>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceSubresources {
     /// `{}` turns the status subresource on; its content is unused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<CustomResourceSubresourceScale>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceSubresourceScale {
     pub spec_replicas_path: String,
     pub status_replicas_path: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub label_selector_path: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceColumnDefinition {
     pub name: String,
     #[serde(rename = "type")]
     pub type_: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub format: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub description: String,
-    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    #[serde(skip_serializing_if = "is_zero_i32")]
     pub priority: i32,
     pub json_path: String,
 }
@@ -400,167 +396,159 @@ pub struct CustomResourceColumnDefinition {
 /// An OpenAPI v3 schema node as a CRD writes it. The keywords Kubernetes refuses in a
 /// structural schema are kept so that they are refused with its words, not as unknown fields.
 #[allow(clippy::upper_case_acronyms)]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JSONSchemaProps {
-    #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "type", skip_serializing_if = "String::is_empty")]
     pub type_: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub format: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub title: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub maximum: Option<f64>,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub exclusive_maximum: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub minimum: Option<f64>,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub exclusive_minimum: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub multiple_of: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_length: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_length: Option<i64>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub pattern: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_items: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_items: Option<i64>,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub unique_items: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_properties: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<i64>,
-    #[serde(rename = "enum", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(rename = "enum", skip_serializing_if = "Vec::is_empty")]
     pub enum_: Vec<Json>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Box<JSONSchemaProps>>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: BTreeMap<String, JSONSchemaProps>,
     /// A schema for every other key, or `true`/`false`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_properties: Option<Json>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub all_of: Vec<JSONSchemaProps>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub one_of: Vec<JSONSchemaProps>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub any_of: Vec<JSONSchemaProps>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub not: Option<Box<JSONSchemaProps>>,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "is_false")]
     pub nullable: bool,
     #[serde(
         rename = "x-kubernetes-preserve-unknown-fields",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub x_preserve_unknown_fields: Option<bool>,
     #[serde(
         rename = "x-kubernetes-embedded-resource",
-        default,
         skip_serializing_if = "is_false"
     )]
     pub x_embedded_resource: bool,
     #[serde(
         rename = "x-kubernetes-int-or-string",
-        default,
         skip_serializing_if = "is_false"
     )]
     pub x_int_or_string: bool,
     #[serde(
         rename = "x-kubernetes-list-type",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub x_list_type: Option<String>,
     #[serde(
         rename = "x-kubernetes-list-map-keys",
-        default,
         skip_serializing_if = "Vec::is_empty"
     )]
     pub x_list_map_keys: Vec<String>,
     #[serde(
         rename = "x-kubernetes-map-type",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub x_map_type: Option<String>,
     #[serde(
         rename = "x-kubernetes-validations",
-        default,
         skip_serializing_if = "Vec::is_empty"
     )]
     pub x_validations: Vec<ValidationRule>,
-    #[serde(rename = "$ref", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "$ref", skip_serializing_if = "Option::is_none")]
     pub ref_: Option<Json>,
-    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "$schema", skip_serializing_if = "Option::is_none")]
     pub schema_: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub definitions: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dependencies: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern_properties: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_items: Option<Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub external_docs: Option<Json>,
 }
 
 /// One `x-kubernetes-validations` rule (CEL): stored, not yet enforced by the playground.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ValidationRule {
     pub rule: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub message_expression: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub field_path: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional_old_self: Option<bool>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceDefinitionStatus {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<CustomResourceDefinitionCondition>,
-    #[serde(default)]
     pub accepted_names: CustomResourceDefinitionNames,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stored_versions: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomResourceDefinitionCondition {
     #[serde(rename = "type")]
     pub type_: String,
     pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub reason: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
 }
 
@@ -593,5 +581,310 @@ impl CustomResourceDefinition {
         self.storage_version()
             .and_then(|v| v.subresources.as_ref())
             .is_some_and(|s| s.status.is_some())
+    }
+}
+
+// ---------------------------------------------------------------- Reading a CRD from its JSON
+
+/// The kind, for [`Fields`]' errors.
+const CRD: &str = "CustomResourceDefinition";
+
+impl CustomResourceDefinition {
+    /// Reads a CRD from its JSON (Go's decoding has already checked its types and found its
+    /// unknown fields). Absent fields read as Go's zero values, so a CRD without `spec.group`
+    /// is refused by validation with the API server's words, not by the reader.
+    pub fn from_json(value: &Json) -> Result<CustomResourceDefinition, DecodeError> {
+        let part =
+            |name: &'static str| Fields::of(value.get(name).unwrap_or(&Json::Null), CRD, name);
+        Fields::of(value, CRD, "")?;
+        let metadata = match value.get("metadata") {
+            Some(m) if !m.is_null() => decode_at(m, "metadata", "ObjectMeta", &Default::default())?,
+            _ => ObjectMeta::default(),
+        };
+        Ok(CustomResourceDefinition {
+            metadata,
+            spec: read_spec(part("spec")?)?,
+            status: read_status(part("status")?)?,
+        })
+    }
+}
+
+impl JSONSchemaProps {
+    /// Reads one schema node (and its children) from its JSON.
+    pub fn from_json(value: &Json) -> Result<JSONSchemaProps, DecodeError> {
+        read_schema(Fields::of(value, CRD, "spec")?)
+    }
+}
+
+fn read_names(n: Fields<'_>) -> Result<CustomResourceDefinitionNames, DecodeError> {
+    Ok(CustomResourceDefinitionNames {
+        plural: n.string("plural")?.unwrap_or_default(),
+        singular: n.string("singular")?.unwrap_or_default(),
+        kind: n.string("kind")?.unwrap_or_default(),
+        list_kind: n.string("listKind")?.unwrap_or_default(),
+        short_names: n.strings("shortNames")?,
+        categories: n.strings("categories")?,
+    })
+}
+
+fn read_spec(s: Fields<'_>) -> Result<CustomResourceDefinitionSpec, DecodeError> {
+    let mut versions = Vec::new();
+    for v in s.objects("versions")? {
+        versions.push(read_version(v)?);
+    }
+    Ok(CustomResourceDefinitionSpec {
+        group: s.string("group")?.unwrap_or_default(),
+        names: match s.object("names")? {
+            Some(n) => read_names(n)?,
+            None => CustomResourceDefinitionNames::default(),
+        },
+        scope: s.string("scope")?.unwrap_or_default(),
+        versions,
+        conversion: match s.object("conversion")? {
+            Some(c) => Some(CustomResourceConversion {
+                strategy: c.string("strategy")?.unwrap_or_default(),
+                webhook: c.json("webhook"),
+            }),
+            None => None,
+        },
+        preserve_unknown_fields: s.boolean("preserveUnknownFields")?,
+    })
+}
+
+fn read_version(v: Fields<'_>) -> Result<CustomResourceDefinitionVersion, DecodeError> {
+    let mut additional_printer_columns = Vec::new();
+    for c in v.objects("additionalPrinterColumns")? {
+        additional_printer_columns.push(CustomResourceColumnDefinition {
+            name: c.string("name")?.unwrap_or_default(),
+            type_: c.string("type")?.unwrap_or_default(),
+            format: c.string("format")?.unwrap_or_default(),
+            description: c.string("description")?.unwrap_or_default(),
+            priority: c.int32("priority")?.unwrap_or(0),
+            json_path: c.string("jsonPath")?.unwrap_or_default(),
+        });
+    }
+    let mut selectable_fields = Vec::new();
+    for f in v.objects("selectableFields")? {
+        selectable_fields.push(SelectableField {
+            json_path: f.string("jsonPath")?.unwrap_or_default(),
+        });
+    }
+    Ok(CustomResourceDefinitionVersion {
+        name: v.string("name")?.unwrap_or_default(),
+        served: v.boolean("served")?.unwrap_or(false),
+        storage: v.boolean("storage")?.unwrap_or(false),
+        deprecated: v.boolean("deprecated")?,
+        deprecation_warning: v.string("deprecationWarning")?,
+        schema: match v.object("schema")? {
+            Some(s) => Some(CustomResourceValidation {
+                open_api_v3_schema: match s.object("openAPIV3Schema")? {
+                    Some(root) => Some(read_schema(root)?),
+                    None => None,
+                },
+            }),
+            None => None,
+        },
+        subresources: match v.object("subresources")? {
+            Some(s) => Some(CustomResourceSubresources {
+                status: s.json("status"),
+                scale: match s.object("scale")? {
+                    Some(sc) => Some(CustomResourceSubresourceScale {
+                        spec_replicas_path: sc.string("specReplicasPath")?.unwrap_or_default(),
+                        status_replicas_path: sc.string("statusReplicasPath")?.unwrap_or_default(),
+                        label_selector_path: sc.string("labelSelectorPath")?,
+                    }),
+                    None => None,
+                },
+            }),
+            None => None,
+        },
+        additional_printer_columns,
+        selectable_fields,
+    })
+}
+
+fn read_schemas(s: Fields<'_>, name: &str) -> Result<Vec<JSONSchemaProps>, DecodeError> {
+    s.objects(name)?.into_iter().map(read_schema).collect()
+}
+
+fn read_boxed(s: Fields<'_>, name: &str) -> Result<Option<Box<JSONSchemaProps>>, DecodeError> {
+    match s.object(name)? {
+        Some(child) => Ok(Some(Box::new(read_schema(child)?))),
+        None => Ok(None),
+    }
+}
+
+fn read_schema(s: Fields<'_>) -> Result<JSONSchemaProps, DecodeError> {
+    let mut properties = BTreeMap::new();
+    if let Some(props) = s.object("properties")? {
+        for (name, child) in props.entries() {
+            properties.insert(name.clone(), read_schema(Fields::of(child, CRD, "spec")?)?);
+        }
+    }
+    let mut x_validations = Vec::new();
+    for r in s.objects("x-kubernetes-validations")? {
+        x_validations.push(ValidationRule {
+            rule: r.string("rule")?.unwrap_or_default(),
+            message: r.string("message")?.unwrap_or_default(),
+            message_expression: r.string("messageExpression")?.unwrap_or_default(),
+            reason: r.string("reason")?,
+            field_path: r.string("fieldPath")?.unwrap_or_default(),
+            optional_old_self: r.boolean("optionalOldSelf")?,
+        });
+    }
+    let enum_ = match s.get("enum") {
+        None => Vec::new(),
+        Some(Json::Array(values)) => values.clone(),
+        Some(_) => return Err(s.not_one()),
+    };
+    Ok(JSONSchemaProps {
+        type_: s.string("type")?.unwrap_or_default(),
+        format: s.string("format")?.unwrap_or_default(),
+        title: s.string("title")?.unwrap_or_default(),
+        description: s.string("description")?.unwrap_or_default(),
+        default: s.json("default"),
+        example: s.json("example"),
+        maximum: s.number("maximum")?,
+        exclusive_maximum: s.boolean("exclusiveMaximum")?.unwrap_or(false),
+        minimum: s.number("minimum")?,
+        exclusive_minimum: s.boolean("exclusiveMinimum")?.unwrap_or(false),
+        multiple_of: s.number("multipleOf")?,
+        max_length: s.int("maxLength")?,
+        min_length: s.int("minLength")?,
+        pattern: s.string("pattern")?.unwrap_or_default(),
+        max_items: s.int("maxItems")?,
+        min_items: s.int("minItems")?,
+        unique_items: s.boolean("uniqueItems")?.unwrap_or(false),
+        max_properties: s.int("maxProperties")?,
+        min_properties: s.int("minProperties")?,
+        enum_,
+        required: s.strings("required")?,
+        items: read_boxed(s, "items")?,
+        properties,
+        additional_properties: s.json("additionalProperties"),
+        all_of: read_schemas(s, "allOf")?,
+        one_of: read_schemas(s, "oneOf")?,
+        any_of: read_schemas(s, "anyOf")?,
+        not: read_boxed(s, "not")?,
+        nullable: s.boolean("nullable")?.unwrap_or(false),
+        x_preserve_unknown_fields: s.boolean("x-kubernetes-preserve-unknown-fields")?,
+        x_embedded_resource: s
+            .boolean("x-kubernetes-embedded-resource")?
+            .unwrap_or(false),
+        x_int_or_string: s.boolean("x-kubernetes-int-or-string")?.unwrap_or(false),
+        x_list_type: s.string("x-kubernetes-list-type")?,
+        x_list_map_keys: s.strings("x-kubernetes-list-map-keys")?,
+        x_map_type: s.string("x-kubernetes-map-type")?,
+        x_validations,
+        ref_: s.json("$ref"),
+        schema_: s.json("$schema"),
+        id: s.json("id"),
+        definitions: s.json("definitions"),
+        dependencies: s.json("dependencies"),
+        pattern_properties: s.json("patternProperties"),
+        additional_items: s.json("additionalItems"),
+        external_docs: s.json("externalDocs"),
+    })
+}
+
+fn read_status(s: Fields<'_>) -> Result<CustomResourceDefinitionStatus, DecodeError> {
+    let mut conditions = Vec::new();
+    for c in s.objects("conditions")? {
+        conditions.push(CustomResourceDefinitionCondition {
+            type_: c.string("type")?.unwrap_or_default(),
+            status: c.string("status")?.unwrap_or_default(),
+            last_transition_time: match c.string("lastTransitionTime")? {
+                Some(t) => Some(Time::parse_rfc3339(&t).ok_or_else(|| c.not_one())?),
+                None => None,
+            },
+            reason: c.string("reason")?.unwrap_or_default(),
+            message: c.string("message")?.unwrap_or_default(),
+        });
+    }
+    Ok(CustomResourceDefinitionStatus {
+        conditions,
+        accepted_names: match s.object("acceptedNames")? {
+            Some(n) => read_names(n)?,
+            None => CustomResourceDefinitionNames::default(),
+        },
+        stored_versions: s.strings("storedVersions")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every keyword a CRD's schema node may hold; LEAF stands for a small child schema.
+    const SCHEMA: &str = r##"{
+        "type": "object", "format": "f", "title": "t", "description": "d",
+        "default": {"a": 1}, "example": [1], "maximum": 9.5, "exclusiveMaximum": true,
+        "minimum": -1.5, "exclusiveMinimum": true, "multipleOf": 0.5, "maxLength": 4,
+        "minLength": 2, "pattern": "x", "maxItems": 5, "minItems": 1, "uniqueItems": true,
+        "maxProperties": 7, "minProperties": 1, "enum": ["a", 1, null],
+        "required": ["spec"], "items": LEAF, "properties": {"b": LEAF, "a": {"type": "integer"}},
+        "additionalProperties": false, "allOf": [LEAF], "oneOf": [LEAF], "anyOf": [LEAF],
+        "not": LEAF, "nullable": true, "x-kubernetes-preserve-unknown-fields": true,
+        "x-kubernetes-embedded-resource": true, "x-kubernetes-int-or-string": true,
+        "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+        "x-kubernetes-map-type": "atomic",
+        "x-kubernetes-validations": [{"rule": "self.a > 0", "message": "m",
+            "messageExpression": "'m'", "reason": "FieldValueInvalid", "fieldPath": ".a",
+            "optionalOldSelf": true}],
+        "$ref": "#/r", "$schema": "s", "id": "i", "definitions": {}, "dependencies": {},
+        "patternProperties": {}, "additionalItems": true, "externalDocs": {"url": "u"}
+    }"##;
+
+    #[test]
+    fn every_schema_keyword_reads_back_as_it_was_written() {
+        let leaf = json!({"type": "string", "pattern": "^a+$", "maxLength": 3, "minLength": 1});
+        let schema: Json =
+            serde_json::from_str(&SCHEMA.replace("LEAF", &leaf.to_string())).unwrap();
+        let read = JSONSchemaProps::from_json(&schema).unwrap();
+        assert_eq!(serde_json::to_value(&read).unwrap(), schema);
+    }
+
+    #[test]
+    fn a_whole_crd_reads_back_as_it_was_written() {
+        let crd = json!({
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "spec": {
+                "group": "stable.example.com", "scope": "Namespaced",
+                "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab",
+                    "listKind": "CronTabList", "shortNames": ["ct"], "categories": ["all"]},
+                "conversion": {"strategy": "None"},
+                "preserveUnknownFields": false,
+                "versions": [{
+                    "name": "v1", "served": true, "storage": true, "deprecated": true,
+                    "deprecationWarning": "old",
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                    "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.r",
+                        "statusReplicasPath": ".status.r", "labelSelectorPath": ".status.s"}},
+                    "additionalPrinterColumns": [{"name": "Spec", "type": "string",
+                        "format": "f", "description": "d", "priority": 1, "jsonPath": ".spec"}],
+                    "selectableFields": [{"jsonPath": ".spec.a"}],
+                }],
+            },
+            "status": {
+                "conditions": [{"type": "Established", "status": "True",
+                    "lastTransitionTime": "2026-01-02T03:04:05Z", "reason": "InitialNamesAccepted",
+                    "message": "the initial names have been accepted"}],
+                "acceptedNames": {"plural": "crontabs", "kind": "CronTab"},
+                "storedVersions": ["v1"],
+            },
+        });
+        let read = CustomResourceDefinition::from_json(&crd).unwrap();
+        assert_eq!(serde_json::to_value(&read).unwrap(), crd);
+    }
+
+    #[test]
+    fn absent_fields_read_as_gos_zero_values_and_a_wrong_type_is_refused() {
+        let read = CustomResourceDefinition::from_json(&json!({"spec": {"versions": [{}]}}));
+        let crd = read.unwrap();
+        assert_eq!(crd.spec.group, "");
+        assert!(!crd.spec.versions[0].served);
+        let e = CustomResourceDefinition::from_json(&json!({"spec": {"group": 1}})).unwrap_err();
+        assert_eq!(e.message, "spec: not a CustomResourceDefinition's spec");
     }
 }

@@ -308,7 +308,7 @@ mod tests {
     use crate::sim::api::apiextensions::CustomKind;
 
     fn crd(yaml_json: Json) -> CustomResourceDefinition {
-        serde_json::from_value(yaml_json).expect("a CRD")
+        CustomResourceDefinition::from_json(&yaml_json).expect("a CRD")
     }
 
     fn crontab_crd(status_subresource: bool) -> CustomResourceDefinition {

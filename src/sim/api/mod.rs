@@ -12,6 +12,7 @@ pub mod base64;
 pub mod conditions;
 pub mod crd_validation;
 pub mod customresource;
+pub mod fields;
 pub mod job;
 pub mod limits;
 pub mod openapi;

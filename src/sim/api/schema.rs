@@ -201,7 +201,7 @@ fn junctor_errors(s: &JSONSchemaProps, path: &str, errs: &mut Vec<FieldError>) {
 /// The schema `additionalProperties` gives every other key, when it is a schema.
 fn additional_schema(s: &JSONSchemaProps) -> Option<JSONSchemaProps> {
     match &s.additional_properties {
-        Some(v @ Json::Object(_)) => serde_json::from_value(v.clone()).ok(),
+        Some(v @ Json::Object(_)) => JSONSchemaProps::from_json(v).ok(),
         _ => None,
     }
 }

@@ -9,12 +9,12 @@
 
 use std::cell::RefCell;
 
-use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value as Json};
 
 use super::admission::default_template;
 use super::apiextensions::CustomObject;
-use super::strict::{decode_at, DecodeError, DecodeErrorKind, DecodeFindings};
+use super::fields::Fields;
+use super::strict::{decode_at, DecodeError, DecodeFindings};
 use super::types::{IntOrString, Kind, LabelSelector, ObjectMeta, PodTemplateSpec};
 use super::validation::{
     check_replicas, invalid_if_any, nonnegative, validate_selector_and_template, FieldError,
@@ -33,6 +33,9 @@ pub const ON_DELETE: &str = "OnDelete";
 pub const RETAIN: &str = "Retain";
 /// A retention policy's `Delete`: the garbage collector deletes the claims.
 pub const DELETE: &str = "Delete";
+
+/// The kind, for [`Fields`]' errors.
+const SET: &str = "StatefulSet";
 
 /// The fields of `spec` an update may change; any other change is refused whole.
 const UPDATABLE: [&str; 7] = [
@@ -154,81 +157,6 @@ pub struct StatefulSet {
     pub status: StatefulSetStatus,
 }
 
-/// The error of a stored StatefulSet that is not one: a part whose JSON types are not the set's.
-fn not_a_set(part: &str) -> DecodeError {
-    DecodeError {
-        kind: DecodeErrorKind::Type,
-        path: part.to_string(),
-        message: format!("{part}: not a StatefulSet's {part}"),
-    }
-}
-
-/// A JSON object read field by field with the strict decoder's rules, by hand because serde's
-/// derives through the strict decoder weigh several times this in the page: null is unset,
-/// a struct may be null, and a value of another JSON type (or an integer out of range) fails.
-#[derive(Clone, Copy)]
-struct Fields<'a> {
-    map: Option<&'a Map<String, Json>>,
-    /// `spec` or `status`, for the error.
-    part: &'static str,
-}
-
-impl<'a> Fields<'a> {
-    fn of(v: &'a Json, part: &'static str) -> Result<Fields<'a>, DecodeError> {
-        match v {
-            Json::Object(m) => Ok(Fields { map: Some(m), part }),
-            Json::Null => Ok(Fields { map: None, part }),
-            _ => Err(not_a_set(part)),
-        }
-    }
-
-    fn get(self, name: &str) -> Option<&'a Json> {
-        self.map?.get(name).filter(|v| !v.is_null())
-    }
-
-    fn object(self, name: &str) -> Result<Option<Fields<'a>>, DecodeError> {
-        self.get(name).map(|v| Fields::of(v, self.part)).transpose()
-    }
-
-    fn int(self, name: &str) -> Result<Option<i64>, DecodeError> {
-        self.get(name)
-            .map(|v| v.as_i64().ok_or_else(|| not_a_set(self.part)))
-            .transpose()
-    }
-
-    fn int32(self, name: &str) -> Result<Option<i32>, DecodeError> {
-        self.int(name)?
-            .map(|n| i32::try_from(n).map_err(|_| not_a_set(self.part)))
-            .transpose()
-    }
-
-    fn string(self, name: &str) -> Result<Option<String>, DecodeError> {
-        self.get(name)
-            .map(|v| match v {
-                Json::String(s) => Ok(s.clone()),
-                _ => Err(not_a_set(self.part)),
-            })
-            .transpose()
-    }
-
-    /// A typed field, through the strict decoder (the types the other kinds share).
-    fn typed<T: DeserializeOwned + Default>(
-        self,
-        name: &str,
-        findings: &RefCell<DecodeFindings>,
-    ) -> Result<T, DecodeError> {
-        match self.get(name) {
-            Some(v) => decode_at(
-                v,
-                &format!("{}.{name}", self.part),
-                "StatefulSetSpec",
-                findings,
-            ),
-            None => Ok(T::default()),
-        }
-    }
-}
-
 fn read_spec(
     spec: Fields<'_>,
     findings: &RefCell<DecodeFindings>,
@@ -238,7 +166,7 @@ fn read_spec(
         None => {}
         Some(Json::Array(items)) => {
             for item in items {
-                let t = Fields::of(item, "spec")?;
+                let t = Fields::of(item, SET, "spec")?;
                 let metadata = match t.get("metadata") {
                     Some(v) => decode_at(
                         v,
@@ -254,7 +182,7 @@ fn read_spec(
                 });
             }
         }
-        Some(_) => return Err(not_a_set("spec")),
+        Some(_) => return Err(spec.not_one()),
     }
     let update_strategy = match spec.object("updateStrategy")? {
         None => None,
@@ -267,9 +195,9 @@ fn read_spec(
                     max_unavailable: match r.get("maxUnavailable") {
                         None => None,
                         Some(Json::String(s)) => Some(IntOrString::String(s.clone())),
-                        Some(v) => Some(IntOrString::Int(
-                            v.as_i64().ok_or_else(|| not_a_set("spec"))?,
-                        )),
+                        Some(v) => {
+                            Some(IntOrString::Int(v.as_i64().ok_or_else(|| spec.not_one())?))
+                        }
                     },
                 }),
             },
@@ -291,8 +219,8 @@ fn read_spec(
     };
     Ok(StatefulSetSpec {
         replicas: spec.int32("replicas")?,
-        selector: spec.typed("selector", findings)?,
-        template: spec.typed("template", findings)?,
+        selector: spec.typed("selector", "StatefulSetSpec", findings)?,
+        template: spec.typed("template", "StatefulSetSpec", findings)?,
         volume_claim_templates,
         service_name: spec.string("serviceName")?.unwrap_or_default(),
         pod_management_policy: spec.string("podManagementPolicy")?,
@@ -327,8 +255,8 @@ impl StatefulSet {
         let part = |name: &str| obj.content.get(name).unwrap_or(&null);
         Ok(StatefulSet {
             metadata: obj.metadata.clone(),
-            spec: read_spec(Fields::of(part("spec"), "spec")?, &findings)?,
-            status: read_status(Fields::of(part("status"), "status")?)?,
+            spec: read_spec(Fields::of(part("spec"), SET, "spec")?, &findings)?,
+            status: read_status(Fields::of(part("status"), SET, "status")?)?,
         })
     }
 

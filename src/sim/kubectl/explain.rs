@@ -92,7 +92,7 @@ impl Node {
                 .items
                 .clone()
                 .or_else(|| match &s.additional_properties {
-                    Some(v @ Json::Object(_)) => serde_json::from_value(v.clone()).ok(),
+                    Some(v @ Json::Object(_)) => JSONSchemaProps::from_json(v).ok().map(Box::new),
                     _ => None,
                 })
                 .map(Node::Crd),
@@ -128,7 +128,7 @@ fn crd_type_guess(s: &JSONSchemaProps) -> String {
         return format!("[]{}", crd_type_guess(items));
     }
     if let Some(v @ Json::Object(_)) = &s.additional_properties {
-        if let Ok(values) = serde_json::from_value::<JSONSchemaProps>(v.clone()) {
+        if let Ok(values) = JSONSchemaProps::from_json(v) {
             return format!("map[string]{}", crd_type_guess(&values));
         }
     }
