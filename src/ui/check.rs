@@ -35,8 +35,12 @@ pub fn CheckCard(p: &CheckCardProps) -> Html {
                             data-testid={format!("check-{}", r.property)} data-passed={r.passed.to_string()}>
                             <div class="verdict-head">
                                 <span class="verdict-mark" aria-hidden="true">{ if r.passed { "✓" } else { "✗" } }</span>
-                                <strong>{ r.property }</strong>
-                                <span class="verdict-asks">{ r.asks }</span>
+                                <strong title={r.asks}>{ r.property }</strong>
+                                // A pass's summary already says what held; a failure's says
+                                // what broke, so the question it failed is spelled out.
+                                if !r.passed {
+                                    <span class="verdict-asks">{ r.asks }</span>
+                                }
                             </div>
                             <p class="verdict-summary">{ &r.summary }</p>
                             if let Some(s) = &r.schedule {

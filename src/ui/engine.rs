@@ -125,15 +125,19 @@ pub fn dispatcher() -> Option<yew::Callback<Action>> {
     DISPATCH.with(|d| d.borrow().clone())
 }
 
-/// Whether `action` must wait for the engine: it decodes a text with a `Controller` document,
-/// and the engine is neither there nor known to be unreachable.
+/// Whether `action` must wait for the engine: it decodes a text with a `Controller` document
+/// and the engine is neither there nor known to be unreachable, or an earlier text is already
+/// waiting (texts are applied in the order they were asked for, whatever they hold).
 pub fn must_wait(action: &Action) -> bool {
     let text = match action {
         Action::Apply(text, _) | Action::Load(text, _, _) | Action::Delete(text, _) => text,
         _ => return false,
     };
-    controller_doc::mentioned_in(text)
-        && STATE.with(|s| matches!(*s.borrow(), State::NotLoaded | State::Loading(_)))
+    STATE.with(|s| match *s.borrow() {
+        State::Loading(_) => true,
+        State::NotLoaded => controller_doc::mentioned_in(text),
+        State::Ready | State::Failed => false,
+    })
 }
 
 /// Whether actions are waiting for the engine module.

@@ -487,7 +487,7 @@ fn App() -> Html {
                 { for notices.into_iter().map(|(id, text, kind)| {
                     let d = dispatch.clone();
                     html! {
-                        <div class={classes!("notice", if kind == NoticeKind::Error { "notice-error" } else { "notice-info" })} key={id.to_string()}
+                        <div class={classes!("notice", match kind { NoticeKind::Error => "notice-error", NoticeKind::Info => "notice-info", NoticeKind::Progress => "notice-progress" })} key={id.to_string()}
                             role={if kind == NoticeKind::Error { "alert" } else { "status" }}>
                             <span class="notice-text" title={text.clone()}>{ text }</span>
                             <button class="icon-btn" aria-label="Dismiss" onclick={Callback::from(move |_: MouseEvent| d.emit(Action::Dismiss(id)))}>

@@ -66,7 +66,7 @@ impl Reducible for AppState {
         let action = match action {
             Ok(action) => action,
             Err(notice) => {
-                m.notify(notice, crate::viewmodel::playground::NoticeKind::Info);
+                m.notify(notice, crate::viewmodel::playground::NoticeKind::Progress);
                 drop(m);
                 return Rc::new(AppState {
                     model: self.model.clone(),

@@ -88,6 +88,13 @@ impl Playground {
             // sleep too).
             self.wake();
         }
+        if matches!(
+            action,
+            Action::Apply(..) | Action::Load(..) | Action::Delete(..) | Action::ShowCheck(_)
+        ) {
+            // What a progress notice waited for (the engine, the checker) has come.
+            self.end_progress();
+        }
         match action {
             Action::Frame(ms) => self.frame_within(ms, out_of_time),
             Action::Play => {

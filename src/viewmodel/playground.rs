@@ -76,6 +76,9 @@ pub const DEFAULT_MANIFEST: &str = crate::sim::examples::DEFAULT_MANIFEST;
 pub enum NoticeKind {
     Info,
     Error,
+    /// Work under way (loading the engine, checking a controller): it stays until its outcome
+    /// arrives, which replaces it.
+    Progress,
 }
 
 /// A short message about what the learner's action did ("pod "web-…" deleted").
@@ -934,6 +937,7 @@ impl Playground {
 
     /// Shows a notice.
     pub fn notify(&mut self, text: &str, kind: NoticeKind) {
+        self.end_progress();
         let id = self.next_id;
         self.next_id += 1;
         self.notices.push_back(Notice {
@@ -946,6 +950,15 @@ impl Playground {
             self.notices.pop_front();
         }
         self.version += 1;
+    }
+
+    /// Takes down the notice of work under way: its outcome has arrived.
+    pub fn end_progress(&mut self) {
+        let before = self.notices.len();
+        self.notices.retain(|n| n.kind != NoticeKind::Progress);
+        if self.notices.len() != before {
+            self.version += 1;
+        }
     }
 
     /// Dismisses a notice.
@@ -966,6 +979,7 @@ impl Playground {
             let life = match n.kind {
                 NoticeKind::Info => NOTICE_MS,
                 NoticeKind::Error => ERROR_NOTICE_MS,
+                NoticeKind::Progress => f64::INFINITY,
             };
             n.born + life > now
         });
@@ -1718,6 +1732,41 @@ spec:
             p.frame(100.0);
         }
         assert_eq!(p.notices().count(), 0, "after 6 s");
+    }
+
+    #[test]
+    fn a_progress_notice_stays_until_what_it_waited_for_arrives_and_then_gives_way() {
+        let mut p = Playground::new(1);
+        p.notify("Loading the JavaScript engine…", NoticeKind::Progress);
+        for _ in 0..100 {
+            p.frame(100.0);
+        }
+        let texts =
+            |p: &Playground| -> Vec<String> { p.notices().map(|n| n.text.clone()).collect() };
+        assert_eq!(texts(&p), ["Loading the JavaScript engine…"], "after 10 s");
+        p.update(
+            crate::viewmodel::action::Action::Apply(
+                DEFAULT_MANIFEST.to_string(),
+                crate::viewmodel::action::reply(),
+            ),
+            &mut || false,
+        );
+        assert!(
+            p.notices().all(|n| n.kind != NoticeKind::Progress),
+            "the waiting Apply ran: {:?}",
+            texts(&p)
+        );
+        p.notify("Checking the controller…", NoticeKind::Progress);
+        p.notify("Check my controller: convergent", NoticeKind::Info);
+        let after = texts(&p);
+        assert!(
+            !after.iter().any(|t| t.starts_with("Checking")),
+            "{after:?}"
+        );
+        assert_eq!(
+            after.last().map(String::as_str),
+            Some("Check my controller: convergent")
+        );
     }
 
     #[test]

@@ -37,6 +37,32 @@ test('a controller typed into the editor loads the engine on Apply, runs its loo
   expect(errors).toEqual([]);
 });
 
+test('texts applied while the engine loads are applied in the order they were asked for, and the loading notice gives way to the outcome', async ({ page }) => {
+  const errors = await open(page);
+  // The second text changes the Website the first one creates: applied first, it would be refused
+  // (its kind is not served yet) and the first would then set 2 replicas.
+  const website = FILE.slice(FILE.lastIndexOf('kind: Website'));
+  const second = 'apiVersion: example.com/v1\n' + website.replace('replicas: 2', 'replicas: 3');
+  expect(second).toContain('replicas: 3');
+  const answers = await page.evaluate(([a, b]) => [a, b].map((text) => {
+    try {
+      window.kubeloop.apply(text);
+      return 'applied';
+    } catch (e) {
+      return String(e.message || e);
+    }
+  }), [FILE, second]);
+  expect(answers[0]).toContain('is loading');
+  expect(answers[1]).toContain('is loading');
+  const notices = page.locator('.notice');
+  await expect(notices.filter({ hasText: 'Loading the JavaScript engine' })).toHaveCount(1);
+  await expect(page.getByTestId('diagnostics')).toContainText('website.example.com/web configured');
+  await expect(notices.filter({ hasText: 'Loading the JavaScript engine' })).toHaveCount(0);
+  const replicas = await page.evaluate(() => window.kubeloop.kubectl('get website web -o jsonpath={.spec.replicas}'));
+  expect(replicas.stdout).toBe('3');
+  expect(errors).toEqual([]);
+});
+
 test('a pass that throws is underlined at the line of the source that threw, and a syntax error at its place before anything runs', async ({ page }) => {
   const errors = await open(page);
   const editor = page.getByTestId('editor');
@@ -68,6 +94,8 @@ test('Check my controller loads the checker on first use and gives a good contro
     await expect(page.getByTestId(`check-${p}`)).toHaveAttribute('data-passed', 'true');
   }
   await expect(page.getByTestId('check-card').locator('a')).toHaveCount(0);
+  // A pass's row says what held once, not the question and then its answer.
+  await expect(page.getByTestId('check-card').locator('.verdict-asks')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
 
@@ -78,6 +106,7 @@ test('Check my controller fails a generateName controller as not idempotent, and
   await page.getByTestId('check-controller').click();
   await expect(page.getByTestId('check-idempotent')).toHaveAttribute('data-passed', 'false');
   await expect(page.getByTestId('check-idempotent')).toContainText('2 Deployments are owned by Website web');
+  await expect(page.getByTestId('check-idempotent').locator('.verdict-asks')).toContainText('creates no duplicates');
   const href = await page.getByTestId('check-link-idempotent').getAttribute('href');
   expect(href).toContain('#k1:');
 
