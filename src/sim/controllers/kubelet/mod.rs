@@ -212,8 +212,9 @@ pub struct Kubelet {
     /// Per pod uid: when its volumes may be mounted again after a failed attempt.
     mount_retry: VecMap<String, MountRetry>,
     /// Claims whose filesystem this kubelet grows online (NodeExpandVolume): when the
-    /// expansion is done, or `None` once its status has been sent.
-    expanding: VecMap<ObjectKey, Option<Millis>>,
+    /// expansion is done, or, once its status has been sent, when to send it again should the
+    /// claim still wait for a node then (the write was lost).
+    expanding: VecMap<ObjectKey, Millis>,
 }
 
 impl Kubelet {

@@ -338,11 +338,9 @@ impl Kubelet {
                 continue;
             }
             let due = match self.expanding.get(&key) {
-                Some(None) => continue,
-                Some(Some(due)) => *due,
+                Some(due) => *due,
                 None => {
-                    self.expanding
-                        .insert(key.clone(), Some(now + NODE_EXPAND_TIME));
+                    self.expanding.insert(key.clone(), now + NODE_EXPAND_TIME);
                     now + NODE_EXPAND_TIME
                 }
             };
@@ -350,7 +348,10 @@ impl Kubelet {
                 out.requeue(due - now);
                 continue;
             }
-            self.expanding.insert(key.clone(), None);
+            // Sent, but a lost write leaves the claim waiting: the volume manager retries an
+            // operation whose result it has not seen, as it would after the pod worker's back-off.
+            self.expanding.insert(key.clone(), now + super::env::SYNC_RETRY);
+            out.requeue(super::env::SYNC_RETRY);
             // What the resizer allocated; the request, should that write have been lost.
             let allocated = str_at(claim, &["status", "allocatedResources", "storage"])
                 .or_else(|| str_at(claim, &["spec", "resources", "requests", "storage"]))
