@@ -909,8 +909,10 @@ mod tests {
                     Op::Insert(k, v) => prop_assert_eq!(vec.insert(k, v), tree.insert(k, v)),
                     Op::Remove(k) => prop_assert_eq!(vec.remove(&k), tree.remove(&k)),
                     Op::Entry(k, v) => {
-                        *vec.entry(k).or_insert(v) += 1;
-                        *tree.entry(k).or_insert(v) += 1;
+                        let x = vec.entry(k).or_insert(v);
+                        *x = x.wrapping_add(1);
+                        let x = tree.entry(k).or_insert(v);
+                        *x = x.wrapping_add(1);
                     }
                     Op::PopFirst => prop_assert_eq!(vec.pop_first(), tree.pop_first()),
                     Op::PopLast => prop_assert_eq!(vec.pop_last(), tree.pop_last()),
@@ -964,8 +966,10 @@ mod tests {
                     Op::Insert(k, v) => prop_assert_eq!(slots.insert(k, v), tree.insert(k, v)),
                     Op::Remove(k) => prop_assert_eq!(slots.remove(&k), tree.remove(&k)),
                     Op::Entry(k, v) => {
-                        *slots.get_or_insert_with(k, || v) += 1;
-                        *tree.entry(k).or_insert(v) += 1;
+                        let x = slots.get_or_insert_with(k, || v);
+                        *x = x.wrapping_add(1);
+                        let x = tree.entry(k).or_insert(v);
+                        *x = x.wrapping_add(1);
                     }
                     Op::PopFirst | Op::PopLast => prop_assert_eq!(slots.pop_first(), tree.pop_first()),
                     Op::Retain(m) => {
