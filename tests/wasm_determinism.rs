@@ -17,3 +17,9 @@ fn the_wasm_trace_matches_the_native_fingerprint() {
 fn a_learners_controller_runs_to_the_native_fingerprint_in_wasm() {
     assert_eq!(common::script_fingerprint(), common::script_expected());
 }
+
+#[wasm_bindgen_test]
+fn a_run_replayed_from_its_journal_gives_the_same_trace_in_wasm() {
+    let (run, replayed) = common::run_and_replay();
+    assert_eq!(replayed, run);
+}

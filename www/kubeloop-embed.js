@@ -228,7 +228,7 @@
     });
   };
 
-  ['apply', 'load', 'inject', 'kubectl', 'play', 'pause', 'step', 'setSpeed', 'advance',
+  ['apply', 'load', 'inject', 'kubectl', 'play', 'pause', 'step', 'setSpeed', 'advance', 'seek',
     'getState', 'getShareUrl', 'runChecks', 'lessonSteps', 'stepHandOff', 'setPauseOnCheck',
     'setSlowMotion'].forEach(function (m) {
     Playground.prototype[m] = function () { return this.call(m, Array.prototype.slice.call(arguments)); };

@@ -265,6 +265,24 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
 /// A named case: what it measures, how to run it once, how many pods it places.
 type Case = (String, Box<dyn Fn() -> Result<Sample, String>>, usize);
 
+/// Time travel at lesson scale (issue #32): the node-dies lesson played for 30 simulated minutes,
+/// then the clock dragged back to its middle. Without snapshots a seek back opens the run's start
+/// again and replays it, so this is the cost of replaying 15 minutes with the page's panels.
+fn seek_back() -> Result<Sample, String> {
+    let lesson = crate::sim::examples::by_name("node-dies").ok_or("no node-dies lesson")?;
+    let (mut pg, loaded) = Playground::opened(lesson, None, 1);
+    loaded.map_err(|d| format!("the lesson does not open: {d:?}"))?;
+    pg.play_lesson();
+    pg.advance_by(30 * MINUTE);
+    let watch = Stopwatch::start();
+    pg.seek(15 * MINUTE);
+    let sample = watch.stop(15 * MINUTE);
+    if pg.now() != 15 * MINUTE {
+        return Err(format!("the seek stopped at {} ms", pg.now()));
+    }
+    Ok(sample)
+}
+
 /// The case `what` (run as `run(nodes, pods)`) at the bench's main size, 10,000 pods on 1,000
 /// nodes, or at 1,000 on 100 with `--quick`.
 fn scaled(
@@ -485,6 +503,11 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         scaled(quick, "converge", "replicas", converge),
         scaled(quick, "schedule", "pods", schedule),
         scaled(quick, "roll out", "replicas", rollout),
+        (
+            "seek back 15 min in a 30-min lesson run".into(),
+            Box::new(seek_back),
+            6,
+        ),
     ];
     if full {
         cases.push((

@@ -23,12 +23,15 @@ const USAGE: &str = "kubeloop — a Kubernetes reconciliation playground
 
 Usage:
   kubeloop run FILE|- [--seed N] [--until DURATION] [--trace OUT.jsonl] [--final OUT.yaml]
-  kubeloop run URL [--seed N] ...      (a share link, or #example/<name>)
+  kubeloop run URL [--seed N] ...      (a share link, or #example/<name>; a link to a moment
+                                        replays its actions and stops there, or goes on --until)
   kubeloop validate FILE...
   kubeloop check FILE|URL [--controller NAME]
                                       (runs a learner's controller through faults: convergent,
                                        level-triggered, idempotent; exit 1 if one fails)
-  kubeloop link FILE|- [--base URL]   (prints a share link for a scenario file)
+  kubeloop link FILE|- [--base URL] [--at DURATION]
+                                      (prints a share link for a scenario file; --at: a link to
+                                        that moment of its run, lessons' steps done on time)
   kubeloop bench [--quick|--full]     (wall-clock benchmarks; `make bench`)
   kubeloop help
 
@@ -67,16 +70,55 @@ fn is_link(arg: &str) -> bool {
         || arg.starts_with("https://")
         || arg.starts_with('#')
         || arg.starts_with("k1:")
+        || arg.starts_with("k2:")
 }
 
-/// Reads a scenario from a link: an encoded scenario or a built-in example.
-fn read_link(arg: &str) -> Result<(String, Option<u64>), String> {
+/// What a `run` argument names: a scenario text and its seed, and for a link to a moment the
+/// run to replay.
+type Opened = (String, Option<u64>, Option<crate::sim::share::RunLink>);
+
+/// Reads a scenario from a link: an encoded scenario (or run) or a built-in example.
+fn read_link(arg: &str) -> Result<Opened, String> {
     match crate::sim::share::decode(arg).map_err(|e| format!("error: {e}"))? {
-        crate::sim::share::Link::Scenario(s) => Ok((s.text, s.seed)),
+        crate::sim::share::Link::Scenario(s) => Ok((s.text, s.seed, s.run)),
         crate::sim::share::Link::Example(name) => crate::sim::examples::by_name(&name)
-            .map(|t| (t.to_string(), None))
+            .map(|t| (t.to_string(), None, None))
             .ok_or_else(|| format!("error: there is no built-in example named \"{name}\"")),
     }
+}
+
+/// The session a link to a moment shows: its start, its actions replayed, stopped at its
+/// moment (or where it stops reproducing, which `err` is told).
+fn replayed(run: &crate::sim::share::RunLink, err: &mut dyn Write) -> Result<(Session, bool), i32> {
+    let mut session = match &run.base {
+        None => Session::new(run.seed),
+        Some(text) => match Session::load(crate::sim::run::DEFAULT_FILE, text, Some(run.seed)) {
+            Ok(s) => s,
+            Err(diags) => {
+                for d in diags.iter().filter(|d| d.severity == Severity::Error) {
+                    let _ = writeln!(err, "{d}");
+                }
+                return Err(2);
+            }
+        },
+    };
+    let entries = run.entries().map_err(|e| {
+        let _ = writeln!(err, "error: {e}");
+        2
+    })?;
+    let reproduced = match crate::sim::run::replay(&mut session, &entries, run.moment()) {
+        Ok(()) => true,
+        Err(d) => {
+            let _ = writeln!(
+                err,
+                "warning: the run no longer reproduces past {}: {}",
+                crate::sim::time::clock(session.sim.now()),
+                d.message
+            );
+            false
+        }
+    };
+    Ok((session, reproduced))
 }
 
 fn read_input(path: &str) -> Result<String, String> {
@@ -173,9 +215,9 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let read = if is_link(&opts.file) {
         read_link(&opts.file)
     } else {
-        read_input(&opts.file).map(|t| (t, None))
+        read_input(&opts.file).map(|t| (t, None, None))
     };
-    let (text, link_seed) = match read {
+    let (text, link_seed, run) = match read {
         Ok(t) => t,
         Err(e) => {
             let _ = writeln!(err, "{e}");
@@ -193,17 +235,25 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     } else {
         opts.file.as_str()
     };
-    let mut session = match Session::load(name, &text, opts.seed) {
-        Ok(s) => s,
-        Err(diags) => {
-            for d in diags.iter().filter(|d| d.severity == Severity::Error) {
-                let _ = writeln!(err, "{d}");
+    let (mut session, reproduced) = match &run {
+        Some(run) => match replayed(run, err) {
+            Ok(r) => r,
+            Err(code) => return code,
+        },
+        None => match Session::load(name, &text, opts.seed) {
+            // A headless run does what the lesson's "try this" buttons would, at their `at:`.
+            Ok(mut s) => {
+                s.script_try_this();
+                (s, true)
             }
-            return 2;
-        }
+            Err(diags) => {
+                for d in diags.iter().filter(|d| d.severity == Severity::Error) {
+                    let _ = writeln!(err, "{d}");
+                }
+                return 2;
+            }
+        },
     };
-    // A headless run does what the lesson's "try this" buttons would, at their scripted `at:`.
-    session.script_try_this();
     let mut trace_file = match &opts.trace {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Some(std::io::BufWriter::new(f)),
@@ -217,8 +267,13 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut written = 0u64;
     let mut last_mark = activity_mark(&session);
     let mut last_change = 0u64;
-    let limit = opts.until.unwrap_or(DEFAULT_MAX_RUN);
-    let mut t = 0u64;
+    // A link to a moment stops at its moment unless told to go on.
+    let limit = match (&run, opts.until) {
+        (_, Some(until)) => until,
+        (Some(_), None) => session.sim.now(),
+        (None, None) => DEFAULT_MAX_RUN,
+    };
+    let mut t = session.sim.now();
     loop {
         let settled = opts.until.is_none()
             && !session.has_pending_actions()
@@ -292,16 +347,17 @@ fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if !checks.is_empty() {
         let _ = writeln!(out, "CHECKS");
         for c in &checks {
+            // A link to a moment may stop before a check is decided: only its failures count.
             let (mark, ok) = match c.passed {
                 Some(true) => ("PASS", true),
                 Some(false) => ("FAIL", false),
-                None => ("UNDECIDED", false),
+                None => ("UNDECIDED", run.is_some()),
             };
             failed |= !ok;
             let _ = writeln!(out, "{mark:<9} {} — {}", c.name, c.message);
         }
     }
-    if failed {
+    if failed || !reproduced {
         1
     } else {
         0
@@ -399,7 +455,7 @@ fn check(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         return 2;
     };
     let read = if is_link(&file) {
-        read_link(&file).map(|(t, _)| t)
+        read_link(&file).map(|(t, _, _)| t)
     } else {
         read_input(&file)
     };
@@ -459,12 +515,46 @@ fn check(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
 }
 
+/// The run of a scenario text up to `at` as a link carries it, its lessons' steps done at their
+/// times as `kubeloop run` does them (the page's "play the lesson").
+fn run_to(
+    text: &str,
+    at: u64,
+) -> Result<crate::sim::share::RunLink, Vec<crate::sim::input::diagnostic::Diagnostic>> {
+    let mut session = Session::load(crate::sim::run::DEFAULT_FILE, text, None)?;
+    session.script_try_this();
+    session.advance_to(at, usize::MAX);
+    Ok(crate::sim::share::RunLink::of(&session))
+}
+
 fn link(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut base = DEFAULT_BASE_URL.to_string();
     let mut file = None;
+    let mut at = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
+            "--at" => {
+                i += 1;
+                match args.get(i).map(|v| parse_duration(v)) {
+                    Some(Ok(ms)) => at = Some(ms),
+                    Some(Err(e)) => {
+                        let _ = writeln!(err, "error: --at: {e}");
+                        return 2;
+                    }
+                    None => {
+                        let _ = writeln!(err, "error: flag needs an argument: --at");
+                        return 2;
+                    }
+                }
+            }
+            a if a.starts_with("--at=") => match parse_duration(&a["--at=".len()..]) {
+                Ok(ms) => at = Some(ms),
+                Err(e) => {
+                    let _ = writeln!(err, "error: --at: {e}");
+                    return 2;
+                }
+            },
             "--base" => {
                 i += 1;
                 match args.get(i) {
@@ -510,10 +600,23 @@ fn link(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
         return 2;
     }
+    let run = match at {
+        None => None,
+        Some(at) => match run_to(&text, at) {
+            Ok(run) => Some(run),
+            Err(diags) => {
+                for d in diags.iter().filter(|d| d.severity == Severity::Error) {
+                    let _ = writeln!(err, "{d}");
+                }
+                return 2;
+            }
+        },
+    };
     let url = crate::sim::share::share_url(
         &base,
         &crate::sim::share::Shared {
             text,
+            run,
             ..Default::default()
         },
     );

@@ -17,6 +17,7 @@ pub mod kubectl;
 pub mod machinery;
 pub mod progress;
 pub mod rng;
+pub mod run;
 pub mod scenario;
 pub mod script;
 pub mod session;

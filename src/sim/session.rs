@@ -14,6 +14,7 @@ use super::input::diagnostic::{Diagnostic, Severity};
 use super::kubectl::{self, apply, misc::evaluate_wait, ApplyReport, CommandOutput};
 use super::machinery::trace::TraceKind;
 use super::progress::{self, LearnerAction, TriggerState, TryThisProgress};
+use super::run::{Act, Entry, Moment, Replayer};
 use super::scenario::{self, Scenario, StepAction, TimedAction, Trigger, Wait};
 use super::time::parse_duration;
 use super::world::{Sim, SimConfig};
@@ -84,6 +85,10 @@ pub struct Session {
     acting: u32,
     /// The console's kubeconfig: the namespace `kubectl config set-context` chose.
     pub kubeconfig: kubectl::config::KubeConfig,
+    /// What the learner did, in order, each at its moment ([`crate::sim::run`]).
+    journal: Vec<Entry>,
+    /// The scenario text the session was loaded from (none: the empty playground).
+    origin: Option<String>,
 }
 
 impl Session {
@@ -110,6 +115,8 @@ impl Session {
             scripted: false,
             acting: 0,
             kubeconfig: Default::default(),
+            journal: Vec::new(),
+            origin: None,
         }
     }
 
@@ -154,6 +161,7 @@ impl Session {
         }
         let seed = seed_override.or(scenario.spec.seed).unwrap_or(DEFAULT_SEED);
         let mut s = Session::bare(seed, scenario.clone(), file);
+        s.origin = Some(text.to_string());
         // The file was decoded with the add-ons' kinds served (`decode::addon_crds`).
         for addon in &scenario.spec.addons {
             match addon.as_str() {
@@ -273,11 +281,38 @@ impl Session {
     /// against a dry run of the store, so a rejected document changes nothing. Recorded in the
     /// trace as an `apply -f` command.
     pub fn apply_text(&mut self, file: &str, text: &str) -> ApplyReport {
+        let at = self.moment();
         let watch = self.watch_begin();
         let report = apply::apply_scenario_text(&mut self.sim, file, text);
         self.log_command("apply -f", &report);
         self.watch_end(watch, LearnerAction::Apply);
+        self.journal(
+            at,
+            Act::Apply {
+                file: file.to_string(),
+                text: text.to_string(),
+            },
+            report.ok,
+        );
         report
+    }
+
+    /// Journals a learner's action (not one a scenario's timeline performs).
+    fn journal(&mut self, at: Moment, act: Act, ok: bool) {
+        if self.acting == 0 {
+            self.journal.push(Entry { at, act, ok });
+        }
+    }
+
+    /// The scenario text this session was loaded from; `None` for the empty playground.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
+    }
+
+    /// What the learner did since the session started, in order ([`crate::sim::run::replay`]
+    /// does it again).
+    pub fn actions(&self) -> &[Entry] {
+        &self.journal
     }
 
     fn log_command(&mut self, cmd: &str, report: &ApplyReport) {
@@ -294,21 +329,32 @@ impl Session {
 
     /// `kubectl delete -f` of the editor's text.
     pub fn delete_text(&mut self, file: &str, text: &str) -> ApplyReport {
+        let at = self.moment();
         let watch = self.watch_begin();
         let report = apply::delete_text(&mut self.sim, file, text);
         self.log_command("delete -f", &report);
         self.watch_end(watch, LearnerAction::Delete);
+        self.journal(
+            at,
+            Act::Delete {
+                file: file.to_string(),
+                text: text.to_string(),
+            },
+            report.ok,
+        );
         report
     }
 
     /// Injects a fault now.
     pub fn inject(&mut self, fault: Fault) -> Result<String, String> {
+        let at = self.moment();
         let watch = self.watch_begin();
         let result = self.sim.inject(fault.clone());
         self.watch_end(
             watch.filter(|_| result.is_ok()),
             LearnerAction::Fault(&fault),
         );
+        self.journal(at, Act::Fault(fault), result.is_ok());
         result
     }
 
@@ -316,9 +362,15 @@ impl Session {
     /// with its output, and, as a learner action, compares it with the lesson's try-this steps.
     pub fn kubectl_with_input(&mut self, cmd: &str, input: Option<&str>) -> CommandOutput {
         // A console command is a learner action like any other: it can do a lesson's step.
+        let at = self.moment();
         let watch = self.watch_begin();
         let out = kubectl::execute_in(&mut self.sim, &mut self.kubeconfig, cmd, input);
         self.watch_end(watch.filter(|_| out.ok), LearnerAction::Kubectl(cmd));
+        self.journal(
+            at,
+            Act::Kubectl(cmd.to_string(), input.map(str::to_string)),
+            out.ok,
+        );
         let text = if out.ok {
             out.stdout.clone()
         } else {
@@ -413,6 +465,13 @@ impl Session {
         if !self.scripted {
             return;
         }
+        // The timeline's, not the learner's: nothing here is journaled.
+        self.acting += 1;
+        self.run_scripted_try_this(now);
+        self.acting -= 1;
+    }
+
+    fn run_scripted_try_this(&mut self, now: Millis) {
         // One at a time, in order of their times: doing one can offer the next.
         while let Some(i) = (0..self.try_this.len())
             .filter(|&i| {
@@ -495,6 +554,8 @@ impl Session {
 
     /// Records that the learner did `spec.tryThis[index]` (its button succeeded) now.
     pub fn try_this_done(&mut self, index: usize) {
+        let at = self.moment();
+        self.journal(at, Act::TryThisDone(index), true);
         let now = self.sim.now();
         if let Some(p) = self.try_this.get_mut(index) {
             if p.done_at.is_none() {
@@ -509,6 +570,8 @@ impl Session {
     /// runs (`kubeloop run`, the tests) and "play the lesson" in the page. Returns how many steps
     /// the timeline will perform; calling it again changes nothing.
     pub fn script_try_this(&mut self) -> usize {
+        let at = self.moment();
+        self.journal(at, Act::PlayLesson, true);
         self.scripted = true;
         self.try_this
             .iter()
@@ -863,6 +926,67 @@ pub fn objects_by_kind(sim: &Sim) -> VecMap<Kind, Vec<Arc<Object>>> {
         out.entry(o.kind()).or_default().push(o.clone());
     }
     out
+}
+
+impl Session {
+    /// The moment the run is at.
+    pub fn moment(&self) -> Moment {
+        Moment {
+            time: self.sim.now(),
+            events: self.sim.events_done(),
+        }
+    }
+
+    /// Advances to exactly `m`: the events before it processed, the clock at its time. Fails
+    /// when the run cannot be there (it is past it, or reaches the time with other events).
+    pub fn advance_to_moment(&mut self, m: Moment) -> Result<(), String> {
+        let here = self.moment();
+        if here.events > m.events || here.time > m.time {
+            return Err(format!(
+                "the replay is already at {} (after {} events), past {} (after {} events)",
+                super::time::clock(here.time),
+                here.events,
+                super::time::clock(m.time),
+                m.events
+            ));
+        }
+        let budget = usize::try_from(m.events - here.events).unwrap_or(usize::MAX);
+        self.advance_to(m.time, budget);
+        let there = self.moment();
+        if there != m {
+            return Err(format!(
+                "the replay reached {} after {} events where the run was at {} after {}",
+                super::time::clock(there.time),
+                there.events,
+                super::time::clock(m.time),
+                m.events
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Replayer for Session {
+    fn reach(&mut self, m: Moment) -> Result<(), String> {
+        self.advance_to_moment(m)
+    }
+
+    fn perform(&mut self, act: &Act) -> bool {
+        match act {
+            Act::Apply { file, text } => self.apply_text(file, text).ok,
+            Act::Delete { file, text } => self.delete_text(file, text).ok,
+            Act::Kubectl(cmd, input) => self.kubectl_with_input(cmd, input.as_deref()).ok,
+            Act::Fault(f) => self.inject(f.clone()).is_ok(),
+            Act::TryThisDone(i) => {
+                self.try_this_done(*i);
+                true
+            }
+            Act::PlayLesson => {
+                self.script_try_this();
+                true
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,17 @@
 //! Share links: the whole scenario in the URL fragment, compressed, base64url-encoded, versioned.
 //!
 //! The fragment never reaches a server. Format `#k1:<base64url(deflate(JSON))>`; the JSON leaves
-//! defaults out so typical links stay short. Every version ever issued keeps decoding: a link in a
+//! defaults out so typical links stay short. Format 2 (`#k2:`) is the same JSON with a run in it
+//! ([`RunLink`]): how the run started, the learner's actions each at its moment, and the moment
+//! shown, which the simulation's determinism replays exactly ([`crate::sim::run`]). Every version ever issued keeps decoding: a link in a
 //! course page must open for years. Decoding is hostile-input safe: the fragment length and the
 //! inflated size are capped, and every failure is a friendly message, never a panic.
 
 use serde::{Deserialize, Serialize};
 
-/// The newest format version this build writes.
-pub const CURRENT_VERSION: u32 = 1;
+/// The newest format version this build writes (format 1 for a link without a run, which any
+/// build since the first opens).
+pub const CURRENT_VERSION: u32 = 2;
 /// The most a link may inflate to (decompression-bomb cap).
 pub const MAX_INFLATED: usize = 1 << 20;
 /// The longest fragment accepted (Chrome's URL limit is 2 MiB).
@@ -31,6 +34,64 @@ pub struct Shared {
     /// Simulation speed the author chose.
     #[serde(rename = "x", default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
+    /// The run to replay (format 2); without one, the text opens at t=0.
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunLink>,
+}
+
+/// A run as a link carries it: its start, the learner's actions and the moment it shows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunLink {
+    /// The scenario text the run was opened from (as the editor's file, `playground.yaml`);
+    /// absent: the empty playground (three nodes).
+    #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The seed the run used.
+    #[serde(rename = "s")]
+    pub seed: u64,
+    /// The learner's actions in order, each in [`crate::sim::run::Entry`]'s compact form.
+    #[serde(rename = "a", default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<serde_json::Value>,
+    /// The moment shown: simulated milliseconds and events processed.
+    #[serde(rename = "m")]
+    pub at: [u64; 2],
+    /// The version of the simulation that made the run ([`crate::sim::run::SIM_VERSION`]).
+    #[serde(rename = "w")]
+    pub version: String,
+}
+
+impl RunLink {
+    /// A session's run as a link carries it: its start, its journal and its moment.
+    pub fn of(session: &crate::sim::session::Session) -> RunLink {
+        let at = session.moment();
+        RunLink {
+            base: session.origin().map(str::to_string),
+            seed: session.sim.config().seed,
+            actions: session.actions().iter().map(|e| e.to_json()).collect(),
+            at: [at.time, at.events],
+            version: crate::sim::run::SIM_VERSION.to_string(),
+        }
+    }
+
+    /// The actions, read back; `Err` names the first one this build cannot read.
+    pub fn entries(&self) -> Result<Vec<crate::sim::run::Entry>, String> {
+        self.actions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                crate::sim::run::Entry::from_json(v)
+                    .ok_or_else(|| format!("this link's action {} cannot be read", i + 1))
+            })
+            .collect()
+    }
+
+    /// The moment shown.
+    pub fn moment(&self) -> crate::sim::run::Moment {
+        crate::sim::run::Moment {
+            time: self.at[0],
+            events: self.at[1],
+        }
+    }
 }
 
 /// A link that could not be opened, with a message for the person who clicked it.
@@ -110,7 +171,8 @@ pub fn base64url_decode(s: &str) -> Result<Vec<u8>, String> {
 pub fn encode(shared: &Shared) -> String {
     let json = serde_json::to_vec(shared).unwrap_or_default();
     let deflated = miniz_oxide::deflate::compress_to_vec(&json, 9);
-    format!("k{CURRENT_VERSION}:{}", base64url_encode(&deflated))
+    let version = if shared.run.is_some() { 2 } else { 1 };
+    format!("k{version}:{}", base64url_encode(&deflated))
 }
 
 /// A full share URL: `base` (without fragment) + `#` + fragment.
@@ -150,7 +212,11 @@ pub fn decode(input: &str) -> Result<Link, ShareError> {
         }
     };
     match version {
-        1 => decode_v1(data).map(Link::Scenario),
+        // Format 2 adds the run to format 1's JSON; a format-1 link never has one.
+        1 => decode_json(data)
+            .map(|s| Shared { run: None, ..s })
+            .map(Link::Scenario),
+        2 => decode_json(data).map(Link::Scenario),
         v => Err(ShareError::UnknownVersion(format!(
             "This link was made by a newer version of Kubeloop (format {v}; this one reads up to {CURRENT_VERSION}). Reload the page to get the newest version."
         ))),
@@ -161,7 +227,7 @@ fn incomplete() -> ShareError {
     ShareError::Incomplete("This link looks incomplete — it may have been cut off when it was copied. Nothing was changed; your own scenario is still here.".into())
 }
 
-fn decode_v1(data: &str) -> Result<Shared, ShareError> {
+fn decode_json(data: &str) -> Result<Shared, ShareError> {
     let bytes = base64url_decode(data).map_err(|_| incomplete())?;
     let json = match miniz_oxide::inflate::decompress_to_vec_with_limit(&bytes, MAX_INFLATED) {
         Ok(j) => j,
@@ -186,8 +252,8 @@ mod tests {
         let s = Shared {
             text: "apiVersion: v1\nkind: Pod\n".into(),
             seed: Some(7),
-            view: None,
             speed: Some(2.0),
+            ..Default::default()
         };
         let frag = encode(&s);
         assert!(frag.starts_with("k1:"));
@@ -206,6 +272,32 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(decode(frozen), Ok(Link::Scenario(s)));
+    }
+
+    #[test]
+    fn a_run_travels_in_format_2_and_format_1_stays_for_links_without_one() {
+        let run = RunLink {
+            seed: 3,
+            actions: vec![serde_json::json!([1200, 40, "k", "get pods"])],
+            at: [120_000, 900],
+            version: "0.1.0".into(),
+            ..Default::default()
+        };
+        let s = Shared {
+            text: "kind: Pod\n".into(),
+            run: Some(run.clone()),
+            ..Default::default()
+        };
+        let frag = encode(&s);
+        assert!(frag.starts_with("k2:"), "{frag}");
+        assert_eq!(decode(&frag), Ok(Link::Scenario(s)));
+        assert_eq!(run.moment().time, 120_000);
+        assert_eq!(run.entries().unwrap()[0].at.events, 40);
+        let without = Shared {
+            text: "kind: Pod\n".into(),
+            ..Default::default()
+        };
+        assert!(encode(&without).starts_with("k1:"));
     }
 
     #[test]
@@ -254,7 +346,7 @@ mod tests {
 
         #[test]
         fn any_scenario_text_round_trips(text in ".{0,400}", seed in proptest::option::of(any::<u64>())) {
-            let s = Shared { text, seed, view: None, speed: None };
+            let s = Shared { text, seed, ..Default::default() };
             prop_assert_eq!(decode(&encode(&s)), Ok(Link::Scenario(s)));
         }
 

@@ -555,6 +555,11 @@ fn execute(call: Call) -> Result<Json, String> {
             let now = model.try_borrow().map(|m| m.now()).unwrap_or(0);
             Ok(json!(now))
         }
+        Call::Seek(ms) => {
+            d.emit(Action::Seek(ms));
+            let now = model.try_borrow().map(|m| m.now()).unwrap_or(0);
+            Ok(json!(now))
+        }
         Call::GetState => {
             let m = model.try_borrow().map_err(|_| "busy".to_string())?;
             Ok(state_json(&m))

@@ -129,15 +129,32 @@ pub fn dispatcher() -> Option<yew::Callback<Action>> {
 /// and the engine is neither there nor known to be unreachable, or an earlier text is already
 /// waiting (texts are applied in the order they were asked for, whatever they hold).
 pub fn must_wait(action: &Action) -> bool {
-    let text = match action {
-        Action::Apply(text, _) | Action::Load(text, _, _) | Action::Delete(text, _) => text,
+    let needs_engine = match action {
+        Action::Apply(text, _) | Action::Load(text, _, _) | Action::Delete(text, _) => {
+            controller_doc::mentioned_in(text)
+        }
+        Action::OpenRun(run) => run_needs_engine(run),
         _ => return false,
     };
     STATE.with(|s| match *s.borrow() {
         State::Loading(_) => true,
-        State::NotLoaded => controller_doc::mentioned_in(text),
+        State::NotLoaded => needs_engine,
         State::Ready | State::Failed => false,
     })
+}
+
+/// Whether a run's start or any text among its actions holds a `Controller` document.
+pub fn run_needs_engine(run: &crate::sim::share::RunLink) -> bool {
+    run.base
+        .as_deref()
+        .is_some_and(controller_doc::mentioned_in)
+        || run.actions.iter().any(|a| {
+            a.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(serde_json::Value::as_str)
+                .any(controller_doc::mentioned_in)
+        })
 }
 
 /// Whether actions are waiting for the engine module.

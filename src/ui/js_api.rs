@@ -19,6 +19,7 @@
 //! | `state()` | every object (Events excluded) as a Kubernetes `List` |
 //! | `events()` | the Event objects, oldest first |
 //! | `now()` | the simulated clock in ms |
+//! | `seek(time)` | time travel: the clock to that time of the run (`"1m30s"` or ms), back or forward, the run's own actions replayed on the way; returns the new clock; an action taken there branches the run |
 //! | `checks()` | the scenario's checks `[{name, passed, message, waitingFor}]` |
 //! | `lessonSteps()` | the try-this steps `[{label, id, enabled, done, doneAt, at, waitingFor}]` |
 //! | `trace(afterSeq)` | trace entries after a sequence number (at most 10 000), as `--trace` prints them |
@@ -88,6 +89,15 @@ pub fn diagnostic_json(d: &Diagnostic) -> Json {
 fn arg_string(v: &JsValue, what: &str) -> Result<String, JsValue> {
     v.as_string()
         .ok_or_else(|| err(format!("{what}: expected a string")))
+}
+
+/// A duration argument: milliseconds, or a string such as `"1m30s"`.
+fn duration_arg(v: &JsValue, call: &str) -> Result<u64, JsValue> {
+    match v.as_f64() {
+        Some(n) if n.is_finite() && n >= 0.0 => Ok(n as u64),
+        Some(_) => Err(err(format!("{call}: expected a duration such as \"30s\""))),
+        None => parse_duration(&arg_string(v, call)?).map_err(err),
+    }
 }
 
 /// Why an apply answered nothing: it waits for the engine of its Controller document.
@@ -248,12 +258,20 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
     add(
         "advance",
         Box::new(move |dur| {
-            let ms = match dur.as_f64() {
-                Some(n) if n.is_finite() && n >= 0.0 => n as u64,
-                Some(_) => return Err(err("advance: expected a duration such as \"30s\"")),
-                None => parse_duration(&arg_string(&dur, "advance(duration)")?).map_err(err)?,
-            };
+            let ms = duration_arg(&dur, "advance(duration)")?;
             d.emit(Action::Advance(ms));
+            let now = m.try_borrow().map(|m| m.now()).unwrap_or(0);
+            Ok(JsValue::from_f64(now as f64))
+        }),
+    );
+
+    let d = dispatch.clone();
+    let m = model.clone();
+    add(
+        "seek",
+        Box::new(move |dur| {
+            let ms = duration_arg(&dur, "seek(time)")?;
+            d.emit(Action::Seek(ms));
             let now = m.try_borrow().map(|m| m.now()).unwrap_or(0);
             Ok(JsValue::from_f64(now as f64))
         }),

@@ -172,6 +172,7 @@ fn App() -> Html {
             // which reports to its host from the state the link opened; only then `?autoplay`.
             // The order lives here so share, embed and js_api never import each other in a ring.
             let share = share::install(d.clone(), model);
+            state::on_run_changed(share::run_changed);
             embed::attach();
             if bus::flags().autoplay {
                 d.emit(Action::Play);
@@ -433,7 +434,7 @@ fn App() -> Html {
 
     html! {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
-            <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} lagging={m.lagging} play_hint={m.play_hint()}
+            <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} tape_end={m.tape_end().map(|e| e.time)} lagging={m.lagging} play_hint={m.play_hint()}
                 slowed={m.slowed()} pause_on_check={m.moments.pause_on_check} slow_motion={m.moments.slow_motion}
                 faults_open={*faults_open} seed={m.seed()} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
             <share::LinkBanner />

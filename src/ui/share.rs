@@ -224,6 +224,8 @@ struct Opening {
     tab: Option<Panel>,
     /// The text is the reader's edits to the link, not the link itself.
     keeping: bool,
+    /// The run to replay (a link to a moment).
+    run: Option<share::RunLink>,
 }
 
 /// Reads a fragment (`#k1:…`, `#example/<name>`): `Ok(None)` for an empty one (not a link),
@@ -238,9 +240,9 @@ fn resolve(hash: &str) -> Result<Option<Opening>, ()> {
     forget_edits();
     with(|b| b.popover = None);
     let flags = flags();
-    let (text, link_seed, link_view, link_speed) = match share::decode(frag) {
+    let (text, link_seed, link_view, link_speed, run) = match share::decode(frag) {
         Ok(Link::Example(name)) => match examples::by_name(&name) {
-            Some(t) => (t.to_string(), None, None, None),
+            Some(t) => (t.to_string(), None, None, None, None),
             None => {
                 let shown: String = name.chars().take(60).collect();
                 set_banner(Some(format!(
@@ -249,7 +251,7 @@ fn resolve(hash: &str) -> Result<Option<Opening>, ()> {
                 return Err(());
             }
         },
-        Ok(Link::Scenario(s)) => (s.text, s.seed, s.view, s.speed),
+        Ok(Link::Scenario(s)) => (s.text, s.seed, s.view, s.speed, s.run),
         Err(e) => {
             set_banner(Some(e.to_string()));
             return Err(());
@@ -265,6 +267,7 @@ fn resolve(hash: &str) -> Result<Option<Opening>, ()> {
         .clone()
         .or_else(|| link_view.map(|v| parse_view(&v).0));
     Ok(Some(Opening {
+        run,
         keeping: kept.is_some(),
         text: kept.unwrap_or(text),
         seed: link_seed.or(flags.seed),
@@ -304,7 +307,16 @@ pub fn open_fragment(hash: &str) -> bool {
         Ok(None) => return true,
         Err(()) => return false,
     };
-    let result = load_inner(&opening.text, opening.seed);
+    let result = match &opening.run {
+        Some(run) => {
+            set_editor_text(&opening.text);
+            if let Some(d) = dispatcher() {
+                d.emit(Action::OpenRun(Box::new(run.clone())));
+            }
+            Ok(())
+        }
+        None => load_inner(&opening.text, opening.seed),
+    };
     finish_opening(&opening, &result);
     true
 }
@@ -329,14 +341,21 @@ pub fn initial_playground() -> Playground {
     };
     // The editor is not mounted yet: it starts with this text (bus::take_pending_text).
     set_editor_text(&opening.text);
-    if crate::sim::input::controller_doc::mentioned_in(&opening.text)
-        && crate::sim::script::engine::installed().is_none()
-    {
+    let needs_engine = match &opening.run {
+        Some(run) => super::engine::run_needs_engine(run),
+        None => crate::sim::input::controller_doc::mentioned_in(&opening.text),
+    };
+    if needs_engine && crate::sim::script::engine::installed().is_none() {
         with(|b| {
             b.startup = Some(opening);
             b.startup_waits_for_engine = true;
         });
         return Playground::new(default_seed);
+    }
+    if let Some(run) = &opening.run {
+        let (model, _) = Playground::opened_run(run, default_seed);
+        with(|b| b.startup = Some(opening));
+        return model;
     }
     let (model, result) = Playground::opened(&opening.text, opening.seed, default_seed);
     with(|b| b.startup = Some(opening));
@@ -358,11 +377,13 @@ fn current_shared() -> Shared {
         .filter(|s| (*s - 1.0).abs() > 1e-9);
     let flags = flags();
     let view = view.or_else(|| flags.view.as_deref().map(embed_flags::view_param));
+    let run = model().and_then(|m| m.try_borrow().ok().and_then(|m| m.run_link()));
     Shared {
         text,
         seed,
         view,
         speed,
+        run,
     }
 }
 
@@ -387,12 +408,23 @@ pub fn playground_link(fragment: &str) -> String {
 /// The link fragment: `example/<name>` for an untouched built-in example with no settings,
 /// else the encoded scenario.
 fn fragment_for(shared: &Shared) -> String {
-    if shared.seed.is_none() && shared.speed.is_none() && shared.view.is_none() {
+    if shared.seed.is_none()
+        && shared.speed.is_none()
+        && shared.view.is_none()
+        && shared.run.is_none()
+    {
         if let Some((name, _)) = examples::ALL.iter().find(|(_, t)| *t == shared.text) {
             return format!("example/{name}");
         }
     }
     share::encode(shared)
+}
+
+/// The run gained an action (or paused): the address bar, when it tracks the page, names it.
+pub fn run_changed() {
+    if with(|b| b.track) {
+        write_address_bar();
+    }
 }
 
 /// Rewrites the address bar to the current scenario (never in an embed).
@@ -585,7 +617,10 @@ pub fn install(dispatch: Callback<Action>, model: Rc<RefCell<Playground>>) -> Op
         // waits for the engine of its Controller document: the reducer loads that first.
         if let Some(opening) = with(|b| b.startup.take()) {
             if with(|b| std::mem::take(&mut b.startup_waits_for_engine)) {
-                dispatch.emit(Action::Load(opening.text.clone(), opening.seed, reply()));
+                dispatch.emit(match &opening.run {
+                    Some(run) => Action::OpenRun(Box::new(run.clone())),
+                    None => Action::Load(opening.text.clone(), opening.seed, reply()),
+                });
             }
             // Ok: a scenario with errors was already reported when it was loaded.
             finish_opening(&opening, &Ok(()));

@@ -13,6 +13,17 @@ use yew::prelude::*;
 pub use crate::viewmodel::action::{reply, Action};
 use crate::viewmodel::Playground;
 
+thread_local! {
+    /// Told when the run gains an action or pauses (`share::run_changed`, wired by `ui/mod.rs`
+    /// so this module and the share links do not import each other).
+    static RUN_CHANGED: std::cell::Cell<Option<fn()>> = const { std::cell::Cell::new(None) };
+}
+
+/// Who is told when the run gains an action or pauses.
+pub fn on_run_changed(f: fn()) {
+    RUN_CHANGED.with(|c| c.set(Some(f)));
+}
+
 /// Wall-clock milliseconds of simulation work one animation frame may spend before the rest waits
 /// for the next frame (input, drawing and the browser need the remainder of a 16.7 ms frame). A
 /// busy big cluster then runs slower than real time, and the toolbar says it is lagging.
@@ -80,8 +91,17 @@ impl Reducible for AppState {
             (Some(p), Some(s)) => p.now() - s > FRAME_SIM_BUDGET_MS,
             _ => false,
         };
+        let journaled = m.session.actions().len();
+        let pausing = matches!(action, Action::Pause);
         let changed = m.update(action, &mut out_of_time);
+        let acted = m.session.actions().len() != journaled || pausing;
         drop(m);
+        if acted {
+            // The address bar keeps the run's actions, so a reload reopens them.
+            if let Some(f) = RUN_CHANGED.with(|f| f.get()) {
+                f();
+            }
+        }
         if changed {
             Rc::new(AppState {
                 model: self.model.clone(),

@@ -18,6 +18,9 @@ pub struct ToolbarProps {
     pub playing: bool,
     pub speed: f64,
     pub now: Millis,
+    /// Behind a run's end (time travel): the time it goes on to.
+    #[prop_or_default]
+    pub tape_end: Option<Millis>,
     pub lagging: bool,
     /// The speed slow motion runs the clock at now, if it does (`Playground::slowed`).
     #[prop_or_default]
@@ -51,6 +54,18 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
         let playing = p.playing;
         Callback::from(move |_: MouseEvent| {
             d.emit(if playing { Action::Pause } else { Action::Play })
+        })
+    };
+    let scrub_end = p.tape_end.unwrap_or(p.now).max(p.now);
+    let scrub = {
+        let d = d.clone();
+        Callback::from(move |e: InputEvent| {
+            let value = e
+                .target_dyn_into::<web_sys::HtmlInputElement>()
+                .and_then(|i| i.value().parse::<Millis>().ok());
+            if let Some(t) = value {
+                d.emit(Action::Seek(t));
+            }
         })
     };
     let step = |hand_off: bool| {
@@ -163,6 +178,15 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                         <span class="clock-label">{ "sim time" }</span>
                     }
                     <output data-testid="clock" aria-live="off" aria-label="Simulated time">{ clock(p.now) }</output>
+                    <input type="range" class={classes!("scrubber", p.tape_end.is_some().then_some("is-behind"))}
+                        data-testid="scrubber" min="0" max={scrub_end.to_string()} step="1"
+                        value={p.now.to_string()} oninput={scrub}
+                        aria-label="Time travel: the run's moment"
+                        aria-valuetext={clock(p.now)}
+                        title={match p.tape_end {
+                            Some(end) => format!("At {} of a run that goes on to {}: drag to move through it; an action here branches it", clock(p.now), clock(end)),
+                            None => "Drag back to see the cluster as it was at an earlier moment of this run".to_string(),
+                        }} />
                     if p.lagging {
                         <span class="clock-lag" title="The simulation has more work per frame than the budget allows; it runs slower than the chosen speed">{ "lagging" }</span>
                     }

@@ -39,10 +39,14 @@ pub enum Action {
     SetSpeed(f64),
     /// Deterministic fast-forward.
     Advance(Millis),
+    /// Time travel: the clock to this simulated time of the run, back or forward.
+    Seek(Millis),
     Apply(String, Reply<ApplyReport>),
     /// Opens a scenario (a share link, an embed's `load`): text and an optional seed override.
     Load(String, Option<u64>, Reply<Result<(), Vec<Diagnostic>>>),
     Delete(String, Reply<ApplyReport>),
+    /// Opens a run link (a share link to a moment): its start, its actions replayed, paused.
+    OpenRun(Box<crate::sim::share::RunLink>),
     /// "Check my controller": the text's learner's controller through the checker's battery.
     CheckController(String),
     /// A check's card, made where the checker ran (the page's checker module).
@@ -83,6 +87,16 @@ impl Playground {
     /// Does `action`, filling its reply slot; true when the page must re-render. A frame stops
     /// early once `out_of_time` says its share of the wall clock is spent.
     pub fn update(&mut self, action: Action, out_of_time: &mut dyn FnMut() -> bool) -> bool {
+        let frame = matches!(action, Action::Frame(_));
+        let changed = self.update_inner(action, out_of_time);
+        if !frame {
+            // An action the run did not have branches it; reaching its end ends time travel.
+            self.follow_tape();
+        }
+        changed
+    }
+
+    fn update_inner(&mut self, action: Action, out_of_time: &mut dyn FnMut() -> bool) -> bool {
         if !matches!(action, Action::Frame(_)) {
             // The frames after an action are drawn one by one (the page's `FrameWaker` ends a
             // sleep too).
@@ -90,7 +104,11 @@ impl Playground {
         }
         if matches!(
             action,
-            Action::Apply(..) | Action::Load(..) | Action::Delete(..) | Action::ShowCheck(_)
+            Action::Apply(..)
+                | Action::Load(..)
+                | Action::Delete(..)
+                | Action::OpenRun(_)
+                | Action::ShowCheck(_)
         ) {
             // What a progress notice waited for (the engine, the checker) has come.
             self.end_progress();
@@ -135,6 +153,10 @@ impl Playground {
                 self.advance_by(ms);
                 true
             }
+            Action::Seek(ms) => {
+                self.seek(ms);
+                true
+            }
             Action::Apply(text, r) => {
                 let report = self.apply(&text);
                 fill(&r, report);
@@ -143,6 +165,10 @@ impl Playground {
             Action::Load(text, seed, r) => {
                 let result = self.load_scenario(&text, seed);
                 fill(&r, result);
+                true
+            }
+            Action::OpenRun(run) => {
+                self.open_run(&run);
                 true
             }
             Action::Delete(text, r) => {

@@ -58,6 +58,8 @@ pub enum Call {
     SetSpeed(f64),
     /// Deterministic fast-forward by this many simulated milliseconds.
     Advance(Millis),
+    /// Time travel: the clock to this simulated time of the run, back or forward.
+    Seek(Millis),
     GetState,
     GetShareUrl,
     RunChecks,
@@ -71,6 +73,18 @@ pub enum Call {
     SetSlowMotion(bool),
 }
 
+/// A duration argument: a string such as `"30s"`, or milliseconds.
+fn duration_arg(args: &[Json]) -> Result<Millis, String> {
+    match args.first() {
+        Some(Json::Number(n)) => match n.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok(x as Millis),
+            _ => Err("expected a duration such as \"30s\" or milliseconds".into()),
+        },
+        Some(Json::String(s)) => parse_duration(s),
+        _ => Err("expected a duration such as \"30s\" or milliseconds".into()),
+    }
+}
+
 /// The method names, as the SDK spells them.
 pub const METHODS: &[&str] = &[
     "apply",
@@ -82,6 +96,7 @@ pub const METHODS: &[&str] = &[
     "step",
     "setSpeed",
     "advance",
+    "seek",
     "getState",
     "getShareUrl",
     "runChecks",
@@ -264,19 +279,13 @@ fn parse_call(method: &str, args: &[Json]) -> Result<Call, String> {
             _ => return Err("expected a positive number".into()),
         },
         "advance" => {
-            let ms = match args.first() {
-                Some(Json::Number(n)) => match n.as_f64() {
-                    Some(x) if x.is_finite() && x >= 0.0 => x as Millis,
-                    _ => return Err("expected a duration such as \"30s\" or milliseconds".into()),
-                },
-                Some(Json::String(s)) => parse_duration(s)?,
-                _ => return Err("expected a duration such as \"30s\" or milliseconds".into()),
-            };
+            let ms = duration_arg(args)?;
             if ms > MAX_ADVANCE_MS {
                 return Err("at most 1h per call".into());
             }
             Call::Advance(ms)
         }
+        "seek" => Call::Seek(duration_arg(args)?),
         "getState" => Call::GetState,
         "getShareUrl" => Call::GetShareUrl,
         "runChecks" => Call::RunChecks,
@@ -608,6 +617,8 @@ mod tests {
         ok("setSpeed", json!([2000]), Call::SetSpeed(1000.0));
         ok("advance", json!(["30s"]), Call::Advance(30_000));
         ok("advance", json!([1500]), Call::Advance(1500));
+        ok("seek", json!(["1m30s"]), Call::Seek(90_000));
+        ok("seek", json!([0]), Call::Seek(0));
         ok("getState", json!([]), Call::GetState);
         ok("getShareUrl", json!([]), Call::GetShareUrl);
         ok("runChecks", json!([]), Call::RunChecks);

@@ -9,6 +9,9 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+mod runs;
+pub use runs::Opened;
+
 use super::cluster::{ClusterCache, ClusterView};
 use super::console::Console;
 use super::events::{event_rows, EventRow};
@@ -146,6 +149,14 @@ pub struct Playground {
     /// The events key the page last drew while playing, and when (real ms); None after anything
     /// but a frame, which draws the live one: see [`Playground::events_key`].
     events_drawn: Option<(EventsKey, f64)>,
+    /// Where the run started (after the boot, or at a loaded scenario's t=0): a share link
+    /// carries the run only once something happened since.
+    start: crate::sim::run::Moment,
+    /// The whole run while the clock is behind its end (time travel): what playing or dragging
+    /// forward replays; any new action branches from here and drops the rest.
+    tape: Option<runs::Tape>,
+    /// The last console command wrote nothing: time travel keeps the run's later actions.
+    last_read_only: bool,
 }
 
 /// What changes the events list: the Event kind's revision, how many Events there are (an
@@ -211,6 +222,9 @@ impl Playground {
             scenario_applied: false,
             cluster_cache: RefCell::default(),
             events_drawn: None,
+            start: crate::sim::run::Moment::default(),
+            tape: None,
+            last_read_only: false,
         }
     }
 
@@ -235,6 +249,7 @@ impl Playground {
             let t = self.now() + 10;
             self.session.advance_to(t, usize::MAX);
         }
+        self.start = self.session.moment();
         self.sync();
     }
 
@@ -317,6 +332,7 @@ impl Playground {
                 self.scenario_applied = false;
                 self.seed = session.sim.config().seed;
                 self.session = session;
+                self.start = self.session.moment();
                 self.cluster_cache.get_mut().invalidate();
                 self.playing = false;
                 self.last_apply = None;
@@ -438,6 +454,7 @@ impl Playground {
         let before = self.fingerprint();
         let was_lagging = self.lagging;
         let target = self.now() + whole as Millis;
+        self.replay_tape_until(target);
         let mut adv = Advanced::default();
         let mut paused = false;
         loop {
@@ -457,6 +474,7 @@ impl Playground {
             }
         }
         self.lagging = adv.capped;
+        self.follow_tape();
         if adv.capped || paused {
             // Don't let the debt grow without bound while the simulation catches up.
             self.carry = 0.0;
@@ -563,6 +581,8 @@ impl Playground {
         let mut total = Advanced::default();
         while self.now() < end {
             let slice = (self.now() + 250).min(end);
+            // Behind a run's end (time travel), its own actions happen on the way.
+            self.replay_tape_until(slice);
             let adv = self.session.advance_to(slice, usize::MAX);
             total.events += adv.events;
             self.sync();
@@ -842,7 +862,8 @@ impl Playground {
         // No simulated time passes during a command: any write to the store is the command's.
         let written = self.session.sim.api().resource_version();
         let out = self.session.kubectl_with_input(cmd, stdin);
-        if self.session.sim.api().resource_version() != written {
+        self.last_read_only = self.session.sim.api().resource_version() == written;
+        if !self.last_read_only {
             self.acted();
         }
         self.console.push(cmd, out.clone(), &before, &self.session);

@@ -86,8 +86,9 @@ test('the course page: two labs driven through the SDK, with a checkpoint that t
   const out = await sdk(page, 'lab1', 'kubectl', 'get deployment web');
   expect(out.ok).toBe(true);
   expect(out.stdout).toContain('web');
+  // The lab's run (an apply, a refused fault, a command) travels in the link: format 2.
   const share = await sdk(page, 'lab1', 'getShareUrl');
-  expect(share).toMatch(/\/index\.html#k1:/);
+  expect(share).toMatch(/\/index\.html#k2:/);
   expect(share).not.toContain('embed=1');
 
   // The clock button says what it does next: start the clock, then pause it.

@@ -2,8 +2,18 @@
 // @ts-check
 const { expect } = require('@playwright/test');
 
+/** How long a page may take to download and compile the app on a busy machine (a spec that
+ *  opens several pages compiles the app once per page). */
+const BOOT = { timeout: 60_000 };
+
+/** Waits until the app is drawn and window.kubeloop is installed (after a goto or a reload). */
+async function appReady(page) {
+  await expect(page.getByTestId('app')).toBeVisible(BOOT);
+  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null, null, BOOT);
+}
+
 /** Opens `path`, collects page errors and console errors (the caller asserts there are none),
- *  and waits until the app is drawn and window.kubeloop is installed. */
+ *  and waits until the app is ready. */
 async function open(page, path = '/') {
   const errors = [];
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
@@ -11,8 +21,7 @@ async function open(page, path = '/') {
     if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
   });
   await page.goto(path);
-  await expect(page.getByTestId('app')).toBeVisible();
-  await page.waitForFunction(() => typeof window.kubeloop === 'object' && window.kubeloop !== null);
+  await appReady(page);
   return errors;
 }
 
@@ -26,4 +35,17 @@ const advance = (page, d) => page.evaluate((dur) => window.kubeloop.advance(dur)
 /** Applies YAML through the page's JS API and returns its diagnostics. */
 const apply = (page, yaml) => page.evaluate((y) => window.kubeloop.apply(y), yaml);
 
-module.exports = { open, hideNotices, advance, apply };
+/** A Deployment `web` of nginx pods labelled app=web, each requesting `cpu` and 16Mi. */
+const deployment = (replicas, cpu = '10m') => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: "nginx:1.27", resources: {requests: {cpu: ${cpu}, memory: 16Mi}}}]
+`;
+
+module.exports = { open, appReady, hideNotices, advance, apply, deployment };

@@ -6,19 +6,8 @@
 // Time is driven with advance() (deterministic), never by waiting.
 // @ts-check
 const { test, expect } = require('@playwright/test');
-const { open, advance, apply } = require('./helpers');
+const { open, advance, apply, deployment } = require('./helpers');
 
-const deployment = (replicas, cpu = '10m') => `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: app, image: "nginx:1.27", resources: {requests: {cpu: ${cpu}, memory: 16Mi}}}]
-`;
 
 /** Applies the web Deployment with `replicas` pods; the manifest must have no errors. */
 const applyWeb = async (page, replicas, cpu) =>

@@ -155,6 +155,29 @@ fn a_share_link_runs_headlessly_like_its_file() {
 }
 
 #[test]
+fn a_link_to_a_moment_replays_to_it_and_goes_on_only_when_told() {
+    let lesson = kubeloop::sim::examples::by_name("node-dies").expect("the lesson");
+    let f = temp("node-dies.yaml", lesson);
+    let (code, url, err) = kubeloop(&["link", f.to_str().unwrap(), "--at", "90s"]);
+    assert_eq!(code, 0, "{err}");
+    let url = url.trim();
+    assert!(url.starts_with("http://127.0.0.1:8080/#k2:"), "{url}");
+    let (code, out, err) = kubeloop(&["run", url]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.starts_with("Simulated 1m30s"), "{out}");
+    assert!(err.is_empty(), "{err}");
+    // The lesson powered node-2 off at 30s (its steps are done on time in a headless run).
+    assert!(out.contains("node-2"), "{out}");
+    let (_, at_90s, _) = kubeloop(&["run", url]);
+    assert_eq!(at_90s, out, "the same link shows the same moment");
+    let (_, later, _) = kubeloop(&["run", url, "--until", "3m"]);
+    assert!(later.starts_with("Simulated 3m0s"), "{later}");
+    let (code, _, err) = kubeloop(&["link", f.to_str().unwrap(), "--at", "soon"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("error: --at:"), "{err}");
+}
+
+#[test]
 fn validate_accepts_good_files_and_rejects_bad_ones() {
     let good = temp("good.yaml", SCENARIO);
     let (code, out, _) = kubeloop(&["validate", good.to_str().unwrap()]);

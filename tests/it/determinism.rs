@@ -89,3 +89,9 @@ fn the_fingerprinted_scenario_really_grows_a_disk_reattaches_one_and_retries_a_j
     });
     assert!(reattached);
 }
+
+#[test]
+fn a_run_replayed_from_its_journal_gives_the_same_trace_natively() {
+    let (run, replayed) = common::run_and_replay();
+    assert_eq!(replayed, run);
+}

@@ -20,7 +20,7 @@ const LEVELS: &[&[&str]] = &[
     &["cel", "script"],
     &["time"],
     &["faults", "kro"],
-    &["addons"],
+    &["addons", "run"],
     &["input"],
     &["machinery", "scenario"],
     &["controllers"],

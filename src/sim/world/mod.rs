@@ -263,6 +263,9 @@ const DETACHED_TRACE: usize = 64;
 pub struct Sim {
     now: Millis,
     seq: u64,
+    /// Events processed since the start: with the clock, a moment of the run (a pause or a
+    /// Step can stop between two events of one millisecond).
+    events_done: u64,
     config: SimConfig,
     queue: BinaryHeap<Scheduled>,
     /// Where queued events wait (a slab: freed slots are reused, lowest-freed-last, which is
@@ -318,6 +321,7 @@ impl Sim {
         let mut sim = Sim {
             now: 0,
             seq: 0,
+            events_done: 0,
             queue: BinaryHeap::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
@@ -372,6 +376,7 @@ impl Sim {
         Sim {
             now: self.now,
             seq: self.seq,
+            events_done: self.events_done,
             config: self.config.clone(),
             queue: BinaryHeap::new(),
             slots: Vec::new(),
@@ -397,6 +402,11 @@ impl Sim {
             last_api_seq: 0,
             deferred: self.deferred.clone(),
         }
+    }
+
+    /// How many events have been processed since the start: with the clock, a moment of the run.
+    pub fn events_done(&self) -> u64 {
+        self.events_done
     }
 
     /// The API server, to read the store, its resourceVersion and its history. Writes go through
@@ -596,6 +606,7 @@ impl Sim {
         let Some(Scheduled { at, slot, .. }) = self.queue.pop() else {
             return;
         };
+        self.events_done += 1;
         self.now = self.now.max(at);
         let Some(ev) = self.slots.get_mut(slot as usize).and_then(Option::take) else {
             return;

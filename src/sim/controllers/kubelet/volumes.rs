@@ -350,7 +350,8 @@ impl Kubelet {
             }
             // Sent, but a lost write leaves the claim waiting: the volume manager retries an
             // operation whose result it has not seen, as it would after the pod worker's back-off.
-            self.expanding.insert(key.clone(), now + super::env::SYNC_RETRY);
+            self.expanding
+                .insert(key.clone(), now + super::env::SYNC_RETRY);
             out.requeue(super::env::SYNC_RETRY);
             // What the resizer allocated; the request, should that write have been lost.
             let allocated = str_at(claim, &["status", "allocatedResources", "storage"])
