@@ -4,6 +4,7 @@
 //! this module only maps them to HTML, and clicks, keys and animation frames to [`state::Action`]s.
 
 mod bus;
+mod changes;
 mod chart;
 mod check;
 mod cluster;
@@ -450,6 +451,9 @@ fn App() -> Html {
                         scenario_applied={m.scenario_applied()} />
                     if let Some(view) = m.controller_check.clone() {
                         <check::CheckCard {view} dispatch={dispatch.clone()} />
+                    }
+                    if let Some(view) = m.changes.clone() {
+                        <changes::ChangesCard {view} dispatch={dispatch.clone()} />
                     }
                 </div>
                 <cluster::Cluster view={cluster_view} {deployments} jobs={crate::viewmodel::inspect::JobProgress::all(&m.session.sim)} dispatch={dispatch.clone()} selected={m.selected.clone()}

@@ -68,6 +68,10 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
             }
         })
     };
+    let show_changes = {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::ShowChangesAhead))
+    };
     let step = |hand_off: bool| {
         let on_step = p.on_step.clone();
         Callback::from(move |_: MouseEvent| on_step.emit(hand_off))
@@ -187,6 +191,13 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                             Some(end) => format!("At {} of a run that goes on to {}: drag to move through it; an action here branches it", clock(p.now), clock(end)),
                             None => "Drag back to see the cluster as it was at an earlier moment of this run".to_string(),
                         }} />
+                    if let Some(end) = p.tape_end {
+                        <button class="btn btn-small btn-ghost scrub-diff" data-testid="changes-ahead"
+                            onclick={show_changes} aria-label="What changes ahead"
+                            title={format!("What changes between now and {}: the objects whose spec or status differ, as kubectl diff shows them", clock(end))}>
+                            { "Δ" }
+                        </button>
+                    }
                     if p.lagging {
                         <span class="clock-lag" title="The simulation has more work per frame than the budget allows; it runs slower than the chosen speed">{ "lagging" }</span>
                     }

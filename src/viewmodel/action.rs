@@ -41,6 +41,9 @@ pub enum Action {
     Advance(Millis),
     /// Time travel: the clock to this simulated time of the run, back or forward.
     Seek(Millis),
+    /// Behind the run's end: what changes between now and then, as a card.
+    ShowChangesAhead,
+    CloseChanges,
     Apply(String, Reply<ApplyReport>),
     /// Opens a scenario (a share link, an embed's `load`): text and an optional seed override.
     Load(String, Option<u64>, Reply<Result<(), Vec<Diagnostic>>>),
@@ -155,6 +158,14 @@ impl Playground {
             }
             Action::Seek(ms) => {
                 self.seek(ms);
+                true
+            }
+            Action::ShowChangesAhead => {
+                self.show_changes_ahead();
+                true
+            }
+            Action::CloseChanges => {
+                self.changes = None;
                 true
             }
             Action::Apply(text, r) => {

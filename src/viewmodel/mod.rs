@@ -6,6 +6,7 @@
 //! only turns these into HTML.
 
 pub mod action;
+pub mod changes;
 pub mod check;
 pub mod claims;
 pub mod cluster;

@@ -157,6 +157,8 @@ pub struct Playground {
     tape: Option<runs::Tape>,
     /// The last console command wrote nothing: time travel keeps the run's later actions.
     last_read_only: bool,
+    /// The "what changes" card: the objects that differ between now and the run's end.
+    pub changes: Option<crate::viewmodel::changes::ChangesView>,
 }
 
 /// What changes the events list: the Event kind's revision, how many Events there are (an
@@ -225,6 +227,7 @@ impl Playground {
             start: crate::sim::run::Moment::default(),
             tape: None,
             last_read_only: false,
+            changes: None,
         }
     }
 

@@ -89,6 +89,13 @@ test('the scrubber drags the run back to an earlier moment and forward again, an
   await scrubber.fill('5000');
   await expect(page.getByTestId('clock')).toHaveText('00:05.0');
   await expect(scrubber).toHaveClass(/is-behind/);
+  // What changes between here and the run's end, as kubectl diff prints it.
+  await page.getByTestId('changes-ahead').click();
+  const card = page.getByTestId('changes-card');
+  await expect(card).toContainText('What changes from 00:05.0 to');
+  await expect(card.getByTestId('change-deployment/web')).toContainText('+   replicas: 5');
+  await page.getByTestId('changes-close').click();
+  await expect(card).toHaveCount(0);
   expect(await replicas()).toBe('2');
   await scrubber.fill(String(end));
   expect(await snapshot(page)).toEqual(atEnd);

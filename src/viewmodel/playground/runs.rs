@@ -121,6 +121,7 @@ impl Playground {
     /// on the way (or, past its end, by running on). The panels follow. Returns the moment
     /// reached.
     pub fn seek(&mut self, t: Millis) -> Moment {
+        self.changes = None;
         let tape = self.tape.take().unwrap_or_else(|| Tape {
             entries: self.session.actions().to_vec(),
             end: self.session.moment(),
@@ -172,6 +173,37 @@ impl Playground {
         here
     }
 
+    /// Works out what changes between now and the end of the run the clock is behind (the
+    /// run's end replayed on a session of its own) and shows it; says why not otherwise.
+    pub fn show_changes_ahead(&mut self) {
+        let Some(tape) = self.tape.clone() else {
+            self.notify(
+                "Nothing is ahead: drag the slider back to an earlier moment first",
+                NoticeKind::Info,
+            );
+            return;
+        };
+        let seed = self.session.sim.config().seed;
+        let start = match self.session.origin() {
+            None => Ok(crate::sim::session::Session::new(seed)),
+            Some(text) => crate::sim::session::Session::load(EDITOR_FILE, text, Some(seed)),
+        };
+        let Ok(mut end) = start else {
+            self.notify("The run's start no longer opens", NoticeKind::Error);
+            return;
+        };
+        if let Err(d) = run::replay(&mut end, &tape.entries, tape.end) {
+            self.notify(&d.message, NoticeKind::Error);
+            return;
+        }
+        self.changes = Some(crate::viewmodel::changes::ChangesView {
+            from: self.now(),
+            to: tape.end.time,
+            objects: crate::viewmodel::changes::between(&self.session.sim, &end.sim),
+        });
+        self.version += 1;
+    }
+
     /// The moment the run goes on to while the clock is behind it.
     pub fn tape_end(&self) -> Option<Moment> {
         self.tape.as_ref().map(|t| t.end)
@@ -197,6 +229,12 @@ impl Playground {
     /// After an action: one the run did not have branches it (its later actions are dropped),
     /// and reaching the run's end ends the time travel.
     pub(crate) fn follow_tape(&mut self) {
+        // What the card compared was this moment and the run's end: either may have moved.
+        if self.changes.as_ref().is_some_and(|c| {
+            c.from != self.now() || self.tape.as_ref().map(|t| t.end.time) != Some(c.to)
+        }) {
+            self.changes = None;
+        }
         let read_only = std::mem::take(&mut self.last_read_only);
         let Some(tape) = &mut self.tape else {
             return;
@@ -506,5 +544,31 @@ mod tests {
         let mut replicas = opened;
         let out = replicas.kubectl("get deployment web -o jsonpath={.spec.replicas}");
         assert_eq!(out.stdout, "1");
+    }
+
+    #[test]
+    fn what_changes_ahead_lists_the_scaled_deployment_and_the_dead_node_and_goes_when_the_clock_moves(
+    ) {
+        let mut p = Playground::new(2);
+        p.apply(&deployment(2));
+        p.advance_by(20_000);
+        p.kubectl("scale deployment web --replicas=3");
+        p.inject(Fault::NodeDown {
+            node: "node-2".into(),
+        })
+        .unwrap();
+        p.advance_by(60_000);
+        p.seek(10_000);
+        p.update(
+            crate::viewmodel::action::Action::ShowChangesAhead,
+            &mut || false,
+        );
+        let card = p.changes.clone().expect("the card");
+        assert_eq!((card.from, card.to), (10_000, p.tape_end().unwrap().time));
+        let names: Vec<&str> = card.objects.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&"deployment/web"), "{names:?}");
+        assert!(names.contains(&"node/node-2"), "{names:?}");
+        p.seek(15_000);
+        assert_eq!(p.changes, None, "the card compared another moment");
     }
 }
