@@ -54,8 +54,9 @@ test('texts applied while the engine loads are applied in the order they were as
   }), [FILE, second]);
   expect(answers[0]).toContain('is loading');
   expect(answers[1]).toContain('is loading');
+  // The engine may have loaded by now (the notice is then gone already): what is certain is the
+  // outcome, and that the progress notice did not outlive it.
   const notices = page.locator('.notice');
-  await expect(notices.filter({ hasText: 'Loading the JavaScript engine' })).toHaveCount(1);
   await expect(page.getByTestId('diagnostics')).toContainText('website.example.com/web configured');
   await expect(notices.filter({ hasText: 'Loading the JavaScript engine' })).toHaveCount(0);
   const replicas = await page.evaluate(() => window.kubeloop.kubectl('get website web -o jsonpath={.spec.replicas}'));

@@ -571,4 +571,56 @@ mod tests {
         p.seek(15_000);
         assert_eq!(p.changes, None, "the card compared another moment");
     }
+
+    #[test]
+    fn an_hour_of_clicking_stays_under_the_long_link_warning() {
+        let mut p = Playground::new(8);
+        p.apply(&deployment(3));
+        // One action every ten seconds for an hour: scales, looks, pod deletions, node faults.
+        for i in 0..360u32 {
+            p.advance_by(10_000);
+            match i % 6 {
+                0 => {
+                    p.kubectl(&format!("scale deployment web --replicas={}", 2 + i % 4));
+                }
+                1 => {
+                    p.kubectl("get pods -o wide");
+                }
+                2 => {
+                    let pod = p.cluster().all_pods().next().map(|v| v.name.clone());
+                    if let Some(pod) = pod {
+                        let _ = p.delete_pod("default", &pod);
+                    }
+                }
+                3 => {
+                    let _ = p.inject(Fault::NodeDown {
+                        node: format!("node-{}", 1 + i % 3),
+                    });
+                }
+                4 => {
+                    let _ = p.inject(Fault::NodeUp {
+                        node: format!("node-{}", 1 + (i - 1) % 3),
+                    });
+                }
+                _ => {
+                    p.apply(&deployment(3));
+                }
+            }
+        }
+        let link = crate::sim::share::share_url(
+            "https://kubeloop.example/",
+            &Shared {
+                text: deployment(3),
+                run: p.run_link(),
+                ..Default::default()
+            },
+        );
+        assert_eq!(p.session.actions().len(), 361);
+        // Measured 5,021 characters: the moments' digits are most of it (deltas would shrink them).
+        assert!(
+            link.len() < crate::sim::share::LONG_LINK_WARNING,
+            "{} characters",
+            link.len()
+        );
+    }
 }
