@@ -20,6 +20,12 @@ fn a_learners_controller_runs_to_the_native_fingerprint_in_wasm() {
 
 #[wasm_bindgen_test]
 fn a_run_replayed_from_its_journal_gives_the_same_trace_in_wasm() {
-    let (run, replayed) = common::run_and_replay();
+    let (run, replayed, _) = common::run_and_replay();
     assert_eq!(replayed, run);
+}
+
+#[wasm_bindgen_test]
+fn a_run_goes_on_from_a_snapshot_as_from_the_original_in_wasm() {
+    let (run, _, from_snapshot) = common::run_and_replay();
+    assert_eq!(from_snapshot, run);
 }

@@ -237,6 +237,11 @@ mod tests {
 
     fn run(seed: u64, doings: &[Doing]) -> Session {
         let mut s = Session::new(seed);
+        go_on(&mut s, doings);
+        s
+    }
+
+    fn go_on(s: &mut Session, doings: &[Doing]) {
         for d in doings {
             match d {
                 Doing::Apply(n) => {
@@ -264,7 +269,6 @@ mod tests {
                 }
             }
         }
-        s
     }
 
     #[test]
@@ -354,19 +358,49 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-        /// Anvil-style: whatever a learner does, in whatever rhythm, the journal replayed on a
-        /// fresh session of the same seed gives the same trace and ends at the same moment.
+        /// Anvil-style: whatever a learner does, in whatever rhythm, the journal carried by a
+        /// link and replayed on a fresh session of the link's seed gives the same trace and ends
+        /// at the same moment.
         #[test]
-        fn any_run_replayed_from_its_journal_gives_the_same_trace(
+        fn any_run_replayed_from_its_link_gives_the_same_trace(
             seed in 1u64..1_000,
             doings in proptest::collection::vec(doing(), 0..14),
         ) {
             let original = run(seed, &doings);
-            let mut fresh = Session::new(seed);
-            prop_assert_eq!(replay(&mut fresh, original.actions(), original.moment()), Ok(()));
+            // Through the link as a reader gets it: encoded, decoded, moments read back.
+            let frag = crate::sim::share::encode(&crate::sim::share::Shared {
+                run: Some(crate::sim::share::RunLink::of(&original)),
+                ..Default::default()
+            });
+            let link = match crate::sim::share::decode(&frag) {
+                Ok(crate::sim::share::Link::Scenario(shared)) => shared.run,
+                _ => None,
+            };
+            let link = link.expect("the link holds the run");
+            let entries = link.entries().expect("every action reads back");
+            let mut fresh = Session::new(link.seed);
+            prop_assert_eq!(replay(&mut fresh, &entries, link.moment()), Ok(()));
             prop_assert_eq!(fresh.moment(), original.moment());
             prop_assert_eq!(fresh.actions(), original.actions());
             prop_assert_eq!(fresh.sim.trace().fingerprint(), original.sim.trace().fingerprint());
+        }
+
+        /// A snapshot is the run itself: what the learner does after it gives, from the copy,
+        /// the trace the original gives, however much the original ran on in between.
+        #[test]
+        fn a_run_goes_on_from_its_snapshot_as_it_went_on_from_the_original(
+            seed in 1u64..1_000,
+            doings in proptest::collection::vec(doing(), 0..14),
+            split in 0usize..14,
+        ) {
+            let split = split.min(doings.len());
+            let mut original = run(seed, &doings[..split]);
+            let mut copy = original.snapshot().expect("built-in components copy");
+            go_on(&mut original, &doings[split..]);
+            go_on(&mut copy, &doings[split..]);
+            prop_assert_eq!(copy.moment(), original.moment());
+            prop_assert_eq!(copy.actions(), original.actions());
+            prop_assert_eq!(copy.sim.trace().fingerprint(), original.sim.trace().fingerprint());
         }
     }
 }

@@ -120,6 +120,26 @@ impl Session {
         }
     }
 
+    /// The whole session as it is now, to go on from here more than once (time travel's
+    /// snapshots); None when the simulation cannot be copied ([`Sim::snapshot`]).
+    pub fn snapshot(&self) -> Option<Session> {
+        Some(Session {
+            sim: self.sim.snapshot()?,
+            scenario: self.scenario.clone(),
+            file: self.file.clone(),
+            steps: self.steps.clone(),
+            next_step: self.next_step,
+            steps_run: self.steps_run.clone(),
+            checks: self.checks.clone(),
+            try_this: self.try_this.clone(),
+            scripted: self.scripted,
+            acting: self.acting,
+            kubeconfig: self.kubeconfig.clone(),
+            journal: self.journal.clone(),
+            origin: self.origin.clone(),
+        })
+    }
+
     /// A session on a detached copy of this one's store (nothing runs in it): what an action
     /// would change, worked out without touching this simulation.
     fn detached(&self, sim: Sim) -> Session {

@@ -269,10 +269,23 @@ fn parse(text: &str) -> (usize, u64) {
 }
 
 /// The determinism scenario with a learner's actions in it (an apply at 30 s, a node powered off
-/// at 1 m, a scale and a few single Steps at 2 m), and the same run replayed from its journal on a
-/// fresh session (issue #32): the two fingerprints, which must be equal on every target.
-pub fn run_and_replay() -> ((usize, u64), (usize, u64)) {
+/// at 1 m, a scale and a few single Steps at 2 m), the same run replayed from its journal on a
+/// fresh session (issue #32), and the same run gone on from a snapshot taken at 1 m, before the
+/// fault, while the original went on too: the three fingerprints, which must be equal on every
+/// target.
+pub fn run_and_replay() -> ((usize, u64), (usize, u64), (usize, u64)) {
     use kubeloop::sim::faults::Fault;
+    let go_on = |s: &mut Session| {
+        let _ = s.inject(Fault::NodeDown {
+            node: "node-2".into(),
+        });
+        s.advance_to(120_000, usize::MAX);
+        s.kubectl("scale deployment web --replicas=2");
+        for _ in 0..7 {
+            s.step();
+        }
+        s.advance_to(180_000, usize::MAX);
+    };
     let mut s = Session::load("determinism.yaml", SCENARIO, None).expect("the scenario loads");
     s.advance_to(30_000, usize::MAX);
     s.apply_text(
@@ -280,16 +293,10 @@ pub fn run_and_replay() -> ((usize, u64), (usize, u64)) {
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: learner}\ndata: {k: v}\n",
     );
     s.advance_to(60_000, usize::MAX);
-    let _ = s.inject(Fault::NodeDown {
-        node: "node-2".into(),
-    });
-    s.advance_to(120_000, usize::MAX);
-    s.kubectl("scale deployment web --replicas=2");
-    for _ in 0..7 {
-        s.step();
-    }
-    s.advance_to(180_000, usize::MAX);
+    let mut snapshot = s.snapshot().expect("built-in components copy themselves");
+    go_on(&mut s);
+    go_on(&mut snapshot);
     let mut replay = Session::load("determinism.yaml", SCENARIO, None).expect("the scenario loads");
     kubeloop::sim::run::replay(&mut replay, s.actions(), s.moment()).expect("it reproduces");
-    (hash(&s), hash(&replay))
+    (hash(&s), hash(&replay), hash(&snapshot))
 }

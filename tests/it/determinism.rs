@@ -92,6 +92,12 @@ fn the_fingerprinted_scenario_really_grows_a_disk_reattaches_one_and_retries_a_j
 
 #[test]
 fn a_run_replayed_from_its_journal_gives_the_same_trace_natively() {
-    let (run, replayed) = common::run_and_replay();
+    let (run, replayed, _) = common::run_and_replay();
     assert_eq!(replayed, run);
+}
+
+#[test]
+fn a_run_goes_on_from_a_snapshot_as_from_the_original_natively() {
+    let (run, _, from_snapshot) = common::run_and_replay();
+    assert_eq!(from_snapshot, run);
 }

@@ -40,7 +40,7 @@ pub const MAX_WAIT_FOR_UNMOUNT: Millis = 6 * 60 * 1000;
 pub const OUT_OF_SERVICE_TAINT: &str = "node.kubernetes.io/out-of-service";
 
 /// The attach/detach controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct AttachDetachController {
     /// When the reconciler first found a volume attached to a node that no longer wants it
     /// (`SetDetachRequestTime`), by (volume, node).
@@ -240,6 +240,10 @@ impl AttachDetachController {
 }
 
 impl Controller for AttachDetachController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::AttachDetach
     }

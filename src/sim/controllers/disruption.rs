@@ -276,7 +276,7 @@ fn stale_disruption_condition(pod: &Pod, now: Millis) -> Option<Millis> {
 }
 
 /// The disruption controller. Stateless: everything it needs is in the cache.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct DisruptionController {}
 
 impl DisruptionController {
@@ -475,6 +475,10 @@ impl DisruptionController {
 }
 
 impl Controller for DisruptionController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Disruption
     }

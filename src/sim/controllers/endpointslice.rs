@@ -395,7 +395,7 @@ enum Expect {
 }
 
 /// The EndpointSlice controller. See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct EndpointSliceController {
     /// Service → requests sent and not yet answered.
     in_flight: SlotMap<ObjectKey, usize>,
@@ -672,6 +672,10 @@ impl EndpointSliceController {
 }
 
 impl Controller for EndpointSliceController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::EndpointSlice
     }

@@ -70,7 +70,7 @@ impl OwnerState {
 }
 
 /// The garbage collector (component `garbage-collector-controller`).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct GarbageCollector {
     nodes: SlotMap<ObjectKey, GraphNode>,
     /// Owner uid → the keys of objects whose ownerReferences name it.
@@ -581,6 +581,10 @@ fn plural(n: usize) -> &'static str {
 }
 
 impl Controller for GarbageCollector {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::GarbageCollector
     }

@@ -61,7 +61,7 @@ struct Findings {
 }
 
 /// The namespace controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NamespaceController {
     /// Per namespace, what the last pass's LISTs found (filled as its answers arrive).
     findings: VecMap<String, Findings>,
@@ -179,6 +179,10 @@ fn with_conditions(ns: &Namespace, found: &Findings, now: Millis) -> Option<Name
 }
 
 impl Controller for NamespaceController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Namespace
     }

@@ -253,7 +253,7 @@ struct HealthCheck {
 }
 
 /// The node lifecycle controller. See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NodeLifecycleController {
     /// Nodes the informer has shown us; the monitor pass visits each.
     seen: BTreeSet<String>,
@@ -827,6 +827,10 @@ impl NodeLifecycleController {
 }
 
 impl Controller for NodeLifecycleController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::NodeLifecycle
     }

@@ -31,7 +31,7 @@ pub const TERMINATED_POD_THRESHOLD: usize = 12_500;
 pub const TAINT_OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
 
 /// The pod garbage collector.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PodGcController {
     /// Nodes that pods are bound to but the cache lacks, and since when.
     quarantine: VecMap<String, Millis>,
@@ -95,6 +95,10 @@ fn mark_failed_and_delete(out: &mut Outcome, pod: &Pod, condition: Option<Condit
 }
 
 impl Controller for PodGcController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::PodGc
     }

@@ -13,7 +13,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 
 /// The PVC protection controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PvcProtectionController;
 
 impl PvcProtectionController {
@@ -23,6 +23,10 @@ impl PvcProtectionController {
 }
 
 impl Controller for PvcProtectionController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::PvcProtection
     }

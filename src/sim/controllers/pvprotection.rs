@@ -12,7 +12,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 
 /// The PV protection controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PvProtectionController;
 
 impl PvProtectionController {
@@ -22,6 +22,10 @@ impl PvProtectionController {
 }
 
 impl Controller for PvProtectionController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::PvProtection
     }

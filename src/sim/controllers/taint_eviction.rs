@@ -87,7 +87,7 @@ enum Work {
 }
 
 /// The taint eviction controller. See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TaintEvictionController {
     work: SlotMap<ObjectKey, Work>,
 }
@@ -167,6 +167,10 @@ impl TaintEvictionController {
 }
 
 impl Controller for TaintEvictionController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::TaintEviction
     }

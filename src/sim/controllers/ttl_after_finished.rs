@@ -11,7 +11,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
 
 /// The TTL-after-finished controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TtlAfterFinishedController;
 
 impl TtlAfterFinishedController {
@@ -40,6 +40,10 @@ fn needs_cleanup(obj: &Object) -> bool {
 }
 
 impl Controller for TtlAfterFinishedController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::TtlAfterFinished
     }

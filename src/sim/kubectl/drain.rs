@@ -533,7 +533,7 @@ struct Tracked {
 /// A running `kubectl drain NODE`, as a component of the world: it watches the node's pods,
 /// evicts each one (retrying 429s every 5 s), waits for them to go, and writes kubectl's output
 /// into its [`CommandLog`].
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DrainController {
     node: String,
     opts: DrainOptions,
@@ -630,6 +630,10 @@ impl DrainController {
 }
 
 impl Controller for DrainController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Drain(self.node.clone())
     }

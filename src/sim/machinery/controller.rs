@@ -401,6 +401,11 @@ pub trait Controller {
     /// it as it is.
     fn restarted(&self) -> Option<Box<dyn Controller>>;
 
+    /// This process as it is now, memory included, for a snapshot of the run (time travel
+    /// restores it and runs on). None when its memory cannot be copied (a learner's controller
+    /// keeps it in the script engine): a seek then replays the run from its start.
+    fn snapshot(&self) -> Option<Box<dyn Controller>>;
+
     /// The component as `Any`, so callers that know its type can read its state (a running
     /// `kubectl drain` exposes its output this way). Most components keep the default.
     fn as_any(&self) -> Option<&dyn std::any::Any> {

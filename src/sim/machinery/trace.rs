@@ -155,10 +155,18 @@ impl TraceEntry {
     }
 }
 
-/// The bounded trace.
+/// Entries per chunk of the trace: a copy of the trace (a time-travel snapshot) shares every
+/// full chunk and copies at most this many entries when either side appends.
+const CHUNK: usize = 1024;
+
+/// The bounded trace, kept in shared chunks: every chunk but the last is full and immutable, so
+/// a clone costs a pointer per chunk, not a copy of a hundred thousand entries.
 #[derive(Clone, Debug)]
 pub struct Trace {
-    entries: VecDeque<TraceEntry>,
+    chunks: VecDeque<Arc<Vec<TraceEntry>>>,
+    /// Entries of the first chunk already trimmed (a chunk goes once all of it is).
+    front: usize,
+    len: usize,
     next_seq: u64,
     capacity: usize,
     dropped: u64,
@@ -174,7 +182,9 @@ impl Trace {
     /// A trace keeping at most `capacity` entries.
     pub fn with_capacity(capacity: usize) -> Trace {
         Trace {
-            entries: VecDeque::new(),
+            chunks: VecDeque::new(),
+            front: 0,
+            len: 0,
             next_seq: 1,
             capacity: capacity.max(1),
             dropped: 0,
@@ -185,54 +195,87 @@ impl Trace {
     pub fn push(&mut self, t: Millis, cause: Option<u64>, kind: TraceKind) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.entries.push_back(TraceEntry {
+        let entry = TraceEntry {
             seq,
             t,
             cause,
             kind,
-        });
-        while self.entries.len() > self.capacity {
-            self.entries.pop_front();
+        };
+        match self.chunks.back_mut() {
+            Some(last) if last.len() < CHUNK => Arc::make_mut(last).push(entry),
+            _ => {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                chunk.push(entry);
+                self.chunks.push_back(Arc::new(chunk));
+            }
+        }
+        self.len += 1;
+        while self.len > self.capacity {
+            self.front += 1;
+            self.len -= 1;
             self.dropped += 1;
+            if self.front == CHUNK {
+                self.chunks.pop_front();
+                self.front = 0;
+            }
         }
         seq
     }
 
+    /// The kept entries from the `index`th on, oldest first.
+    fn entries_from(&self, index: usize) -> impl DoubleEndedIterator<Item = &TraceEntry> {
+        let at = self.front + index.min(self.len);
+        let (first, offset) = (at / CHUNK, at % CHUNK);
+        self.chunks
+            .range(first.min(self.chunks.len())..)
+            .enumerate()
+            .flat_map(move |(i, c)| c[if i == 0 { offset.min(c.len()) } else { 0 }..].iter())
+    }
+
+    /// Where the entry with sequence number `seq` is kept: its chunk and its place in it.
+    fn locate(&self, seq: u64) -> Option<(usize, usize)> {
+        let first = self.next_seq - self.len as u64;
+        let index = seq.checked_sub(first).filter(|&i| i < self.len as u64)? as usize;
+        let at = self.front + index;
+        Some((at / CHUNK, at % CHUNK))
+    }
+
     /// Entries with `seq > after`, oldest first.
     pub fn since(&self, after: u64) -> impl Iterator<Item = &TraceEntry> {
-        let start = self.entries.partition_point(|e| e.seq <= after);
-        self.entries.range(start..)
+        let first = self.next_seq - self.len as u64;
+        let skip = (after + 1).saturating_sub(first).min(self.len as u64);
+        self.entries_from(skip as usize)
     }
 
     /// The kept entries' count and an FNV-1a hash of their JSON lines, written `<count> <hex>`:
     /// what the determinism tests compare between builds (natively, in wasm, in the page).
     pub fn fingerprint(&self) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for e in &self.entries {
+        for e in self.entries() {
             for b in e.to_json().to_string().bytes().chain([b'\n']) {
                 h ^= u64::from(b);
                 h = h.wrapping_mul(0x0000_0100_0000_01b3);
             }
         }
-        format!("{} {h:016x}", self.entries.len())
+        format!("{} {h:016x}", self.len)
     }
 
     /// All kept entries.
     pub fn entries(&self) -> impl DoubleEndedIterator<Item = &TraceEntry> {
-        self.entries.iter()
+        self.entries_from(0)
     }
 
     /// The entry with sequence number `seq`, if still kept.
     pub fn get(&self, seq: u64) -> Option<&TraceEntry> {
-        let first = self.entries.front()?.seq;
-        self.entries.get(seq.checked_sub(first)? as usize)
+        let (chunk, at) = self.locate(seq)?;
+        self.chunks.get(chunk)?.get(at)
     }
 
     /// The entry with sequence number `seq`, to complete it after the fact (a fault's entry is
     /// pushed before its effects, so that it can be their cause, and gets its outcome after).
     pub(crate) fn get_mut(&mut self, seq: u64) -> Option<&mut TraceEntry> {
-        let first = self.entries.front()?.seq;
-        self.entries.get_mut(seq.checked_sub(first)? as usize)
+        let (chunk, at) = self.locate(seq)?;
+        Arc::make_mut(self.chunks.get_mut(chunk)?).get_mut(at)
     }
 
     /// How many old entries were trimmed.
@@ -247,12 +290,12 @@ impl Trace {
 
     /// Number of kept entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     /// True when nothing is kept.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 }
 
@@ -741,6 +784,50 @@ mod tests {
                 _ => String::new(),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_bounded_trace_keeps_the_newest_entries_across_chunk_boundaries() {
+        let capacity = CHUNK + 300;
+        let mut t = Trace::with_capacity(capacity);
+        let total = 3 * CHUNK + 17;
+        for i in 0..total {
+            note(&mut t, None, &i.to_string());
+        }
+        assert_eq!(t.len(), capacity);
+        assert_eq!(t.dropped(), (total - capacity) as u64);
+        let kept: Vec<String> = (total - capacity..total).map(|i| i.to_string()).collect();
+        assert_eq!(names(t.entries()), kept);
+        assert_eq!(
+            names(t.entries().rev().take(2)),
+            [kept[capacity - 1].clone(), kept[capacity - 2].clone()]
+        );
+        let first = t.entries().next().map(|e| e.seq).unwrap();
+        assert_eq!(t.get(first).map(|e| e.seq), Some(first));
+        assert!(t.get(first - 1).is_none());
+        assert!(t.get(t.next_seq()).is_none());
+        let after = first + CHUNK as u64 - 1;
+        assert_eq!(names(t.since(after)), kept[CHUNK..]);
+        assert_eq!(t.since(0).count(), capacity);
+        assert_eq!(t.since(t.next_seq()).count(), 0);
+    }
+
+    #[test]
+    fn a_copy_of_the_trace_goes_its_own_way() {
+        let mut t = Trace::with_capacity(2 * CHUNK);
+        for i in 0..CHUNK + 5 {
+            note(&mut t, None, &i.to_string());
+        }
+        let copy = t.clone();
+        let last = t.next_seq() - 1;
+        note(&mut t, None, "only in the original");
+        if let Some(e) = t.get_mut(last) {
+            e.t = 42;
+        }
+        assert_eq!(copy.len(), CHUNK + 5);
+        assert_eq!(copy.get(last).map(|e| e.t), Some(0));
+        assert_eq!(t.get(last).map(|e| e.t), Some(42));
+        assert_eq!(names(copy.since(last - 1)), [(CHUNK + 4).to_string()]);
     }
 
     #[test]

@@ -123,9 +123,35 @@ impl Component {
     }
 }
 
+impl Component {
+    /// This component as it is now, its process's memory included (see [`Controller::snapshot`]).
+    fn snapshot(&self) -> Option<Component> {
+        Some(Component {
+            ctrl: self.ctrl.snapshot()?,
+            name: self.name.clone(),
+            cache: self.cache.clone(),
+            queue: self.queue.clone(),
+            rng: self.rng.clone(),
+            running: self.running,
+            partitioned: self.partitioned,
+            pump_scheduled: self.pump_scheduled,
+            generation: self.generation,
+            requeues: self.requeues.clone(),
+            triggers: self.triggers.clone(),
+            last_delivery: self.last_delivery,
+            drop: self.drop.clone(),
+            delay: self.delay.clone(),
+            mode: self.mode,
+            needs_relist: self.needs_relist,
+            resync_at: self.resync_at,
+            selected: self.selected.clone(),
+        })
+    }
+}
+
 /// What falls due in the world's queue at a simulated time (a delivery, a timer, a response, a
 /// fault or its heal): neither a Kubernetes Event nor a watch event, which keep that name.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Due {
     Deliver {
         to: ComponentId,
@@ -373,19 +399,60 @@ impl Sim {
     /// queued: what an action would change, worked out without touching this simulation (a
     /// lesson compares it with what the learner did: see `progress`). Nothing in it advances.
     pub fn detached_copy(&self) -> Sim {
+        self.copy(SlotMap::new(), false)
+    }
+
+    /// The whole world as it is now, so a run can go on from here more than once (time
+    /// travel's snapshots): what runs from the copy is what would have run from this one. None
+    /// when a component's memory cannot be copied (see [`Controller::snapshot`]).
+    pub fn snapshot(&self) -> Option<Sim> {
+        let mut components = SlotMap::new();
+        for (id, c) in self.components.iter() {
+            components.insert(id.clone(), c.snapshot()?);
+        }
+        Some(self.copy(components, true))
+    }
+
+    /// This world with `components`: running (everything in flight copied too) or detached
+    /// (nothing queued, no watchers, a short trace).
+    fn copy(&self, components: SlotMap<ComponentId, Component>, running: bool) -> Sim {
         Sim {
             now: self.now,
             seq: self.seq,
             events_done: self.events_done,
             config: self.config.clone(),
-            queue: BinaryHeap::new(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
-            watchers: VecMap::new(),
-            custom_watchers: Vec::new(),
-            routed_selected: SlotMap::new(),
+            queue: if running {
+                self.queue.clone()
+            } else {
+                BinaryHeap::new()
+            },
+            slots: if running {
+                self.slots.clone()
+            } else {
+                Vec::new()
+            },
+            free_slots: if running {
+                self.free_slots.clone()
+            } else {
+                Vec::new()
+            },
+            watchers: if running {
+                self.watchers.clone()
+            } else {
+                VecMap::new()
+            },
+            custom_watchers: if running {
+                self.custom_watchers.clone()
+            } else {
+                Vec::new()
+            },
+            routed_selected: if running {
+                self.routed_selected.clone()
+            } else {
+                SlotMap::new()
+            },
             api: self.api.clone(),
-            components: SlotMap::new(),
+            components,
             machines: self.machines.clone(),
             machines_generation: self.machines_generation,
             broken_images: self.broken_images.clone(),
@@ -394,12 +461,24 @@ impl Sim {
             doomed_pods: self.doomed_pods.clone(),
             crash_after: self.crash_after.clone(),
             api_server_up: self.api_server_up,
-            recorder: Recorder::default(),
-            trace: Trace::with_capacity(DETACHED_TRACE),
+            recorder: if running {
+                self.recorder.clone()
+            } else {
+                Recorder::default()
+            },
+            trace: if running {
+                self.trace.clone()
+            } else {
+                Trace::with_capacity(DETACHED_TRACE)
+            },
             latency_rng: self.latency_rng.clone(),
-            fault_cause: None,
-            rivals: VecMap::new(),
-            last_api_seq: 0,
+            fault_cause: self.fault_cause.filter(|_| running),
+            rivals: if running {
+                self.rivals.clone()
+            } else {
+                VecMap::new()
+            },
+            last_api_seq: if running { self.last_api_seq } else { 0 },
             deferred: self.deferred.clone(),
         }
     }

@@ -72,7 +72,7 @@ struct FailedCreate {
 }
 
 /// The Deployment controller of kube-controller-manager.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct DeploymentController {
     /// Keyed by the Deployment: the response to its last failed ReplicaSet create.
     failed_creates: SlotMap<ObjectKey, FailedCreate>,
@@ -98,6 +98,10 @@ impl DeploymentController {
 }
 
 impl Controller for DeploymentController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Deployment
     }

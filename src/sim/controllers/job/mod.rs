@@ -70,7 +70,7 @@ struct Pending {
 }
 
 /// The Job controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct JobController {
     expectations: Expectations,
     pending: SlotMap<ObjectKey, Pending>,
@@ -852,6 +852,10 @@ fn event(p: &Pending, type_: &'static str, reason: String, message: String) -> E
 }
 
 impl Controller for JobController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Job
     }

@@ -86,6 +86,7 @@ impl std::ops::Index<&String> for States {
 }
 
 /// The instance controller of one graph.
+#[derive(Clone)]
 pub struct InstanceController {
     rgd: String,
     rgd_uid: String,
@@ -349,6 +350,10 @@ fn label_object(obj: &mut Json, labels: &[(&'static str, String)], annotations: 
 }
 
 impl Controller for InstanceController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::KroInstance(self.rgd.clone())
     }

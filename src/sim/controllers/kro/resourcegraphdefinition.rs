@@ -25,7 +25,7 @@ pub fn rgd_kind() -> Option<Kind> {
 }
 
 /// The controller of ResourceGraphDefinitions (component `kro`).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ResourceGraphDefinitionController {
     /// The graphs whose instance controller runs: name, generation and the CRD it serves.
     registered: Vec<(String, i64, String)>,
@@ -38,6 +38,10 @@ impl ResourceGraphDefinitionController {
 }
 
 impl Controller for ResourceGraphDefinitionController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Kro
     }

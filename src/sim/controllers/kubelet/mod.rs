@@ -173,7 +173,7 @@ struct Pass<'a> {
 }
 
 /// The kubelet of one node.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Kubelet {
     node: String,
     /// Pods whose last status write or final delete failed: retried on every heartbeat tick, as
@@ -449,6 +449,10 @@ impl Kubelet {
 }
 
 impl Controller for Kubelet {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Kubelet(self.node.clone())
     }

@@ -31,7 +31,7 @@ pub fn reconcile_sync_key() -> Option<ObjectKey> {
 }
 
 /// The attacher's state: the attachments under way and when each is done.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Attacher {
     attaching: VecMap<String, Millis>,
 }

@@ -120,7 +120,7 @@ pub fn claim_ref_json(claim: &CustomObject) -> Json {
 }
 
 /// The PersistentVolume controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PersistentVolumeController;
 
 impl PersistentVolumeController {
@@ -391,6 +391,10 @@ impl PersistentVolumeController {
 }
 
 impl Controller for PersistentVolumeController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::PersistentVolume
     }

@@ -65,7 +65,7 @@ impl Driver {
 }
 
 /// One driver's external provisioner (and, for the disk driver, its resizer).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ExternalProvisioner {
     driver: Driver,
     /// Claims being provisioned: when it started, or when a failed attempt may be retried.
@@ -322,6 +322,10 @@ impl ExternalProvisioner {
 }
 
 impl Controller for ExternalProvisioner {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         match self.driver {
             Driver::LocalPath => ComponentId::Provisioner,

@@ -56,7 +56,7 @@ enum Step {
 }
 
 /// The resizer's state: the expansions under way.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Resizer {
     steps: SlotMap<ObjectKey, Step>,
     /// The claim each volume under way belongs to, to forget its step when a write fails.

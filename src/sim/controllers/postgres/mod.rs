@@ -79,7 +79,7 @@ pub fn install_objects() -> Vec<Object> {
 }
 
 /// The operator (component `postgres-operator`).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PostgresOperator {
     /// Its configuration: the deliberate bugs switched on. The only thing a restart keeps.
     bugs: Vec<OperatorBug>,
@@ -672,6 +672,10 @@ fn live_key(kind: Option<Kind>, owner: &Owner, name: &str) -> Option<ObjectKey> 
 }
 
 impl Controller for PostgresOperator {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::PostgresOperator
     }

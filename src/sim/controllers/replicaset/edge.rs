@@ -68,7 +68,7 @@ impl Delta {
 }
 
 /// The edge-triggered ReplicaSet controller (component `replicaset-controller` in edge mode).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct EdgeReplicaSetController {
     /// Changes seen per ReplicaSet and not yet acted on.
     pending: SlotMap<ObjectKey, Vec<Delta>>,
@@ -165,6 +165,10 @@ fn event(
 }
 
 impl Controller for EdgeReplicaSetController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::ReplicaSet
     }

@@ -161,7 +161,7 @@ struct ManageError {
 }
 
 /// The ReplicaSet controller (component `replicaset-controller`).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ReplicaSetController {
     expectations: Expectations,
     /// Pods whose DELETE is in flight → the ReplicaSet (key, uid) that sent it, for its events.
@@ -269,6 +269,10 @@ impl ReplicaSetController {
 }
 
 impl Controller for ReplicaSetController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::ReplicaSet
     }

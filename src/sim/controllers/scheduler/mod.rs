@@ -763,7 +763,7 @@ fn hint(plugin: &str, pod: Option<&Pod>, event: &ClusterEvent) -> bool {
 
 /// kube-scheduler with the default profile. See the module documentation for how its queue maps
 /// onto the world's work queue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Scheduler {
     state: ClusterState,
     queue: SchedulingQueue,
@@ -1387,6 +1387,10 @@ fn select_node_for_claims(pod: &Pod, node: &str, cache: &Cache) -> Vec<ApiReques
 }
 
 impl Controller for Scheduler {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Scheduler
     }

@@ -127,6 +127,10 @@ impl ScriptController {
 }
 
 impl Controller for ScriptController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        None
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::Script(self.spec.doc.name.clone())
     }

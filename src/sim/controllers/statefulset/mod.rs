@@ -101,7 +101,7 @@ impl Pending {
 }
 
 /// The StatefulSet controller.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct StatefulSetController {
     /// Per request key, the event its answer decides.
     pending: SlotMap<ObjectKey, Pending>,
@@ -476,6 +476,10 @@ fn watched() -> &'static [Kind] {
 }
 
 impl Controller for StatefulSetController {
+    fn snapshot(&self) -> Option<Box<dyn Controller>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn id(&self) -> ComponentId {
         ComponentId::StatefulSet
     }
