@@ -8,9 +8,10 @@
 //     with frame times (requestAnimationFrame deltas: median, p95, fps), long tasks
 //     (PerformanceObserver 'longtask': count and longest), main-thread busy time per frame (the
 //     DevTools Performance domain's TaskDuration over the frames counted) and JS + wasm memory;
-//     for the idle case also the busy time per 16.7 ms of a window without the frame probe.
+//     for the idle case also the busy time per 16.7 ms of a window without the frame probe;
+//  3. time travel: a 30-minute lesson run dragged back and forward (seek), each to its next paint.
 // Prints median and spread; asserts nothing about speed (the machines are shared and noisy).
-// Usage: node scripts/browser-bench.js [--quick|--full] [--start|--frames|--converge] [--dist DIR]
+// Usage: node scripts/browser-bench.js [--quick|--full] [--start|--frames|--converge|--seek] [--dist DIR]
 //   [--only TEXT]   (run `make build` first; --dist defaults to dist/; --only runs only the frame
 //   cases whose name contains TEXT, e.g. --only "10,000 pods")
 'use strict';
@@ -24,6 +25,8 @@ const full = args.includes('--full');
 const onlyFrames = args.includes('--frames');
 const onlyConverge = args.includes('--converge');
 const onlyStart = args.includes('--start');
+const onlySeek = args.includes('--seek');
+const all = !onlyFrames && !onlyConverge && !onlyStart && !onlySeek;
 const distArg = args.indexOf('--dist');
 const dist = distArg >= 0 ? args[distArg + 1] : 'dist';
 const onlyArg = args.indexOf('--only');
@@ -281,6 +284,56 @@ function printStart({ samples, error }) {
     `main thread busy ${f0(median(g('busy')))} ms (target: under 1000 ms)`);
 }
 
+// Time travel (issue #32: "seeking anywhere in a 30-minute run feels instant, under 100 ms for
+// the lesson-sized clusters"): the node-dies lesson with a learner's actions along 30 simulated
+// minutes (a scale every 5 minutes, a node failure at 10:00, a pod deleted at 20:00), advanced in
+// 10 s slices as playing would, then dragged to moments back and forward. Each seek is timed from
+// the call to the next paint after it (a task queued from requestAnimationFrame), so the render
+// of every panel at the new moment is included.
+const SEEKS = ['15m', '2m10s', '29m50s', '22m30s', '7m', '0s', '12m40s', '30m'];
+
+async function measureSeeks(page) {
+  await page.goto('/#example/node-dies');
+  await page.waitForFunction(() => window.kubeloop && window.kubeloop.seek && document.querySelector('[data-testid="lesson"]'), null, { timeout: 60000 });
+  return page.evaluate(async (seeks) => {
+    const k = window.kubeloop;
+    k.pause();
+    const t0 = performance.now();
+    for (let s = 10; s <= 1800; s += 10) {
+      k.advance('10s');
+      if (s % 300 === 0) k.kubectl(`scale deployment web --replicas=${2 + (s / 300) % 3}`);
+      if (s === 600) k.inject({ type: 'NodeDown', node: 'node-2' });
+      if (s === 1200) {
+        const pod = (k.kubectl('get pods -o name').stdout || '').trim().split('\n')[0];
+        if (pod) k.kubectl(`delete ${pod} --wait=false`);
+      }
+    }
+    const build = (performance.now() - t0) / 1000;
+    const painted = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r)));
+    await painted();
+    const samples = [];
+    for (const to of seeks) {
+      const start = performance.now();
+      const at = k.seek(to);
+      await painted();
+      samples.push({ to, ms: performance.now() - start, at });
+    }
+    const wasm = window.__benchWasm ? window.__benchWasm.memory.buffer.byteLength / 1048576 : NaN;
+    return { samples, build, wasm };
+  }, SEEKS).catch((e) => ({ error: String(e.message || e).split('\n')[0] }));
+}
+
+function printSeeks({ samples, build, wasm, error }) {
+  const name = 'seek in a 30-min lesson run (node-dies)';
+  console.log(`\n${'time travel (wasm, headless Chromium)'.padEnd(42)} ${'median ms'.padStart(10)} ${'max ms'.padStart(8)}  detail`);
+  if (error) { console.log(`${name.padEnd(42)} FAILED: ${error}`); return; }
+  const ms = samples.map((s) => s.ms);
+  const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
+  console.log(`${name.padEnd(42)} ${f0(median(ms)).padStart(10)} ${f0(Math.max(...ms)).padStart(8)}  ` +
+    `${samples.map((s) => `${s.to} ${f0(s.ms)}`).join(', ')} ms to the next paint; run built in ${build.toFixed(1)} s, ` +
+    `wasm memory ${f0(wasm)} MiB (target: under 100 ms)`);
+}
+
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f(s[0])}–${f(s[s.length - 1])}`; };
 
@@ -299,13 +352,13 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
   const pad = (s, n) => String(s).padEnd(n);
   let failed = false;
 
-  if (!onlyFrames && !onlyConverge) {
+  if (all || onlyStart) {
     const s = await measureStart(browser, `http://127.0.0.1:${port}`, quick ? 3 : 5);
     if (s.error) failed = true;
     printStart(s);
   }
 
-  if (!onlyFrames && !onlyStart) {
+  if (all || onlyConverge) {
     const rows = [];
     for (const c of cases) {
       process.stderr.write(`running (wasm): ${c.name}\n`);
@@ -330,7 +383,13 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
     }
   }
 
-  if (!onlyConverge && !onlyStart) {
+  if (all || onlySeek) {
+    const r = await measureSeeks(page);
+    if (r.error) failed = true;
+    printSeeks(r);
+  }
+
+  if (all || onlyFrames) {
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Performance.enable', { timeDomain: 'threadTicks' }).catch(() => cdp.send('Performance.enable'));
     const rows = [];

@@ -52,6 +52,11 @@ pub struct RunLink {
     /// The learner's actions in order, each in [`crate::sim::run::Entry`]'s compact form.
     #[serde(rename = "a", default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<serde_json::Value>,
+    /// Whether each action's moment is written as the distance from the one before (the first
+    /// from the run's start), which keeps an hour of clicking short: small numbers, and the
+    /// same ones again, which deflate well. Links made before this field have absolute moments.
+    #[serde(rename = "d", default, skip_serializing_if = "std::ops::Not::not")]
+    pub delta: bool,
     /// The moment shown: simulated milliseconds and events processed.
     #[serde(rename = "m")]
     pub at: [u64; 2],
@@ -64,23 +69,51 @@ impl RunLink {
     /// A session's run as a link carries it: its start, its journal and its moment.
     pub fn of(session: &crate::sim::session::Session) -> RunLink {
         let at = session.moment();
+        let mut before = crate::sim::run::Moment::default();
+        let actions = session
+            .actions()
+            .iter()
+            .map(|e| {
+                let mut relative = e.clone();
+                relative.at = crate::sim::run::Moment {
+                    time: e.at.time.saturating_sub(before.time),
+                    events: e.at.events.saturating_sub(before.events),
+                };
+                before = e.at;
+                relative.to_json()
+            })
+            .collect();
         RunLink {
             base: session.origin().map(str::to_string),
             seed: session.sim.config().seed,
-            actions: session.actions().iter().map(|e| e.to_json()).collect(),
+            actions,
+            delta: true,
             at: [at.time, at.events],
             version: crate::sim::run::SIM_VERSION.to_string(),
         }
     }
 
-    /// The actions, read back; `Err` names the first one this build cannot read.
+    /// The actions, read back, each at its moment of the run; `Err` names the first one this
+    /// build cannot read.
     pub fn entries(&self) -> Result<Vec<crate::sim::run::Entry>, String> {
+        let mut before = crate::sim::run::Moment::default();
         self.actions
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                crate::sim::run::Entry::from_json(v)
-                    .ok_or_else(|| format!("this link's action {} cannot be read", i + 1))
+                let unreadable = || format!("this link's action {} cannot be read", i + 1);
+                let mut e = crate::sim::run::Entry::from_json(v).ok_or_else(unreadable)?;
+                if self.delta {
+                    e.at = crate::sim::run::Moment {
+                        time: before.time.checked_add(e.at.time).ok_or_else(unreadable)?,
+                        events: before
+                            .events
+                            .checked_add(e.at.events)
+                            .ok_or_else(unreadable)?,
+                    };
+                    before = e.at;
+                }
+                Ok(e)
             })
             .collect()
     }
@@ -298,6 +331,48 @@ mod tests {
             ..Default::default()
         };
         assert!(encode(&without).starts_with("k1:"));
+    }
+
+    #[test]
+    fn a_runs_moments_travel_as_distances_and_read_back_as_the_runs_own() {
+        let mut session = crate::sim::session::Session::new(4);
+        session.advance_to(12_000, usize::MAX);
+        session.kubectl("cordon node-1");
+        session.advance_to(30_000, usize::MAX);
+        session.kubectl("uncordon node-1");
+        let run = RunLink::of(&session);
+        assert!(run.delta);
+        assert_eq!(run.entries().as_deref(), Ok(session.actions()));
+        let second = crate::sim::run::Entry::from_json(&run.actions[1]).unwrap();
+        assert_eq!(second.at.time, 18_000, "the distance from the first action");
+        let frag = encode(&Shared {
+            run: Some(run.clone()),
+            ..Default::default()
+        });
+        assert_eq!(
+            decode(&frag),
+            Ok(Link::Scenario(Shared {
+                run: Some(run),
+                ..Default::default()
+            }))
+        );
+    }
+
+    #[test]
+    fn a_distance_that_overflows_the_clock_is_an_action_that_cannot_be_read() {
+        let run = RunLink {
+            seed: 1,
+            actions: vec![
+                serde_json::json!([u64::MAX, 1, "k", "get pods"]),
+                serde_json::json!([1, 1, "k", "get pods"]),
+            ],
+            delta: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            run.entries(),
+            Err("this link's action 2 cannot be read".to_string())
+        );
     }
 
     #[test]

@@ -151,9 +151,70 @@ pub fn clock(ms: Millis) -> String {
     }
 }
 
+/// Reads a moment the way [`clock`] writes it (`01:30.5`, `1:02:03`), or a Go duration
+/// (`90s`): what a learner types for a time of the run.
+pub fn parse_clock(s: &str) -> Result<Millis, String> {
+    let t = s.trim();
+    if !t.contains(':') {
+        return parse_duration(t);
+    }
+    let err = || {
+        format!("{s:?} is not a time of the run: write it as mm:ss (01:30) or as a duration (90s)")
+    };
+    let parts: Vec<&str> = t.split(':').collect();
+    let whole = |p: &str| -> Result<Millis, String> {
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 6 {
+            return Err(err());
+        }
+        p.parse().map_err(|_| err())
+    };
+    let (h, m, sec) = match parts.as_slice() {
+        [m, sec] => (0, whole(m)?, *sec),
+        [h, m, sec] => (whole(h)?, whole(m)?, *sec),
+        _ => return Err(err()),
+    };
+    let (secs, tenths) = sec.split_once('.').unwrap_or((sec, ""));
+    let secs = whole(secs)?;
+    let ms = match tenths {
+        "" => 0,
+        d if d.len() <= 3 && d.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{d:0<3}").parse::<Millis>().map_err(|_| err())?
+        }
+        _ => return Err(err()),
+    };
+    if m >= 60 && parts.len() == 3 || secs >= 60 {
+        return Err(err());
+    }
+    Ok(h * HOUR + m * MINUTE + secs * SECOND + ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_of_the_run_reads_back_as_the_clock_writes_it_or_as_a_duration() {
+        for ms in [
+            0,
+            29_900,
+            90_500,
+            59 * MINUTE + 59_900,
+            HOUR + 2 * MINUTE + 3_000,
+        ] {
+            assert_eq!(parse_clock(&clock(ms)), Ok(ms), "{}", clock(ms));
+        }
+        assert_eq!(parse_clock("1:30"), Ok(90_000));
+        assert_eq!(parse_clock(" 90s "), Ok(90_000));
+        assert_eq!(parse_clock("75:00"), Ok(75 * MINUTE));
+        for bad in ["1:75", "a:10", "1:2:3:4", "01:30.5x", ":30", "1:-5"] {
+            assert_eq!(
+                parse_clock(bad),
+                Err(format!("{bad:?} is not a time of the run: write it as mm:ss (01:30) or as a duration (90s)")),
+                "{bad}"
+            );
+        }
+        assert!(parse_clock("soon").is_err());
+    }
 
     #[test]
     fn go_durations_parse_to_milliseconds() {

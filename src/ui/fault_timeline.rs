@@ -2,7 +2,9 @@
 //! marker, the objects it harmed, the pods the control plane made in answer, and a recovery bar.
 //!
 //! Everything drawn comes from [`crate::viewmodel::timeline`] (the trace's cause links and the API
-//! server's history); this module only lays it out. Clicking an object selects it in the inspector.
+//! server's history); this module only lays it out. Clicking an object selects it in the inspector;
+//! an incident's "Just before it" button takes the run back to the millisecond before its fault
+//! (time travel).
 
 use yew::prelude::*;
 
@@ -219,6 +221,13 @@ fn incident_card(inc: &Incident, now: Millis, d: &Callback<Action>) -> Html {
     let ticks = [0.0, 0.25, 0.5, 0.75, 1.0];
     let affected: Vec<&Row> = inc.affected().collect();
     let replacements: Vec<&Row> = inc.replacements().collect();
+    // The last millisecond before the fault's own: playing on from there injects it again.
+    let just_before = inc.t.saturating_sub(1);
+    let before = clock(just_before);
+    let rewind = {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.emit(Action::Seek(just_before)))
+    };
     html! {
         <article class={classes!("tl-incident", format!("tl-v-{}", v.class()))} data-testid="timeline-incident"
             data-fault={inc.fault.clone()} data-verdict={v.class()}>
@@ -230,6 +239,10 @@ fn incident_card(inc: &Incident, now: Millis, d: &Callback<Action>) -> Html {
                 <span class={classes!("tl-verdict", format!("tl-v-{}", v.class()))} data-testid="timeline-verdict">
                     <span aria-hidden="true">{ verdict_glyph(&v) }{ " " }</span>{ v.headline() }
                 </span>
+                <button class="link tl-rewind" data-testid="timeline-rewind" onclick={rewind}
+                    title={format!("Time travel: back to {before}, the last millisecond before this fault (every panel as it was then); Play replays it, and acting there branches the run")}>
+                    <span aria-hidden="true">{ "« " }</span>{ "Just before it" }
+                </button>
             </header>
             if let Some(why) = v.reason() {
                 <p class={classes!("tl-why", format!("tl-v-{}", v.class()))} data-testid="timeline-why">{ why }</p>

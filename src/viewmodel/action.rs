@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::playground::NoticeKind;
 use super::Playground;
 use crate::sim::api::types::{Millis, ObjectKey};
 use crate::sim::faults::Fault;
@@ -43,6 +44,8 @@ pub enum Action {
     Seek(Millis),
     /// Behind the run's end: what changes between now and then, as a card.
     ShowChangesAhead,
+    /// What changes between two times of the run, as the learner typed them (`01:30`, `90s`).
+    ShowChangesBetween(String, String),
     CloseChanges,
     Apply(String, Reply<ApplyReport>),
     /// Opens a scenario (a share link, an embed's `load`): text and an optional seed override.
@@ -162,6 +165,16 @@ impl Playground {
             }
             Action::ShowChangesAhead => {
                 self.show_changes_ahead();
+                true
+            }
+            Action::ShowChangesBetween(from, to) => {
+                match (
+                    crate::sim::time::parse_clock(&from),
+                    crate::sim::time::parse_clock(&to),
+                ) {
+                    (Ok(from), Ok(to)) => self.show_changes(from, to),
+                    (Err(e), _) | (_, Err(e)) => self.notify(&e, NoticeKind::Error),
+                }
                 true
             }
             Action::CloseChanges => {

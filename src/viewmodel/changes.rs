@@ -41,6 +41,9 @@ pub struct ChangesView {
     pub from: crate::sim::api::types::Millis,
     pub to: crate::sim::api::types::Millis,
     pub objects: Vec<ObjectChange>,
+    /// Where the run stood when the card was made (its moment and how many actions it had):
+    /// the card goes once the clock moves or the learner acts.
+    pub made_at: (crate::sim::run::Moment, usize),
 }
 
 /// What differs from `before` to `after`, in kind and name order.

@@ -159,6 +159,9 @@ pub struct Playground {
     last_read_only: bool,
     /// The "what changes" card: the objects that differ between now and the run's end.
     pub changes: Option<crate::viewmodel::changes::ChangesView>,
+    /// The run as it was at earlier moments, so time travel restores the nearest one and
+    /// replays only from there.
+    snapshots: runs::Snapshots,
 }
 
 /// What changes the events list: the Event kind's revision, how many Events there are (an
@@ -228,6 +231,7 @@ impl Playground {
             tape: None,
             last_read_only: false,
             changes: None,
+            snapshots: runs::Snapshots::default(),
         }
     }
 
@@ -306,6 +310,7 @@ impl Playground {
             }
         }
         self.session = Session::new(self.seed);
+        self.drop_snapshots();
         self.console.fold();
         self.cluster_cache.get_mut().invalidate();
         self.last_apply = None;
@@ -335,6 +340,7 @@ impl Playground {
                 self.scenario_applied = false;
                 self.seed = session.sim.config().seed;
                 self.session = session;
+                self.drop_snapshots();
                 self.start = self.session.moment();
                 self.cluster_cache.get_mut().invalidate();
                 self.playing = false;
@@ -1066,6 +1072,7 @@ impl Playground {
             }
         }
         self.version += 1;
+        self.keep_snapshot();
     }
 
     /// The cluster view's model.

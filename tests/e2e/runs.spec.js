@@ -94,6 +94,16 @@ test('the scrubber drags the run back to an earlier moment and forward again, an
   const card = page.getByTestId('changes-card');
   await expect(card).toContainText('What changes from 00:05.0 to');
   await expect(card.getByTestId('change-deployment/web')).toContainText('+   replicas: 5');
+  // Any two moments of the run, typed as the clock shows them or as durations.
+  await page.getByTestId('changes-from').fill('00:01');
+  await page.getByTestId('changes-to').fill('8s');
+  await page.getByTestId('changes-compare').click();
+  await expect(card.locator('h2')).toHaveText('What changes from 00:01.0 to 00:08.0');
+  await expect(card.getByTestId('change-deployment/web')).not.toContainText('replicas: 5');
+  await page.getByTestId('changes-from').fill('1:75');
+  await page.getByTestId('changes-compare').click();
+  await expect(page.locator('.notice').filter({ hasText: '"1:75" is not a time of the run' })).toHaveCount(1);
+  await expect(page.getByTestId('changes-from')).toHaveValue('1:75');
   await page.getByTestId('changes-close').click();
   await expect(card).toHaveCount(0);
   expect(await replicas()).toBe('2');
@@ -114,6 +124,31 @@ test('the scrubber drags the run back to an earlier moment and forward again, an
   expect(await reader.evaluate(() => window.kubeloop.kubectl('get deployment web -o jsonpath={.spec.replicas}').stdout)).toBe('1');
   expect(errors).toEqual([]);
   expect(readerErrors).toEqual([]);
+});
+
+test('a fault\'s card in the timeline takes the run back to just before it, and going forward replays the fault', async ({ page }) => {
+  const errors = await open(page, '/');
+  await page.evaluate((y) => window.kubeloop.apply(y), deployment(3));
+  await page.evaluate(() => window.kubeloop.advance('30s'));
+  const faultAt = await page.evaluate(() => window.kubeloop.now());
+  await page.evaluate(() => window.kubeloop.inject({ type: 'NodeDown', node: 'node-2' }));
+  await page.evaluate(() => window.kubeloop.advance('90s'));
+  const atEnd = await snapshot(page);
+  const node2 = () => page.evaluate(() => window.kubeloop.kubectl('get node node-2').stdout);
+  expect(await node2()).toMatch(/node-2\s+NotReady/);
+
+  await page.getByTestId('tab-timeline').click();
+  await page.getByTestId('timeline-rewind').click();
+  await expect(page.getByTestId('timeline')).toContainText('No faults yet.');
+  expect(await page.evaluate(() => window.kubeloop.now())).toBe(faultAt - 1);
+  await expect(page.getByTestId('scrubber')).toHaveClass(/is-behind/);
+  expect(await node2()).toMatch(/node-2\s+Ready/);
+
+  // Forward again: the fault happens at its moment, and the run ends as it did.
+  await page.evaluate((t) => window.kubeloop.seek(t), atEnd.now);
+  expect(await snapshot(page)).toEqual(atEnd);
+  await expect(page.getByTestId('timeline-incident')).toHaveCount(1);
+  expect(errors).toEqual([]);
 });
 
 test('the course example page links to a moment of a lesson, which opens there paused', async ({ page }) => {
