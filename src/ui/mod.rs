@@ -435,7 +435,7 @@ fn App() -> Html {
 
     html! {
         <div class={classes!("app", embed.then_some("is-embed"))} data-testid="app">
-            <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} tape_end={m.tape_end().map(|e| e.time)} lagging={m.lagging} play_hint={m.play_hint()}
+            <toolbar::Toolbar playing={m.playing} speed={m.speed} now={m.now()} tape_end={m.tape_end().map(|e| e.time)} scrub_on_release={m.scrub_on_release()} lagging={m.lagging} play_hint={m.play_hint()}
                 slowed={m.slowed()} pause_on_check={m.moments.pause_on_check} slow_motion={m.moments.slow_motion}
                 faults_open={*faults_open} seed={m.seed()} on_toggle_faults={toggle_faults} {on_step} dispatch={dispatch.clone()} />
             <share::LinkBanner />

@@ -21,6 +21,9 @@ pub struct ToolbarProps {
     /// Behind a run's end (time travel): the time it goes on to.
     #[prop_or_default]
     pub tape_end: Option<Millis>,
+    /// The slider seeks when released, not at every step of a drag (a cluster too big to keep
+    /// snapshots of replays its run from the start at each seek).
+    pub scrub_on_release: bool,
     pub lagging: bool,
     /// The speed slow motion runs the clock at now, if it does (`Playground::slowed`).
     #[prop_or_default]
@@ -57,16 +60,21 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
         })
     };
     let scrub_end = p.tape_end.unwrap_or(p.now).max(p.now);
-    let scrub = {
-        let d = d.clone();
-        Callback::from(move |e: InputEvent| {
-            let value = e
-                .target_dyn_into::<web_sys::HtmlInputElement>()
-                .and_then(|i| i.value().parse::<Millis>().ok());
-            if let Some(t) = value {
+    // The slider's value as a moment of the run, sought (while dragging, or once released).
+    let seek_from = |d: Callback<Action>| {
+        move |input: Option<web_sys::HtmlInputElement>| {
+            if let Some(t) = input.and_then(|i| i.value().parse::<Millis>().ok()) {
                 d.emit(Action::Seek(t));
             }
-        })
+        }
+    };
+    let scrub = {
+        let seek = seek_from(d.clone());
+        Callback::from(move |e: InputEvent| seek(e.target_dyn_into()))
+    };
+    let scrub_released = {
+        let seek = seek_from(d.clone());
+        Callback::from(move |e: Event| seek(e.target_dyn_into()))
     };
     let show_changes = {
         let d = d.clone();
@@ -184,7 +192,9 @@ pub fn Toolbar(p: &ToolbarProps) -> Html {
                     <output data-testid="clock" aria-live="off" aria-label="Simulated time">{ clock(p.now) }</output>
                     <input type="range" class={classes!("scrubber", p.tape_end.is_some().then_some("is-behind"))}
                         data-testid="scrubber" min="0" max={scrub_end.to_string()} step="1"
-                        value={p.now.to_string()} oninput={scrub}
+                        value={p.now.to_string()}
+                        oninput={(!p.scrub_on_release).then_some(scrub)}
+                        onchange={p.scrub_on_release.then_some(scrub_released)}
                         aria-label="Time travel: the run's moment"
                         aria-valuetext={clock(p.now)}
                         title={match p.tape_end {

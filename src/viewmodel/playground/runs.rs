@@ -242,6 +242,13 @@ impl Playground {
         )
     }
 
+    /// Whether the slider should seek only once released: a cluster too big to keep snapshots
+    /// of replays its run from the start at every seek (seconds at 10,000 pods, `make bench`), so
+    /// a seek at each step of a drag would hold the page for as many replays.
+    pub fn scrub_on_release(&self) -> bool {
+        self.snapshot_plan().1 == 0
+    }
+
     /// Takes a snapshot when the last one at or before this moment is a spacing or more behind
     /// (called whenever the trackers catch up: after frames, advances and actions).
     pub(super) fn keep_snapshot(&mut self) {
@@ -878,6 +885,31 @@ mod tests {
         assert!(kept
             .windows(2)
             .all(|w| w[1].time - w[0].time >= spacing / 2));
+    }
+
+    #[test]
+    fn past_the_size_where_snapshots_stop_the_slider_seeks_only_when_released() {
+        let mut p = Playground::new(2);
+        assert!(!p.scrub_on_release());
+        for batch in 0..33 {
+            let maps: String = (0..500)
+                .map(|i| {
+                    format!(
+                        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m{batch}-{i}\n"
+                    )
+                })
+                .collect();
+            assert!(p.apply(&maps).ok);
+        }
+        assert!(p.session.sim.api().len() > MAX_SNAPSHOTS * SNAPSHOT_OBJECTS);
+        assert!(p.scrub_on_release());
+        let kept = p.snapshots().moments().len();
+        p.advance_by(10 * 60_000);
+        assert_eq!(
+            p.snapshots().moments().len(),
+            kept,
+            "none taken at this size"
+        );
     }
 
     #[test]
