@@ -42,6 +42,19 @@ function nodes(n, cpu, memory, pods) {
   return out;
 }
 
+// Bare pods, `perFile` to a manifest, as the native schedule case creates them (no requests).
+function podBatches(n, perFile = 500) {
+  const batches = [];
+  for (let i = 0; i < n; i += perFile) {
+    let out = '';
+    for (let j = i; j < Math.min(n, i + perFile); j++) {
+      out += `---\napiVersion: v1\nkind: Pod\nmetadata: {name: p-${j}}\nspec: {containers: [{name: app, image: "nginx:1.27"}]}\n`;
+    }
+    batches.push(out);
+  }
+  return batches;
+}
+
 function deployment(replicas, image = 'nginx:1.27') {
   return `---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bench}\nspec:\n  replicas: ${replicas}\n` +
     `  selector: {matchLabels: {app: bench}}\n  template:\n    metadata: {labels: {app: bench}}\n    spec:\n` +
@@ -80,32 +93,46 @@ async function open(page) {
   await page.waitForFunction(() => window.kubeloop && window.kubeloop.apply, null, { timeout: 60000 });
 }
 
+// Converging: a Deployment applied, timed until every pod is Ready. Scheduling: what the native
+// case does (`kubeloop bench`): bare pods created once the nodes are up, timed until every one is
+// bound, 100 ms at a time. Applying is not timed in either.
 async function runCase(page, c) {
   await open(page);
-  return page.evaluate(async ({ batches, replicas, schedule }) => {
+  const workload = c.schedule ? podBatches(c.replicas) : [deployment(c.replicas)];
+  return page.evaluate(async ({ nodes, workload, replicas, schedule }) => {
     const k = window.kubeloop;
     k.pause && k.pause();
-    for (const manifest of batches) {
+    const apply = (manifest) => {
       const errors = (k.apply(manifest) || []).filter((d) => (d.severity || '').toLowerCase() === 'error');
-      if (errors.length) return { error: JSON.stringify(errors.slice(0, 3)) };
+      return errors.length ? JSON.stringify(errors.slice(0, 3)) : null;
+    };
+    for (const manifest of nodes) {
+      const error = apply(manifest);
+      if (error) return { error };
+    }
+    if (schedule) k.advance('1s');
+    for (const manifest of workload) {
+      const error = apply(manifest);
+      if (error) return { error };
     }
     const count = (field) => Number((k.kubectl(`get deployment bench -o jsonpath={.status.${field}}`).stdout || '0').trim() || 0);
-    // Scheduling: every pod created and none left without a node; converging: every pod Ready.
-    const unbound = () => (k.kubectl('get pods --field-selector=spec.nodeName= -o name').stdout || '').trim().split('\n').filter(Boolean).length;
-    const ready = schedule ? () => (count('replicas') >= replicas && unbound() === 0 ? replicas : 0) : () => count('readyReplicas');
+    const lines = (cmd) => (k.kubectl(cmd).stdout || '').trim().split('\n').filter(Boolean).length;
+    const ready = schedule
+      ? () => replicas - lines('get pods --field-selector=spec.nodeName= -o name')
+      : () => count('readyReplicas');
     const t0 = performance.now();
     const sim0 = k.now();
     let guard = 0;
     while (ready() < replicas) {
       k.advance(schedule ? '100ms' : '1s');
-      if (++guard > 18000) return { error: `not converged: ${ready()} of ${replicas} ready` };
+      if (++guard > 18000) return { error: `not converged: ${ready()} of ${replicas}` };
     }
     const wall = (performance.now() - t0) / 1000;
     const heap = performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN;
     // Wasm memory only grows: this is the high-water mark of the page's heap so far.
     const wasm = window.__benchWasm ? window.__benchWasm.memory.buffer.byteLength / 1048576 : NaN;
     return { wall, sim: k.now() - sim0, heap, wasm };
-  }, { batches: nodeBatches(c.nodes).concat([deployment(c.replicas)]), replicas: c.replicas, schedule: !!c.schedule });
+  }, { nodes: nodeBatches(c.nodes), workload, replicas: c.replicas, schedule: !!c.schedule });
 }
 
 // Nodes in files of 200: one file of 1,000 Nodes is past the YAML parser's 25,000-node cap.

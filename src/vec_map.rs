@@ -869,6 +869,64 @@ impl<K: Ord, V> FromIterator<(K, V)> for SlotMap<K, V> {
     }
 }
 
+/// A map that is only looked up, never iterated: a hash map with [`FxHasher`]. Its order would
+/// be the hash's, so it must show nowhere (the clippy configuration forbids hash maps elsewhere);
+/// its hasher has no keys, so nothing about it varies from run to run either.
+#[allow(clippy::disallowed_types)]
+pub type LookupMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
+/// The rustc compiler's hash ("Fx"): a rotate, an xor and a multiply per word. Keys here are
+/// short names, hashed on every lookup, where SipHash's per-call rounds would cost as much as the
+/// B-tree comparisons a [`LookupMap`] replaces. Not resistant to chosen keys; the names a
+/// learner types are bounded by the playground's limits (`sim::api::limits`).
+#[derive(Clone, Copy, Default)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("eight bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};

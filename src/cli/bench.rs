@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use crate::sim::api::types::{Kind, Object, ObjectMeta, Pod, PodSpec};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectMeta, Pod, PodSpec};
 use crate::sim::api::ApiRequest;
 use crate::sim::session::Session;
 use crate::sim::time::{format_duration, MINUTE, SECOND};
@@ -218,10 +218,39 @@ fn rollout(nodes: usize, replicas: usize) -> Result<Sample, String> {
     Ok(watch.stop(s.sim.now() - start))
 }
 
+/// A scenario of `nodes` nodes and nothing else, for the scheduling cases.
+fn nodes_only(nodes: usize) -> String {
+    format!("apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nspec:\n  nodes: {{count: {nodes}, cpu: \"64\", memory: 256Gi, pods: \"250\"}}\n")
+}
+
+/// Pods bound to a node.
+fn bound_pods(s: &Session) -> usize {
+    s.sim
+        .api()
+        .list(Kind::Pod)
+        .filter(|o| o.as_pod().is_some_and(|p| !p.spec.node_name.is_empty()))
+        .count()
+}
+
+/// Calls `advance` (100 simulated ms; it returns the clock) until `pods` pods are bound, for
+/// at most 30 simulated minutes.
+fn until_bound(
+    pods: usize,
+    mut advance: impl FnMut() -> Millis,
+    bound: impl Fn() -> usize,
+) -> Result<(), String> {
+    while bound() < pods {
+        if advance() > 30 * MINUTE {
+            return Err(format!("only {} of {pods} pods bound", bound()));
+        }
+    }
+    Ok(())
+}
+
 /// Creates bare pods on `nodes` nodes and measures until all are bound.
 fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
-    let text = format!("apiVersion: kubeloop.dev/v1alpha1\nkind: Scenario\nspec:\n  nodes: {{count: {nodes}, cpu: \"64\", memory: 256Gi, pods: \"250\"}}\n");
-    let mut s = Session::load("bench.yaml", &text, Some(1)).map_err(|d| format!("{d:?}"))?;
+    let mut s =
+        Session::load("bench.yaml", &nodes_only(nodes), Some(1)).map_err(|d| format!("{d:?}"))?;
     s.advance_to(SECOND, usize::MAX);
     for i in 0..pods {
         let pod = Pod {
@@ -245,21 +274,52 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
             .map_err(|e| e.message)?;
     }
     let watch = Stopwatch::start();
-    let bound = |s: &Session| {
-        s.sim
-            .api()
-            .list(Kind::Pod)
-            .filter(|o| o.as_pod().is_some_and(|p| !p.spec.node_name.is_empty()))
-            .count()
-    };
-    while bound(&s) < pods {
-        let t = s.sim.now() + 100;
-        if t > 30 * 60 * SECOND {
-            return Err(format!("only {} of {pods} pods bound", bound(&s)));
+    let s = std::cell::RefCell::new(s);
+    until_bound(
+        pods,
+        || {
+            let mut s = s.borrow_mut();
+            let t = s.sim.now() + 100;
+            s.advance_to(t, usize::MAX);
+            t
+        },
+        || bound_pods(&s.borrow()),
+    )?;
+    let now = s.borrow().sim.now();
+    Ok(watch.stop(now))
+}
+
+/// [`schedule`] as the page plays it (`scripts/browser-bench.js`): the same pods applied as
+/// YAML, 500 to a file, and the clock advanced through the page's model ([`Playground`], which
+/// feeds the loop cards, the sequence diagram, the charts and time travel's snapshots as it
+/// goes). Against [`schedule`] it is the model's share; against the page's figure, wasm's.
+fn schedule_as_page(nodes: usize, pods: usize) -> Result<Sample, String> {
+    let mut pg = Playground::new(1);
+    pg.load_scenario(&nodes_only(nodes), Some(1))
+        .map_err(|d| format!("{d:?}"))?;
+    pg.advance_by(SECOND);
+    for first in (0..pods).step_by(500) {
+        let text: String = (first..pods.min(first + 500))
+            .map(|i| format!("---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p-{i}}}\nspec: {{containers: [{{name: app, image: \"nginx:1.27\"}}]}}\n"))
+            .collect();
+        let report = pg.apply(&text);
+        if !report.ok {
+            return Err(format!("the pods do not apply: {:?}", report.diagnostics));
         }
-        s.advance_to(t, usize::MAX);
     }
-    Ok(watch.stop(s.sim.now()))
+    let watch = Stopwatch::start();
+    let pg = std::cell::RefCell::new(pg);
+    until_bound(
+        pods,
+        || {
+            let mut pg = pg.borrow_mut();
+            pg.advance_by(100);
+            pg.now()
+        },
+        || bound_pods(&pg.borrow().session),
+    )?;
+    let now = pg.borrow().now();
+    Ok(watch.stop(now))
 }
 
 /// A named case: what it measures, how to run it once, how many pods it places.
@@ -559,6 +619,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         ),
         scaled(quick, "converge", "replicas", converge),
         scaled(quick, "schedule", "pods", schedule),
+        scaled(quick, "schedule (page's model)", "pods", schedule_as_page),
         scaled(quick, "roll out", "replicas", rollout),
         (
             "seek: slowest of 8 in a 30-min lesson run".into(),

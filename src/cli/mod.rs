@@ -192,16 +192,13 @@ fn parse_run(args: &[String]) -> Result<RunOpts, String> {
     Ok(opts)
 }
 
-/// The RV of the newest change to anything but heartbeats and Events: what "settled" watches.
+/// How many writes anything but heartbeats (Leases) and Events has seen: what "settled" watches.
+/// The store counts its writes as it makes them, so this costs nothing at any scale (a scan of
+/// the objects' resourceVersions after each simulated second was a twelfth of a 10,000-pod
+/// run), and a delete counts as the change it is.
 fn activity_mark(session: &Session) -> u64 {
-    session
-        .sim
-        .api()
-        .all()
-        .filter(|o| !matches!(o.kind(), Kind::Lease | Kind::Event))
-        .map(|o| o.meta().rv())
-        .max()
-        .unwrap_or(0)
+    let api = session.sim.api();
+    api.all_writes() - api.writes(Kind::Lease) - api.writes(Kind::Event)
 }
 
 fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {

@@ -5,12 +5,13 @@
 //! drops and delays) is the world's job, not the store's.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value as Json;
 
 use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
+use super::object_map::ObjectMap;
 use super::types::*;
 use super::{admission, customresource, job, limits, storage, validation};
 use super::{
@@ -81,7 +82,7 @@ pub struct Handled {
 #[derive(Clone, Debug)]
 pub struct ApiServer {
     /// Keys allocated once per object and handed to every informer cache ([`SharedKey`]).
-    objects: BTreeMap<SharedKey, Arc<Object>>,
+    objects: ObjectMap,
     resource_version: u64,
     history: VecDeque<(Millis, WatchEvent)>,
     /// History entries past the window, no longer part of the history, waiting to be dropped
@@ -116,7 +117,7 @@ impl ApiServer {
     /// An empty cluster; `seed` feeds uids and generated names.
     pub fn new(seed: u64) -> ApiServer {
         ApiServer {
-            objects: BTreeMap::new(),
+            objects: ObjectMap::new(),
             resource_version: 1,
             history: VecDeque::new(),
             retired: VecDeque::new(),
@@ -194,6 +195,11 @@ impl ApiServer {
         self.writes[kind.index()]
     }
 
+    /// How many writes objects of every kind have seen.
+    pub fn all_writes(&self) -> u64 {
+        self.writes.iter().sum()
+    }
+
     /// GET.
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
         self.objects.get(key)
@@ -212,7 +218,7 @@ impl ApiServer {
             name: String::new(),
         };
         self.objects
-            .range::<ObjectKey, _>(lo..)
+            .range(lo..)
             .take_while(move |(k, _)| k.kind == kind)
     }
 
@@ -224,7 +230,7 @@ impl ApiServer {
             name: String::new(),
         };
         self.objects
-            .range::<ObjectKey, _>(lo..)
+            .range(lo..)
             .filter(|(k, _)| k.kind.custom().is_some())
     }
 
@@ -370,7 +376,7 @@ impl ApiServer {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = rv.to_string();
         let obj = Arc::new(obj);
-        let (shared, old) = replace_shared(&mut self.objects, Arc::new(obj.key()), obj.clone());
+        let (shared, old) = self.objects.replace(Arc::new(obj.key()), obj.clone());
         if old.is_none() {
             self.count_change(obj.kind(), true);
         }

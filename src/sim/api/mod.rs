@@ -15,6 +15,7 @@ pub mod customresource;
 pub mod fields;
 pub mod job;
 pub mod limits;
+pub mod object_map;
 pub mod openapi;
 pub mod patch;
 pub mod quantity;

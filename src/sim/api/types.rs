@@ -1789,28 +1789,6 @@ accessors! {
 /// held some 95,000 copies before).
 pub type SharedKey = std::sync::Arc<ObjectKey>;
 
-/// Puts `obj` under `key` and returns the map's allocation of the key (`key` itself for a new
-/// entry) with the object it replaced, if any. One descent serves the store (which hands the key
-/// to the watch event) and the informer caches (whose indexes share it): the store and every
-/// informer update an object on each change, and with keys compared through two pointers (the
-/// `Arc` and the strings) a descent is a chain of cache misses, the most expensive step of a
-/// watch delivery at 10,000 pods.
-pub fn replace_shared(
-    map: &mut BTreeMap<SharedKey, std::sync::Arc<Object>>,
-    key: SharedKey,
-    obj: std::sync::Arc<Object>,
-) -> (SharedKey, Option<std::sync::Arc<Object>>) {
-    use std::collections::btree_map::Entry;
-    match map.entry(key) {
-        Entry::Occupied(mut o) => (o.key().clone(), Some(o.insert(obj))),
-        Entry::Vacant(v) => {
-            let shared = v.key().clone();
-            v.insert(obj);
-            (shared, None)
-        }
-    }
-}
-
 /// Kind, namespace and name: how the store, caches and work queues address an object.
 ///
 /// Ordered by kind, then namespace, then name, byte by byte (as a derived `Ord` would), but

@@ -234,12 +234,15 @@ impl Filter {
         if self.fields.is_empty() {
             return true;
         }
-        let doc = o.to_json();
+        // The fields selected most often are read where they are stored; any other path reads
+        // the object's JSON form, once per object and only when needed (a `kubectl get pods
+        // --field-selector=spec.nodeName=` over 10,000 pods serialised all of them: 0.1 s).
+        let mut doc = None;
         self.fields.iter().all(|f| {
-            let got = json_path(&doc, &format!(".{}", f.path)).map_or(String::new(), |v| match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
+            let got = match typed_field(o, &f.path) {
+                Some(v) => v.to_string(),
+                None => json_field(doc.get_or_insert_with(|| o.to_json()), &f.path),
+            };
             (got == f.value) == f.equal
         })
     }
@@ -247,6 +250,28 @@ impl Filter {
     /// True when neither selector was given.
     pub fn is_empty(&self) -> bool {
         self.labels.is_none() && self.fields.is_empty()
+    }
+}
+
+/// A field selector's value read from an object's JSON form (absent reads as empty).
+fn json_field(doc: &serde_json::Value, path: &str) -> String {
+    json_path(doc, &format!(".{path}")).map_or(String::new(), |v| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// A field selector's value for the string fields it is given most, read from the typed object
+/// (None: read it from the JSON form). Each reads as its JSON form would: an empty string is
+/// what an omitted field reads as.
+fn typed_field<'a>(o: &'a Object, path: &str) -> Option<&'a str> {
+    let meta = o.meta();
+    match (path, o.as_pod()) {
+        ("metadata.name", _) => Some(&meta.name),
+        ("metadata.namespace", _) => Some(&meta.namespace),
+        ("spec.nodeName", Some(p)) => Some(&p.spec.node_name),
+        ("status.phase", Some(p)) => Some(&p.status.phase),
+        _ => None,
     }
 }
 
@@ -386,5 +411,39 @@ mod tests {
         assert!(req("pods deploy/web")
             .unwrap_err()
             .starts_with("there is no need to specify a resource type"));
+    }
+
+    #[test]
+    fn a_field_read_from_the_typed_object_reads_as_its_json_form_would() {
+        let mut bound = crate::sim::api::types::Pod::default();
+        bound.metadata.name = "web-1".into();
+        bound.metadata.namespace = "default".into();
+        bound.spec.node_name = "node-1".into();
+        bound.status.phase = "Running".into();
+        let mut pending = crate::sim::api::types::Pod::default();
+        pending.metadata.name = "web-2".into();
+        pending.metadata.namespace = "team-a".into();
+        let node = Object::Node(crate::sim::api::types::Node {
+            metadata: crate::sim::api::types::ObjectMeta {
+                name: "node-1".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let paths = [
+            "metadata.name",
+            "metadata.namespace",
+            "spec.nodeName",
+            "status.phase",
+        ];
+        for o in [Object::Pod(bound), Object::Pod(pending), node] {
+            let doc = o.to_json();
+            for path in paths {
+                let Some(typed) = typed_field(&o, path) else {
+                    continue;
+                };
+                assert_eq!(typed, json_field(&doc, path), "{path} of {}", o.meta().name);
+            }
+        }
     }
 }

@@ -6,9 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::sim::api::types::{
-    replace_shared, Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap,
-};
+use crate::sim::api::object_map::ObjectMap;
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
 use crate::sort::CollectTree;
 
 /// What a workload controller counts about the pods one owner controls that share one label set
@@ -68,7 +67,7 @@ type OwnerGroups = BTreeMap<String, BTreeMap<StringMap, PodGroup>>;
 /// A component's cached view plus the indexes every controller needs.
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
-    objects: BTreeMap<SharedKey, Arc<Object>>,
+    objects: ObjectMap,
     by_controller: BTreeMap<String, BTreeSet<SharedKey>>,
     /// Objects no controller owns (orphans a controller may adopt).
     uncontrolled: BTreeSet<SharedKey>,
@@ -384,7 +383,7 @@ impl Cache {
     /// [`Cache::upsert`] under the store's allocation of the object's key (see [`SharedKey`]):
     /// a new entry and its indexes share it.
     pub fn upsert_shared(&mut self, obj: Arc<Object>, key: &SharedKey) -> Option<Arc<Object>> {
-        match replace_shared(&mut self.objects, key.clone(), obj.clone()) {
+        match self.objects.replace(key.clone(), obj.clone()) {
             (shared, Some(old)) => {
                 self.reindex(&old, &obj, &shared);
                 Some(old)

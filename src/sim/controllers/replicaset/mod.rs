@@ -12,12 +12,8 @@
 pub mod edge;
 
 use crate::sort::CollectTree;
-use crate::vec_map::SlotMap;
-use std::collections::hash_map::DefaultHasher;
+use crate::vec_map::{LookupMap, SlotMap};
 use std::collections::BTreeSet;
-#[allow(clippy::disallowed_types)] // PodsPerNode: lookup-only, fixed hasher (see there)
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -803,12 +799,10 @@ pub fn slow_start_batches(count: usize) -> Vec<usize> {
     sizes
 }
 
-/// Active related pods per node name. Only looked up, never iterated, so a hash map's order can
-/// show nowhere; its hasher has fixed keys, so there is no randomness in it either. A B-tree of
+/// Active related pods per node name (a [`LookupMap`]: looked up, never iterated). A B-tree of
 /// a thousand node names cost a dozen string comparisons per pod, twice per pass (counting, then
 /// ranking), which was a third of a ReplicaSet pass scaling down 10,000 pods.
-#[allow(clippy::disallowed_types)]
-type PodsPerNode<'a> = HashMap<&'a str, usize, BuildHasherDefault<DefaultHasher>>;
+type PodsPerNode<'a> = LookupMap<&'a str, usize>;
 
 /// `getIndirectlyRelatedPods`, counted per node as the ranking uses it: how many active pods
 /// selected by a ReplicaSet with the same controller as this one (all ReplicaSets of one
