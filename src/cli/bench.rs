@@ -232,16 +232,20 @@ fn bound_pods(s: &Session) -> usize {
         .count()
 }
 
-/// Calls `advance` (100 simulated ms; it returns the clock) until `pods` pods are bound, for
-/// at most 30 simulated minutes.
-fn until_bound(
+/// Advances `run` 100 simulated ms at a time (`advance` returns the clock) until `pods` pods
+/// are bound (`session` reads them), for at most 30 simulated minutes.
+fn until_bound<T>(
+    run: &mut T,
     pods: usize,
-    mut advance: impl FnMut() -> Millis,
-    bound: impl Fn() -> usize,
+    advance: impl Fn(&mut T) -> Millis,
+    session: impl Fn(&T) -> &Session,
 ) -> Result<(), String> {
-    while bound() < pods {
-        if advance() > 30 * MINUTE {
-            return Err(format!("only {} of {pods} pods bound", bound()));
+    while bound_pods(session(run)) < pods {
+        if advance(run) > 30 * MINUTE {
+            return Err(format!(
+                "only {} of {pods} pods bound",
+                bound_pods(session(run))
+            ));
         }
     }
     Ok(())
@@ -274,19 +278,13 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
             .map_err(|e| e.message)?;
     }
     let watch = Stopwatch::start();
-    let s = std::cell::RefCell::new(s);
-    until_bound(
-        pods,
-        || {
-            let mut s = s.borrow_mut();
-            let t = s.sim.now() + 100;
-            s.advance_to(t, usize::MAX);
-            t
-        },
-        || bound_pods(&s.borrow()),
-    )?;
-    let now = s.borrow().sim.now();
-    Ok(watch.stop(now))
+    let advance = |s: &mut Session| {
+        let t = s.sim.now() + 100;
+        s.advance_to(t, usize::MAX);
+        t
+    };
+    until_bound(&mut s, pods, advance, |s| s)?;
+    Ok(watch.stop(s.sim.now()))
 }
 
 /// [`schedule`] as the page plays it (`scripts/browser-bench.js`): the same pods applied as
@@ -308,18 +306,12 @@ fn schedule_as_page(nodes: usize, pods: usize) -> Result<Sample, String> {
         }
     }
     let watch = Stopwatch::start();
-    let pg = std::cell::RefCell::new(pg);
-    until_bound(
-        pods,
-        || {
-            let mut pg = pg.borrow_mut();
-            pg.advance_by(100);
-            pg.now()
-        },
-        || bound_pods(&pg.borrow().session),
-    )?;
-    let now = pg.borrow().now();
-    Ok(watch.stop(now))
+    let advance = |pg: &mut Playground| {
+        pg.advance_by(100);
+        pg.now()
+    };
+    until_bound(&mut pg, pods, advance, |pg| &pg.session)?;
+    Ok(watch.stop(pg.now()))
 }
 
 /// A named case: what it measures, how to run it once, how many pods it places.
