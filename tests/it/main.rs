@@ -36,6 +36,7 @@ mod script_controllers;
 mod security_headers;
 mod size_budget;
 mod statefulsets;
+mod step_bounds;
 mod support;
 mod time_bounds;
 mod volumes;

@@ -293,13 +293,14 @@ impl Sim {
             if !batches.is_empty() {
                 self.schedule(
                     now + api_latency,
-                    Due::Api {
+                    Due::Api(ApiCall {
                         from: id.clone(),
                         gen,
                         key,
                         batches,
                         cause: crash,
-                    },
+                        sent: Sent::default(),
+                    }),
                 );
             }
             return;
@@ -327,13 +328,14 @@ impl Sim {
         if n_requests > 0 {
             self.schedule(
                 now + api_latency,
-                Due::Api {
+                Due::Api(ApiCall {
                     from: id.clone(),
                     gen,
                     key,
                     batches: outcome.batches,
                     cause: seq,
-                },
+                    sent: Sent::default(),
+                }),
             );
         } else if !backs_off {
             if let Some(c) = self.components.get_mut(id) {

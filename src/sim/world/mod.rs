@@ -29,7 +29,8 @@ mod watch;
 
 use faults::{DelayRule, DropRule, Heal, Rival};
 pub use machines::{Machine, MACHINE_BOOT_MS};
-pub use requests::{RIVAL_ACTOR, RIVAL_ANNOTATION};
+use requests::{ApiCall, Sent};
+pub use requests::{API_REQUESTS_PER_STEP, RIVAL_ACTOR, RIVAL_ANNOTATION};
 use watch::{hold, release, routing_of, Watchers};
 
 /// Timing knobs. Defaults are chosen so that a lesson reads like a real cluster's event log.
@@ -179,13 +180,8 @@ enum Due {
         to: ComponentId,
         gen: u64,
     },
-    Api {
-        from: ComponentId,
-        gen: u64,
-        key: ObjectKey,
-        batches: Vec<Vec<ApiRequest>>,
-        cause: u64,
-    },
+    /// A pass's requests, sent [`API_REQUESTS_PER_STEP`] at a time.
+    Api(ApiCall),
     Fault(Fault),
     /// A fault's duration is over.
     Heal {
@@ -631,6 +627,10 @@ impl Sim {
 
     fn schedule(&mut self, at: Millis, ev: Due) {
         self.seq += 1;
+        self.push_slot(at.max(self.now), self.seq, ev);
+    }
+
+    fn push_slot(&mut self, at: Millis, seq: u64, ev: Due) {
         let slot = match self.free_slots.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(ev);
@@ -641,11 +641,7 @@ impl Sim {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.queue.push(Scheduled {
-            at: at.max(self.now),
-            seq: self.seq,
-            slot,
-        });
+        self.queue.push(Scheduled { at, seq, slot });
     }
 
     fn jitter(&mut self, range: (Millis, Millis)) -> Millis {
@@ -682,7 +678,7 @@ impl Sim {
     }
 
     fn step_one(&mut self) {
-        let Some(Scheduled { at, slot, .. }) = self.queue.pop() else {
+        let Some(Scheduled { at, seq, slot }) = self.queue.pop() else {
             return;
         };
         self.events_done += 1;
@@ -710,13 +706,14 @@ impl Sim {
             }
             Due::Tick { to, gen } => self.tick(&to, gen),
             Due::Resync { to, gen } => self.resync(&to, gen),
-            Due::Api {
-                from,
-                gen,
-                key,
-                batches,
-                cause,
-            } => self.execute(&from, gen, &key, batches, cause),
+            Due::Api(mut call) => {
+                if self.execute(&mut call) {
+                    // The rest of the requests, before anything else that is due: the same time
+                    // and sequence number, so the work is done in exactly the order one long
+                    // step did it, only with a step boundary (a frame) in between.
+                    self.push_slot(at, seq, Due::Api(call));
+                }
+            }
             Due::Fault(f) => {
                 let _ = self.inject(f);
             }

@@ -8,22 +8,62 @@ pub const RIVAL_ANNOTATION: &str = "kubeloop.dev/conflicting-writer";
 /// How a ConflictingWriter appears in the trace (`actor`).
 pub const RIVAL_ACTOR: &str = "conflicting-writer";
 
+/// The most requests one step sends. A ReplicaSet's pass sends up to 500 creates or deletes
+/// (upstream's `burstReplicas`), and at 10,000 pods each costs tens of microseconds (its watch
+/// fan-out, its Event): one step of 500 took 16-26 ms natively and twice that in the page, a
+/// dropped frame or three. Past this many the step ends and the rest is the next step, due before
+/// anything else, so the requests go in the same order with nothing between them: only the page
+/// gets a frame in between. Below it (every lesson's ReplicaSets) a pass's requests are one step.
+pub const API_REQUESTS_PER_STEP: usize = 100;
+
+/// How far a component's requests have got, between the steps that send them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Sent {
+    /// The batch being sent, and the next request in it.
+    batch: usize,
+    request: usize,
+    /// Whether a request of the batch being sent failed (its later batches are skipped).
+    batch_failed: bool,
+    /// The first failed request's trace entry: the cause of the retry.
+    failure: Option<u64>,
+}
+
+/// A pass's requests on their way: who sent them, for which key, in which batches, and how far
+/// they have got.
+#[derive(Clone, Debug)]
+pub(super) struct ApiCall {
+    pub(super) from: ComponentId,
+    pub(super) gen: u64,
+    pub(super) key: ObjectKey,
+    pub(super) batches: Vec<Vec<ApiRequest>>,
+    /// The pass that made them (or the crash that cut it short).
+    pub(super) cause: u64,
+    pub(super) sent: Sent,
+}
+
 impl Sim {
-    pub(super) fn execute(
-        &mut self,
-        from: &ComponentId,
-        gen: u64,
-        key: &ObjectKey,
-        batches: Vec<Vec<ApiRequest>>,
-        cause: u64,
-    ) {
+    /// Sends `call`'s requests from where it got to, at most [`API_REQUESTS_PER_STEP`] of them;
+    /// true when requests are left for the next step.
+    pub(super) fn execute(&mut self, call: &mut ApiCall) -> bool {
+        let ApiCall {
+            from,
+            gen,
+            key,
+            batches,
+            cause,
+            sent,
+        } = call;
+        let (from, gen, key, cause) = (&*from, *gen, &*key, *cause);
+        let mut budget = API_REQUESTS_PER_STEP;
         let mut failed = false;
-        let mut failure = None;
-        let mut iter = batches.into_iter();
-        for batch in iter.by_ref() {
-            let mut batch_failed = false;
-            for req in batch {
-                let result = self.send(from, &req, Some(cause));
+        while let Some(batch) = batches.get(sent.batch) {
+            while let Some(req) = batch.get(sent.request) {
+                if budget == 0 {
+                    return true;
+                }
+                budget -= 1;
+                sent.request += 1;
+                let result = self.send(from, req, Some(cause));
                 // The request's own entry (a racing writer may have written just before it): the
                 // cause of events about its answer, and of the retry when it failed.
                 let api_seq = self.last_api_seq;
@@ -31,13 +71,13 @@ impl Sim {
                     // A delete of something already gone is what the controller wanted.
                     let benign = matches!(req, ApiRequest::Delete { .. }) && e.code() == 404;
                     if !benign {
-                        batch_failed = true;
-                        failure.get_or_insert(api_seq);
+                        sent.batch_failed = true;
+                        sent.failure.get_or_insert(api_seq);
                     }
                 }
                 let mut answer_events = Vec::new();
                 // The LIST that follows a DeleteCollection: what is left of the collection.
-                let listed: Option<Vec<Arc<Object>>> = match (&req, &result) {
+                let listed: Option<Vec<Arc<Object>>> = match (req, &result) {
                     (ApiRequest::DeleteCollection { kind, namespace }, Ok(_)) => Some(
                         self.api
                             .list(*kind)
@@ -50,26 +90,28 @@ impl Sim {
                 if let Some(c) = self.components.get_mut(from) {
                     if c.generation == gen {
                         if let Some(items) = &listed {
-                            c.ctrl.on_list(&req, items, self.now);
+                            c.ctrl.on_list(req, items, self.now);
                         }
-                        c.ctrl.on_response(&req, &result, self.now);
-                        answer_events = c.ctrl.events_for_response(&req, &result);
+                        c.ctrl.on_response(req, &result, self.now);
+                        answer_events = c.ctrl.events_for_response(req, &result);
                     }
                 }
                 for e in &answer_events {
                     self.record_event(from, e, Some(api_seq));
                 }
             }
-            if batch_failed {
+            sent.batch += 1;
+            sent.request = 0;
+            if sent.batch_failed {
                 failed = true;
                 break;
             }
         }
-        for batch in iter {
+        for batch in &batches[sent.batch.min(batches.len())..] {
             for req in batch {
                 if let Some(c) = self.components.get_mut(from) {
                     if c.generation == gen {
-                        c.ctrl.on_skipped(&req);
+                        c.ctrl.on_skipped(req);
                     }
                 }
             }
@@ -77,15 +119,16 @@ impl Sim {
         let now = self.now;
         if let Some(c) = self.components.get_mut(from) {
             if c.generation != gen {
-                return;
+                return false;
             }
             if failed {
                 let delay = c.queue.backoff(key);
-                self.requeue_caused(from, gen, key.clone(), now + delay, "retry", failure);
+                self.requeue_caused(from, gen, key.clone(), now + delay, "retry", sent.failure);
             } else {
                 c.queue.forget(key);
             }
         }
+        false
     }
 
     /// Sends one request to the API server now, traces it, and fans out what it changed.
