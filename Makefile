@@ -42,7 +42,7 @@ TRUNK := RUST_LIB_BACKTRACE=0 trunk
 # Prints a banner so each stage of a long log is easy to find.
 banner = @printf '\n==> %s\n' "$(1)"
 
-.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench fuzz fuzz-libfuzzer openapi clean
+.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench wasm-parts fuzz fuzz-libfuzzer openapi clean
 
 help: ## List the targets
 	@echo "Kubeloop: make <target>"
@@ -135,6 +135,15 @@ bench: build ## Wall-clock benchmarks, natively (kubeloop bench) and in wasm (he
 	cargo run --release --quiet --features alloc-stats -- bench --memory $(BENCH_ARGS)
 	$(call banner,bench (wasm, the built page in headless Chromium))
 	node scripts/browser-bench.js $(BENCH_ARGS)
+
+# What each part of the page's wasm costs (issue #33): a web build with v0 symbol mangling, which
+# names the types of every generic instantiation, sized by twiggy and summed by part.
+wasm-parts: $(TOOLS_DEP) ## Bytes of the page's wasm by part (simulation modules, UI, libraries); needs twiggy
+	@command -v twiggy >/dev/null || cargo install --locked twiggy
+	RUSTFLAGS=-Csymbol-mangling-version=v0 CARGO_TARGET_DIR=target/wasm-parts cargo build --quiet \
+	  --profile wasm-release --target wasm32-unknown-unknown --bin kubeloop
+	twiggy top -n 1000000 -f csv target/wasm-parts/wasm32-unknown-unknown/wasm-release/kubeloop.wasm \
+	  | node scripts/wasm-parts.js
 
 # Fuzzing. `cargo test` already runs tests/it/fuzz.rs with a few hundred cases per target; `make fuzz`
 # runs FUZZ_CASES per target (for an hour or so: FUZZ_CASES=50000). It stays a debug build on
