@@ -675,7 +675,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         let mut samples = Vec::new();
         let mut cpu = Vec::new();
         let mut sim_ms = 0;
-        let mut longest_step: Option<f64> = None;
+        let mut longest_steps: Vec<f64> = Vec::new();
         reset_peak_rss();
         for _ in 0..runs {
             match f() {
@@ -683,9 +683,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                     samples.push(sample.wall);
                     cpu.extend(sample.cpu);
                     sim_ms = sample.sim_ms;
-                    if let Some(l) = sample.longest_step {
-                        longest_step = Some(longest_step.map_or(l, |m: f64| m.max(l)));
-                    }
+                    longest_steps.extend(sample.longest_step);
                 }
                 Err(e) => {
                     let _ = writeln!(err, "  failed: {e}");
@@ -709,7 +707,9 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             format_duration(sim_ms),
             pods as f64 / m
         );
-        if let Some(l) = longest_step {
+        // The median run's: one run's longest step is a single event, noisy as any one timing.
+        if !longest_steps.is_empty() {
+            let l = median(&mut longest_steps);
             detail.push_str(&format!(", longest step {:.1} ms", l * 1000.0));
         }
         if let Some(rss) = peak_rss_mib() {
