@@ -887,14 +887,18 @@ pub fn rank_for_deletion(pods: Vec<(&Pod, usize)>, now: Millis) -> Vec<&Pod> {
         .map(|&(pod, related)| DeletionFacts::of(pod, related, now))
         .collect();
     let mut order: Vec<&DeletionFacts> = facts.iter().collect();
-    merge_sort(&mut order, &mut Vec::new(), &|a, b| a.less(b));
+    merge_sort(
+        &mut order,
+        &mut Vec::new(),
+        &|a: &&DeletionFacts, b: &&DeletionFacts| a.less(b),
+    );
     order.into_iter().map(|f| f.pod).collect()
 }
 
 /// A top-down merge sort, splitting at half the length rounded down and taking from the right
 /// half only when it is strictly less: stable, and defined for any comparison (the result of a
 /// comparison that is not a strict weak order depends on the algorithm, so it must not change).
-fn merge_sort<T: Copy>(items: &mut [T], scratch: &mut Vec<T>, less: &dyn Fn(&T, &T) -> bool) {
+fn merge_sort<T: Copy, F: Fn(&T, &T) -> bool>(items: &mut [T], scratch: &mut Vec<T>, less: &F) {
     if items.len() <= 1 {
         return;
     }
@@ -932,6 +936,45 @@ struct DeletionFacts<'a> {
     restarts: i32,
     /// Its creationTimestamp (seconds) and that age's log2 bucket at `now`.
     created: Option<(u64, i64)>,
+    uid: UidKey<'a>,
+}
+
+/// A pod's uid, ordered as the string is, but by its first 16 bytes held inline until those tie:
+/// pods created within the same log2 age bucket (a whole rollout's) are ranked by uid, and reading
+/// two pods' uid strings at each of a 10,000-pod ranking's 130,000 comparisons was most of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct UidKey<'a> {
+    /// The first 16 bytes, big-endian, padded with zeros.
+    prefix: u128,
+    uid: &'a str,
+}
+
+impl<'a> UidKey<'a> {
+    fn of(uid: &'a str) -> Self {
+        let mut head = [0u8; 16];
+        let n = uid.len().min(16);
+        head[..n].copy_from_slice(&uid.as_bytes()[..n]);
+        UidKey {
+            prefix: u128::from_be_bytes(head),
+            uid,
+        }
+    }
+}
+
+impl Ord for UidKey<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // Padding compares as the smallest byte, as a string's end does, so unequal prefixes
+        // order as the strings; equal ones leave it to the strings.
+        self.prefix
+            .cmp(&other.prefix)
+            .then_with(|| self.uid.cmp(other.uid))
+    }
+}
+
+impl PartialOrd for UidKey<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl<'a> DeletionFacts<'a> {
@@ -947,6 +990,7 @@ impl<'a> DeletionFacts<'a> {
             ready_time: with_bucket(ready_time(pod)),
             restarts: pod.max_restarts(),
             created: with_bucket(api_seconds(pod.metadata.creation_timestamp)),
+            uid: UidKey::of(&pod.metadata.uid),
         }
     }
 
@@ -975,7 +1019,7 @@ impl<'a> DeletionFacts<'a> {
         }
         // 6. Both ready: ready for less time first.
         if a.ready && b.ready {
-            if let Some(r) = time_rule(a.ready_time, b.ready_time, a.pod, b.pod) {
+            if let Some(r) = time_rule(a.ready_time, b.ready_time, &a.uid, &b.uid) {
                 return r;
             }
         }
@@ -984,7 +1028,7 @@ impl<'a> DeletionFacts<'a> {
             return a.restarts > b.restarts;
         }
         // 8. Newer first.
-        time_rule(a.created, b.created, a.pod, b.pod).unwrap_or(false)
+        time_rule(a.created, b.created, &a.uid, &b.uid).unwrap_or(false)
     }
 }
 
@@ -1044,18 +1088,19 @@ fn log2_age_bucket(t: u64, now: Millis) -> i64 {
 
 /// One time-based rule (6: ready time, 8: creation time) under LogarithmicScaleDown, over
 /// (seconds, log2 age bucket) pairs: None when the times are equal.
-fn time_rule(t1: Option<(u64, i64)>, t2: Option<(u64, i64)>, p1: &Pod, p2: &Pod) -> Option<bool> {
+fn time_rule(
+    t1: Option<(u64, i64)>,
+    t2: Option<(u64, i64)>,
+    u1: &UidKey,
+    u2: &UidKey,
+) -> Option<bool> {
     if t1.map(|t| t.0) == t2.map(|t| t.0) {
         return None;
     }
     let (Some((_, a)), Some((_, b))) = (t1, t2) else {
         return Some(after_or_zero(t1.map(|t| t.0), t2.map(|t| t.0)));
     };
-    Some(if a == b {
-        p1.metadata.uid < p2.metadata.uid
-    } else {
-        a < b
-    })
+    Some(if a == b { u1 < u2 } else { a < b })
 }
 
 fn template_labels_match(template: &StringMap, labels: &StringMap) -> bool {

@@ -1145,6 +1145,14 @@ mod ranking {
         }
 
         #[test]
+        fn a_uid_key_orders_as_its_string_does(
+            a in "[a\\x00-]{0,20}",
+            b in "[a\\x00-]{0,20}",
+        ) {
+            prop_assert_eq!(UidKey::of(&a).cmp(&UidKey::of(&b)), a.cmp(&b));
+        }
+
+        #[test]
         fn the_merge_sort_is_the_standard_stable_sort_for_a_total_order(
             keys in proptest::collection::vec(0u8..6, 0..200),
         ) {
