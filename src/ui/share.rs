@@ -420,7 +420,8 @@ fn fragment_for(shared: &Shared) -> String {
     share::encode(shared)
 }
 
-/// The run gained an action (or paused): the address bar, when it tracks the page, names it.
+/// The run moved somewhere a link must follow (an action, a pause, an advance or a step while
+/// paused): the address bar, when it tracks the page, names it.
 pub fn run_changed() {
     if with(|b| b.track) {
         write_address_bar();

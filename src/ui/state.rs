@@ -14,12 +14,13 @@ pub use crate::viewmodel::action::{reply, Action};
 use crate::viewmodel::Playground;
 
 thread_local! {
-    /// Told when the run gains an action or pauses (`share::run_changed`, wired by `ui/mod.rs`
-    /// so this module and the share links do not import each other).
+    /// Told when the run moves somewhere a link must follow ([`Playground::update_run`]):
+    /// `share::run_changed`, wired by `ui/mod.rs` so this module and the share links do not
+    /// import each other.
     static RUN_CHANGED: std::cell::Cell<Option<fn()>> = const { std::cell::Cell::new(None) };
 }
 
-/// Who is told when the run gains an action or pauses.
+/// Who is told when the run moves somewhere a link must follow.
 pub fn on_run_changed(f: fn()) {
     RUN_CHANGED.with(|c| c.set(Some(f)));
 }
@@ -91,18 +92,15 @@ impl Reducible for AppState {
             (Some(p), Some(s)) => p.now() - s > FRAME_SIM_BUDGET_MS,
             _ => false,
         };
-        let journaled = m.session.actions().len();
-        let pausing = matches!(action, Action::Pause);
-        let changed = m.update(action, &mut out_of_time);
-        let acted = m.session.actions().len() != journaled || pausing;
+        let updated = m.update_run(action, &mut out_of_time);
         drop(m);
-        if acted {
+        if updated.run_moved {
             // The address bar keeps the run's actions, so a reload reopens them.
             if let Some(f) = RUN_CHANGED.with(|f| f.get()) {
                 f();
             }
         }
-        if changed {
+        if updated.changed {
             Rc::new(AppState {
                 model: self.model.clone(),
                 version: self.version + 1,

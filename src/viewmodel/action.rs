@@ -89,7 +89,43 @@ fn fill<T>(slot: &Reply<T>, value: T) {
     }
 }
 
+impl Action {
+    /// Whether the run, once this is done, rests at a moment the learner chose: paused, or moved
+    /// on while paused (advanced, stepped). Seeking does not count: it only looks at the run.
+    fn rests_the_run(&self) -> bool {
+        matches!(
+            self,
+            Action::Pause | Action::Advance(_) | Action::Step(_) | Action::StepHandOff(_)
+        )
+    }
+}
+
+/// What [`Playground::update_run`] came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Updated {
+    /// The page must re-render.
+    pub changed: bool,
+    /// A link to the run must name it anew (the address bar, so that a reload reopens what is
+    /// on screen): an action joined its journal, or it came to rest at a new moment.
+    pub run_moved: bool,
+}
+
 impl Playground {
+    /// [`Playground::update`], also saying whether the run moved somewhere a link must follow:
+    /// an action joined its journal, it paused (the learner or a lesson check stopped it), or it
+    /// was advanced or stepped while paused. Playing does not (the link follows at the pause),
+    /// nor does seeking (it only looks). Which of these happened is the same however fast the
+    /// page is, so what a reload reopens never depends on when it came.
+    pub fn update_run(&mut self, action: Action, out_of_time: &mut dyn FnMut() -> bool) -> Updated {
+        let journaled = self.session.actions().len();
+        let was_playing = self.playing;
+        let rests = action.rests_the_run();
+        let changed = self.update(action, out_of_time);
+        let run_moved =
+            self.session.actions().len() != journaled || rests || (was_playing && !self.playing);
+        Updated { changed, run_moved }
+    }
+
     /// Does `action`, filling its reply slot; true when the page must re-render. A frame stops
     /// early once `out_of_time` says its share of the wall clock is spent.
     pub fn update(&mut self, action: Action, out_of_time: &mut dyn FnMut() -> bool) -> bool {
@@ -286,6 +322,38 @@ mod tests {
         assert!(p.update(Action::Step(r.clone()), &mut never()));
         assert!(!p.playing);
         assert!(r.borrow().is_some(), "the reply slot is filled");
+    }
+
+    #[test]
+    fn a_link_follows_the_run_where_it_rests_and_its_actions_but_not_its_frames_or_seeks() {
+        let mut p = Playground::new(1);
+        let moved = |p: &mut Playground, a: Action| p.update_run(a, &mut never()).run_moved;
+        assert!(
+            moved(&mut p, Action::Advance(45_000)),
+            "advanced while paused"
+        );
+        assert!(moved(&mut p, Action::Step(reply())), "stepped while paused");
+        assert!(moved(&mut p, Action::Pause), "paused");
+        let tab = Action::Complete("get no".into(), reply());
+        assert!(
+            !moved(&mut p, tab),
+            "a completion is not an action of the run"
+        );
+        assert!(!moved(&mut p, Action::Seek(10_000)), "a seek only looks");
+        let command = Action::Kubectl("create namespace team-a".into(), None, reply());
+        assert!(
+            moved(&mut p, command),
+            "a console command joins the run's journal"
+        );
+        assert!(
+            !moved(&mut p, Action::Play),
+            "playing: the link follows at the pause"
+        );
+        assert!(
+            !moved(&mut p, Action::Frame(16.0)),
+            "a frame of a run playing on"
+        );
+        assert!(p.playing);
     }
 
     #[test]

@@ -207,6 +207,7 @@ mod playground_tests {
     use crate::sim::api::types::Kind;
     use crate::sim::handoff::{HandOff, HAND_OFF_MAX_MS};
     use crate::sim::machinery::trace::TraceKind;
+    use crate::viewmodel::action::Action;
     use crate::viewmodel::playground::{Playground, DEFAULT_MANIFEST};
 
     /// The default Deployment as a lesson with one check that passes (web turns Available a few
@@ -302,6 +303,22 @@ spec:
         assert!(last_notice(&p).contains("ghost is Available\u{201d} failed"));
         let at = decided_at("ghost is Available");
         assert!((at..at + 160).contains(&p.now()), "{} vs {at}", p.now());
+    }
+
+    #[test]
+    fn the_frame_a_check_pauses_the_lesson_in_moves_the_run_a_link_names() {
+        let mut p = lesson();
+        p.playing = true;
+        p.speed = 10.0;
+        let mut never = || false;
+        for _ in 0..10_000 {
+            let updated = p.update_run(Action::Frame(16.0), &mut never);
+            assert_eq!(updated.run_moved, !p.playing, "at {} ms", p.now());
+            if !p.playing {
+                return;
+            }
+        }
+        panic!("the lesson's first check never paused it");
     }
 
     #[test]
