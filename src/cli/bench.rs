@@ -622,9 +622,42 @@ fn memory_main(quick: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     0
 }
 
+const USAGE: &str = "\
+Usage: kubeloop bench [--quick|--full] [--only TEXT] [--memory]
+
+  --quick      each case once, at reduced scale (a smoke check)
+  --full       also the playground's ceiling: 20,000 replicas on 5,000 nodes
+  --only TEXT  only the cases whose name contains TEXT (for profiling one)
+  --memory     the memory table instead (needs a build with --features alloc-stats)
+";
+
 /// Runs the benchmark table. `--quick` runs each case once at reduced scale (a smoke check);
 /// `--only TEXT` runs the cases whose name contains TEXT.
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    // A mistyped flag must not start minutes of benchmarks that ignore it.
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        match a.as_str() {
+            "--quick" | "--full" | "--memory" => {}
+            "--only" if rest.next().is_some() => {}
+            "--only" => {
+                let _ = writeln!(err, "error: flag needs an argument: --only");
+                return 2;
+            }
+            "--help" | "-h" => {
+                let _ = write!(out, "{USAGE}");
+                return 0;
+            }
+            f if f.starts_with('-') => {
+                let _ = write!(err, "error: unknown flag: {f}\n\n{USAGE}");
+                return 2;
+            }
+            other => {
+                let _ = write!(err, "error: unexpected argument \"{other}\"\n\n{USAGE}");
+                return 2;
+            }
+        }
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let full = args.iter().any(|a| a == "--full");
     if args.iter().any(|a| a == "--memory") {

@@ -32,7 +32,8 @@ Usage:
   kubeloop link FILE|- [--base URL] [--at DURATION]
                                       (prints a share link for a scenario file; --at: a link to
                                         that moment of its run, lessons' steps done on time)
-  kubeloop bench [--quick|--full]     (wall-clock benchmarks; `make bench`)
+  kubeloop bench [--quick|--full] [--only TEXT] [--memory]
+                                      (wall-clock benchmarks; `make bench`)
   kubeloop help
 
 Exit codes: 0 success (every check passed), 1 a check failed, 2 invalid input.

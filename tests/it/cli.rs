@@ -1,14 +1,33 @@
 //! The CLI contract course authors and scripts rely on: exit codes, diagnostics, traces, links.
 
 use crate::support::kubeloop;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-fn temp(name: &str, content: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kubeloop-cli-{}", std::process::id()));
+/// A file in a directory of its own (for what the CLI writes beside it), removed with it when
+/// the test ends, passing or not.
+struct Temp(PathBuf);
+
+impl std::ops::Deref for Temp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn temp(name: &str, content: &str) -> Temp {
+    let dir = std::env::temp_dir().join(format!("kubeloop-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, content).unwrap();
-    p
+    Temp(p)
 }
 
 const SCENARIO: &str = r#"apiVersion: kubeloop.dev/v1alpha1
@@ -190,6 +209,22 @@ fn validate_accepts_good_files_and_rejects_bad_ones() {
     let (code, _, err) = kubeloop(&["validate", bad.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown field \"spec.stepz\""), "{err}");
+}
+
+#[test]
+fn bench_refuses_a_flag_it_does_not_know_before_running_anything() {
+    let (code, out, err) = kubeloop(&["bench", "--quik"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.starts_with("error: unknown flag: --quik"), "{err}");
+    assert!(!err.contains("running:"), "{err}");
+    let (code, _, err) = kubeloop(&["bench", "--only"]);
+    assert_eq!(
+        (code, err.trim()),
+        (2, "error: flag needs an argument: --only")
+    );
+    let (code, out, _) = kubeloop(&["bench", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("Usage: kubeloop bench"), "{out}");
 }
 
 #[test]
