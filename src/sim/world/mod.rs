@@ -25,12 +25,14 @@ mod faults;
 mod informers;
 mod machines;
 mod requests;
+mod slab;
 mod watch;
 
 use faults::{DelayRule, DropRule, Heal, Rival};
 pub use machines::{Machine, MACHINE_BOOT_MS};
 use requests::{ApiCall, Sent};
 pub use requests::{API_REQUESTS_PER_STEP, RIVAL_ACTOR, RIVAL_ANNOTATION};
+use slab::Slab;
 use watch::{hold, release, routing_of, Watchers};
 
 /// Timing knobs. Defaults are chosen so that a lesson reads like a real cluster's event log.
@@ -290,10 +292,8 @@ pub struct Sim {
     events_done: u64,
     config: SimConfig,
     queue: BinaryHeap<Scheduled>,
-    /// Where queued events wait (a slab: freed slots are reused, lowest-freed-last, which is
-    /// deterministic and never observable).
-    slots: Vec<Option<Due>>,
-    free_slots: Vec<u32>,
+    /// Where queued events wait.
+    slots: Slab<Due>,
     /// Running, connected watchers per kind (see [`Watchers`]).
     watchers: VecMap<Kind, Watchers>,
     /// Running, connected components that watch every custom kind
@@ -345,8 +345,7 @@ impl Sim {
             seq: 0,
             events_done: 0,
             queue: BinaryHeap::new(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
+            slots: Slab::default(),
             watchers: VecMap::new(),
             custom_watchers: Vec::new(),
             routed_selected: SlotMap::new(),
@@ -425,12 +424,7 @@ impl Sim {
             slots: if running {
                 self.slots.clone()
             } else {
-                Vec::new()
-            },
-            free_slots: if running {
-                self.free_slots.clone()
-            } else {
-                Vec::new()
+                Slab::default()
             },
             watchers: if running {
                 self.watchers.clone()
@@ -631,16 +625,7 @@ impl Sim {
     }
 
     fn push_slot(&mut self, at: Millis, seq: u64, ev: Due) {
-        let slot = match self.free_slots.pop() {
-            Some(i) => {
-                self.slots[i as usize] = Some(ev);
-                i
-            }
-            None => {
-                self.slots.push(Some(ev));
-                (self.slots.len() - 1) as u32
-            }
-        };
+        let slot = self.slots.insert(ev);
         self.queue.push(Scheduled { at, seq, slot });
     }
 
@@ -683,10 +668,9 @@ impl Sim {
         };
         self.events_done += 1;
         self.now = self.now.max(at);
-        let Some(ev) = self.slots.get_mut(slot as usize).and_then(Option::take) else {
+        let Some(ev) = self.slots.take(slot) else {
             return;
         };
-        self.free_slots.push(slot);
         match ev {
             Due::Deliver { to, gen, event } => self.deliver(&to, gen, event),
             Due::Pump { to, gen } => self.process_next_work_item(&to, gen),
@@ -815,8 +799,7 @@ impl Sim {
             MemoryPart::Runtimes => self.machines = SlotMap::new(),
             MemoryPart::EventQueue => {
                 self.queue = BinaryHeap::new();
-                self.slots = Vec::new();
-                self.free_slots = Vec::new();
+                self.slots = Slab::default();
             }
             MemoryPart::Store => self.api = ApiServer::new(self.config.seed),
         }
@@ -825,7 +808,7 @@ impl Sim {
     /// True when nothing but periodic timers remains: no watch deliveries, API calls or queued keys.
     pub fn is_quiescent(&self) -> bool {
         self.components.values().all(|c| c.queue.is_empty())
-            && self.slots.iter().flatten().all(|e| {
+            && self.slots.values().all(|e| {
                 matches!(
                     e,
                     Due::Tick { .. }
