@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::sim::api::object_map::ObjectMap;
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
 use crate::sort::CollectTree;
+use crate::vec_map::VecMap;
 
 /// What a workload controller counts about the pods one owner controls that share one label set
 /// (a ReplicaSet's pods all carry its template's labels), kept as pods come and go so that a pass
@@ -22,6 +23,12 @@ pub struct PodGroup {
     pub active: usize,
     /// Active, Ready pods by when they became Ready ([`Pod::ready_since`], in ms).
     pub ready_since: BTreeMap<Option<Millis>, usize>,
+    /// Active pods by the node they are bound to (`""`: not yet scheduled). A sorted vector,
+    /// though it grows with the nodes: an entry comes and goes only with a group's first and
+    /// last pod on a node (a thousand inserts of a few kB moved, per group, as its pods are
+    /// scheduled), and a hash map of this type would be one more copy of the hash table's code
+    /// in the page.
+    pub active_on_node: VecMap<String, usize>,
 }
 
 impl PodGroup {
@@ -30,35 +37,72 @@ impl PodGroup {
         self.ready_since.values().sum()
     }
 
+    /// Counts `pod` in (`add`) or out of the group.
     fn change(&mut self, pod: &Pod, add: bool) {
-        let step = |n: &mut usize| {
-            if add {
-                *n += 1
-            } else {
-                *n = n.saturating_sub(1)
-            }
-        };
-        step(&mut self.pods);
+        self.count(pod, add);
         if pod.is_active() {
-            step(&mut self.active);
+            self.count_on_node(&pod.spec.node_name, add);
+        }
+    }
+
+    /// Moves the group's counts from `old` to `new` (the same pod). Most changes are a pod's
+    /// Ready condition: its node's count stays as it is, untouched.
+    fn replace(&mut self, old: &Pod, new: &Pod) {
+        self.count(old, false);
+        self.count(new, true);
+        let (was, is) = (old.is_active(), new.is_active());
+        if (was, &old.spec.node_name) != (is, &new.spec.node_name) {
+            if was {
+                self.count_on_node(&old.spec.node_name, false);
+            }
+            if is {
+                self.count_on_node(&new.spec.node_name, true);
+            }
+        }
+    }
+
+    fn count(&mut self, pod: &Pod, add: bool) {
+        step(&mut self.pods, add);
+        if pod.is_active() {
+            step(&mut self.active, add);
             if pod.is_ready() {
                 let since = pod.ready_since().map(|t| t.0);
                 let n = self.ready_since.entry(since).or_default();
-                step(n);
+                step(n, add);
                 if *n == 0 {
                     self.ready_since.remove(&since);
                 }
             }
         }
     }
+
+    fn count_on_node(&mut self, node: &str, add: bool) {
+        if let Some(n) = self.active_on_node.get_mut(node) {
+            step(n, add);
+            if *n == 0 {
+                self.active_on_node.remove(node);
+            }
+        } else if add {
+            self.active_on_node.insert(node.to_string(), 1);
+        }
+    }
 }
 
-/// What a pod adds to its group: whether it is active, and when it became Ready if it is
-/// active and Ready.
-fn contribution(p: &Pod) -> (bool, Option<Option<Millis>>) {
+/// One more, or one fewer (never below zero).
+fn step(n: &mut usize, add: bool) {
+    if add {
+        *n += 1
+    } else {
+        *n = n.saturating_sub(1)
+    }
+}
+
+/// What a pod adds to its group: whether it is active, when it became Ready if it is active
+/// and Ready, and its node.
+fn contribution(p: &Pod) -> (bool, Option<Option<Millis>>, &str) {
     let active = p.is_active();
     let ready = (active && p.is_ready()).then(|| p.ready_since().map(|t| t.0));
-    (active, ready)
+    (active, ready, &p.spec.node_name)
 }
 
 /// Pod groups of one owner: namespace → labels → group.
@@ -155,12 +199,7 @@ impl Cache {
                     .collect()
             })
             .unwrap_or_default();
-        let orphans: Vec<&ObjectKey> = self
-            .uncontrolled
-            .range::<ObjectKey, _>(&lo..)
-            .map(|k| &**k)
-            .take_while(|k| in_scope(k, &lo))
-            .collect();
+        let orphans: Vec<&ObjectKey> = self.orphan_keys(kind, namespace).collect();
         let mut merged = Vec::with_capacity(owned.len() + orphans.len());
         let (mut a, mut b) = (owned.into_iter().peekable(), orphans.into_iter().peekable());
         loop {
@@ -176,17 +215,36 @@ impl Cache {
         merged.into_iter().filter_map(|k| self.objects.get(k))
     }
 
-    /// Whether any object of `kind` in `namespace` has no controller (an orphan to adopt).
-    pub fn has_uncontrolled(&self, kind: Kind, namespace: &str) -> bool {
+    /// Keys of the objects of `kind` in `namespace` that no controller owns, in name order.
+    fn orphan_keys<'a: 'n, 'n>(
+        &'a self,
+        kind: Kind,
+        namespace: &'n str,
+    ) -> impl Iterator<Item = &'a ObjectKey> + 'n {
         let lo = ObjectKey {
             kind,
             namespace: namespace.to_string(),
             name: String::new(),
         };
         self.uncontrolled
-            .range::<ObjectKey, _>(&lo..)
-            .next()
-            .is_some_and(|k| k.kind == kind && k.namespace == namespace)
+            .range::<ObjectKey, _>(lo..)
+            .map(|k| &**k)
+            .take_while(move |k| k.kind == kind && k.namespace == namespace)
+    }
+
+    /// Whether any object of `kind` in `namespace` has no controller (an orphan to adopt).
+    pub fn has_uncontrolled(&self, kind: Kind, namespace: &str) -> bool {
+        self.orphan_keys(kind, namespace).next().is_some()
+    }
+
+    /// The objects of `kind` in `namespace` that no controller owns, in name order.
+    pub fn uncontrolled<'a>(
+        &'a self,
+        kind: Kind,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        self.orphan_keys(kind, namespace)
+            .filter_map(|k| self.objects.get(k))
     }
 
     /// The pods `owner_uid` controls in `namespace`, counted per label set (see [`PodGroup`]).
@@ -199,6 +257,18 @@ impl Cache {
             .get(owner_uid)
             .and_then(|by_ns| by_ns.get(namespace))
             .into_iter()
+            .flatten()
+    }
+
+    /// The pods any controller controls in `namespace`, counted per owner and label set (see
+    /// [`PodGroup`]), owners in uid order.
+    pub fn pod_groups_in<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = (&'a StringMap, &'a PodGroup)> + 'a {
+        self.pod_groups
+            .values()
+            .filter_map(move |by_ns| by_ns.get(namespace))
             .flatten()
     }
 
@@ -352,8 +422,7 @@ impl Cache {
                     self.index_group(n, true);
                 } else if contribution(o) != contribution(n) {
                     if let Some(g) = self.group_mut(o, false) {
-                        g.change(o, false);
-                        g.change(n, true);
+                        g.replace(o, n);
                     }
                 }
                 if o.spec.node_name != n.spec.node_name {
@@ -478,6 +547,8 @@ mod tests {
         same_indexes(&c, &rebuilt(&c));
         c.upsert(pod("b", Some("rs1"), "db", "n1", None));
         same_indexes(&c, &rebuilt(&c));
+        c.upsert(pod("b", Some("rs1"), "db", "n2", None));
+        same_indexes(&c, &rebuilt(&c));
         c.upsert(pod("c", Some("rs2"), "web", "n2", Some(5)));
         same_indexes(&c, &rebuilt(&c));
         c.upsert(pod("a", None, "web", "n3", Some(1_000)));
@@ -521,5 +592,35 @@ mod tests {
             .map(|(l, g)| (l["app"].clone(), g.pods, g.active, g.ready()))
             .collect();
         assert_eq!(groups, [("db".into(), 1, 1, 1), ("web".into(), 3, 3, 2)]);
+    }
+
+    #[test]
+    fn pod_groups_count_active_pods_per_node_as_pods_are_bound_finish_and_go() {
+        let mut c = Cache::new();
+        c.upsert(pod("a", Some("rs1"), "web", "", None));
+        c.upsert(pod("b", Some("rs1"), "web", "n1", None));
+        c.upsert(pod("x", Some("rs2"), "web", "n1", None));
+        let on_node = |c: &Cache| -> Vec<(String, usize)> {
+            let mut counts: Vec<(String, usize)> = c
+                .pod_groups_in("default")
+                .flat_map(|(_, g)| g.active_on_node.iter().map(|(n, k)| (n.clone(), *k)))
+                .collect();
+            counts.sort();
+            counts
+        };
+        assert_eq!(
+            on_node(&c),
+            [("".into(), 1), ("n1".into(), 1), ("n1".into(), 1)]
+        );
+        c.upsert(pod("a", Some("rs1"), "web", "n1", None));
+        let mut done = pod("b", Some("rs1"), "web", "n1", None);
+        if let Some(Object::Pod(p)) = Arc::get_mut(&mut done) {
+            p.status.phase = "Succeeded".into();
+        }
+        c.upsert(done);
+        assert_eq!(on_node(&c), [("n1".into(), 1), ("n1".into(), 1)]);
+        c.remove(&ObjectKey::new(Kind::Pod, "default", "a"));
+        assert_eq!(on_node(&c), [("n1".into(), 1)]);
+        assert_eq!(c.pod_groups_in("other").count(), 0);
     }
 }

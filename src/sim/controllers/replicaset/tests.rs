@@ -191,6 +191,50 @@ fn related_pods_are_counted_per_node_across_runs_of_labels_each_pod_once() {
     assert_eq!(counts.len(), 2);
 }
 
+#[test]
+fn related_pods_are_counted_from_every_owners_groups_and_the_orphans_alike() {
+    let with_hash = |name: &str, hash: &str| {
+        let mut r = owned_by(rs(name, 3), "uid-dep");
+        r.metadata.uid = format!("uid-{name}");
+        r.spec.selector.match_labels = labels(&[("app", "web"), ("hash", hash)]);
+        r
+    };
+    let (old, new) = (with_hash("web-a", "a"), with_hash("web-b", "b"));
+    let stranger = with_hash("other", "a");
+    let web = |name: &str, owner: Option<&ReplicaSet>, hash: &str, node: &str| {
+        let p = pod(name).labels(&[("app", "web"), ("hash", hash)]).on(node);
+        let p = match owner {
+            Some(r) => p.of(r),
+            None => p,
+        };
+        Object::Pod(p.running().build())
+    };
+    let cache = cache_with(vec![
+        Object::ReplicaSet(old.clone()),
+        Object::ReplicaSet(new.clone()),
+        web("p1", Some(&old), "a", "n1"),
+        web("p2", Some(&new), "b", "n1"),
+        web("p3", Some(&new), "b", "n2"),
+        web("p4", Some(&stranger), "a", "n2"),
+        web("p5", None, "b", "n2"),
+        web("p6", None, "c", "n1"),
+        web("p7", Some(&old), "a", ""),
+    ]);
+    let counts = related_pods_per_node(&old, &cache);
+    assert_eq!(
+        counts.get("n1"),
+        Some(&2),
+        "p1, p2 (p6 matches no selector)"
+    );
+    assert_eq!(
+        counts.get("n2"),
+        Some(&3),
+        "p3, the stranger's p4 (its labels match) and the orphan p5"
+    );
+    assert_eq!(counts.get(""), Some(&1), "p7, not yet scheduled");
+    assert_eq!(counts.len(), 3);
+}
+
 fn run(
     ctrl: &mut (impl Controller + ?Sized),
     cache: &Cache,
@@ -1123,6 +1167,24 @@ mod ranking {
                     (p.build(), rank)
                 },
             )
+    }
+
+    #[test]
+    fn the_rank_head_orders_extreme_costs_and_related_counts_as_the_rules_do() {
+        let head = |cost, related| rank_head(true, 2, true, cost, related);
+        let costs = [i32::MIN, -1, 0, 1, i32::MAX];
+        for w in costs.windows(2) {
+            assert!(
+                head(w[0], usize::MAX) < head(w[1], 0),
+                "cost {} first",
+                w[0]
+            );
+        }
+        assert!(head(0, 2) < head(0, 1), "more related pods first");
+        assert_eq!(head(0, usize::MAX), head(0, (1 << 28) - 1), "clamped");
+        assert!(rank_head(false, 2, true, i32::MAX, 0) < rank_head(true, 0, false, i32::MIN, 9));
+        assert!(rank_head(true, 1, true, 0, 0) < rank_head(true, 2, false, 0, 0));
+        assert!(rank_head(true, 2, false, i32::MAX, 0) < rank_head(true, 2, true, i32::MIN, 9));
     }
 
     proptest! {
