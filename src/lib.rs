@@ -1,5 +1,6 @@
 //! Kubeloop: a Kubernetes reconciliation playground. `sim` is the deterministic core; `ui` the browser app.
 
+pub mod scratch;
 pub mod sim;
 /// Stable sorting and B-tree collecting with one copy of the sort in the web build (download size).
 pub mod sort;

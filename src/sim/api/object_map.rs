@@ -47,6 +47,18 @@ impl ObjectMap {
             .expect("an indexed slot holds an object")
     }
 
+    /// The slot that holds `key`'s object: it stays the object's while the key is in the map,
+    /// through every replace, so an index kept beside the map can hold slots and reach the
+    /// object without hashing its key (see [`ObjectMap::at`]).
+    pub fn slot_of(&self, key: &ObjectKey) -> Option<u32> {
+        self.index.get(key).copied()
+    }
+
+    /// The object in `slot`, a slot [`ObjectMap::slot_of`] gave for a key still in the map.
+    pub fn at(&self, slot: u32) -> &Arc<Object> {
+        self.slot(slot)
+    }
+
     /// The object under `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
         // One lookup function for every read (get, contains_key, replace): one copy in the page.

@@ -3,12 +3,12 @@
 //! Controllers read only this; never the API server's store. That is what makes dropped and
 //! delayed watch events meaningful. Indexes by controller owner and by node keep reads cheap.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::sim::api::object_map::ObjectMap;
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
-use crate::sort::CollectTree;
 use crate::vec_map::VecMap;
 
 /// What a workload controller counts about the pods one owner controls that share one label set
@@ -88,6 +88,57 @@ impl PodGroup {
     }
 }
 
+/// Keys with their objects' slots in the cache's `ObjectMap`: each index keeps the slot, so it
+/// reaches an object without hashing its key (a claim over 10,000 pods did that for each), and
+/// all of them are one B-tree type with the map's own key order (one copy of its code in the
+/// page).
+type Slots = BTreeMap<SharedKey, u32>;
+
+/// The entries of `set` of `kind` in `namespace`, in name order.
+fn in_scope<'a>(
+    set: &'a Slots,
+    kind: Kind,
+    namespace: &str,
+) -> std::collections::btree_map::Range<'a, SharedKey, u32> {
+    let (lo, hi) = namespace_bounds(kind, namespace);
+    set.range::<ObjectKey, _>((Bound::Included(lo), Bound::Excluded(hi)))
+}
+
+/// Files `key` (in `slot`) under `group` of `index`, or takes it out.
+fn file(index: &mut BTreeMap<String, Slots>, group: &str, key: &SharedKey, slot: Option<u32>) {
+    match slot {
+        Some(slot) => {
+            if let Some(set) = index.get_mut(group) {
+                set.insert(key.clone(), slot);
+            } else {
+                let mut set = Slots::new();
+                set.insert(key.clone(), slot);
+                index.insert(group.to_string(), set);
+            }
+        }
+        None => {
+            if let Some(set) = index.get_mut(group) {
+                set.remove(&**key);
+                if set.is_empty() {
+                    index.remove(group);
+                }
+            }
+        }
+    }
+}
+
+/// Bounds around every key of `kind` in `namespace`: keys order by kind, namespace, then name,
+/// and `namespace` followed by a NUL, which no namespace holds, sorts after it and before any
+/// other namespace it begins. A range between them compares keys only to find its ends.
+fn namespace_bounds(kind: Kind, namespace: &str) -> (ObjectKey, ObjectKey) {
+    let key = |namespace: String| ObjectKey {
+        kind,
+        namespace,
+        name: String::new(),
+    };
+    (key(namespace.to_string()), key(format!("{namespace}\0")))
+}
+
 /// One more, or one fewer (never below zero).
 fn step(n: &mut usize, add: bool) {
     if add {
@@ -112,12 +163,14 @@ type OwnerGroups = BTreeMap<String, BTreeMap<StringMap, PodGroup>>;
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
     objects: ObjectMap,
-    by_controller: BTreeMap<String, BTreeSet<SharedKey>>,
+    /// The keys each controller (by uid) controls, with their objects' slots in `objects`: a
+    /// claim over 10,000 pods reaches each without hashing its key, which was most of it.
+    by_controller: BTreeMap<String, Slots>,
     /// Objects no controller owns (orphans a controller may adopt).
-    uncontrolled: BTreeSet<SharedKey>,
+    uncontrolled: Slots,
     /// Pods by controller uid, grouped by namespace and labels (see [`PodGroup`]).
     pod_groups: BTreeMap<String, OwnerGroups>,
-    pods_by_node: BTreeMap<String, BTreeSet<SharedKey>>,
+    pods_by_node: BTreeMap<String, Slots>,
     /// The resourceVersion of the newest change this cache has seen (where a watch resumes).
     pub last_rv: u64,
 }
@@ -168,8 +221,8 @@ impl Cache {
         self.by_controller
             .get(owner_uid)
             .into_iter()
-            .flatten()
-            .filter_map(|k| self.objects.get(k))
+            .flat_map(|owned| owned.values())
+            .map(|&slot| self.objects.at(slot))
     }
 
     /// Objects of `kind` in `namespace` that `owner_uid` controls or that no controller owns,
@@ -182,59 +235,32 @@ impl Cache {
         namespace: &str,
         owner_uid: &str,
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let lo = ObjectKey {
-            kind,
-            namespace: namespace.to_string(),
-            name: String::new(),
-        };
-        let in_scope =
-            |k: &ObjectKey, lo: &ObjectKey| k.kind == lo.kind && k.namespace == lo.namespace;
-        let owned: Vec<&ObjectKey> = self
+        // Merged as they come, not collected: a pass over 10,000 pods would take two fresh
+        // vectors of 10,000 keys from the allocator for it.
+        let mut owned = self
             .by_controller
             .get(owner_uid)
-            .map(|set| {
-                set.range::<ObjectKey, _>(&lo..)
-                    .map(|k| &**k)
-                    .take_while(|k| in_scope(k, &lo))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let orphans: Vec<&ObjectKey> = self.orphan_keys(kind, namespace).collect();
-        let mut merged = Vec::with_capacity(owned.len() + orphans.len());
-        let (mut a, mut b) = (owned.into_iter().peekable(), orphans.into_iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x <= y => a.next(),
-                (Some(_), Some(_)) => b.next(),
-                (Some(_), None) => a.next(),
-                (None, Some(_)) => b.next(),
-                (None, None) => break,
+            .map(|owned| in_scope(owned, kind, namespace))
+            .into_iter()
+            .flatten()
+            .peekable();
+        let mut orphans = in_scope(&self.uncontrolled, kind, namespace).peekable();
+        std::iter::from_fn(move || {
+            let next = match (owned.peek(), orphans.peek()) {
+                (Some((x, _)), Some((y, _))) if x <= y => owned.next(),
+                (Some(_), Some(_)) => orphans.next(),
+                (Some(_), None) => owned.next(),
+                (None, _) => orphans.next(),
             };
-            merged.extend(next);
-        }
-        merged.into_iter().filter_map(|k| self.objects.get(k))
-    }
-
-    /// Keys of the objects of `kind` in `namespace` that no controller owns, in name order.
-    fn orphan_keys<'a: 'n, 'n>(
-        &'a self,
-        kind: Kind,
-        namespace: &'n str,
-    ) -> impl Iterator<Item = &'a ObjectKey> + 'n {
-        let lo = ObjectKey {
-            kind,
-            namespace: namespace.to_string(),
-            name: String::new(),
-        };
-        self.uncontrolled
-            .range::<ObjectKey, _>(lo..)
-            .map(|k| &**k)
-            .take_while(move |k| k.kind == kind && k.namespace == namespace)
+            next.map(|(_, &slot)| self.objects.at(slot))
+        })
     }
 
     /// Whether any object of `kind` in `namespace` has no controller (an orphan to adopt).
     pub fn has_uncontrolled(&self, kind: Kind, namespace: &str) -> bool {
-        self.orphan_keys(kind, namespace).next().is_some()
+        in_scope(&self.uncontrolled, kind, namespace)
+            .next()
+            .is_some()
     }
 
     /// The objects of `kind` in `namespace` that no controller owns, in name order.
@@ -243,8 +269,7 @@ impl Cache {
         kind: Kind,
         namespace: &'a str,
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        self.orphan_keys(kind, namespace)
-            .filter_map(|k| self.objects.get(k))
+        in_scope(&self.uncontrolled, kind, namespace).map(|(_, &slot)| self.objects.at(slot))
     }
 
     /// The pods `owner_uid` controls in `namespace`, counted per label set (see [`PodGroup`]).
@@ -277,8 +302,8 @@ impl Cache {
         self.pods_by_node
             .get(node)
             .into_iter()
-            .flatten()
-            .filter_map(|k| self.objects.get(k))
+            .flat_map(|set| set.values())
+            .map(|&slot| self.objects.at(slot))
     }
 
     /// Number of cached objects.
@@ -296,50 +321,35 @@ impl Cache {
         self.objects.values()
     }
 
+    /// The slot of `key`'s object when filing it (`add`), None when taking it out.
+    fn slot(&self, key: &SharedKey, add: bool) -> Option<u32> {
+        add.then(|| {
+            self.objects
+                .slot_of(key)
+                .expect("indexed after it is stored")
+        })
+    }
+
     fn index_owner(&mut self, obj: &Object, key: &SharedKey, add: bool) {
+        let slot = self.slot(key, add);
         match obj.meta().controller_ref() {
-            Some(r) if add => {
-                if let Some(set) = self.by_controller.get_mut(&r.uid) {
-                    set.insert(key.clone());
-                } else {
-                    self.by_controller
-                        .insert(r.uid.clone(), std::iter::once(key.clone()).collect_set());
+            Some(r) => file(&mut self.by_controller, &r.uid, key, slot),
+            None => match slot {
+                Some(slot) => {
+                    self.uncontrolled.insert(key.clone(), slot);
                 }
-            }
-            Some(r) => {
-                if let Some(set) = self.by_controller.get_mut(&r.uid) {
-                    set.remove(&**key);
-                    if set.is_empty() {
-                        self.by_controller.remove(&r.uid);
-                    }
+                None => {
+                    self.uncontrolled.remove(&**key);
                 }
-            }
-            None if add => {
-                self.uncontrolled.insert(key.clone());
-            }
-            None => {
-                self.uncontrolled.remove(&**key);
-            }
+            },
         }
     }
 
     fn index_node(&mut self, p: &Pod, key: &SharedKey, add: bool) {
         let node = &p.spec.node_name;
-        if add {
-            if node.is_empty() {
-                return;
-            }
-            if let Some(set) = self.pods_by_node.get_mut(node) {
-                set.insert(key.clone());
-            } else {
-                self.pods_by_node
-                    .insert(node.clone(), std::iter::once(key.clone()).collect_set());
-            }
-        } else if let Some(set) = self.pods_by_node.get_mut(node) {
-            set.remove(&**key);
-            if set.is_empty() {
-                self.pods_by_node.remove(node);
-            }
+        if !(add && node.is_empty()) {
+            let slot = self.slot(key, add);
+            file(&mut self.pods_by_node, node, key, slot);
         }
     }
 
@@ -526,10 +536,26 @@ mod tests {
         fresh
     }
 
+    /// An index's keys, each checked against the object its slot holds (slots differ between
+    /// caches filled in different orders).
+    fn keys(c: &Cache, set: &Slots) -> Vec<ObjectKey> {
+        for (key, &slot) in set {
+            assert_eq!(c.objects.at(slot).key(), **key, "the slot of {key}");
+        }
+        set.keys().map(|k| (**k).clone()).collect()
+    }
+
+    fn grouped(c: &Cache, index: &BTreeMap<String, Slots>) -> Vec<(String, Vec<ObjectKey>)> {
+        index
+            .iter()
+            .map(|(group, set)| (group.clone(), keys(c, set)))
+            .collect()
+    }
+
     fn same_indexes(a: &Cache, b: &Cache) {
-        assert_eq!(a.by_controller, b.by_controller);
-        assert_eq!(a.uncontrolled, b.uncontrolled);
-        assert_eq!(a.pods_by_node, b.pods_by_node);
+        assert_eq!(grouped(a, &a.by_controller), grouped(b, &b.by_controller));
+        assert_eq!(keys(a, &a.uncontrolled), keys(b, &b.uncontrolled));
+        assert_eq!(grouped(a, &a.pods_by_node), grouped(b, &b.pods_by_node));
         assert_eq!(a.pod_groups, b.pod_groups);
     }
 
@@ -578,6 +604,47 @@ mod tests {
         assert_eq!(names, ["a", "c", "d"]);
         assert!(c.has_uncontrolled(Kind::Pod, "default"));
         assert!(!c.has_uncontrolled(Kind::Pod, "other"));
+    }
+
+    #[test]
+    fn a_claim_reads_the_latest_objects_of_its_namespace_alone_as_slots_are_reused() {
+        let in_ns = |name: &str, ns: &str, owner: Option<&str>, node: &str| {
+            let mut o = pod(name, owner, "web", node, None);
+            if let Some(Object::Pod(p)) = Arc::get_mut(&mut o) {
+                p.metadata.namespace = ns.into();
+            }
+            o
+        };
+        let mut c = Cache::new();
+        c.upsert(in_ns("a", "default", Some("rs1"), ""));
+        c.upsert(in_ns("b", "default-2", Some("rs1"), ""));
+        c.upsert(in_ns("c", "defaul", Some("rs1"), ""));
+        c.upsert(in_ns("d", "default", Some("rs1"), ""));
+        c.remove(&ObjectKey::new(Kind::Pod, "default", "a"));
+        c.upsert(in_ns("e", "default", Some("rs1"), ""));
+        c.upsert(in_ns("d", "default", Some("rs1"), "n1"));
+        let claimed: Vec<(String, String)> = c
+            .claimable(Kind::Pod, "default", "rs1")
+            .filter_map(|o| o.as_pod())
+            .map(|p| (p.metadata.name.clone(), p.spec.node_name.clone()))
+            .collect();
+        assert_eq!(
+            claimed,
+            [("d".into(), "n1".into()), ("e".into(), "".into())]
+        );
+        let everywhere: Vec<String> = c
+            .controlled_by("rs1")
+            .map(|o| o.key().to_string())
+            .collect();
+        assert_eq!(
+            everywhere,
+            [
+                "Pod/defaul/c",
+                "Pod/default/d",
+                "Pod/default/e",
+                "Pod/default-2/b"
+            ]
+        );
     }
 
     #[test]

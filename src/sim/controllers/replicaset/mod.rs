@@ -11,6 +11,7 @@
 
 pub mod edge;
 
+use crate::scratch::Recycled;
 use crate::sort::CollectTree;
 use crate::vec_map::{LookupMap, SlotMap};
 use std::collections::BTreeSet;
@@ -166,6 +167,7 @@ pub struct ReplicaSetController {
     manage_errors: SlotMap<ObjectKey, ManageError>,
     /// ReplicaSets whose current create/delete pass has already seen a failure.
     pass_failed: BTreeSet<ObjectKey>,
+    scratch: PassScratch,
 }
 
 impl ReplicaSetController {
@@ -347,20 +349,20 @@ impl Controller for ReplicaSetController {
         // delete needs the pods themselves (though not to count them).
         let grouped = count_groups(rs, ctx.cache, now);
         let counted = grouped.filter(|c| !(needs_sync && !being_deleted && c.claimed > replicas));
-        let mut claimed: Vec<&Pod> = Vec::new();
+        let mut claimed: Vec<&Pod> = self.scratch.claimed.take();
         let mut claim_patches = Vec::new();
         let (mut adopted, mut released) = (0usize, 0usize);
         // Pods another controller owns are skipped below anyway; the cache's claim index
         // leaves them out, so a pass costs what this ReplicaSet owns, not the namespace.
         let scan = counted.is_none() || cfg!(debug_assertions);
-        let candidates: Vec<&Pod> = if scan {
-            ctx.cache
-                .claimable(Kind::Pod, &rs.metadata.namespace, &rs.metadata.uid)
-                .filter_map(|o| o.as_pod())
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let candidates = scan
+            .then(|| {
+                ctx.cache
+                    .claimable(Kind::Pod, &rs.metadata.namespace, &rs.metadata.uid)
+            })
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.as_pod());
         // Where the groups count, they vouch that every candidate is this ReplicaSet's own and
         // matches its selector: a scale-down pass keeps the active ones without reading each
         // pod's labels and owners (debug builds read them, and compare the counts below).
@@ -453,12 +455,13 @@ impl Controller for ReplicaSetController {
         } else if counts.claimed > replicas {
             let extra = counts.claimed - replicas;
             let n = extra.min(BURST_REPLICAS);
-            let related = related_pods_per_node(rs, ctx.cache);
-            let victims = pods_to_delete(&claimed, &related, n, now);
+            let scratch = &mut self.scratch;
+            related_pods_per_node(rs, ctx.cache, &mut scratch.related);
+            let victims = pods_to_delete(&claimed, &scratch.related, n, now, &mut scratch.rank);
             let keys: BTreeSet<ObjectKey> = victims.iter().map(|p| pod_key(p)).collect_set();
             self.expectations.expect_deletions(key, keys, now);
             self.pass_failed.remove(key);
-            let mut deletes = Vec::new();
+            let mut deletes = Vec::with_capacity(victims.len());
             for pod in &victims {
                 self.deleting
                     .insert(pod_key(pod), (key.clone(), rs.metadata.uid.clone()));
@@ -479,6 +482,7 @@ impl Controller for ReplicaSetController {
             self.pass_failed.remove(key);
             diff_text = String::new();
         }
+        self.scratch.claimed.keep(claimed);
 
         // Status.
         let new_status = calculate_status(rs, &counts, self.manage_errors.get(key), now);
@@ -809,18 +813,46 @@ pub fn slow_start_batches(count: usize) -> Vec<usize> {
     sizes
 }
 
-/// Active related pods per node name (a [`LookupMap`]: looked up, never iterated). A B-tree of
+/// Active related pods per node name (a [`LookupMap`]: its order shows nowhere). A B-tree of
 /// a thousand node names cost a dozen string comparisons per pod, twice per pass (counting, then
-/// ranking), which was a third of a ReplicaSet pass scaling down 10,000 pods.
-type PodsPerNode<'a> = LookupMap<&'a str, usize>;
+/// ranking), which was a third of a ReplicaSet pass scaling down 10,000 pods. The table is kept
+/// for the next pass, its counts zeroed: the node names stay from pass to pass, and a fresh
+/// table at each pass was a tenth of it (the kernel zeroing its new pages, natively).
+type PodsPerNode = LookupMap<String, usize>;
+
+/// What a pass works in, kept for the next pass (a ReplicaSet's scale-down at 10,000 pods needs
+/// about a megabyte: see [`Recycled`]). Scratch only: a copy, as a controller's snapshot makes,
+/// starts empty.
+#[derive(Default)]
+struct PassScratch {
+    /// The claimed pods.
+    claimed: Recycled<Pod>,
+    related: PodsPerNode,
+    rank: RankScratch,
+}
+
+impl Clone for PassScratch {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for PassScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PassScratch").finish_non_exhaustive()
+    }
+}
 
 /// `getIndirectlyRelatedPods`, counted per node as the ranking uses it: how many active pods
 /// selected by a ReplicaSet with the same controller as this one (all ReplicaSets of one
 /// Deployment) each node runs, each pod once however many of them select it. Without a
 /// controller: none.
-fn related_pods_per_node<'a>(rs: &'a ReplicaSet, cache: &'a Cache) -> PodsPerNode<'a> {
+fn related_pods_per_node(rs: &ReplicaSet, cache: &Cache, on_node: &mut PodsPerNode) {
+    // The counts start again from zero; a node that had none in the last pass (gone, or not
+    // this Deployment's) is forgotten.
+    on_node.retain(|_, n| std::mem::take(n) > 0);
     let Some(owner) = rs.metadata.controller_ref() else {
-        return PodsPerNode::default();
+        return;
     };
     let ns = &rs.metadata.namespace;
     let selectors: Vec<&LabelSelector> = cache
@@ -830,82 +862,116 @@ fn related_pods_per_node<'a>(rs: &'a ReplicaSet, cache: &'a Cache) -> PodsPerNod
         .map(|r| &r.spec.selector)
         .collect();
     if selectors.is_empty() {
-        return PodsPerNode::default();
+        return;
     }
     // Every pod with a controller is in one of the cache's groups (its owner's pods with its
     // labels), which count their active pods per node, and the rest are orphans: a pass reads a
     // thousand nodes' counts and the few orphans instead of 10,000 pods (debug builds read the
     // pods too, and compare).
-    let mut on_node = PodsPerNode::default();
+    let mut add = |node: &str, n: usize| match on_node.get_mut(node) {
+        Some(count) => *count += n,
+        None => {
+            on_node.insert(node.to_owned(), n);
+        }
+    };
     let selected = |labels: &StringMap| selectors.iter().any(|s| s.matches(labels));
     for (labels, group) in cache.pod_groups_in(ns) {
         if group.active > 0 && selected(labels) {
-            for (node, n) in &group.active_on_node {
-                *on_node.entry(node.as_str()).or_default() += n;
+            for (node, &n) in &group.active_on_node {
+                add(node, n);
             }
         }
     }
     for pod in cache.uncontrolled(Kind::Pod, ns).filter_map(|o| o.as_pod()) {
         if pod.is_active() && selected(&pod.metadata.labels) {
-            *on_node.entry(pod.spec.node_name.as_str()).or_default() += 1;
+            add(&pod.spec.node_name, 1);
         }
     }
     #[cfg(debug_assertions)]
     {
-        let mut scanned = PodsPerNode::default();
+        let mut scanned = LookupMap::<&str, usize>::default();
         for pod in cache.list_ns(Kind::Pod, ns).filter_map(|o| o.as_pod()) {
             if pod.is_active() && selected(&pod.metadata.labels) {
                 *scanned.entry(pod.spec.node_name.as_str()).or_default() += 1;
             }
         }
-        debug_assert_eq!(on_node, scanned, "related pods of {}", rs.metadata.name);
+        let counted: LookupMap<&str, usize> = on_node
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(node, &n)| (node.as_str(), n))
+            .collect();
+        debug_assert_eq!(counted, scanned, "related pods of {}", rs.metadata.name);
     }
-    on_node
 }
 
 /// `getPodsToDelete`: ranks the candidates (unless all go) and takes the first `diff`.
 fn pods_to_delete<'a>(
     pods: &[&'a Pod],
-    related_on_node: &PodsPerNode<'_>,
+    related_on_node: &PodsPerNode,
     diff: usize,
     now: Millis,
+    scratch: &mut RankScratch,
 ) -> Vec<&'a Pod> {
     if diff >= pods.len() {
         return pods.to_vec();
     }
-    let ranked: Vec<(&Pod, usize)> = pods
+    let related = |i: usize| {
+        related_on_node
+            .get(pods[i].spec.node_name.as_str())
+            .copied()
+            .unwrap_or(0)
+    };
+    scratch
+        .rank(pods, &related, now)
         .iter()
-        .map(|p| {
-            let related = related_on_node.get(p.spec.node_name.as_str());
-            (*p, related.copied().unwrap_or(0))
-        })
-        .collect();
-    rank_for_deletion(ranked, now)
-        .into_iter()
         .take(diff)
+        .map(|&i| pods[i as usize])
         .collect()
 }
 
 /// Sorts pods so the first is the one to delete first, by `ActivePodsWithRanks.Less` with
 /// PodDeletionCost and LogarithmicScaleDown on (their defaults). `rank` is the number of active
-/// related pods on the pod's node. The comparison is not a strict weak order (log buckets and the
-/// UID tie-break can form cycles), so a merge sort that tolerates that is used; it is stable, so
-/// full ties keep cache (name) order.
+/// related pods on the pod's node.
 pub fn rank_for_deletion(pods: Vec<(&Pod, usize)>, now: Millis) -> Vec<&Pod> {
-    // What each comparison reads, read once per pod: scaling down 10,000 pods compares about
-    // 130,000 times, and reading conditions, annotations and logarithms at each was most of a
-    // pass (over 50 ms in the browser).
-    let facts: Vec<DeletionFacts> = pods
-        .iter()
-        .map(|&(pod, related)| DeletionFacts::of(pod, related, now))
-        .collect();
-    let mut order: Vec<&DeletionFacts> = facts.iter().collect();
-    merge_sort(
-        &mut order,
-        &mut Vec::new(),
-        &|a: &&DeletionFacts, b: &&DeletionFacts| a.less(b),
-    );
-    order.into_iter().map(|f| f.pod).collect()
+    let (refs, related): (Vec<&Pod>, Vec<usize>) = pods.into_iter().unzip();
+    let mut scratch = RankScratch::default();
+    let order = scratch.rank(&refs, &|i| related[i], now);
+    order.iter().map(|&i| refs[i as usize]).collect()
+}
+
+/// The buffers a ranking works in (what each comparison reads of 10,000 pods is about a
+/// megabyte), kept from one scale-down pass to the next in [`PassScratch`].
+#[derive(Default)]
+pub struct RankScratch {
+    facts: Vec<DeletionFacts>,
+    order: Vec<u32>,
+    merge: Vec<u32>,
+}
+
+impl RankScratch {
+    /// The order to delete `pods` in, as indices into `pods`, first to delete first.
+    /// `related(i)` is the number of active related pods on the pod's node. The comparison is
+    /// not a strict weak order (log buckets and the UID tie-break can form cycles), so a merge
+    /// sort that tolerates that is used; it is stable, so full ties keep the given (name) order.
+    fn rank(&mut self, pods: &[&Pod], related: &dyn Fn(usize) -> usize, now: Millis) -> &[u32] {
+        // What each comparison reads, read once per pod: scaling down 10,000 pods compares about
+        // 130,000 times, and reading conditions, annotations and logarithms at each was most of
+        // a pass (over 50 ms in the browser).
+        self.facts.clear();
+        self.facts.extend(
+            pods.iter()
+                .enumerate()
+                .map(|(i, &p)| DeletionFacts::of(p, related(i), now)),
+        );
+        self.order.clear();
+        self.order.extend(0..pods.len() as u32);
+        let facts = &self.facts;
+        merge_sort(&mut self.order, &mut self.merge, &|&i: &u32, &j: &u32| {
+            let (i, j) = (i as usize, j as usize);
+            facts[i].less(&facts[j], || (&pods[i].metadata.uid, &pods[j].metadata.uid))
+        });
+        &self.order
+    }
 }
 
 /// A top-down merge sort, splitting at half the length rounded down and taking from the right
@@ -936,8 +1002,7 @@ fn merge_sort<T: Copy, F: Fn(&T, &T) -> bool>(items: &mut [T], scratch: &mut Vec
 }
 
 /// What `ActivePodsWithRanks.Less` compares of one pod, in the units it compares them in.
-struct DeletionFacts<'a> {
-    pod: &'a Pod,
+struct DeletionFacts {
     /// Rules 1-5 (assigned, phase, ready, deletion cost, related pods on its node) packed into
     /// one number that orders as those rules do: most comparisons end there, in one comparison.
     head: u64,
@@ -947,7 +1012,7 @@ struct DeletionFacts<'a> {
     restarts: i32,
     /// Its creationTimestamp (seconds) and that age's log2 bucket at `now`.
     created: Option<(u64, i64)>,
-    uid: UidKey<'a>,
+    uid: UidKey,
 }
 
 /// Rules 1-5 of `ActivePodsWithRanks.Less` as one number, smaller first: unassigned before
@@ -966,50 +1031,46 @@ fn rank_head(assigned: bool, phase: u8, ready: bool, cost: i32, related: usize) 
         | related
 }
 
-/// A pod's uid, ordered as the string is, but by its first 16 bytes held inline until those tie:
-/// pods created within the same log2 age bucket (a whole rollout's) are ranked by uid, and reading
-/// two pods' uid strings at each of a 10,000-pod ranking's 130,000 comparisons was most of it.
+/// A pod's uid's first 16 bytes as a number that orders as the string does until those tie:
+/// pods created within the same log2 age bucket (a whole rollout's) are ranked by uid, and
+/// reading two pods' uid strings at each of a 10,000-pod ranking's 130,000 comparisons was most
+/// of it. Only equal prefixes read the strings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct UidKey<'a> {
+struct UidKey {
     /// The first 16 bytes, big-endian, padded with zeros.
     prefix: u128,
-    uid: &'a str,
 }
 
-impl<'a> UidKey<'a> {
-    fn of(uid: &'a str) -> Self {
+impl UidKey {
+    fn of(uid: &str) -> Self {
         let mut head = [0u8; 16];
         let n = uid.len().min(16);
         head[..n].copy_from_slice(&uid.as_bytes()[..n]);
         UidKey {
             prefix: u128::from_be_bytes(head),
-            uid,
         }
     }
-}
 
-impl Ord for UidKey<'_> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+    /// How the uid this key was made of (`uids().0`) orders against `other`'s (`uids().1`).
+    fn cmp_uids<'u>(
+        self,
+        other: Self,
+        uids: impl FnOnce() -> (&'u str, &'u str),
+    ) -> std::cmp::Ordering {
         // Padding compares as the smallest byte, as a string's end does, so unequal prefixes
         // order as the strings; equal ones leave it to the strings.
-        self.prefix
-            .cmp(&other.prefix)
-            .then_with(|| self.uid.cmp(other.uid))
+        self.prefix.cmp(&other.prefix).then_with(|| {
+            let (a, b) = uids();
+            a.cmp(b)
+        })
     }
 }
 
-impl PartialOrd for UidKey<'_> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<'a> DeletionFacts<'a> {
-    fn of(pod: &'a Pod, related: usize, now: Millis) -> Self {
+impl DeletionFacts {
+    fn of(pod: &Pod, related: usize, now: Millis) -> Self {
         let with_bucket = |t: Option<u64>| t.map(|t| (t, log2_age_bucket(t, now)));
         let ready = pod.is_ready();
         Self {
-            pod,
             head: rank_head(
                 !pod.spec.node_name.is_empty(),
                 phase_ordinal(&pod.status.phase),
@@ -1025,8 +1086,9 @@ impl<'a> DeletionFacts<'a> {
         }
     }
 
-    /// True when this pod should be deleted before `b`.
-    fn less(&self, b: &Self) -> bool {
+    /// True when this pod should be deleted before `b`; `uids()` gives their uids, read only
+    /// when a tie comes down to them.
+    fn less<'u>(&self, b: &Self, uids: impl Fn() -> (&'u str, &'u str)) -> bool {
         let a = self;
         // 1. Unassigned < assigned. 2. Pending < Unknown < Running. 3. Not ready < ready.
         // 4. Lower pod-deletion-cost first. 5. More related pods on the same node first (spreads
@@ -1036,7 +1098,7 @@ impl<'a> DeletionFacts<'a> {
         }
         // 6. Both ready (equal heads: both or neither): ready for less time first.
         if a.ready && b.ready {
-            if let Some(r) = time_rule(a.ready_time, b.ready_time, &a.uid, &b.uid) {
+            if let Some(r) = time_rule(a.ready_time, b.ready_time, || a.uid_less(b, &uids)) {
                 return r;
             }
         }
@@ -1045,7 +1107,11 @@ impl<'a> DeletionFacts<'a> {
             return a.restarts > b.restarts;
         }
         // 8. Newer first.
-        time_rule(a.created, b.created, &a.uid, &b.uid).unwrap_or(false)
+        time_rule(a.created, b.created, || a.uid_less(b, &uids)).unwrap_or(false)
+    }
+
+    fn uid_less<'u>(&self, b: &Self, uids: &impl Fn() -> (&'u str, &'u str)) -> bool {
+        self.uid.cmp_uids(b.uid, uids).is_lt()
     }
 }
 
@@ -1108,8 +1174,7 @@ fn log2_age_bucket(t: u64, now: Millis) -> i64 {
 fn time_rule(
     t1: Option<(u64, i64)>,
     t2: Option<(u64, i64)>,
-    u1: &UidKey,
-    u2: &UidKey,
+    uid_less: impl FnOnce() -> bool,
 ) -> Option<bool> {
     if t1.map(|t| t.0) == t2.map(|t| t.0) {
         return None;
@@ -1117,7 +1182,7 @@ fn time_rule(
     let (Some((_, a)), Some((_, b))) = (t1, t2) else {
         return Some(after_or_zero(t1.map(|t| t.0), t2.map(|t| t.0)));
     };
-    Some(if a == b { u1 < u2 } else { a < b })
+    Some(if a == b { uid_less() } else { a < b })
 }
 
 fn template_labels_match(template: &StringMap, labels: &StringMap) -> bool {
