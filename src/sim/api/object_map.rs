@@ -30,7 +30,7 @@ pub struct ObjectMap {
 impl std::fmt::Debug for ObjectMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map()
-            .entries(self.order.iter().map(|(k, &i)| (k, self.slot(i))))
+            .entries(self.order.iter().map(|(k, &i)| (k, self.at(i))))
             .finish()
     }
 }
@@ -41,8 +41,9 @@ impl ObjectMap {
         ObjectMap::default()
     }
 
-    fn slot(&self, i: u32) -> &Arc<Object> {
-        self.slots[i as usize]
+    /// The object in `slot`, a slot [`ObjectMap::slot_of`] gave for a key still in the map.
+    pub fn at(&self, slot: u32) -> &Arc<Object> {
+        self.slots[slot as usize]
             .as_ref()
             .expect("an indexed slot holds an object")
     }
@@ -54,15 +55,10 @@ impl ObjectMap {
         self.index.get(key).copied()
     }
 
-    /// The object in `slot`, a slot [`ObjectMap::slot_of`] gave for a key still in the map.
-    pub fn at(&self, slot: u32) -> &Arc<Object> {
-        self.slot(slot)
-    }
-
     /// The object under `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
         // One lookup function for every read (get, contains_key, replace): one copy in the page.
-        self.index.get_key_value(key).map(|(_, &i)| self.slot(i))
+        self.index.get_key_value(key).map(|(_, &i)| self.at(i))
     }
 
     /// Whether `key` has an object.
@@ -77,12 +73,12 @@ impl ObjectMap {
     ) -> impl DoubleEndedIterator<Item = (&SharedKey, &Arc<Object>)> {
         self.order
             .range::<ObjectKey, R>(range)
-            .map(|(k, &i)| (k, self.slot(i)))
+            .map(|(k, &i)| (k, self.at(i)))
     }
 
     /// Every object, in key order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Arc<Object>> {
-        self.order.values().map(|&i| self.slot(i))
+        self.order.values().map(|&i| self.at(i))
     }
 
     /// How many objects.

@@ -942,7 +942,7 @@ pub fn rank_for_deletion(pods: Vec<(&Pod, usize)>, now: Millis) -> Vec<&Pod> {
 /// The buffers a ranking works in (what each comparison reads of 10,000 pods is about a
 /// megabyte), kept from one scale-down pass to the next in [`PassScratch`].
 #[derive(Default)]
-pub struct RankScratch {
+struct RankScratch {
     facts: Vec<DeletionFacts>,
     order: Vec<u32>,
     merge: Vec<u32>,
