@@ -272,7 +272,10 @@ pub fn Editor(p: &EditorProps) -> Html {
     let has_marks = !pins.is_empty();
 
     // Moves the highlighted layer and the gutter with the textarea's scroll, and the drawn
-    // window when the view leaves it. Direct DOM writes: no re-render per scroll event.
+    // window when the view leaves it. Direct DOM writes: no re-render per scroll event. Says
+    // whether the layer moved: a scroll event comes a frame after its scroll (later on a busy
+    // page), when a render may have moved the layer already and a tooltip been placed on it.
+    let synced = use_mut_ref(|| (0, 0));
     let sync = {
         let area = area.clone();
         let layer = layer.clone();
@@ -280,9 +283,10 @@ pub fn Editor(p: &EditorProps) -> Html {
         let window = window.clone();
         Rc::new(move || {
             let Some(a) = area.cast::<HtmlTextAreaElement>() else {
-                return;
+                return false;
             };
             let (top, left) = (a.scroll_top(), a.scroll_left());
+            let moved = synced.replace((top, left)) != (top, left);
             if let Some(el) = layer.cast::<Element>() {
                 let _ = el.set_attribute(
                     "style",
@@ -298,12 +302,15 @@ pub fn Editor(p: &EditorProps) -> Html {
                 chunk: first / CHUNK,
                 rows,
             });
+            moved
         })
     };
     {
         // After every render: the text or the panel's size may have changed the scroll.
         let sync = sync.clone();
-        use_effect(move || sync());
+        use_effect(move || {
+            sync();
+        });
     }
 
     let apply = {
@@ -419,8 +426,9 @@ pub fn Editor(p: &EditorProps) -> Html {
         let sync = sync.clone();
         let tip = tip.clone();
         Callback::from(move |_: Event| {
-            sync();
-            tip.set(None);
+            if sync() {
+                tip.set(None);
+            }
         })
     };
     // Hover: the underlines are beneath the textarea, so look through it for one.

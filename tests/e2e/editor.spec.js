@@ -185,6 +185,13 @@ test('a refused manifest is underlined at its line and column, with the message 
   await expect(tip).toHaveAttribute('role', 'tooltip');
   await expect(tip).toContainText(message);
   await expect(tip).toContainText('error');
+  // A scroll event that reports no move (the browser sends one a frame after the scroll, later on
+  // a busy page, so it can follow the hover) leaves it; the frame after is when it would be gone.
+  await editor.evaluate((el) => {
+    el.dispatchEvent(new Event('scroll'));
+    return new Promise((done) => requestAnimationFrame(() => setTimeout(done)));
+  });
+  await expect(tip).toHaveCount(1);
   await hideNotices(page);
   await page.locator('.editor-panel').screenshot({ animations: 'disabled', path: 'docs/screenshots/editor-diagnostic.png' });
   // Pointing elsewhere in the text hides it.
@@ -222,6 +229,17 @@ test('a refused manifest is underlined at its line and column, with the message 
   await editor.press('Control+Enter');
   await expect(page.getByTestId('diag-mark')).toHaveAttribute('data-line', '7');
   await expect(page.getByTestId('diag-mark')).toHaveText('replicas: threex');
+
+  // Scrolling the text away from under the tooltip hides it.
+  await editor.fill(BAD + '# more\n'.repeat(60));
+  await editor.press('Control+Enter');
+  await expect(page.getByTestId('diag-mark')).toHaveAttribute('data-line', '6');
+  await editor.evaluate((el) => { el.scrollTop = 0; });
+  const at = await page.getByTestId('diag-mark').boundingBox();
+  await page.mouse.move(at.x + at.width / 2, at.y + at.height / 2);
+  await expect(tip).toBeVisible();
+  await editor.evaluate((el) => { el.scrollTop = 60; });
+  await expect(tip).toHaveCount(0);
   expect(errors, 'no errors in the browser').toEqual([]);
 });
 
