@@ -35,7 +35,7 @@ use crate::sim::api::types::{
     find_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Taint, Time,
 };
 use crate::sim::api::{ApiRequest, ApiResult, WatchEvent, WatchEventType};
-use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::cache::{Cache, Indexers};
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
@@ -833,6 +833,14 @@ impl Controller for NodeLifecycleController {
 
     fn id(&self) -> ComponentId {
         ComponentId::NodeLifecycle
+    }
+
+    /// Its pods by node (upstream's `spec.nodeName` indexer): the pods of a node that stopped reporting.
+    fn indexers(&self) -> Indexers {
+        Indexers {
+            node_name: true,
+            ..Indexers::NONE
+        }
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {

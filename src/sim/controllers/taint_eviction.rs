@@ -24,7 +24,7 @@ use crate::sim::api::types::{
     set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Taint, Time, Toleration,
 };
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
-use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::cache::{Cache, Indexers};
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
@@ -173,6 +173,14 @@ impl Controller for TaintEvictionController {
 
     fn id(&self) -> ComponentId {
         ComponentId::TaintEviction
+    }
+
+    /// Its pods by node (upstream's `spec.nodeName` indexer): the pods a tainted node evicts.
+    fn indexers(&self) -> Indexers {
+        Indexers {
+            node_name: true,
+            ..Indexers::NONE
+        }
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {

@@ -159,9 +159,40 @@ fn contribution(p: &Pod) -> (bool, Option<Option<Millis>>, &str) {
 /// Pod groups of one owner: namespace → labels → group.
 type OwnerGroups = BTreeMap<String, BTreeMap<StringMap, PodGroup>>;
 
-/// A component's cached view plus the indexes every controller needs.
-#[derive(Clone, Debug, Default)]
+/// The indexes a component's informers keep beside its objects, as upstream controllers add
+/// indexers to their informers (the ReplicaSet controller's `controllerUID`, the taint eviction
+/// controller's `spec.nodeName`). Each costs every write the cache takes, and fifteen components
+/// watch pods: an index is kept only where something reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Indexers {
+    /// Objects by controller uid, and the orphans: [`Cache::controlled_by`],
+    /// [`Cache::claimable`], [`Cache::uncontrolled`].
+    pub controller_uid: bool,
+    /// [`PodGroup`]s: [`Cache::pod_groups`], [`Cache::pod_groups_in`].
+    pub pod_groups: bool,
+    /// Pods by the node they are bound to: [`Cache::pods_on_node`].
+    pub node_name: bool,
+}
+
+impl Indexers {
+    /// No index: the objects by key alone.
+    pub const NONE: Indexers = Indexers {
+        controller_uid: false,
+        pod_groups: false,
+        node_name: false,
+    };
+    /// Every index.
+    pub const ALL: Indexers = Indexers {
+        controller_uid: true,
+        pod_groups: true,
+        node_name: true,
+    };
+}
+
+/// A component's cached view plus the indexes it reads.
+#[derive(Clone, Debug)]
 pub struct Cache {
+    indexers: Indexers,
     objects: ObjectMap,
     /// The keys each controller (by uid) controls, with their objects' slots in `objects`: a
     /// claim over 10,000 pods reaches each without hashing its key, which was most of it.
@@ -175,10 +206,45 @@ pub struct Cache {
     pub last_rv: u64,
 }
 
+/// Every index: whatever is read is there. A component's own cache keeps fewer
+/// ([`Cache::with_indexers`]).
+impl Default for Cache {
+    fn default() -> Cache {
+        Cache::with_indexers(Indexers::ALL)
+    }
+}
+
 impl Cache {
-    /// An empty cache.
+    /// An empty cache with every index.
     pub fn new() -> Cache {
         Cache::default()
+    }
+
+    /// An empty cache that keeps `indexers`.
+    pub fn with_indexers(indexers: Indexers) -> Cache {
+        Cache {
+            indexers,
+            objects: ObjectMap::default(),
+            by_controller: BTreeMap::new(),
+            uncontrolled: Slots::new(),
+            pod_groups: BTreeMap::new(),
+            pods_by_node: BTreeMap::new(),
+            last_rv: 0,
+        }
+    }
+
+    /// What the cache holds, leaving it empty with the same indexers.
+    pub fn take(&mut self) -> Cache {
+        std::mem::replace(self, Cache::with_indexers(self.indexers))
+    }
+
+    /// Whether reading an index is reading what it holds: a component reads only the indexes
+    /// it asked for ([`Controller::indexers`](crate::sim::machinery::controller::Controller::indexers)).
+    fn reads(&self, kept: bool, index: &str) {
+        debug_assert!(
+            kept,
+            "the {index} index is read, yet this cache does not keep it"
+        );
     }
 
     /// The cached object under `key`.
@@ -218,6 +284,7 @@ impl Cache {
 
     /// Objects whose controller ownerReference points at `owner_uid` (any kind).
     pub fn controlled_by(&self, owner_uid: &str) -> impl Iterator<Item = &Arc<Object>> {
+        self.reads(self.indexers.controller_uid, "controllerUID");
         self.by_controller
             .get(owner_uid)
             .into_iter()
@@ -235,6 +302,7 @@ impl Cache {
         namespace: &str,
         owner_uid: &str,
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        self.reads(self.indexers.controller_uid, "controllerUID");
         // Merged as they come, not collected: a pass over 10,000 pods would take two fresh
         // vectors of 10,000 keys from the allocator for it.
         let mut owned = self
@@ -258,6 +326,7 @@ impl Cache {
 
     /// Whether any object of `kind` in `namespace` has no controller (an orphan to adopt).
     pub fn has_uncontrolled(&self, kind: Kind, namespace: &str) -> bool {
+        self.reads(self.indexers.controller_uid, "controllerUID");
         in_scope(&self.uncontrolled, kind, namespace)
             .next()
             .is_some()
@@ -269,6 +338,7 @@ impl Cache {
         kind: Kind,
         namespace: &'a str,
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        self.reads(self.indexers.controller_uid, "controllerUID");
         in_scope(&self.uncontrolled, kind, namespace).map(|(_, &slot)| self.objects.at(slot))
     }
 
@@ -278,6 +348,7 @@ impl Cache {
         owner_uid: &str,
         namespace: &str,
     ) -> impl Iterator<Item = (&'a StringMap, &'a PodGroup)> + 'a {
+        self.reads(self.indexers.pod_groups, "pod groups");
         self.pod_groups
             .get(owner_uid)
             .and_then(|by_ns| by_ns.get(namespace))
@@ -291,6 +362,7 @@ impl Cache {
         &'a self,
         namespace: &'a str,
     ) -> impl Iterator<Item = (&'a StringMap, &'a PodGroup)> + 'a {
+        self.reads(self.indexers.pod_groups, "pod groups");
         self.pod_groups
             .values()
             .filter_map(move |by_ns| by_ns.get(namespace))
@@ -299,6 +371,7 @@ impl Cache {
 
     /// Pods bound to `node`.
     pub fn pods_on_node(&self, node: &str) -> impl Iterator<Item = &Arc<Object>> {
+        self.reads(self.indexers.node_name, "spec.nodeName");
         self.pods_by_node
             .get(node)
             .into_iter()
@@ -331,6 +404,9 @@ impl Cache {
     }
 
     fn index_owner(&mut self, obj: &Object, key: &SharedKey, add: bool) {
+        if !self.indexers.controller_uid {
+            return;
+        }
         let slot = self.slot(key, add);
         match obj.meta().controller_ref() {
             Some(r) => file(&mut self.by_controller, &r.uid, key, slot),
@@ -347,7 +423,7 @@ impl Cache {
 
     fn index_node(&mut self, p: &Pod, key: &SharedKey, add: bool) {
         let node = &p.spec.node_name;
-        if !(add && node.is_empty()) {
+        if self.indexers.node_name && !(add && node.is_empty()) {
             let slot = self.slot(key, add);
             file(&mut self.pods_by_node, node, key, slot);
         }
@@ -355,6 +431,9 @@ impl Cache {
 
     /// The pod's group, created when `create` (None when absent and not created).
     fn group_mut(&mut self, p: &Pod, create: bool) -> Option<&mut PodGroup> {
+        if !self.indexers.pod_groups {
+            return None;
+        }
         let uid = &p.metadata.controller_ref()?.uid;
         let ns = &p.metadata.namespace;
         if create {
@@ -400,6 +479,9 @@ impl Cache {
     }
 
     fn unindex(&mut self, obj: &Object, key: &SharedKey) {
+        if self.indexers == Indexers::NONE {
+            return;
+        }
         self.index_owner(obj, key, false);
         if let Some(p) = obj.as_pod() {
             self.index_group(p, false);
@@ -408,6 +490,9 @@ impl Cache {
     }
 
     fn index(&mut self, obj: &Object, key: &SharedKey) {
+        if self.indexers == Indexers::NONE {
+            return;
+        }
         self.index_owner(obj, key, true);
         if let Some(p) = obj.as_pod() {
             self.index_group(p, true);
@@ -418,6 +503,10 @@ impl Cache {
     /// Moves the indexes from `old` to `new` (same key), touching only what changed: most
     /// updates (a status write) leave owner, node and labels as they were.
     fn reindex(&mut self, old: &Object, new: &Object, key: &SharedKey) {
+        let ix = self.indexers;
+        if ix == Indexers::NONE {
+            return;
+        }
         let old_owner = old.meta().controller_ref().map(|r| &r.uid);
         let new_owner = new.meta().controller_ref().map(|r| &r.uid);
         let same_owner = old_owner == new_owner;
@@ -427,15 +516,17 @@ impl Cache {
         }
         match (old.as_pod(), new.as_pod()) {
             (Some(o), Some(n)) => {
-                if !same_owner || o.metadata.labels != n.metadata.labels {
-                    self.index_group(o, false);
-                    self.index_group(n, true);
-                } else if contribution(o) != contribution(n) {
-                    if let Some(g) = self.group_mut(o, false) {
-                        g.replace(o, n);
+                if ix.pod_groups {
+                    if !same_owner || o.metadata.labels != n.metadata.labels {
+                        self.index_group(o, false);
+                        self.index_group(n, true);
+                    } else if contribution(o) != contribution(n) {
+                        if let Some(g) = self.group_mut(o, false) {
+                            g.replace(o, n);
+                        }
                     }
                 }
-                if o.spec.node_name != n.spec.node_name {
+                if ix.node_name && o.spec.node_name != n.spec.node_name {
                     self.index_node(o, key, false);
                     self.index_node(n, key, true);
                 }
@@ -481,9 +572,9 @@ impl Cache {
         Some(old)
     }
 
-    /// Empties the cache (a restarted process starts with nothing).
+    /// Empties the cache (a restarted process starts with nothing, and adds its indexers again).
     pub fn clear(&mut self) {
-        *self = Cache::default();
+        *self = Cache::with_indexers(self.indexers);
     }
 }
 
@@ -557,6 +648,73 @@ mod tests {
         assert_eq!(keys(a, &a.uncontrolled), keys(b, &b.uncontrolled));
         assert_eq!(grouped(a, &a.pods_by_node), grouped(b, &b.pods_by_node));
         assert_eq!(a.pod_groups, b.pod_groups);
+    }
+
+    /// `part`'s indexes: those it keeps as `full` (every index) has them, the others empty.
+    fn kept_as_asked(part: &Cache, full: &Cache) {
+        let ix = part.indexers;
+        let owners = |c: &Cache| (grouped(c, &c.by_controller), keys(c, &c.uncontrolled));
+        let none = (Vec::new(), Vec::new());
+        assert_eq!(
+            owners(part),
+            if ix.controller_uid {
+                owners(full)
+            } else {
+                none
+            }
+        );
+        let groups = if ix.pod_groups {
+            full.pod_groups.clone()
+        } else {
+            BTreeMap::new()
+        };
+        assert_eq!(part.pod_groups, groups);
+        let nodes = |c: &Cache| grouped(c, &c.pods_by_node);
+        assert_eq!(
+            nodes(part),
+            if ix.node_name {
+                nodes(full)
+            } else {
+                Vec::new()
+            }
+        );
+    }
+
+    #[test]
+    fn a_cache_keeps_the_indexes_its_component_asked_for_and_no_other() {
+        let one = |set: fn(&mut Indexers)| {
+            let mut ix = Indexers::NONE;
+            set(&mut ix);
+            ix
+        };
+        let asked = [
+            Indexers::NONE,
+            one(|ix| ix.controller_uid = true),
+            one(|ix| ix.pod_groups = true),
+            one(|ix| ix.node_name = true),
+        ];
+        for ix in asked {
+            let (mut full, mut part) = (Cache::new(), Cache::with_indexers(ix));
+            let changes = [
+                pod("a", Some("rs1"), "web", "", None),
+                pod("b", None, "web", "n2", Some(5)),
+                pod("a", Some("rs1"), "web", "n1", Some(1_000)),
+                pod("b", Some("rs2"), "db", "n2", Some(5)),
+            ];
+            for obj in changes {
+                full.upsert(obj.clone());
+                part.upsert(obj);
+                kept_as_asked(&part, &full);
+            }
+            assert_eq!(part.len(), full.len());
+            // A relist starts again from an empty cache that keeps the same indexes.
+            let before = part.take();
+            assert_eq!((before.len(), part.len(), part.indexers), (2, 0, ix));
+            for obj in before.all() {
+                part.upsert(obj.clone());
+            }
+            kept_as_asked(&part, &full);
+        }
     }
 
     #[test]

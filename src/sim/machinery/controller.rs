@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::cache::Cache;
+use super::cache::{Cache, Indexers};
 use super::node_runtime::NodeRuntime;
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use crate::sim::api::{ApiRequest, ApiResult, WatchEvent};
@@ -330,6 +330,11 @@ pub trait Controller {
     /// collector's monitors do (discovery adds one for each new resource).
     fn watches_custom_kinds(&self) -> bool {
         false
+    }
+
+    /// The indexes its informers keep beside the objects (see [`Indexers`]): only those it reads.
+    fn indexers(&self) -> Indexers {
+        Indexers::NONE
     }
 
     /// Whether its informers cache objects of `kind`.

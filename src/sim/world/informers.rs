@@ -102,7 +102,7 @@ impl Sim {
             return;
         }
         c.needs_relist = false;
-        let old = std::mem::take(&mut c.cache);
+        let old = c.cache.take();
         for kind in c.ctrl.watched_kinds() {
             for (key, obj) in self.api.list_keyed(*kind) {
                 if c.ctrl.accepts(obj) {

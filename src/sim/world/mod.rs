@@ -104,9 +104,9 @@ impl Component {
         let name: Arc<str> = ctrl.id().name().into();
         let rng = Rng::stream(seed, &name);
         Component {
+            cache: Cache::with_indexers(ctrl.indexers()),
             ctrl,
             name,
-            cache: Cache::new(),
             selected: BTreeSet::new(),
             queue: WorkQueue::new(),
             rng,
@@ -779,7 +779,7 @@ impl Sim {
             }
             MemoryPart::InformerCaches => {
                 self.components.for_each_mut(|_, c| {
-                    c.cache = Cache::new();
+                    c.cache.clear();
                     c.selected = BTreeSet::new();
                 });
                 self.routed_selected = SlotMap::new();

@@ -63,7 +63,7 @@ use crate::sim::api::{
     ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
 };
 use crate::sim::controllers::scheduler;
-use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::cache::{Cache, Indexers};
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
@@ -455,6 +455,14 @@ impl Controller for Kubelet {
 
     fn id(&self) -> ComponentId {
         ComponentId::Kubelet(self.node.clone())
+    }
+
+    /// Its pods by node (upstream's `spec.nodeName` indexer): admission counts what the node already runs.
+    fn indexers(&self) -> Indexers {
+        Indexers {
+            node_name: true,
+            ..Indexers::NONE
+        }
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {

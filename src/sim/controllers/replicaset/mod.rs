@@ -26,7 +26,7 @@ use crate::sim::api::types::{
 use crate::sim::api::{
     ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
 };
-use crate::sim::machinery::cache::Cache;
+use crate::sim::machinery::cache::{Cache, Indexers};
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
@@ -273,6 +273,15 @@ impl Controller for ReplicaSetController {
 
     fn id(&self) -> ComponentId {
         ComponentId::ReplicaSet
+    }
+
+    /// Upstream's `controllerUID` pod indexer, and the pod groups its passes count with.
+    fn indexers(&self) -> Indexers {
+        Indexers {
+            controller_uid: true,
+            pod_groups: true,
+            node_name: false,
+        }
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {
