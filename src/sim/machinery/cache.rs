@@ -161,8 +161,8 @@ type OwnerGroups = BTreeMap<String, BTreeMap<StringMap, PodGroup>>;
 
 /// The indexes a component's informers keep beside its objects, as upstream controllers add
 /// indexers to their informers (the ReplicaSet controller's `controllerUID`, the taint eviction
-/// controller's `spec.nodeName`). Each costs every write the cache takes, and fifteen components
-/// watch pods: an index is kept only where something reads it.
+/// controller's `spec.nodeName`). Each costs every write the cache takes, and more than a dozen
+/// components watch pods: an index is kept only where something reads it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Indexers {
     /// Objects by controller uid, and the orphans: [`Cache::controlled_by`],
@@ -187,6 +187,15 @@ impl Indexers {
         pod_groups: true,
         node_name: true,
     };
+}
+
+/// Says, in debug builds, that an index read is one the cache keeps: a component reads only the
+/// indexes it asked for ([`Controller::indexers`](crate::sim::machinery::controller::Controller::indexers)).
+fn kept(kept: bool, index: &str) {
+    debug_assert!(
+        kept,
+        "the {index} index is read, yet this cache does not keep it"
+    );
 }
 
 /// A component's cached view plus the indexes it reads.
@@ -238,15 +247,6 @@ impl Cache {
         std::mem::replace(self, Cache::with_indexers(self.indexers))
     }
 
-    /// Whether reading an index is reading what it holds: a component reads only the indexes
-    /// it asked for ([`Controller::indexers`](crate::sim::machinery::controller::Controller::indexers)).
-    fn reads(&self, kept: bool, index: &str) {
-        debug_assert!(
-            kept,
-            "the {index} index is read, yet this cache does not keep it"
-        );
-    }
-
     /// The cached object under `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
         self.objects.get(key)
@@ -284,7 +284,7 @@ impl Cache {
 
     /// Objects whose controller ownerReference points at `owner_uid` (any kind).
     pub fn controlled_by(&self, owner_uid: &str) -> impl Iterator<Item = &Arc<Object>> {
-        self.reads(self.indexers.controller_uid, "controllerUID");
+        kept(self.indexers.controller_uid, "controllerUID");
         self.by_controller
             .get(owner_uid)
             .into_iter()
@@ -302,7 +302,7 @@ impl Cache {
         namespace: &str,
         owner_uid: &str,
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        self.reads(self.indexers.controller_uid, "controllerUID");
+        kept(self.indexers.controller_uid, "controllerUID");
         // Merged as they come, not collected: a pass over 10,000 pods would take two fresh
         // vectors of 10,000 keys from the allocator for it.
         let mut owned = self
@@ -326,7 +326,7 @@ impl Cache {
 
     /// Whether any object of `kind` in `namespace` has no controller (an orphan to adopt).
     pub fn has_uncontrolled(&self, kind: Kind, namespace: &str) -> bool {
-        self.reads(self.indexers.controller_uid, "controllerUID");
+        kept(self.indexers.controller_uid, "controllerUID");
         in_scope(&self.uncontrolled, kind, namespace)
             .next()
             .is_some()
@@ -338,7 +338,7 @@ impl Cache {
         kind: Kind,
         namespace: &'a str,
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        self.reads(self.indexers.controller_uid, "controllerUID");
+        kept(self.indexers.controller_uid, "controllerUID");
         in_scope(&self.uncontrolled, kind, namespace).map(|(_, &slot)| self.objects.at(slot))
     }
 
@@ -348,7 +348,7 @@ impl Cache {
         owner_uid: &str,
         namespace: &str,
     ) -> impl Iterator<Item = (&'a StringMap, &'a PodGroup)> + 'a {
-        self.reads(self.indexers.pod_groups, "pod groups");
+        kept(self.indexers.pod_groups, "pod groups");
         self.pod_groups
             .get(owner_uid)
             .and_then(|by_ns| by_ns.get(namespace))
@@ -362,7 +362,7 @@ impl Cache {
         &'a self,
         namespace: &'a str,
     ) -> impl Iterator<Item = (&'a StringMap, &'a PodGroup)> + 'a {
-        self.reads(self.indexers.pod_groups, "pod groups");
+        kept(self.indexers.pod_groups, "pod groups");
         self.pod_groups
             .values()
             .filter_map(move |by_ns| by_ns.get(namespace))
@@ -371,7 +371,7 @@ impl Cache {
 
     /// Pods bound to `node`.
     pub fn pods_on_node(&self, node: &str) -> impl Iterator<Item = &Arc<Object>> {
-        self.reads(self.indexers.node_name, "spec.nodeName");
+        kept(self.indexers.node_name, "spec.nodeName");
         self.pods_by_node
             .get(node)
             .into_iter()
@@ -479,9 +479,6 @@ impl Cache {
     }
 
     fn unindex(&mut self, obj: &Object, key: &SharedKey) {
-        if self.indexers == Indexers::NONE {
-            return;
-        }
         self.index_owner(obj, key, false);
         if let Some(p) = obj.as_pod() {
             self.index_group(p, false);
@@ -490,9 +487,6 @@ impl Cache {
     }
 
     fn index(&mut self, obj: &Object, key: &SharedKey) {
-        if self.indexers == Indexers::NONE {
-            return;
-        }
         self.index_owner(obj, key, true);
         if let Some(p) = obj.as_pod() {
             self.index_group(p, true);
