@@ -302,7 +302,7 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
             ..Default::default()
         };
         s.sim
-            .submit(ApiRequest::Create(Object::Pod(pod)))
+            .submit(ApiRequest::Create(Object::from(pod)))
             .map_err(|e| e.message)?;
     }
     let watch = Stopwatch::start();
@@ -503,6 +503,17 @@ fn breakdown(mut pg: Playground, base: usize) -> Vec<(String, usize, String)> {
         ),
     ];
     for part in MemoryPart::ALL {
+        if part == MemoryPart::Controllers {
+            // The controllers that hold a megabyte or more, each on its own line.
+            for id in session.sim.component_ids() {
+                let before = heap_bytes().unwrap_or(0);
+                session.sim.free_component_for_measurement(&id);
+                let freed = before.saturating_sub(heap_bytes().unwrap_or(0));
+                if freed >= 1 << 20 {
+                    parts.push((format!("  {id}"), freed, "its state and work queue".into()));
+                }
+            }
+        }
         let sim = &session.sim;
         let count = match part {
             MemoryPart::Trace => format!("{} entries", sim.trace().len()),

@@ -293,7 +293,7 @@ impl Session {
                 },
                 ..Default::default()
             };
-            let _ = self.sim.submit(ApiRequest::Create(Object::Node(node)));
+            let _ = self.sim.submit(ApiRequest::Create(Object::from(node)));
         }
     }
 

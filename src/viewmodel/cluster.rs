@@ -1373,7 +1373,7 @@ mod tests {
             ..Default::default()
         }];
         let chip = PodView::of(&p, 0);
-        let row = crate::sim::kubectl::printers::row(0, &Object::Pod(p), false);
+        let row = crate::sim::kubectl::printers::row(0, &Object::from(p), false);
         assert_eq!(chip.ready_text, "2/2");
         assert_eq!(chip.restarts, 2);
         assert_eq!(

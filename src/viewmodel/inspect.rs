@@ -996,7 +996,7 @@ mod tests {
     }
 
     fn deployment() -> Object {
-        Object::Deployment(Deployment {
+        Object::from(Deployment {
             metadata: meta("web", "d1", None),
             spec: DeploymentSpec {
                 replicas: Some(3),
@@ -1094,7 +1094,7 @@ mod tests {
 
     #[test]
     fn an_unscheduled_pod_shows_its_first_gap_at_node_name() {
-        let pod = Object::Pod(Pod {
+        let pod = Object::from(Pod {
             metadata: meta("p", "p1", None),
             ..Default::default()
         });
@@ -1109,7 +1109,7 @@ mod tests {
         rs_meta
             .annotations
             .insert("deployment.kubernetes.io/revision".into(), "1".into());
-        let rs = Object::ReplicaSet(ReplicaSet {
+        let rs = Object::from(ReplicaSet {
             metadata: rs_meta,
             spec: ReplicaSetSpec {
                 replicas: Some(3),
@@ -1117,12 +1117,12 @@ mod tests {
             },
             ..Default::default()
         });
-        let owned = Object::Pod(Pod {
+        let owned = Object::from(Pod {
             metadata: meta("web-abc-1", "p1", Some(("ReplicaSet", "web-abc", "r1"))),
             ..Default::default()
         });
         // Same owner name, different uid: a previous incarnation's pod is not this ReplicaSet's.
-        let stale = Object::Pod(Pod {
+        let stale = Object::from(Pod {
             metadata: meta("web-abc-2", "p2", Some(("ReplicaSet", "web-abc", "old"))),
             ..Default::default()
         });
@@ -1146,7 +1146,7 @@ mod tests {
         use crate::sim::api::apiextensions::{CustomKind, CustomObject};
         let kind = CustomKind::intern("stable.example.com", "CronTab", "crontabs", true, "v1")
             .expect("interned");
-        let tab = Object::Custom(CustomObject {
+        let tab = Object::from(CustomObject {
             kind,
             api_version: "stable.example.com/v1".into(),
             metadata: meta("nightly", "c1", None),
@@ -1155,25 +1155,25 @@ mod tests {
         let mut dep = deployment();
         dep.meta_mut().owner_references =
             meta("web", "d1", Some(("CronTab", "nightly", "c1"))).owner_references;
-        let rs = Object::ReplicaSet(ReplicaSet {
+        let rs = Object::from(ReplicaSet {
             metadata: meta("web-abc", "r1", Some(("Deployment", "web", "d1"))),
             ..Default::default()
         });
         // Names the CronTab's uid from another namespace: the GC counts that owner absent.
         let mut stray_meta = meta("stray", "s1", Some(("CronTab", "nightly", "c1")));
         stray_meta.namespace = "team-b".into();
-        let stray = Object::Deployment(Deployment {
+        let stray = Object::from(Deployment {
             metadata: stray_meta,
             ..Default::default()
         });
         // Two objects that own each other are drawn once, from the first.
-        let ring_a = Object::Custom(CustomObject {
+        let ring_a = Object::from(CustomObject {
             kind,
             api_version: "stable.example.com/v1".into(),
             metadata: meta("a", "ra", Some(("CronTab", "b", "rb"))),
             content: Default::default(),
         });
-        let ring_b = Object::Custom(CustomObject {
+        let ring_b = Object::from(CustomObject {
             kind,
             api_version: "stable.example.com/v1".into(),
             metadata: meta("b", "rb", Some(("CronTab", "a", "ra"))),

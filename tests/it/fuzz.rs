@@ -1190,7 +1190,7 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
     use kubeloop::sim::faults::Fault;
     let mut s = Session::new(1);
     let pod = |name: String| {
-        Object::Pod(Pod {
+        Object::from(Pod {
             metadata: ObjectMeta {
                 name,
                 namespace: "default".into(),

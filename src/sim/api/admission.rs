@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn an_empty_deployment_gets_apps_v1_defaults() {
-        let mut obj = Object::Deployment(Deployment::default());
+        let mut obj = Object::from(Deployment::default());
         apply_defaults(&mut obj);
         insta::assert_snapshot!(crate::sim::input::yaml::to_yaml(&obj.to_json()), @r###"
         apiVersion: apps/v1
@@ -349,7 +349,7 @@ mod tests {
             type_: Some("Recreate".into()),
             rolling_update: None,
         });
-        let mut obj = Object::Deployment(d);
+        let mut obj = Object::from(d);
         apply_defaults(&mut obj);
         assert_eq!(
             obj.as_deployment()
@@ -398,7 +398,7 @@ mod tests {
             })),
             ..Default::default()
         });
-        let mut obj = Object::Pod(p);
+        let mut obj = Object::from(p);
         apply_defaults(&mut obj);
         let once = obj.clone();
         apply_defaults(&mut obj);
@@ -470,7 +470,7 @@ mod tests {
             port: 80,
             ..Default::default()
         });
-        let mut obj = Object::Service(s);
+        let mut obj = Object::from(s);
         apply_defaults(&mut obj);
         let s = obj.as_service().unwrap();
         assert_eq!(s.spec.type_.as_deref(), Some("ClusterIP"));
@@ -483,7 +483,7 @@ mod tests {
     fn nodes_are_cluster_scoped() {
         let mut n = Node::default();
         n.metadata.namespace = "default".into();
-        let mut obj = Object::Node(n);
+        let mut obj = Object::from(n);
         apply_defaults(&mut obj);
         assert_eq!(obj.meta().namespace, "");
     }

@@ -1118,7 +1118,7 @@ impl ApiServer {
                 });
             let (_, ev) = self.store(
                 now,
-                Object::CustomResourceDefinition(crd.clone()),
+                Object::from(crd.clone()),
                 WatchEventType::Modified,
                 cause,
             );
@@ -1138,7 +1138,7 @@ impl ApiServer {
         Ok(self
             .get(&key)
             .cloned()
-            .unwrap_or_else(|| Arc::new(Object::CustomResourceDefinition(crd.clone()))))
+            .unwrap_or_else(|| Arc::new(Object::from(crd.clone()))))
     }
 
     /// Removes a terminating CRD once no object of its kind is left.
@@ -1170,12 +1170,7 @@ impl ApiServer {
                 events.push(ev);
             }
         } else {
-            let (_, ev) = self.store(
-                now,
-                Object::CustomResourceDefinition(done),
-                WatchEventType::Modified,
-                cause,
-            );
+            let (_, ev) = self.store(now, Object::from(done), WatchEventType::Modified, cause);
             events.push(ev);
         }
     }
@@ -1324,12 +1319,8 @@ impl ApiServer {
                         .status
                         .disrupted_pods
                         .insert(key.name.clone(), stamp(now));
-                    let (_, ev) = self.store(
-                        now,
-                        Object::PodDisruptionBudget(updated),
-                        WatchEventType::Modified,
-                        cause,
-                    );
+                    let (_, ev) =
+                        self.store(now, Object::from(updated), WatchEventType::Modified, cause);
                     events.push(ev);
                 }
             }
@@ -1557,7 +1548,7 @@ pub fn bootstrap_objects() -> Vec<Object> {
         )),
     };
     let namespaces = INITIAL_NAMESPACES.iter().map(|name| {
-        Object::Namespace(Namespace {
+        Object::from(Namespace {
             metadata: ObjectMeta {
                 name: name.to_string(),
                 ..Default::default()
@@ -1566,7 +1557,7 @@ pub fn bootstrap_objects() -> Vec<Object> {
         })
     });
     namespaces
-        .chain([Object::Service(service), Object::EndpointSlice(slice)])
+        .chain([Object::from(service), Object::from(slice)])
         .collect()
 }
 
@@ -1804,7 +1795,7 @@ mod canon {
                 let mut status = n.status.clone();
                 pod_status(&mut status)?;
                 let spec = spec(&o.spec, spec_canonical)?;
-                Some(Object::Pod(Pod {
+                Some(Object::from(Pod {
                     metadata,
                     spec,
                     status,
@@ -1816,7 +1807,7 @@ mod canon {
                 let mut status = n.status.clone();
                 conditions(&mut status.conditions)?;
                 let spec = spec(&o.spec, spec_canonical)?;
-                Some(Object::ReplicaSet(ReplicaSet {
+                Some(Object::from(ReplicaSet {
                     metadata,
                     spec,
                     status,
@@ -1828,7 +1819,7 @@ mod canon {
                 let mut status = n.status.clone();
                 conditions(&mut status.conditions)?;
                 let spec = spec(&o.spec, spec_canonical)?;
-                Some(Object::Deployment(Deployment {
+                Some(Object::from(Deployment {
                     metadata,
                     spec,
                     status,
@@ -1840,7 +1831,7 @@ mod canon {
                 let mut status = n.status.clone();
                 node_status(&mut status)?;
                 let spec = spec(&o.spec, spec_canonical)?;
-                Some(Object::Node(Node {
+                Some(Object::from(Node {
                     metadata,
                     spec,
                     status,
@@ -1860,7 +1851,7 @@ mod canon {
                 let mut status = o.status.clone();
                 pod_status(&mut status)?;
                 let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
-                Some(Object::Pod(Pod {
+                Some(Object::from(Pod {
                     metadata,
                     spec,
                     status,
@@ -1872,7 +1863,7 @@ mod canon {
                 let mut status = o.status.clone();
                 conditions(&mut status.conditions)?;
                 let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
-                Some(Object::ReplicaSet(ReplicaSet {
+                Some(Object::from(ReplicaSet {
                     metadata,
                     spec,
                     status,
@@ -1884,7 +1875,7 @@ mod canon {
                 let mut status = o.status.clone();
                 conditions(&mut status.conditions)?;
                 let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
-                Some(Object::Deployment(Deployment {
+                Some(Object::from(Deployment {
                     metadata,
                     spec,
                     status,
@@ -1896,7 +1887,7 @@ mod canon {
                 let mut status = o.status.clone();
                 node_status(&mut status)?;
                 let spec = spec(&n.spec, old_spec_canonical && n.spec == o.spec)?;
-                Some(Object::Node(Node {
+                Some(Object::from(Node {
                     metadata,
                     spec,
                     status,
@@ -1913,7 +1904,7 @@ mod tests {
 
     /// An Event named `name` in `default`, last seen at `last_seen`.
     fn event(name: &str, last_seen: Option<Millis>) -> Object {
-        Object::Event(Event {
+        Object::from(Event {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: "default".into(),
@@ -1965,7 +1956,7 @@ mod tests {
             },
             ..Default::default()
         });
-        Object::Pod(pod)
+        Object::from(pod)
     }
 
     #[test]

@@ -144,7 +144,7 @@ mod tests {
             image: image.into(),
             ..Default::default()
         });
-        let obj = Object::Pod(p);
+        let obj = Object::from(p);
         (Arc::new(obj.key()), Arc::new(obj))
     }
 

@@ -1830,10 +1830,7 @@ mod tests {
 
     #[test]
     fn a_valid_deployment_has_no_errors() {
-        assert_eq!(
-            messages(&Object::Deployment(deployment())),
-            Vec::<String>::new()
-        );
+        assert_eq!(messages(&Object::from(deployment())), Vec::<String>::new());
     }
 
     #[test]
@@ -1892,18 +1889,18 @@ mod tests {
         for (edit, want) in cases {
             let mut d = deployment();
             edit(&mut d);
-            let got = messages(&Object::Deployment(d));
+            let got = messages(&Object::from(d));
             assert_eq!(got, vec![want.to_string()]);
         }
     }
 
     #[test]
     fn changing_a_deployment_selector_is_rejected() {
-        let old = Object::Deployment(deployment());
+        let old = Object::from(deployment());
         let mut d = deployment();
         d.spec.selector.match_labels = labels(&[("app", "web2")]);
         d.spec.template.metadata.labels = labels(&[("app", "web2")]);
-        let errs = validate(&Object::Deployment(d), Some(&old));
+        let errs = validate(&Object::from(d), Some(&old));
         assert_eq!(
             errs.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
             vec!["spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"]
@@ -1915,7 +1912,7 @@ mod tests {
         let mut d = deployment();
         d.spec.replicas = Some(-1);
         d.spec.revision_history_limit = Some(-1);
-        let errs = validate(&Object::Deployment(d), None);
+        let errs = validate(&Object::from(d), None);
         insta::assert_snapshot!(invalid_status_message(Kind::Deployment, "web", &errs[..1]), @r###"Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"###);
         insta::assert_snapshot!(invalid_status_message(Kind::Deployment, "web", &errs), @r###"Deployment.apps "web" is invalid: [spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0]"###);
         assert_eq!(qualified_kind(Kind::Pod), "Pod");
@@ -1972,7 +1969,7 @@ mod tests {
     fn hostile_names_are_quoted_not_interpreted() {
         let mut d = deployment();
         d.metadata.name = "<script>alert(\"x\")</script>\u{1}".into();
-        let msg = messages(&Object::Deployment(d)).remove(0);
+        let msg = messages(&Object::from(d)).remove(0);
         assert!(msg.starts_with("metadata.name: Invalid value: \"<script>alert(\\\"x\\\")</script>\\x01\": a lowercase RFC 1123 subdomain"), "{msg}");
     }
 
@@ -2048,7 +2045,7 @@ mod tests {
         for (edit, want) in cases {
             let mut p = pod();
             edit(&mut p);
-            assert_eq!(messages(&Object::Pod(p)), want);
+            assert_eq!(messages(&Object::from(p)), want);
         }
     }
 
@@ -2062,7 +2059,7 @@ mod tests {
             protocol: Some("TCP".into()),
             ..Default::default()
         }];
-        let got = messages(&Object::Service(s));
+        let got = messages(&Object::from(s));
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[0].starts_with("metadata.name: Invalid value: \"my.svc\": a DNS-1035 label"));
         assert_eq!(
@@ -2076,7 +2073,7 @@ mod tests {
         pdb.spec.min_available = Some(IntOrString::Int(2));
         pdb.spec.max_unavailable = Some(IntOrString::String("25%".into()));
         assert_eq!(
-            messages(&Object::PodDisruptionBudget(pdb)),
+            messages(&Object::from(pdb)),
             vec!["spec: Invalid value: policy.PodDisruptionBudgetSpec{MinAvailable:2, MaxUnavailable:\"25%\"}: minAvailable and maxUnavailable cannot be both set"]
         );
 
@@ -2089,7 +2086,7 @@ mod tests {
             time_added: None,
         });
         n.status.capacity = labels(&[("cpu", "four")]);
-        let got = messages(&Object::Node(n));
+        let got = messages(&Object::from(n));
         assert_eq!(got[0], "spec.taints[0].effect: Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
         assert!(got[1]
             .starts_with("status.capacity[cpu]: Invalid value: \"four\": quantities must match"));
@@ -2100,7 +2097,7 @@ mod tests {
         let mut d = deployment();
         d.metadata.annotations = labels(&[("big", &"x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT))]);
         assert_eq!(
-            messages(&Object::Deployment(d)),
+            messages(&Object::from(d)),
             vec!["metadata.annotations: Too long: may not be more than 262144 bytes"]
         );
     }

@@ -144,7 +144,7 @@ fn new_attachment(volume: &str, handle: &str, node: &str) -> Option<Object> {
             "source": {"persistentVolumeName": volume},
         }),
     );
-    Some(Object::Custom(CustomObject {
+    Some(Object::from(CustomObject {
         kind,
         api_version: "storage.k8s.io/v1".into(),
         metadata: ObjectMeta {

@@ -330,9 +330,7 @@ impl DisruptionController {
                     },
                 );
                 if failed != *pdb {
-                    out.request(ApiRequest::UpdateStatus(Object::PodDisruptionBudget(
-                        failed,
-                    )));
+                    out.request(ApiRequest::UpdateStatus(Object::from(failed)));
                 }
                 out.record = Some(ReconcileRecord {
                     observed: format!("{} matching pods", pods.len()),
@@ -428,9 +426,7 @@ impl DisruptionController {
             updated.status.disrupted_pods = disrupted;
             updated.status.observed_generation = pdb.metadata.generation;
             set_disruption_allowed_condition(&mut updated, now);
-            out.request(ApiRequest::UpdateStatus(Object::PodDisruptionBudget(
-                updated,
-            )));
+            out.request(ApiRequest::UpdateStatus(Object::from(updated)));
         }
         if let Some(at) = recheck {
             // Strictly after the deadline, when the entry is no longer counted.
@@ -464,7 +460,7 @@ impl DisruptionController {
                 ..Default::default()
             };
         }
-        out.request(ApiRequest::UpdateStatus(Object::Pod(updated)));
+        out.request(ApiRequest::UpdateStatus(Object::from(updated)));
         out.record = Some(ReconcileRecord {
             observed: "DisruptionTarget=True but the pod was not deleted".into(),
             desired: "no stale DisruptionTarget".into(),
@@ -658,7 +654,7 @@ mod tests {
 
     fn sync(pdb: &PodDisruptionBudget, objs: Vec<Object>, now: Millis) -> Outcome {
         let mut cache = Cache::new();
-        cache.upsert(Arc::new(Object::PodDisruptionBudget(pdb.clone())));
+        cache.upsert(Arc::new(Object::from(pdb.clone())));
         for o in objs {
             cache.upsert(Arc::new(o));
         }
@@ -681,7 +677,9 @@ mod tests {
     fn written(out: &Outcome) -> PodDisruptionBudget {
         out.requests()
             .find_map(|r| match r {
-                ApiRequest::UpdateStatus(Object::PodDisruptionBudget(p)) => Some(p.clone()),
+                ApiRequest::UpdateStatus(Object::PodDisruptionBudget(p)) => {
+                    Some(PodDisruptionBudget::clone(p))
+                }
                 _ => None,
             })
             .expect("a status write")
@@ -689,11 +687,11 @@ mod tests {
 
     fn managed(replicas: i32, ready: usize, not_ready: usize) -> Vec<Object> {
         let mut objs = vec![
-            Object::Deployment(deployment(replicas)),
-            Object::ReplicaSet(replica_set(replicas)),
+            Object::from(deployment(replicas)),
+            Object::from(replica_set(replicas)),
         ];
         for i in 0..ready + not_ready {
-            objs.push(Object::Pod(pod(&format!("web-{i}"), i < ready, true)));
+            objs.push(Object::from(pod(&format!("web-{i}"), i < ready, true)));
         }
         objs
     }
@@ -759,8 +757,8 @@ mod tests {
     #[test]
     fn unmanaged_pods_are_reported_and_left_out_of_a_percentage() {
         let objs = vec![
-            Object::Pod(pod("bare-1", true, false)),
-            Object::Pod(pod("bare-2", true, false)),
+            Object::from(pod("bare-1", true, false)),
+            Object::from(pod("bare-2", true, false)),
         ];
         let out = sync(
             &pdb(Some(IntOrString::String("50%".into())), None),
@@ -786,7 +784,7 @@ mod tests {
     fn a_missing_controller_fails_the_sync_safely() {
         let out = sync(
             &pdb(None, Some(IntOrString::Int(1))),
-            vec![Object::Pod(pod("web-1", true, true))],
+            vec![Object::from(pod("web-1", true, true))],
             1_000,
         );
         let e = out
@@ -848,11 +846,11 @@ mod tests {
             p.metadata.resource_version.clear();
             let status = p.status.clone();
             let created = sim
-                .submit(ApiRequest::Create(Object::Pod(p)))
+                .submit(ApiRequest::Create(Object::from(p)))
                 .expect("pod created");
             let mut running = created.as_pod().cloned().unwrap();
             running.status = status;
-            sim.submit(ApiRequest::UpdateStatus(Object::Pod(running)))
+            sim.submit(ApiRequest::UpdateStatus(Object::from(running)))
                 .expect("pod running");
         }
         sim
@@ -865,7 +863,7 @@ mod tests {
             namespace: "default".into(),
             ..Default::default()
         };
-        sim.submit(ApiRequest::Create(Object::PodDisruptionBudget(p)))
+        sim.submit(ApiRequest::Create(Object::from(p)))
             .expect("pdb created");
     }
 
@@ -971,7 +969,7 @@ mod tests {
         let key = ObjectKey::new(Kind::Pod, "default", "web-4");
         let mut unready = sim.get(&key).and_then(|o| o.as_pod().cloned()).unwrap();
         unready.status.conditions[0].status = "False".into();
-        sim.submit(ApiRequest::UpdateStatus(Object::Pod(unready)))
+        sim.submit(ApiRequest::UpdateStatus(Object::from(unready)))
             .unwrap();
         create_pdb(&mut sim, "web-pdb", 3);
         sim.advance_to(1_000, usize::MAX);
@@ -985,7 +983,7 @@ mod tests {
             .and_then(|o| o.as_pod().cloned())
             .unwrap();
         pending.status.phase = "Pending".into();
-        sim.submit(ApiRequest::UpdateStatus(Object::Pod(pending)))
+        sim.submit(ApiRequest::UpdateStatus(Object::from(pending)))
             .unwrap();
         evict(&mut sim, "web-3").expect("a pending pod is deleted without a PDB check");
     }

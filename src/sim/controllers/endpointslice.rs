@@ -567,7 +567,7 @@ impl EndpointSliceController {
                     "create slice with {} endpoint(s)",
                     s.endpoints.len()
                 ));
-                reqs.push(ApiRequest::Create(Object::EndpointSlice(s)));
+                reqs.push(ApiRequest::Create(Object::from(s)));
             }
         }
         for s in plan.update {
@@ -576,7 +576,7 @@ impl EndpointSliceController {
                 s.metadata.name,
                 s.endpoints.len()
             ));
-            reqs.push(ApiRequest::Update(Object::EndpointSlice(s)));
+            reqs.push(ApiRequest::Update(Object::from(s)));
         }
         for s in plan.delete {
             diff.push(format!("delete {}", s.metadata.name));
@@ -860,7 +860,9 @@ mod tests {
         out.requests()
             .filter_map(|r| match (r, create) {
                 (ApiRequest::Create(Object::EndpointSlice(s)), true)
-                | (ApiRequest::Update(Object::EndpointSlice(s)), false) => Some(s.clone()),
+                | (ApiRequest::Update(Object::EndpointSlice(s)), false) => {
+                    Some(EndpointSlice::clone(s))
+                }
                 _ => None,
             })
             .collect()
@@ -871,7 +873,7 @@ mod tests {
         s.metadata.name = name.into();
         s.metadata.uid = format!("uid-{name}");
         s.metadata.resource_version = "20".into();
-        Object::EndpointSlice(s)
+        Object::from(s)
     }
 
     fn conditions(s: &EndpointSlice) -> Vec<(String, bool, bool, bool)> {
@@ -894,11 +896,11 @@ mod tests {
         let mut other = pod("db-1", Some("10.244.1.9"), true);
         other.metadata.labels = [("app".to_string(), "db".to_string())].into();
         let cache = cache_of(vec![
-            Object::Service(service()),
-            Object::Pod(pod("web-1", Some("10.244.1.5"), true)),
-            Object::Pod(pod("web-2", Some("10.244.2.7"), false)),
-            Object::Pod(pod("web-3", None, false)),
-            Object::Pod(other),
+            Object::from(service()),
+            Object::from(pod("web-1", Some("10.244.1.5"), true)),
+            Object::from(pod("web-2", Some("10.244.2.7"), false)),
+            Object::from(pod("web-3", None, false)),
+            Object::from(other),
         ]);
         let out = run(&mut EndpointSliceController::new(), &cache);
         let created = slices(&out, true);
@@ -964,8 +966,8 @@ mod tests {
         let first = run(
             &mut c,
             &cache_of(vec![
-                Object::Service(service()),
-                Object::Pod(pod("web-1", Some("10.244.1.5"), true)),
+                Object::from(service()),
+                Object::from(pod("web-1", Some("10.244.1.5"), true)),
             ]),
         );
         let slice = stored(slices(&first, true).remove(0), "web-abcde");
@@ -975,8 +977,8 @@ mod tests {
         let out = run(
             &mut c,
             &cache_of(vec![
-                Object::Service(service()),
-                Object::Pod(terminating),
+                Object::from(service()),
+                Object::from(terminating),
                 slice,
             ]),
         );
@@ -996,7 +998,7 @@ mod tests {
     #[test]
     fn a_service_without_endpoints_keeps_one_empty_placeholder_slice() {
         let mut c = EndpointSliceController::new();
-        let first = run(&mut c, &cache_of(vec![Object::Service(service())]));
+        let first = run(&mut c, &cache_of(vec![Object::from(service())]));
         let created = slices(&first, true);
         assert_eq!(created.len(), 1);
         assert!(created[0].endpoints.is_empty() && created[0].ports.is_none());
@@ -1008,7 +1010,7 @@ mod tests {
         );
         let again = run(
             &mut c,
-            &cache_of(vec![Object::Service(service()), placeholder.clone()]),
+            &cache_of(vec![Object::from(service()), placeholder.clone()]),
         );
         assert_eq!(
             again.requests().count(),
@@ -1020,9 +1022,9 @@ mod tests {
         let out = run(
             &mut c,
             &cache_of(vec![
-                Object::Service(service()),
+                Object::from(service()),
                 placeholder,
-                Object::Pod(pod("web-1", Some("10.244.1.5"), true)),
+                Object::from(pod("web-1", Some("10.244.1.5"), true)),
             ]),
         );
         let updated = slices(&out, false);
@@ -1033,9 +1035,9 @@ mod tests {
 
     #[test]
     fn more_than_a_hundred_endpoints_spill_into_a_second_slice() {
-        let mut objs = vec![Object::Service(service())];
+        let mut objs = vec![Object::from(service())];
         for i in 0..150 {
-            objs.push(Object::Pod(pod(
+            objs.push(Object::from(pod(
                 &format!("web-{i:03}"),
                 Some(&format!("10.244.{}.{}", i / 100, i % 100)),
                 true,
@@ -1058,9 +1060,9 @@ mod tests {
         let out = run(
             &mut EndpointSliceController::new(),
             &cache_of(vec![
-                Object::Service(svc),
-                Object::Pod(pod("web-1", Some("10.244.1.5"), true)),
-                Object::Pod(other),
+                Object::from(svc),
+                Object::from(pod("web-1", Some("10.244.1.5"), true)),
+                Object::from(other),
             ]),
         );
         let mut ports: Vec<Json> = slices(&out, true)
@@ -1079,8 +1081,8 @@ mod tests {
     fn a_cache_behind_the_controllers_own_writes_makes_it_wait() {
         let mut c = EndpointSliceController::new();
         let cache = cache_of(vec![
-            Object::Service(service()),
-            Object::Pod(pod("web-1", Some("10.244.1.5"), true)),
+            Object::from(service()),
+            Object::from(pod("web-1", Some("10.244.1.5"), true)),
         ]);
         let first = run(&mut c, &cache);
         let busy = run(&mut c, &cache);
@@ -1117,7 +1119,7 @@ mod tests {
             pod_to_endpoint(&pod("web-1", None, true), &svc, "10.0.0.2"),
             pod_to_endpoint(&pod("web-2", None, false), &svc, "10.0.0.1"),
         ];
-        let objs = [Arc::new(Object::EndpointSlice(s))];
+        let objs = [Arc::new(Object::from(s))];
         assert_eq!(
             ready_endpoints(objs.iter(), "default", "web"),
             vec!["10.0.0.2"]
@@ -1136,7 +1138,7 @@ mod tests {
         let mut svc = service();
         svc.metadata.uid.clear();
         svc.metadata.resource_version.clear();
-        sim.submit(ApiRequest::Create(Object::Service(svc)))
+        sim.submit(ApiRequest::Create(Object::from(svc)))
             .expect("service created");
         for (i, ready) in [true, true, false].into_iter().enumerate() {
             let mut p = pod(&format!("web-{i}"), Some(&format!("10.244.1.{i}")), ready);
@@ -1144,11 +1146,11 @@ mod tests {
             p.metadata.resource_version.clear();
             let status = p.status.clone();
             let created = sim
-                .submit(ApiRequest::Create(Object::Pod(p)))
+                .submit(ApiRequest::Create(Object::from(p)))
                 .expect("pod created");
             let mut running = created.as_pod().cloned().unwrap();
             running.status = status;
-            sim.submit(ApiRequest::UpdateStatus(Object::Pod(running)))
+            sim.submit(ApiRequest::UpdateStatus(Object::from(running)))
                 .expect("pod running");
         }
         sim.advance_to(1_000, usize::MAX);
@@ -1188,7 +1190,7 @@ mod tests {
         let mut svc = service();
         svc.metadata.uid.clear();
         svc.metadata.resource_version.clear();
-        sim.submit(ApiRequest::Create(Object::Service(svc)))
+        sim.submit(ApiRequest::Create(Object::from(svc)))
             .expect("service created");
         sim.advance_to(1_000, usize::MAX);
         assert_eq!(web_slices(&sim), 1, "the placeholder");

@@ -787,7 +787,7 @@ mod tests {
     }
 
     fn deploy(name: &str) -> Object {
-        Object::Deployment(Deployment {
+        Object::from(Deployment {
             metadata: meta(name),
             ..Default::default()
         })
@@ -796,7 +796,7 @@ mod tests {
     fn rs_owned(name: &str, owners: Vec<OwnerReference>) -> Object {
         let mut m = meta(name);
         m.owner_references = owners;
-        Object::ReplicaSet(ReplicaSet {
+        Object::from(ReplicaSet {
             metadata: m,
             ..Default::default()
         })
@@ -805,7 +805,7 @@ mod tests {
     fn pod_owned(name: &str, owners: Vec<OwnerReference>) -> Object {
         let mut m = meta(name);
         m.owner_references = owners;
-        Object::Pod(Pod {
+        Object::from(Pod {
             metadata: m,
             ..Default::default()
         })
@@ -1324,7 +1324,7 @@ mod tests {
             };
             d.spec.template = template();
             let d = sim
-                .submit(ApiRequest::Create(Object::Deployment(d)))
+                .submit(ApiRequest::Create(Object::from(d)))
                 .expect("deployment created");
             let mut rs_meta = bare("web-1");
             rs_meta.owner_references = vec![OwnerReference {
@@ -1348,7 +1348,7 @@ mod tests {
                 },
                 ..Default::default()
             };
-            sim.submit(ApiRequest::Create(Object::ReplicaSet(rs)))
+            sim.submit(ApiRequest::Create(Object::from(rs)))
                 .expect("rs created");
             sim.advance_to(5_000, usize::MAX);
             assert_eq!(

@@ -241,7 +241,7 @@ impl Controller for NamespaceController {
             // conditions wait for the pass that sees it all.
             let partial = found.pods_only && found.remaining.is_empty();
             if let Some(updated) = with_conditions(ns, found, ctx.now).filter(|_| !partial) {
-                out.request(ApiRequest::UpdateStatus(Object::Namespace(updated)));
+                out.request(ApiRequest::UpdateStatus(Object::from(updated)));
             }
             if !found.pods_only && found.remaining.is_empty() {
                 let mut finalized = ns.clone();
@@ -249,7 +249,7 @@ impl Controller for NamespaceController {
                     .spec
                     .finalizers
                     .retain(|f| f != NAMESPACE_FINALIZER);
-                out.request(ApiRequest::Finalize(Object::Namespace(finalized)));
+                out.request(ApiRequest::Finalize(Object::from(finalized)));
                 out.record = Some(ReconcileRecord {
                     observed: format!("namespace {name} Terminating; no content left"),
                     desired,

@@ -436,7 +436,7 @@ impl NodeLifecycleController {
             let cond = &mut updated.status.conditions[i];
             cond.status = "False".into();
             cond.last_transition_time = Some(Time(now));
-            reqs.push(ApiRequest::UpdateStatus(Object::Pod(updated)));
+            reqs.push(ApiRequest::UpdateStatus(Object::from(updated)));
             out.event(EventRecord::warning(
                 obj,
                 "NodeNotReady",
@@ -586,7 +586,7 @@ impl NodeLifecycleController {
                         || (t.key != TAINT_NODE_NOT_READY && t.key != TAINT_NODE_UNREACHABLE)
                 });
                 if updated.spec.taints != node.spec.taints {
-                    out.request(ApiRequest::Update(Object::Node(updated)));
+                    out.request(ApiRequest::Update(Object::from(updated)));
                 }
             }
             for limiter in self.limiters.values_mut() {
@@ -744,14 +744,14 @@ impl NodeLifecycleController {
         }
         if let Some(updated) = status_write {
             // The taints follow in the pass this write's watch event triggers (same resourceVersion).
-            out.request(ApiRequest::UpdateStatus(Object::Node(updated)));
+            out.request(ApiRequest::UpdateStatus(Object::from(updated)));
         } else {
             let (taints, wait, taint_notes) = self.desired_taints(node, now);
             notes.extend(taint_notes);
             if let Some(taints) = taints {
                 let mut updated = node.clone();
                 updated.spec.taints = taints;
-                out.request(ApiRequest::Update(Object::Node(updated)));
+                out.request(ApiRequest::Update(Object::from(updated)));
             }
             if let Some(w) = wait {
                 out.requeue(w);
@@ -1024,7 +1024,7 @@ mod tests {
     fn updated_node(out: &Outcome) -> Option<Node> {
         out.requests().find_map(|r| match r {
             ApiRequest::Update(Object::Node(n)) | ApiRequest::UpdateStatus(Object::Node(n)) => {
-                Some(n.clone())
+                Some(Node::clone(n))
             }
             _ => None,
         })
@@ -1042,8 +1042,8 @@ mod tests {
     fn a_node_silent_past_the_grace_period_gets_unknown_conditions_and_its_pods_are_marked_not_ready(
     ) {
         let cache = cache_of(vec![
-            Object::Node(node("node-1", vec![ready("True", 0)])),
-            Object::Pod(pod("web-1", "node-1", vec![])),
+            Object::from(node("node-1", vec![ready("True", 0)])),
+            Object::from(pod("web-1", "node-1", vec![])),
         ]);
         let mut c = NodeLifecycleController::new();
         let first = run(&mut c, "node-1", 1_000, &cache);
@@ -1109,7 +1109,7 @@ mod tests {
 
     #[test]
     fn a_node_that_never_reported_gets_never_updated_conditions_after_the_startup_grace() {
-        let cache = cache_of(vec![Object::Node(node("node-1", vec![]))]);
+        let cache = cache_of(vec![Object::from(node("node-1", vec![]))]);
         let mut c = NodeLifecycleController::new();
         assert_eq!(run(&mut c, "node-1", 59_000, &cache).requests().count(), 0);
         c.tick(60_001);
@@ -1136,7 +1136,7 @@ mod tests {
             &mut c,
             "node-1",
             1_000,
-            &cache_of(vec![Object::Node(cordoned.clone())]),
+            &cache_of(vec![Object::from(cordoned.clone())]),
         );
         let n = updated_node(&out).expect("taint update");
         assert!(matches!(out.batches[0][0], ApiRequest::Update(_)));
@@ -1156,7 +1156,7 @@ mod tests {
             &mut c,
             "node-1",
             2_000,
-            &cache_of(vec![Object::Node(uncordoned)]),
+            &cache_of(vec![Object::from(uncordoned)]),
         );
         assert!(updated_node(&out)
             .expect("taint removal")
@@ -1167,7 +1167,7 @@ mod tests {
 
     #[test]
     fn an_unknown_node_gets_unreachable_taints_for_both_effects() {
-        let cache = cache_of(vec![Object::Node(node(
+        let cache = cache_of(vec![Object::from(node(
             "node-1",
             vec![ready("Unknown", 0)],
         ))]);
@@ -1186,8 +1186,8 @@ mod tests {
     #[test]
     fn the_second_unreachable_node_of_a_zone_waits_for_the_eviction_rate_limiter() {
         let cache = cache_of(vec![
-            Object::Node(node("node-a", vec![ready("Unknown", 0)])),
-            Object::Node(node("node-b", vec![ready("Unknown", 0)])),
+            Object::from(node("node-a", vec![ready("Unknown", 0)])),
+            Object::from(node("node-b", vec![ready("Unknown", 0)])),
         ]);
         let mut c = NodeLifecycleController::new();
         let a = run(&mut c, "node-a", 100_000, &cache);
@@ -1223,8 +1223,8 @@ mod tests {
             },
         ];
         let cache = cache_of(vec![
-            Object::Node(node("node-a", vec![ready("Unknown", 0)])),
-            Object::Node(n),
+            Object::from(node("node-a", vec![ready("Unknown", 0)])),
+            Object::from(n),
         ]);
         let mut c = NodeLifecycleController::new();
         run(&mut c, "node-a", 100_000, &cache); // uses the zone's only token
@@ -1282,7 +1282,7 @@ mod tests {
                 let mut n = node(name, vec![ready("True", 0)]);
                 n.metadata.uid.clear();
                 n.metadata.resource_version.clear();
-                sim.submit(ApiRequest::Create(Object::Node(n)))
+                sim.submit(ApiRequest::Create(Object::from(n)))
                     .expect("node created");
             }
             let mut c = Cluster {
@@ -1311,9 +1311,9 @@ mod tests {
                 };
                 let key = ObjectKey::new(Kind::Lease, NODE_LEASE_NAMESPACE, &name);
                 let req = if self.sim.get(&key).is_some() {
-                    ApiRequest::Update(Object::Lease(lease))
+                    ApiRequest::Update(Object::from(lease))
                 } else {
-                    ApiRequest::Create(Object::Lease(lease))
+                    ApiRequest::Create(Object::from(lease))
                 };
                 self.sim.submit(req).expect("lease renewed");
             }
@@ -1331,7 +1331,7 @@ mod tests {
             n.status.conditions[0].last_transition_time = Some(Time(self.sim.now()));
             n.metadata.resource_version.clear();
             self.sim
-                .submit(ApiRequest::UpdateStatus(Object::Node(n)))
+                .submit(ApiRequest::UpdateStatus(Object::from(n)))
                 .expect("status posted");
         }
 
@@ -1354,13 +1354,13 @@ mod tests {
             let status = p.status.clone();
             let created = self
                 .sim
-                .submit(ApiRequest::Create(Object::Pod(p)))
+                .submit(ApiRequest::Create(Object::from(p)))
                 .expect("pod created");
             let mut running = created.as_pod().cloned().expect("a pod");
             running.status = status;
             running.metadata.resource_version.clear();
             self.sim
-                .submit(ApiRequest::UpdateStatus(Object::Pod(running)))
+                .submit(ApiRequest::UpdateStatus(Object::from(running)))
                 .expect("pod running");
         }
 
@@ -1619,7 +1619,7 @@ mod tests {
             let mut n = node(name, vec![]);
             n.metadata.uid.clear();
             n.metadata.resource_version.clear();
-            sim.submit(ApiRequest::Create(Object::Node(n)))
+            sim.submit(ApiRequest::Create(Object::from(n)))
                 .expect("node registered");
         }
         let labels: crate::sim::api::types::StringMap =
@@ -1654,7 +1654,7 @@ mod tests {
             },
             ..Default::default()
         };
-        sim.submit(ApiRequest::Create(Object::Deployment(deployment)))
+        sim.submit(ApiRequest::Create(Object::from(deployment)))
             .expect("deployment created");
         let service = Service {
             metadata: ObjectMeta {
@@ -1672,7 +1672,7 @@ mod tests {
             },
             status: None,
         };
-        sim.submit(ApiRequest::Create(Object::Service(service)))
+        sim.submit(ApiRequest::Create(Object::from(service)))
             .expect("service created");
         sim
     }

@@ -250,7 +250,7 @@ mod tests {
     use crate::sim::controllers::testing::{cache_of, reconcile_once};
 
     fn pod(name: &str, node: &str, terminating: bool) -> Object {
-        Object::Pod(Pod {
+        Object::from(Pod {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: "default".into(),

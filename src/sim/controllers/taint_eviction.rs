@@ -157,7 +157,7 @@ impl TaintEvictionController {
             },
         );
         if marked != *pod {
-            out.request(ApiRequest::UpdateStatus(Object::Pod(marked)));
+            out.request(ApiRequest::UpdateStatus(Object::from(marked)));
         }
         out.request(ApiRequest::Delete {
             key: key.clone(),
@@ -474,8 +474,8 @@ mod tests {
     #[test]
     fn a_pod_without_a_matching_toleration_is_marked_and_deleted_at_once() {
         let cache = cache_of(vec![
-            Object::Node(node(vec![taint(UNREACHABLE)])),
-            Object::Pod(pod("web", vec![])),
+            Object::from(node(vec![taint(UNREACHABLE)])),
+            Object::from(pod("web", vec![])),
         ]);
         let mut c = TaintEvictionController::new();
         let out = run(&mut c, "web", 1_000, &cache);
@@ -521,8 +521,8 @@ mod tests {
             vec![toleration(UNREACHABLE, Some(300)), toleration("", Some(60))],
         );
         let cache = cache_of(vec![
-            Object::Node(node(vec![taint(UNREACHABLE)])),
-            Object::Pod(p),
+            Object::from(node(vec![taint(UNREACHABLE)])),
+            Object::from(p),
         ]);
         let mut c = TaintEvictionController::new();
         let out = run(&mut c, "web", 1_000, &cache);
@@ -546,7 +546,7 @@ mod tests {
         assert_eq!(deletes(&due), vec!["web"]);
         c.on_response(
             &due.batches[1][0],
-            &Ok(Arc::new(Object::Pod(pod("web", vec![])))),
+            &Ok(Arc::new(Object::from(pod("web", vec![])))),
             301_005,
         );
         let after = run(&mut c, "web", 302_000, &cache);
@@ -559,8 +559,8 @@ mod tests {
     #[test]
     fn tolerating_forever_never_schedules_a_deletion() {
         let cache = cache_of(vec![
-            Object::Node(node(vec![taint(UNREACHABLE)])),
-            Object::Pod(pod("ds", vec![toleration(UNREACHABLE, None)])),
+            Object::from(node(vec![taint(UNREACHABLE)])),
+            Object::from(pod("ds", vec![toleration(UNREACHABLE, None)])),
         ]);
         let out = run(&mut TaintEvictionController::new(), "ds", 1_000, &cache);
         assert!(deletes(&out).is_empty() && out.requeue_after.is_none() && out.events.is_empty());
@@ -575,15 +575,15 @@ mod tests {
             "web",
             1_000,
             &cache_of(vec![
-                Object::Node(node(vec![taint(UNREACHABLE)])),
-                Object::Pod(p.clone()),
+                Object::from(node(vec![taint(UNREACHABLE)])),
+                Object::from(p.clone()),
             ]),
         );
         let out = run(
             &mut c,
             "web",
             50_000,
-            &cache_of(vec![Object::Node(node(vec![])), Object::Pod(p)]),
+            &cache_of(vec![Object::from(node(vec![])), Object::from(p)]),
         );
         assert_eq!(out.events.len(), 1);
         assert_eq!(
@@ -600,8 +600,8 @@ mod tests {
     #[test]
     fn a_failed_delete_is_retried_without_a_second_marking_event() {
         let cache = cache_of(vec![
-            Object::Node(node(vec![taint("dedicated")])),
-            Object::Pod(pod("web", vec![])),
+            Object::from(node(vec![taint("dedicated")])),
+            Object::from(pod("web", vec![])),
         ]);
         let mut c = TaintEvictionController::new();
         let out = run(&mut c, "web", 1_000, &cache);

@@ -216,7 +216,7 @@ fn file_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
                 return None;
             }
             match o {
-                Object::CustomResourceDefinition(c) => Some(c),
+                Object::CustomResourceDefinition(c) => Some(*c),
                 _ => None,
             }
         })
@@ -244,7 +244,7 @@ fn addon_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
             let (mut o, _) = decode_object(Kind::CustomResourceDefinition, &json).ok()?;
             apply_defaults(&mut o);
             match o {
-                Object::CustomResourceDefinition(c) => Some(c),
+                Object::CustomResourceDefinition(c) => Some(*c),
                 _ => None,
             }
         })
@@ -268,7 +268,7 @@ fn generated_crds(docs: &[YamlDoc]) -> Vec<CustomResourceDefinition> {
             let (mut o, _) = decode_object(Kind::CustomResourceDefinition, &json).ok()?;
             apply_defaults(&mut o);
             match o {
-                Object::CustomResourceDefinition(c) => Some(c),
+                Object::CustomResourceDefinition(c) => Some(*c),
                 _ => None,
             }
         })
@@ -538,7 +538,7 @@ impl DocContext<'_> {
                 Some(MAX_UNAVAILABLE.into()),
             );
         }
-        self.finish(Object::Custom(obj), doc);
+        self.finish(Object::from(obj), doc);
     }
 
     /// A document of a custom kind: its metadata strictly, the rest against its CRD's schema
@@ -617,7 +617,7 @@ impl DocContext<'_> {
             }
         }
         self.lint_graph(ck, &obj, doc);
-        self.finish(Object::Custom(obj), doc);
+        self.finish(Object::from(obj), doc);
     }
 
     /// A ResourceGraphDefinition kro will refuse: the API server stores it, and kro then reports
@@ -934,7 +934,7 @@ pub fn decode_object(kind: Kind, value: &Json) -> Result<(Object, DecodeFindings
             findings.borrow_mut().unknown = std::mem::take(&mut unknown);
             Object::from_json(kind, value.clone())?
         }
-        Kind::Custom(c) => Object::Custom(decode_custom(c, value, &findings)?),
+        Kind::Custom(c) => Object::from(decode_custom(c, value, &findings)?),
     };
     Ok((object, findings.into_inner()))
 }

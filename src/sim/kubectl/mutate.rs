@@ -472,7 +472,7 @@ pub fn create(sim: &mut Sim, args: &Args) -> CommandOutput {
         args.int("port"),
         &args.after_dashdash,
     );
-    create_built(sim, args, Object::Deployment(d), "deployment")
+    create_built(sim, args, Object::from(d), "deployment")
 }
 
 /// `kubectl create namespace|ns NAME`.
@@ -500,7 +500,7 @@ fn create_namespace(sim: &mut Sim, args: &Args) -> CommandOutput {
         },
         ..Default::default()
     };
-    create_built(sim, args, Object::Namespace(ns), "namespace")
+    create_built(sim, args, Object::from(ns), "namespace")
 }
 
 /// `kubectl create configmap NAME --from-literal=k=v…`, `kubectl create secret generic NAME
@@ -586,7 +586,7 @@ fn create_stored(sim: &mut Sim, args: &Args, sub: &str) -> CommandOutput {
     if let Some(t) = args.get("type") {
         content.insert("type".into(), Json::String(t.to_string()));
     }
-    let obj = Object::Custom(CustomObject {
+    let obj = Object::from(CustomObject {
         kind: custom,
         api_version: "v1".into(),
         metadata: ObjectMeta {
@@ -710,7 +710,7 @@ fn create_service(sim: &mut Sim, args: &Args) -> CommandOutput {
         status: None,
     };
     let what = format!("{type_} service");
-    create_built(sim, args, Object::Service(svc), &what)
+    create_built(sim, args, Object::from(svc), &what)
 }
 
 /// Creates the object a `kubectl create` subcommand built (or prints it, see [`client_dry_run`]):
@@ -827,7 +827,7 @@ pub fn run(sim: &mut Sim, args: &Args) -> CommandOutput {
         },
         ..Default::default()
     };
-    send_generated(sim, args, Object::Pod(pod), |o| {
+    send_generated(sim, args, Object::from(pod), |o| {
         format!("pod/{} created", o.meta().name)
     })
 }
@@ -934,7 +934,7 @@ pub fn expose(sim: &mut Sim, args: &Args) -> CommandOutput {
         },
         status: None,
     };
-    send_generated(sim, args, Object::Service(svc), |_| {
+    send_generated(sim, args, Object::from(svc), |_| {
         format!("service/{svc_name} exposed")
     })
 }

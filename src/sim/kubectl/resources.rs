@@ -423,7 +423,7 @@ mod tests {
         let mut pending = crate::sim::api::types::Pod::default();
         pending.metadata.name = "web-2".into();
         pending.metadata.namespace = "team-a".into();
-        let node = Object::Node(crate::sim::api::types::Node {
+        let node = Object::from(crate::sim::api::types::Node {
             metadata: crate::sim::api::types::ObjectMeta {
                 name: "node-1".into(),
                 ..Default::default()
@@ -436,7 +436,7 @@ mod tests {
             "spec.nodeName",
             "status.phase",
         ];
-        for o in [Object::Pod(bound), Object::Pod(pending), node] {
+        for o in [Object::from(bound), Object::from(pending), node] {
             let doc = o.to_json();
             for path in paths {
                 let Some(typed) = typed_field(&o, path) else {

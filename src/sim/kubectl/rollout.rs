@@ -225,9 +225,9 @@ fn undo(sim: &mut Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
         if args.get("dry-run").is_some_and(|v| v != "none") {
             return Ok(line.replace("rolled back", "rolled back (dry run)"));
         }
-        sim.submit(ApiRequest::Update(
-            crate::sim::api::types::Object::Deployment(updated),
-        ))
+        sim.submit(ApiRequest::Update(crate::sim::api::types::Object::from(
+            updated,
+        )))
         .map_err(|e| e.kubectl_message())?;
     }
     Ok(line)

@@ -609,7 +609,7 @@ mod tests {
                 ..Default::default()
             });
         }
-        Arc::new(Object::Pod(p))
+        Arc::new(Object::from(p))
     }
 
     /// The same objects indexed from scratch.

@@ -853,7 +853,7 @@ mod tests {
     }
 
     fn rs(replicas: i32) -> Object {
-        Object::ReplicaSet(ReplicaSet {
+        Object::from(ReplicaSet {
             metadata: ObjectMeta {
                 name: "web-1".into(),
                 namespace: "default".into(),

@@ -287,7 +287,7 @@ impl Sim {
             },
         );
         self.api
-            .put_event(self.now, Object::Event(ev), cause.unwrap_or(0));
+            .put_event(self.now, Object::from(ev), cause.unwrap_or(0));
         self.cap_events();
     }
 

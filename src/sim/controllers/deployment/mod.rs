@@ -573,12 +573,12 @@ impl<'a> DeploymentSync<'a> {
         }
         out.batch(claims);
         for (i, w) in self.rss.iter().enumerate().filter(|(_, w)| w.created) {
-            let req = ApiRequest::Create(Object::ReplicaSet(w.rs.clone()));
+            let req = ApiRequest::Create(Object::from(w.rs.clone()));
             attach(&req, self.on_success.remove(&Some(i)));
             out.request(req);
         }
         for &i in &self.update_order {
-            let req = ApiRequest::Update(Object::ReplicaSet(self.rss[i].rs.clone()));
+            let req = ApiRequest::Update(Object::from(self.rss[i].rs.clone()));
             attach(&req, self.on_success.remove(&Some(i)));
             out.request(req);
         }
@@ -586,13 +586,13 @@ impl<'a> DeploymentSync<'a> {
             out.request(del);
         }
         if self.write_spec {
-            let req = ApiRequest::Update(Object::Deployment(self.d));
+            let req = ApiRequest::Update(Object::from(self.d));
             attach(&req, self.on_success.remove(&None));
             out.request(req);
         } else if self.d.status != self.orig.status
             || self.d.metadata.annotations != self.orig.metadata.annotations
         {
-            out.request(ApiRequest::UpdateStatus(Object::Deployment(self.d)));
+            out.request(ApiRequest::UpdateStatus(Object::from(self.d)));
         }
         out.events = self.events;
         out.requeue_after = self.requeue;

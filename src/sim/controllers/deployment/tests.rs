@@ -176,12 +176,12 @@ fn pod_of(r: &ReplicaSet, name: &str, phase: &str, terminating: bool) -> Pod {
 
 fn cache_with(d: &Deployment, rss: &[ReplicaSet], pods: &[Pod]) -> Cache {
     let mut c = Cache::new();
-    c.upsert(Arc::new(Object::Deployment(d.clone())));
+    c.upsert(Arc::new(Object::from(d.clone())));
     for r in rss {
-        c.upsert(Arc::new(Object::ReplicaSet(r.clone())));
+        c.upsert(Arc::new(Object::from(r.clone())));
     }
     for p in pods {
-        c.upsert(Arc::new(Object::Pod(p.clone())));
+        c.upsert(Arc::new(Object::from(p.clone())));
     }
     c
 }
@@ -197,7 +197,7 @@ fn run_at(ctrl: &mut DeploymentController, cache: &Cache, now: Millis) -> Outcom
     let answered: Vec<EventRecord> = out
         .requests()
         .flat_map(|r| {
-            ctrl.events_for_response(r, &Ok(Arc::new(Object::Deployment(Deployment::default()))))
+            ctrl.events_for_response(r, &Ok(Arc::new(Object::from(Deployment::default()))))
         })
         .collect();
     out.events.extend(answered);
@@ -261,7 +261,7 @@ fn events(out: &Outcome, d: &Deployment) -> Vec<String> {
 
 fn written_status(out: &Outcome) -> Option<Deployment> {
     out.requests().find_map(|r| match r {
-        ApiRequest::UpdateStatus(Object::Deployment(d)) => Some(d.clone()),
+        ApiRequest::UpdateStatus(Object::Deployment(d)) => Some(Deployment::clone(d)),
         _ => None,
     })
 }
@@ -271,7 +271,7 @@ fn written_rs(out: &Outcome, name: &str) -> Option<ReplicaSet> {
         ApiRequest::Create(Object::ReplicaSet(rs)) | ApiRequest::Update(Object::ReplicaSet(rs))
             if rs.metadata.name == name =>
         {
-            Some(rs.clone())
+            Some(ReplicaSet::clone(rs))
         }
         _ => None,
     })
@@ -429,7 +429,7 @@ fn mid_rollout() -> Cache {
 
 /// Answers `scale` with success: the controller records its one pending event, then holds none.
 fn succeed_and_expect_the_scale_down_event(ctrl: &mut DeploymentController, scale: &ApiRequest) {
-    let ok = Ok(Arc::new(Object::Deployment(Deployment::default())));
+    let ok = Ok(Arc::new(Object::from(Deployment::default())));
     let recorded: Vec<String> = ctrl
         .events_for_response(scale, &ok)
         .iter()
@@ -658,7 +658,7 @@ fn deleting_the_last_pod_of_a_recreate_deployment_wakes_it() {
     let old = rs(&d, "web-v1", "v1", 0, 1, 1);
     let gone = pod_of(&old, "web-v1-a", "Running", true);
     let other = pod_of(&old, "web-v1-b", "Running", true);
-    let ev = WatchEvent::new(WatchEventType::Deleted, Arc::new(Object::Pod(gone)), 9, 0);
+    let ev = WatchEvent::new(WatchEventType::Deleted, Arc::new(Object::from(gone)), 9, 0);
     let mut ctrl = DeploymentController::new();
     let cache = cache_with(&d, std::slice::from_ref(&old), std::slice::from_ref(&other));
     assert!(
@@ -1213,10 +1213,10 @@ fn replica_set_events_wake_the_owner_or_the_deployments_selecting_an_orphan() {
     orphan.metadata.owner_references.clear();
     let cache = cache_with(&d, std::slice::from_ref(&owned), &[]);
     let mut ctrl = DeploymentController::new();
-    let ev = |o: &ReplicaSet, t| WatchEvent::new(t, Arc::new(Object::ReplicaSet(o.clone())), 60, 0);
+    let ev = |o: &ReplicaSet, t| WatchEvent::new(t, Arc::new(Object::from(o.clone())), 60, 0);
     let mut bumped = owned.clone();
     bumped.metadata.resource_version = "61".into();
-    let old = Arc::new(Object::ReplicaSet(owned.clone()));
+    let old = Arc::new(Object::from(owned.clone()));
     assert_eq!(
         ctrl.keys_for_event(&ev(&bumped, WatchEventType::Modified), Some(&old), &cache),
         [web()]
@@ -1377,7 +1377,7 @@ fn a_new_deployment_gets_its_first_replica_set_through_the_world() {
         ..Default::default()
     };
     d.status = DeploymentStatus::default();
-    sim.submit(ApiRequest::Create(Object::Deployment(d)))
+    sim.submit(ApiRequest::Create(Object::from(d)))
         .expect("deployment created");
     sim.advance_to(5_000, usize::MAX);
     let stored = sim
@@ -1434,7 +1434,7 @@ fn cluster(nodes: &[&str]) -> Sim {
         let mut node = crate::sim::api::types::Node::default();
         node.metadata.name = n.to_string();
         node.status.allocatable = labels(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
-        sim.submit(ApiRequest::Create(Object::Node(node)))
+        sim.submit(ApiRequest::Create(Object::from(node)))
             .expect("node created");
     }
     sim
@@ -1448,7 +1448,7 @@ fn submit_deployment(sim: &mut Sim, d: Deployment) {
         ..Default::default()
     };
     d.status = DeploymentStatus::default();
-    sim.submit(ApiRequest::Create(Object::Deployment(d)))
+    sim.submit(ApiRequest::Create(Object::from(d)))
         .expect("deployment created");
 }
 
@@ -1692,7 +1692,7 @@ fn rollout_undo_through_the_world_turns_revision_1_into_revision_3() {
     let refs: Vec<&ReplicaSet> = rss.iter().collect();
     let plan = rollback_template(&live(&sim), &refs, None).expect("a previous revision exists");
     let undone = plan.apply_to(&live(&sim)).expect("not skipped");
-    sim.submit(ApiRequest::Update(Object::Deployment(undone)))
+    sim.submit(ApiRequest::Update(Object::from(undone)))
         .expect("rolled back");
     sim.advance_to(300_000, usize::MAX);
     assert!(

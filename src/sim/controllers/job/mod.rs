@@ -725,7 +725,7 @@ impl JobController {
             let pending = pass.pending(events);
             pass.pending.push((pass.key.clone(), pending));
             pass.out
-                .request(ApiRequest::UpdateStatus(Object::Custom(obj)));
+                .request(ApiRequest::UpdateStatus(Object::from(obj)));
         }
         if flushed > 0 {
             pass.notes.push(format!("{flushed} pod(s) counted"));
@@ -828,7 +828,7 @@ impl JobController {
             let batch: Vec<ApiRequest> = it
                 .by_ref()
                 .take(size)
-                .map(|p| ApiRequest::Create(Object::Pod(p)))
+                .map(|p| ApiRequest::Create(Object::from(p)))
                 .collect();
             pass.out.batch(batch);
         }

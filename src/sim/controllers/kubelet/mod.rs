@@ -315,7 +315,7 @@ impl Kubelet {
         }
         self.status_anchor.insert(uid, cached_rv);
         p.status = status;
-        ApiRequest::UpdateStatus(Object::Pod(p))
+        ApiRequest::UpdateStatus(Object::from(p))
     }
 
     /// Drops everything this process remembers about a pod incarnation.

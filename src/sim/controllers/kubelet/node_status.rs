@@ -79,7 +79,7 @@ impl Kubelet {
         };
         if changed || due {
             self.node_post_sent_at = now;
-            out.request(ApiRequest::UpdateStatus(Object::Node(new)));
+            out.request(ApiRequest::UpdateStatus(Object::from(new)));
         }
         // After the status post, which carries the resourceVersion this patch would move on.
         if first_pass {
@@ -281,16 +281,16 @@ impl Kubelet {
                         "lease renewed {} ago",
                         format_duration(now.saturating_sub(last))
                     ),
-                    ApiRequest::Update(Object::Lease(l)),
+                    ApiRequest::Update(Object::from(l)),
                 )
             }
             None if self.lease_exists => (
                 "lease exists; its resourceVersion is unknown".to_string(),
-                ApiRequest::Update(Object::Lease(fresh())),
+                ApiRequest::Update(Object::from(fresh())),
             ),
             None => (
                 "no lease yet".to_string(),
-                ApiRequest::Create(Object::Lease(fresh())),
+                ApiRequest::Create(Object::from(fresh())),
             ),
         };
         let verb = if matches!(req, ApiRequest::Create(_)) {

@@ -91,13 +91,13 @@ impl PodBuilder for Pod {
 
 fn cluster() -> Sim {
     let mut sim = Sim::new(SimConfig::default());
-    sim.submit(ApiRequest::Create(Object::Node(node("node-1"))))
+    sim.submit(ApiRequest::Create(Object::from(node("node-1"))))
         .expect("node created");
     sim
 }
 
 fn create(sim: &mut Sim, p: Pod) {
-    sim.submit(ApiRequest::Create(Object::Pod(p)))
+    sim.submit(ApiRequest::Create(Object::from(p)))
         .expect("pod created");
 }
 
@@ -329,8 +329,8 @@ fn guaranteed_and_burstable_pods_are_classified_from_requests_and_limits() {
 #[test]
 fn an_invalid_image_name_leaves_the_container_waiting_with_invalid_image_name() {
     let mut cache = Cache::new();
-    cache.upsert(Arc::new(Object::Node(node("node-1"))));
-    cache.upsert(Arc::new(Object::Pod(
+    cache.upsert(Arc::new(Object::from(node("node-1"))));
+    cache.upsert(Arc::new(Object::from(
         pod("web", "NGINX:1.27").with_uid("u1"),
     )));
     let mut rt = NodeRuntime::default();
@@ -748,8 +748,8 @@ fn a_terminating_pod_without_running_containers_reports_a_terminal_phase_then_de
     p.metadata.deletion_grace_period_seconds = Some(30);
     p.status.phase = "Running".into();
     let mut cache = Cache::new();
-    cache.upsert(Arc::new(Object::Node(node("node-1"))));
-    cache.upsert(Arc::new(Object::Pod(p)));
+    cache.upsert(Arc::new(Object::from(node("node-1"))));
+    cache.upsert(Arc::new(Object::from(p)));
     let mut rt = NodeRuntime::default();
     rt.ensure_sandbox("u1", "default", "web", "10.244.1", 0);
     rt.start_container("u1", "app", "nginx:1.27", 0, None, 0, None, 1_000);
@@ -1402,7 +1402,7 @@ fn a_kubelet_gives_a_node_someone_else_created_its_default_labels_and_keeps_the_
         ("kubernetes.io/os".to_string(), "windows".to_string()),
     ]
     .into();
-    sim.submit(ApiRequest::Create(Object::Node(n)))
+    sim.submit(ApiRequest::Create(Object::from(n)))
         .expect("node created");
     sim.advance_to(5_000, usize::MAX);
     let labels = sim
@@ -1425,7 +1425,7 @@ fn a_changed_image_restarts_the_container_right_after_its_pull_without_a_crash_b
     let mut p = running_pod(&mut sim, pod("web", "nginx:1.27"));
     let changed_at = sim.now();
     p.spec.containers[0].image = "nginx:1.28".into();
-    sim.submit(ApiRequest::Update(Object::Pod(p)))
+    sim.submit(ApiRequest::Update(Object::from(p)))
         .expect("image changed");
     sim.advance_to(changed_at + 30_000, usize::MAX);
     let after: Vec<(Millis, String, String)> = pod_events(&sim, "web")

@@ -171,12 +171,12 @@ fn bind(
         changed = true;
     }
     if changed {
-        out.request(ApiRequest::Update(Object::Custom(v.clone())));
+        out.request(ApiRequest::Update(Object::from(v.clone())));
     }
     if phase(volume) != "Bound" {
         let mut s = v.clone();
         s.content.insert("status".into(), json!({"phase": "Bound"}));
-        out.request(ApiRequest::UpdateStatus(Object::Custom(s)));
+        out.request(ApiRequest::UpdateStatus(Object::from(s)));
     }
     let mut c = claim.clone();
     if str_at(claim, &["spec", "volumeName"]) != Some(&volume.metadata.name) {
@@ -189,7 +189,7 @@ fn bind(
         c.metadata
             .annotations
             .insert(BOUND_BY_CONTROLLER.into(), "yes".into());
-        out.request(ApiRequest::Update(Object::Custom(c.clone())));
+        out.request(ApiRequest::Update(Object::from(c.clone())));
     }
     if phase(claim) != "Bound" {
         let spec = volume.content.get("spec");
@@ -205,7 +205,7 @@ fn bind(
             "status".into(),
             json!({"phase": "Bound", "accessModes": modes, "capacity": capacity}),
         );
-        out.request(ApiRequest::UpdateStatus(Object::Custom(c)));
+        out.request(ApiRequest::UpdateStatus(Object::from(c)));
     }
 }
 
@@ -232,7 +232,7 @@ impl PersistentVolumeController {
                 None if phase(claim) == "Bound" => {
                     let mut c = claim.clone();
                     c.content.insert("status".into(), json!({"phase": "Lost"}));
-                    out.request(ApiRequest::UpdateStatus(Object::Custom(c)));
+                    out.request(ApiRequest::UpdateStatus(Object::from(c)));
                     out.event(event(
                         claim,
                         key,
@@ -324,7 +324,7 @@ impl PersistentVolumeController {
             c.metadata
                 .annotations
                 .insert(STORAGE_PROVISIONER_BETA.into(), provisioner.into());
-            out.request(ApiRequest::Update(Object::Custom(c)));
+            out.request(ApiRequest::Update(Object::from(c)));
         }
         out.event(event(
             claim,
@@ -354,7 +354,7 @@ impl PersistentVolumeController {
                 let mut v = volume.clone();
                 v.content
                     .insert("status".into(), json!({"phase": "Available"}));
-                out.request(ApiRequest::UpdateStatus(Object::Custom(v)));
+                out.request(ApiRequest::UpdateStatus(Object::from(v)));
             }
             return format!("{name}: Available");
         };
@@ -373,7 +373,7 @@ impl PersistentVolumeController {
                     let mut v = volume.clone();
                     v.content
                         .insert("status".into(), json!({"phase": "Released"}));
-                    out.request(ApiRequest::UpdateStatus(Object::Custom(v)));
+                    out.request(ApiRequest::UpdateStatus(Object::from(v)));
                 }
                 let policy =
                     str_at(volume, &["spec", "persistentVolumeReclaimPolicy"]).unwrap_or("Retain");

@@ -281,7 +281,7 @@ impl ExternalProvisioner {
                         .and_then(|o| o.meta().labels.get(ZONE_LABEL).cloned());
                     match new_volume(self.driver, claim, class, node, zone.as_deref(), k) {
                         Some(v) => {
-                            out.request(ApiRequest::Create(Object::Custom(v)));
+                            out.request(ApiRequest::Create(Object::from(v)));
                             match zone {
                                 Some(z) if self.driver == Driver::Disk => {
                                     format!("created {} in zone {z}", volume_name(claim))

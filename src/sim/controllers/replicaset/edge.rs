@@ -264,7 +264,7 @@ impl Controller for EdgeReplicaSetController {
         let replicas = replicas_of(rs);
         let diff = if net > 0 && rs.metadata.deletion_timestamp.is_none() {
             let pod = pod_from_template(rs);
-            out.batch(vec![ApiRequest::Create(Object::Pod(pod)); net as usize]);
+            out.batch(vec![ApiRequest::Create(Object::from(pod)); net as usize]);
             format!("act on the delta: create {net}")
         } else if net < 0 {
             // Newest first: the choice of victims is the only thing it reads the cache for.
@@ -304,7 +304,7 @@ impl Controller for EdgeReplicaSetController {
         if status != rs.status {
             let mut updated = rs.clone();
             updated.status = status;
-            out.batch(vec![ApiRequest::UpdateStatus(Object::ReplicaSet(updated))]);
+            out.batch(vec![ApiRequest::UpdateStatus(Object::from(updated))]);
         }
         let observed = if deltas.is_empty() {
             "no new delta".to_string()
@@ -485,7 +485,7 @@ mod tests {
     fn a_new_replica_set_gets_spec_replicas_pods_from_its_added_event() {
         let mut ctrl = EdgeReplicaSetController::new();
         let mut cache = Cache::new();
-        let r = Object::ReplicaSet(rs(3));
+        let r = Object::from(rs(3));
         cache.upsert(Arc::new(r.clone()));
         let keys = ctrl.keys_for_event(&ev(WatchEventType::Added, r.clone()), None, &cache);
         assert_eq!(keys, vec![r.key()]);
@@ -501,16 +501,16 @@ mod tests {
         let mut ctrl = EdgeReplicaSetController::new();
         let mut cache = Cache::new();
         let r = rs(2);
-        cache.upsert(Arc::new(Object::ReplicaSet(r.clone())));
-        let gone = Object::Pod(pod_of(&r, "web-a"));
+        cache.upsert(Arc::new(Object::from(r.clone())));
+        let gone = Object::from(pod_of(&r, "web-a"));
         ctrl.keys_for_event(&ev(WatchEventType::Deleted, gone), None, &cache);
-        let key = Object::ReplicaSet(r.clone()).key();
+        let key = Object::from(r.clone()).key();
 
         assert_eq!(creates(&run(&mut ctrl, &cache, &key)), 1);
 
         ctrl.deleted_by_me
             .insert(ObjectKey::new(Kind::Pod, "default", "web-b"), key.clone());
-        let mine = Object::Pod(pod_of(&r, "web-b"));
+        let mine = Object::from(pod_of(&r, "web-b"));
         ctrl.keys_for_event(&ev(WatchEventType::Deleted, mine), None, &cache);
         assert_eq!(creates(&run(&mut ctrl, &cache, &key)), 0);
     }
@@ -521,19 +521,19 @@ mod tests {
         let mut cache = Cache::new();
         let old = rs(3);
         let new = rs(1);
-        cache.upsert(Arc::new(Object::ReplicaSet(new.clone())));
+        cache.upsert(Arc::new(Object::from(new.clone())));
         for (i, name) in ["web-a", "web-b", "web-c"].iter().enumerate() {
             let mut p = pod_of(&new, name);
             p.metadata.creation_timestamp = Some(crate::sim::api::types::Time(i as u64 * 1000));
-            cache.upsert(Arc::new(Object::Pod(p)));
+            cache.upsert(Arc::new(Object::from(p)));
         }
-        let old_obj = Arc::new(Object::ReplicaSet(old));
+        let old_obj = Arc::new(Object::from(old));
         ctrl.keys_for_event(
-            &ev(WatchEventType::Modified, Object::ReplicaSet(new.clone())),
+            &ev(WatchEventType::Modified, Object::from(new.clone())),
             Some(&old_obj),
             &cache,
         );
-        let out = run(&mut ctrl, &cache, &Object::ReplicaSet(new).key());
+        let out = run(&mut ctrl, &cache, &Object::from(new).key());
         let deleted: Vec<String> = out
             .requests()
             .filter_map(|r| match r {

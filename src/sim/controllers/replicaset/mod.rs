@@ -453,7 +453,7 @@ impl Controller for ReplicaSetController {
                 self.pass_failed.remove(key);
                 let pod = pod_from_template(rs);
                 for size in slow_start_batches(n) {
-                    out.batch(vec![ApiRequest::Create(Object::Pod(pod.clone())); size]);
+                    out.batch(vec![ApiRequest::Create(Object::from(pod.clone())); size]);
                 }
                 diff_text = if n < missing {
                     format!("{missing} missing → create {n} (burst limit {BURST_REPLICAS})")
@@ -502,7 +502,7 @@ impl Controller for ReplicaSetController {
                 observed_generation: rs.metadata.generation,
                 ..new_status
             };
-            out.batch(vec![ApiRequest::UpdateStatus(Object::ReplicaSet(updated))]);
+            out.batch(vec![ApiRequest::UpdateStatus(Object::from(updated))]);
         }
         if let Some(wait) = counts.next_available {
             out.requeue(wait);

@@ -155,7 +155,7 @@ fn related_pods_are_counted_per_node_across_runs_of_labels_each_pod_once() {
     };
     let (old, new) = (with_hash("web-a", "a"), with_hash("web-b", "b"));
     let web = |name: &str, hash: &str, node: &str| {
-        Object::Pod(
+        Object::from(
             pod(name)
                 .labels(&[("app", "web"), ("hash", hash)])
                 .on(node)
@@ -164,8 +164,8 @@ fn related_pods_are_counted_per_node_across_runs_of_labels_each_pod_once() {
         )
     };
     let cache = cache_with(vec![
-        Object::ReplicaSet(old.clone()),
-        Object::ReplicaSet(new),
+        Object::from(old.clone()),
+        Object::from(new),
         web("p1", "a", "n1"),
         web("p2", "a", "n1"),
         web("p3", "b", "n2"),
@@ -173,7 +173,7 @@ fn related_pods_are_counted_per_node_across_runs_of_labels_each_pod_once() {
         web("p5", "c", "n1"),
         web("p6", "b", "n1"),
         web("p7", "b", "n2"),
-        Object::Pod(
+        Object::from(
             pod("p8")
                 .labels(&[("app", "web"), ("hash", "a")])
                 .on("n1")
@@ -208,11 +208,11 @@ fn related_pods_are_counted_from_every_owners_groups_and_the_orphans_alike() {
             Some(r) => p.of(r),
             None => p,
         };
-        Object::Pod(p.running().build())
+        Object::from(p.running().build())
     };
     let cache = cache_with(vec![
-        Object::ReplicaSet(old.clone()),
-        Object::ReplicaSet(new.clone()),
+        Object::from(old.clone()),
+        Object::from(new.clone()),
         web("p1", Some(&old), "a", "n1"),
         web("p2", Some(&new), "b", "n1"),
         web("p3", Some(&new), "b", "n2"),
@@ -260,7 +260,7 @@ fn rs_key(name: &str) -> ObjectKey {
 fn creates(out: &Outcome) -> Vec<&Pod> {
     out.requests()
         .filter_map(|r| match r {
-            ApiRequest::Create(Object::Pod(p)) => Some(p),
+            ApiRequest::Create(Object::Pod(p)) => Some(&**p),
             _ => None,
         })
         .collect()
@@ -302,7 +302,7 @@ fn create_batch_sizes(out: &Outcome) -> Vec<usize> {
 #[test]
 fn creates_missing_pods_in_slow_start_batches() {
     let web = rs("web", 10);
-    let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+    let cache = cache_with(vec![Object::from(web.clone())]);
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
     assert_eq!(create_batch_sizes(&out), vec![1, 2, 4, 3]);
@@ -353,7 +353,7 @@ fn slow_start_batch_sizes_double_and_end_with_the_remainder() {
 
 #[test]
 fn burst_limit_caps_creates_at_five_hundred_per_sync() {
-    let cache = cache_with(vec![Object::ReplicaSet(rs("web", 700))]);
+    let cache = cache_with(vec![Object::from(rs("web", 700))]);
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
     assert_eq!(creates(&out).len(), 500);
@@ -370,9 +370,9 @@ fn burst_limit_caps_creates_at_five_hundred_per_sync() {
 #[test]
 fn burst_limit_caps_deletes_at_five_hundred_per_sync() {
     let web = rs("web", 0);
-    let mut objs = vec![Object::ReplicaSet(web.clone())];
+    let mut objs = vec![Object::from(web.clone())];
     for i in 0..600 {
-        objs.push(Object::Pod(pod(&format!("p{i:03}")).of(&web).build()));
+        objs.push(Object::from(pod(&format!("p{i:03}")).of(&web).build()));
     }
     let cache = cache_with(objs);
     let mut ctrl = ReplicaSetController::new();
@@ -457,9 +457,9 @@ fn scale_down_deletes_by_ranking_one_rule_at_a_time() {
     ];
     for (rule, victim, survivor) in cases {
         let cache = cache_with(vec![
-            Object::ReplicaSet(web.clone()),
-            Object::Pod(victim.of(&web).build()),
-            Object::Pod(survivor.of(&web).build()),
+            Object::from(web.clone()),
+            Object::from(victim.of(&web).build()),
+            Object::from(survivor.of(&web).build()),
         ]);
         let out = run(
             &mut ReplicaSetController::new(),
@@ -481,11 +481,11 @@ fn scale_down_prefers_pods_doubled_up_with_sibling_replica_sets() {
         .match_labels
         .insert("rev".into(), "2".into());
     let objs = vec![
-        Object::ReplicaSet(old.clone()),
-        Object::ReplicaSet(new.clone()),
-        Object::Pod(pod("a").of(&old).on("n2").running().ready_at(0).build()),
-        Object::Pod(pod("b").of(&old).on("n1").running().ready_at(0).build()),
-        Object::Pod(
+        Object::from(old.clone()),
+        Object::from(new.clone()),
+        Object::from(pod("a").of(&old).on("n2").running().ready_at(0).build()),
+        Object::from(pod("b").of(&old).on("n1").running().ready_at(0).build()),
+        Object::from(
             pod("c")
                 .of(&new)
                 .on("n1")
@@ -510,9 +510,9 @@ fn scale_down_prefers_pods_doubled_up_with_sibling_replica_sets() {
 fn scale_down_to_zero_deletes_everything_without_ranking() {
     let web = rs("web", 0);
     let cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
-        Object::Pod(pod("a").of(&web).on("n1").running().ready_at(0).build()),
-        Object::Pod(pod("b").of(&web).build()),
+        Object::from(web.clone()),
+        Object::from(pod("a").of(&web).on("n1").running().ready_at(0).build()),
+        Object::from(pod("b").of(&web).build()),
     ]);
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 5_000);
@@ -527,8 +527,8 @@ fn scale_down_to_zero_deletes_everything_without_ranking() {
 fn adopts_an_orphan_that_matches_the_selector() {
     let web = rs("web", 1);
     let cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
-        Object::Pod(pod("orphan").build()),
+        Object::from(web.clone()),
+        Object::from(pod("orphan").build()),
     ]);
     let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
     let p = patches(&out);
@@ -554,9 +554,9 @@ fn adopts_an_orphan_that_matches_the_selector() {
 fn does_not_adopt_terminating_or_non_matching_orphans() {
     let web = rs("web", 0);
     let cache = cache_with(vec![
-        Object::ReplicaSet(web),
-        Object::Pod(pod("going").terminating().build()),
-        Object::Pod(pod("other").labels(&[("app", "db")]).build()),
+        Object::from(web),
+        Object::from(pod("going").terminating().build()),
+        Object::from(pod("other").labels(&[("app", "db")]).build()),
     ]);
     let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
     assert!(patches(&out).is_empty());
@@ -566,9 +566,9 @@ fn does_not_adopt_terminating_or_non_matching_orphans() {
 fn releases_a_pod_whose_labels_no_longer_match_and_creates_a_replacement() {
     let web = rs("web", 2);
     let cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
-        Object::Pod(pod("kept").of(&web).build()),
-        Object::Pod(
+        Object::from(web.clone()),
+        Object::from(pod("kept").of(&web).build()),
+        Object::from(
             pod("relabelled")
                 .of(&web)
                 .labels(&[("app", "debug")])
@@ -593,9 +593,9 @@ fn never_steals_pods_controlled_by_another_owner() {
     let web = rs("web", 1);
     let other = rs("other", 1);
     let cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
-        Object::ReplicaSet(other.clone()),
-        Object::Pod(pod("theirs").of(&other).build()),
+        Object::from(web.clone()),
+        Object::from(other.clone()),
+        Object::from(pod("theirs").of(&other).build()),
     ]);
     let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
     assert!(patches(&out).is_empty());
@@ -605,7 +605,7 @@ fn never_steals_pods_controlled_by_another_owner() {
 #[test]
 fn expectations_block_a_second_create_until_the_pods_are_observed() {
     let web = rs("web", 2);
-    let mut cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+    let mut cache = cache_with(vec![Object::from(web.clone())]);
     let mut ctrl = ReplicaSetController::new();
     assert_eq!(creates(&run(&mut ctrl, &cache, &rs_key("web"), 0)).len(), 2);
     // A second pass before any pod ADD arrives creates nothing and says why.
@@ -618,7 +618,7 @@ fn expectations_block_a_second_create_until_the_pods_are_observed() {
     assert_eq!(out.requeue_after, Some(EXPECTATIONS_TIMEOUT + 1 - 10));
     // The informer delivers both ADDs: expectations are satisfied and nothing is missing.
     for name in ["web-a", "web-b"] {
-        let p = Arc::new(Object::Pod(pod(name).of(&web).build()));
+        let p = Arc::new(Object::from(pod(name).of(&web).build()));
         cache.upsert(p.clone());
         let ev = WatchEvent::new(WatchEventType::Added, p, 20, 0);
         assert_eq!(ctrl.keys_for_event(&ev, None, &cache), vec![rs_key("web")]);
@@ -632,7 +632,7 @@ fn expectations_block_a_second_create_until_the_pods_are_observed() {
 #[test]
 fn expectations_expire_after_five_minutes() {
     let web = rs("web", 1);
-    let cache = cache_with(vec![Object::ReplicaSet(web)]);
+    let cache = cache_with(vec![Object::from(web)]);
     let mut ctrl = ReplicaSetController::new();
     assert_eq!(creates(&run(&mut ctrl, &cache, &rs_key("web"), 0)).len(), 1);
     // The pod ADD was lost: at exactly five minutes the controller still waits…
@@ -658,7 +658,7 @@ fn expectations_expire_after_five_minutes() {
 
 #[test]
 fn a_restart_forgets_expectations() {
-    let cache = cache_with(vec![Object::ReplicaSet(rs("web", 1))]);
+    let cache = cache_with(vec![Object::from(rs("web", 1))]);
     let mut ctrl = ReplicaSetController::new();
     run(&mut ctrl, &cache, &rs_key("web"), 0);
     let mut ctrl = ctrl.restarted().expect("a control-plane process");
@@ -671,7 +671,7 @@ fn a_restart_forgets_expectations() {
 #[test]
 fn failed_and_skipped_creates_lower_expectations_and_record_events() {
     let web = rs("web", 3);
-    let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+    let cache = cache_with(vec![Object::from(web.clone())]);
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
     let reqs: Vec<ApiRequest> = out.requests().cloned().collect();
@@ -710,11 +710,11 @@ fn failed_and_skipped_creates_lower_expectations_and_record_events() {
 #[test]
 fn successful_create_event_names_the_generated_pod() {
     let web = rs("web", 1);
-    let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+    let cache = cache_with(vec![Object::from(web.clone())]);
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
     let req = out.requests().next().cloned().expect("a create");
-    let created: ApiResult = Ok(Arc::new(Object::Pod(pod("web-x2k4f").of(&web).build())));
+    let created: ApiResult = Ok(Arc::new(Object::from(pod("web-x2k4f").of(&web).build())));
     ctrl.on_response(&req, &created, 5);
     let evs = ctrl.events_for_response(&req, &created);
     assert_eq!(evs.len(), 1);
@@ -734,8 +734,8 @@ fn deletes_record_events_and_observe_expectations_once() {
     let web = rs("web", 0);
     let victim = pod("a").of(&web).on("n1").running().build();
     let mut cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
-        Object::Pod(victim.clone()),
+        Object::from(web.clone()),
+        Object::from(victim.clone()),
     ]);
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
@@ -747,7 +747,7 @@ fn deletes_record_events_and_observe_expectations_once() {
             options: DeleteOptions::default()
         }
     );
-    let ok: ApiResult = Ok(Arc::new(Object::Pod(victim.clone())));
+    let ok: ApiResult = Ok(Arc::new(Object::from(victim.clone())));
     ctrl.on_response(&req, &ok, 5);
     let evs = ctrl.events_for_response(&req, &ok);
     assert_eq!(evs[0].message, "Deleted pod: a");
@@ -756,7 +756,7 @@ fn deletes_record_events_and_observe_expectations_once() {
     let mut terminating = victim.clone();
     terminating.metadata.deletion_timestamp = Some(Time(30_000));
     terminating.metadata.resource_version = "6".into();
-    let t = Arc::new(Object::Pod(terminating));
+    let t = Arc::new(Object::from(terminating));
     let old = cache.upsert(t.clone());
     let ev = WatchEvent::new(WatchEventType::Modified, t.clone(), 6, 0);
     ctrl.keys_for_event(&ev, old.as_ref(), &cache);
@@ -777,8 +777,8 @@ fn deletes_record_events_and_observe_expectations_once() {
 fn failed_delete_records_a_warning_and_the_failure_condition() {
     let web = rs("web", 0);
     let cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
-        Object::Pod(pod("a").of(&web).build()),
+        Object::from(web.clone()),
+        Object::from(pod("a").of(&web).build()),
     ]);
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
@@ -818,9 +818,9 @@ fn status_counts_ready_and_available_pods_with_min_ready_seconds() {
         .labels
         .insert("tier".into(), "front".into());
     let cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
+        Object::from(web.clone()),
         // Available: ready for 20 s.
-        Object::Pod(
+        Object::from(
             pod("a")
                 .of(&web)
                 .on("n1")
@@ -830,7 +830,7 @@ fn status_counts_ready_and_available_pods_with_min_ready_seconds() {
                 .build(),
         ),
         // Ready for 5 s only: not available yet.
-        Object::Pod(
+        Object::from(
             pod("b")
                 .of(&web)
                 .on("n1")
@@ -838,9 +838,9 @@ fn status_counts_ready_and_available_pods_with_min_ready_seconds() {
                 .ready_at(25_000)
                 .build(),
         ),
-        Object::Pod(pod("c").of(&web).on("n1").running().build()),
+        Object::from(pod("c").of(&web).on("n1").running().build()),
         // Terminating pods are not counted at all.
-        Object::Pod(
+        Object::from(
             pod("d")
                 .of(&web)
                 .on("n1")
@@ -885,8 +885,8 @@ fn status_is_not_written_when_nothing_changed() {
         ..Default::default()
     };
     let cache = cache_with(vec![
-        Object::ReplicaSet(web.clone()),
-        Object::Pod(pod("a").of(&web).build()),
+        Object::from(web.clone()),
+        Object::from(pod("a").of(&web).build()),
     ]);
     let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
     assert!(out.batches.is_empty());
@@ -896,10 +896,7 @@ fn status_is_not_written_when_nothing_changed() {
 fn a_replica_set_being_deleted_creates_nothing_and_adopts_nothing() {
     let mut web = rs("web", 3);
     web.metadata.deletion_timestamp = Some(Time(1));
-    let cache = cache_with(vec![
-        Object::ReplicaSet(web),
-        Object::Pod(pod("orphan").build()),
-    ]);
+    let cache = cache_with(vec![Object::from(web), Object::from(pod("orphan").build())]);
     let out = run(&mut ReplicaSetController::new(), &cache, &rs_key("web"), 0);
     assert!(creates(&out).is_empty());
     assert!(patches(&out).is_empty());
@@ -908,14 +905,11 @@ fn a_replica_set_being_deleted_creates_nothing_and_adopts_nothing() {
 #[test]
 fn orphan_pod_events_wake_every_matching_replica_set() {
     let mut ctrl = ReplicaSetController::new();
-    let mut cache = cache_with(vec![
-        Object::ReplicaSet(rs("a", 1)),
-        Object::ReplicaSet(rs("b", 1)),
-    ]);
+    let mut cache = cache_with(vec![Object::from(rs("a", 1)), Object::from(rs("b", 1))]);
     let mut other = rs("c", 1);
     other.spec.selector.match_labels = labels(&[("app", "db")]);
-    cache.upsert(Arc::new(Object::ReplicaSet(other)));
-    let p = Arc::new(Object::Pod(pod("orphan").build()));
+    cache.upsert(Arc::new(Object::from(other)));
+    let p = Arc::new(Object::from(pod("orphan").build()));
     cache.upsert(p.clone());
     let ev = WatchEvent::new(WatchEventType::Added, p, 3, 0);
     assert_eq!(
@@ -928,14 +922,16 @@ fn orphan_pod_events_wake_every_matching_replica_set() {
 fn a_controller_ref_change_wakes_the_old_and_the_new_owner() {
     let mut ctrl = ReplicaSetController::new();
     let (a, b) = (rs("a", 1), rs("b", 1));
-    let cache = cache_with(vec![
-        Object::ReplicaSet(a.clone()),
-        Object::ReplicaSet(b.clone()),
-    ]);
-    let old = Arc::new(Object::Pod(pod("p").of(&a).build()));
+    let cache = cache_with(vec![Object::from(a.clone()), Object::from(b.clone())]);
+    let old = Arc::new(Object::from(pod("p").of(&a).build()));
     let mut moved = pod("p").of(&b).build();
     moved.metadata.resource_version = "9".into();
-    let ev = WatchEvent::new(WatchEventType::Modified, Arc::new(Object::Pod(moved)), 9, 0);
+    let ev = WatchEvent::new(
+        WatchEventType::Modified,
+        Arc::new(Object::from(moved)),
+        9,
+        0,
+    );
     assert_eq!(
         ctrl.keys_for_event(&ev, Some(&old), &cache),
         vec![rs_key("a"), rs_key("b")]
@@ -945,15 +941,10 @@ fn a_controller_ref_change_wakes_the_old_and_the_new_owner() {
 #[test]
 fn a_deleted_replica_set_drops_its_expectations() {
     let web = rs("web", 2);
-    let cache = cache_with(vec![Object::ReplicaSet(web.clone())]);
+    let cache = cache_with(vec![Object::from(web.clone())]);
     let mut ctrl = ReplicaSetController::new();
     run(&mut ctrl, &cache, &rs_key("web"), 0);
-    let ev = WatchEvent::new(
-        WatchEventType::Deleted,
-        Arc::new(Object::ReplicaSet(web)),
-        3,
-        0,
-    );
+    let ev = WatchEvent::new(WatchEventType::Deleted, Arc::new(Object::from(web)), 3, 0);
     ctrl.keys_for_event(&ev, None, &Cache::new());
     assert!(ctrl.expectations().get(&rs_key("web")).is_none());
 }
@@ -969,7 +960,7 @@ mod world {
         r.metadata.uid.clear();
         r.metadata.resource_version.clear();
         r.metadata.generation = 0;
-        Object::ReplicaSet(r)
+        Object::from(r)
     }
 
     fn pods_of(sim: &Sim) -> Vec<Pod> {

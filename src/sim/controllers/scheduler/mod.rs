@@ -637,7 +637,7 @@ fn run_cycle(
 pub fn explain(pod: &Pod, nodes: &[&Node], pods: &[&Pod]) -> SchedulingDecision {
     let mut state = ClusterState::default();
     for n in nodes {
-        state.set_node(Arc::new(Object::Node((*n).clone())));
+        state.set_node(Arc::new(Object::from((*n).clone())));
     }
     let me = pod_key(pod);
     for q in pods {
@@ -697,7 +697,7 @@ impl ClusterEvent<'_> {
 
 fn fits_empty_node(pod: &Pod, node: &Node) -> bool {
     let mut ni = NodeInfo::default();
-    ni.set_node(Arc::new(Object::Node(node.clone())));
+    ni.set_node(Arc::new(Object::from(node.clone())));
     plugins::fits_request(&plugins::pod_resources(pod).requests, &ni).is_empty()
 }
 
@@ -1166,7 +1166,7 @@ impl Scheduler {
             updated.status.nominated_node_name = Some(n.to_string());
         }
         // Preemption's requests ride in the same batch so one failure does not cancel the rest.
-        let req = ApiRequest::UpdateStatus(Object::Pod(updated));
+        let req = ApiRequest::UpdateStatus(Object::from(updated));
         match out.batches.first_mut() {
             Some(batch) => batch.insert(0, req),
             None => out.request(req),
@@ -1202,7 +1202,7 @@ impl Scheduler {
                     ..Default::default()
                 },
             );
-            reqs.push(ApiRequest::UpdateStatus(Object::Pod(marked)));
+            reqs.push(ApiRequest::UpdateStatus(Object::from(marked)));
             reqs.push(ApiRequest::Delete {
                 key: v.clone(),
                 options: DeleteOptions {

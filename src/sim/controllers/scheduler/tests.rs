@@ -208,7 +208,7 @@ fn pkey(name: &str) -> ObjectKey {
 
 fn node_info(n: &Node, pods: &[Pod]) -> NodeInfo {
     let mut ni = NodeInfo::default();
-    ni.set_node(Arc::new(Object::Node(n.clone())));
+    ni.set_node(Arc::new(Object::from(n.clone())));
     for p in pods {
         ni.add_pod(
             &pkey(&p.metadata.name),
@@ -224,8 +224,8 @@ fn filter(p: &Pod, n: &Node, pods: &[Pod]) -> Option<(&'static str, Vec<String>)
 }
 
 fn cache_of(nodes: &[Node], pods: &[Pod]) -> Cache {
-    let nodes = nodes.iter().cloned().map(Object::Node);
-    testing::cache_of(nodes.chain(pods.iter().cloned().map(Object::Pod)))
+    let nodes = nodes.iter().cloned().map(Object::from);
+    testing::cache_of(nodes.chain(pods.iter().cloned().map(Object::from)))
 }
 
 fn reconcile(s: &mut Scheduler, cache: &Cache, key: &ObjectKey, now: u64) -> Outcome {
@@ -870,7 +870,7 @@ fn a_pending_pod_is_bound_with_a_scheduled_event_and_a_record() {
         "Scheduled waits for the binding to succeed"
     );
     let bind = out.requests().next().expect("a bind").clone();
-    let stored = Arc::new(Object::Pod(pod("web").on("node-1")));
+    let stored = Arc::new(Object::from(pod("web").on("node-1")));
     s.on_response(&bind, &Ok(stored.clone()), 1_004);
     let events = s.events_for_response(&bind, &Ok(stored));
     let ev = &events[0];
@@ -902,7 +902,7 @@ fn an_unschedulable_pod_gets_the_pod_scheduled_false_condition_once() {
     let updated: Vec<&Pod> = out
         .requests()
         .filter_map(|r| match r {
-            ApiRequest::UpdateStatus(Object::Pod(p)) => Some(p),
+            ApiRequest::UpdateStatus(Object::Pod(p)) => Some(&**p),
             _ => None,
         })
         .collect();
@@ -1022,9 +1022,9 @@ fn the_bound_pod_replaces_its_assumed_charge() {
     let mut s = Scheduler::new();
     reconcile(&mut s, &cache, &pkey("a"), 1);
     let bound = pod("a").req("600m", "").on("node-1");
-    let old = cache.upsert(Arc::new(Object::Pod(bound.clone())));
+    let old = cache.upsert(Arc::new(Object::from(bound.clone())));
     s.keys_for_event(
-        &watch(WatchEventType::Modified, Object::Pod(bound)),
+        &watch(WatchEventType::Modified, Object::from(bound)),
         old.as_ref(),
         &cache,
     );
@@ -1047,20 +1047,20 @@ fn an_unschedulable_pod_is_retried_when_a_fitting_node_is_added() {
 
     // A node too small for it is no reason to retry (NodeResourcesFit's queueing hint).
     let tiny = node("tiny").alloc("1", "1Gi", "110");
-    cache.upsert(Arc::new(Object::Node(tiny.clone())));
+    cache.upsert(Arc::new(Object::from(tiny.clone())));
     assert!(s
         .keys_for_event(
-            &watch(WatchEventType::Added, Object::Node(tiny)),
+            &watch(WatchEventType::Added, Object::from(tiny)),
             None,
             &cache
         )
         .is_empty());
 
     let big = node("big").alloc("4", "8Gi", "110");
-    cache.upsert(Arc::new(Object::Node(big.clone())));
+    cache.upsert(Arc::new(Object::from(big.clone())));
     s.tick(5_000);
     let keys = s.keys_for_event(
-        &watch(WatchEventType::Added, Object::Node(big)),
+        &watch(WatchEventType::Added, Object::from(big)),
         None,
         &cache,
     );
@@ -1085,10 +1085,10 @@ fn uncordoning_a_node_retries_the_pods_it_rejected() {
     let mut open = cordoned.clone();
     open.spec.unschedulable = false;
     open.spec.taints.clear();
-    let old = cache.upsert(Arc::new(Object::Node(open.clone())));
+    let old = cache.upsert(Arc::new(Object::from(open.clone())));
     assert_eq!(
         s.keys_for_event(
-            &watch(WatchEventType::Modified, Object::Node(open)),
+            &watch(WatchEventType::Modified, Object::from(open)),
             old.as_ref(),
             &cache
         ),
@@ -1105,7 +1105,7 @@ fn deleting_a_bound_pod_frees_its_node_and_retries_pods_that_did_not_fit() {
     s.tick(3_000);
     cache.remove(&pkey("busy"));
     let keys = s.keys_for_event(
-        &watch(WatchEventType::Deleted, Object::Pod(busy)),
+        &watch(WatchEventType::Deleted, Object::from(busy)),
         None,
         &cache,
     );
@@ -1265,7 +1265,7 @@ fn large_clusters_stop_filtering_once_enough_nodes_fit() {
 // ------------------------------------------------------------------ through the world
 
 fn api_node(name: &str) -> Object {
-    Object::Node(node(name))
+    Object::from(node(name))
 }
 
 #[test]
@@ -1280,7 +1280,7 @@ fn a_pod_submitted_to_a_three_node_cluster_is_bound() {
     p.metadata.uid.clear();
     p.metadata.creation_timestamp = None;
     p.status = Default::default();
-    sim.submit(ApiRequest::Create(Object::Pod(p)))
+    sim.submit(ApiRequest::Create(Object::from(p)))
         .expect("pod created");
     sim.advance_to(5_000, usize::MAX);
     let bound = sim
@@ -1317,7 +1317,7 @@ fn a_deployment_sized_burst_of_pods_is_spread_and_all_bound() {
         p.metadata.uid.clear();
         p.metadata.creation_timestamp = None;
         p.status = Default::default();
-        sim.submit(ApiRequest::Create(Object::Pod(p)))
+        sim.submit(ApiRequest::Create(Object::from(p)))
             .expect("pod created");
     }
     sim.advance_to(5_000, usize::MAX);
@@ -1370,9 +1370,9 @@ fn ten_thousand_pods_schedule_onto_a_thousand_nodes_quickly() {
         for (name, n) in binds(&out) {
             bound += 1;
             let b = pod(&name).req("100m", "128Mi").on(&n);
-            let old = cache.upsert(Arc::new(Object::Pod(b.clone())));
+            let old = cache.upsert(Arc::new(Object::from(b.clone())));
             s.keys_for_event(
-                &watch(WatchEventType::Modified, Object::Pod(b)),
+                &watch(WatchEventType::Modified, Object::from(b)),
                 old.as_ref(),
                 &cache,
             );

@@ -198,7 +198,7 @@ impl Pass<'_> {
                 &pod.metadata.name,
                 Some(claim.metadata.name.clone()),
             );
-            reqs.push(ApiRequest::Create(Object::Custom(claim)));
+            reqs.push(ApiRequest::Create(Object::from(claim)));
         }
         reqs
     }
@@ -360,7 +360,7 @@ impl StatefulSetController {
                 Step {
                     stages: vec![
                         claims,
-                        vec![ApiRequest::Create(Object::Pod((**pod).clone()))],
+                        vec![ApiRequest::Create(Object::from((**pod).clone()))],
                     ],
                     blocks: monotonic,
                 }
@@ -395,7 +395,7 @@ impl StatefulSetController {
                         ObjectKey::new(Kind::Pod, &fixed.metadata.namespace, &fixed.metadata.name);
                     pass.pending(key, "update", name, None);
                     step.stages
-                        .push(vec![ApiRequest::Update(Object::Pod(fixed))]);
+                        .push(vec![ApiRequest::Update(Object::from(fixed))]);
                 }
                 step.stages.push(pass.retention_patches(pod, false));
                 step
@@ -670,7 +670,7 @@ impl StatefulSetController {
                     candidate = new_revision(set, &template, next, collision_count);
                 }
                 if let Some(obj) = candidate.to_custom(kinds.revision) {
-                    pass.out.request(ApiRequest::Create(Object::Custom(obj)));
+                    pass.out.request(ApiRequest::Create(Object::from(obj)));
                 }
                 candidate
             }
@@ -758,7 +758,7 @@ impl StatefulSetController {
             let mut obj = custom.clone();
             obj.content.insert("status".into(), status.to_json());
             pass.out
-                .request(ApiRequest::UpdateStatus(Object::Custom(obj)));
+                .request(ApiRequest::UpdateStatus(Object::from(obj)));
         }
         if set.spec.min_ready_seconds > 0 && status.available_replicas != spec_replicas {
             pass.out

@@ -36,7 +36,7 @@ fn web(policy: &str, replicas: i32) -> Object {
         content,
     };
     crate::sim::api::statefulset::admit(&mut obj, None, false).expect("valid");
-    Object::Custom(obj)
+    Object::from(obj)
 }
 
 fn key() -> ObjectKey {
@@ -55,7 +55,7 @@ fn pod(set: &Object, ordinal: i32, phase: &str, ready: bool) -> Object {
         last_transition_time: Some(Time(0)),
         ..Default::default()
     }];
-    Object::Pod(p)
+    Object::from(p)
 }
 
 fn verbs(out: &Outcome) -> Vec<Vec<String>> {
