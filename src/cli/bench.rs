@@ -298,7 +298,8 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
                     ..Default::default()
                 }],
                 ..Default::default()
-            },
+            }
+            .into(),
             ..Default::default()
         };
         s.sim

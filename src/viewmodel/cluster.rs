@@ -1251,7 +1251,8 @@ mod tests {
                     ..Default::default()
                 }],
                 ..Default::default()
-            },
+            }
+            .into(),
             status: PodStatus {
                 phase: "Pending".into(),
                 ..Default::default()
@@ -1260,7 +1261,7 @@ mod tests {
     }
 
     fn on(mut p: Pod, node: &str) -> Pod {
-        p.spec.node_name = node.into();
+        p.spec_mut().node_name = node.into();
         p
     }
 
@@ -1356,7 +1357,7 @@ mod tests {
         assert_eq!(PodView::of(&gated, 0).status, "SchedulingGated");
 
         let mut p = running(on(pod("a"), "node-1"), true);
-        p.spec.init_containers = vec![crate::sim::api::types::Container {
+        p.spec_mut().init_containers = vec![crate::sim::api::types::Container {
             name: "proxy".into(),
             restart_policy: Some("Always".into()),
             ..Default::default()

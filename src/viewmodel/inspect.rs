@@ -87,7 +87,7 @@ impl InspectorData {
             let nodes: Vec<_> = api.list(Kind::Node).filter_map(|o| o.as_node()).collect();
             let pods: Vec<_> = api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
             let mut unbound = pod.clone();
-            unbound.spec.node_name.clear();
+            unbound.spec_mut().node_name.clear();
             SchedulingView::of(&scheduler::explain(&unbound, &nodes, &pods))
         });
         InspectorData {

@@ -1205,7 +1205,8 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
                     ..Default::default()
                 }],
                 ..Default::default()
-            },
+            }
+            .into(),
             ..Default::default()
         })
     };

@@ -76,14 +76,14 @@ pub fn apply_defaults(obj: &mut Object) {
             default_pod_spec(&mut rs.spec.template.spec);
         }
         Object::Pod(p) => {
-            default_pod_spec(&mut p.spec);
+            let spec = p.spec_mut();
+            default_pod_spec(spec);
             // SetDefaults_Pod (a Pod's, not a template's): limits without requests request as
             // much, which is what the scheduler then reserves.
-            for c in p
-                .spec
+            for c in spec
                 .init_containers
                 .iter_mut()
-                .chain(p.spec.containers.iter_mut())
+                .chain(spec.containers.iter_mut())
             {
                 let Some(res) = c.resources.as_mut() else {
                     continue;
@@ -94,8 +94,8 @@ pub fn apply_defaults(obj: &mut Object) {
                     }
                 }
             }
-            p.spec.priority.get_or_insert(0);
-            add_default_tolerations(&mut p.spec.tolerations);
+            spec.priority.get_or_insert(0);
+            add_default_tolerations(&mut spec.tolerations);
         }
         Object::Service(s) => {
             let ty = s.spec.type_.get_or_insert_with(|| "ClusterIP".into());
@@ -381,7 +381,7 @@ mod tests {
     #[test]
     fn pods_get_container_probe_and_toleration_defaults() {
         let mut p = Pod::default();
-        p.spec.containers.push(Container {
+        p.spec_mut().containers.push(Container {
             name: "app".into(),
             image: "app:v1".into(),
             ports: vec![ContainerPort {

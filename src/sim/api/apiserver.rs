@@ -1205,7 +1205,7 @@ impl ApiServer {
         // Binding sets only `spec.nodeName` (a string): a spec that survived a JSON round trip
         // still does.
         let spec_canonical = self.spec_canonical.get(key) == Some(&old.meta().rv());
-        pod.spec.node_name = node.to_string();
+        pod.spec_mut().node_name = node.to_string();
         set_condition(
             &mut pod.status.conditions,
             Condition {
@@ -1933,7 +1933,7 @@ mod tests {
         pod.metadata.uid = "u".into();
         pod.metadata.creation_timestamp = Some(Time(ms));
         pod.metadata.managed_fields = Some(Box::new(Json::Null));
-        pod.spec.containers.push(Container {
+        pod.spec_mut().containers.push(Container {
             name: "app".into(),
             image: "nginx".into(),
             env: Some(Box::new(Json::Null)),

@@ -139,11 +139,13 @@ mod tests {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.metadata.namespace = "default".into();
-        p.spec.containers.push(crate::sim::api::types::Container {
-            name: "app".into(),
-            image: image.into(),
-            ..Default::default()
-        });
+        p.spec_mut()
+            .containers
+            .push(crate::sim::api::types::Container {
+                name: "app".into(),
+                image: image.into(),
+                ..Default::default()
+            });
         let obj = Object::from(p);
         (Arc::new(obj.key()), Arc::new(obj))
     }

@@ -555,6 +555,12 @@ impl<'de, 'v: 'de> SeqAccess<'de> for StrictSeq<'_, 'v, '_> {
             Err(e) => Err(self.de.attach_at(e, &place)),
         }
     }
+
+    /// Exact: a decoded list gets the capacity it needs, not a doubling's slack (a pod's
+    /// decoded spec is shared by its later versions, so its slack stays as long as the pod).
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
 }
 
 impl<'v> StrictSeq<'_, 'v, '_> {
@@ -609,6 +615,11 @@ impl<'de, 'v: 'de> MapAccess<'de> for StrictMap<'_, 'v, '_> {
             Ok(v) => Ok(v),
             Err(e) => Err(self.de.attach_at(e, &place)),
         }
+    }
+
+    /// Exact, as a list's (a map decodes into a sorted vector).
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
     }
 }
 

@@ -5,6 +5,7 @@
 //! real manifests load, round-trip through `-o yaml`, and can be reported as "not simulated".
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -866,12 +867,18 @@ pub struct Pod {
     #[serde(default)]
     pub metadata: ObjectMeta,
     #[serde(default)]
-    pub spec: PodSpec,
+    pub spec: Arc<PodSpec>,
     #[serde(default)]
     pub status: PodStatus,
 }
 
 impl Pod {
+    /// The spec, to change: a pod's versions share one spec (a status write copies a pointer,
+    /// not the containers), so the first change copies it.
+    pub fn spec_mut(&mut self) -> &mut PodSpec {
+        Arc::make_mut(&mut self.spec)
+    }
+
     /// Ready condition True: the pod receives traffic and counts as ready for its owners.
     pub fn is_ready(&self) -> bool {
         find_condition(&self.status.conditions, "Ready").is_some_and(|c| c.status == "True")

@@ -1977,8 +1977,8 @@ mod tests {
         let mut p = Pod::default();
         p.metadata.name = "p".into();
         p.metadata.namespace = "default".into();
-        p.spec.containers = vec![container("app", "busybox")];
-        p.spec.restart_policy = Some("Always".into());
+        p.spec_mut().containers = vec![container("app", "busybox")];
+        p.spec_mut().restart_policy = Some("Always".into());
         p
     }
 
@@ -1986,16 +1986,16 @@ mod tests {
     fn pod_errors_use_kubernetes_wording() {
         type Edit = fn(&mut Pod);
         let cases: Vec<(Edit, Vec<&str>)> = vec![
-            (|p| p.spec.containers.clear(), vec!["spec.containers: Required value"]),
-            (|p| p.spec.containers.push(container("app", "x")), vec!["spec.containers[1].name: Duplicate value: \"app\""]),
-            (|p| p.spec.containers[0].name = String::new(), vec!["spec.containers[0].name: Required value"]),
+            (|p| p.spec_mut().containers.clear(), vec!["spec.containers: Required value"]),
+            (|p| p.spec_mut().containers.push(container("app", "x")), vec!["spec.containers[1].name: Duplicate value: \"app\""]),
+            (|p| p.spec_mut().containers[0].name = String::new(), vec!["spec.containers[0].name: Required value"]),
             (
-                |p| p.spec.restart_policy = Some("Sometimes".into()),
+                |p| p.spec_mut().restart_policy = Some("Sometimes".into()),
                 vec!["spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""],
             ),
             (
                 |p| {
-                    p.spec.containers[0].resources = Some(ResourceRequirements {
+                    p.spec_mut().containers[0].resources = Some(ResourceRequirements {
                         requests: labels(&[("cpu", "2")]),
                         limits: labels(&[("cpu", "1")]),
                         claims: None,
@@ -2005,7 +2005,7 @@ mod tests {
             ),
             (
                 |p| {
-                    p.spec.containers[0].resources = Some(ResourceRequirements {
+                    p.spec_mut().containers[0].resources = Some(ResourceRequirements {
                         requests: labels(&[("memory", "lots")]),
                         ..Default::default()
                     })
@@ -2014,7 +2014,7 @@ mod tests {
             ),
             (
                 |p| {
-                    p.spec.containers[0].readiness_probe = Some(Box::new(Probe {
+                    p.spec_mut().containers[0].readiness_probe = Some(Box::new(Probe {
                         http_get: Some(HttpGetAction { port: IntOrString::Int(8080), ..Default::default() }),
                         failure_threshold: Some(-1),
                         ..Default::default()
@@ -2023,22 +2023,22 @@ mod tests {
                 vec!["spec.containers[0].readinessProbe.failureThreshold: Invalid value: -1: must be greater than or equal to 0"],
             ),
             (
-                |p| p.spec.containers[0].liveness_probe = Some(Box::new(Probe::default())),
+                |p| p.spec_mut().containers[0].liveness_probe = Some(Box::new(Probe::default())),
                 vec!["spec.containers[0].livenessProbe: Required value: must specify a handler type"],
             ),
             (
-                |p| p.spec.tolerations.push(Toleration { key: Some("k".into()), operator: Some("Maybe".into()), effect: Some("NoRun".into()), ..Default::default() }),
+                |p| p.spec_mut().tolerations.push(Toleration { key: Some("k".into()), operator: Some("Maybe".into()), effect: Some("NoRun".into()), ..Default::default() }),
                 vec![
                     "spec.tolerations[0].operator: Unsupported value: \"Maybe\": supported values: \"Equal\", \"Exists\"",
                     "spec.tolerations[0].effect: Unsupported value: \"NoRun\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
                 ],
             ),
             (
-                |p| p.spec.node_selector = labels(&[("disk", "ssd fast")]),
+                |p| p.spec_mut().node_selector = labels(&[("disk", "ssd fast")]),
                 vec!["spec.nodeSelector: Invalid value: \"ssd fast\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"],
             ),
             (
-                |p| p.spec.containers[0].ports.push(ContainerPort { container_port: 70000, protocol: Some("TCP".into()), ..Default::default() }),
+                |p| p.spec_mut().containers[0].ports.push(ContainerPort { container_port: 70000, protocol: Some("TCP".into()), ..Default::default() }),
                 vec!["spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"],
             ),
         ];

@@ -626,7 +626,8 @@ mod tests {
                     ..Default::default()
                 }],
                 ..Default::default()
-            },
+            }
+            .into(),
             status: PodStatus {
                 phase: "Running".into(),
                 conditions: vec![Condition {

@@ -833,7 +833,8 @@ mod tests {
                     ..Default::default()
                 }],
                 ..Default::default()
-            },
+            }
+            .into(),
             status: PodStatus {
                 phase: "Running".into(),
                 pod_ip: ip.map(String::from),
@@ -1056,7 +1057,7 @@ mod tests {
         let mut svc = service();
         svc.spec.ports[0].target_port = Some(IntOrString::String("http".into()));
         let mut other = pod("web-2", Some("10.244.2.7"), true);
-        other.spec.containers[0].ports[0].container_port = 9090;
+        other.spec_mut().containers[0].ports[0].container_port = 9090;
         let out = run(
             &mut EndpointSliceController::new(),
             &cache_of(vec![

@@ -988,7 +988,8 @@ mod tests {
                 }],
                 tolerations,
                 ..Default::default()
-            },
+            }
+            .into(),
             status: PodStatus {
                 phase: "Running".into(),
                 pod_ip: Some("10.244.1.5".into()),
@@ -1409,7 +1410,7 @@ mod tests {
         c.run_pod("web-zero", "node-1", vec![unreachable_toleration(Some(0))]);
         c.run_pod("web-forever", "node-1", vec![unreachable_toleration(None)]);
         c.run_pod("other", "node-2", vec![]);
-        let default_tol = c.pod("web-default").unwrap().spec.tolerations;
+        let default_tol = c.pod("web-default").unwrap().spec.tolerations.clone();
         assert!(
             default_tol
                 .iter()

@@ -261,7 +261,8 @@ mod tests {
             spec: crate::sim::api::types::PodSpec {
                 node_name: node.into(),
                 ..Default::default()
-            },
+            }
+            .into(),
             status: crate::sim::api::types::PodStatus {
                 phase: "Pending".into(),
                 ..Default::default()

@@ -446,7 +446,8 @@ mod tests {
                 node_name: "node-1".into(),
                 tolerations,
                 ..Default::default()
-            },
+            }
+            .into(),
             ..Default::default()
         }
     }

@@ -824,7 +824,8 @@ pub fn run(sim: &mut Sim, args: &Args) -> CommandOutput {
             containers: vec![c],
             restart_policy: Some(restart.to_string()),
             ..Default::default()
-        },
+        }
+        .into(),
         ..Default::default()
     };
     send_generated(sim, args, Object::from(pod), |o| {
@@ -1303,7 +1304,7 @@ fn template_mut(o: &mut Object) -> Option<&mut PodSpec> {
     match o {
         Object::Deployment(d) => Some(&mut d.spec.template.spec),
         Object::ReplicaSet(r) => Some(&mut r.spec.template.spec),
-        Object::Pod(p) => Some(&mut p.spec),
+        Object::Pod(p) => Some(p.spec_mut()),
         _ => None,
     }
 }

@@ -418,7 +418,7 @@ mod tests {
         let mut bound = crate::sim::api::types::Pod::default();
         bound.metadata.name = "web-1".into();
         bound.metadata.namespace = "default".into();
-        bound.spec.node_name = "node-1".into();
+        bound.spec_mut().node_name = "node-1".into();
         bound.status.phase = "Running".into();
         let mut pending = crate::sim::api::types::Pod::default();
         pending.metadata.name = "web-2".into();

@@ -599,7 +599,7 @@ mod tests {
                 block_owner_deletion: Some(true),
             });
         }
-        p.spec.node_name = node.into();
+        p.spec_mut().node_name = node.into();
         p.status.phase = "Running".into();
         if let Some(t) = ready_at {
             p.status.conditions.push(Condition {

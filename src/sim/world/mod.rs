@@ -862,7 +862,8 @@ mod tests {
                     ..Default::default()
                 }],
                 ..Default::default()
-            },
+            }
+            .into(),
             ..Default::default()
         };
         let key = s
@@ -881,7 +882,7 @@ mod tests {
         assert!(kubelet_sees(&s.sim, "node-1", &key));
         assert!(!kubelet_sees(&s.sim, "node-2", &key));
         let mut moved = (*s.sim.api.get(&key).expect("stored").clone()).clone();
-        moved.as_pod_mut().expect("a pod").spec.node_name = "node-2".into();
+        moved.as_pod_mut().expect("a pod").spec_mut().node_name = "node-2".into();
         moved.meta_mut().resource_version.clear();
         s.sim.submit(ApiRequest::Update(moved)).expect("updated");
         s.advance_to(4_000, usize::MAX);

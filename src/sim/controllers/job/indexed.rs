@@ -28,15 +28,15 @@ pub fn add_index(pod: &mut Pod, job: &str, index: usize) {
         .insert(COMPLETION_INDEX.into(), i.clone());
     pod.metadata.labels.insert(COMPLETION_INDEX.into(), i);
     if pod.spec.hostname.is_none() {
-        pod.spec.hostname = Some(Box::new(json!(format!("{job}-{index}"))));
+        pod.spec_mut().hostname = Some(Box::new(json!(format!("{job}-{index}"))));
     }
     let var = json!({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
         "fieldPath": format!("metadata.annotations['{COMPLETION_INDEX}']")}}});
-    for c in pod
-        .spec
+    let spec = pod.spec_mut();
+    for c in spec
         .init_containers
         .iter_mut()
-        .chain(pod.spec.containers.iter_mut())
+        .chain(spec.containers.iter_mut())
     {
         match c.env.as_deref_mut() {
             Some(Json::Array(env)) => env.push(var.clone()),

@@ -401,7 +401,7 @@ fn new_pod(job: &CustomObject, index: Option<usize>) -> Option<Pod> {
             }],
             ..Default::default()
         },
-        spec: t.spec,
+        spec: t.spec.into(),
         status: PodStatus::default(),
     };
     pod.metadata.finalizers.push(TRACKING_FINALIZER.into());

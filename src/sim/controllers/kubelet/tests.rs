@@ -45,7 +45,8 @@ fn pod(name: &str, image: &str) -> Pod {
                 ..Default::default()
             }],
             ..Default::default()
-        },
+        }
+        .into(),
         ..Default::default()
     }
 }
@@ -71,15 +72,15 @@ trait PodBuilder {
 
 impl PodBuilder for Pod {
     fn with_readiness(mut self, period: i64) -> Self {
-        self.spec.containers[0].readiness_probe = Some(Box::new(http_probe(period)));
+        self.spec_mut().containers[0].readiness_probe = Some(Box::new(http_probe(period)));
         self
     }
     fn with_liveness(mut self, period: i64) -> Self {
-        self.spec.containers[0].liveness_probe = Some(Box::new(http_probe(period)));
+        self.spec_mut().containers[0].liveness_probe = Some(Box::new(http_probe(period)));
         self
     }
     fn with_restart_policy(mut self, policy: &str) -> Self {
-        self.spec.restart_policy = Some(policy.into());
+        self.spec_mut().restart_policy = Some(policy.into());
         self
     }
     fn with_uid(mut self, uid: &str) -> Self {
@@ -311,13 +312,13 @@ fn guaranteed_and_burstable_pods_are_classified_from_requests_and_limits() {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    p.spec.containers[0].resources = Some(ResourceRequirements {
+    p.spec_mut().containers[0].resources = Some(ResourceRequirements {
         limits: limits.clone(),
         ..Default::default()
     });
     assert_eq!(qos_class(&p), "Guaranteed");
     let requests: StringMap = [("cpu".to_string(), "0.25".to_string())].into();
-    p.spec.containers[0].resources = Some(ResourceRequirements {
+    p.spec_mut().containers[0].resources = Some(ResourceRequirements {
         limits,
         requests,
         ..Default::default()
@@ -1057,7 +1058,7 @@ fn the_same_seed_replays_the_same_kubelet_history() {
 // ------------------------------------------------------------------ init containers
 
 fn with_init(mut p: Pod, name: &str, sidecar: bool) -> Pod {
-    p.spec.init_containers.push(Container {
+    p.spec_mut().init_containers.push(Container {
         name: name.into(),
         image: "busybox:1.36".into(),
         restart_policy: sidecar.then(|| "Always".to_string()),
@@ -1212,7 +1213,7 @@ fn requesting(mut p: Pod, cpu: &str, memory: &str) -> Pod {
         ("memory".to_string(), memory.to_string()),
     ]
     .into();
-    p.spec.containers[0].resources = Some(ResourceRequirements {
+    p.spec_mut().containers[0].resources = Some(ResourceRequirements {
         requests,
         ..Default::default()
     });
@@ -1248,7 +1249,9 @@ fn a_pod_that_does_not_fit_the_node_is_rejected_with_out_of_cpu() {
 fn a_pod_whose_node_selector_does_not_match_is_rejected_with_node_affinity() {
     let mut sim = cluster();
     let mut p = pod("picky", "nginx:1.27");
-    p.spec.node_selector.insert("disktype".into(), "ssd".into());
+    p.spec_mut()
+        .node_selector
+        .insert("disktype".into(), "ssd".into());
     create(&mut sim, p);
     sim.advance_to(5_000, usize::MAX);
     let p = get_pod(&sim, "picky").unwrap();
@@ -1424,7 +1427,7 @@ fn a_changed_image_restarts_the_container_right_after_its_pull_without_a_crash_b
     let mut sim = cluster();
     let mut p = running_pod(&mut sim, pod("web", "nginx:1.27"));
     let changed_at = sim.now();
-    p.spec.containers[0].image = "nginx:1.28".into();
+    p.spec_mut().containers[0].image = "nginx:1.28".into();
     sim.submit(ApiRequest::Update(Object::from(p)))
         .expect("image changed");
     sim.advance_to(changed_at + 30_000, usize::MAX);

@@ -142,7 +142,7 @@ fn pod_from_template(rs: &ReplicaSet) -> Pod {
             }],
             ..Default::default()
         },
-        spec: t.spec.clone(),
+        spec: t.spec.clone().into(),
         status: PodStatus::default(),
     }
 }

@@ -804,7 +804,7 @@ fn pod_from_template(rs: &ReplicaSet) -> Pod {
             owner_references: vec![controller_ref(rs)],
             ..Default::default()
         },
-        spec: t.spec.clone(),
+        spec: t.spec.clone().into(),
         status: PodStatus::default(),
     }
 }

@@ -88,7 +88,7 @@ impl P {
         self
     }
     fn on(mut self, node: &str) -> P {
-        self.0.spec.node_name = node.into();
+        self.0.spec_mut().node_name = node.into();
         self
     }
     fn phase(mut self, phase: &str) -> P {

@@ -83,8 +83,8 @@ fn pod(name: &str) -> Pod {
     p.metadata.namespace = "default".into();
     p.metadata.uid = format!("uid-{name}");
     p.metadata.creation_timestamp = Some(Time(0));
-    p.spec.scheduler_name = Some("default-scheduler".into());
-    p.spec.containers.push(Container {
+    p.spec_mut().scheduler_name = Some("default-scheduler".into());
+    p.spec_mut().containers.push(Container {
         name: "app".into(),
         image: "nginx".into(),
         ..Default::default()
@@ -114,11 +114,11 @@ impl PodExt for Pod {
         if !mem.is_empty() {
             r.requests.insert("memory".into(), mem.into());
         }
-        self.spec.containers[0].resources = Some(r);
+        self.spec_mut().containers[0].resources = Some(r);
         self
     }
     fn on(mut self, node: &str) -> Self {
-        self.spec.node_name = node.into();
+        self.spec_mut().node_name = node.into();
         self.status.phase = "Running".into();
         self
     }
@@ -130,7 +130,7 @@ impl PodExt for Pod {
                 Some(v.to_string())
             }
         };
-        self.spec.tolerations.push(Toleration {
+        self.spec_mut().tolerations.push(Toleration {
             key: s(key),
             operator: s(op),
             value: s(value),
@@ -140,7 +140,7 @@ impl PodExt for Pod {
         self
     }
     fn select(mut self, k: &str, v: &str) -> Self {
-        self.spec.node_selector.insert(k.into(), v.into());
+        self.spec_mut().node_selector.insert(k.into(), v.into());
         self
     }
     fn require(mut self, key: &str, op: &str, values: &[&str]) -> Self {
@@ -167,7 +167,7 @@ impl PodExt for Pod {
         self
     }
     fn host_port(mut self, port: i64, protocol: &str, ip: &str) -> Self {
-        self.spec.containers[0].ports.push(ContainerPort {
+        self.spec_mut().containers[0].ports.push(ContainerPort {
             container_port: port,
             host_port: Some(port),
             protocol: Some(protocol.into()),
@@ -177,7 +177,7 @@ impl PodExt for Pod {
         self
     }
     fn priority(mut self, p: i64) -> Self {
-        self.spec.priority = Some(p);
+        self.spec_mut().priority = Some(p);
         self
     }
     fn terminating(mut self) -> Self {
@@ -195,7 +195,7 @@ fn requirement(key: &str, op: &str, values: &[&str]) -> NodeSelectorRequirement 
 }
 
 fn node_affinity_mut(p: &mut Pod) -> &mut NodeAffinity {
-    p.spec
+    p.spec_mut()
         .affinity
         .get_or_insert_with(Default::default)
         .node_affinity
@@ -307,7 +307,7 @@ fn each_filter_plugin_accepts_or_rejects_with_its_reason() {
             "a pod naming another node does not fit",
             {
                 let mut p = pod("p");
-                p.spec.node_name = "other".into();
+                p.spec_mut().node_name = "other".into();
                 p
             },
             node("n"),
@@ -584,13 +584,13 @@ fn pod_requests_take_the_largest_init_container_and_add_sidecars() {
         restart_policy: if sidecar { Some("Always".into()) } else { None },
         ..Default::default()
     };
-    p.spec.init_containers = vec![init("setup", "2", false)];
+    p.spec_mut().init_containers = vec![init("setup", "2", false)];
     assert_eq!(
         plugins::pod_resources(&p).requests.milli_cpu,
         2000,
         "init container larger than the sum"
     );
-    p.spec.init_containers = vec![init("proxy", "250m", true), init("setup", "300m", false)];
+    p.spec_mut().init_containers = vec![init("proxy", "250m", true), init("setup", "300m", false)];
     // The sidecar runs alongside the app (500m + 250m) and during the later init container (300m + 250m).
     assert_eq!(plugins::pod_resources(&p).requests.milli_cpu, 750);
 }
@@ -846,7 +846,7 @@ fn no_nodes_at_all_has_its_own_message() {
 #[test]
 fn preemption_policy_never_is_reported() {
     let mut p = pod("web").req("1", "");
-    p.spec.preemption_policy = Some(Box::new(serde_json::json!("Never")));
+    p.spec_mut().preemption_policy = Some(Box::new(serde_json::json!("Never")));
     let running: Vec<Pod> = (1..=3)
         .map(|i| {
             pod(&format!("busy-{i}"))
@@ -925,7 +925,7 @@ fn an_unschedulable_pod_gets_the_pod_scheduled_false_condition_once() {
 #[test]
 fn pods_of_other_schedulers_and_bound_pods_are_left_alone() {
     let mut other = pod("other");
-    other.spec.scheduler_name = Some("my-scheduler".into());
+    other.spec_mut().scheduler_name = Some("my-scheduler".into());
     let cache = cache_of(&[node("node-1")], &[other, pod("bound").on("node-1")]);
     let mut s = Scheduler::new();
     assert!(reconcile(&mut s, &cache, &pkey("other"), 1)

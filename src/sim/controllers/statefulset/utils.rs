@@ -144,7 +144,7 @@ pub fn update_storage(set: &StatefulSet, pod: &mut Pod) {
             .iter()
             .any(|t| v["name"] == json!(t.metadata.name))
     }));
-    pod.spec.volumes = Some(Box::new(Json::Array(vols)));
+    pod.spec_mut().volumes = Some(Box::new(Json::Array(vols)));
 }
 
 /// `metav1.NewControllerRef(set, apps/v1 StatefulSet)`.
@@ -173,13 +173,13 @@ pub fn new_pod(set: &StatefulSet, ordinal: i32) -> Pod {
             owner_references: vec![controller_ref(set)],
             ..Default::default()
         },
-        spec: t.spec.clone(),
+        spec: t.spec.clone().into(),
         status: Default::default(),
     };
     update_identity(set, &mut pod);
-    pod.spec.hostname = Some(Box::new(json!(pod.metadata.name)));
+    pod.spec_mut().hostname = Some(Box::new(json!(pod.metadata.name)));
     if !set.spec.service_name.is_empty() {
-        pod.spec.subdomain = Some(Box::new(json!(set.spec.service_name)));
+        pod.spec_mut().subdomain = Some(Box::new(json!(set.spec.service_name)));
     }
     update_storage(set, &mut pod);
     pod
