@@ -42,7 +42,7 @@ TRUNK := RUST_LIB_BACKTRACE=0 trunk
 # Prints a banner so each stage of a long log is easy to find.
 banner = @printf '\n==> %s\n' "$(1)"
 
-.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench wasm-parts fuzz fuzz-libfuzzer openapi clean
+.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench wasm-heap wasm-parts fuzz fuzz-libfuzzer openapi clean
 
 help: ## List the targets
 	@echo "Kubeloop: make <target>"
@@ -135,6 +135,15 @@ bench: build ## Wall-clock benchmarks, natively (kubeloop bench) and in wasm (he
 	cargo run --release --quiet --features alloc-stats -- bench --memory $(BENCH_ARGS)
 	$(call banner,bench (wasm, the built page in headless Chromium))
 	node scripts/browser-bench.js $(BENCH_ARGS)
+
+# The page's live heap, not only its wasm memory's size (which only grows): the converge cases of
+# scripts/browser-bench.js on a page built with the counting allocator (feature alloc-stats).
+wasm-heap: $(TOOLS_DEP) ## The page's live heap and its peak at 10,000 pods (a page built with a counting allocator)
+	$(call banner,wasm heap (a page built with --features alloc-stats))
+	cargo fetch --target $(WASM_TARGET) --quiet
+	CARGO_TARGET_DIR=target/wasm-heap $(TRUNK) build --offline --release --features alloc-stats --dist target/dist-heap
+	@node scripts/csp.js target/dist-heap
+	node scripts/browser-bench.js --converge --dist target/dist-heap $(BENCH_ARGS)
 
 # What each part of the page's wasm costs (issue #33): a web build with v0 symbol mangling, which
 # names the types of every generic instantiation, sized by twiggy and summed by part.

@@ -12,6 +12,8 @@
 //  3. time travel: a 30-minute lesson run dragged back and forward (seek), each to its next paint.
 // Prints median and spread; asserts nothing about speed (the machines are shared and noisy).
 // Usage: node scripts/browser-bench.js [--quick|--full] [--start|--frames|--converge|--seek] [--dist DIR]
+//   (a page built with the alloc-stats feature, `make wasm-heap`, also gives the converge cases'
+//   live heap and its peak, beside the wasm memory's size)
 //   [--only TEXT]   (run `make build` first; --dist defaults to dist/; --only runs only the frame
 //   cases whose name contains TEXT, e.g. --only "10,000 pods")
 'use strict';
@@ -131,7 +133,9 @@ async function runCase(page, c) {
     const heap = performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN;
     // Wasm memory only grows: this is the high-water mark of the page's heap so far.
     const wasm = window.__benchWasm ? window.__benchWasm.memory.buffer.byteLength / 1048576 : NaN;
-    return { wall, sim: k.now() - sim0, heap, wasm };
+    // A page built with the alloc-stats feature also counts its live heap and that count's peak.
+    const counted = (f) => (window.__benchWasm && window.__benchWasm[f] ? window.__benchWasm[f]() / 1048576 : NaN);
+    return { wall, sim: k.now() - sim0, heap, wasm, live: counted('heap_live_bytes'), peak: counted('heap_peak_bytes') };
   }, { nodes: nodeBatches(c.nodes), workload, replicas: c.replicas, schedule: !!c.schedule });
 }
 
@@ -406,7 +410,8 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
       const med = sorted[Math.floor(sorted.length / 2)];
       console.log(`${pad(c.name, 42)} ${num(med)} ${num(sorted[0])} ${num(sorted[sorted.length - 1])}  ` +
         `${(last.sim / 1000).toFixed(0)}s simulated, ${(c.replicas / med).toFixed(0)} pods/wall-s, JS heap ${last.heap.toFixed(0)} MiB, ` +
-        `wasm memory ${Number.isFinite(last.wasm) ? last.wasm.toFixed(0) : 'n/a'} MiB`);
+        `wasm memory ${Number.isFinite(last.wasm) ? last.wasm.toFixed(0) : 'n/a'} MiB` +
+        (Number.isFinite(last.live) ? ` (live heap ${last.live.toFixed(1)} MiB, its peak ${last.peak.toFixed(1)} MiB)` : ''));
     }
   }
 

@@ -7,7 +7,7 @@ fn main() {
 
 /// The native CLI's allocator: faster than the system's for the simulation's many small
 /// allocations (see Cargo.toml). `--features alloc-stats` counts bytes through it instead
-/// (`cli::bench`).
+/// (`kubeloop::heap_bytes`).
 #[cfg(all(not(target_arch = "wasm32"), not(feature = "alloc-stats")))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -9,32 +9,13 @@
 use std::io::Write;
 use std::time::Instant;
 
+use crate::heap_bytes;
 use crate::sim::api::types::{Kind, Millis, Object, ObjectMeta, Pod, PodSpec};
 use crate::sim::api::ApiRequest;
 use crate::sim::session::Session;
 use crate::sim::time::{format_duration, MINUTE, SECOND};
 use crate::sim::world::MemoryPart;
 use crate::viewmodel::Playground;
-
-/// Counts live heap bytes for `--memory` (one atomic add per allocation and free), over the same
-/// allocator the CLI uses otherwise (src/main.rs). Only in builds with the `alloc-stats` feature,
-/// so the timed cases run without the counting.
-#[cfg(feature = "alloc-stats")]
-#[global_allocator]
-static HEAP: cap::Cap<mimalloc::MiMalloc> = cap::Cap::new(mimalloc::MiMalloc, usize::MAX);
-
-/// Live heap bytes of the whole process, when the counting allocator is built in (also for
-/// one-off measurements in tests built with `--features alloc-stats`).
-pub fn heap_bytes() -> Option<usize> {
-    #[cfg(feature = "alloc-stats")]
-    {
-        Some(HEAP.allocated())
-    }
-    #[cfg(not(feature = "alloc-stats"))]
-    {
-        None
-    }
-}
 
 /// One benchmark result.
 struct Row {

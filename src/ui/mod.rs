@@ -516,3 +516,19 @@ pub fn start() {
         yew::Renderer::<App>::new().render();
     });
 }
+
+/// The live heap's bytes, for `scripts/browser-bench.js` in a page built with the `alloc-stats`
+/// feature: the wasm memory's size says how far the heap ever reached, not how much of it is
+/// live. A plain number, so the bench calls it straight on the instance's exports.
+#[cfg(feature = "alloc-stats")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn heap_live_bytes() -> f64 {
+    crate::heap_bytes().unwrap_or(0) as f64
+}
+
+/// The most live heap bytes seen at once (see [`heap_live_bytes`]).
+#[cfg(feature = "alloc-stats")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn heap_peak_bytes() -> f64 {
+    crate::heap_peak_bytes().unwrap_or(0) as f64
+}
