@@ -22,7 +22,7 @@
 //! how it was stepped.
 
 use super::api::types::Millis;
-use super::machinery::trace::{Trace, TraceEntry, TraceKind, CHAIN_LIMIT};
+use super::machinery::trace::{ApiTrace, Trace, TraceEntry, TraceKind, CHAIN_LIMIT};
 use super::time::human_duration;
 use super::world::Sim;
 
@@ -145,21 +145,21 @@ pub fn is_heartbeat_write(actor: &str, verb: &str, object: &str) -> bool {
 
 /// True when `e` is a hand-off (see the module documentation).
 pub fn is_hand_off(trace: &Trace, e: &TraceEntry) -> bool {
-    let TraceKind::Api {
+    let TraceKind::Api(tr) = &e.kind else {
+        return false;
+    };
+    let ApiTrace {
         actor,
         verb,
         object,
         code,
         ..
-    } = &e.kind
-    else {
-        return false;
-    };
+    } = &**tr;
     if !(200..300).contains(code) || is_heartbeat_write(actor, verb, object) {
         return false;
     }
     match origin(trace, e) {
-        Some(TraceKind::Api { actor: from, .. }) => from != actor,
+        Some(TraceKind::Api(from)) => from.actor != *actor,
         _ => true,
     }
 }
@@ -169,7 +169,7 @@ fn origin<'a>(trace: &'a Trace, e: &TraceEntry) -> Option<&'a TraceKind> {
     let mut next = e.cause.filter(|&c| c < e.seq);
     for _ in 0..CHAIN_LIMIT {
         let cause = trace.get(next?)?;
-        if matches!(cause.kind, TraceKind::Api { .. }) {
+        if matches!(cause.kind, TraceKind::Api(_)) {
             return Some(&cause.kind);
         }
         next = cause.cause.filter(|&c| c < cause.seq);
@@ -180,22 +180,22 @@ fn origin<'a>(trace: &'a Trace, e: &TraceEntry) -> Option<&'a TraceKind> {
 /// "replicaset-controller created Pod web-7d9f8-x2k4f, answering deployment-controller's
 /// ReplicaSet web-7d9f8".
 fn describe(trace: &Trace, e: &TraceEntry) -> String {
-    let TraceKind::Api {
+    let TraceKind::Api(tr) = &e.kind else {
+        return String::new();
+    };
+    let ApiTrace {
         actor,
         verb,
         object,
         ..
-    } = &e.kind
-    else {
-        return String::new();
-    };
+    } = &**tr;
     let mut s = format!("{actor} {} {}", past(verb), kind_and_name(object));
-    if let Some(TraceKind::Api {
-        actor: from,
-        object: about,
-        ..
-    }) = origin(trace, e)
-    {
+    if let Some(TraceKind::Api(tr)) = origin(trace, e) {
+        let ApiTrace {
+            actor: from,
+            object: about,
+            ..
+        } = &**tr;
         s.push_str(&format!(", answering {from}'s {}", kind_and_name(about)));
     }
     s
@@ -227,6 +227,7 @@ fn kind_and_name(object: &str) -> String {
 mod tests {
     use super::*;
     use crate::sim::machinery::trace::Delivery;
+    use crate::sim::machinery::trace::ReconcileTrace;
 
     /// Traces one API request written as `actor verb object code`, caused by `cause`.
     fn write(trace: &mut Trace, cause: Option<u64>, line: &str) -> u64 {
@@ -238,14 +239,14 @@ mod tests {
         trace.push(
             0,
             cause,
-            TraceKind::Api {
+            TraceKind::Api(Box::new(ApiTrace {
                 actor: words[0].into(),
                 verb,
                 object: words[2].into(),
                 code: words[3].parse().expect("a status code"),
                 message: None,
                 resource_version: None,
-            },
+            })),
         )
     }
 
@@ -254,14 +255,14 @@ mod tests {
         trace.push(
             0,
             cause,
-            TraceKind::Reconcile {
+            TraceKind::Reconcile(Box::new(ReconcileTrace {
                 component: component.into(),
                 key: "x".into(),
                 trigger,
                 record: None,
                 requests: 1,
                 actions: Vec::new(),
-            },
+            })),
         )
     }
 

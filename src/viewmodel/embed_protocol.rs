@@ -20,7 +20,7 @@ use serde_json::{json, Value as Json};
 use crate::sim::api::types::{Kind, Millis};
 use crate::sim::faults::Fault;
 use crate::sim::handoff::HandOff;
-use crate::sim::machinery::trace::TraceKind;
+use crate::sim::machinery::trace::{EventTrace, TraceKind};
 use crate::sim::session::Session;
 use crate::sim::time::{clock, parse_duration};
 
@@ -486,16 +486,19 @@ impl Watcher {
         for e in trace.since(self.after) {
             self.after = e.seq;
             let item = match &e.kind {
-                TraceKind::Event {
-                    event_type,
-                    reason,
-                    message,
-                    object,
-                    source,
-                } => Some((
-                    "event",
-                    json!({"time": e.t, "type": event_type, "reason": reason, "message": message, "object": object, "source": source}),
-                )),
+                TraceKind::Event(tr) => {
+                    let EventTrace {
+                        event_type,
+                        reason,
+                        message,
+                        object,
+                        source,
+                    } = &**tr;
+                    Some((
+                        "event",
+                        json!({"time": e.t, "type": event_type, "reason": reason, "message": message, "object": object, "source": source}),
+                    ))
+                }
                 TraceKind::Fault { fault, description } => Some((
                     "fault",
                     json!({"time": e.t, "fault": fault, "description": description}),

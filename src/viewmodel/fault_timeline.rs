@@ -28,7 +28,9 @@ use std::sync::Arc;
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use crate::sim::api::{WatchEvent, WatchEventType};
 use crate::sim::faults::{Fault, PodTarget};
-use crate::sim::machinery::trace::{Delivery, Trace, TraceEntry, TraceKind};
+use crate::sim::machinery::trace::{
+    ApiTrace, Delivery, EventTrace, ReconcileTrace, Trace, TraceEntry, TraceKind,
+};
 use crate::sim::world::{Sim, MACHINE_BOOT_MS};
 use crate::sort::CollectTree;
 use crate::vec_map::VecMap;
@@ -1262,9 +1264,10 @@ fn bare_goal<'a>(inc: &'a mut Incident, pod: &ObjectKey) -> Option<&'a mut Goal>
 /// The node a scheduler pass bound `pod` to, from the pass's own request list.
 fn bound_node(trace: &Trace, cause: Option<u64>, pod: &str) -> Option<String> {
     let e = trace.get(cause?)?;
-    let TraceKind::Reconcile { actions, .. } = &e.kind else {
+    let TraceKind::Reconcile(tr) = &e.kind else {
         return None;
     };
+    let actions = &tr.actions;
     let prefix = format!("bind {pod} → ");
     actions
         .iter()
@@ -1274,7 +1277,7 @@ fn bound_node(trace: &Trace, cause: Option<u64>, pod: &str) -> Option<String> {
 /// The object a reconcile pass that caused `cause` was about (`ReplicaSet/default/web-7d9f8`).
 fn pass_key(trace: &Trace, cause: Option<u64>) -> Option<String> {
     match &trace.get(cause?)?.kind {
-        TraceKind::Reconcile { key, .. } => Some(key.clone()),
+        TraceKind::Reconcile(tr) => Some(tr.key.clone()),
         _ => None,
     }
 }
@@ -1319,13 +1322,14 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
     let sim = ctx.sim;
     let trace = sim.trace();
     match &e.kind {
-        TraceKind::Api {
-            actor,
-            verb,
-            object,
-            code,
-            ..
-        } => {
+        TraceKind::Api(tr) => {
+            let ApiTrace {
+                actor,
+                verb,
+                object,
+                code,
+                ..
+            } = &**tr;
             if *code == 409 {
                 inc.conflicts += 1;
             }
@@ -1442,11 +1446,13 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                 }
                 (Kind::Node, "update") if &**actor == "node-controller" => {
                     let diff = match trace.get(e.cause.unwrap_or(0)).map(|c| &c.kind) {
-                        Some(TraceKind::Reconcile {
-                            record: Some(r), ..
-                        }) if !r.diff.is_empty() => r.diff.clone(),
-                        _ => "taints changed".into(),
-                    };
+                        Some(TraceKind::Reconcile(tr)) => {
+                            tr.record.as_ref().map(|r| r.diff.clone())
+                        }
+                        _ => None,
+                    }
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or_else(|| "taints changed".into());
                     let label = if diff.starts_with('-') {
                         "untainted"
                     } else {
@@ -1466,13 +1472,14 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                 _ => {}
             }
         }
-        TraceKind::Event {
-            event_type,
-            reason,
-            message,
-            object,
-            source,
-        } => {
+        TraceKind::Event(tr) => {
+            let EventTrace {
+                event_type,
+                reason,
+                message,
+                object,
+                source,
+            } = &**tr;
             let Some(key) = parse_object(object) else {
                 return true;
             };
@@ -1539,14 +1546,15 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
             inc.relists += 1;
             respond(inc, e.t, component, format!("relisted ({reason})"));
         }
-        TraceKind::Reconcile {
-            component,
-            key,
-            record,
-            requests,
-            actions,
-            ..
-        } => {
+        TraceKind::Reconcile(tr) => {
+            let ReconcileTrace {
+                component,
+                key,
+                record,
+                requests,
+                actions,
+                ..
+            } = &**tr;
             // Passes that only wrote status are bookkeeping; the rest are the loop acting.
             let acts = actions
                 .iter()
@@ -1626,12 +1634,13 @@ fn adoptable(inc: &Incident, e: &TraceEntry) -> bool {
         return false;
     };
     match &e.kind {
-        TraceKind::Reconcile {
-            component,
-            key,
-            requests,
-            ..
-        } => {
+        TraceKind::Reconcile(tr) => {
+            let ReconcileTrace {
+                component,
+                key,
+                requests,
+                ..
+            } = &**tr;
             &**component == "node-controller"
                 && *requests > 0
                 && key.strip_prefix("Node/") == Some(node.as_str())

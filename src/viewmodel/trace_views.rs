@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use super::format::{object_kind, short_object};
 use crate::sim::api::types::Millis;
-use crate::sim::machinery::trace::{Delivery, TraceEntry, TraceKind};
+use crate::sim::machinery::trace::{ApiTrace, Delivery, ReconcileTrace, TraceEntry, TraceKind};
 use crate::sort::StableSort;
 use crate::vec_map::VecMap;
 
@@ -131,25 +131,29 @@ pub struct SeqMsg {
 /// node status updates) and passes of the node controller that found nothing to do.
 pub fn is_heartbeat(entry: &TraceEntry) -> bool {
     match &entry.kind {
-        TraceKind::Api {
-            actor,
-            verb,
-            object,
-            ..
-        } => crate::sim::handoff::is_heartbeat_write(actor, verb, object),
+        TraceKind::Api(tr) => {
+            let ApiTrace {
+                actor,
+                verb,
+                object,
+                ..
+            } = &**tr;
+            crate::sim::handoff::is_heartbeat_write(actor, verb, object)
+        }
         TraceKind::Watch {
             object, event_type, ..
         } => {
             let kind = object_kind(object);
             kind == "Lease" || (kind == "Node" && *event_type == "MODIFIED")
         }
-        TraceKind::Reconcile {
-            component,
-            key,
-            record,
-            requests,
-            ..
-        } => {
+        TraceKind::Reconcile(tr) => {
+            let ReconcileTrace {
+                component,
+                key,
+                record,
+                requests,
+                ..
+            } = &**tr;
             let kind = object_kind(key);
             let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
             kind == "Lease"
@@ -239,14 +243,15 @@ impl SequenceLog {
                 node: None,
             };
             match &e.kind {
-                TraceKind::Api {
-                    actor,
-                    verb,
-                    object,
-                    code,
-                    message,
-                    ..
-                } => {
+                TraceKind::Api(tr) => {
+                    let ApiTrace {
+                        actor,
+                        verb,
+                        object,
+                        code,
+                        message,
+                        ..
+                    } = &**tr;
                     let mut m = base(
                         Lane::of_component(actor),
                         vec![Lane::ApiServer],
@@ -303,14 +308,15 @@ impl SequenceLog {
                     m.node = kubelet_node(component);
                     self.push(m);
                 }
-                TraceKind::Reconcile {
-                    component,
-                    key,
-                    record,
-                    requests,
-                    trigger,
-                    ..
-                } => {
+                TraceKind::Reconcile(tr) => {
+                    let ReconcileTrace {
+                        component,
+                        key,
+                        record,
+                        requests,
+                        trigger,
+                        ..
+                    } = &**tr;
                     let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
                     if idle && !self.show_idle_reconciles {
                         continue;
@@ -377,7 +383,7 @@ impl SequenceLog {
                     m.detail = output.lines().next().unwrap_or_default().to_string();
                     self.push(m);
                 }
-                TraceKind::Event { .. } | TraceKind::Check { .. } => {}
+                TraceKind::Event(_) | TraceKind::Check { .. } => {}
             }
         }
     }
@@ -507,14 +513,15 @@ impl LoopTracker {
     pub fn ingest<'a>(&mut self, entries: impl IntoIterator<Item = &'a TraceEntry>, real_ms: f64) {
         for e in entries {
             match &e.kind {
-                TraceKind::Reconcile {
-                    component,
-                    key,
-                    trigger,
-                    record,
-                    requests,
-                    actions,
-                } => {
+                TraceKind::Reconcile(tr) => {
+                    let ReconcileTrace {
+                        component,
+                        key,
+                        trigger,
+                        record,
+                        requests,
+                        actions,
+                    } = &**tr;
                     if is_heartbeat(e) {
                         continue;
                     }
@@ -558,13 +565,14 @@ impl LoopTracker {
                     }
                     self.version += 1;
                 }
-                TraceKind::Api {
-                    verb,
-                    object,
-                    code,
-                    message,
-                    ..
-                } => {
+                TraceKind::Api(tr) => {
+                    let ApiTrace {
+                        verb,
+                        object,
+                        code,
+                        message,
+                        ..
+                    } = &**tr;
                     let Some(cause) = e.cause else { continue };
                     let Some((_, component)) = self.pending.iter().find(|(s, _)| *s == cause)
                     else {
@@ -635,14 +643,14 @@ mod tests {
     use crate::sim::machinery::trace::Trace;
 
     fn api(actor: &str, verb: &'static str, object: &str, code: u16) -> TraceKind {
-        TraceKind::Api {
+        TraceKind::Api(Box::new(ApiTrace {
             actor: actor.into(),
             verb,
             object: object.into(),
             code,
             message: None,
             resource_version: Some(1),
-        }
+        }))
     }
 
     fn watch(component: &str, object: &str, rv: u64) -> TraceKind {
@@ -656,7 +664,7 @@ mod tests {
     }
 
     fn reconcile(component: &str, key: &str, diff: &str, requests: usize) -> TraceKind {
-        TraceKind::Reconcile {
+        TraceKind::Reconcile(Box::new(ReconcileTrace {
             component: component.into(),
             key: key.into(),
             trigger: "watch",
@@ -667,7 +675,7 @@ mod tests {
             })),
             requests,
             actions: (0..requests).map(|i| format!("create Pod #{i}")).collect(),
-        }
+        }))
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Pinned traces of the control plane's classic scenarios: every Kubernetes Event and every API
 //! write, in order, with simulated time. A change in behaviour shows up as a snapshot diff to review.
 
-use kubeloop::sim::machinery::trace::TraceKind;
+use kubeloop::sim::machinery::trace::{ApiTrace, EventTrace, TraceKind};
 use kubeloop::sim::session::Session;
 
 const SECOND: u64 = 1000;
@@ -21,25 +21,28 @@ fn pinned(s: &Session, from_seq: u64) -> String {
     let mut out = String::new();
     for e in s.sim.trace().since(from_seq) {
         let line = match &e.kind {
-            TraceKind::Event {
-                event_type,
-                reason,
-                message,
-                object,
-                source,
-            } => {
+            TraceKind::Event(tr) => {
+                let EventTrace {
+                    event_type,
+                    reason,
+                    message,
+                    object,
+                    source,
+                } = &**tr;
                 format!("event  {event_type:<7} {reason:<22} {object}  {message}  [{source}]")
             }
-            TraceKind::Api {
-                actor,
-                verb,
-                object,
-                code,
-                ..
-            } if !actor.starts_with("kubelet")
-                || *verb != "update"
-                || !object.starts_with("Lease") =>
+            TraceKind::Api(tr)
+                if !tr.actor.starts_with("kubelet")
+                    || tr.verb != "update"
+                    || !tr.object.starts_with("Lease") =>
             {
+                let ApiTrace {
+                    actor,
+                    verb,
+                    object,
+                    code,
+                    ..
+                } = &**tr;
                 if object.starts_with("Lease/")
                     || object.starts_with("Node/") && verb.starts_with("update/status")
                 {

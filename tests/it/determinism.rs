@@ -84,8 +84,9 @@ fn the_fingerprinted_scenario_really_grows_a_disk_reattaches_one_and_retries_a_j
     );
     // data-db-2's disk, lost at 50 s, was found out and attached again.
     let reattached = s.sim.trace().entries().any(|e| {
-        matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Reconcile { component, record: Some(r), .. }
-            if &**component == "csi-disk-controller" && r.observed.starts_with("ListVolumes: not attached"))
+        matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Reconcile(tr)
+            if &*tr.component == "csi-disk-controller"
+                && tr.record.as_ref().is_some_and(|r| r.observed.starts_with("ListVolumes: not attached")))
     });
     assert!(reattached);
 }

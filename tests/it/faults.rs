@@ -5,7 +5,9 @@
 use kubeloop::sim::api::types::{Kind, ObjectKey, Pod, ReplicaSet};
 use kubeloop::sim::faults::{Fault, PodTarget, TriggerMode, EDGE_TRIGGERED_NOTE};
 use kubeloop::sim::machinery::controller::ComponentId;
-use kubeloop::sim::machinery::trace::{cause_chain, effects_of, TraceEntry, TraceKind};
+use kubeloop::sim::machinery::trace::{
+    cause_chain, effects_of, ApiTrace, ReconcileTrace, TraceEntry, TraceKind,
+};
 use kubeloop::sim::session::Session;
 use kubeloop::sim::world::RIVAL_ACTOR;
 use serde_json::json;
@@ -112,13 +114,16 @@ fn api_calls(s: &Session, after: u64) -> Vec<(String, String, String, u16)> {
         .trace()
         .since(after)
         .filter_map(|e| match &e.kind {
-            TraceKind::Api {
-                actor,
-                verb,
-                object,
-                code,
-                ..
-            } => Some((actor.to_string(), verb.to_string(), object.clone(), *code)),
+            TraceKind::Api(tr) => {
+                let ApiTrace {
+                    actor,
+                    verb,
+                    object,
+                    code,
+                    ..
+                } = &**tr;
+                Some((actor.to_string(), verb.to_string(), object.clone(), *code))
+            }
             _ => None,
         })
         .collect()
@@ -156,15 +161,16 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
     let effects = effects_of(s.sim.trace(), fault);
     let delete = effects
         .iter()
-        .find(|e| matches!(&e.kind, TraceKind::Api { verb, object, .. } if *verb == "delete" && object.ends_with(&victim)))
+        .find(|e| matches!(&e.kind, TraceKind::Api(tr) if tr.verb == "delete" && tr.object.ends_with(&victim)))
         .expect("the DELETE is caused by the fault");
     assert_eq!(delete.cause, Some(fault));
     let pass = effects
         .iter()
         .find(|e| match &e.kind {
-            TraceKind::Reconcile {
-                component, actions, ..
-            } => {
+            TraceKind::Reconcile(tr) => {
+                let ReconcileTrace {
+                    component, actions, ..
+                } = &**tr;
                 &**component == "replicaset-controller"
                     && actions
                         .iter()
@@ -176,7 +182,7 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
     let created = effects
         .iter()
         .find(|e| {
-            matches!(&e.kind, TraceKind::Api { verb, code: 201, .. } if *verb == "create")
+            matches!(&e.kind, TraceKind::Api(tr) if tr.verb == "create")
                 && e.cause == Some(pass.seq)
         })
         .expect("the replacement's create");
@@ -201,7 +207,10 @@ fn every_reconcile_pass_lists_the_actions_it_took() {
         .trace()
         .since(after)
         .filter_map(|e| match &e.kind {
-            TraceKind::Reconcile { actions, .. } => Some(actions.clone()),
+            TraceKind::Reconcile(tr) => {
+                let ReconcileTrace { actions, .. } = &**tr;
+                Some(actions.clone())
+            }
             _ => None,
         })
         .flatten()
@@ -390,7 +399,7 @@ fn a_resync_period_requeues_every_replica_set_on_time() {
         .sim
         .trace()
         .since(after)
-        .filter(|e| matches!(&e.kind, TraceKind::Reconcile { component, trigger, .. } if &**component == "replicaset-controller" && *trigger == "resync"))
+        .filter(|e| matches!(&e.kind, TraceKind::Reconcile(tr) if &*tr.component == "replicaset-controller" && tr.trigger == "resync"))
         .count();
     assert_eq!(resyncs, 3);
 }
@@ -430,8 +439,9 @@ fn a_lost_pod_added_event_stalls_the_replica_set_until_its_expectations_expire()
         "the pod exists; the controller just never saw it"
     );
     let waiting = s.sim.trace().since(after).any(|e| {
-        matches!(&e.kind, TraceKind::Reconcile { component, record: Some(r), .. }
-            if &**component == "replicaset-controller" && r.diff.contains("expectations pending (add 1"))
+        matches!(&e.kind, TraceKind::Reconcile(tr)
+            if &*tr.component == "replicaset-controller"
+                && tr.record.as_ref().is_some_and(|r| r.diff.contains("expectations pending (add 1")))
     });
     assert!(waiting, "the loop panel shows the pending expectation");
 
@@ -550,7 +560,7 @@ fn a_restarted_replica_set_controller_relists_and_the_restart_is_the_cause() {
     let fault = fault_entries(&s, "RestartController")[0].seq;
     let effects = effects_of(s.sim.trace(), fault);
     assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::List { component, .. } if &**component == "replicaset-controller")));
-    assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::Reconcile { component, trigger, .. } if &**component == "replicaset-controller" && *trigger == "relist")));
+    assert!(effects.iter().any(|e| matches!(&e.kind, TraceKind::Reconcile(tr) if &*tr.component == "replicaset-controller" && tr.trigger == "relist")));
     assert_eq!(
         ready_pods(&s).len(),
         2,
@@ -671,10 +681,10 @@ fn a_conflicting_writer_costs_each_controller_write_one_409_and_loses_nothing() 
         .count();
     assert!(owners_ok >= 2);
     let retries = s.sim.trace().since(after).filter(|e| {
-        matches!(&e.kind, TraceKind::Reconcile { trigger, .. } if *trigger == "retry")
+        matches!(&e.kind, TraceKind::Reconcile(tr) if tr.trigger == "retry")
             && e.cause
                 .and_then(|c| s.sim.trace().get(c))
-                .is_some_and(|c| matches!(&c.kind, TraceKind::Api { code: 409, .. }))
+                .is_some_and(|c| matches!(&c.kind, TraceKind::Api(tr) if tr.code == 409))
     });
     assert!(retries.count() >= 1, "a retry names the 409 it follows");
     assert_eq!(ready_pods(&s).len(), 4);

@@ -3,6 +3,7 @@
 
 use kubeloop::sim::api::types::{Kind, ObjectKey};
 use kubeloop::sim::machinery::controller::ComponentId;
+use kubeloop::sim::machinery::trace::ApiTrace;
 use kubeloop::sim::session::Session;
 
 /// A session with kro installed and `files` applied one after the other.
@@ -177,12 +178,10 @@ fn deleting_an_instance_removes_its_children_leaves_first_then_the_finalizer() {
         .trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            kubeloop::sim::machinery::trace::TraceKind::Api {
-                actor,
-                verb,
-                object,
-                ..
-            } if actor.as_ref() == "kro/simple-app.kro.run" && *verb == "delete" => {
+            kubeloop::sim::machinery::trace::TraceKind::Api(tr)
+                if tr.actor.as_ref() == "kro/simple-app.kro.run" && tr.verb == "delete" =>
+            {
+                let ApiTrace { object, .. } = &**tr;
                 Some(object.clone())
             }
             _ => None,
@@ -412,8 +411,9 @@ fn a_changed_graph_restarts_its_instance_controller_and_its_instances_follow() {
         .trace()
         .entries()
         .filter(|e| {
-            matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Reconcile { component, record: Some(r), .. }
-                if &**component == "kro" && r.diff.contains("start instance controller"))
+            matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Reconcile(tr)
+                if &*tr.component == "kro"
+                    && tr.record.as_ref().is_some_and(|r| r.diff.contains("start instance controller")))
         })
         .count();
     assert_eq!(starts, 2, "started for generation 1, then for generation 2");

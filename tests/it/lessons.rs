@@ -13,7 +13,7 @@ use kubeloop::sim::api::types::{Deployment, Kind, Millis, Pod, ReplicaSet};
 use kubeloop::sim::examples::{self, ALL, LESSONS};
 use kubeloop::sim::input::decode::decode_manifests;
 use kubeloop::sim::input::diagnostic::Severity;
-use kubeloop::sim::machinery::trace::TraceKind;
+use kubeloop::sim::machinery::trace::{EventTrace, TraceKind};
 use kubeloop::sim::scenario::{decode_scenario, StepAction, Trigger};
 use kubeloop::sim::session::Session;
 
@@ -473,8 +473,7 @@ fn whole_chain_each_component_acts_after_the_one_before_it() {
             .trace()
             .entries()
             .find(|e| {
-                matches!(&e.kind, TraceKind::Api { actor: a, verb: v, object, code, .. }
-                    if a.starts_with(actor) && *v == verb && object.starts_with(kind) && *code < 300)
+                matches!(&e.kind, TraceKind::Api(tr) if tr.actor.starts_with(actor) && tr.verb == verb && tr.object.starts_with(kind) && tr.code < 300)
             })
             .map(|e| e.seq)
             .unwrap_or_else(|| panic!("no successful {verb} of {kind} by {actor}"))
@@ -553,14 +552,12 @@ fn racing_writers_conflicts_are_retried_and_nothing_is_lost() {
     let entries: Vec<_> = r.s.sim.trace().entries().cloned().collect();
     let mut raced = 0;
     for (i, e) in entries.iter().enumerate() {
-        if !matches!(&e.kind, TraceKind::Api { actor, object, .. }
-            if &**actor == "conflicting-writer" && object == "Deployment/default/web")
+        if !matches!(&e.kind, TraceKind::Api(tr) if &*tr.actor == "conflicting-writer" && tr.object == "Deployment/default/web")
         {
             continue;
         }
         let lost = entries[i + 1..].iter().take(5).any(|n| {
-            matches!(&n.kind, TraceKind::Api { actor, object, code: 409, .. }
-                if &**actor == "deployment-controller" && object == "Deployment/default/web")
+            matches!(&n.kind, TraceKind::Api(tr) if &*tr.actor == "deployment-controller" && tr.object == "Deployment/default/web")
         });
         assert!(
             lost,
@@ -660,9 +657,11 @@ fn inconsistent_the_drain_never_finishes_until_the_budget_is_fixed() {
         before,
         "two minutes of draining evicted nothing"
     );
-    let refused = r.s.sim.trace().entries().any(
-        |e| matches!(&e.kind, TraceKind::Api { verb, code: 429, .. } if verb.contains("evict")),
-    );
+    let refused =
+        r.s.sim
+            .trace()
+            .entries()
+            .any(|e| matches!(&e.kind, TraceKind::Api(tr) if tr.verb.contains("evict")));
     assert!(refused, "evictions were refused with 429\n{}", r.commands());
     r.finish("inconsistent");
     assert!(
@@ -687,9 +686,10 @@ fn never_settles_the_spec_flips_and_the_replicaset_churns() {
             .trace()
             .entries()
             .filter_map(|e| match &e.kind {
-                TraceKind::Event {
-                    reason, message, ..
-                } if reason == "ScalingReplicaSet" => Some(message.clone()),
+                TraceKind::Event(tr) if tr.reason == "ScalingReplicaSet" => {
+                    let EventTrace { message, .. } = &**tr;
+                    Some(message.clone())
+                }
                 _ => None,
             })
             .collect();
@@ -946,8 +946,7 @@ fn controllers_crash_the_restarted_controllers_finish_the_rollout_exactly() {
             .trace()
             .entries()
             .filter(|e| {
-                matches!(&e.kind, TraceKind::Event { reason, object, .. }
-            if reason == "SuccessfulCreate" && *object == new_rs_key)
+                matches!(&e.kind, TraceKind::Event(tr) if tr.reason == "SuccessfulCreate" && tr.object == new_rs_key)
             })
             .count();
     assert_eq!(

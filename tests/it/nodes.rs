@@ -102,7 +102,7 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
         "{:?}",
         node_obj.spec.taints
     );
-    assert!(s.sim.trace().entries().all(|e| !matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Event { reason, .. } if reason == "TaintManagerEviction")));
+    assert!(s.sim.trace().entries().all(|e| !matches!(&e.kind, kubeloop::sim::machinery::trace::TraceKind::Event(tr) if tr.reason == "TaintManagerEviction")));
 }
 
 #[test]

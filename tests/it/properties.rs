@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kubeloop::sim::api::types::{Kind, Object};
 use kubeloop::sim::faults::{Fault, PodTarget};
-use kubeloop::sim::machinery::trace::TraceKind;
+use kubeloop::sim::machinery::trace::{ApiTrace, TraceKind};
 use kubeloop::sim::session::Session;
 use proptest::prelude::*;
 
@@ -242,13 +242,16 @@ fn resource_versions_of_successful_writes_only_grow() {
     let mut by_object: BTreeMap<String, u64> = BTreeMap::new();
     let mut global = 0;
     for e in s.sim.trace().entries() {
-        if let TraceKind::Api {
-            resource_version: Some(rv),
-            object,
-            code,
-            ..
-        } = &e.kind
-        {
+        if let TraceKind::Api(tr) = &e.kind {
+            let ApiTrace {
+                resource_version: Some(rv),
+                object,
+                code,
+                ..
+            } = &**tr
+            else {
+                continue;
+            };
             if *code < 300 && *rv > global {
                 global = *rv;
             }

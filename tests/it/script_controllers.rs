@@ -248,11 +248,11 @@ fn records(s: &Session) -> Vec<kubeloop::sim::machinery::controller::ReconcileRe
         .trace()
         .since(0)
         .filter_map(|e| match &e.kind {
-            kubeloop::sim::machinery::trace::TraceKind::Reconcile {
-                component,
-                record: Some(r),
-                ..
-            } if component.starts_with("controller/") => Some((**r).clone()),
+            kubeloop::sim::machinery::trace::TraceKind::Reconcile(tr)
+                if tr.component.starts_with("controller/") =>
+            {
+                tr.record.as_deref().cloned()
+            }
             _ => None,
         })
         .collect()

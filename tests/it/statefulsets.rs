@@ -350,20 +350,18 @@ fn the_inspector_names_the_controller_of_a_statefulset_and_of_its_claims() {
 
 /// Who deleted `web-1` with which result, in order: `actor verb code`.
 fn deletes_of_web_1(s: &Session) -> Vec<String> {
-    use kubeloop::sim::machinery::trace::TraceKind;
+    use kubeloop::sim::machinery::trace::{ApiTrace, TraceKind};
     s.sim
         .trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            TraceKind::Api {
-                actor,
-                verb,
-                object,
-                code,
-                ..
-            } if object == "Pod/default/web-1"
-                && (*verb == "delete" || *verb == "patch/status") =>
+            TraceKind::Api(tr)
+                if tr.object == "Pod/default/web-1"
+                    && (tr.verb == "delete" || tr.verb == "patch/status") =>
             {
+                let ApiTrace {
+                    actor, verb, code, ..
+                } = &**tr;
                 Some(format!("{actor} {verb} {code}"))
             }
             _ => None,

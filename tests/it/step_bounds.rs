@@ -30,7 +30,7 @@ spec:
 "#;
 
 fn is_replica_set_create(kind: &TraceKind) -> bool {
-    matches!(kind, TraceKind::Api { actor, verb: "create", .. } if &**actor == "replicaset-controller")
+    matches!(kind, TraceKind::Api(tr) if tr.verb == "create" && &*tr.actor == "replicaset-controller")
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn a_replica_set_burst_goes_out_a_hundred_requests_a_step_with_nothing_in_betwee
     for e in &entries[first..=last] {
         assert!(
             is_replica_set_create(&e.kind)
-                || matches!(&e.kind, TraceKind::Event { reason, .. } if reason == "SuccessfulCreate"),
+                || matches!(&e.kind, TraceKind::Event(tr) if tr.reason == "SuccessfulCreate"),
             "something else ran in the middle of the burst: {:?}",
             e.kind
         );

@@ -1,7 +1,7 @@
 //! Volumes: the default StorageClass, the PersistentVolume controller's binding and its events,
 //! kind's local-path provisioner making a volume on the node the scheduler chose.
 
-use kubeloop::sim::machinery::trace::TraceKind;
+use kubeloop::sim::machinery::trace::{EventTrace, TraceKind};
 use kubeloop::sim::session::Session;
 
 const CLAIM_AND_POD: &str = r#"apiVersion: v1
@@ -723,12 +723,12 @@ fn a_disk_is_attached_to_its_pods_node_before_the_pod_starts() {
         .trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            TraceKind::Event {
-                reason,
-                message,
-                object,
-                ..
-            } if object == "Pod/default/db" => Some(format!("{reason} {message}")),
+            TraceKind::Event(tr) if tr.object == "Pod/default/db" => {
+                let EventTrace {
+                    reason, message, ..
+                } = &**tr;
+                Some(format!("{reason} {message}"))
+            }
             _ => None,
         })
         .collect();
@@ -854,13 +854,10 @@ fn a_disk_that_falls_off_its_node_is_found_out_and_attached_again_by_the_driver(
         .trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            TraceKind::Reconcile {
-                component,
-                record: Some(r),
-                ..
-            } if &**component == "csi-disk-controller" && e.t > t => {
-                Some(format!("{} | {}", r.observed, r.diff))
-            }
+            TraceKind::Reconcile(tr) if &*tr.component == "csi-disk-controller" && e.t > t => tr
+                .record
+                .as_ref()
+                .map(|r| format!("{} | {}", r.observed, r.diff)),
             _ => None,
         })
         .collect();

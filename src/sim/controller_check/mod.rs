@@ -41,7 +41,7 @@ use super::input::controller_doc::ControllerDoc;
 use super::input::decode::{self, Decoded};
 use super::input::diagnostic::{Diagnostic, Severity};
 use super::machinery::controller::ComponentId;
-use super::machinery::trace::TraceKind;
+use super::machinery::trace::{ApiTrace, ReconcileTrace, TraceKind};
 use super::session::Session;
 use super::time::{format_duration, MINUTE, SECOND};
 
@@ -346,12 +346,10 @@ impl Watcher {
         for e in s.sim.trace().since(self.read_to) {
             self.read_to = e.seq;
             match &e.kind {
-                TraceKind::Reconcile {
-                    component: c,
-                    record,
-                    requests,
-                    ..
-                } if &**c == component => {
+                TraceKind::Reconcile(tr) if &*tr.component == component => {
+                    let ReconcileTrace {
+                        record, requests, ..
+                    } = &**tr;
                     self.first_pass.get_or_insert(e.t);
                     self.max_requests = self.max_requests.max(*requests);
                     // A clean pass's record says what it returned; anything else is the
@@ -363,13 +361,8 @@ impl Watcher {
                         self.failing = Some(decided.to_string());
                     }
                 }
-                TraceKind::Api {
-                    actor,
-                    verb,
-                    object,
-                    code,
-                    ..
-                } if &**actor == component && *code < 300 => {
+                TraceKind::Api(tr) if &*tr.actor == component && tr.code < 300 => {
+                    let ApiTrace { verb, object, .. } = &**tr;
                     self.first_write.get_or_insert(e.t);
                     self.writes += 1;
                     self.last_write = Some((e.t, format!("{verb} {object}")));

@@ -912,7 +912,7 @@ mod tests {
             .trace()
             .entries()
             .filter_map(|e| match &e.kind {
-                TraceKind::Api { verb, code, .. } if *verb == "create/eviction" => Some(*code),
+                TraceKind::Api(tr) if tr.verb == "create/eviction" => Some(tr.code),
                 _ => None,
             })
             .collect();

@@ -1207,13 +1207,10 @@ mod tests {
             .trace()
             .entries()
             .filter_map(|e| match &e.kind {
-                TraceKind::Api {
-                    actor,
-                    verb,
-                    object,
-                    ..
-                } if *verb == "delete" && object.starts_with("EndpointSlice/") => {
-                    Some(actor.to_string())
+                TraceKind::Api(tr)
+                    if tr.verb == "delete" && tr.object.starts_with("EndpointSlice/") =>
+                {
+                    Some(tr.actor.to_string())
                 }
                 _ => None,
             })

@@ -1414,14 +1414,10 @@ mod tests {
                 .trace()
                 .entries()
                 .filter_map(|e| match &e.kind {
-                    crate::sim::machinery::trace::TraceKind::Api {
-                        actor,
-                        verb,
-                        object,
-                        code,
-                        ..
-                    } if &**actor == "garbage-collector-controller" && *code < 300 => {
-                        Some(format!("{verb} {object}"))
+                    crate::sim::machinery::trace::TraceKind::Api(tr)
+                        if &*tr.actor == "garbage-collector-controller" && tr.code < 300 =>
+                    {
+                        Some(format!("{} {}", tr.verb, tr.object))
                     }
                     _ => None,
                 })

@@ -364,7 +364,7 @@ impl Sim {
             }
         };
         let key = match self.trace.get(pass).map(|e| &e.kind) {
-            Some(TraceKind::Reconcile { key, .. }) => format!(" of {key}"),
+            Some(TraceKind::Reconcile(tr)) => format!(" of {}", tr.key),
             _ => String::new(),
         };
         let seq = self.trace.push(

@@ -1,6 +1,7 @@
 //! The informer driver: starting, stopping and relisting components, their work queues, timers and resyncs — the loop around each controller's `reconcile`.
 
 use super::*;
+use crate::sim::machinery::trace::ReconcileTrace;
 use crate::sort::CollectTree;
 
 impl Sim {
@@ -267,14 +268,14 @@ impl Sim {
         let seq = self.trace.push(
             now,
             cause,
-            TraceKind::Reconcile {
+            TraceKind::Reconcile(Box::new(ReconcileTrace {
                 component: c.name.clone(),
                 key: key.to_string(),
                 trigger,
                 record: outcome.record.clone().map(Box::new),
                 requests: n_requests,
                 actions: actions.clone(),
-            },
+            })),
         );
         if let Some((sent, crash)) = self.crash_mid_reconcile(id, &actions, seq) {
             // The process died mid-pass: what it had sent is on the wire, the rest, its events

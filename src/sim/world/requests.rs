@@ -1,6 +1,7 @@
 //! Request execution: a component's or the learner's requests go through the API server, with latency, 503s while it is down, a conflicting writer's races, and the Events the recorder writes.
 
 use super::*;
+use crate::sim::machinery::trace::{ApiTrace, EventTrace};
 
 /// The annotation a ConflictingWriter bumps: a harmless change that moves the resourceVersion.
 pub const RIVAL_ANNOTATION: &str = "kubeloop.dev/conflicting-writer";
@@ -163,14 +164,14 @@ impl Sim {
             self.last_api_seq = self.trace.push(
                 self.now,
                 cause,
-                TraceKind::Api {
+                TraceKind::Api(Box::new(ApiTrace {
                     actor,
                     verb,
                     object: key.to_string(),
                     code: err.code(),
                     message: Some(err.message.clone()),
                     resource_version: None,
-                },
+                })),
             );
             return Err(err);
         }
@@ -188,14 +189,14 @@ impl Sim {
         self.last_api_seq = self.trace.push(
             self.now,
             cause,
-            TraceKind::Api {
+            TraceKind::Api(Box::new(ApiTrace {
                 actor,
                 verb,
                 object,
                 code,
                 message,
                 resource_version: rv,
-            },
+            })),
         );
         if let Ok(stored) = &handled.result {
             self.doom_job_pods(req, stored);
@@ -278,13 +279,13 @@ impl Sim {
         self.trace.push(
             self.now,
             cause,
-            TraceKind::Event {
+            TraceKind::Event(Box::new(EventTrace {
                 event_type: ev.type_.clone(),
                 reason: ev.reason.clone(),
                 message: ev.message.clone(),
                 object: rec.object.to_string(),
                 source,
-            },
+            })),
         );
         self.api
             .put_event(self.now, Object::from(ev), cause.unwrap_or(0));

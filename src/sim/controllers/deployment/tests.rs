@@ -6,6 +6,7 @@ use crate::sim::api::types::{
     ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment, StringMap, Time,
 };
 use crate::sim::controllers::testing;
+use crate::sim::machinery::trace::EventTrace;
 use crate::sim::world::{Sim, SimConfig};
 use util::{
     compute_hash, controller_ref, max_surge, selector_with_hash, DESIRED_REPLICAS_ANNOTATION,
@@ -1482,9 +1483,12 @@ fn scaling_events(sim: &Sim) -> Vec<String> {
     sim.trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            crate::sim::machinery::trace::TraceKind::Event {
-                reason, message, ..
-            } if reason == "ScalingReplicaSet" => Some(message.clone()),
+            crate::sim::machinery::trace::TraceKind::Event(tr)
+                if tr.reason == "ScalingReplicaSet" =>
+            {
+                let EventTrace { message, .. } = &**tr;
+                Some(message.clone())
+            }
             _ => None,
         })
         .collect()

@@ -6,7 +6,7 @@ use crate::sim::api::types::{
 };
 use crate::sim::controllers::testing;
 use crate::sim::faults::{Fault, PodTarget};
-use crate::sim::machinery::trace::TraceKind;
+use crate::sim::machinery::trace::{ApiTrace, EventTrace, TraceKind};
 use crate::sim::world::{Sim, SimConfig, MACHINE_BOOT_MS};
 
 // ------------------------------------------------------------------ fixtures
@@ -130,13 +130,10 @@ fn pod_events(sim: &Sim, pod: &str) -> Vec<(Millis, String, String)> {
     sim.trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            TraceKind::Event {
-                reason,
-                message,
-                object: o,
-                source,
-                ..
-            } if *o == object && source == "kubelet" => {
+            TraceKind::Event(tr) if tr.object == object && tr.source == "kubelet" => {
+                let EventTrace {
+                    reason, message, ..
+                } = &**tr;
                 Some((e.t, reason.clone(), message.clone()))
             }
             _ => None,
@@ -157,13 +154,8 @@ fn kubelet_requests(sim: &Sim, object: &str) -> Vec<(Millis, String, u16)> {
     sim.trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            TraceKind::Api {
-                actor,
-                verb,
-                object: o,
-                code,
-                ..
-            } if &**actor == "kubelet/node-1" && o == object => {
+            TraceKind::Api(tr) if &*tr.actor == "kubelet/node-1" && tr.object == object => {
+                let ApiTrace { verb, code, .. } = &**tr;
                 Some((e.t, verb.to_string(), *code))
             }
             _ => None,
@@ -973,13 +965,10 @@ fn the_node_reports_ready_with_its_start_up_events() {
         .trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            TraceKind::Event {
-                reason,
-                message,
-                object,
-                source,
-                ..
-            } if object == "Node/node-1" && source == "kubelet" => {
+            TraceKind::Event(tr) if tr.object == "Node/node-1" && tr.source == "kubelet" => {
+                let EventTrace {
+                    reason, message, ..
+                } = &**tr;
                 Some((reason.clone(), message.clone()))
             }
             _ => None,
@@ -1033,7 +1022,7 @@ fn node_status_is_reposted_every_five_minutes_or_when_ready_is_lost() {
     let ready_events = sim
         .trace()
         .entries()
-        .filter(|e| matches!(&e.kind, TraceKind::Event { reason, object, .. } if reason == "NodeReady" && object == "Node/node-1"))
+        .filter(|e| matches!(&e.kind, TraceKind::Event(tr) if tr.reason == "NodeReady" && tr.object == "Node/node-1"))
         .count();
     assert_eq!(ready_events, 2);
 }
@@ -1296,12 +1285,10 @@ fn a_rebooted_node_reports_a_new_boot_id() {
         .trace()
         .entries()
         .filter_map(|e| match &e.kind {
-            TraceKind::Event {
-                reason,
-                message,
-                event_type,
-                ..
-            } if reason == "Rebooted" && event_type == "Warning" => Some(message.clone()),
+            TraceKind::Event(tr) if tr.reason == "Rebooted" && tr.event_type == "Warning" => {
+                let EventTrace { message, .. } = &**tr;
+                Some(message.clone())
+            }
             _ => None,
         })
         .collect();
