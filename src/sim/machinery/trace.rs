@@ -25,8 +25,8 @@ use crate::sim::api::ApiRequest;
 use crate::sort::CollectTree;
 
 /// Default number of entries kept: at lesson scale (about 12,000 entries an hour) eight hours of
-/// history; at 10,000 pods a few seconds of a rollout, in about 35 MiB (native; an entry is some
-/// 350 bytes with its strings). The views show far fewer; `Trace::dropped` counts what went.
+/// history; at 10,000 pods a few seconds of a rollout, in about 15 MiB natively (`kubeloop bench
+/// --memory`). The views show far fewer; `Trace::dropped` counts what went.
 pub const DEFAULT_TRACE_CAPACITY: usize = 100_000;
 
 /// Why a watch event did or did not reach a component.
