@@ -91,12 +91,15 @@ lint: clippy clippy-wasm ## Clippy for both targets, warnings are errors
 clippy:
 	$(call banner,clippy (native))
 	cargo clippy --all-targets -- -D warnings
+	@# The counting allocator of `make bench` and `make wasm-heap`, so a measurement build never rots.
+	cargo clippy --all-targets --features alloc-stats -- -D warnings
 
 # --lib --bins: the test targets are native-only apart from tests/wasm*.rs, and the ui module
 # only exists on wasm32, so this is the only place it gets linted.
 clippy-wasm:
 	$(call banner,clippy (wasm32))
 	cargo clippy --target $(WASM_TARGET) --lib --bins -- -D warnings
+	cargo clippy --target $(WASM_TARGET) --lib --bins --features alloc-stats -- -D warnings
 
 test-native:
 	$(call banner,cargo test (native))

@@ -44,6 +44,7 @@ pub fn heap_peak_bytes() -> Option<usize> {
         None
     }
 }
+
 /// Pure view logic for the playground (native too, so it is unit-tested without a browser).
 pub mod viewmodel;
 
