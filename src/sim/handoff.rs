@@ -166,13 +166,13 @@ pub fn is_hand_off(trace: &Trace, e: &TraceEntry) -> bool {
 
 /// The nearest API write on the cause chain of `e` (excluding `e` itself), if any is kept.
 fn origin<'a>(trace: &'a Trace, e: &TraceEntry) -> Option<&'a TraceKind> {
-    let mut next = e.cause.filter(|&c| c < e.seq);
+    let mut next = e.cause().filter(|&c| c < e.seq);
     for _ in 0..CHAIN_LIMIT {
         let cause = trace.get(next?)?;
         if matches!(cause.kind, TraceKind::Api(_)) {
             return Some(&cause.kind);
         }
-        next = cause.cause.filter(|&c| c < cause.seq);
+        next = cause.cause().filter(|&c| c < cause.seq);
     }
     None
 }
@@ -226,8 +226,8 @@ fn kind_and_name(object: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::machinery::trace::Delivery;
     use crate::sim::machinery::trace::ReconcileTrace;
+    use crate::sim::machinery::trace::{Delivery, WatchType};
 
     /// Traces one API request written as `actor verb object code`, caused by `cause`.
     fn write(trace: &mut Trace, cause: Option<u64>, line: &str) -> u64 {
@@ -273,7 +273,7 @@ mod tests {
             Some(write),
             TraceKind::Watch {
                 component: component.into(),
-                event_type: "ADDED",
+                event_type: WatchType::Added,
                 object: "x".into(),
                 resource_version: 1,
                 delivery: Delivery::Delivered,

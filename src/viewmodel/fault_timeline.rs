@@ -687,7 +687,7 @@ impl FaultTimeline {
         let mut changed = false;
         for e in trace.since(self.after) {
             if let TraceKind::Fault { fault, description } = &e.kind {
-                if e.cause.is_none() {
+                if e.cause().is_none() {
                     changed = true;
                     self.start(e, fault, description, &mut ctx);
                     continue;
@@ -700,7 +700,7 @@ impl FaultTimeline {
                         .entry(inc.seq)
                         .or_insert_with(|| std::iter::once(inc.seq).collect_set());
                     changed |= ingest(inc, family, e, &mut ctx);
-                } else if e.cause == Some(inc.seq) {
+                } else if e.cause() == Some(inc.seq) {
                     // A heal after the incident settled still closes it.
                     if let TraceKind::Fault { .. } = e.kind {
                         inc.healed = Some(e.t);
@@ -1303,7 +1303,7 @@ const HARM_REASONS: &[&str] = &["NodeNotReady", "Killing", "OOMKilling", "Evicte
 /// Reads one trace entry into an incident that is following its consequences. Returns true when
 /// the incident changed.
 fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &mut Ctx) -> bool {
-    let linked = e.cause.is_some_and(|c| family.contains(&c));
+    let linked = e.cause().is_some_and(|c| family.contains(&c));
     let adopted = !linked && e.t >= inc.t && adoptable(inc, e);
     if !linked && !adopted {
         return false;
@@ -1374,7 +1374,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                     }
                 }
                 (Kind::Pod, "create") => {
-                    let owner = pass_key(trace, e.cause)
+                    let owner = pass_key(trace, e.cause())
                         .and_then(|k| parse_object(&k))
                         .filter(|k| k.kind != Kind::Pod);
                     let note = match &owner {
@@ -1419,7 +1419,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                     }
                 }
                 (Kind::Pod, "create/binding") => {
-                    let node = bound_node(trace, e.cause, &key.name);
+                    let node = bound_node(trace, e.cause(), &key.name);
                     let label = match &node {
                         Some(n) => format!("scheduled → {n}"),
                         None => "scheduled".into(),
@@ -1445,7 +1445,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                     }
                 }
                 (Kind::Node, "update") if &**actor == "node-controller" => {
-                    let diff = match trace.get(e.cause.unwrap_or(0)).map(|c| &c.kind) {
+                    let diff = match trace.get(e.cause().unwrap_or(0)).map(|c| &c.kind) {
                         Some(TraceKind::Reconcile(tr)) => {
                             tr.record.as_ref().map(|r| r.diff.clone())
                         }
@@ -1567,7 +1567,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
                 respond(inc, e.t, component, words);
             }
             // A container fault's first consequence: the kubelet's pass over the pod it hit.
-            if e.cause == Some(inc.seq) && component.starts_with("kubelet/") {
+            if e.cause() == Some(inc.seq) && component.starts_with("kubelet/") {
                 if let (Some(pod), Some(label)) = (parse_object(key), container_label(inc)) {
                     let detail = record
                         .as_ref()

@@ -573,7 +573,7 @@ impl LoopTracker {
                         message,
                         ..
                     } = &**tr;
-                    let Some(cause) = e.cause else { continue };
+                    let Some(cause) = e.cause() else { continue };
                     let Some((_, component)) = self.pending.iter().find(|(s, _)| *s == cause)
                     else {
                         continue;
@@ -640,7 +640,7 @@ impl LoopTracker {
 mod tests {
     use super::*;
     use crate::sim::machinery::controller::ReconcileRecord;
-    use crate::sim::machinery::trace::Trace;
+    use crate::sim::machinery::trace::{Trace, WatchType};
 
     fn api(actor: &str, verb: &'static str, object: &str, code: u16) -> TraceKind {
         TraceKind::Api(Box::new(ApiTrace {
@@ -656,7 +656,7 @@ mod tests {
     fn watch(component: &str, object: &str, rv: u64) -> TraceKind {
         TraceKind::Watch {
             component: component.into(),
-            event_type: "ADDED",
+            event_type: WatchType::Added,
             object: object.into(),
             resource_version: rv,
             delivery: Delivery::Delivered,
@@ -784,7 +784,7 @@ mod tests {
             None,
             TraceKind::Watch {
                 component: "replicaset-controller".into(),
-                event_type: "DELETED",
+                event_type: WatchType::Deleted,
                 object: "Pod/default/web-1-x".into(),
                 resource_version: 3,
                 delivery: Delivery::Dropped,

@@ -163,7 +163,7 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
         .iter()
         .find(|e| matches!(&e.kind, TraceKind::Api(tr) if tr.verb == "delete" && tr.object.ends_with(&victim)))
         .expect("the DELETE is caused by the fault");
-    assert_eq!(delete.cause, Some(fault));
+    assert_eq!(delete.cause(), Some(fault));
     let pass = effects
         .iter()
         .find(|e| match &e.kind {
@@ -183,7 +183,7 @@ fn a_deleted_pod_is_the_root_of_a_chain_that_ends_in_its_replacement() {
         .iter()
         .find(|e| {
             matches!(&e.kind, TraceKind::Api(tr) if tr.verb == "create")
-                && e.cause == Some(pass.seq)
+                && e.cause() == Some(pass.seq)
         })
         .expect("the replacement's create");
     let chain = cause_chain(s.sim.trace(), created.seq);
@@ -491,7 +491,7 @@ fn delayed_watch_events_slow_the_loop_down_and_the_delay_heals_by_itself() {
     let healed = fault_entries(&s, "DelayWatchEvents");
     assert_eq!(healed.len(), 2);
     assert_eq!(
-        healed[1].cause,
+        healed[1].cause(),
         Some(healed[0].seq),
         "the heal is caused by the fault"
     );
@@ -682,7 +682,7 @@ fn a_conflicting_writer_costs_each_controller_write_one_409_and_loses_nothing() 
     assert!(owners_ok >= 2);
     let retries = s.sim.trace().since(after).filter(|e| {
         matches!(&e.kind, TraceKind::Reconcile(tr) if tr.trigger == "retry")
-            && e.cause
+            && e.cause()
                 .and_then(|c| s.sim.trace().get(c))
                 .is_some_and(|c| matches!(&c.kind, TraceKind::Api(tr) if tr.code == 409))
     });
@@ -1000,7 +1000,7 @@ fn a_crash_loop_backs_off_and_ends_with_its_duration() {
     );
     let faults = fault_entries(&s, "CrashLoop");
     assert_eq!(faults.len(), 2);
-    assert_eq!(faults[1].cause, Some(faults[0].seq));
+    assert_eq!(faults[1].cause(), Some(faults[0].seq));
 }
 
 #[test]

@@ -514,7 +514,7 @@ fn check_invariants(s: &Session, marks: &mut Watermarks) -> Result<(), String> {
         if e.seq <= last {
             return Err(format!("trace sequence numbers went back at {}", e.seq));
         }
-        if e.cause.is_some_and(|c| c >= e.seq) {
+        if e.cause().is_some_and(|c| c >= e.seq) {
             return Err(format!("trace entry {} names a later cause", e.seq));
         }
         last = e.seq;

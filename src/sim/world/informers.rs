@@ -174,7 +174,7 @@ impl Sim {
                     Some(seq),
                     TraceKind::Watch {
                         component: id.name().into(),
-                        event_type: type_.as_str(),
+                        event_type: type_.into(),
                         object: ev.name.clone(),
                         resource_version: rv,
                         delivery: Delivery::Delivered,
@@ -625,7 +625,7 @@ impl Sim {
                     self.fault_cause,
                     TraceKind::Watch {
                         component: id.name().into(),
-                        event_type: "ERROR",
+                        event_type: WatchType::Error,
                         object: format!("410 {:?}: {}", err.reason, err.message).into(),
                         resource_version: from,
                         delivery: Delivery::Delivered,

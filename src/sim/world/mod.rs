@@ -16,7 +16,9 @@ use crate::sim::machinery::controller::{
 };
 use crate::sim::machinery::node_runtime::NodeRuntime;
 use crate::sim::machinery::recorder::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
-use crate::sim::machinery::trace::{describe_request, Delivery, Trace, TraceEntry, TraceKind};
+use crate::sim::machinery::trace::{
+    describe_request, Delivery, Trace, TraceEntry, TraceKind, WatchType,
+};
 use crate::sim::machinery::workqueue::WorkQueue;
 use crate::sim::rng::Rng;
 use crate::vec_map::{SlotMap, VecMap};
@@ -939,7 +941,7 @@ mod tests {
             .filter_map(|e| match &e.kind {
                 TraceKind::Watch {
                     object,
-                    event_type: "ADDED",
+                    event_type: WatchType::Added,
                     ..
                 } if **object == *name => Some(object),
                 _ => None,

@@ -246,7 +246,7 @@ impl Sim {
                                 Some(fault),
                                 TraceKind::Watch {
                                     component: id.name().into(),
-                                    event_type: ev.type_.as_str(),
+                                    event_type: ev.type_.into(),
                                     object: ev.name.clone(),
                                     resource_version: ev.resource_version,
                                     delivery: Delivery::Dropped,
@@ -343,7 +343,7 @@ impl Sim {
             Some(local_ev.cause),
             TraceKind::Watch {
                 component: c.name.clone(),
-                event_type: local_ev.type_.as_str(),
+                event_type: local_ev.type_.into(),
                 object,
                 resource_version: local_ev.resource_version,
                 delivery: Delivery::Delivered,
