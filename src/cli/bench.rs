@@ -268,7 +268,7 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
     for i in 0..pods {
         let pod = Pod {
             metadata: ObjectMeta {
-                name: format!("p-{i}"),
+                name: format!("p-{i}").into(),
                 namespace: "default".into(),
                 ..Default::default()
             },

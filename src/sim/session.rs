@@ -272,7 +272,7 @@ impl Session {
             }
             if !n.zones.is_empty() {
                 let zone = &n.zones[(i as usize - 1) % n.zones.len()];
-                labels.insert(super::api::storage::ZONE_LABEL.into(), zone.clone());
+                labels.insert(super::api::storage::ZONE_LABEL, zone.clone());
             }
             let resources: StringMap = [
                 ("cpu".to_string(), n.cpu.clone()),
@@ -282,7 +282,7 @@ impl Session {
             .into();
             let node = Node {
                 metadata: ObjectMeta {
-                    name,
+                    name: name.into(),
                     labels,
                     ..Default::default()
                 },
@@ -1241,7 +1241,7 @@ mod tests {
         );
         let label = stored_service(&s, "kubernetes").metadata.labels;
         assert_eq!(
-            label.get("provider").map(String::as_str),
+            label.get("provider").map(|v| v.as_str()),
             Some("kubernetes")
         );
         assert!(s.kubectl("delete svc kubernetes").ok);

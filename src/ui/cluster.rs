@@ -469,7 +469,7 @@ fn DenseBody(p: &DenseProps) -> Html {
         .selected
         .as_ref()
         .filter(|k| k.kind == Kind::Node)
-        .map(|k| k.name.clone());
+        .map(|k| k.name.to_string());
     // One tile is in the tab order (the selected one, else the first); arrows move among them.
     let tabbable = selected_node
         .clone()
@@ -660,7 +660,7 @@ fn pod_chip(pod: &Rc<PodView>, dispatch: &Callback<Action>, selected: &Option<Ob
     let selected = selected
         .as_ref()
         .is_some_and(|k| k.kind == Kind::Pod && k.name == pod.name && k.namespace == pod.namespace);
-    html! { <PodChip key={pod.uid.clone()} pod={pod.clone()} {selected} dispatch={dispatch.clone()} /> }
+    html! { <PodChip key={pod.uid.as_str()} pod={pod.clone()} {selected} dispatch={dispatch.clone()} /> }
 }
 
 /// One cluster-view chip's inputs.
@@ -720,8 +720,8 @@ pub fn chip(
         Callback::from(move |e: MouseEvent| {
             e.stop_propagation();
             d.emit(Action::DeletePod {
-                namespace: namespace.clone(),
-                name: name.clone(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
             });
         })
     };
@@ -736,9 +736,9 @@ pub fn chip(
         // The endless decorations get classes of their own (www/style.css, `.calm-motion`).
         <div class={classes!("pod", pod.health.class(), (pod.health == PodHealth::Failing).then_some("pod-ring"), is_selected.then_some("is-selected"), pod.orphan().then_some("is-orphan"), (!pod.claims.is_empty()).then_some("has-claims"))}
             {onpointerover} {onfocusin}
-            key={pod.uid.clone()}
+            key={pod.uid.as_str()}
             data-testid={format!("{testid}-{}", pod.name)}
-            data-phase={pod.phase.clone()}
+            data-phase={pod.phase.to_string()}
             data-ready={pod.ready.to_string()}
             data-status={pod.status.clone()}>
             <button class={classes!("pod-main", (pod.health == PodHealth::Starting).then_some("pod-stripes"))} onclick={select} title={format!("{}. Enter inspects it; Shift+F10 opens its faults.", pod.describe())} aria-label={pod.describe()}>
@@ -762,7 +762,7 @@ pub fn chip(
                     { icons::close() }
                 </button>
                 // Its faults: right click, the ContextMenu key or Shift+F10 (src/ui/menus.rs).
-                <super::menus::PodMenu name={pod.name.clone()} namespace={pod.namespace.clone()} {testid} dispatch={dispatch.clone()} />
+                <super::menus::PodMenu name={pod.name.to_string()} namespace={pod.namespace.to_string()} {testid} dispatch={dispatch.clone()} />
             }
         </div>
     }

@@ -101,7 +101,7 @@ fn lane(row: &Row, t0: Millis, t1: Millis, d: &Callback<Action>) -> Html {
             <div class="tl-name">
                 <span class={classes!("kind-badge", if kind == "node" { "kind-node" } else { "kind-pod" })}>{ if kind == "node" { "Node" } else { "Pod" } }</span>
                 <button class="link mono" title={format!("Inspect {} · {}", kubectl_ref(&row.object), row.note)} onclick={on_click.clone()}>
-                    { &row.object.name }
+                    { row.object.name.as_str() }
                 </button>
             </div>
             { track(row, t0, t1, on_click) }

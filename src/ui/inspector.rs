@@ -60,7 +60,7 @@ pub fn Inspector(p: &InspectorProps) -> Html {
     let title_kind = d.key.kind.as_str();
     let pod_delete = (d.key.kind == Kind::Pod && d.exists).then(|| {
         let dispatch = p.dispatch.clone();
-        let (namespace, name) = (d.key.namespace.clone(), d.key.name.clone());
+        let (namespace, name) = (d.key.namespace.to_string(), d.key.name.to_string());
         html! {
             <button class="btn btn-small btn-danger" data-testid="inspector-delete-pod"
                 onclick={Callback::from(move |_: MouseEvent| dispatch.emit(Action::DeletePod { namespace: namespace.clone(), name: name.clone() }))}>
@@ -75,7 +75,7 @@ pub fn Inspector(p: &InspectorProps) -> Html {
                 <button class="btn btn-small" onclick={Callback::from(move |_: MouseEvent| dispatch.emit(Action::Inject(f.clone(), reply())))}>{ label }</button>
             }
         };
-        let n = d.key.name.clone();
+        let n = d.key.name.to_string();
         html! {
             <>
                 { mk("Power off", Fault::NodeDown { node: n.clone() }) }
@@ -90,7 +90,7 @@ pub fn Inspector(p: &InspectorProps) -> Html {
             <header class="inspector-head">
                 <div class="inspector-title">
                     <span class="kind-badge">{ title_kind }</span>
-                    <h2 class="mono">{ &d.key.name }</h2>
+                    <h2 class="mono">{ d.key.name.as_str() }</h2>
                     if !d.exists {
                         <span class="badge badge-warning">{ "deleted" }</span>
                     }

@@ -398,7 +398,10 @@ fn App() -> Html {
     // Only the open fault panel needs every name (10,000 of them in a big cluster).
     let (pods, nodes): (Vec<String>, Vec<String>) = if *faults_open {
         (
-            cluster_view.all_pods().map(|p| p.name.clone()).collect(),
+            cluster_view
+                .all_pods()
+                .map(|p| p.name.to_string())
+                .collect(),
             cluster_view.nodes.iter().map(|n| n.name.clone()).collect(),
         )
     } else {

@@ -35,7 +35,7 @@ fn branch(n: &OwnerNode, p: &OwnershipProps) -> Html {
             <div class="tree-node">
                 <span class={classes!("kind-badge", badge)} title={n.key.kind.as_str()}>{ &n.badge }</span>
                 <button class={classes!("link", "mono", (n.key.kind != Kind::ReplicaSet).then_some("strong"))}
-                    title={title} onclick={select(&p.dispatch, n.key.clone())}>{ &n.key.name }</button>
+                    title={title} onclick={select(&p.dispatch, n.key.clone())}>{ n.key.name.as_str() }</button>
                 if !n.revision.is_empty() {
                     <span class="rev">{ format!("rev {}", n.revision) }</span>
                 }

@@ -24,7 +24,7 @@ use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, per
 use crate::sim::api::apiserver::ApiServer;
 use crate::sim::api::storage::{claim_kind, str_at, volume_kind, ZONE_LABEL};
 use crate::sim::api::types::{
-    cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Time,
+    cmp_bytes, find_condition, Kind, Millis, Node, Object, ObjectKey, Pod, Str, Time,
 };
 use crate::sim::api::WatchEventType;
 use crate::sim::kubectl::printers::{node_status, pod_summary};
@@ -164,12 +164,12 @@ pub fn pod_health(pod: &Pod, status: &str) -> PodHealth {
 /// One pod chip.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodView {
-    pub name: String,
-    pub namespace: String,
+    pub name: Str,
+    pub namespace: Str,
     /// `spec.nodeName`, empty while unscheduled.
-    pub node: String,
+    pub node: Str,
     /// `status.phase` (`Pending` when the kubelet has not written one yet).
-    pub phase: String,
+    pub phase: Str,
     /// The Ready condition.
     pub ready: bool,
     /// kubectl's STATUS column.
@@ -187,7 +187,7 @@ pub struct PodView {
     pub age: String,
     /// The scheduler's reason when it could not place the pod (PodScheduled=False message).
     pub unschedulable: Option<String>,
-    pub uid: String,
+    pub uid: Str,
     /// The claims it mounts, in the order of its volumes (empty for most pods).
     pub claims: Vec<ClaimChip>,
 }
@@ -202,9 +202,10 @@ impl PodView {
             .filter(|c| c.status == "False")
             .map(|c| {
                 c.message
-                    .clone()
-                    .or_else(|| c.reason.clone())
+                    .as_deref()
+                    .or(c.reason.as_deref())
                     .unwrap_or_default()
+                    .to_string()
             });
         PodView {
             name: pod.metadata.name.clone(),
@@ -590,8 +591,8 @@ type PodOrder = (Option<Time>, String, String);
 fn pod_order(pod: &Pod) -> PodOrder {
     (
         pod.metadata.creation_timestamp,
-        pod.metadata.namespace.clone(),
-        pod.metadata.name.clone(),
+        pod.metadata.namespace.to_string(),
+        pod.metadata.name.to_string(),
     )
 }
 
@@ -664,7 +665,7 @@ fn node_view<'a>(
             .labels
             .get(ZONE_LABEL)
             .filter(|z| !z.is_empty())
-            .cloned(),
+            .map(|z| z.to_string()),
         machine_up,
         ready,
         status,
@@ -685,14 +686,14 @@ fn node_view<'a>(
         unschedulable: node.spec.unschedulable,
         ready_reason: ready_cond
             .map(|c| {
-                let r = c.reason.clone().unwrap_or_default();
+                let r = c.reason.as_deref().unwrap_or_default().to_string();
                 match &c.message {
                     Some(m) if !m.is_empty() => format!("{r}: {m}"),
                     _ => r,
                 }
             })
             .unwrap_or_else(|| "no Ready condition reported yet".into()),
-        name,
+        name: name.to_string(),
     }
 }
 
@@ -757,7 +758,7 @@ impl ClusterView {
                 .remove(node.metadata.name.as_str())
                 .unwrap_or_default();
             pods.stable_sort_by(|a, b| a.0.cmp(&b.0));
-            let up = machine_up.get(&node.metadata.name).copied();
+            let up = machine_up.get(node.metadata.name.as_str()).copied();
             let nv = node_view(node, pods.iter().map(|(_, p)| p), up);
             view.counts.merge(&nv.counts);
             view.nodes.push(Rc::new(nv));
@@ -902,10 +903,10 @@ pub struct ClusterCache {
     valid: bool,
     /// The store's resourceVersion this cache reflects.
     seen_rv: u64,
-    nodes: SlotMap<String, Arc<Object>>,
-    pods: SlotMap<ObjectKey, (String, PodOrder)>,
+    nodes: SlotMap<Str, Arc<Object>>,
+    pods: SlotMap<ObjectKey, (Str, PodOrder)>,
     /// `spec.nodeName` ("" for none) → pods in display order.
-    by_node: SlotMap<String, BTreeMap<PodOrder, PodPart>>,
+    by_node: SlotMap<Str, BTreeMap<PodOrder, PodPart>>,
     /// The pods that mount claims (most pods mount none).
     claim_pods: BTreeSet<ObjectKey>,
     /// Each machine's power state as last seen (NodeDown changes it without an API write).
@@ -993,7 +994,7 @@ impl ClusterCache {
                 latest.insert((*ev.key).clone(), obj);
             } else if let Some((claims, volumes)) = storage {
                 if kind == claims {
-                    touched_claims.push((ev.key.namespace.clone(), ev.key.name.clone()));
+                    touched_claims.push((ev.key.namespace.to_string(), ev.key.name.to_string()));
                 } else if kind == volumes {
                     let claim_ref = |f| {
                         ev.object
@@ -1041,7 +1042,7 @@ impl ClusterCache {
                     };
                     // A node appearing or going moves its pods to or from the unscheduled tray.
                     membership |= existed != self.nodes.contains_key(&key.name);
-                    dirty.insert(key.name);
+                    dirty.insert(key.name.to_string());
                 }
                 _ => {
                     if let Some((node, order)) = self.pods.remove(&key) {
@@ -1049,7 +1050,7 @@ impl ClusterCache {
                             group.remove(&order);
                         }
                         self.claim_pods.remove(&key);
-                        dirty.insert(node);
+                        dirty.insert(node.to_string());
                     }
                     if let Some(pod) = obj.as_deref().and_then(Object::as_pod) {
                         let node = pod.spec.node_name.clone();
@@ -1063,7 +1064,7 @@ impl ClusterCache {
                             .or_default()
                             .insert(order.clone(), part);
                         self.pods.insert(key, (node.clone(), order));
-                        dirty.insert(node);
+                        dirty.insert(node.to_string());
                     }
                 }
             }
@@ -1097,14 +1098,18 @@ impl ClusterCache {
         let mut changed = membership;
         let mut tray = membership;
         for name in &dirty {
-            let Some(node) = self.nodes.get(name).and_then(|o| o.as_node()) else {
+            let Some(node) = self.nodes.get(name.as_str()).and_then(|o| o.as_node()) else {
                 // Not a node (any more): its pods are in the tray.
                 changed |= self.node_views.remove(name).is_some();
                 tray = true;
                 continue;
             };
             let up = sim.machines().get(name).map(|m| m.up);
-            let pods = self.by_node.get(name).into_iter().flat_map(|g| g.values());
+            let pods = self
+                .by_node
+                .get(name.as_str())
+                .into_iter()
+                .flat_map(|g| g.values());
             let nv = node_view(node, pods, up);
             if self.node_views.get(name).map(|v| **v != nv).unwrap_or(true) {
                 self.node_views.insert(name.clone(), Rc::new(nv));
@@ -1203,10 +1208,10 @@ impl ClusterCache {
         // Keep the Rc of every node whose view came out the same, so the page redraws only the
         // nodes that really changed even across a rebuild.
         let old = std::mem::take(&mut self.node_views);
-        let dirty: BTreeSet<String> = self.nodes.keys().cloned().collect_set();
+        let dirty: BTreeSet<String> = self.nodes.keys().map(|n| n.to_string()).collect_set();
         self.node_views = old
             .into_iter()
-            .filter(|(n, _)| self.nodes.contains_key(n))
+            .filter(|(n, _)| self.nodes.contains_key(n.as_str()))
             .collect();
         self.refresh(dirty, true, sim);
     }
@@ -1498,16 +1503,10 @@ mod tests {
     #[test]
     fn a_node_card_shows_its_zone_when_the_node_has_one() {
         let mut zoned = node("node-1", "True");
-        zoned
-            .metadata
-            .labels
-            .insert(ZONE_LABEL.into(), "zone-a".into());
+        zoned.metadata.labels.insert(ZONE_LABEL, "zone-a");
         let plain = node("node-2", "True");
         let mut blank = node("node-3", "True");
-        blank
-            .metadata
-            .labels
-            .insert(ZONE_LABEL.into(), String::new());
+        blank.metadata.labels.insert(ZONE_LABEL, String::new());
         let view = ClusterView::build([&zoned, &plain, &blank], [], &BTreeMap::new(), 0);
         let zones: Vec<Option<&str>> = view.nodes.iter().map(|n| n.zone.as_deref()).collect();
         assert_eq!(zones, [Some("zone-a"), None, None]);

@@ -383,8 +383,8 @@ pub fn deployment_counts(session: &Session) -> Vec<DeploymentCounts> {
         .list(Kind::Deployment)
         .filter_map(|o| o.as_deployment())
         .map(|d| DeploymentCounts {
-            namespace: d.metadata.namespace.clone(),
-            name: d.metadata.name.clone(),
+            namespace: d.metadata.namespace.to_string(),
+            name: d.metadata.name.to_string(),
             replicas: d.spec.replicas.unwrap_or(1),
             current: d.status.replicas,
             updated: d.status.updated_replicas,

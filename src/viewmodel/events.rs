@@ -45,18 +45,18 @@ impl EventRow {
         };
         let kind = ev.involved_object.kind.clone();
         EventRow {
-            name: ev.metadata.name.clone(),
+            name: ev.metadata.name.to_string(),
             last_seen,
-            type_: ev.type_.clone(),
-            reason: ev.reason.clone(),
+            type_: ev.type_.to_string(),
+            reason: ev.reason.to_string(),
             object: object_label(ev),
-            object_kind: kind,
-            object_name: ev.involved_object.name.clone(),
-            object_namespace: ev.involved_object.namespace.clone(),
+            object_kind: kind.to_string(),
+            object_name: ev.involved_object.name.to_string(),
+            object_namespace: ev.involved_object.namespace.to_string(),
             message: ev.message.clone(),
             count: ev.count,
             last_t: last,
-            source: ev.source.component.clone(),
+            source: ev.source.component.to_string(),
         }
     }
 

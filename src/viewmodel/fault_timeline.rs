@@ -1506,7 +1506,7 @@ fn ingest(inc: &mut Incident, family: &mut BTreeSet<u64>, e: &TraceEntry, ctx: &
             let label = if reason == "Started" && known == Some(Role::Replacement) {
                 "started".to_string()
             } else {
-                reason.clone()
+                reason.to_string()
             };
             mark(
                 inc,
@@ -1822,7 +1822,7 @@ mod tests {
                 .sim
                 .api()
                 .list(Kind::Pod)
-                .map(|o| o.meta().name.clone())
+                .map(|o| o.meta().name.to_string())
                 .filter(|n| n.starts_with(prefix))
                 .collect()
         }
@@ -1839,7 +1839,7 @@ mod tests {
     }
 
     fn names<'a>(rows: impl Iterator<Item = &'a Row>) -> Vec<String> {
-        rows.map(|r| r.object.name.clone()).collect()
+        rows.map(|r| r.object.name.to_string()).collect()
     }
 
     fn labels(row: &Row) -> Vec<&str> {
@@ -1960,7 +1960,7 @@ mod tests {
                 .list(Kind::Pod)
                 .filter_map(|o| o.as_pod())
                 .filter(|p| p.spec.node_name == "node-2")
-                .map(|p| p.metadata.name.clone())
+                .map(|p| p.metadata.name.to_string())
                 .collect();
         assert!(!on_node.is_empty());
         r.inject(Fault::NodeDown {

@@ -87,7 +87,7 @@ impl InspectorData {
             let nodes: Vec<_> = api.list(Kind::Node).filter_map(|o| o.as_node()).collect();
             let pods: Vec<_> = api.list(Kind::Pod).filter_map(|o| o.as_pod()).collect();
             let mut unbound = pod.clone();
-            unbound.spec_mut().node_name.clear();
+            unbound.spec_mut().node_name = Default::default();
             SchedulingView::of(&scheduler::explain(&unbound, &nodes, &pods))
         });
         InspectorData {
@@ -284,7 +284,7 @@ fn pod_gap(p: &Pod, _now: Millis) -> Vec<GapRow> {
         if p.spec.node_name.is_empty() {
             "not scheduled yet".to_string()
         } else {
-            p.spec.node_name.clone()
+            p.spec.node_name.to_string()
         },
         !p.spec.node_name.is_empty(),
     )];
@@ -390,8 +390,8 @@ impl JobProgress {
                     .flatten()
                     .map(|ms| ms.div_ceil(1000));
                 JobProgress {
-                    name: j.metadata.name.clone(),
-                    namespace: j.metadata.namespace.clone(),
+                    name: j.metadata.name.to_string(),
+                    namespace: j.metadata.namespace.to_string(),
                     status,
                     succeeded: int("succeeded"),
                     completions: api::completions(j),
@@ -458,8 +458,8 @@ impl DeploymentGap {
             .into_iter()
             .filter_map(|o| o.as_deployment())
             .map(|d| DeploymentGap {
-                name: d.metadata.name.clone(),
-                namespace: d.metadata.namespace.clone(),
+                name: d.metadata.name.to_string(),
+                namespace: d.metadata.namespace.to_string(),
                 desired: d.spec.replicas.unwrap_or(1),
                 ready: d.status.ready_replicas,
                 available: d.status.available_replicas,
@@ -595,10 +595,10 @@ pub fn condition_rows(obj: &Object, now: Millis) -> Vec<ConditionRow> {
                 .last_transition_time
                 .map(|t| human_age(now.saturating_sub(t.0)))
                 .unwrap_or_default(),
-            type_: c.type_,
-            status: c.status,
-            reason: c.reason.unwrap_or_default(),
-            message: c.message.unwrap_or_default(),
+            type_: c.type_.into(),
+            status: c.status.into(),
+            reason: c.reason.map(String::from).unwrap_or_default(),
+            message: c.message.map(String::from).unwrap_or_default(),
         })
         .collect()
 }
@@ -704,7 +704,7 @@ impl OwnerNode {
                     .metadata
                     .annotations
                     .get("deployment.kubernetes.io/revision")
-                    .cloned()
+                    .map(|v| v.to_string())
                     .unwrap_or_default();
                 node.image = r
                     .spec
@@ -712,7 +712,7 @@ impl OwnerNode {
                     .spec
                     .containers
                     .first()
-                    .map(|c| c.image.clone())
+                    .map(|c| c.image.to_string())
                     .unwrap_or_default();
                 node.counts = format!(
                     "{desired} desired · {} current · {} ready",
@@ -1108,7 +1108,7 @@ mod tests {
         let mut rs_meta = meta("web-abc", "r1", Some(("Deployment", "web", "d1")));
         rs_meta
             .annotations
-            .insert("deployment.kubernetes.io/revision".into(), "1".into());
+            .insert("deployment.kubernetes.io/revision", "1");
         let rs = Object::from(ReplicaSet {
             metadata: rs_meta,
             spec: ReplicaSetSpec {
@@ -1187,7 +1187,7 @@ mod tests {
         let names: Vec<(String, String)> = view
             .roots
             .iter()
-            .map(|n| (n.badge.clone(), n.key.name.clone()))
+            .map(|n| (n.badge.clone(), n.key.name.to_string()))
             .collect();
         assert_eq!(
             names,

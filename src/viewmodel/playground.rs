@@ -1173,7 +1173,7 @@ mod tests {
                 .sim
                 .api()
                 .list(crate::sim::api::types::Kind::Pod)
-                .map(|o| o.meta().name.clone())
+                .map(|o| o.meta().name.to_string())
                 .collect();
             pods.sort();
             (p.seed(), pods)
@@ -1257,7 +1257,7 @@ mod tests {
         p.cluster()
             .all_pods()
             .filter(|v| v.phase == "Running" && v.ready)
-            .map(|v| v.name.clone())
+            .map(|v| v.name.to_string())
             .collect()
     }
 

@@ -223,7 +223,7 @@ fn pods(s: &Session) -> Vec<&Pod> {
 fn web_pods(s: &Session) -> Vec<&Pod> {
     pods(s)
         .into_iter()
-        .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some("web"))
+        .filter(|p| p.metadata.labels.get("app").map(|v| v.as_str()) == Some("web"))
         .collect()
 }
 
@@ -339,7 +339,7 @@ fn converged(s: &Session, replicas: u32, image: u32) -> Result<(), String> {
         .list(Kind::ReplicaSet)
         .filter_map(|o| o.as_replica_set())
         .filter(|r| r.spec.replicas.unwrap_or(0) > 0 || r.status.replicas > 0)
-        .map(|r| r.metadata.name.clone())
+        .map(|r| r.metadata.name.to_string())
         .collect();
     if want > 0 && scaled.len() != 1 {
         return Err(format!("ReplicaSets holding pods: {scaled:?}"));
@@ -406,7 +406,7 @@ fn nth_web_pod(s: &Session, i: usize) -> Option<Pod> {
 
 fn target(pod: &Pod) -> PodTarget {
     PodTarget {
-        pod: Some(pod.metadata.name.clone()),
+        pod: Some(pod.metadata.name.to_string()),
         namespace: "default".into(),
         ..Default::default()
     }
@@ -491,7 +491,7 @@ fn apply_op(
                     .api()
                     .list(Kind::ReplicaSet)
                     .max_by_key(|o| o.meta().creation_timestamp)
-                    .map(|o| o.meta().name.clone())?;
+                    .map(|o| o.meta().name.to_string())?;
                 format!("ReplicaSet/default/{newest}")
             } else {
                 "Deployment/default/web".to_string()
@@ -566,7 +566,7 @@ fn apply_op(
                 .api()
                 .list(Kind::ReplicaSet)
                 .max_by_key(|o| o.meta().creation_timestamp)
-                .map(|o| o.meta().name.clone())?;
+                .map(|o| o.meta().name.to_string())?;
             let _ = s.inject(Fault::EditObject {
                 object: format!("ReplicaSet/default/{rs}"),
                 patch: json!({"spec": {"replicas": n}}),
@@ -822,7 +822,7 @@ fn sts_converged(s: &Session, replicas: u32) -> Result<(), String> {
     }
     let names: Vec<String> = web_pods(s)
         .iter()
-        .map(|p| p.metadata.name.clone())
+        .map(|p| p.metadata.name.to_string())
         .collect();
     let expected: Vec<String> = (0..replicas).map(|i| format!("web-{i}")).collect();
     if names != expected {
@@ -833,7 +833,7 @@ fn sts_converged(s: &Session, replicas: u32) -> Result<(), String> {
             .metadata
             .labels
             .get("controller-revision-hash")
-            .map(String::as_str);
+            .map(|v| v.as_str());
         if !p.is_ready() || p.metadata.deletion_timestamp.is_some() || at != Some(revision) {
             return Err(format!("{} is not ready at {revision}", p.metadata.name));
         }
@@ -1059,7 +1059,7 @@ fn disks_attached_where_their_pods_run(s: &Session, replicas: u32) -> Result<(),
                 )
             })
             .collect();
-        if on != [(pod.spec.node_name.clone(), true)] {
+        if on != [(pod.spec.node_name.to_string(), true)] {
             return Err(format!(
                 "disk of web-{ordinal} (on {}) attached as {on:?}",
                 pod.spec.node_name
@@ -1387,7 +1387,7 @@ fn pg_converged(s: &Session, replicas: u32, version: u32) -> Result<(), String> 
     }
     for job in s.sim.api().list(job_kind()) {
         let m = job.meta();
-        if m.labels.get(postgres::LABEL_CLUSTER).map(String::as_str) != Some("db") {
+        if m.labels.get(postgres::LABEL_CLUSTER).map(|v| v.as_str()) != Some("db") {
             continue;
         }
         let v = m

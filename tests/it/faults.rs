@@ -69,7 +69,7 @@ fn pods(s: &Session) -> Vec<Pod> {
 fn web_pods(s: &Session) -> Vec<Pod> {
     pods(s)
         .into_iter()
-        .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some("web"))
+        .filter(|p| p.metadata.labels.get("app").map(|v| v.as_str()) == Some("web"))
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .collect()
 }
@@ -93,7 +93,7 @@ fn the_replica_set(s: &Session) -> ReplicaSet {
 }
 
 fn first_pod(s: &Session) -> String {
-    web_pods(s)[0].metadata.name.clone()
+    web_pods(s)[0].metadata.name.to_string()
 }
 
 fn entries(s: &Session) -> Vec<&TraceEntry> {
@@ -773,7 +773,7 @@ fn node_ready(s: &Session, node: &str) -> String {
         .get(&ObjectKey::new(Kind::Node, "", node))
         .and_then(|o| o.as_node().cloned())
         .and_then(|n| n.status.conditions.into_iter().find(|c| c.type_ == "Ready"))
-        .map(|c| c.status)
+        .map(|c| c.status.to_string())
         .unwrap_or_default()
 }
 
@@ -799,7 +799,7 @@ fn a_dead_nodes_pods_stay_terminating_there_and_are_replaced_after_50_s_plus_300
     let dead = busiest_node(&s);
     let victims: Vec<String> = pods_on(&s, &dead)
         .iter()
-        .map(|p| p.metadata.name.clone())
+        .map(|p| p.metadata.name.to_string())
         .collect();
     assert!(!victims.is_empty());
     let t0 = s.sim.now();

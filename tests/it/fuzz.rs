@@ -1192,7 +1192,7 @@ fn pod_creates_past_the_pod_limit_are_forbidden_and_the_replicaset_says_so() {
     let pod = |name: String| {
         Object::from(Pod {
             metadata: ObjectMeta {
-                name,
+                name: name.into(),
                 namespace: "default".into(),
                 ..Default::default()
             },

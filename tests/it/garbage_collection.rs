@@ -61,7 +61,7 @@ fn uid(s: &Session, key: &ObjectKey) -> String {
         .unwrap_or_else(|| panic!("{key} exists"))
         .meta()
         .uid
-        .clone()
+        .to_string()
 }
 
 fn custom_key(s: &Session, kind: &str, namespace: &str, name: &str) -> ObjectKey {
@@ -143,7 +143,7 @@ fn warnings(s: &Session, reason: &str) -> Vec<(String, String)> {
         .list(Kind::Event)
         .filter_map(|e| match &**e {
             Object::Event(e) if e.reason == reason => {
-                Some((e.involved_object.name.clone(), e.message.clone()))
+                Some((e.involved_object.name.to_string(), e.message.clone()))
             }
             _ => None,
         })

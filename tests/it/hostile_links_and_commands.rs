@@ -181,7 +181,7 @@ fn html_in_names_is_refused_and_html_in_free_text_is_kept_as_text() {
         .expect("web")
         .clone();
     assert_eq!(
-        web.meta().annotations.get("note").map(String::as_str),
+        web.meta().annotations.get("note").map(|v| v.as_str()),
         Some("<script>alert('annotation')</script>")
     );
     // Where Kubernetes allows no HTML, the name is refused with the value quoted, not run.

@@ -102,7 +102,7 @@ impl Run {
             .api()
             .list(Kind::Pod)
             .filter_map(|o| o.as_pod())
-            .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some(app))
+            .filter(|p| p.metadata.labels.get("app").map(|v| v.as_str()) == Some(app))
             .cloned()
             .collect()
     }
@@ -121,14 +121,14 @@ impl Run {
             .api()
             .list(Kind::ReplicaSet)
             .filter_map(|o| o.as_replica_set())
-            .filter(|r| r.metadata.labels.get("app").map(String::as_str) == Some(app))
+            .filter(|r| r.metadata.labels.get("app").map(|v| v.as_str()) == Some(app))
             .cloned()
             .collect()
     }
 }
 
 fn names(pods: &[Pod]) -> BTreeSet<String> {
-    pods.iter().map(|p| p.metadata.name.clone()).collect()
+    pods.iter().map(|p| p.metadata.name.to_string()).collect()
 }
 
 fn condition<'a>(
@@ -799,7 +799,7 @@ fn convergence_is_not_health_every_pod_exists_and_no_endpoint_is_ready() {
                 s.metadata
                     .labels
                     .get("kubernetes.io/service-name")
-                    .map(String::as_str)
+                    .map(|v| v.as_str())
                     == Some("web")
             })
             .cloned()
@@ -1047,7 +1047,7 @@ fn deleting_the_pods_from_the_console_does_the_step_and_starts_its_checks() {
 #[test]
 fn deleting_one_pod_is_not_deleting_every_pod() {
     let mut run = until_offered("thermostat", "Delete every web pod");
-    let pod = run.live_pods("web")[0].metadata.name.clone();
+    let pod = run.live_pods("web")[0].metadata.name.to_string();
     let out = run.s.kubectl(&format!("delete pod {pod}"));
     assert!(out.ok, "{}", out.stderr);
     assert_eq!(run.s.try_this_statuses()[0].done_at, None);

@@ -102,7 +102,7 @@ fn past_the_event_cap_the_oldest_events_expire_and_the_recorder_forgets_them() {
         .next()
         .expect("the playground has nodes")
         .clone();
-    let from = ComponentId::Kubelet(node.meta().name.clone());
+    let from = ComponentId::Kubelet(node.meta().name.to_string());
     // Distinct reasons: distinct messages with one reason would be aggregated after ten.
     for i in 0..MAX_EVENTS + 2 * EVENT_EXPIRY_BATCH {
         s.advance_to(s.sim.now() + 1, usize::MAX);
@@ -115,7 +115,7 @@ fn past_the_event_cap_the_oldest_events_expire_and_the_recorder_forgets_them() {
         .api()
         .list(Kind::Event)
         .filter_map(|o| o.as_event())
-        .map(|e| e.reason.clone())
+        .map(|e| e.reason.to_string())
         .collect();
     assert!(
         !reasons.iter().any(|r| r == "Reason0"),

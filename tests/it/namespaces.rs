@@ -54,7 +54,7 @@ fn a_new_cluster_has_the_four_system_namespaces_active() {
             .metadata
             .labels
             .get("kubernetes.io/metadata.name")
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("default")
     );
     let described = s.kubectl("describe ns default");

@@ -43,7 +43,7 @@ fn pod_names(s: &Session) -> Vec<String> {
     s.sim
         .api()
         .list(Kind::Pod)
-        .map(|o| o.meta().name.clone())
+        .map(|o| o.meta().name.to_string())
         .collect()
 }
 
@@ -61,8 +61,10 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
         .list(Kind::Pod)
         .find_map(|o| o.as_pod().map(|p| p.spec.node_name.clone()))
         .expect("a bound pod");
-    s.inject(Fault::NodeDown { node: node.clone() })
-        .expect("node goes down");
+    s.inject(Fault::NodeDown {
+        node: node.to_string(),
+    })
+    .expect("node goes down");
     // Powered on again after 5 s: the machine boots for 30 s, so its kubelet's heartbeats are
     // back 35 s after the outage, inside the 50 s node-monitor-grace-period.
     s.advance_to(65 * SECOND, usize::MAX);
@@ -81,8 +83,10 @@ fn a_node_back_before_the_grace_period_ends_loses_nothing() {
         "True",
         "not yet noticed at 5 s"
     );
-    s.inject(Fault::NodeUp { node: node.clone() })
-        .expect("node boots");
+    s.inject(Fault::NodeUp {
+        node: node.to_string(),
+    })
+    .expect("node boots");
     s.advance_to(10 * 60 * SECOND, usize::MAX);
     assert_eq!(pod_names(&s), before, "no pod was evicted or replaced");
 

@@ -62,10 +62,10 @@ fn migration_jobs(s: &Session) -> Vec<String> {
             j.meta()
                 .labels
                 .get(postgres::LABEL_CLUSTER)
-                .map(String::as_str)
+                .map(|v| v.as_str())
                 == Some("db")
         })
-        .map(|j| j.meta().name.clone())
+        .map(|j| j.meta().name.to_string())
         .collect()
 }
 

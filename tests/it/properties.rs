@@ -189,7 +189,7 @@ proptest! {
                 Change::Scale(n) => replicas = n,
                 Change::Image(i) => image = i,
                 Change::DeletePod(i) => {
-                    let pods: Vec<String> = s.sim.api().list(Kind::Pod).map(|o| o.meta().name.clone()).collect();
+                    let pods: Vec<String> = s.sim.api().list(Kind::Pod).map(|o| o.meta().name.to_string()).collect();
                     if let Some(name) = pods.get(i % pods.len().max(1)) {
                         let _ = s.inject(Fault::DeletePod { target: PodTarget { pod: Some(name.clone()), namespace: "default".into(), ..Default::default() } });
                     }

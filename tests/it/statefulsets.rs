@@ -89,14 +89,14 @@ fn pods_start_one_at_a_time_in_ordinal_order_each_after_its_claims() {
         pod.metadata
             .labels
             .get("statefulset.kubernetes.io/pod-name")
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("web-1")
     );
     assert_eq!(
         pod.metadata
             .labels
             .get("apps.kubernetes.io/pod-index")
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
     assert!(pod

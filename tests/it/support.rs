@@ -26,7 +26,7 @@ pub fn events(s: &Session, kind: &str, name: Option<&str>) -> Vec<(String, Strin
         .map(|e| {
             (
                 e.metadata.creation_timestamp.map_or(0, |t| t.0),
-                (e.reason.clone(), e.message.clone()),
+                (e.reason.to_string(), e.message.clone()),
             )
         })
         .collect();

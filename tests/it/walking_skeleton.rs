@@ -17,7 +17,7 @@ fn running_ready_pods(s: &Session) -> Vec<String> {
                     && p.is_ready()
                     && p.metadata.deletion_timestamp.is_none() =>
             {
-                Some(p.metadata.name.clone())
+                Some(p.metadata.name.to_string())
             }
             _ => None,
         })
@@ -45,7 +45,7 @@ fn the_default_deployment_converges_to_three_running_ready_pods_on_three_nodes()
         .sim
         .api()
         .list(Kind::Node)
-        .map(|o| o.meta().name.clone())
+        .map(|o| o.meta().name.to_string())
         .collect();
     assert_eq!(nodes, vec!["node-1", "node-2", "node-3"]);
 }

@@ -9,7 +9,7 @@
 
 use super::types::{
     Container, DeploymentStrategy, IntOrString, Object, PodSpec, PodTemplateSpec, Probe,
-    RollingUpdateDeployment, Toleration, NAMESPACE_FINALIZER,
+    RollingUpdateDeployment, Str, Toleration, NAMESPACE_FINALIZER,
 };
 
 /// The taint a node gets when its Ready condition is False.
@@ -31,7 +31,7 @@ pub fn apply_defaults(obj: &mut Object) {
             meta.namespace = "default".into();
         }
     } else {
-        meta.namespace.clear();
+        meta.namespace = Default::default();
     }
     match obj {
         Object::Namespace(ns) => {
@@ -43,10 +43,9 @@ pub fn apply_defaults(obj: &mut Object) {
             if ns.status.phase.is_empty() {
                 ns.status.phase = "Active".into();
             }
-            ns.metadata.labels.insert(
-                "kubernetes.io/metadata.name".into(),
-                ns.metadata.name.clone(),
-            );
+            ns.metadata
+                .labels
+                .insert("kubernetes.io/metadata.name", ns.metadata.name.clone());
         }
         Object::Deployment(d) => {
             let spec = &mut d.spec;
@@ -153,9 +152,12 @@ pub fn apply_defaults(obj: &mut Object) {
     }
 }
 
-fn default_string(field: &mut Option<String>, value: &str) {
+fn default_string<T: std::ops::Deref<Target = str> + From<&'static str>>(
+    field: &mut Option<T>,
+    value: &'static str,
+) {
     if field.as_deref().is_none_or(str::is_empty) {
-        *field = Some(value.to_string());
+        *field = Some(T::from(value));
     }
 }
 
@@ -223,7 +225,7 @@ fn default_container(c: &mut Container) {
         canonical_quantities(&mut res.limits);
     }
     if c.image_pull_policy.as_deref().is_none_or(str::is_empty) {
-        c.image_pull_policy = Some(default_pull_policy(&c.image).to_string());
+        c.image_pull_policy = Some(Str::from(default_pull_policy(&c.image)));
     }
     for port in &mut c.ports {
         default_string(&mut port.protocol, "TCP");
@@ -243,7 +245,7 @@ fn default_container(c: &mut Container) {
 /// Each quantity as the API server stores it, decoded and printed back canonically (`0.5` →
 /// `500m`, `1.5Gi` → `1536Mi`); text that is not a quantity is left for validation to refuse.
 fn canonical_quantities(list: &mut crate::sim::api::string_map::StringMap) {
-    let keys: Vec<String> = list.iter().map(|(k, _)| k.clone()).collect();
+    let keys: Vec<Str> = list.iter().map(|(k, _)| k.clone()).collect();
     for k in keys {
         let canonical = list
             .get(&k)
@@ -251,7 +253,7 @@ fn canonical_quantities(list: &mut crate::sim::api::string_map::StringMap) {
             .map(|q| q.to_string());
         if let (Some(c), Some(v)) = (canonical, list.get_mut(&k)) {
             if c != *v {
-                *v = c;
+                *v = c.into();
             }
         }
     }
@@ -297,7 +299,7 @@ pub fn add_default_tolerations(tolerations: &mut Vec<Toleration>) {
         .collect();
     for taint in missing {
         tolerations.push(Toleration {
-            key: Some(taint.to_string()),
+            key: Some(taint.into()),
             operator: Some("Exists".into()),
             value: None,
             effect: Some("NoExecute".into()),

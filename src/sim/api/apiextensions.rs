@@ -215,7 +215,7 @@ impl CustomObject {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: "default".into(),
-                uid: format!("u-{name}"),
+                uid: format!("u-{name}").into(),
                 ..Default::default()
             },
             content,

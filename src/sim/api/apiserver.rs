@@ -178,7 +178,7 @@ impl ApiServer {
             .map(|o| o.meta())
             .filter(|m| storage::is_default_class(m))
             .max_by(|a, b| (a.creation_timestamp, &a.name).cmp(&(b.creation_timestamp, &b.name)))
-            .map(|m| m.name.clone())
+            .map(|m| m.name.to_string())
     }
 
     /// The CRDs whose kinds are served now (Established, not terminating), in name order.
@@ -214,8 +214,8 @@ impl ApiServer {
     pub fn list_keyed(&self, kind: Kind) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
         let lo = ObjectKey {
             kind,
-            namespace: String::new(),
-            name: String::new(),
+            namespace: Str::EMPTY,
+            name: Str::EMPTY,
         };
         self.objects
             .range(lo..)
@@ -226,8 +226,8 @@ impl ApiServer {
     pub fn list_custom_keyed(&self) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
         let lo = ObjectKey {
             kind: Kind::CustomResourceDefinition,
-            namespace: String::new(),
-            name: String::new(),
+            namespace: Str::EMPTY,
+            name: Str::EMPTY,
         };
         self.objects
             .range(lo..)
@@ -374,7 +374,7 @@ impl ApiServer {
         cause: u64,
     ) -> (Arc<Object>, WatchEvent) {
         let rv = self.next_rv();
-        obj.meta_mut().resource_version = rv.to_string();
+        obj.meta_mut().resource_version = Str::decimal(rv);
         let obj = Arc::new(obj);
         let (shared, old) = self.objects.replace(Arc::new(obj.key()), obj.clone());
         if old.is_none() {
@@ -406,7 +406,7 @@ impl ApiServer {
         }
         let rv = self.next_rv();
         let mut last = (*old).clone();
-        last.meta_mut().resource_version = rv.to_string();
+        last.meta_mut().resource_version = Str::decimal(rv);
         let last = Arc::new(last);
         let ev = self.commit(
             now,
@@ -642,7 +642,7 @@ impl ApiServer {
                     &obj.meta().namespace,
                     &candidate,
                 )) {
-                    obj.meta_mut().name = candidate;
+                    obj.meta_mut().name = candidate.into();
                     break;
                 }
             }
@@ -671,7 +671,7 @@ impl ApiServer {
                 if job::is_job(c) {
                     // The Job registry generates its selector from the uid, which the server
                     // fills in before the strategy runs.
-                    c.metadata.uid = self.new_uid();
+                    c.metadata.uid = self.new_uid().into();
                 }
                 self.admit_custom(c, None, false)?
             }
@@ -724,7 +724,7 @@ impl ApiServer {
             Object::Custom(c) if !c.metadata.uid.is_empty() && job::is_job(c) => {
                 c.metadata.uid.clone()
             }
-            _ => self.new_uid(),
+            _ => self.new_uid().into(),
         };
         let m = obj.meta_mut();
         m.uid = uid;
@@ -1205,7 +1205,7 @@ impl ApiServer {
         // Binding sets only `spec.nodeName` (a string): a spec that survived a JSON round trip
         // still does.
         let spec_canonical = self.spec_canonical.get(key) == Some(&old.meta().rv());
-        pod.spec_mut().node_name = node.to_string();
+        pod.spec_mut().node_name = node.into();
         set_condition(
             &mut pod.status.conditions,
             Condition {
@@ -1308,7 +1308,7 @@ impl ApiServer {
                                 type_: "DisruptionAllowed".into(),
                                 status: "False".into(),
                                 reason: Some("InsufficientPods".into()),
-                                message: Some(String::new()),
+                                message: Some(Str::EMPTY),
                                 last_transition_time: Some(stamp(now)),
                                 observed_generation: Some(observed_generation),
                                 ..Default::default()
@@ -1318,7 +1318,7 @@ impl ApiServer {
                     updated
                         .status
                         .disrupted_pods
-                        .insert(key.name.clone(), stamp(now));
+                        .insert(key.name.to_string(), stamp(now));
                     let (_, ev) =
                         self.store(now, Object::from(updated), WatchEventType::Modified, cause);
                     events.push(ev);
@@ -1351,7 +1351,8 @@ impl ApiServer {
             events.push(ev);
             // The server itself bumped the version the caller's precondition named.
             if opts.precondition_resource_version.is_some() {
-                opts.precondition_resource_version = Some(stored.meta().resource_version.clone());
+                opts.precondition_resource_version =
+                    Some(stored.meta().resource_version.to_string());
             }
         }
         self.delete(now, key, &opts, cause, events)
@@ -1360,7 +1361,7 @@ impl ApiServer {
     /// Writes an object directly, bypassing admission: for Events, which the recorder aggregates.
     pub fn put_event(&mut self, now: Millis, mut obj: Object, cause: u64) -> Arc<Object> {
         if obj.meta().uid.is_empty() {
-            obj.meta_mut().uid = self.new_uid();
+            obj.meta_mut().uid = self.new_uid().into();
             obj.meta_mut().creation_timestamp = Some(stamp(now));
         }
         let type_ = if self.objects.contains_key(&obj.key()) {
@@ -1422,8 +1423,8 @@ impl EventStore for ApiServer {
         let mut candidate = format!("{base}.{v:016x}");
         let lo = ObjectKey {
             kind: Kind::Event,
-            namespace: namespace.to_string(),
-            name: candidate.clone(),
+            namespace: Str::from(namespace),
+            name: Str::from(candidate.as_str()),
         };
         for key in self
             .objects
@@ -1431,7 +1432,7 @@ impl EventStore for ApiServer {
             .map(|(k, _)| k)
             .take_while(|k| k.kind == Kind::Event && k.namespace == namespace)
         {
-            match key.name.cmp(&candidate) {
+            match key.name.as_str().cmp(candidate.as_str()) {
                 std::cmp::Ordering::Less => {}
                 std::cmp::Ordering::Equal => {
                     v += 1;
@@ -1550,7 +1551,7 @@ pub fn bootstrap_objects() -> Vec<Object> {
     let namespaces = INITIAL_NAMESPACES.iter().map(|name| {
         Object::from(Namespace {
             metadata: ObjectMeta {
-                name: name.to_string(),
+                name: (*name).into(),
                 ..Default::default()
             },
             ..Default::default()
@@ -2120,7 +2121,7 @@ mod tests {
         let mut api = ApiServer::new(1);
         let order = |api: &ApiServer| -> Vec<(Millis, String)> {
             api.events_by_age()
-                .map(|(t, k)| (t, k.name.clone()))
+                .map(|(t, k)| (t, k.name.to_string()))
                 .collect()
         };
         api.put_event(5_000, event("b", Some(5_000)), 0);

@@ -285,7 +285,7 @@ fn validate(obj: &CustomObject, manual: bool) -> Vec<FieldError> {
         // `validateGeneratedSelector`: the selector must be exactly the generated one.
         let uid = &obj.metadata.uid;
         let mut expected = super::string_map::StringMap::default();
-        expected.insert(CONTROLLER_UID_LABEL.into(), uid.clone());
+        expected.insert(CONTROLLER_UID_LABEL, uid.clone());
         if !selector.matches(&expected) {
             errs.push(FieldError::invalid(
                 "spec.selector",
@@ -414,7 +414,7 @@ mod tests {
                    "controller-uid": "u-pi", "job-name": "pi"})
         );
         assert_eq!(
-            obj.metadata.labels.get(JOB_NAME_LABEL).map(String::as_str),
+            obj.metadata.labels.get(JOB_NAME_LABEL).map(|v| v.as_str()),
             Some("pi")
         );
         assert_eq!(spec["template"]["spec"]["dnsPolicy"], json!("ClusterFirst"));

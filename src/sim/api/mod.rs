@@ -22,6 +22,7 @@ pub mod quantity;
 pub mod regexp;
 pub mod schema;
 pub mod sha256;
+pub mod shared_str;
 pub mod statefulset;
 pub mod storage;
 pub mod strict;

@@ -151,7 +151,7 @@ mod tests {
     }
 
     fn names(m: &ObjectMap) -> Vec<String> {
-        m.values().map(|o| o.meta().name.clone()).collect()
+        m.values().map(|o| o.meta().name.to_string()).collect()
     }
 
     #[test]
@@ -194,7 +194,7 @@ mod tests {
         }
         assert_eq!(m.len(), model.len());
         let lo = ObjectKey::new(Kind::Pod, "default", "c");
-        let from_c: Vec<String> = m.range(lo..).map(|(k, _)| k.name.clone()).collect();
+        let from_c: Vec<String> = m.range(lo..).map(|(k, _)| k.name.to_string()).collect();
         assert_eq!(from_c, ["c", "d", "e"]);
     }
 

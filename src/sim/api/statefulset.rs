@@ -496,7 +496,7 @@ mod tests {
                 .selector
                 .match_labels
                 .get("app")
-                .map(String::as_str),
+                .map(|v| v.as_str()),
             Some("web")
         );
         assert_eq!(set.spec.volume_claim_templates[0].metadata.name, "www");

@@ -161,7 +161,7 @@ pub fn multi_attach_forbidden(volume: &CustomObject) -> bool {
 pub fn is_default_class(meta: &ObjectMeta) -> bool {
     [IS_DEFAULT_CLASS, IS_DEFAULT_CLASS_BETA]
         .iter()
-        .any(|a| meta.annotations.get(a).map(String::as_str) == Some("true"))
+        .any(|a| meta.annotations.get(a).map(|v| v.as_str()) == Some("true"))
 }
 
 /// Fills in a claim's defaults, in place: a Filesystem volume, `Pending` until bound, and — on
@@ -337,9 +337,7 @@ pub fn standard_class() -> Option<CustomObject> {
         name: STANDARD_CLASS.into(),
         ..Default::default()
     };
-    metadata
-        .annotations
-        .insert(IS_DEFAULT_CLASS.into(), "true".into());
+    metadata.annotations.insert(IS_DEFAULT_CLASS, "true");
     let mut content = Map::new();
     content.insert("provisioner".into(), json!(LOCAL_PATH_PROVISIONER));
     content.insert("reclaimPolicy".into(), json!("Delete"));

@@ -13,6 +13,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::shared_str::Str;
 use crate::sort::StableSort;
 
 /// Lexicographic byte order, the order of `<[u8]>::cmp` and so of `str`, found a word at a time:
@@ -62,15 +63,13 @@ pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 
 /// A string-to-string map in key order (see the module docs for why not a `BTreeMap`).
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct StringMap(Vec<(String, String)>);
+pub struct StringMap(Vec<(Str, Str)>);
 
 /// Iterator over `(&key, &value)` pairs in key order, as `BTreeMap::iter` yields them.
-pub type Iter<'a> = std::iter::Map<
-    std::slice::Iter<'a, (String, String)>,
-    fn(&'a (String, String)) -> (&'a String, &'a String),
->;
+pub type Iter<'a> =
+    std::iter::Map<std::slice::Iter<'a, (Str, Str)>, fn(&'a (Str, Str)) -> (&'a Str, &'a Str)>;
 
-fn pair_refs(p: &(String, String)) -> (&String, &String) {
+fn pair_refs(p: &(Str, Str)) -> (&Str, &Str) {
     (&p.0, &p.1)
 }
 
@@ -87,12 +86,12 @@ impl StringMap {
     }
 
     /// The value under `key`.
-    pub fn get(&self, key: &str) -> Option<&String> {
+    pub fn get(&self, key: &str) -> Option<&Str> {
         self.find(key).ok().map(|i| &self.0[i].1)
     }
 
     /// The value under `key`, to change in place.
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut String> {
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Str> {
         self.find(key).ok().map(|i| &mut self.0[i].1)
     }
 
@@ -102,7 +101,11 @@ impl StringMap {
     }
 
     /// Sets `key`, returning the value it replaced.
-    pub fn insert(&mut self, key: String, value: String) -> Option<String> {
+    pub fn insert(&mut self, key: impl Into<Str>, value: impl Into<Str>) -> Option<Str> {
+        self.insert_str(key.into(), value.into())
+    }
+
+    fn insert_str(&mut self, key: Str, value: Str) -> Option<Str> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             Err(i) => {
@@ -113,7 +116,7 @@ impl StringMap {
     }
 
     /// Unsets `key`, returning its value.
-    pub fn remove(&mut self, key: &str) -> Option<String> {
+    pub fn remove(&mut self, key: &str) -> Option<Str> {
         self.find(key).ok().map(|i| self.0.remove(i).1)
     }
 
@@ -131,14 +134,14 @@ impl StringMap {
     pub fn iter(&self) -> Iter<'_> {
         self.0
             .iter()
-            .map(pair_refs as fn(&(String, String)) -> (&String, &String))
+            .map(pair_refs as fn(&(Str, Str)) -> (&Str, &Str))
     }
 }
 
 /// `map[key]`, for keys known to be there (a missing key panics, as with a `BTreeMap`).
 impl std::ops::Index<&str> for StringMap {
-    type Output = String;
-    fn index(&self, key: &str) -> &String {
+    type Output = Str;
+    fn index(&self, key: &str) -> &Str {
         match self.get(key) {
             Some(v) => v,
             None => panic!("no entry found for key {key:?}"),
@@ -152,26 +155,30 @@ impl fmt::Debug for StringMap {
     }
 }
 
-impl Extend<(String, String)> for StringMap {
-    fn extend<I: IntoIterator<Item = (String, String)>>(&mut self, iter: I) {
+impl<K: Into<Str>, V: Into<Str>> Extend<(K, V)> for StringMap {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
         for (k, v) in iter {
-            self.insert(k, v);
+            self.insert_str(k.into(), v.into());
         }
     }
 }
 
-impl FromIterator<(String, String)> for StringMap {
+impl<K: Into<Str>, V: Into<Str>> FromIterator<(K, V)> for StringMap {
     /// Later duplicates win, as collecting into a `BTreeMap` does.
-    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> StringMap {
-        from_pairs(iter.into_iter().collect())
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> StringMap {
+        from_pairs(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 }
 
 /// [`StringMap`]'s `from_iter` apart from its generic iterator, so the sort is compiled once.
-fn from_pairs(mut pairs: Vec<(String, String)>) -> StringMap {
+fn from_pairs(mut pairs: Vec<(Str, Str)>) -> StringMap {
     // Stable: among equal keys the last one collected stays last, and is kept below.
     pairs.stable_sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out: Vec<(String, String)> = Vec::with_capacity(pairs.len());
+    let mut out: Vec<(Str, Str)> = Vec::with_capacity(pairs.len());
     for p in pairs {
         match out.last_mut() {
             Some(last) if last.0 == p.0 => *last = p,
@@ -182,22 +189,22 @@ fn from_pairs(mut pairs: Vec<(String, String)>) -> StringMap {
     StringMap(out)
 }
 
-impl<const N: usize> From<[(String, String); N]> for StringMap {
-    fn from(pairs: [(String, String); N]) -> StringMap {
+impl<K: Into<Str>, V: Into<Str>, const N: usize> From<[(K, V); N]> for StringMap {
+    fn from(pairs: [(K, V); N]) -> StringMap {
         pairs.into_iter().collect()
     }
 }
 
 impl IntoIterator for StringMap {
-    type Item = (String, String);
-    type IntoIter = std::vec::IntoIter<(String, String)>;
+    type Item = (Str, Str);
+    type IntoIter = std::vec::IntoIter<(Str, Str)>;
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
     }
 }
 
 impl<'a> IntoIterator for &'a StringMap {
-    type Item = (&'a String, &'a String);
+    type Item = (&'a Str, &'a Str);
     type IntoIter = Iter<'a>;
     fn into_iter(self) -> Iter<'a> {
         self.iter()
@@ -224,10 +231,10 @@ impl<'de> Deserialize<'de> for StringMap {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<StringMap, A::Error> {
                 let mut pairs = Vec::with_capacity(access.size_hint().unwrap_or(0).min(64));
-                while let Some((k, v)) = access.next_entry::<String, String>()? {
+                while let Some((k, v)) = access.next_entry::<Str, Str>()? {
                     pairs.push((k, v));
                 }
-                Ok(pairs.into_iter().collect())
+                Ok(from_pairs(pairs))
             }
         }
         d.deserialize_map(MapVisitor)
@@ -251,26 +258,28 @@ mod tests {
         let ours: StringMap = input.clone().into_iter().collect();
         let theirs: BTreeMap<String, String> = input.into_iter().collect();
         let as_vec = |m: &StringMap| -> Vec<(String, String)> {
-            m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+            m.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         };
         let want: Vec<(String, String)> = theirs.clone().into_iter().collect();
         assert_eq!(as_vec(&ours), want, "sorted, the last duplicate wins");
         let mut ours = ours;
         let mut theirs = theirs;
         assert_eq!(
-            ours.insert("b".into(), "9".into()),
+            ours.insert("b", "9").map(String::from),
             theirs.insert("b".into(), "9".into())
         );
-        assert_eq!(ours.insert("0".into(), "x".into()), None);
+        assert_eq!(ours.insert("0", "x"), None);
         theirs.insert("0".into(), "x".into());
-        assert_eq!(ours.remove("c"), theirs.remove("c"));
+        assert_eq!(ours.remove("c").map(String::from), theirs.remove("c"));
         assert_eq!(ours.remove("zz"), None);
         assert_eq!(
             as_vec(&ours),
             theirs.into_iter().collect::<Vec<_>>(),
             "same entries in the same order"
         );
-        assert_eq!(ours.get("a").map(String::as_str), Some("4"));
+        assert_eq!(ours.get("a").map(|v| v.as_str()), Some("4"));
         assert!(ours.contains_key("0") && !ours.contains_key("c"));
     }
 

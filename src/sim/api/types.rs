@@ -16,6 +16,7 @@ pub use super::apiextensions::{CustomKind, CustomObject, CustomResourceDefinitio
 /// Simulated time in milliseconds since the simulation started.
 pub type Millis = u64;
 
+pub use super::shared_str::Str;
 /// Labels, annotations, selectors and resource lists: ordered so that everything observable is
 /// deterministic, and compact (see [`super::string_map`]).
 pub use super::string_map::{cmp_bytes, StringMap};
@@ -211,10 +212,10 @@ impl IntOrString {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub uid: String,
+    pub api_version: Str,
+    pub kind: Str,
+    pub name: Str,
+    pub uid: Str,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,16 +226,16 @@ pub struct OwnerReference {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectMeta {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub generate_name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub uid: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub resource_version: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub name: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub generate_name: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub namespace: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub uid: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub resource_version: Str,
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub generation: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -344,7 +345,7 @@ impl LabelSelector {
                     values: vec![v.trim().into()],
                 });
             } else if let Some((k, v)) = p.split_once("==").or_else(|| p.split_once('=')) {
-                sel.match_labels.insert(k.trim().into(), v.trim().into());
+                sel.match_labels.insert(k.trim(), v.trim());
             } else if let Some(k) = p.strip_prefix('!') {
                 sel.match_expressions.push(LabelSelectorRequirement {
                     key: k.trim().into(),
@@ -380,8 +381,8 @@ impl LabelSelector {
             && self.match_expressions.iter().all(|e| {
                 let got = labels.get(&e.key);
                 match e.operator.as_str() {
-                    "In" => got.is_some_and(|g| e.values.contains(g)),
-                    "NotIn" => got.is_none_or(|g| !e.values.contains(g)),
+                    "In" => got.is_some_and(|g| e.values.iter().any(|v| v == g)),
+                    "NotIn" => got.is_none_or(|g| !e.values.iter().any(|v| v == g)),
                     "Exists" => got.is_some(),
                     "DoesNotExist" => got.is_none(),
                     _ => false,
@@ -487,11 +488,11 @@ pub struct ContainerPort {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Container {
-    pub name: String,
+    pub name: Str,
     #[serde(default)]
-    pub image: String,
+    pub image: Str,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image_pull_policy: Option<String>,
+    pub image_pull_policy: Option<Str>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<ContainerPort>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -504,7 +505,7 @@ pub struct Container {
     pub startup_probe: Option<Box<Probe>>,
     /// Only meaningful on init containers: `Always` makes a sidecar.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<String>,
+    pub restart_policy: Option<Str>,
     // Accepted but not simulated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Box<Json>>,
@@ -543,13 +544,13 @@ pub struct Container {
 #[serde(rename_all = "camelCase")]
 pub struct Toleration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
+    pub key: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operator: Option<String>,
+    pub operator: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
+    pub value: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effect: Option<String>,
+    pub effect: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
 }
@@ -644,11 +645,11 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub init_containers: Vec<Container>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<String>,
+    pub restart_policy: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub node_name: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub node_name: Str,
     #[serde(default, skip_serializing_if = "StringMap::is_empty")]
     pub node_selector: StringMap,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -656,15 +657,15 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduler_name: Option<String>,
+    pub scheduler_name: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority_class_name: Option<String>,
+    pub priority_class_name: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns_policy: Option<String>,
+    pub dns_policy: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_account_name: Option<String>,
+    pub service_account_name: Option<Str>,
     // Accepted but not simulated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volumes: Option<Box<Json>>,
@@ -725,12 +726,12 @@ pub struct PodTemplateSpec {
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
+    pub type_: Str,
+    pub status: Str,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -777,9 +778,9 @@ pub struct ContainerState {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStateWaiting {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<Str>,
 }
 
 /// See [`ContainerState`].
@@ -796,9 +797,9 @@ pub struct ContainerStateRunning {
 pub struct ContainerStateTerminated {
     pub exit_code: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -809,9 +810,9 @@ pub struct ContainerStateTerminated {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStatus {
-    pub name: String,
+    pub name: Str,
     #[serde(default)]
-    pub image: String,
+    pub image: Str,
     #[serde(default)]
     pub ready: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -823,41 +824,41 @@ pub struct ContainerStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_state: Option<ContainerState>,
     #[serde(rename = "imageID", default, skip_serializing_if = "Option::is_none")]
-    pub image_id: Option<String>,
+    pub image_id: Option<Str>,
     #[serde(
         rename = "containerID",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub container_id: Option<String>,
+    pub container_id: Option<Str>,
 }
 
 /// Pod status as the scheduler and kubelet write it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodStatus {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub phase: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub phase: Str,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<Str>,
     #[serde(rename = "hostIP", default, skip_serializing_if = "Option::is_none")]
-    pub host_ip: Option<String>,
+    pub host_ip: Option<Str>,
     #[serde(rename = "podIP", default, skip_serializing_if = "Option::is_none")]
-    pub pod_ip: Option<String>,
+    pub pod_ip: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nominated_node_name: Option<String>,
+    pub nominated_node_name: Option<Str>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub container_statuses: Vec<ContainerStatus>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub init_container_statuses: Vec<ContainerStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qos_class: Option<String>,
+    pub qos_class: Option<Str>,
 }
 
 /// A Pod.
@@ -1373,30 +1374,30 @@ pub struct PodDisruptionBudget {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectReference {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub kind: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub uid: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub api_version: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub resource_version: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub field_path: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub kind: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub namespace: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub name: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub uid: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub api_version: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub resource_version: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub field_path: Str,
 }
 
 /// Which component reported an Event.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventSource {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub component: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub host: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub component: Str,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub host: Str,
 }
 
 /// A core/v1 Event, aggregated the way client-go's EventCorrelator does.
@@ -1408,7 +1409,7 @@ pub struct Event {
     #[serde(default)]
     pub involved_object: ObjectReference,
     #[serde(default)]
-    pub reason: String,
+    pub reason: Str,
     #[serde(default)]
     pub message: String,
     #[serde(default)]
@@ -1420,11 +1421,11 @@ pub struct Event {
     #[serde(default)]
     pub count: i32,
     #[serde(rename = "type", default)]
-    pub type_: String,
+    pub type_: Str,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reporting_component: Option<String>,
+    pub reporting_component: Option<Str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reporting_instance: Option<String>,
+    pub reporting_instance: Option<Str>,
 }
 
 // ---------------------------------------------------------------- The closed set of kinds
@@ -1710,7 +1711,7 @@ impl Object {
 
     /// The key the store files this object under.
     pub fn key(&self) -> ObjectKey {
-        ObjectKey::new(self.kind(), &self.meta().namespace, &self.meta().name)
+        ObjectKey::of(self.kind(), self.meta())
     }
 
     /// The object as the API serves it: JSON with apiVersion and kind first.
@@ -1823,8 +1824,8 @@ pub type SharedKey = std::sync::Arc<ObjectKey>;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
     pub kind: Kind,
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Str,
+    pub name: Str,
 }
 
 impl Ord for ObjectKey {
@@ -1859,11 +1860,24 @@ impl ObjectKey {
         ObjectKey {
             kind,
             namespace: if kind.namespaced() {
-                namespace.to_string()
+                Str::from(namespace)
             } else {
-                String::new()
+                Str::EMPTY
             },
-            name: name.to_string(),
+            name: Str::from(name),
+        }
+    }
+
+    /// The key of the object `meta` describes, sharing its strings (no allocation).
+    pub fn of(kind: Kind, meta: &ObjectMeta) -> ObjectKey {
+        ObjectKey {
+            kind,
+            namespace: if kind.namespaced() {
+                meta.namespace.clone()
+            } else {
+                Str::EMPTY
+            },
+            name: meta.name.clone(),
         }
     }
 }
@@ -2007,7 +2021,7 @@ mod tests {
         };
         let mut labels: StringMap = [("app".to_string(), "web".to_string())].into();
         assert!(!sel.matches(&labels));
-        labels.insert("tier".into(), "a".into());
+        labels.insert("tier", "a");
         assert!(sel.matches(&labels));
         assert_eq!(sel.to_selector_string(), "app=web,tier in (a)");
     }

@@ -1206,7 +1206,7 @@ fn validate_container(
                 msg.clone(),
             ));
         }
-        if msgs.is_empty() && !names.insert(c.name.clone()) {
+        if msgs.is_empty() && !names.insert(c.name.to_string()) {
             errs.push(FieldError::duplicate(format!("{p}.name"), c.name.as_str()));
         }
     }
@@ -1838,7 +1838,7 @@ mod tests {
         type Edit = fn(&mut Deployment);
         let cases: Vec<(Edit, &str)> = vec![
             (|d| d.spec.replicas = Some(-1), "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
-            (|d| d.spec.template.spec.containers[0].image.clear(), "spec.template.spec.containers[0].image: Required value"),
+            (|d| d.spec.template.spec.containers[0].image = Default::default(), "spec.template.spec.containers[0].image: Required value"),
             (
                 |d| d.spec.strategy.as_mut().unwrap().type_ = Some("Sometimes".into()),
                 "spec.strategy.type: Unsupported value: \"Sometimes\": supported values: \"Recreate\", \"RollingUpdate\"",
@@ -1884,7 +1884,7 @@ mod tests {
                 |d| d.metadata.name = "Web_1".into(),
                 "metadata.name: Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
             ),
-            (|d| d.metadata.name.clear(), "metadata.name: Required value: name or generateName is required"),
+            (|d| d.metadata.name = Default::default(), "metadata.name: Required value: name or generateName is required"),
         ];
         for (edit, want) in cases {
             let mut d = deployment();
@@ -1988,7 +1988,7 @@ mod tests {
         let cases: Vec<(Edit, Vec<&str>)> = vec![
             (|p| p.spec_mut().containers.clear(), vec!["spec.containers: Required value"]),
             (|p| p.spec_mut().containers.push(container("app", "x")), vec!["spec.containers[1].name: Duplicate value: \"app\""]),
-            (|p| p.spec_mut().containers[0].name = String::new(), vec!["spec.containers[0].name: Required value"]),
+            (|p| p.spec_mut().containers[0].name = String::new().into(), vec!["spec.containers[0].name: Required value"]),
             (
                 |p| p.spec_mut().restart_policy = Some("Sometimes".into()),
                 vec!["spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""],

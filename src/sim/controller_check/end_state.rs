@@ -163,7 +163,7 @@ fn compared(o: &Object) -> Json {
     let meta = o.meta();
     let mut out = Map::new();
     let name = if meta.generate_name.is_empty() {
-        meta.name.clone()
+        meta.name.to_string()
     } else {
         format!("{}*", meta.generate_name)
     };
@@ -172,7 +172,7 @@ fn compared(o: &Object) -> Json {
         let labels: Map<String, Json> = meta
             .labels
             .iter()
-            .map(|(k, v)| (k.clone(), Json::String(v.clone())))
+            .map(|(k, v)| (k.to_string(), Json::String(v.to_string())))
             .collect();
         out.insert("labels".into(), Json::Object(labels));
     }

@@ -513,8 +513,8 @@ fn landmarks(base: &RunResult, component: &str, kinds: &Kinds) -> Landmarks {
             (
                 Child {
                     kind: key.kind,
-                    namespace: key.namespace,
-                    name: key.name,
+                    namespace: key.namespace.to_string(),
+                    name: key.name.to_string(),
                     created_at: *at,
                 },
                 owner.clone(),

@@ -98,7 +98,9 @@ fn desired<'a>(cache: &'a Cache, volume: &str) -> VecMap<String, Vec<&'a Pod>> {
                 == Some(volume)
         });
         if wants {
-            out.entry(pod.spec.node_name.clone()).or_default().push(pod);
+            out.entry(pod.spec.node_name.to_string())
+                .or_default()
+                .push(pod);
         }
     }
     out
@@ -148,7 +150,7 @@ fn new_attachment(volume: &str, handle: &str, node: &str) -> Option<Object> {
         kind,
         api_version: "storage.k8s.io/v1".into(),
         metadata: ObjectMeta {
-            name: attachment_name(handle, node),
+            name: attachment_name(handle, node).into(),
             ..Default::default()
         },
         content,
@@ -295,7 +297,7 @@ impl Controller for AttachDetachController {
                 // A deleted Node's last report is kept: its volumes stay mounted as far as the
                 // controller knows.
                 self.in_use
-                    .insert(n.metadata.name.clone(), n.status.volumes_in_use.clone());
+                    .insert(n.metadata.name.to_string(), n.status.volumes_in_use.clone());
                 // What a detach decision reads of a node: its volumes in use and attached, its
                 // health and its out-of-service taint; heartbeats alone change none of them.
                 let unchanged = old.and_then(|o| o.as_node()).is_some_and(|o| {

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use crate::sim::api::types::{
     find_condition, set_condition, Condition, IntOrString, Kind, LabelSelector, Millis, Object,
-    ObjectKey, Pod, PodDisruptionBudget, Time,
+    ObjectKey, Pod, PodDisruptionBudget, Str, Time,
 };
 use crate::sim::api::{ApiRequest, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
@@ -91,20 +91,26 @@ fn controller_scale(
                 {
                     if let Some(d) = lookup(Kind::Deployment, &d_ref.name, &d_ref.uid) {
                         let d = d.as_deployment().expect("looked up as a Deployment");
-                        return Ok(Some((d.metadata.uid.clone(), d.spec.replicas.unwrap_or(1))));
+                        return Ok(Some((
+                            d.metadata.uid.to_string(),
+                            d.spec.replicas.unwrap_or(1),
+                        )));
                     }
                 }
             }
             // A ReplicaSet without a live Deployment counts with its own scale.
             Ok(Some((
-                rs.metadata.uid.clone(),
+                rs.metadata.uid.to_string(),
                 rs.spec.replicas.unwrap_or(1),
             )))
         }
         ("Deployment", "apps" | "extensions") => match lookup(Kind::Deployment, &r.name, &r.uid) {
             Some(d) => {
                 let d = d.as_deployment().expect("looked up as a Deployment");
-                Ok(Some((d.metadata.uid.clone(), d.spec.replicas.unwrap_or(1))))
+                Ok(Some((
+                    d.metadata.uid.to_string(),
+                    d.spec.replicas.unwrap_or(1),
+                )))
             }
             None => Err(format!(
                 "found no controllers for pod {:?}",
@@ -136,7 +142,7 @@ fn expected_scale(
     let mut unmanaged = Vec::new();
     for pod in pods {
         if pod.metadata.controller_ref().is_none() {
-            unmanaged.push(pod.metadata.name.clone());
+            unmanaged.push(pod.metadata.name.to_string());
             continue;
         }
         if let Some((uid, scale)) = controller_scale(cache, namespace, pod)? {
@@ -236,7 +242,7 @@ pub fn set_disruption_allowed_condition(pdb: &mut PodDisruptionBudget, now: Mill
             type_: "DisruptionAllowed".into(),
             status: status.into(),
             reason: Some(reason.into()),
-            message: Some(String::new()),
+            message: Some(Str::EMPTY),
             last_transition_time: Some(Time(now)),
             observed_generation: Some(pdb.status.observed_generation),
             ..Default::default()
@@ -323,7 +329,7 @@ impl DisruptionController {
                         type_: "DisruptionAllowed".into(),
                         status: "False".into(),
                         reason: Some("SyncFailed".into()),
-                        message: Some(err.clone()),
+                        message: Some(Str::from(err.as_str())),
                         last_transition_time: Some(Time(now)),
                         observed_generation: Some(failed.status.observed_generation),
                         ..Default::default()
@@ -357,7 +363,7 @@ impl DisruptionController {
             if pod.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let Some(t) = pdb.status.disrupted_pods.get(&pod.metadata.name) else {
+            let Some(t) = pdb.status.disrupted_pods.get(pod.metadata.name.as_str()) else {
                 continue;
             };
             let expected_deletion = t.0 + DELETION_TIMEOUT;
@@ -380,7 +386,7 @@ impl DisruptionController {
                 }
             } else {
                 recheck = Some(recheck.map_or(expected_deletion, |r| r.min(expected_deletion)));
-                disrupted.insert(pod.metadata.name.clone(), *t);
+                disrupted.insert(pod.metadata.name.to_string(), *t);
             }
         }
         let current_healthy = pods
@@ -388,7 +394,7 @@ impl DisruptionController {
             .filter(|p| p.metadata.deletion_timestamp.is_none())
             .filter(|p| {
                 disrupted
-                    .get(&p.metadata.name)
+                    .get(p.metadata.name.as_str())
                     .is_none_or(|t| t.0 + DELETION_TIMEOUT <= now)
             })
             .filter(|p| p.is_ready())
@@ -726,7 +732,7 @@ mod tests {
             );
             assert_eq!(
                 got,
-                (want.0, want.1, want.2, want.3, want.4.to_string()),
+                (want.0, want.1, want.2, want.3, want.4.into()),
                 "min {min:?} max {max:?} replicas {replicas}"
             );
             assert_eq!(cond.status, if want.3 > 0 { "True" } else { "False" });
@@ -843,8 +849,8 @@ mod tests {
         let mut sim = Sim::new(SimConfig::default());
         for name in names {
             let mut p = pod(name, true, false);
-            p.metadata.uid.clear();
-            p.metadata.resource_version.clear();
+            p.metadata.uid = Default::default();
+            p.metadata.resource_version = Default::default();
             let status = p.status.clone();
             let created = sim
                 .submit(ApiRequest::Create(Object::from(p)))

@@ -82,7 +82,7 @@ pub fn service_endpoints<'a>(
                 .metadata
                 .labels
                 .get(LABEL_SERVICE_NAME)
-                .map(String::as_str)
+                .map(|v| v.as_str())
                 != Some(service)
         {
             continue;
@@ -95,7 +95,7 @@ pub fn service_endpoints<'a>(
                     ready,
                     serving: ep.conditions.serving.unwrap_or(ready),
                     terminating: ep.conditions.terminating.unwrap_or(false),
-                    pod: ep.target_ref.as_ref().map(|r| r.name.clone()),
+                    pod: ep.target_ref.as_ref().map(|r| r.name.to_string()),
                     node: ep.node_name.clone(),
                 });
             }
@@ -202,7 +202,9 @@ fn pod_to_endpoint(pod: &Pod, svc: &Service, address: &str) -> Endpoint {
             serving: Some(serving),
             terminating: Some(terminating),
         },
-        node_name: (!pod.spec.node_name.is_empty()).then(|| pod.spec.node_name.clone()),
+        node_name: (!pod.spec.node_name.is_empty())
+            .then(|| pod.spec.node_name.clone())
+            .map(String::from),
         target_ref: Some(ObjectReference {
             kind: "Pod".into(),
             namespace: pod.metadata.namespace.clone(),
@@ -218,8 +220,8 @@ fn endpoint_id(ep: &Endpoint) -> (Vec<String>, String, String) {
     let r = ep.target_ref.as_ref();
     (
         ep.addresses.clone(),
-        r.map(|r| r.namespace.clone()).unwrap_or_default(),
-        r.map(|r| r.name.clone()).unwrap_or_default(),
+        r.map(|r| r.namespace.to_string()).unwrap_or_default(),
+        r.map(|r| r.name.to_string()).unwrap_or_default(),
     )
 }
 
@@ -237,10 +239,10 @@ fn slice_labels(svc: &Service) -> crate::sim::api::types::StringMap {
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    labels.insert(LABEL_SERVICE_NAME.into(), svc.metadata.name.clone());
-    labels.insert(LABEL_MANAGED_BY.into(), CONTROLLER_NAME.into());
+    labels.insert(LABEL_SERVICE_NAME, svc.metadata.name.clone());
+    labels.insert(LABEL_MANAGED_BY, CONTROLLER_NAME);
     if svc.spec.cluster_ip.as_deref() == Some("None") {
-        labels.insert(LABEL_HEADLESS.into(), String::new());
+        labels.insert(LABEL_HEADLESS, String::new());
     }
     labels
 }
@@ -257,7 +259,7 @@ fn owned_by(slice: &EndpointSlice, svc: &Service) -> bool {
 fn new_slice(svc: &Service, ports: Option<Box<Json>>) -> EndpointSlice {
     EndpointSlice {
         metadata: ObjectMeta {
-            generate_name: format!("{}-", svc.metadata.name),
+            generate_name: format!("{}-", svc.metadata.name).into(),
             namespace: svc.metadata.namespace.clone(),
             labels: slice_labels(svc),
             owner_references: vec![OwnerReference {
@@ -414,7 +416,7 @@ impl EndpointSliceController {
             .metadata
             .labels
             .get(LABEL_MANAGED_BY)
-            .map(String::as_str)
+            .map(|v| v.as_str())
             != Some(CONTROLLER_NAME)
         {
             return None;
@@ -587,7 +589,7 @@ impl EndpointSliceController {
             reqs.push(ApiRequest::Delete {
                 key: slice_key,
                 options: DeleteOptions {
-                    precondition_uid: Some(s.metadata.uid.clone()),
+                    precondition_uid: Some(s.metadata.uid.to_string()),
                     ..Default::default()
                 },
             });
@@ -633,7 +635,7 @@ impl EndpointSliceController {
             reqs.push(ApiRequest::Delete {
                 key: slice_key,
                 options: DeleteOptions {
-                    precondition_uid: Some(slice.metadata.uid.clone()),
+                    precondition_uid: Some(slice.metadata.uid.to_string()),
                     ..Default::default()
                 },
             });
@@ -783,7 +785,7 @@ mod tests {
     fn web_slices(sim: &Sim) -> usize {
         sim.api()
             .list(Kind::EndpointSlice)
-            .filter(|o| o.meta().labels.get(LABEL_SERVICE_NAME).map(String::as_str) == Some("web"))
+            .filter(|o| o.meta().labels.get(LABEL_SERVICE_NAME).map(|v| v.as_str()) == Some("web"))
             .count()
     }
 
@@ -815,7 +817,7 @@ mod tests {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: "default".into(),
-                uid: format!("uid-{name}"),
+                uid: format!("uid-{name}").into(),
                 resource_version: "5".into(),
                 labels: [("app".to_string(), "web".to_string())].into(),
                 ..Default::default()
@@ -837,7 +839,7 @@ mod tests {
             .into(),
             status: PodStatus {
                 phase: "Running".into(),
-                pod_ip: ip.map(String::from),
+                pod_ip: ip.map(crate::sim::api::types::Str::from),
                 conditions: vec![Condition {
                     type_: "Ready".into(),
                     status: if ready { "True" } else { "False" }.into(),
@@ -872,7 +874,7 @@ mod tests {
     /// The slice as the API server would store it after the create.
     fn stored(mut s: EndpointSlice, name: &str) -> Object {
         s.metadata.name = name.into();
-        s.metadata.uid = format!("uid-{name}");
+        s.metadata.uid = format!("uid-{name}").into();
         s.metadata.resource_version = "20".into();
         Object::from(s)
     }
@@ -912,15 +914,15 @@ mod tests {
             s.metadata
                 .labels
                 .get(LABEL_SERVICE_NAME)
-                .map(String::as_str),
+                .map(|v| v.as_str()),
             Some("web")
         );
         assert_eq!(
-            s.metadata.labels.get(LABEL_MANAGED_BY).map(String::as_str),
+            s.metadata.labels.get(LABEL_MANAGED_BY).map(|v| v.as_str()),
             Some(CONTROLLER_NAME)
         );
         assert_eq!(
-            s.metadata.labels.get("tier").map(String::as_str),
+            s.metadata.labels.get("tier").map(|v| v.as_str()),
             Some("frontend"),
             "the Service's labels are copied"
         );
@@ -1137,14 +1139,14 @@ mod tests {
     fn endpoints_follow_pods_through_the_world_without_duplicate_slices() {
         let mut sim = Sim::new(SimConfig::default());
         let mut svc = service();
-        svc.metadata.uid.clear();
-        svc.metadata.resource_version.clear();
+        svc.metadata.uid = Default::default();
+        svc.metadata.resource_version = Default::default();
         sim.submit(ApiRequest::Create(Object::from(svc)))
             .expect("service created");
         for (i, ready) in [true, true, false].into_iter().enumerate() {
             let mut p = pod(&format!("web-{i}"), Some(&format!("10.244.1.{i}")), ready);
-            p.metadata.uid.clear();
-            p.metadata.resource_version.clear();
+            p.metadata.uid = Default::default();
+            p.metadata.resource_version = Default::default();
             let status = p.status.clone();
             let created = sim
                 .submit(ApiRequest::Create(Object::from(p)))
@@ -1189,8 +1191,8 @@ mod tests {
         use crate::sim::machinery::trace::TraceKind;
         let mut sim = Sim::new(SimConfig::default());
         let mut svc = service();
-        svc.metadata.uid.clear();
-        svc.metadata.resource_version.clear();
+        svc.metadata.uid = Default::default();
+        svc.metadata.resource_version = Default::default();
         sim.submit(ApiRequest::Create(Object::from(svc)))
             .expect("service created");
         sim.advance_to(1_000, usize::MAX);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
-use crate::sim::api::types::{Kind, Object, ObjectKey, ObjectMeta, OwnerReference};
+use crate::sim::api::types::{Kind, Object, ObjectKey, ObjectMeta, OwnerReference, Str};
 use crate::sim::api::types::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use crate::sim::api::{ApiRequest, DeleteOptions, PropagationPolicy, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
@@ -34,7 +34,7 @@ const ABSENT_PRUNE_THRESHOLD: usize = 4096;
 /// One node of the dependency graph: an object's uid and the owners it names.
 #[derive(Clone, Debug, PartialEq)]
 struct GraphNode {
-    uid: String,
+    uid: Str,
     owners: Vec<OwnerReference>,
 }
 
@@ -74,11 +74,11 @@ impl OwnerState {
 pub struct GarbageCollector {
     nodes: SlotMap<ObjectKey, GraphNode>,
     /// Owner uid → the keys of objects whose ownerReferences name it.
-    dependents: SlotMap<String, BTreeSet<ObjectKey>>,
+    dependents: SlotMap<Str, BTreeSet<ObjectKey>>,
     /// Uids verified absent (upstream's `absentOwnerCache`).
-    absent: BTreeSet<String>,
+    absent: BTreeSet<Str>,
     /// Where each observed uid lives, to tell an owner named from another namespace.
-    by_uid: SlotMap<String, ObjectKey>,
+    by_uid: SlotMap<Str, ObjectKey>,
     /// The cache resourceVersion the graph reflects; a mismatch means the informer relisted.
     synced_rv: u64,
     /// Set by a restart: the next look at the cache is a fresh, consistent list.
@@ -170,12 +170,12 @@ fn cached_owner<'a>(
 
 /// A JSON merge patch that drops the references to `uids`. A merge patch replaces the whole
 /// list, so it carries the resourceVersion (as upstream's `deleteOwnerRefJSONMergePatch` does).
-fn remove_refs_patch(obj: &Object, uids: &BTreeSet<String>) -> ApiRequest {
+fn remove_refs_patch(obj: &Object, uids: &BTreeSet<Str>) -> ApiRequest {
     let meta = obj.meta();
     let kept: Vec<&OwnerReference> = meta
         .owner_references
         .iter()
-        .filter(|r| !uids.contains(&r.uid))
+        .filter(|r| !uids.contains(r.uid.as_str()))
         .collect();
     let refs = if kept.is_empty() {
         Json::Null
@@ -204,8 +204,8 @@ fn delete_object(obj: &Object, policy: PropagationPolicy) -> ApiRequest {
         key: obj.key(),
         options: DeleteOptions {
             propagation_policy: Some(policy),
-            precondition_uid: Some(obj.meta().uid.clone()),
-            precondition_resource_version: Some(obj.meta().resource_version.clone()),
+            precondition_uid: Some(obj.meta().uid.to_string()),
+            precondition_resource_version: Some(obj.meta().resource_version.to_string()),
             ..Default::default()
         },
     }
@@ -272,7 +272,7 @@ impl GarbageCollector {
         };
         if let Some(prev) = self.nodes.remove(&key) {
             self.unlink(&key, &prev.owners);
-            self.by_uid.remove(&prev.uid);
+            self.by_uid.remove(prev.uid.as_str());
         }
         self.by_uid.insert(node.uid.clone(), key.clone());
         for r in &node.owners {
@@ -288,7 +288,7 @@ impl GarbageCollector {
     fn forget(&mut self, key: &ObjectKey) -> Option<GraphNode> {
         let node = self.nodes.remove(key)?;
         self.unlink(key, &node.owners);
-        self.by_uid.remove(&node.uid);
+        self.by_uid.remove(node.uid.as_str());
         self.absent.insert(node.uid.clone());
         Some(node)
     }
@@ -498,7 +498,7 @@ impl GarbageCollector {
                 )
             })
             .count();
-        let gone: BTreeSet<String> = states
+        let gone: BTreeSet<Str> = states
             .iter()
             .filter(|(_, s)| matches!(s, OwnerState::Dangling | OwnerState::Waiting))
             .map(|(r, _)| r.uid.clone())
@@ -765,7 +765,7 @@ mod tests {
         ObjectMeta {
             name: name.into(),
             namespace: NS.into(),
-            uid: format!("uid-{name}"),
+            uid: format!("uid-{name}").into(),
             resource_version: "7".into(),
             ..Default::default()
         }
@@ -780,7 +780,7 @@ mod tests {
             },
             kind: kind.into(),
             name: name.into(),
-            uid: format!("uid-{name}"),
+            uid: format!("uid-{name}").into(),
             controller: Some(true),
             block_owner_deletion: Some(true),
         }
@@ -994,7 +994,7 @@ mod tests {
             }
             gc.synced_rv = cache.last_rv;
             gc.needs_full_sync = false;
-            gc.absent.extend(seen_gone.iter().map(|u| u.to_string()));
+            gc.absent.extend(seen_gone.iter().map(|u| Str::from(*u)));
             let out = run(&mut gc, &cache, &key(Kind::Pod, "p"));
             assert_eq!(describe(&out), want, "case: {case}");
         }

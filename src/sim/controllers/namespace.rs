@@ -97,7 +97,7 @@ fn conditions(found: &Findings, now: Millis) -> Vec<Condition> {
         type_: type_.into(),
         status: status.into(),
         reason: Some(reason.into()),
-        message: Some(message),
+        message: Some(message.into()),
         last_transition_time: Some(Time(now - now % 1000)),
         ..Default::default()
     };
@@ -201,7 +201,7 @@ impl Controller for NamespaceController {
             return Vec::new();
         };
         if ev.type_ == WatchEventType::Deleted {
-            self.findings.remove(&ns.metadata.name);
+            self.findings.remove(ns.metadata.name.as_str());
             return Vec::new();
         }
         if terminating(ns) {
@@ -222,7 +222,7 @@ impl Controller for NamespaceController {
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {
         let mut out = Outcome::done();
         let Some(ns) = ctx.cache.get(key).and_then(|o| o.as_namespace()) else {
-            self.findings.remove(&key.name);
+            self.findings.remove(key.name.as_str());
             return out;
         };
         let name = &ns.metadata.name;
@@ -234,7 +234,7 @@ impl Controller for NamespaceController {
             });
             return out;
         }
-        let last = self.findings.remove(name);
+        let last = self.findings.remove(name.as_str());
         let desired = "no content left, then finalized and gone".to_string();
         if let Some(found) = &last {
             // After a pods-only pass that found none, the rest is still to be listed: the
@@ -268,7 +268,7 @@ impl Controller for NamespaceController {
             other_content(ctx.cache)
         };
         self.findings.insert(
-            name.clone(),
+            name.to_string(),
             Findings {
                 pods_only: pods_left,
                 ..Findings::default()
@@ -279,7 +279,7 @@ impl Controller for NamespaceController {
                 .iter()
                 .map(|k| ApiRequest::DeleteCollection {
                     kind: *k,
-                    namespace: name.clone(),
+                    namespace: name.to_string(),
                 })
                 .collect(),
         );

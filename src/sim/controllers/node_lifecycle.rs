@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::sim::api::types::{
-    find_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Taint, Time,
+    find_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Str, Taint, Time,
 };
 use crate::sim::api::{ApiRequest, ApiResult, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::{Cache, Indexers};
@@ -223,7 +223,7 @@ impl TokenBucket {
 }
 
 /// `ComputeZoneState` over the Ready statuses (None: never reported) of a zone's nodes.
-pub fn compute_zone_state(statuses: &[Option<String>]) -> ZoneState {
+pub fn compute_zone_state(statuses: &[Option<Str>]) -> ZoneState {
     let ready = statuses
         .iter()
         .filter(|s| s.as_deref() == Some("True"))
@@ -264,9 +264,9 @@ pub struct NodeLifecycleController {
     /// True while a tick's pass is in progress; zone states are computed when it completes.
     pass_open: bool,
     /// Zone → Ready statuses gathered by the pass in progress.
-    pass: BTreeMap<String, Vec<Option<String>>>,
-    health: SlotMap<String, NodeHealth>,
-    intents: SlotMap<String, NoExecuteIntent>,
+    pass: BTreeMap<String, Vec<Option<Str>>>,
+    health: SlotMap<Str, NodeHealth>,
+    intents: SlotMap<Str, NoExecuteIntent>,
     nodes_to_retry: BTreeSet<String>,
     zone_states: VecMap<String, ZoneState>,
     limiters: VecMap<String, TokenBucket>,
@@ -651,8 +651,8 @@ impl NodeLifecycleController {
                         reason: "RemovingNode".into(),
                         message: format!("Node {name} event: Removing Node {name} from Controller"),
                         object: key.clone(),
-                        uid,
-                        field_path: String::new(),
+                        uid: uid.into(),
+                        field_path: Str::EMPTY,
                     });
                 }
                 self.finish_pass(ctx.cache, name, now, &mut out, &mut Vec::new());
@@ -677,7 +677,7 @@ impl NodeLifecycleController {
         if monitor {
             if !registered {
                 self.known
-                    .insert(name.to_string(), node.metadata.uid.clone());
+                    .insert(name.to_string(), node.metadata.uid.to_string());
                 out.event(EventRecord::normal(
                     &obj,
                     "RegisteredNode",
@@ -716,7 +716,7 @@ impl NodeLifecycleController {
                     "False" => NoExecuteIntent::Taint(TAINT_NODE_NOT_READY),
                     _ => NoExecuteIntent::Taint(TAINT_NODE_UNREACHABLE),
                 };
-                self.intents.insert(name.to_string(), intent);
+                self.intents.insert(Str::from(name), intent);
                 let needs_retry = self.nodes_to_retry.remove(name);
                 let flipped = current.status != "True" && check.observed.status == "True";
                 if flipped {
@@ -800,7 +800,11 @@ impl NodeLifecycleController {
         };
         let Some(pod) = obj.as_pod() else { return out };
         let node = pod.spec.node_name.clone();
-        let Some(ready) = self.health.get(&node).and_then(|h| h.saved_ready.clone()) else {
+        let Some(ready) = self
+            .health
+            .get(node.as_str())
+            .and_then(|h| h.saved_ready.clone())
+        else {
             return out;
         };
         if ctx
@@ -856,7 +860,7 @@ impl Controller for NodeLifecycleController {
         match &*ev.object {
             Object::Node(n) => {
                 if ev.type_ != WatchEventType::Deleted {
-                    self.seen.insert(n.metadata.name.clone());
+                    self.seen.insert(n.metadata.name.to_string());
                 }
                 vec![ev.object.key()]
             }
@@ -895,14 +899,14 @@ impl Controller for NodeLifecycleController {
         // A pod that could not be marked not ready is retried at the node's next pass.
         if let (ApiRequest::UpdateStatus(Object::Pod(p)), Err(e)) = (req, result) {
             if e.code() != 404 {
-                self.nodes_to_retry.insert(p.spec.node_name.clone());
+                self.nodes_to_retry.insert(p.spec.node_name.to_string());
             }
         }
     }
 
     fn on_skipped(&mut self, req: &ApiRequest) {
         if let ApiRequest::UpdateStatus(Object::Pod(p)) = req {
-            self.nodes_to_retry.insert(p.spec.node_name.clone());
+            self.nodes_to_retry.insert(p.spec.node_name.to_string());
         }
     }
 
@@ -954,7 +958,7 @@ mod tests {
         Node {
             metadata: ObjectMeta {
                 name: name.into(),
-                uid: format!("uid-{name}"),
+                uid: format!("uid-{name}").into(),
                 resource_version: "7".into(),
                 creation_timestamp: Some(Time(0)),
                 ..Default::default()
@@ -974,7 +978,7 @@ mod tests {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: "default".into(),
-                uid: format!("uid-{name}"),
+                uid: format!("uid-{name}").into(),
                 resource_version: "9".into(),
                 labels: [("app".to_string(), "web".to_string())].into(),
                 ..Default::default()
@@ -1242,7 +1246,7 @@ mod tests {
 
     #[test]
     fn zone_state_follows_compute_zone_state() {
-        let s = |v: &[&str]| v.iter().map(|x| Some(x.to_string())).collect::<Vec<_>>();
+        let s = |v: &[&str]| v.iter().map(|x| Some(Str::from(*x))).collect::<Vec<_>>();
         assert_eq!(
             compute_zone_state(&s(&["True", "True", "Unknown"])),
             ZoneState::Normal
@@ -1281,8 +1285,8 @@ mod tests {
             let mut sim = Sim::new(SimConfig::default());
             for name in nodes {
                 let mut n = node(name, vec![ready("True", 0)]);
-                n.metadata.uid.clear();
-                n.metadata.resource_version.clear();
+                n.metadata.uid = Default::default();
+                n.metadata.resource_version = Default::default();
                 sim.submit(ApiRequest::Create(Object::from(n)))
                     .expect("node created");
             }
@@ -1300,7 +1304,7 @@ mod tests {
             for name in self.alive.clone() {
                 let lease = Lease {
                     metadata: ObjectMeta {
-                        name: name.clone(),
+                        name: name.as_str().into(),
                         namespace: NODE_LEASE_NAMESPACE.into(),
                         ..Default::default()
                     },
@@ -1330,7 +1334,7 @@ mod tests {
                 .expect("node exists");
             n.status.conditions = vec![ready("True", self.sim.now())];
             n.status.conditions[0].last_transition_time = Some(Time(self.sim.now()));
-            n.metadata.resource_version.clear();
+            n.metadata.resource_version = Default::default();
             self.sim
                 .submit(ApiRequest::UpdateStatus(Object::from(n)))
                 .expect("status posted");
@@ -1350,8 +1354,8 @@ mod tests {
 
         fn run_pod(&mut self, name: &str, node: &str, tolerations: Vec<Toleration>) {
             let mut p = pod(name, node, tolerations);
-            p.metadata.uid.clear();
-            p.metadata.resource_version.clear();
+            p.metadata.uid = Default::default();
+            p.metadata.resource_version = Default::default();
             let status = p.status.clone();
             let created = self
                 .sim
@@ -1359,7 +1363,7 @@ mod tests {
                 .expect("pod created");
             let mut running = created.as_pod().cloned().expect("a pod");
             running.status = status;
-            running.metadata.resource_version.clear();
+            running.metadata.resource_version = Default::default();
             self.sim
                 .submit(ApiRequest::UpdateStatus(Object::from(running)))
                 .expect("pod running");
@@ -1618,8 +1622,8 @@ mod tests {
         let mut sim = Sim::new(SimConfig::default());
         for name in ["node-1", "node-2", "node-3"] {
             let mut n = node(name, vec![]);
-            n.metadata.uid.clear();
-            n.metadata.resource_version.clear();
+            n.metadata.uid = Default::default();
+            n.metadata.resource_version = Default::default();
             sim.submit(ApiRequest::Create(Object::from(n)))
                 .expect("node registered");
         }
@@ -1708,12 +1712,12 @@ mod tests {
         let victims: Vec<String> = pods
             .iter()
             .filter(|p| p.spec.node_name == dead)
-            .map(|p| p.metadata.name.clone())
+            .map(|p| p.metadata.name.to_string())
             .collect();
         let victim_ips: Vec<String> = pods
             .iter()
             .filter(|p| p.spec.node_name == dead)
-            .filter_map(|p| p.status.pod_ip.clone())
+            .filter_map(|p| p.status.pod_ip.as_deref().map(String::from))
             .collect();
         let lease = sim
             .get(&ObjectKey::new(Kind::Lease, NODE_LEASE_NAMESPACE, &dead))
@@ -1726,8 +1730,10 @@ mod tests {
             last_renew + 10_000 >= 60_000,
             "renewed every 10 s: {last_renew}"
         );
-        sim.inject(Fault::NodeDown { node: dead.clone() })
-            .expect("node down");
+        sim.inject(Fault::NodeDown {
+            node: dead.to_string(),
+        })
+        .expect("node down");
 
         let node_of = |sim: &Sim| {
             sim.get(&ObjectKey::new(Kind::Node, "", &dead))
@@ -1808,8 +1814,10 @@ mod tests {
         assert_eq!(live.iter().filter(|p| p.is_ready()).count(), 3);
         assert_eq!(ready_ips(&sim).len(), 3);
 
-        sim.inject(Fault::NodeUp { node: dead.clone() })
-            .expect("node up");
+        sim.inject(Fault::NodeUp {
+            node: dead.to_string(),
+        })
+        .expect("node up");
         let back = sim.now();
         sim.advance_to(back + 60_000, usize::MAX);
         assert_eq!(node_of(&sim).ready_status(), "True");

@@ -88,7 +88,7 @@ fn mark_failed_and_delete(out: &mut Outcome, pod: &Pod, condition: Option<Condit
         key,
         options: DeleteOptions {
             grace_period_seconds: Some(0),
-            precondition_uid: Some(pod.metadata.uid.clone()),
+            precondition_uid: Some(pod.metadata.uid.to_string()),
             ..Default::default()
         },
     });
@@ -187,7 +187,10 @@ impl Controller for PodGcController {
             .filter(|(_, since)| now >= **since + QUARANTINE_TIME)
             .map(|(n, _)| n.clone())
             .collect();
-        for p in pods.iter().filter(|p| gone.contains(&p.spec.node_name)) {
+        for p in pods
+            .iter()
+            .filter(|p| gone.iter().any(|n| *n == p.spec.node_name))
+        {
             let condition = Condition {
                 type_: "DisruptionTarget".into(),
                 status: "True".into(),
@@ -254,7 +257,7 @@ mod tests {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: "default".into(),
-                uid: format!("uid-{name}"),
+                uid: format!("uid-{name}").into(),
                 deletion_timestamp: terminating.then_some(Time(1_000)),
                 ..Default::default()
             },

@@ -21,7 +21,8 @@
 use std::sync::Arc;
 
 use crate::sim::api::types::{
-    set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Taint, Time, Toleration,
+    set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Str, Taint, Time,
+    Toleration,
 };
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::{Cache, Indexers};
@@ -98,8 +99,8 @@ fn pod_event(key: &ObjectKey, uid: &str, message: String) -> EventRecord {
         reason: "TaintManagerEviction".into(),
         message,
         object: key.clone(),
-        uid: uid.to_string(),
-        field_path: String::new(),
+        uid: Str::from(uid),
+        field_path: Str::EMPTY,
     }
 }
 
@@ -438,7 +439,7 @@ mod tests {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: "default".into(),
-                uid: format!("uid-{name}"),
+                uid: format!("uid-{name}").into(),
                 resource_version: "5".into(),
                 ..Default::default()
             },
@@ -464,7 +465,7 @@ mod tests {
     fn deletes(out: &Outcome) -> Vec<String> {
         out.requests()
             .filter_map(|r| match r {
-                ApiRequest::Delete { key, .. } => Some(key.name.clone()),
+                ApiRequest::Delete { key, .. } => Some(key.name.to_string()),
                 _ => None,
             })
             .collect()

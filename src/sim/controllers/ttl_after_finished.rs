@@ -106,7 +106,7 @@ impl Controller for TtlAfterFinishedController {
             key: key.clone(),
             options: DeleteOptions {
                 propagation_policy: Some(PropagationPolicy::Foreground),
-                precondition_uid: Some(job.metadata.uid.clone()),
+                precondition_uid: Some(job.metadata.uid.to_string()),
                 ..Default::default()
             },
         });

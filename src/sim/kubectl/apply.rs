@@ -218,9 +218,7 @@ fn apply_request(
     match live(&obj.key()) {
         None => {
             let mut o = obj.clone();
-            o.meta_mut()
-                .annotations
-                .insert(LAST_APPLIED.into(), last_applied);
+            o.meta_mut().annotations.insert(LAST_APPLIED, last_applied);
             Ok(Some(ApiRequest::Create(o)))
         }
         Some(current) => {

@@ -208,7 +208,7 @@ fn names(sim: &Sim, kind: Kind, namespace: &str, prefix: &str) -> Vec<String> {
         .list(kind)
         .map(|o| o.meta())
         .filter(|m| (!kind.namespaced() || m.namespace == namespace) && m.name.starts_with(prefix))
-        .map(|m| m.name.clone())
+        .map(|m| m.name.to_string())
         .collect()
 }
 

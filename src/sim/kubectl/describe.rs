@@ -19,8 +19,8 @@ use crate::sim::api::quantity::{format_bytes, parse_quantity, Quantity, Quantity
 use crate::sim::api::types::LAST_APPLIED;
 use crate::sim::api::types::{
     Container, ContainerState, ContainerStatus, CustomObject, Event, IntOrString, Kind,
-    LabelSelector, Millis, Namespace, Object, ObjectKey, Pod, PodTemplateSpec, Probe, StringMap,
-    Time, Toleration,
+    LabelSelector, Millis, Namespace, Object, ObjectKey, Pod, PodTemplateSpec, Probe, Str,
+    StringMap, Time, Toleration,
 };
 use crate::sim::controllers::deployment::util::equal_ignore_hash;
 use crate::sim::time::human_duration;
@@ -218,7 +218,7 @@ fn labels_multiline(w: &mut String, indent: &str, title: &str, labels: &StringMa
 /// `printAnnotationsMultiline`: skips the last-applied annotation, folds long values.
 fn annotations_multiline(w: &mut String, title: &str, annotations: &StringMap) {
     w.push_str(&format!("{title}:\t"));
-    let shown: Vec<(&String, &String)> = annotations
+    let shown: Vec<(&Str, &Str)> = annotations
         .iter()
         .filter(|(k, _)| k.as_str() != LAST_APPLIED)
         .collect();
@@ -309,7 +309,7 @@ fn selector_string(sel: &LabelSelector) -> String {
     let mut parts: Vec<(String, String)> = sel
         .match_labels
         .iter()
-        .map(|(k, v)| (k.clone(), format!("{k}={v}")))
+        .map(|(k, v)| (k.to_string(), format!("{k}={v}")))
         .collect();
     for e in &sel.match_expressions {
         let mut values = e.values.clone();
@@ -443,13 +443,18 @@ fn probe_text(p: &Probe) -> String {
 fn env_value_from(pod: Option<&Pod>, path: &str) -> String {
     let Some(p) = pod else { return String::new() };
     match path {
-        "metadata.name" => p.metadata.name.clone(),
-        "metadata.namespace" => p.metadata.namespace.clone(),
-        "metadata.uid" => p.metadata.uid.clone(),
-        "spec.nodeName" => p.spec.node_name.clone(),
-        "spec.serviceAccountName" => p.spec.service_account_name.clone().unwrap_or_default(),
-        "status.podIP" => p.status.pod_ip.clone().unwrap_or_default(),
-        "status.hostIP" => p.status.host_ip.clone().unwrap_or_default(),
+        "metadata.name" => p.metadata.name.to_string(),
+        "metadata.namespace" => p.metadata.namespace.to_string(),
+        "metadata.uid" => p.metadata.uid.to_string(),
+        "spec.nodeName" => p.spec.node_name.to_string(),
+        "spec.serviceAccountName" => p
+            .spec
+            .service_account_name
+            .as_deref()
+            .unwrap_or_default()
+            .to_string(),
+        "status.podIP" => p.status.pod_ip.as_deref().unwrap_or_default().to_string(),
+        "status.hostIP" => p.status.host_ip.as_deref().unwrap_or_default().to_string(),
         _ => String::new(),
     }
 }
@@ -1461,7 +1466,10 @@ fn service(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
         .filter_map(|o| o.as_endpoint_slice())
         .filter(|e| {
             e.metadata.namespace == s.metadata.namespace
-                && e.metadata.labels.get("kubernetes.io/service-name") == Some(&s.metadata.name)
+                && e.metadata
+                    .labels
+                    .get("kubernetes.io/service-name")
+                    .is_some_and(|v| *v == s.metadata.name)
         })
         .collect();
     for p in &s.spec.ports {

@@ -125,7 +125,7 @@ fn nodes_for(sim: &Sim, args: &Args, verb: &str) -> Result<Vec<String>, CommandO
             .api()
             .list(Kind::Node)
             .filter(|o| sel.matches(&o.meta().labels))
-            .map(|o| o.meta().name.clone())
+            .map(|o| o.meta().name.to_string())
             .collect());
     }
     let mut names = Vec::new();
@@ -554,7 +554,7 @@ impl DrainController {
                     (
                         ObjectKey::new(Kind::Pod, &p.metadata.namespace, &p.metadata.name),
                         Tracked {
-                            uid: p.metadata.uid.clone(),
+                            uid: p.metadata.uid.to_string(),
                             step: Step::Evict {
                                 at: now,
                                 in_flight: false,

@@ -114,7 +114,7 @@ pub fn wait(sim: &mut Sim, args: &Args, words: &[String]) -> CommandOutput {
     for key in keys {
         let mut one = parsed.clone();
         one.resource = format!("{}/{}", key.kind.resource(), key.name);
-        one.namespace = key.namespace.clone();
+        one.namespace = key.namespace.to_string();
         one.selector = None;
         let met = evaluate_wait(sim, &one).is_ok();
         if met {
@@ -221,12 +221,12 @@ pub fn events(sim: &mut Sim, args: &Args) -> CommandOutput {
             let interval = event_interval(now, e);
             let mut r = Vec::new();
             if all_ns {
-                r.push(e.metadata.namespace.clone());
+                r.push(e.metadata.namespace.to_string());
             }
             r.extend([
                 interval,
-                e.type_.clone(),
-                e.reason.clone(),
+                e.type_.to_string(),
+                e.reason.to_string(),
                 format!("{}/{}", e.involved_object.kind, e.involved_object.name),
                 e.message.trim().to_string(),
             ]);
@@ -391,7 +391,12 @@ pub fn edit(sim: &Sim, args: &Args) -> CommandOutput {
     let ns = args.namespace();
     let obj = sim.api().get(&ObjectKey::new(kind, &ns, &name));
     let containers: Vec<String> = match obj.map(|o| &**o) {
-        Some(Object::Pod(p)) => p.spec.containers.iter().map(|c| c.name.clone()).collect(),
+        Some(Object::Pod(p)) => p
+            .spec
+            .containers
+            .iter()
+            .map(|c| c.name.to_string())
+            .collect(),
         Some(Object::Deployment(d)) => containers_of(&d.spec.template),
         Some(Object::ReplicaSet(r)) => containers_of(&r.spec.template),
         _ => Vec::new(),
@@ -429,7 +434,7 @@ fn containers_of(template: &crate::sim::api::types::PodTemplateSpec) -> Vec<Stri
         .spec
         .containers
         .iter()
-        .map(|c| c.name.clone())
+        .map(|c| c.name.to_string())
         .collect()
 }
 

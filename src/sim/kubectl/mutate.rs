@@ -21,7 +21,7 @@ use crate::sim::api::types::LAST_APPLIED;
 use crate::sim::api::types::{
     Container, ContainerPort, CustomObject, Deployment, IntOrString, Kind, LabelSelector,
     Namespace, Object, ObjectKey, ObjectMeta, Pod, PodSpec, PodTemplateSpec, Service, ServicePort,
-    StringMap, Taint,
+    Str, StringMap, Taint,
 };
 use crate::sim::api::{openapi, patch, ApiError, ApiRequest, DeleteOptions, PropagationPolicy};
 use crate::sim::input::decode;
@@ -285,8 +285,8 @@ pub fn build_deployment(
         }
         used.push(cname.clone());
         containers.push(Container {
-            name: cname,
-            image: image.clone(),
+            name: cname.into(),
+            image: image.clone().into(),
             command: if command.is_empty() {
                 None
             } else {
@@ -303,8 +303,8 @@ pub fn build_deployment(
     }
     let mut d = Deployment {
         metadata: ObjectMeta {
-            name: name.to_string(),
-            namespace: ns.to_string(),
+            name: name.into(),
+            namespace: ns.into(),
             labels: labels.clone(),
             ..Default::default()
         },
@@ -495,7 +495,7 @@ fn create_namespace(sim: &mut Sim, args: &Args) -> CommandOutput {
     }
     let ns = Namespace {
         metadata: ObjectMeta {
-            name: names[0].clone(),
+            name: names[0].as_str().into(),
             ..Default::default()
         },
         ..Default::default()
@@ -590,8 +590,8 @@ fn create_stored(sim: &mut Sim, args: &Args, sub: &str) -> CommandOutput {
         kind: custom,
         api_version: "v1".into(),
         metadata: ObjectMeta {
-            name: name.clone(),
-            namespace: args.namespace(),
+            name: name.as_str().into(),
+            namespace: args.namespace().into(),
             ..Default::default()
         },
         content,
@@ -689,8 +689,8 @@ fn create_service(sim: &mut Sim, args: &Args) -> CommandOutput {
     let app: StringMap = [("app".to_string(), name.clone())].into();
     let svc = Service {
         metadata: ObjectMeta {
-            name: name.clone(),
-            namespace: args.namespace(),
+            name: name.as_str().into(),
+            namespace: args.namespace().into(),
             labels: app.clone(),
             ..Default::default()
         },
@@ -767,7 +767,7 @@ pub fn run(sim: &mut Sim, args: &Args) -> CommandOutput {
             }
         }
         None => {
-            labels.insert("run".into(), name.clone());
+            labels.insert("run", name.clone());
         }
     }
     let restart = args.get("restart").unwrap_or("Always");
@@ -775,9 +775,9 @@ pub fn run(sim: &mut Sim, args: &Args) -> CommandOutput {
         return error(format!("invalid restart policy: {restart}"));
     }
     let mut c = Container {
-        name: name.clone(),
-        image: image.to_string(),
-        image_pull_policy: args.get("image-pull-policy").map(String::from),
+        name: name.clone().into(),
+        image: image.into(),
+        image_pull_policy: args.get("image-pull-policy").map(Str::from),
         ..Default::default()
     };
     if let Some(p) = args.get("port") {
@@ -815,14 +815,14 @@ pub fn run(sim: &mut Sim, args: &Args) -> CommandOutput {
     }
     let pod = Pod {
         metadata: ObjectMeta {
-            name: name.clone(),
-            namespace: args.namespace(),
+            name: name.as_str().into(),
+            namespace: args.namespace().into(),
             labels,
             ..Default::default()
         },
         spec: PodSpec {
             containers: vec![c],
-            restart_policy: Some(restart.to_string()),
+            restart_policy: Some(restart.into()),
             ..Default::default()
         }
         .into(),
@@ -917,8 +917,8 @@ pub fn expose(sim: &mut Sim, args: &Args) -> CommandOutput {
     let svc_name = args.get("name").unwrap_or(&name).to_string();
     let svc = Service {
         metadata: ObjectMeta {
-            name: svc_name.clone(),
-            namespace: ns,
+            name: svc_name.as_str().into(),
+            namespace: ns.into(),
             labels: obj.meta().labels.clone(),
             ..Default::default()
         },
@@ -1081,7 +1081,7 @@ pub fn delete(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput 
         for d in &decoded.objects {
             let mut key = d.object.key();
             if key.kind.namespaced() && key.namespace.is_empty() {
-                key.namespace = ns.clone();
+                key.namespace = Str::from(ns.as_str());
             }
             if sim.api().get(&key).is_some() {
                 keys.push(key);
@@ -1311,7 +1311,7 @@ fn template_mut(o: &mut Object) -> Option<&mut PodSpec> {
 
 /// Where a container's image is written: a typed pod spec's field, or a stored kind's JSON.
 enum ImageSlot<'a> {
-    Typed(&'a mut String),
+    Typed(&'a mut Str),
     Json(&'a mut Json),
 }
 
@@ -1319,7 +1319,7 @@ impl ImageSlot<'_> {
     /// Writes `image`; whether it changed anything.
     fn set(&mut self, image: &str) -> bool {
         match self {
-            ImageSlot::Typed(s) if s.as_str() != image => **s = image.to_string(),
+            ImageSlot::Typed(s) if s.as_str() != image => **s = Str::from(image),
             ImageSlot::Json(v) if v.as_str() != Some(image) => **v = json!(image),
             _ => return false,
         }
@@ -1369,7 +1369,7 @@ fn image_slots(obj: &mut Object) -> Option<Vec<(String, ImageSlot<'_>)>> {
         spec.init_containers
             .iter_mut()
             .chain(spec.containers.iter_mut())
-            .map(|c| (c.name.clone(), ImageSlot::Typed(&mut c.image)))
+            .map(|c| (c.name.to_string(), ImageSlot::Typed(&mut c.image)))
             .collect(),
     )
 }

@@ -93,10 +93,10 @@ pub fn pod_summary(pod: &Pod) -> PodSummary {
     let mut reason = if pod.status.phase.is_empty() {
         "Pending".to_string()
     } else {
-        pod.status.phase.clone()
+        pod.status.phase.to_string()
     };
     if let Some(r) = pod.status.reason.as_ref().filter(|r| !r.is_empty()) {
-        reason = r.clone();
+        reason = r.to_string();
     }
     for c in &pod.status.conditions {
         if c.type_ == "PodScheduled" && c.reason.as_deref() == Some("SchedulingGated") {
@@ -338,7 +338,7 @@ pub fn node_roles(n: &crate::sim::api::types::Node) -> Vec<String> {
         let role = if let Some(r) = k.strip_prefix("node-role.kubernetes.io/") {
             r.to_string()
         } else if k == "kubernetes.io/role" {
-            v.clone()
+            v.to_string()
         } else {
             continue;
         };
@@ -481,7 +481,7 @@ fn endpointslice_endpoints(s: &crate::sim::api::types::EndpointSlice) -> String 
 
 /// One table row for an object, as `printers.go` builds it.
 pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
-    let name = o.meta().name.clone();
+    let name = o.meta().name.to_string();
     match o {
         Object::Namespace(ns) => vec![name, ns.status.phase.clone(), age(now, o)],
         Object::Pod(pod) => {
@@ -640,10 +640,10 @@ pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
                 }
                 vec![
                     last,
-                    e.type_.clone(),
-                    e.reason.clone(),
+                    e.type_.to_string(),
+                    e.reason.to_string(),
                     target,
-                    e.involved_object.field_path.clone(),
+                    e.involved_object.field_path.to_string(),
                     source.join(", "),
                     e.message.trim().to_string(),
                     first,
@@ -653,8 +653,8 @@ pub fn row(now: Millis, o: &Object, wide: bool) -> Vec<String> {
             } else {
                 vec![
                     last,
-                    e.type_.clone(),
-                    e.reason.clone(),
+                    e.type_.to_string(),
+                    e.reason.to_string(),
                     target,
                     e.message.trim().to_string(),
                 ]
@@ -988,7 +988,7 @@ pub fn table(now: Millis, kind: Kind, objs: &[Arc<Object>], opts: &TableOptions)
         .map(|o| {
             let mut r = if matches!(kind, Kind::Custom(_)) && !opts.printer_columns.is_empty() {
                 let doc = o.to_json();
-                std::iter::once(o.meta().name.clone())
+                std::iter::once(o.meta().name.to_string())
                     .chain(custom.iter().map(|c| printer_cell(now, c, &doc)))
                     .collect()
             } else {
@@ -998,10 +998,16 @@ pub fn table(now: Millis, kind: Kind, objs: &[Arc<Object>], opts: &TableOptions)
                 r[0] = object_name(kind, &r[0]);
             }
             if ns_col {
-                r.insert(0, o.meta().namespace.clone());
+                r.insert(0, o.meta().namespace.to_string());
             }
             for l in &opts.label_columns {
-                r.push(o.meta().labels.get(l).cloned().unwrap_or_default());
+                r.push(
+                    o.meta()
+                        .labels
+                        .get(l)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                );
             }
             if opts.show_labels {
                 r.push(format_labels(&o.meta().labels));
@@ -1032,7 +1038,7 @@ pub fn print_table(
             .map(|o| {
                 let mut c = (*o).clone();
                 let name = format!("{}/{}", kind.as_str().to_ascii_lowercase(), c.meta().name);
-                c.meta_mut().name = name;
+                c.meta_mut().name = name.into();
                 Arc::new(c)
             })
             .collect();

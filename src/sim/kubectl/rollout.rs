@@ -191,7 +191,7 @@ fn history(sim: &Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
         if let Some(cause) = rs.metadata.annotations.get("kubernetes.io/change-cause") {
             t.metadata
                 .annotations
-                .insert("kubernetes.io/change-cause".into(), cause.clone());
+                .insert("kubernetes.io/change-cause", cause.clone());
         }
         return Ok(format!(
             "{name} with revision #{want}\n{}\n",
@@ -205,7 +205,7 @@ fn history(sim: &Sim, args: &Args, key: &ObjectKey) -> Result<String, String> {
             .annotations
             .get("kubernetes.io/change-cause")
             .filter(|c| !c.is_empty())
-            .map_or("<none>", String::as_str);
+            .map_or("<none>", |v| v.as_str());
         table.push_str(&format!("{r}\t{cause}\n"));
     }
     Ok(format!("{name} \n{}\n", describe_text(&table)))
@@ -252,7 +252,7 @@ fn restart(sim: &mut Sim, key: &ObjectKey) -> Result<String, String> {
     let wanted = patch["spec"]["template"]["metadata"]["annotations"]
         [crate::sim::controllers::deployment::util::RESTARTED_AT_ANNOTATION]
         .as_str();
-    if current.map(String::as_str) == wanted {
+    if current.map(|v| v.as_str()) == wanted {
         return Err(format!("failed to create patch for {}: if restart has already been triggered within the past second, please wait before attempting to trigger another", key.name));
     }
     merge_patch(sim, key, patch).map_err(|e| format!("failed to patch: {}", e.message))?;
@@ -346,7 +346,7 @@ fn statefulset_history(sim: &Sim, args: &Args, key: &ObjectKey) -> Result<String
             .annotations
             .get("kubernetes.io/change-cause")
             .filter(|c| !c.is_empty())
-            .map_or("<none>".to_string(), String::clone)
+            .map_or("<none>".to_string(), |v| v.to_string())
     };
     if let Some(want) = args.int("revision").filter(|r| *r != 0) {
         let Some(r) = revisions.iter().find(|r| r.revision == want) else {

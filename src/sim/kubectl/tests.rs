@@ -75,7 +75,7 @@ fn pods_of(s: &Session, label: &str) -> Vec<crate::sim::api::types::Pod> {
         .api()
         .list(Kind::Pod)
         .filter_map(|o| o.as_pod())
-        .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some(label))
+        .filter(|p| p.metadata.labels.get("app").map(|v| v.as_str()) == Some(label))
         .cloned()
         .collect()
 }
@@ -402,11 +402,11 @@ fn create_service_builds_the_service_kubectl_builds() {
         .and_then(|o| o.as_service().cloned())
         .expect("created");
     assert_eq!(
-        svc.spec.selector.get("app").map(String::as_str),
+        svc.spec.selector.get("app").map(|v| v.as_str()),
         Some("api")
     );
     assert_eq!(
-        svc.metadata.labels.get("app").map(String::as_str),
+        svc.metadata.labels.get("app").map(|v| v.as_str()),
         Some("api")
     );
     let ports: Vec<_> = svc
@@ -512,11 +512,11 @@ fn create_deployment_builds_the_object_kubectl_builds() {
     );
     let d = deployment(&s, "api");
     assert_eq!(
-        d.metadata.labels.get("app").map(String::as_str),
+        d.metadata.labels.get("app").map(|v| v.as_str()),
         Some("api")
     );
     assert_eq!(
-        d.spec.selector.match_labels.get("app").map(String::as_str),
+        d.spec.selector.match_labels.get("app").map(|v| v.as_str()),
         Some("api")
     );
     assert_eq!(d.spec.replicas, Some(2));
@@ -1026,7 +1026,7 @@ spec:
 fn node_with_most_web_pods(s: &Session) -> String {
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
     for p in pods_of(s, "web") {
-        *counts.entry(p.spec.node_name.clone()).or_default() += 1;
+        *counts.entry(p.spec.node_name.to_string()).or_default() += 1;
     }
     counts
         .into_iter()
@@ -1483,7 +1483,7 @@ fn get_events_sorted_by_last_timestamp_lists_the_latest_last_whatever_their_name
     let victim = pods_of(&s, "web")[0].metadata.name.clone();
     s.inject(crate::sim::faults::Fault::CrashLoop {
         target: crate::sim::faults::PodTarget {
-            pod: Some(victim),
+            pod: Some(victim.to_string()),
             namespace: "default".into(),
             ..Default::default()
         },
@@ -1533,7 +1533,7 @@ fn describe_deployment_lists_conditions_in_the_order_the_deployment_controller_s
             "Progressing True NewReplicaSetAvailable"
         ]
     );
-    let stored: Vec<String> = deployment(&s, "web")
+    let stored: Vec<crate::sim::api::types::Str> = deployment(&s, "web")
         .status
         .conditions
         .iter()

@@ -8,7 +8,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::sim::api::object_map::ObjectMap;
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, StringMap};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, Str, StringMap};
 use crate::vec_map::VecMap;
 
 /// What a workload controller counts about the pods one owner controls that share one label set
@@ -105,7 +105,7 @@ fn in_scope<'a>(
 }
 
 /// Files `key` (in `slot`) under `group` of `index`, or takes it out.
-fn file(index: &mut BTreeMap<String, Slots>, group: &str, key: &SharedKey, slot: Option<u32>) {
+fn file(index: &mut BTreeMap<Str, Slots>, group: &str, key: &SharedKey, slot: Option<u32>) {
     match slot {
         Some(slot) => {
             if let Some(set) = index.get_mut(group) {
@@ -113,7 +113,7 @@ fn file(index: &mut BTreeMap<String, Slots>, group: &str, key: &SharedKey, slot:
             } else {
                 let mut set = Slots::new();
                 set.insert(key.clone(), slot);
-                index.insert(group.to_string(), set);
+                index.insert(Str::from(group), set);
             }
         }
         None => {
@@ -133,8 +133,8 @@ fn file(index: &mut BTreeMap<String, Slots>, group: &str, key: &SharedKey, slot:
 fn namespace_bounds(kind: Kind, namespace: &str) -> (ObjectKey, ObjectKey) {
     let key = |namespace: String| ObjectKey {
         kind,
-        namespace,
-        name: String::new(),
+        namespace: namespace.into(),
+        name: Str::EMPTY,
     };
     (key(namespace.to_string()), key(format!("{namespace}\0")))
 }
@@ -205,12 +205,12 @@ pub struct Cache {
     objects: ObjectMap,
     /// The keys each controller (by uid) controls, with their objects' slots in `objects`: a
     /// claim over 10,000 pods reaches each without hashing its key, which was most of it.
-    by_controller: BTreeMap<String, Slots>,
+    by_controller: BTreeMap<Str, Slots>,
     /// Objects no controller owns (orphans a controller may adopt).
     uncontrolled: Slots,
     /// Pods by controller uid, grouped by namespace and labels (see [`PodGroup`]).
-    pod_groups: BTreeMap<String, OwnerGroups>,
-    pods_by_node: BTreeMap<String, Slots>,
+    pod_groups: BTreeMap<Str, OwnerGroups>,
+    pods_by_node: BTreeMap<Str, Slots>,
     /// The resourceVersion of the newest change this cache has seen (where a watch resumes).
     pub last_rv: u64,
 }
@@ -256,8 +256,8 @@ impl Cache {
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
         let lo = ObjectKey {
             kind,
-            namespace: String::new(),
-            name: String::new(),
+            namespace: Str::EMPTY,
+            name: Str::EMPTY,
         };
         self.objects
             .range(lo..)
@@ -273,8 +273,8 @@ impl Cache {
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
         let lo = ObjectKey {
             kind,
-            namespace: namespace.to_string(),
-            name: String::new(),
+            namespace: Str::from(namespace),
+            name: Str::EMPTY,
         };
         self.objects
             .range(lo..)
@@ -441,10 +441,10 @@ impl Cache {
                 self.pod_groups.insert(uid.clone(), BTreeMap::new());
             }
             let by_ns = self.pod_groups.get_mut(uid).expect("inserted above");
-            if !by_ns.contains_key(ns) {
-                by_ns.insert(ns.clone(), BTreeMap::new());
+            if !by_ns.contains_key(ns.as_str()) {
+                by_ns.insert(ns.to_string(), BTreeMap::new());
             }
-            let by_labels = by_ns.get_mut(ns).expect("inserted above");
+            let by_labels = by_ns.get_mut(ns.as_str()).expect("inserted above");
             if !by_labels.contains_key(&p.metadata.labels) {
                 by_labels.insert(p.metadata.labels.clone(), PodGroup::default());
             }
@@ -452,7 +452,7 @@ impl Cache {
         } else {
             self.pod_groups
                 .get_mut(uid)?
-                .get_mut(ns)?
+                .get_mut(ns.as_str())?
                 .get_mut(&p.metadata.labels)
         }
     }
@@ -468,10 +468,10 @@ impl Cache {
         let uid = &p.metadata.controller_ref().expect("has a group").uid;
         let ns = &p.metadata.namespace;
         let by_ns = self.pod_groups.get_mut(uid).expect("has a group");
-        let by_labels = by_ns.get_mut(ns).expect("has a group");
+        let by_labels = by_ns.get_mut(ns.as_str()).expect("has a group");
         by_labels.remove(&p.metadata.labels);
         if by_labels.is_empty() {
-            by_ns.remove(ns);
+            by_ns.remove(ns.as_str());
             if by_ns.is_empty() {
                 self.pod_groups.remove(uid);
             }
@@ -587,8 +587,8 @@ mod tests {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.metadata.namespace = "default".into();
-        p.metadata.uid = format!("uid-{name}");
-        p.metadata.labels.insert("app".into(), app.into());
+        p.metadata.uid = format!("uid-{name}").into();
+        p.metadata.labels.insert("app", app);
         if let Some(o) = owner {
             p.metadata.owner_references.push(OwnerReference {
                 api_version: "apps/v1".into(),
@@ -630,7 +630,7 @@ mod tests {
         set.keys().map(|k| (**k).clone()).collect()
     }
 
-    fn grouped(c: &Cache, index: &BTreeMap<String, Slots>) -> Vec<(String, Vec<ObjectKey>)> {
+    fn grouped(c: &Cache, index: &BTreeMap<Str, Slots>) -> Vec<(Str, Vec<ObjectKey>)> {
         index
             .iter()
             .map(|(group, set)| (group.clone(), keys(c, set)))
@@ -751,7 +751,7 @@ mod tests {
         }
         let names: Vec<String> = c
             .claimable(Kind::Pod, "default", "rs1")
-            .map(|o| o.meta().name.clone())
+            .map(|o| o.meta().name.to_string())
             .collect();
         assert_eq!(names, ["a", "c", "d"]);
         assert!(c.has_uncontrolled(Kind::Pod, "default"));
@@ -778,7 +778,7 @@ mod tests {
         let claimed: Vec<(String, String)> = c
             .claimable(Kind::Pod, "default", "rs1")
             .filter_map(|o| o.as_pod())
-            .map(|p| (p.metadata.name.clone(), p.spec.node_name.clone()))
+            .map(|p| (p.metadata.name.to_string(), p.spec.node_name.to_string()))
             .collect();
         assert_eq!(
             claimed,
@@ -808,7 +808,7 @@ mod tests {
         c.upsert(pod("d", Some("rs1"), "db", "n1", Some(2_000)));
         let groups: Vec<(String, usize, usize, usize)> = c
             .pod_groups("rs1", "default")
-            .map(|(l, g)| (l["app"].clone(), g.pods, g.active, g.ready()))
+            .map(|(l, g)| (l["app"].to_string(), g.pods, g.active, g.ready()))
             .collect();
         assert_eq!(groups, [("db".into(), 1, 1, 1), ("web".into(), 3, 3, 2)]);
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::cache::{Cache, Indexers};
 use super::node_runtime::NodeRuntime;
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Str};
 use crate::sim::api::{ApiRequest, ApiResult, WatchEvent};
 use crate::sim::rng::Rng;
 
@@ -176,14 +176,14 @@ impl std::fmt::Display for ComponentId {
 pub struct EventRecord {
     /// `Normal` or `Warning`.
     pub type_: &'static str,
-    pub reason: String,
+    pub reason: Str,
     pub message: String,
     /// The object the event is about.
     pub object: ObjectKey,
     /// Its uid, when known (Events point at one incarnation of an object).
-    pub uid: String,
+    pub uid: Str,
     /// `spec.containers{app}` style field path, for container events.
-    pub field_path: String,
+    pub field_path: Str,
 }
 
 impl EventRecord {
@@ -209,12 +209,12 @@ impl EventRecord {
             message: message.into(),
             object: obj.key(),
             uid: obj.meta().uid.clone(),
-            field_path: String::new(),
+            field_path: Str::EMPTY,
         }
     }
 
     /// Sets the field path (container events).
-    pub fn at_field(mut self, path: impl Into<String>) -> EventRecord {
+    pub fn at_field(mut self, path: impl Into<Str>) -> EventRecord {
         self.field_path = path.into();
         self
     }

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::sim::api::types::{Container, Millis};
+use crate::sim::api::types::{Container, Millis, Str};
 use crate::sim::faults::Fault;
 use crate::sim::rng::Rng;
 use crate::sort::CollectTree;
@@ -26,7 +26,7 @@ pub struct NodeRuntime {
     /// They live on disk and survive a reboot.
     pub images: BTreeSet<String>,
     /// Sandboxes by pod uid.
-    pub pods: VecMap<String, PodSandbox>,
+    pub pods: VecMap<Str, PodSandbox>,
     /// Images the registry refuses to serve, as this machine sees the registry (normalised).
     /// Mirrored from the world's `broken_images` by the BreakImage / FixImage faults.
     pub broken_images: BTreeSet<String>,
@@ -36,23 +36,23 @@ pub struct NodeRuntime {
     pub reboots: u32,
     /// Pods a FailJobPods fault picked, by uid: the first run of their first container exits
     /// with this code.
-    pub doomed: VecMap<String, i32>,
+    pub doomed: VecMap<Str, i32>,
 }
 
 /// The sandbox (network namespace, pod IP) and containers of one pod on this node.
 #[derive(Clone, Debug, Default)]
 pub struct PodSandbox {
-    pub uid: String,
-    pub namespace: String,
-    pub name: String,
+    pub uid: Str,
+    pub namespace: Str,
+    pub name: Str,
     /// The pod IP the CNI plugin assigned.
     pub ip: String,
     pub created_at: Millis,
     /// The newest instance of each container, by container name. Boxed: a map node has room for
     /// eleven entries, and a pod has one or two containers (unboxed, 4.7 kB a pod).
-    pub containers: VecMap<String, Box<ContainerRuntimeState>>,
+    pub containers: VecMap<Str, Box<ContainerRuntimeState>>,
     /// How the application in each container misbehaves (faults), by container name.
-    pub faults: VecMap<String, AppFaults>,
+    pub faults: VecMap<Str, AppFaults>,
 }
 
 /// One container instance as the runtime sees it. A restart replaces it with a new instance
@@ -62,7 +62,7 @@ pub struct ContainerRuntimeState {
     /// The 64-hex container id (`containerd://<id>` in the API).
     pub id: String,
     /// The image as the pod spec names it.
-    pub image: String,
+    pub image: Str,
     /// The normalised reference (`docker.io/library/nginx:1.27`), as the runtime reports it.
     pub image_ref: String,
     /// `docker.io/library/nginx@sha256:…`.
@@ -431,20 +431,20 @@ impl NodeRuntime {
     /// Creates the pod's sandbox if it has none.
     pub fn ensure_sandbox(
         &mut self,
-        uid: &str,
-        namespace: &str,
-        name: &str,
+        uid: &Str,
+        namespace: &Str,
+        name: &Str,
         ip_prefix: &str,
         now: Millis,
     ) -> &mut PodSandbox {
         if !self.pods.contains_key(uid) {
             let ip = self.allocate_ip(ip_prefix);
             self.pods.insert(
-                uid.to_string(),
+                uid.clone(),
                 PodSandbox {
-                    uid: uid.to_string(),
-                    namespace: namespace.to_string(),
-                    name: name.to_string(),
+                    uid: uid.clone(),
+                    namespace: namespace.clone(),
+                    name: name.clone(),
                     ip,
                     created_at: now,
                     ..Default::default()
@@ -521,10 +521,10 @@ impl NodeRuntime {
                 })
             });
         sandbox.containers.insert(
-            name.to_string(),
+            name.into(),
             Box::new(ContainerRuntimeState {
                 id: id.clone(),
-                image: image.to_string(),
+                image: image.into(),
                 image_id: image_id(&image_ref),
                 image_ref,
                 attempt,
@@ -658,11 +658,7 @@ impl NodeRuntime {
                 duration,
                 ..
             } => {
-                sandbox
-                    .faults
-                    .entry(name.to_string())
-                    .or_default()
-                    .crash_loop = Some(CrashLoop {
+                sandbox.faults.entry(name.into()).or_default().crash_loop = Some(CrashLoop {
                     exit_code: *exit_code,
                     until: duration.map(|d| now + d),
                 });
@@ -687,11 +683,7 @@ impl NodeRuntime {
                     until: duration.map(|d| now + d),
                     instance: if duration.is_none() { running_id } else { None },
                 };
-                sandbox
-                    .faults
-                    .entry(name.to_string())
-                    .or_default()
-                    .readiness = Some(window);
+                sandbox.faults.entry(name.into()).or_default().readiness = Some(window);
                 let note = if container.readiness_probe.is_none() {
                     " (it has no readinessProbe, so the kubelet will not notice)"
                 } else {
@@ -708,7 +700,7 @@ impl NodeRuntime {
                     until: duration.map(|d| now + d),
                     instance: if duration.is_none() { running_id } else { None },
                 };
-                sandbox.faults.entry(name.to_string()).or_default().liveness = Some(window);
+                sandbox.faults.entry(name.into()).or_default().liveness = Some(window);
                 let note =
                     if container.liveness_probe.is_none() && container.startup_probe.is_none() {
                         " (it has no livenessProbe, so the kubelet will not notice)"
@@ -809,19 +801,19 @@ mod tests {
     #[test]
     fn pod_ips_are_handed_out_sequentially_and_never_twice() {
         let mut rt = NodeRuntime::default();
-        rt.ensure_sandbox("a", "default", "a", "10.244.1", 0);
-        rt.ensure_sandbox("b", "default", "b", "10.244.1", 0);
+        rt.ensure_sandbox(&"a".into(), &"default".into(), &"a".into(), "10.244.1", 0);
+        rt.ensure_sandbox(&"b".into(), &"default".into(), &"b".into(), "10.244.1", 0);
         assert_eq!(rt.pods["a"].ip, "10.244.1.2");
         assert_eq!(rt.pods["b"].ip, "10.244.1.3");
         rt.remove_sandbox("a");
-        rt.ensure_sandbox("c", "default", "c", "10.244.1", 0);
+        rt.ensure_sandbox(&"c".into(), &"default".into(), &"c".into(), "10.244.1", 0);
         assert_eq!(rt.pods["c"].ip, "10.244.1.4");
     }
 
     #[test]
     fn a_crash_loop_makes_every_new_instance_exit_after_its_run_time() {
         let mut rt = NodeRuntime::default();
-        rt.ensure_sandbox("u", "default", "p", "10.244.1", 0);
+        rt.ensure_sandbox(&"u".into(), &"default".into(), &"p".into(), "10.244.1", 0);
         rt.start_container("u", "app", "nginx:1.27", 0, None, 0, None, 0);
         let c = Container {
             name: "app".into(),
@@ -851,7 +843,7 @@ mod tests {
     #[test]
     fn a_liveness_fault_without_duration_only_hangs_the_current_instance() {
         let mut rt = NodeRuntime::default();
-        rt.ensure_sandbox("u", "default", "p", "10.244.1", 0);
+        rt.ensure_sandbox(&"u".into(), &"default".into(), &"p".into(), "10.244.1", 0);
         let first = rt
             .start_container("u", "app", "nginx", 0, None, 0, None, 0)
             .unwrap();

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use super::controller::{ComponentId, EventRecord, DISRUPTION_EVENT_SOURCE};
 pub use crate::sim::api::apiserver::EventStore;
 use crate::sim::api::types::{
-    Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Time,
+    Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Str, Time,
     EPOCH_UNIX_SECONDS,
 };
 use crate::sort::StableSort;
@@ -38,9 +38,9 @@ const SIMILAR_EVICTION_BATCH: usize = 512;
 #[derive(Clone, Debug)]
 struct Identity {
     source: String,
-    uid: String,
+    uid: Str,
     type_: String,
-    reason: String,
+    reason: Str,
     name: String,
 }
 
@@ -58,7 +58,7 @@ impl Identity {
 struct Window {
     source: String,
     type_: String,
-    reason: String,
+    reason: Str,
     /// Oldest first (the clock only moves forward), so expiry pops from the front.
     times: VecDeque<Millis>,
     /// When a record last looked this window up: the LRU's recency.
@@ -200,7 +200,7 @@ impl Recorder {
         let name = format!("{}.{:016x}", rec.object.name, free);
         self.name_hint = Some(NameHint {
             namespace: namespace.to_string(),
-            base: rec.object.name.clone(),
+            base: rec.object.name.to_string(),
             nanos,
             next: free,
             removals,
@@ -231,8 +231,8 @@ impl Recorder {
         }
         let event = Event {
             metadata: ObjectMeta {
-                name,
-                namespace: namespace.to_string(),
+                name: name.into(),
+                namespace: namespace.into(),
                 ..Default::default()
             },
             involved_object: ObjectReference {
@@ -241,7 +241,7 @@ impl Recorder {
                 name: rec.object.name.clone(),
                 uid: rec.uid.clone(),
                 api_version: rec.object.kind.api_version().into(),
-                resource_version: String::new(),
+                resource_version: Str::EMPTY,
                 field_path: rec.field_path.clone(),
             },
             reason: rec.reason.clone(),
@@ -256,9 +256,9 @@ impl Recorder {
             type_: rec.type_.into(),
             reporting_component: Some(source.into()),
             reporting_instance: Some(if host.is_empty() {
-                source.to_string()
+                Str::from(source)
             } else {
-                format!("{source}-{host}")
+                Str::from(format!("{source}-{host}"))
             }),
         };
         Recorded {
@@ -405,7 +405,7 @@ mod tests {
             message: msg.into(),
             object: ObjectKey::new(Kind::Pod, "default", "p"),
             uid: "u".into(),
-            field_path: String::new(),
+            field_path: Str::EMPTY,
         }
     }
 
@@ -448,7 +448,7 @@ mod tests {
             let ev = r
                 .record(0, "kubelet", "", &rec(&format!("m{i}")), &store)
                 .event;
-            store.0.insert(ev.metadata.name.clone(), ev.clone());
+            store.0.insert(ev.metadata.name.to_string(), ev.clone());
             events.push(ev);
         }
         let combined = events.last().expect("eleven events");
@@ -518,7 +518,7 @@ mod tests {
                 )
                 .event;
             names.push(ev.metadata.name.clone());
-            store.0.insert(ev.metadata.name.clone(), ev);
+            store.0.insert(ev.metadata.name.to_string(), ev);
         }
         let nanos = ((EPOCH_UNIX_SECONDS as u64) * 1000 + 7) * 1_000_000;
         let want: Vec<String> = (0..4).map(|b| format!("p.{:016x}", nanos + b)).collect();

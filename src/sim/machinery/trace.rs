@@ -18,7 +18,7 @@ use serde_json::{json, Value as Json};
 
 use super::controller::ReconcileRecord;
 use crate::sim::api::types::{
-    Condition, ContainerState, ContainerStatus, Millis, Object, PodStatus, Time,
+    Condition, ContainerState, ContainerStatus, Millis, Object, PodStatus, Str, Time,
     LAST_FOUR_DIGIT_YEAR,
 };
 use crate::sim::api::{ApiRequest, WatchEventType};
@@ -179,8 +179,8 @@ pub struct ReconcileTrace {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EventTrace {
     #[serde(rename = "eventType")]
-    pub event_type: String,
-    pub reason: String,
+    pub event_type: Str,
+    pub reason: Str,
     pub message: String,
     pub object: String,
     pub source: String,
@@ -600,7 +600,7 @@ fn pod_status_changes(a: &PodStatus, b: &PodStatus, out: &mut Vec<String>) {
             }
         };
     }
-    let none = |o: &Option<String>| o.is_none();
+    let none = |o: &Option<Str>| o.is_none();
     list!("conditions", conditions, same_conditions);
     list!(
         "containerStatuses",
@@ -615,7 +615,7 @@ fn pod_status_changes(a: &PodStatus, b: &PodStatus, out: &mut Vec<String>) {
     );
     field!("message", message, none);
     field!("nominatedNodeName", nominated_node_name, none);
-    field!("phase", phase, String::is_empty);
+    field!("phase", phase, |s: &Str| s.is_empty());
     field!("podIP", pod_ip, none);
     field!("qosClass", qos_class, none);
     field!("reason", reason, none);

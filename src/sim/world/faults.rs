@@ -113,7 +113,9 @@ pub(super) fn for_span(duration: Option<Millis>) -> String {
 fn precondition_rv(req: &ApiRequest) -> Option<String> {
     match req {
         ApiRequest::Update(o) | ApiRequest::UpdateStatus(o) => {
-            Some(o.meta().resource_version.clone()).filter(|rv| !rv.is_empty())
+            Some(o.meta().resource_version.clone())
+                .filter(|rv| !rv.is_empty())
+                .map(String::from)
         }
         ApiRequest::Patch { patch, .. } => patch
             .pointer("/metadata/resourceVersion")
@@ -446,7 +448,7 @@ impl Sim {
             return Err(format!("jobs.batch {job:?} not found"));
         }
         self.job_failures
-            .insert((namespace.to_string(), job.to_string()), (count, exit_code));
+            .insert((Str::from(namespace), Str::from(job)), (count, exit_code));
         Ok(format!(
             "the next {count} pod(s) of Job {namespace}/{job} will exit {exit_code}"
         ))
@@ -469,7 +471,7 @@ impl Sim {
                 };
                 let key = (pod.metadata.namespace.clone(), r.name.clone());
                 if let Some((left, code)) = self.job_failures.get_mut(&key) {
-                    self.doomed_pods.insert(uid, *code);
+                    self.doomed_pods.insert(uid.clone(), *code);
                     *left -= 1;
                     if *left == 0 {
                         self.job_failures.remove(&key);
@@ -479,7 +481,7 @@ impl Sim {
             ApiRequest::Bind { node, .. } => {
                 if let Some(code) = self.doomed_pods.remove(&uid) {
                     if let Some(m) = self.machines.get_mut(node) {
-                        m.runtime.doomed.insert(uid, code);
+                        m.runtime.doomed.insert(uid.clone(), code);
                     }
                 }
             }
@@ -820,7 +822,7 @@ impl Sim {
             Some(fault),
         );
         if let (Ok(obj), Some(r)) = (result, self.rivals.get_mut(&key)) {
-            r.last_rv = obj.meta().resource_version.clone();
+            r.last_rv = obj.meta().resource_version.to_string();
             r.writes = n;
         }
     }
@@ -1037,7 +1039,7 @@ impl Sim {
                 continue;
             };
             let node = pod.spec.node_name.clone();
-            let Some(machine) = self.machines.get_mut(&node).filter(|m| m.up) else {
+            let Some(machine) = self.machines.get_mut(node.as_str()).filter(|m| m.up) else {
                 refused.push(format!("pod \"{}\" is not running on any node", key.name));
                 continue;
             };
@@ -1047,8 +1049,8 @@ impl Sim {
             {
                 Ok(msg) => {
                     done.push(msg);
-                    hit.push((node.clone(), key.clone()));
-                    self.wake_kubelet(node, key, seq);
+                    hit.push((node.to_string(), key.clone()));
+                    self.wake_kubelet(node.to_string(), key, seq);
                 }
                 Err(e) => refused.push(e),
             }

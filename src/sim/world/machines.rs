@@ -36,9 +36,9 @@ impl Sim {
         };
         let name = node.metadata.name.clone();
         match ev.type_ {
-            WatchEventType::Added if !self.machines.contains_key(&name) => {
+            WatchEventType::Added if !self.machines.contains_key(name.as_str()) => {
                 self.machines.insert(
-                    name.clone(),
+                    name.to_string(),
                     Machine {
                         up: true,
                         runtime: NodeRuntime::booted(&self.broken_images),
@@ -46,7 +46,7 @@ impl Sim {
                     },
                 );
                 self.machines_generation += 1;
-                let id = ComponentId::Kubelet(name.clone());
+                let id = ComponentId::Kubelet(name.to_string());
                 let kubelet = controllers::kubelet_for(&name);
                 self.components
                     .insert(id.clone(), Component::new(kubelet, self.config.seed));
@@ -55,10 +55,10 @@ impl Sim {
             WatchEventType::Deleted => {
                 // Deleting the Node object decommissions the machine (a deliberate simplification:
                 // a real kubelet would re-register its node).
-                if self.machines.remove(&name).is_some() {
+                if self.machines.remove(name.as_str()).is_some() {
                     self.machines_generation += 1;
                 }
-                let id = ComponentId::Kubelet(name);
+                let id = ComponentId::Kubelet(name.to_string());
                 if let Some(c) = self.components.remove(&id) {
                     if let Some(node) = routing_of(&id, c.ctrl.as_ref()) {
                         for key in &c.selected {

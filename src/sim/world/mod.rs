@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
 use crate::sim::api::apiserver::ApiServer;
-use crate::sim::api::types::{Kind, LabelSelector, Millis, Object, ObjectKey};
+use crate::sim::api::types::{Kind, LabelSelector, Millis, Object, ObjectKey, Str};
 use crate::sim::api::{ApiError, ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
 use crate::sim::controllers;
 use crate::sim::faults::{Fault, TriggerMode};
@@ -316,11 +316,11 @@ pub struct Sim {
     /// Images the simulated registry refuses to serve.
     broken_images: BTreeSet<String>,
     /// FailJobPods: per Job (namespace, name), how many of its next pods fail and with what code.
-    job_failures: VecMap<(String, String), (u32, i32)>,
+    job_failures: VecMap<(Str, Str), (u32, i32)>,
     /// The storage system the volume drivers call (FailVolumeProvisioning/Expansion set it up).
     storage: crate::sim::machinery::storage_backend::StorageBackend,
     /// Pods picked by FailJobPods and not yet bound, by uid: binding hands them to the machine.
-    doomed_pods: VecMap<String, i32>,
+    doomed_pods: VecMap<Str, i32>,
     /// CrashMidReconcile, armed: per component, how many requests its next pass that sends more
     /// gets out before the process dies, and the fault's trace entry (the crash's cause).
     crash_after: VecMap<ComponentId, (u32, u64)>,
@@ -885,7 +885,7 @@ mod tests {
         assert!(!kubelet_sees(&s.sim, "node-2", &key));
         let mut moved = (*s.sim.api.get(&key).expect("stored").clone()).clone();
         moved.as_pod_mut().expect("a pod").spec_mut().node_name = "node-2".into();
-        moved.meta_mut().resource_version.clear();
+        moved.meta_mut().resource_version = Default::default();
         s.sim.submit(ApiRequest::Update(moved)).expect("updated");
         s.advance_to(4_000, usize::MAX);
         assert!(!kubelet_sees(&s.sim, "node-1", &key));

@@ -172,7 +172,7 @@ impl Controller for DeploymentController {
         self.failed_creates.insert(
             ObjectKey::new(Kind::Deployment, &rs.metadata.namespace, &owner.name),
             FailedCreate {
-                rs_name: rs.metadata.name.clone(),
+                rs_name: rs.metadata.name.to_string(),
                 failure,
             },
         );

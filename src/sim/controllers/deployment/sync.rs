@@ -98,10 +98,10 @@ impl DeploymentSync<'_> {
         template
             .metadata
             .labels
-            .insert(util::POD_TEMPLATE_HASH_LABEL.into(), hash.clone());
+            .insert(util::POD_TEMPLATE_HASH_LABEL, hash.clone());
         let name = format!("{}-{hash}", d.metadata.name);
         let mut rs = ReplicaSet::default();
-        rs.metadata.name = name.clone();
+        rs.metadata.name = name.as_str().into();
         rs.metadata.namespace = d.metadata.namespace.clone();
         rs.metadata.owner_references = vec![util::controller_ref(d)];
         rs.metadata.labels = template.metadata.labels.clone();

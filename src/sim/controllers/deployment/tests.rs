@@ -100,13 +100,13 @@ fn rs(
     let mut t = template(image);
     t.metadata
         .labels
-        .insert(POD_TEMPLATE_HASH_LABEL.into(), hash.clone());
+        .insert(POD_TEMPLATE_HASH_LABEL, hash.clone());
     let desired = util::replicas(d);
     ReplicaSet {
         metadata: ObjectMeta {
             name: name.into(),
             namespace: "default".into(),
-            uid: format!("uid-{name}"),
+            uid: format!("uid-{name}").into(),
             resource_version: "50".into(),
             generation: 1,
             creation_timestamp: Some(Time(created * 1000)),
@@ -147,10 +147,10 @@ fn available(mut r: ReplicaSet, n: i32) -> ReplicaSet {
 fn annotated(mut r: ReplicaSet, desired: i32, max: i32) -> ReplicaSet {
     r.metadata
         .annotations
-        .insert(DESIRED_REPLICAS_ANNOTATION.into(), desired.to_string());
+        .insert(DESIRED_REPLICAS_ANNOTATION, desired.to_string());
     r.metadata
         .annotations
-        .insert(MAX_REPLICAS_ANNOTATION.into(), max.to_string());
+        .insert(MAX_REPLICAS_ANNOTATION, max.to_string());
     r
 }
 
@@ -158,7 +158,7 @@ fn pod_of(r: &ReplicaSet, name: &str, phase: &str, terminating: bool) -> Pod {
     let mut p = Pod::default();
     p.metadata.name = name.into();
     p.metadata.namespace = "default".into();
-    p.metadata.uid = format!("uid-{name}");
+    p.metadata.uid = format!("uid-{name}").into();
     p.metadata.labels = r.spec.template.metadata.labels.clone();
     p.metadata.owner_references = vec![crate::sim::api::types::OwnerReference {
         api_version: "apps/v1".into(),
@@ -497,7 +497,7 @@ fn first_rollout_creates_the_new_replica_set_with_hash_labels_and_revision_1() {
         &created.spec.selector.match_labels,
     ] {
         assert_eq!(
-            l.get(POD_TEMPLATE_HASH_LABEL).map(String::as_str),
+            l.get(POD_TEMPLATE_HASH_LABEL).map(|v| v.as_str()),
             Some(hash)
         );
     }
@@ -506,7 +506,7 @@ fn first_rollout_creates_the_new_replica_set_with_hash_labels_and_revision_1() {
             .metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
     assert_eq!(
@@ -514,7 +514,7 @@ fn first_rollout_creates_the_new_replica_set_with_hash_labels_and_revision_1() {
             .metadata
             .annotations
             .get(DESIRED_REPLICAS_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("3")
     );
     assert_eq!(
@@ -522,7 +522,7 @@ fn first_rollout_creates_the_new_replica_set_with_hash_labels_and_revision_1() {
             .metadata
             .annotations
             .get(MAX_REPLICAS_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("4")
     );
     let owner = created.metadata.controller_ref().expect("controller ref");
@@ -540,7 +540,7 @@ fn first_rollout_creates_the_new_replica_set_with_hash_labels_and_revision_1() {
             .metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
     assert_eq!(
@@ -572,7 +572,7 @@ fn deployment_annotations_are_copied_to_the_new_replica_set_except_excluded_ones
     let out = run(&d, &[]);
     let created = written_rs(&out, &new_name(&d)).expect("created");
     assert_eq!(
-        created.metadata.annotations.get("team").map(String::as_str),
+        created.metadata.annotations.get("team").map(|v| v.as_str()),
         Some("blue")
     );
     assert!(!created
@@ -584,7 +584,7 @@ fn deployment_annotations_are_copied_to_the_new_replica_set_except_excluded_ones
             .metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
 }
@@ -704,14 +704,14 @@ fn proportional_scaling_mid_rollout_matches_the_documentation_example() {
         v1.metadata
             .annotations
             .get(DESIRED_REPLICAS_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("15")
     );
     assert_eq!(
         v1.metadata
             .annotations
             .get(MAX_REPLICAS_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("18")
     );
 }
@@ -750,7 +750,7 @@ fn scaling_a_settled_deployment_resizes_its_only_replica_set() {
         v1.metadata
             .annotations
             .get(MAX_REPLICAS_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("7")
     );
 }
@@ -787,14 +787,14 @@ fn rolling_back_to_revision_1_makes_it_revision_3_with_history_1() {
         v1.metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("3")
     );
     assert_eq!(
         v1.metadata
             .annotations
             .get(REVISION_HISTORY_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
     let status = written_status(&out).expect("status");
@@ -803,7 +803,7 @@ fn rolling_back_to_revision_1_makes_it_revision_3_with_history_1() {
             .metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("3")
     );
     assert_eq!(
@@ -823,12 +823,12 @@ fn rollout_undo_picks_the_previous_revision_or_the_one_asked_for() {
     let mut v2 = rs(&d, "web-v2", "v2", 3, 2, 2);
     v2.metadata
         .annotations
-        .insert("kubernetes.io/change-cause".into(), "v2".into());
+        .insert("kubernetes.io/change-cause", "v2");
     let mut with_cause = v1.clone();
     with_cause
         .metadata
         .annotations
-        .insert("kubernetes.io/change-cause".into(), "v1".into());
+        .insert("kubernetes.io/change-cause", "v1");
     let rss = [&with_cause, &v2];
     let plan = rollback_template(&d, &rss, None).expect("plan");
     let RollbackPlan::RollBack {
@@ -844,7 +844,7 @@ fn rollout_undo_picks_the_previous_revision_or_the_one_asked_for() {
     assert_eq!(
         annotations
             .get("kubernetes.io/change-cause")
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("v1")
     );
     assert_eq!(plan.message(), "rolled back");
@@ -883,9 +883,7 @@ fn rollout_undo_picks_the_previous_revision_or_the_one_asked_for() {
 /// `d` as it looks once the rollout to `rev` completed and the controller recorded it.
 fn settled(mut d: Deployment, rev: &str) -> Deployment {
     let r = util::replicas(&d);
-    d.metadata
-        .annotations
-        .insert(REVISION_ANNOTATION.into(), rev.into());
+    d.metadata.annotations.insert(REVISION_ANNOTATION, rev);
     d.status = DeploymentStatus {
         observed_generation: d.metadata.generation,
         replicas: r,
@@ -1403,7 +1401,7 @@ fn a_new_deployment_gets_its_first_replica_set_through_the_world() {
             .metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
     assert_eq!(
@@ -1411,7 +1409,7 @@ fn a_new_deployment_gets_its_first_replica_set_through_the_world() {
             .metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
     assert_eq!(
@@ -1433,7 +1431,7 @@ fn cluster(nodes: &[&str]) -> Sim {
     let mut sim = Sim::new(SimConfig::default());
     for n in nodes {
         let mut node = crate::sim::api::types::Node::default();
-        node.metadata.name = n.to_string();
+        node.metadata.name = (*n).into();
         node.status.allocatable = labels(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
         sim.submit(ApiRequest::Create(Object::from(node)))
             .expect("node created");
@@ -1540,7 +1538,7 @@ fn a_rolling_update_through_the_world_stays_within_surge_and_availability_and_co
         d.metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("2")
     );
     assert_eq!(
@@ -1553,10 +1551,10 @@ fn a_rolling_update_through_the_world_stays_within_surge_and_availability_and_co
     );
     let sizes: Vec<(String, i32)> = live_rss(&sim)
         .iter()
-        .map(|r| (r.metadata.name.clone(), util::rs_replicas(r)))
+        .map(|r| (r.metadata.name.to_string(), util::rs_replicas(r)))
         .collect();
     assert!(
-        sizes.contains(&(new_name.clone(), 3)) && sizes.contains(&(old_name.clone(), 0)),
+        sizes.contains(&(new_name.clone(), 3)) && sizes.contains(&(old_name.to_string(), 0)),
         "{sizes:?}"
     );
     let events = scaling_events(&sim);
@@ -1672,7 +1670,7 @@ fn pause_holds_template_changes_and_restart_after_resume_rolls_out_a_new_revisio
         d.metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("3")
     );
     assert!(d
@@ -1709,7 +1707,7 @@ fn rollout_undo_through_the_world_turns_revision_1_into_revision_3() {
         d.metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("3")
     );
     let current = live_rss(&sim)
@@ -1721,7 +1719,7 @@ fn rollout_undo_through_the_world_turns_revision_1_into_revision_3() {
             .metadata
             .annotations
             .get(REVISION_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("3")
     );
     assert_eq!(
@@ -1729,7 +1727,7 @@ fn rollout_undo_through_the_world_turns_revision_1_into_revision_3() {
             .metadata
             .annotations
             .get(REVISION_HISTORY_ANNOTATION)
-            .map(String::as_str),
+            .map(|v| v.as_str()),
         Some("1")
     );
     assert_eq!(
@@ -1756,7 +1754,12 @@ fn recreate_through_the_world_never_runs_old_and_new_pods_together() {
             .list(Kind::Pod)
             .filter_map(|o| o.as_pod())
             .filter(|p| p.status.phase != "Succeeded" && p.status.phase != "Failed")
-            .filter_map(|p| p.metadata.labels.get(POD_TEMPLATE_HASH_LABEL).cloned())
+            .filter_map(|p| {
+                p.metadata
+                    .labels
+                    .get(POD_TEMPLATE_HASH_LABEL)
+                    .map(|v| v.to_string())
+            })
             .collect();
         assert!(
             hashes.len() <= 1,
@@ -1772,7 +1775,12 @@ fn recreate_through_the_world_never_runs_old_and_new_pods_together() {
         .api()
         .list(Kind::Pod)
         .filter_map(|o| o.as_pod())
-        .filter_map(|p| p.metadata.labels.get(POD_TEMPLATE_HASH_LABEL).cloned())
+        .filter_map(|p| {
+            p.metadata
+                .labels
+                .get(POD_TEMPLATE_HASH_LABEL)
+                .map(|v| v.to_string())
+        })
         .collect();
     assert!(
         pods.len() == 2 && pods.iter().all(|h| *h != old_hash),

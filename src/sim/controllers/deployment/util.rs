@@ -12,7 +12,7 @@ use serde_json::{json, Value as Json};
 
 use crate::sim::api::types::{
     Condition, Deployment, DeploymentStatus, IntOrString, LabelSelector, Millis, ObjectMeta,
-    OwnerReference, PodTemplateSpec, ReplicaSet, StringMap, Time, LAST_APPLIED,
+    OwnerReference, PodTemplateSpec, ReplicaSet, Str, StringMap, Time, LAST_APPLIED,
 };
 use crate::sort::StableSort;
 
@@ -239,7 +239,7 @@ pub fn new_condition(
         type_: type_.into(),
         status: status.into(),
         reason: Some(reason.into()),
-        message: Some(message.into()),
+        message: Some(Str::from(message.into())),
         last_update_time: Some(Time(now)),
         last_transition_time: Some(Time(now)),
         ..Default::default()
@@ -314,12 +314,10 @@ pub fn set_deployment_revision(d: &mut Deployment, revision: &str) -> bool {
     if d.metadata
         .annotations
         .get(REVISION_ANNOTATION)
-        .map(String::as_str)
+        .map(|v| v.as_str())
         != Some(revision)
     {
-        d.metadata
-            .annotations
-            .insert(REVISION_ANNOTATION.into(), revision.into());
+        d.metadata.annotations.insert(REVISION_ANNOTATION, revision);
         return true;
     }
     false
@@ -362,7 +360,7 @@ pub fn set_new_replica_set_annotations(
     if old_int < new_int {
         rs.metadata
             .annotations
-            .insert(REVISION_ANNOTATION.into(), new_revision.into());
+            .insert(REVISION_ANNOTATION, new_revision);
         changed = true;
     }
     if let Some(old) = old_revision.filter(|_| old_int < new_int) {
@@ -376,7 +374,7 @@ pub fn set_new_replica_set_annotations(
         if parts[0].is_empty() {
             rs.metadata
                 .annotations
-                .insert(REVISION_HISTORY_ANNOTATION.into(), old);
+                .insert(REVISION_HISTORY_ANNOTATION, old);
         } else {
             let mut total = history.len() + old.len() + 1;
             let mut start = 0;
@@ -389,7 +387,7 @@ pub fn set_new_replica_set_annotations(
                 kept.push(&old);
                 rs.metadata
                     .annotations
-                    .insert(REVISION_HISTORY_ANNOTATION.into(), kept.join(","));
+                    .insert(REVISION_HISTORY_ANNOTATION, kept.join(","));
             }
         }
     }
@@ -407,8 +405,8 @@ pub fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i32) -> 
         (MAX_REPLICAS_ANNOTATION, max),
     ] {
         let v = v.to_string();
-        if rs.metadata.annotations.get(k) != Some(&v) {
-            rs.metadata.annotations.insert(k.into(), v);
+        if rs.metadata.annotations.get(k).map(|x| x.as_str()) != Some(v.as_str()) {
+            rs.metadata.annotations.insert(k, v);
             updated = true;
         }
     }
@@ -417,8 +415,17 @@ pub fn set_replicas_annotations(rs: &mut ReplicaSet, desired: i32, max: i32) -> 
 
 /// `ReplicasAnnotationsNeedUpdate`.
 pub fn replicas_annotations_need_update(rs: &ReplicaSet, desired: i32, max: i32) -> bool {
-    rs.metadata.annotations.get(DESIRED_REPLICAS_ANNOTATION) != Some(&desired.to_string())
-        || rs.metadata.annotations.get(MAX_REPLICAS_ANNOTATION) != Some(&max.to_string())
+    rs.metadata
+        .annotations
+        .get(DESIRED_REPLICAS_ANNOTATION)
+        .map(|x| x.as_str())
+        != Some(desired.to_string().as_str())
+        || rs
+            .metadata
+            .annotations
+            .get(MAX_REPLICAS_ANNOTATION)
+            .map(|x| x.as_str())
+            != Some(max.to_string().as_str())
 }
 
 fn int_annotation(rs: &ReplicaSet, key: &str) -> Option<i32> {
@@ -868,8 +875,7 @@ pub fn rollout_status_message(
 /// The selector with the `pod-template-hash` requirement added (`CloneSelectorAndAddLabel`).
 pub fn selector_with_hash(sel: &LabelSelector, hash: &str) -> LabelSelector {
     let mut s = sel.clone();
-    s.match_labels
-        .insert(POD_TEMPLATE_HASH_LABEL.into(), hash.into());
+    s.match_labels.insert(POD_TEMPLATE_HASH_LABEL, hash);
     s
 }
 
@@ -952,9 +958,7 @@ mod tests {
     fn reused_replica_set_records_its_previous_revision_in_history() {
         let d = Deployment::default();
         let mut rs = ReplicaSet::default();
-        rs.metadata
-            .annotations
-            .insert(REVISION_ANNOTATION.into(), "1".into());
+        rs.metadata.annotations.insert(REVISION_ANNOTATION, "1");
         assert!(set_new_replica_set_annotations(
             &d,
             &mut rs,
@@ -964,9 +968,7 @@ mod tests {
         ));
         assert_eq!(rs.metadata.annotations[REVISION_ANNOTATION], "3");
         assert_eq!(rs.metadata.annotations[REVISION_HISTORY_ANNOTATION], "1");
-        rs.metadata
-            .annotations
-            .insert(REVISION_ANNOTATION.into(), "5".into());
+        rs.metadata.annotations.insert(REVISION_ANNOTATION, "5");
         set_new_replica_set_annotations(&d, &mut rs, "7", true, MAX_REV_HISTORY_LENGTH_IN_CHARS);
         assert_eq!(rs.metadata.annotations[REVISION_HISTORY_ANNOTATION], "1,5");
     }

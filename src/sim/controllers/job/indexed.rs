@@ -23,10 +23,8 @@ pub fn index_of(pod: &Pod) -> Option<usize> {
 /// sets none, and `JOB_COMPLETION_INDEX` in every container's environment.
 pub fn add_index(pod: &mut Pod, job: &str, index: usize) {
     let i = index.to_string();
-    pod.metadata
-        .annotations
-        .insert(COMPLETION_INDEX.into(), i.clone());
-    pod.metadata.labels.insert(COMPLETION_INDEX.into(), i);
+    pod.metadata.annotations.insert(COMPLETION_INDEX, i.clone());
+    pod.metadata.labels.insert(COMPLETION_INDEX, i);
     if pod.spec.hostname.is_none() {
         pod.spec_mut().hostname = Some(Box::new(json!(format!("{job}-{index}"))));
     }
@@ -92,7 +90,9 @@ pub fn completed_indexes(
     if crate::sim::api::job::indexed(job) {
         set.extend(
             pods.iter()
-                .filter(|p| p.status.phase == "Succeeded" && succeeded.contains(&p.metadata.uid))
+                .filter(|p| {
+                    p.status.phase == "Succeeded" && succeeded.contains(p.metadata.uid.as_str())
+                })
                 .filter_map(|p| index_of(p)),
         );
     }

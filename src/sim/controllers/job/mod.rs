@@ -30,7 +30,7 @@ use crate::sim::api::apiextensions::CustomObject;
 use crate::sim::api::job::{self as api, TRACKING_FINALIZER};
 use crate::sim::api::types::{
     find_condition, Kind, Millis, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus,
-    Time,
+    Str, Time,
 };
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent};
 use crate::sim::controllers::replicaset::{
@@ -324,7 +324,7 @@ impl Pass<'_> {
     fn pending(&self, on_success: Vec<(&'static str, String, String)>) -> Pending {
         Pending {
             job: self.key.clone(),
-            uid: self.job.metadata.uid.clone(),
+            uid: self.job.metadata.uid.to_string(),
             on_success,
         }
     }
@@ -384,8 +384,8 @@ fn new_pod(job: &CustomObject, index: Option<usize>) -> Option<Pod> {
     let mut pod = Pod {
         metadata: ObjectMeta {
             generate_name: match index {
-                Some(i) => format!("{name}-{i}-"),
-                None => format!("{name}-"),
+                Some(i) => format!("{name}-{i}-").into(),
+                None => format!("{name}-").into(),
             },
             namespace: job.metadata.namespace.clone(),
             labels: t.metadata.labels.clone(),
@@ -504,13 +504,13 @@ impl JobController {
         for pod in &pods {
             let uid = &pod.metadata.uid;
             if !has_finalizer(pod)
-                || uncounted_succeeded.contains(uid)
-                || uncounted_failed.contains(uid)
+                || uncounted_succeeded.contains(uid.as_str())
+                || uncounted_failed.contains(uid.as_str())
             {
                 continue;
             }
             if pod.status.phase == "Succeeded" {
-                uncounted_succeeded.insert(uid.clone());
+                uncounted_succeeded.insert(uid.to_string());
                 newly += 1;
             } else if is_failed(pod, job) {
                 match match_pod_failure_policy(job, pod) {
@@ -523,7 +523,7 @@ impl JobController {
                     }
                     _ => {}
                 }
-                uncounted_failed.insert(uid.clone());
+                uncounted_failed.insert(uid.to_string());
                 newly += 1;
             }
         }
@@ -737,8 +737,8 @@ impl JobController {
             .filter(|p| has_finalizer(p))
             .filter(|p| {
                 let uid = &p.metadata.uid;
-                uncounted_succeeded.contains(uid)
-                    || uncounted_failed.contains(uid)
+                uncounted_succeeded.contains(uid.as_str())
+                    || uncounted_failed.contains(uid.as_str())
                     || ignored.iter().any(|i| i.metadata.uid == *uid)
             })
             .map(|p| Pass::remove_finalizer(p))
@@ -843,11 +843,11 @@ fn str_pair((a, b): (&str, &str)) -> (String, String) {
 fn event(p: &Pending, type_: &'static str, reason: String, message: String) -> EventRecord {
     EventRecord {
         type_,
-        reason,
+        reason: reason.into(),
         message,
         object: p.job.clone(),
-        uid: p.uid.clone(),
-        field_path: String::new(),
+        uid: p.uid.as_str().into(),
+        field_path: Str::EMPTY,
     }
 }
 
@@ -1071,7 +1071,7 @@ impl Controller for JobController {
             };
             let p = Pending {
                 job,
-                uid: r.uid.clone(),
+                uid: r.uid.to_string(),
                 on_success: Vec::new(),
             };
             return vec![match result {

@@ -134,7 +134,7 @@ impl InstanceController {
                 if o.meta()
                     .labels
                     .get(super::LABEL_INSTANCE_ID)
-                    .map(String::as_str)
+                    .map(|v| v.as_str())
                     == Some(uid)
                 {
                     out.push(o.clone());
@@ -160,9 +160,9 @@ impl InstanceController {
         vec![
             (super::LABEL_OWNED, "true".into()),
             (super::LABEL_KRO_VERSION, super::KRO_VERSION.into()),
-            (super::LABEL_INSTANCE_ID, m.uid.clone()),
-            (super::LABEL_INSTANCE_NAME, m.name.clone()),
-            (super::LABEL_INSTANCE_NAMESPACE, m.namespace.clone()),
+            (super::LABEL_INSTANCE_ID, m.uid.to_string()),
+            (super::LABEL_INSTANCE_NAME, m.name.to_string()),
+            (super::LABEL_INSTANCE_NAMESPACE, m.namespace.to_string()),
             (super::LABEL_INSTANCE_GROUP, s.group.clone()),
             (super::LABEL_INSTANCE_VERSION, s.api_version.clone()),
             (super::LABEL_INSTANCE_KIND, s.kind.clone()),
@@ -391,7 +391,10 @@ impl Controller for InstanceController {
             return vec![o.key()];
         }
         let labels = &o.meta().labels;
-        if labels.get(super::LABEL_RGD_NAME) == Some(&self.rgd) {
+        if labels
+            .get(super::LABEL_RGD_NAME)
+            .is_some_and(|v| *v == self.rgd)
+        {
             if let (Some(name), Some(ns)) = (
                 labels.get(super::LABEL_INSTANCE_NAME),
                 labels.get(super::LABEL_INSTANCE_NAMESPACE),
@@ -442,7 +445,9 @@ impl InstanceController {
         let inst_json = inst.to_json();
         // 1. Claim the instance: finalizer and labels (kro.run/labeller).
         let wanted = self.instance_labels(inst);
-        let labelled = wanted.iter().all(|(k, v)| meta.labels.get(k) == Some(v));
+        let labelled = wanted
+            .iter()
+            .all(|(k, v)| meta.labels.get(k).is_some_and(|x| x == v));
         let finalized = meta.finalizers.iter().any(|f| f == super::FINALIZER);
         if !labelled || !finalized {
             let mut finalizers = meta.finalizers.clone();
@@ -495,7 +500,7 @@ impl InstanceController {
         let listed = meta
             .annotations
             .get(super::ANNOTATION_APPLYSET_GKS)
-            .map(String::as_str)
+            .map(|v| v.as_str())
             .unwrap_or_default();
         for gk in listed.split(',').filter(|g| !g.is_empty()) {
             kinds_applied.insert(gk.to_string());
@@ -503,7 +508,10 @@ impl InstanceController {
         let gks = kinds_applied.iter().cloned().collect::<Vec<_>>().join(",");
         let tooling = format!("kro/{}", super::KRO_VERSION);
         if gks != listed
-            || meta.annotations.get(super::ANNOTATION_APPLYSET_TOOLING) != Some(&tooling)
+            || meta
+                .annotations
+                .get(super::ANNOTATION_APPLYSET_TOOLING)
+                .is_none_or(|x| *x != tooling)
         {
             out.request(ApiRequest::Patch {
                 key: inst.key(),
@@ -525,7 +533,7 @@ impl InstanceController {
                     out.request(ApiRequest::Delete {
                         key: child.key(),
                         options: DeleteOptions {
-                            precondition_uid: Some(child.meta().uid.clone()),
+                            precondition_uid: Some(child.meta().uid.to_string()),
                             ..Default::default()
                         },
                     });
@@ -607,7 +615,7 @@ impl InstanceController {
             let ns = if kind.namespaced() {
                 resolved
                     .1
-                    .unwrap_or(ext.namespace.clone().unwrap_or(inst_ns))
+                    .unwrap_or(ext.namespace.clone().unwrap_or(inst_ns.to_string()))
             } else {
                 String::new()
             };
@@ -897,7 +905,7 @@ impl InstanceController {
                 out.request(ApiRequest::Delete {
                     key: c.key(),
                     options: DeleteOptions {
-                        precondition_uid: Some(c.meta().uid.clone()),
+                        precondition_uid: Some(c.meta().uid.to_string()),
                         ..Default::default()
                     },
                 });

@@ -11,7 +11,7 @@ use serde_json::{json, Value as Json};
 
 use super::instance::{covers, InstanceController};
 use crate::sim::api::conditions::{self, condition};
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Str};
 use crate::sim::api::{ApiRequest, WatchEvent};
 use crate::sim::kro::graph::{self, Graph};
 use crate::sim::machinery::cache::Cache;
@@ -28,7 +28,7 @@ pub fn rgd_kind() -> Option<Kind> {
 #[derive(Clone, Default)]
 pub struct ResourceGraphDefinitionController {
     /// The graphs whose instance controller runs: name, generation and the CRD it serves.
-    registered: Vec<(String, i64, String)>,
+    registered: Vec<(Str, i64, String)>,
 }
 
 impl ResourceGraphDefinitionController {
@@ -190,7 +190,7 @@ impl Controller for ResourceGraphDefinitionController {
                     .meta()
                     .labels
                     .get(super::LABEL_OWNED)
-                    .map(String::as_str)
+                    .map(|v| v.as_str())
                     != Some("true") =>
             {
                 condition(

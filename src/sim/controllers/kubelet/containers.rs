@@ -14,7 +14,7 @@ impl Kubelet {
         out: &mut Outcome,
     ) {
         let uid = &pod.metadata.uid;
-        let running: Vec<String> = rt.pods.get(uid).map_or(Vec::new(), |s| {
+        let running: Vec<Str> = rt.pods.get(uid).map_or(Vec::new(), |s| {
             s.containers
                 .iter()
                 .filter(|(_, c)| c.running)
@@ -75,7 +75,7 @@ impl Kubelet {
         self.pulls.retain(|(u, _), _| *u != uid);
         let deadline = pod.metadata.deletion_timestamp.map_or(now, |t| t.0);
         let grace_left = deadline.saturating_sub(now);
-        let running: Vec<(String, bool)> = rt.pods.get(&uid).map_or(Vec::new(), |s| {
+        let running: Vec<(Str, bool)> = rt.pods.get(&uid).map_or(Vec::new(), |s| {
             s.containers
                 .iter()
                 .filter(|(_, c)| c.running)
@@ -280,7 +280,7 @@ impl Kubelet {
         p: &mut Pass<'_>,
         c: &Container,
         role: Role,
-        kills: &BTreeMap<String, String>,
+        kills: &BTreeMap<Str, String>,
         rt: &mut NodeRuntime,
         rng: &mut Rng,
     ) -> bool {

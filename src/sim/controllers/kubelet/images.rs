@@ -148,7 +148,7 @@ impl Kubelet {
         self.pulls.insert(
             ck,
             Pull {
-                image: image.clone(),
+                image: image.to_string(),
                 requested_at: now,
                 began_at: began,
                 done_at,

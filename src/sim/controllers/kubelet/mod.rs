@@ -57,7 +57,7 @@ use crate::sim::api::types::{
     find_condition, Condition, Container, ContainerState, ContainerStateRunning,
     ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, Kind, Lease, LeaseSpec,
     Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, Probe,
-    ResourceRequirements, Time,
+    ResourceRequirements, Str, Time,
 };
 use crate::sim::api::{
     ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
@@ -180,25 +180,25 @@ pub struct Kubelet {
     /// the status manager's periodic sync does.
     unsynced: BTreeSet<ObjectKey>,
     /// Pods this process admitted (admission runs once per pod per kubelet process).
-    admitted: BTreeSet<String>,
+    admitted: BTreeSet<Str>,
     /// Restart back-off per container (`<uid>/<container>`).
     crash_backoff: Backoff,
     /// Pull back-off per pod and image (`<uid>_<image>`), with the last pull error.
     pull_backoff: Backoff,
     pull_errors: VecMap<String, String>,
-    probes: VecMap<(String, String, ProbeKind), ProbeWorker>,
-    pulls: VecMap<(String, String), Pull>,
+    probes: VecMap<(Str, Str, ProbeKind), ProbeWorker>,
+    pulls: VecMap<(Str, Str), Pull>,
     puller_free_at: Millis,
     /// Why a container could not be started last time (the kubelet's reasonCache).
-    reasons: VecMap<(String, String), (String, String)>,
+    reasons: VecMap<(Str, Str), (Str, String)>,
     /// The pod as this kubelet's last status write stored it, per pod uid, to ignore the echo of
     /// its own writes. The API server's answer, shared with its store: a copy of each status
     /// would be a few kB a pod.
-    written: VecMap<String, Arc<Object>>,
+    written: VecMap<Str, Arc<Object>>,
     /// Per pod uid: (the cached resourceVersion a write was based on, the one it produced).
-    status_rv: VecMap<String, (String, String)>,
+    status_rv: VecMap<Str, (Str, Str)>,
     /// The cached resourceVersion of the status write in flight, per pod uid.
-    status_anchor: VecMap<String, String>,
+    status_anchor: VecMap<Str, Str>,
     node_posted_at: Option<Millis>,
     /// When the status post in flight was decided (the report period counts from there).
     node_post_sent_at: Millis,
@@ -210,7 +210,7 @@ pub struct Kubelet {
     lease: Option<Lease>,
     lease_exists: bool,
     /// Per pod uid: when its volumes may be mounted again after a failed attempt.
-    mount_retry: VecMap<String, MountRetry>,
+    mount_retry: VecMap<Str, MountRetry>,
     /// Claims whose filesystem this kubelet grows online (NodeExpandVolume): when the
     /// expansion is done, or, once its status has been sent, when to send it again should the
     /// claim still wait for a node then (the write was lost).
@@ -349,8 +349,8 @@ impl Kubelet {
                     reason: "Killing".into(),
                     message: format!("Stopping container {name}"),
                     object: key.clone(),
-                    uid: uid.to_string(),
-                    field_path: format!("spec.containers{{{name}}}"),
+                    uid: Str::from(uid),
+                    field_path: Str::from(format!("spec.containers{{{name}}}")),
                 });
             }
         }
@@ -375,7 +375,7 @@ impl Kubelet {
             .filter(|o| o.as_pod().is_some_and(|p| p.spec.node_name == self.node))
             .cloned();
         let uid = obj.as_ref().map(|o| o.meta().uid.clone());
-        let stale: Vec<String> = rt
+        let stale: Vec<Str> = rt
             .pods
             .values()
             .filter(|s| {
@@ -418,8 +418,8 @@ impl Kubelet {
                 .conditions
                 .retain(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()));
             status.phase = "Failed".into();
-            status.reason = Some(reason.clone());
-            status.message = Some(format!("Pod was rejected: {message}"));
+            status.reason = Some(Str::from(reason.as_str()));
+            status.message = Some(Str::from(format!("Pod was rejected: {message}")));
             let req = self.update_status(pod, status);
             out.request(req);
             out.record = Some(ReconcileRecord {
@@ -684,7 +684,7 @@ fn waiting(reason: &str, message: Option<String>) -> ContainerState {
     ContainerState {
         waiting: Some(ContainerStateWaiting {
             reason: Some(reason.into()),
-            message,
+            message: message.map(Str::from),
         }),
         ..Default::default()
     }
@@ -694,8 +694,8 @@ fn terminated_state(t: &Termination) -> ContainerState {
     ContainerState {
         terminated: Some(ContainerStateTerminated {
             exit_code: t.exit_code,
-            reason: Some(t.reason.clone()),
-            message: t.message.clone(),
+            reason: Some(Str::from(t.reason.as_str())),
+            message: t.message.as_deref().map(Str::from),
             started_at: t.started_at.map(ts),
             finished_at: t.finished_at.map(ts),
         }),
@@ -708,7 +708,7 @@ fn delete_request(pod: &Pod) -> ApiRequest {
         key: ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name),
         options: DeleteOptions {
             grace_period_seconds: Some(0),
-            precondition_uid: Some(pod.metadata.uid.clone()),
+            precondition_uid: Some(pod.metadata.uid.to_string()),
             ..Default::default()
         },
     }
@@ -727,8 +727,8 @@ fn seed_from_status(pod: &Pod, name: &str) -> (i32, Option<Termination>) {
     };
     let from_api = |t: &ContainerStateTerminated| Termination {
         exit_code: t.exit_code,
-        reason: t.reason.clone().unwrap_or_default(),
-        message: t.message.clone(),
+        reason: t.reason.as_deref().unwrap_or_default().to_string(),
+        message: t.message.as_deref().map(String::from),
         started_at: t.started_at.map(|x| x.0),
         finished_at: t.finished_at.map(|x| x.0),
         container_id: String::new(),

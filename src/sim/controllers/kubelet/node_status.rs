@@ -103,11 +103,11 @@ impl Kubelet {
         out: &mut Outcome,
     ) {
         rt.settle(now);
-        let live: BTreeSet<String> = cache
+        let live: BTreeSet<Str> = cache
             .list(Kind::Pod)
             .map(|o| o.meta().uid.clone())
             .collect_set();
-        let orphans: Vec<String> = rt
+        let orphans: Vec<Str> = rt
             .pods
             .keys()
             .filter(|u| !live.contains(*u))
@@ -116,8 +116,8 @@ impl Kubelet {
         for uid in orphans {
             self.kill_orphan(rt, &uid, out);
         }
-        let known: BTreeSet<String> = live.iter().chain(rt.pods.keys()).cloned().collect_set();
-        let forgotten: BTreeSet<String> = self
+        let known: BTreeSet<Str> = live.iter().chain(rt.pods.keys()).cloned().collect_set();
+        let forgotten: BTreeSet<Str> = self
             .written
             .keys()
             .chain(self.reasons.keys().map(|(u, _)| u))
@@ -249,7 +249,7 @@ impl Kubelet {
             .unwrap_or_default();
         let fresh = || Lease {
             metadata: ObjectMeta {
-                name: self.node.clone(),
+                name: self.node.as_str().into(),
                 namespace: LEASE_NAMESPACE.into(),
                 owner_references: if node_uid.is_empty() {
                     Vec::new()
@@ -257,7 +257,7 @@ impl Kubelet {
                     vec![OwnerReference {
                         api_version: "v1".into(),
                         kind: "Node".into(),
-                        name: self.node.clone(),
+                        name: self.node.as_str().into(),
                         uid: node_uid.clone(),
                         controller: None,
                         block_owner_deletion: None,
@@ -319,7 +319,7 @@ fn node_event(node: &Node, reason: &str, message: String) -> EventRecord {
         message,
         object: ObjectKey::new(Kind::Node, "", &node.metadata.name),
         uid: node.metadata.name.clone(),
-        field_path: String::new(),
+        field_path: Str::EMPTY,
     }
 }
 
@@ -378,7 +378,7 @@ fn set_machine_info(new: &mut Node) -> bool {
     }
     for list in [&mut capacity, &mut allocatable] {
         if !list.contains_key("pods") {
-            list.insert("pods".into(), "110".into());
+            list.insert("pods", "110");
         }
     }
     let changed = capacity != new.status.capacity || allocatable != new.status.allocatable;
@@ -392,7 +392,7 @@ fn set_machine_info(new: &mut Node) -> bool {
 fn update_default_labels(node: &Node, name: &str, out: &mut Outcome) {
     let missing: serde_json::Map<String, serde_json::Value> = default_node_labels(name)
         .into_iter()
-        .filter(|(k, v)| node.metadata.labels.get(k) != Some(v))
+        .filter(|(k, v)| node.metadata.labels.get(k).is_none_or(|x| x != v))
         .map(|(k, v)| (k, serde_json::Value::String(v)))
         .collect_object();
     if !missing.is_empty() {

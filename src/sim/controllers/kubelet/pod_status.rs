@@ -35,7 +35,7 @@ impl Kubelet {
         statuses.stable_sort_by(|a, b| a.name.cmp(&b.name));
 
         let policy = restart_policy(pod);
-        let mut phase = get_phase(pod, policy, &init_statuses, &statuses, terminal).to_string();
+        let mut phase = Str::from(get_phase(pod, policy, &init_statuses, &statuses, terminal));
         if matches!(old.phase.as_str(), "Succeeded" | "Failed") {
             phase = old.phase.clone();
         } else if terminal && !matches!(phase.as_str(), "Succeeded" | "Failed") {
@@ -59,8 +59,8 @@ impl Kubelet {
             Condition {
                 type_: type_.into(),
                 status: status.into(),
-                reason,
-                message,
+                reason: reason.map(Str::from),
+                message: message.map(Str::from),
                 last_transition_time: prior
                     .map_or(Some(ts(now)), |c| c.last_transition_time.or(Some(ts(now)))),
                 ..Default::default()
@@ -89,8 +89,10 @@ impl Kubelet {
             conditions,
             reason,
             message,
-            host_ip: Some(host_ip.to_string()),
-            pod_ip: view.map(|v| v.ip.clone()).or_else(|| old.pod_ip.clone()),
+            host_ip: Some(Str::reuse(old.host_ip.as_ref(), host_ip)),
+            pod_ip: view
+                .map(|v| Str::reuse(old.pod_ip.as_ref(), &v.ip))
+                .or_else(|| old.pod_ip.clone()),
             start_time: old.start_time.or(Some(ts(now))),
             nominated_node_name: old.nominated_node_name.clone(),
             container_statuses: statuses,
@@ -118,8 +120,8 @@ impl Kubelet {
         };
         let old_cs = old_list.iter().find(|s| s.name == c.name);
         let mut cs = ContainerStatus {
-            name: c.name.clone(),
-            image: c.image.clone(),
+            name: Str::reuse(old_cs.map(|o| &o.name), &c.name),
+            image: Str::reuse(old_cs.map(|o| &o.image), &c.image),
             ready: false,
             started: Some(false),
             restart_count: 0,
@@ -143,9 +145,18 @@ impl Kubelet {
         match rec {
             Some(r) => {
                 cs.restart_count = r.attempt;
-                cs.image = r.image_ref.clone();
-                cs.image_id = Some(r.image_id.clone());
-                cs.container_id = Some(format!("containerd://{}", r.id));
+                let prior = old_cs.filter(|o| o.state.terminated.is_none());
+                cs.image = Str::reuse(prior.map(|o| &o.image), &r.image_ref);
+                cs.image_id = Some(Str::reuse(
+                    prior.and_then(|o| o.image_id.as_ref()),
+                    &r.image_id,
+                ));
+                cs.container_id = Some(match prior.and_then(|o| o.container_id.as_ref()) {
+                    Some(id) if id.strip_prefix("containerd://") == Some(r.id.as_str()) => {
+                        id.clone()
+                    }
+                    _ => Str::from(format!("containerd://{}", r.id)),
+                });
                 cs.last_state = Some(
                     r.last_termination
                         .as_ref()

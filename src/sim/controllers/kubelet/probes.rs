@@ -16,7 +16,7 @@ impl Kubelet {
         terminating: bool,
         out: &mut Outcome,
         wake: &mut Option<Millis>,
-    ) -> BTreeMap<String, String> {
+    ) -> BTreeMap<Str, String> {
         let uid = pod.metadata.uid.clone();
         let pod_ip = rt.pods.get(&uid).map(|s| s.ip.clone()).unwrap_or_default();
         let mut kills = BTreeMap::new();
@@ -162,7 +162,7 @@ impl Kubelet {
     /// The published result of a probe for one container instance (true when there is no probe).
     pub(super) fn probe_passed(
         &self,
-        uid: &str,
+        uid: &Str,
         c: &Container,
         container_id: &str,
         kind: ProbeKind,
@@ -172,7 +172,7 @@ impl Kubelet {
             return true;
         }
         self.probes
-            .get(&(uid.to_string(), c.name.clone(), kind))
+            .get(&(uid.clone(), c.name.clone(), kind))
             .filter(|w| w.container_id == container_id)
             .is_some_and(|w| w.result == Some(true) || w.succeeded_at.is_some())
     }

@@ -15,7 +15,7 @@ fn node(name: &str) -> Node {
     Node {
         metadata: ObjectMeta {
             name: name.into(),
-            uid: format!("uid-{name}"),
+            uid: format!("uid-{name}").into(),
             resource_version: "1".into(),
             ..Default::default()
         },
@@ -134,7 +134,7 @@ fn pod_events(sim: &Sim, pod: &str) -> Vec<(Millis, String, String)> {
                 let EventTrace {
                     reason, message, ..
                 } = &**tr;
-                Some((e.t, reason.clone(), message.clone()))
+                Some((e.t, reason.to_string(), message.clone()))
             }
             _ => None,
         })
@@ -631,7 +631,7 @@ fn a_broken_image_cycles_between_err_image_pull_and_image_pull_backoff() {
             .container_statuses
             .first()
             .and_then(|c| c.state.waiting.as_ref())
-            .and_then(|w| w.reason.clone())
+            .and_then(|w| w.reason.as_deref().map(String::from))
             .unwrap_or_default();
         if seen.last() != Some(&reason) {
             seen.push(reason);
@@ -744,7 +744,13 @@ fn a_terminating_pod_without_running_containers_reports_a_terminal_phase_then_de
     cache.upsert(Arc::new(Object::from(node("node-1"))));
     cache.upsert(Arc::new(Object::from(p)));
     let mut rt = NodeRuntime::default();
-    rt.ensure_sandbox("u1", "default", "web", "10.244.1", 0);
+    rt.ensure_sandbox(
+        &"u1".into(),
+        &"default".into(),
+        &"web".into(),
+        "10.244.1",
+        0,
+    );
     rt.start_container("u1", "app", "nginx:1.27", 0, None, 0, None, 1_000);
     rt.stop_container("u1", "app", 11_000, 0);
     let out = reconcile_once(
@@ -954,11 +960,11 @@ fn the_node_reports_ready_with_its_start_up_events() {
         ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]
     );
     assert_eq!(
-        n.status.capacity.get("pods").map(String::as_str),
+        n.status.capacity.get("pods").map(|v| v.as_str()),
         Some("110")
     );
     assert_eq!(
-        n.status.allocatable.get("cpu").map(String::as_str),
+        n.status.allocatable.get("cpu").map(|v| v.as_str()),
         Some("4")
     );
     let events: Vec<(String, String)> = sim
@@ -969,7 +975,7 @@ fn the_node_reports_ready_with_its_start_up_events() {
                 let EventTrace {
                     reason, message, ..
                 } = &**tr;
-                Some((reason.clone(), message.clone()))
+                Some((reason.to_string(), message.clone()))
             }
             _ => None,
         })
@@ -1050,7 +1056,7 @@ fn with_init(mut p: Pod, name: &str, sidecar: bool) -> Pod {
     p.spec_mut().init_containers.push(Container {
         name: name.into(),
         image: "busybox:1.36".into(),
-        restart_policy: sidecar.then(|| "Always".to_string()),
+        restart_policy: sidecar.then(|| "Always".into()),
         ..Default::default()
     });
     p
@@ -1104,7 +1110,7 @@ fn init_containers_run_to_completion_one_after_another_before_the_app_starts() {
     assert_eq!(p.status.phase, "Running");
     assert!(p.is_ready());
     assert_eq!(condition(&p, "Initialized").status, "True");
-    let init: Vec<(String, bool, Option<String>)> = p
+    let init: Vec<(Str, bool, Option<Str>)> = p
         .status
         .init_container_statuses
         .iter()
@@ -1119,8 +1125,8 @@ fn init_containers_run_to_completion_one_after_another_before_the_app_starts() {
     assert_eq!(
         init,
         [
-            ("migrate".to_string(), true, Some("Completed".to_string())),
-            ("warm".to_string(), true, Some("Completed".to_string()))
+            (Str::from("migrate"), true, Some(Str::from("Completed"))),
+            (Str::from("warm"), true, Some(Str::from("Completed")))
         ]
     );
 }
@@ -1238,9 +1244,7 @@ fn a_pod_that_does_not_fit_the_node_is_rejected_with_out_of_cpu() {
 fn a_pod_whose_node_selector_does_not_match_is_rejected_with_node_affinity() {
     let mut sim = cluster();
     let mut p = pod("picky", "nginx:1.27");
-    p.spec_mut()
-        .node_selector
-        .insert("disktype".into(), "ssd".into());
+    p.spec_mut().node_selector.insert("disktype", "ssd");
     create(&mut sim, p);
     sim.advance_to(5_000, usize::MAX);
     let p = get_pod(&sim, "picky").unwrap();
@@ -1401,7 +1405,7 @@ fn a_kubelet_gives_a_node_someone_else_created_its_default_labels_and_keeps_the_
         .expect("node")
         .metadata
         .labels;
-    let get = |k: &str| labels.get(k).map(String::as_str);
+    let get = |k: &str| labels.get(k).map(|v| v.as_str());
     assert_eq!(get("kubernetes.io/hostname"), Some("edge-7"));
     assert_eq!(get("kubernetes.io/arch"), Some("amd64"));
     // updateDefaultLabels corrects a default label that disagrees with the machine.

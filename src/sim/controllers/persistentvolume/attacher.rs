@@ -44,7 +44,7 @@ impl Attacher {
         }
         let mut out = Outcome::done();
         let Some(obj) = ctx.cache.get(key) else {
-            self.attaching.remove(&key.name);
+            self.attaching.remove(key.name.as_str());
             return out;
         };
         let Some(va) = obj.as_custom() else {
@@ -79,7 +79,7 @@ impl Attacher {
             }
         );
         let diff = if va.metadata.deletion_timestamp.is_some() {
-            self.attaching.remove(&key.name);
+            self.attaching.remove(key.name.as_str());
             if !has_finalizer {
                 return out;
             }
@@ -113,13 +113,13 @@ impl Attacher {
         } else {
             let due = *self
                 .attaching
-                .entry(key.name.clone())
+                .entry(key.name.to_string())
                 .or_insert(ctx.now + ATTACH_TIME);
             if ctx.now < due {
                 out.requeue(due - ctx.now);
                 format!("ControllerPublishVolume to {node} under way")
             } else {
-                self.attaching.remove(&key.name);
+                self.attaching.remove(key.name.as_str());
                 let Some(h) = &handle else {
                     return out;
                 };

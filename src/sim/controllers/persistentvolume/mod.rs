@@ -25,7 +25,7 @@ use crate::sim::api::storage::{
     claim_kind, class_kind, str_at, volume_kind, BIND_COMPLETED, BOUND_BY_CONTROLLER,
     SELECTED_NODE, STORAGE_PROVISIONER, STORAGE_PROVISIONER_BETA,
 };
-use crate::sim::api::types::{Kind, Object, ObjectKey};
+use crate::sim::api::types::{Kind, Object, ObjectKey, Str};
 use crate::sim::api::{ApiRequest, DeleteOptions, WatchEvent};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
@@ -143,7 +143,7 @@ fn event(
         message,
         object: kinds_key,
         uid: obj.metadata.uid.clone(),
-        field_path: String::new(),
+        field_path: Str::EMPTY,
     }
 }
 
@@ -164,9 +164,7 @@ fn bind(
             spec.insert("claimRef".into(), claim_ref_json(claim));
         }
         if by_controller {
-            v.metadata
-                .annotations
-                .insert(BOUND_BY_CONTROLLER.into(), "yes".into());
+            v.metadata.annotations.insert(BOUND_BY_CONTROLLER, "yes");
         }
         changed = true;
     }
@@ -183,12 +181,8 @@ fn bind(
         if let Some(Json::Object(spec)) = c.content.get_mut("spec") {
             spec.insert("volumeName".into(), json!(volume.metadata.name));
         }
-        c.metadata
-            .annotations
-            .insert(BIND_COMPLETED.into(), "yes".into());
-        c.metadata
-            .annotations
-            .insert(BOUND_BY_CONTROLLER.into(), "yes".into());
+        c.metadata.annotations.insert(BIND_COMPLETED, "yes");
+        c.metadata.annotations.insert(BOUND_BY_CONTROLLER, "yes");
         out.request(ApiRequest::Update(Object::from(c.clone())));
     }
     if phase(claim) != "Bound" {
@@ -314,16 +308,16 @@ impl PersistentVolumeController {
             .metadata
             .annotations
             .get(STORAGE_PROVISIONER)
-            .map(String::as_str)
+            .map(|v| v.as_str())
             != Some(provisioner)
         {
             let mut c = claim.clone();
             c.metadata
                 .annotations
-                .insert(STORAGE_PROVISIONER.into(), provisioner.into());
+                .insert(STORAGE_PROVISIONER, provisioner);
             c.metadata
                 .annotations
-                .insert(STORAGE_PROVISIONER_BETA.into(), provisioner.into());
+                .insert(STORAGE_PROVISIONER_BETA, provisioner);
             out.request(ApiRequest::Update(Object::from(c)));
         }
         out.event(event(

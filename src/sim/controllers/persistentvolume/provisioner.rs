@@ -25,7 +25,7 @@ use crate::sim::api::storage::{
     attachment_kind, str_at, DISK_DRIVER, LOCAL_PATH_PROVISIONER, PROVISIONED_BY, SELECTED_NODE,
     STORAGE_PROVISIONER, ZONE_LABEL,
 };
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, ObjectMeta};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, ObjectMeta, Str};
 use crate::sim::api::{ApiRequest, ApiResult, WatchEvent};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
@@ -108,12 +108,10 @@ fn new_volume(
 ) -> Option<CustomObject> {
     let name = volume_name(claim);
     let mut metadata = ObjectMeta {
-        name: name.clone(),
+        name: name.as_str().into(),
         ..Default::default()
     };
-    metadata
-        .annotations
-        .insert(PROVISIONED_BY.into(), driver.name().into());
+    metadata.annotations.insert(PROVISIONED_BY, driver.name());
     let spec = claim.content.get("spec");
     let mut volume = json!({
         "capacity": {"storage": claim_request(claim).unwrap_or("0")},
@@ -132,7 +130,7 @@ fn new_volume(
         Driver::LocalPath => {
             metadata
                 .annotations
-                .insert("local.path.provisioner/selected-node".into(), node.into());
+                .insert("local.path.provisioner/selected-node", node);
             volume["hostPath"] = json!({
                 "path": format!("{VOLUME_DIR}/{name}_{}_{}", claim.metadata.namespace, claim.metadata.name),
                 "type": "DirectoryOrCreate",
@@ -170,7 +168,7 @@ impl ExternalProvisioner {
             c.metadata
                 .annotations
                 .get(STORAGE_PROVISIONER)
-                .map(String::as_str)
+                .map(|v| v.as_str())
                 == Some(self.driver.name())
                 && str_at(c, &["spec", "volumeName"]).is_none_or(str::is_empty)
                 && c.metadata.deletion_timestamp.is_none()
@@ -452,8 +450,8 @@ impl Controller for ExternalProvisioner {
             reason: reason.into(),
             message,
             object: key,
-            uid: field("uid"),
-            field_path: String::new(),
+            uid: field("uid").into(),
+            field_path: Str::EMPTY,
         }]
     }
 

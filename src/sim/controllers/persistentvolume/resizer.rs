@@ -256,7 +256,7 @@ impl Resizer {
     /// A write of this resizer failed (or was skipped after one did): the step it belonged to is
     /// forgotten, and the claim's retry starts it again from what the cache then shows.
     pub fn write_failed(&mut self, key: &ObjectKey) {
-        if let Some(claim) = self.claim_of.remove(&key.name) {
+        if let Some(claim) = self.claim_of.remove(key.name.as_str()) {
             self.steps.remove(&claim);
         }
         self.steps.remove(key);

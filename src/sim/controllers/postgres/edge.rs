@@ -177,7 +177,7 @@ impl PostgresOperator {
                         w.requests.push(ApiRequest::Delete {
                             key: cm.key(),
                             options: DeleteOptions {
-                                precondition_uid: Some(cm.meta().uid.clone()),
+                                precondition_uid: Some(cm.meta().uid.to_string()),
                                 ..Default::default()
                             },
                         });

@@ -25,7 +25,7 @@ use serde_json::{json, Value as Json};
 
 use crate::sim::api::job;
 use crate::sim::api::storage::claim_kind;
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Str};
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent};
 use crate::sim::faults::OperatorBug;
 use crate::sim::machinery::cache::Cache;
@@ -85,7 +85,7 @@ pub struct PostgresOperator {
     bugs: Vec<OperatorBug>,
     /// generate-name bug: the migrations this process created, by cluster uid and version, until
     /// its status says so (what a restart forgets).
-    started: Vec<(String, String)>,
+    started: Vec<(Str, String)>,
     /// edge-triggered bug: the changes events carried, per cluster, not yet acted on.
     pending: SlotMap<ObjectKey, Vec<edge::Delta>>,
 }
@@ -175,7 +175,7 @@ fn version_jobs<'c>(
     cache.list(kind).filter(move |j| {
         j.meta().namespace == owner.namespace
             && owned_by(j, owner.uid)
-            && j.meta().labels.get(LABEL_VERSION).map(String::as_str) == Some(version)
+            && j.meta().labels.get(LABEL_VERSION).map(|v| v.as_str()) == Some(version)
     })
 }
 
@@ -417,7 +417,7 @@ impl PostgresOperator {
             let m = claim.meta();
             if m.namespace != owner.namespace
                 || !m.name.starts_with(&prefix)
-                || m.labels.get(LABEL_CLUSTER).map(String::as_str) != Some(owner.name)
+                || m.labels.get(LABEL_CLUSTER).map(|v| v.as_str()) != Some(owner.name)
                 || m.deletion_timestamp.is_some()
             {
                 continue;
@@ -464,7 +464,8 @@ impl PostgresOperator {
                 .unwrap_or_default();
             let remembered = self
                 .started
-                .contains(&(owner.uid.to_string(), spec.version.clone()));
+                .iter()
+                .any(|(uid, version)| *uid == owner.uid && *version == spec.version);
             if current == spec.version
                 || remembered
                 || status::says_migrating(cluster.get("status"), &spec.version)
@@ -530,9 +531,9 @@ impl PostgresOperator {
                     .and_then(Json::as_str)
                     .unwrap_or("the Job failed")
                     .to_string();
-                failed = Some(Migration::Failed(j.meta().name.clone(), why));
+                failed = Some(Migration::Failed(j.meta().name.to_string(), why));
             } else {
-                running = Some(Migration::Running(j.meta().name.clone()));
+                running = Some(Migration::Running(j.meta().name.to_string()));
             }
         }
         running.or(failed)
@@ -622,7 +623,7 @@ impl PostgresOperator {
                 out.request(ApiRequest::Delete {
                     key: cm.key(),
                     options: DeleteOptions {
-                        precondition_uid: Some(cm.meta().uid.clone()),
+                        precondition_uid: Some(cm.meta().uid.to_string()),
                         ..Default::default()
                     },
                 });
@@ -756,7 +757,7 @@ impl Controller for PostgresOperator {
                     made.meta().controller_ref(),
                     made.meta().labels.get(LABEL_VERSION),
                 ) {
-                    let started = (r.uid.clone(), v.clone());
+                    let started = (r.uid.clone(), v.to_string());
                     if !self.started.contains(&started) {
                         self.started.push(started);
                     }
@@ -792,7 +793,7 @@ impl Controller for PostgresOperator {
             message,
             object,
             uid,
-            field_path: String::new(),
+            field_path: Str::EMPTY,
         };
         match (req, result) {
             (ApiRequest::Create(_), Ok(made)) => about(made)
@@ -814,8 +815,8 @@ impl Controller for PostgresOperator {
                     reason: "UpdateFailed".into(),
                     message: e.message.clone(),
                     object: target,
-                    uid: String::new(),
-                    field_path: String::new(),
+                    uid: Str::EMPTY,
+                    field_path: Str::EMPTY,
                 }]
             }
             _ => Vec::new(),

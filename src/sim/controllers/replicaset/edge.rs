@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use crate::sim::api::types::{
     Kind, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, ReplicaSet,
-    ReplicaSetStatus,
+    ReplicaSetStatus, Str,
 };
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
@@ -117,7 +117,7 @@ fn owner_key(pod: &Pod) -> Option<(ObjectKey, String)> {
     let r = pod.metadata.controller_ref()?;
     Some((
         ObjectKey::new(Kind::ReplicaSet, &pod.metadata.namespace, &r.name),
-        r.uid.clone(),
+        r.uid.to_string(),
     ))
 }
 
@@ -127,7 +127,7 @@ fn pod_from_template(rs: &ReplicaSet) -> Pod {
     let t = &rs.spec.template;
     Pod {
         metadata: ObjectMeta {
-            generate_name: format!("{}-", rs.metadata.name),
+            generate_name: format!("{}-", rs.metadata.name).into(),
             namespace: rs.metadata.namespace.clone(),
             labels: t.metadata.labels.clone(),
             annotations: t.metadata.annotations.clone(),
@@ -159,8 +159,8 @@ fn event(
         reason: reason.into(),
         message,
         object: rs.clone(),
-        uid: uid.to_string(),
-        field_path: String::new(),
+        uid: Str::from(uid),
+        field_path: Str::EMPTY,
     }
 }
 
@@ -226,7 +226,7 @@ impl Controller for EdgeReplicaSetController {
                     self.push(
                         &rs,
                         Delta::PodDeleted {
-                            pod: pod.metadata.name.clone(),
+                            pod: pod.metadata.name.to_string(),
                         },
                     );
                 }
@@ -463,7 +463,7 @@ mod tests {
     fn pod_of(r: &ReplicaSet, name: &str) -> Pod {
         let mut p = pod_from_template(r);
         p.metadata.name = name.into();
-        p.metadata.uid = format!("uid-{name}");
+        p.metadata.uid = format!("uid-{name}").into();
         p
     }
 
@@ -537,7 +537,7 @@ mod tests {
         let deleted: Vec<String> = out
             .requests()
             .filter_map(|r| match r {
-                ApiRequest::Delete { key, .. } => Some(key.name.clone()),
+                ApiRequest::Delete { key, .. } => Some(key.name.to_string()),
                 _ => None,
             })
             .collect();

@@ -21,7 +21,7 @@ use serde_json::{json, Value as Json};
 
 use crate::sim::api::types::{
     Condition, Kind, LabelSelector, Millis, Object, ObjectKey, ObjectMeta, OwnerReference, Pod,
-    PodStatus, ReplicaSet, ReplicaSetStatus, StringMap, Time,
+    PodStatus, ReplicaSet, ReplicaSetStatus, Str, StringMap, Time,
 };
 use crate::sim::api::{
     ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent, WatchEventType,
@@ -473,7 +473,7 @@ impl Controller for ReplicaSetController {
             let mut deletes = Vec::with_capacity(victims.len());
             for pod in &victims {
                 self.deleting
-                    .insert(pod_key(pod), (key.clone(), rs.metadata.uid.clone()));
+                    .insert(pod_key(pod), (key.clone(), rs.metadata.uid.to_string()));
                 deletes.push(ApiRequest::Delete {
                     key: pod_key(pod),
                     options: DeleteOptions::default(),
@@ -697,8 +697,8 @@ fn rs_event(
         reason: reason.into(),
         message,
         object: rs.clone(),
-        uid: uid.to_string(),
-        field_path: String::new(),
+        uid: Str::from(uid),
+        field_path: Str::EMPTY,
     }
 }
 
@@ -796,7 +796,7 @@ fn pod_from_template(rs: &ReplicaSet) -> Pod {
     let t = &rs.spec.template;
     Pod {
         metadata: ObjectMeta {
-            generate_name: format!("{}-", rs.metadata.name),
+            generate_name: format!("{}-", rs.metadata.name).into(),
             namespace: rs.metadata.namespace.clone(),
             labels: t.metadata.labels.clone(),
             annotations: t.metadata.annotations.clone(),
@@ -1294,7 +1294,7 @@ fn calculate_status(
                     type_: REPLICA_FAILURE.into(),
                     status: "True".into(),
                     reason: Some(err.reason.into()),
-                    message: Some(err.message.clone()),
+                    message: Some(Str::from(err.message.as_str())),
                     last_transition_time: Some(Time(now)),
                     ..Default::default()
                 });

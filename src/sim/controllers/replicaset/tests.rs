@@ -2,7 +2,7 @@
 //! adoption and release, expectations, events and status, each against upstream's behaviour.
 
 use super::*;
-use crate::sim::api::types::{Container, PodSpec, PodTemplateSpec, ReplicaSetSpec};
+use crate::sim::api::types::{Container, PodSpec, PodTemplateSpec, ReplicaSetSpec, Str};
 use crate::sim::api::ApiError;
 use crate::sim::controllers::testing;
 
@@ -20,7 +20,7 @@ fn rs(name: &str, replicas: i32) -> ReplicaSet {
         metadata: ObjectMeta {
             name: name.into(),
             namespace: NS.into(),
-            uid: format!("uid-{name}"),
+            uid: format!("uid-{name}").into(),
             resource_version: "10".into(),
             generation: 1,
             ..Default::default()
@@ -72,7 +72,7 @@ fn pod(name: &str) -> P {
         metadata: ObjectMeta {
             name: name.into(),
             namespace: NS.into(),
-            uid: format!("uid-{name}"),
+            uid: format!("uid-{name}").into(),
             resource_version: "5".into(),
             labels: labels(&[("app", "web")]),
             creation_timestamp: Some(Time(0)),
@@ -120,7 +120,7 @@ impl P {
         self
     }
     fn annotate(mut self, k: &str, v: &str) -> P {
-        self.0.metadata.annotations.insert(k.into(), v.into());
+        self.0.metadata.annotations.insert(k, v);
         self
     }
     fn restarts(mut self, n: i32) -> P {
@@ -196,7 +196,7 @@ fn related_pods_are_counted_per_node_across_runs_of_labels_each_pod_once() {
 fn related_pods_are_counted_from_every_owners_groups_and_the_orphans_alike() {
     let with_hash = |name: &str, hash: &str| {
         let mut r = owned_by(rs(name, 3), "uid-dep");
-        r.metadata.uid = format!("uid-{name}");
+        r.metadata.uid = format!("uid-{name}").into();
         r.spec.selector.match_labels = labels(&[("app", "web"), ("hash", hash)]);
         r
     };
@@ -269,7 +269,7 @@ fn creates(out: &Outcome) -> Vec<&Pod> {
 fn deleted_names(out: &Outcome) -> Vec<String> {
     out.requests()
         .filter_map(|r| match r {
-            ApiRequest::Delete { key, .. } => Some(key.name.clone()),
+            ApiRequest::Delete { key, .. } => Some(key.name.to_string()),
             _ => None,
         })
         .collect()
@@ -476,10 +476,7 @@ fn scale_down_prefers_pods_doubled_up_with_sibling_replica_sets() {
     // The old RS of a Deployment: its pod on n1 shares the node with a pod of the new RS.
     let old = owned_by(rs("web-old", 1), "uid-deploy");
     let mut new = owned_by(rs("web-new", 1), "uid-deploy");
-    new.spec
-        .selector
-        .match_labels
-        .insert("rev".into(), "2".into());
+    new.spec.selector.match_labels.insert("rev", "2");
     let objs = vec![
         Object::from(old.clone()),
         Object::from(new.clone()),
@@ -812,11 +809,7 @@ fn failed_delete_records_a_warning_and_the_failure_condition() {
 fn status_counts_ready_and_available_pods_with_min_ready_seconds() {
     let mut web = rs("web", 3);
     web.spec.min_ready_seconds = 10;
-    web.spec
-        .template
-        .metadata
-        .labels
-        .insert("tier".into(), "front".into());
+    web.spec.template.metadata.labels.insert("tier", "front");
     let cache = cache_with(vec![
         Object::from(web.clone()),
         // Available: ready for 20 s.
@@ -957,8 +950,8 @@ mod world {
 
     fn world_rs(replicas: i32) -> Object {
         let mut r = rs("web", replicas);
-        r.metadata.uid.clear();
-        r.metadata.resource_version.clear();
+        r.metadata.uid = Default::default();
+        r.metadata.resource_version = Default::default();
         r.metadata.generation = 0;
         Object::from(r)
     }
@@ -1023,7 +1016,7 @@ mod world {
         })
         .expect("deleted");
         sim.advance_to(10_000, usize::MAX);
-        let names: Vec<String> = owned(&sim).into_iter().map(|p| p.metadata.name).collect();
+        let names: Vec<Str> = owned(&sim).into_iter().map(|p| p.metadata.name).collect();
         assert_eq!(names.len(), 2);
         assert!(!names.contains(&victim));
     }
@@ -1045,7 +1038,7 @@ mod world {
             .and_then(|o| o.as_pod().cloned())
             .expect("the pod survives as an orphan");
         assert!(released.metadata.owner_references.is_empty());
-        let names: Vec<String> = owned(&sim).into_iter().map(|p| p.metadata.name).collect();
+        let names: Vec<Str> = owned(&sim).into_iter().map(|p| p.metadata.name).collect();
         assert_eq!(names.len(), 2);
         assert!(!names.contains(&target));
         // Re-labelling it back: the ReplicaSet adopts it and deletes one pod to get back to 2.

@@ -41,7 +41,7 @@ use crate::sim::api::apiextensions::CustomObject;
 use crate::sim::api::storage;
 use crate::sim::api::types::{
     find_condition, set_condition, Condition, Kind, Millis, Node, NodeSelectorTerm, Object,
-    ObjectKey, Pod, Time,
+    ObjectKey, Pod, Str, Time,
 };
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent, WatchEventType};
 use crate::sim::machinery::cache::Cache;
@@ -150,7 +150,7 @@ struct Nominated {
 /// never re-sums pods (`internal/cache`). Also used, built from live objects, by [`explain`].
 #[derive(Clone, Debug, Default)]
 struct ClusterState {
-    nodes: SlotMap<String, NodeInfo>,
+    nodes: SlotMap<Str, NodeInfo>,
     pods: SlotMap<ObjectKey, PodEntry>,
     nominated: SlotMap<ObjectKey, Nominated>,
 }
@@ -177,18 +177,22 @@ impl ClusterState {
 
     fn place(&mut self, key: ObjectKey, entry: PodEntry) {
         self.unplace(&key);
-        self.nodes
-            .get_or_insert_with(entry.node.clone(), NodeInfo::default)
-            .add_pod(&key, &entry);
+        let node = match self.nodes.get_mut(entry.node.as_str()) {
+            Some(node) => node,
+            None => self
+                .nodes
+                .get_or_insert_with(Str::from(entry.node.as_str()), NodeInfo::default),
+        };
+        node.add_pod(&key, &entry);
         self.pods.insert(key, entry);
     }
 
     fn unplace(&mut self, key: &ObjectKey) -> Option<PodEntry> {
         let entry = self.pods.remove(key)?;
-        if let Some(ni) = self.nodes.get_mut(&entry.node) {
+        if let Some(ni) = self.nodes.get_mut(entry.node.as_str()) {
             ni.remove_pod(key, &entry);
             if ni.node.is_none() && ni.pods.is_empty() {
-                self.nodes.remove(&entry.node);
+                self.nodes.remove(entry.node.as_str());
             }
         }
         Some(entry)
@@ -250,7 +254,7 @@ enum Verdict {
 /// The Filter phase's result. Nodes are indices into `names`/`infos` (every existing node in
 /// name order) so that a pass over a thousand nodes allocates next to nothing.
 struct FilterPass<'s> {
-    names: Vec<&'s str>,
+    names: Vec<&'s Str>,
     infos: Vec<&'s NodeInfo>,
     /// Evaluation order of the processed nodes, each with where its verdict is.
     processed: Vec<(usize, Verdict)>,
@@ -274,7 +278,7 @@ fn filter_nodes<'s>(
     let mut infos = Vec::with_capacity(state.nodes.len());
     for (name, ni) in &state.nodes {
         if ni.node.is_some() {
-            names.push(name.as_str());
+            names.push(name);
             infos.push(ni);
         }
     }
@@ -301,7 +305,7 @@ fn filter_nodes<'s>(
         }
         let idx = (start + i) % total;
         let ni = pass.infos[idx];
-        let verdict = match nominated_here.get(pass.names[idx]) {
+        let verdict = match nominated_here.get(pass.names[idx].as_str()) {
             Some(noms) => {
                 let mut with = ni.clone();
                 for (k, e) in noms {
@@ -459,7 +463,7 @@ fn select_host(totals: &[i64], mut rng: Option<&mut Rng>) -> Option<usize> {
 enum CycleOutcome {
     NoNodes,
     Fits {
-        node: String,
+        node: Str,
         total: i64,
     },
     Unschedulable {
@@ -582,7 +586,7 @@ fn run_cycle(
         let rejected: Vec<(&str, &Rejection)> = pass
             .rejected
             .iter()
-            .map(|(idx, r)| (pass.names[*idx], r))
+            .map(|(idx, r)| (pass.names[*idx].as_str(), r))
             .collect();
         let post_filter = preemption::preempt(state, p, &rejected, total_nodes);
         let pf_message = post_filter.message();
@@ -610,18 +614,18 @@ fn run_cycle(
     }
 
     let best = select_host(&scores.totals, rng).expect("feasible is not empty");
-    let node = pass.names[pass.feasible[best]].to_string();
+    let node = pass.names[pass.feasible[best]].clone();
     let total = scores.totals[best];
     (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, Some(best));
     decision.tied_with = pass
         .feasible
         .iter()
         .zip(&scores.totals)
-        .filter(|(idx, t)| **t == total && pass.names[**idx] != node)
+        .filter(|(idx, t)| **t == total && *pass.names[**idx] != node)
         .take(DECISION_MAX_TIED)
         .map(|(idx, _)| pass.names[*idx].to_string())
         .collect();
-    decision.chosen = Some(node.clone());
+    decision.chosen = Some(node.to_string());
     Cycle {
         decision,
         processed: pass.processed.len(),
@@ -656,7 +660,7 @@ pub fn explain(pod: &Pod, nodes: &[&Node], pods: &[&Pod]) -> SchedulingDecision 
             state.nominated.insert(
                 key,
                 Nominated {
-                    entry: PodEntry::for_pod(q, n, false),
+                    entry: PodEntry::for_pod(q, &Str::from(n), false),
                 },
             );
         }
@@ -946,7 +950,7 @@ impl Scheduler {
                 self.state.nominated.insert(
                     key.clone(),
                     Nominated {
-                        entry: PodEntry::for_pod(pod, n, false),
+                        entry: PodEntry::for_pod(pod, &Str::from(n), false),
                     },
                 );
             }
@@ -1098,7 +1102,7 @@ impl Scheduler {
                 // `Scheduled` is recorded when the binding succeeds (see `on_response`).
                 out.request(ApiRequest::Bind {
                     key: p.key.clone(),
-                    node: node.clone(),
+                    node: node.to_string(),
                 });
                 out.record =
                     Self::record(observed, desired, format!("best {node} (score {total})"));
@@ -1163,7 +1167,7 @@ impl Scheduler {
             },
         );
         if let Some(n) = nominate {
-            updated.status.nominated_node_name = Some(n.to_string());
+            updated.status.nominated_node_name = Some(Str::from(n));
         }
         // Preemption's requests ride in the same batch so one failure does not cancel the rest.
         let req = ApiRequest::UpdateStatus(Object::from(updated));
@@ -1195,9 +1199,9 @@ impl Scheduler {
                     type_: "DisruptionTarget".into(),
                     status: "True".into(),
                     reason: Some("PreemptionByScheduler".into()),
-                    message: Some(format!(
+                    message: Some(Str::from(format!(
                         "{SCHEDULER_NAME}: preempting to accommodate a higher priority pod"
-                    )),
+                    ))),
                     last_transition_time: Some(Time(ctx.now)),
                     ..Default::default()
                 },
@@ -1206,7 +1210,7 @@ impl Scheduler {
             reqs.push(ApiRequest::Delete {
                 key: v.clone(),
                 options: DeleteOptions {
-                    precondition_uid: Some(vpod.metadata.uid.clone()),
+                    precondition_uid: Some(vpod.metadata.uid.to_string()),
                     ..Default::default()
                 },
             });
@@ -1221,7 +1225,7 @@ impl Scheduler {
         self.state.nominated.insert(
             key,
             Nominated {
-                entry: PodEntry::for_pod(pod, node, false),
+                entry: PodEntry::for_pod(pod, &Str::from(node), false),
             },
         );
     }
@@ -1565,7 +1569,7 @@ impl Controller for Scheduler {
                     message: format!("running PreBind plugin \"VolumeBinding\": {}", e.message),
                     object: pod,
                     uid,
-                    field_path: String::new(),
+                    field_path: Str::EMPTY,
                 });
             }
             return;
@@ -1608,7 +1612,7 @@ impl Controller for Scheduler {
             message: format!("running Bind plugin \"DefaultBinder\": {}", err.message),
             object: key.clone(),
             uid,
-            field_path: String::new(),
+            field_path: Str::EMPTY,
         });
     }
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::sim::api::quantity::parse_quantity;
 use crate::sim::api::types::{
     find_condition, Container, Millis, Node, NodeSelectorRequirement, NodeSelectorTerm, Object,
-    ObjectKey, Pod, StringMap, Taint, Toleration,
+    ObjectKey, Pod, Str, StringMap, Taint, Toleration,
 };
 use crate::sort::StableSort;
 use crate::vec_map::VecMap;
@@ -273,7 +273,7 @@ pub fn host_ports(pod: &Pod) -> Vec<HostPort> {
 /// adding it added, whatever the pod looks like by then.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PodEntry {
-    pub node: String,
+    pub node: Str,
     pub resources: PodResources,
     pub ports: Vec<HostPort>,
     pub priority: i64,
@@ -285,18 +285,18 @@ pub struct PodEntry {
     pub terminating_by_preemption: bool,
     /// `status.startTime` (or creation) in ms: preemption prefers evicting the youngest.
     pub start: Millis,
-    pub uid: String,
+    pub uid: Str,
     /// Charged by Reserve ("assume") before the binding was observed.
     pub assumed: bool,
     /// The uid of its controller (a ReplicaSet), whose pods PodTopologySpread spreads.
-    pub owner: Option<String>,
+    pub owner: Option<Str>,
 }
 
 impl PodEntry {
     /// The charge of `pod` on `node`.
-    pub fn for_pod(pod: &Pod, node: &str, assumed: bool) -> PodEntry {
+    pub fn for_pod(pod: &Pod, node: &Str, assumed: bool) -> PodEntry {
         PodEntry {
-            node: node.to_string(),
+            node: node.clone(),
             resources: pod_resources(pod),
             ports: host_ports(pod),
             priority: pod_priority(pod),
@@ -329,11 +329,11 @@ pub struct NodeInfo {
     pub pods: BTreeSet<ObjectKey>,
     pub used_ports: VecMap<HostPort, u32>,
     /// Pods here that are not terminating, by controller uid: what PodTopologySpread counts.
-    pub by_owner: BTreeMap<String, u32>,
+    pub by_owner: BTreeMap<Str, u32>,
     /// The node has the hostname label (PodTopologySpread's first default domain).
     pub has_hostname: bool,
     /// Its `topology.kubernetes.io/zone` label, if any (the second).
-    pub zone: Option<String>,
+    pub zone: Option<Str>,
 }
 
 impl NodeInfo {
@@ -425,7 +425,7 @@ impl NodeInfo {
 /// Services, ReplicaSets and StatefulSets selecting the pod; counting the pods of the same
 /// controller is what it comes to for a Deployment's pods (the `pod-template-hash` label makes
 /// the ReplicaSet's selector match its pods only).
-pub fn spread_owner(pod: &Pod) -> Option<String> {
+pub fn spread_owner(pod: &Pod) -> Option<Str> {
     if pod.spec.topology_spread_constraints.is_some() {
         return None;
     }
@@ -552,7 +552,7 @@ pub fn volume_zone(p: &PodCtx, node: &Node) -> Option<Rejection> {
         node.metadata
             .labels
             .get(key)
-            .is_none_or(|v| !values.contains(v))
+            .is_none_or(|v| !values.iter().any(|x| x == v))
     });
     if conflict {
         return reject(VOLUME_ZONE, ERR_REASON_VOLUME_ZONE, true);
@@ -638,10 +638,10 @@ pub fn taint_toleration(p: &PodCtx, node: &Node) -> Option<Rejection> {
     )
 }
 
-fn requirement_matches(r: &NodeSelectorRequirement, got: Option<&String>) -> bool {
+fn requirement_matches(r: &NodeSelectorRequirement, got: Option<&str>) -> bool {
     match r.operator.as_str() {
-        "In" => got.is_some_and(|v| r.values.contains(v)),
-        "NotIn" => got.is_none_or(|v| !r.values.contains(v)),
+        "In" => got.is_some_and(|v| r.values.iter().any(|x| x == v)),
+        "NotIn" => got.is_none_or(|v| !r.values.iter().any(|x| x == v)),
         "Exists" => got.is_some(),
         "DoesNotExist" => got.is_none(),
         "Gt" | "Lt" => {
@@ -669,10 +669,10 @@ pub fn term_matches(term: &NodeSelectorTerm, node: &Node) -> bool {
     }
     term.match_expressions
         .iter()
-        .all(|r| requirement_matches(r, node.metadata.labels.get(&r.key)))
+        .all(|r| requirement_matches(r, node.metadata.labels.get(&r.key).map(|v| v.as_str())))
         && term.match_fields.iter().all(|r| {
             // Only `metadata.name` is a supported node field.
-            r.key == "metadata.name" && requirement_matches(r, Some(&node.metadata.name))
+            r.key == "metadata.name" && requirement_matches(r, Some(node.metadata.name.as_str()))
         })
 }
 

@@ -21,10 +21,8 @@ use crate::sim::rng::Rng;
 fn node(name: &str) -> Node {
     let mut n = Node::default();
     n.metadata.name = name.into();
-    n.metadata.uid = format!("uid-{name}");
-    n.metadata
-        .labels
-        .insert("kubernetes.io/hostname".into(), name.into());
+    n.metadata.uid = format!("uid-{name}").into();
+    n.metadata.labels.insert("kubernetes.io/hostname", name);
     n.status.allocatable = [("cpu", "2"), ("memory", "4Gi"), ("pods", "110")]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -47,9 +45,9 @@ trait NodeExt: Sized {
 
 impl NodeExt for Node {
     fn alloc(mut self, cpu: &str, mem: &str, pods: &str) -> Self {
-        self.status.allocatable.insert("cpu".into(), cpu.into());
-        self.status.allocatable.insert("memory".into(), mem.into());
-        self.status.allocatable.insert("pods".into(), pods.into());
+        self.status.allocatable.insert("cpu", cpu);
+        self.status.allocatable.insert("memory", mem);
+        self.status.allocatable.insert("pods", pods);
         self
     }
     fn taint(mut self, key: &str, value: &str, effect: &str) -> Self {
@@ -67,7 +65,7 @@ impl NodeExt for Node {
         self
     }
     fn label(mut self, k: &str, v: &str) -> Self {
-        self.metadata.labels.insert(k.into(), v.into());
+        self.metadata.labels.insert(k, v);
         self
     }
     /// As `kubectl cordon` plus the node controller's taint.
@@ -81,7 +79,7 @@ fn pod(name: &str) -> Pod {
     let mut p = Pod::default();
     p.metadata.name = name.into();
     p.metadata.namespace = "default".into();
-    p.metadata.uid = format!("uid-{name}");
+    p.metadata.uid = format!("uid-{name}").into();
     p.metadata.creation_timestamp = Some(Time(0));
     p.spec_mut().scheduler_name = Some("default-scheduler".into());
     p.spec_mut().containers.push(Container {
@@ -109,10 +107,10 @@ impl PodExt for Pod {
     fn req(mut self, cpu: &str, mem: &str) -> Self {
         let mut r = ResourceRequirements::default();
         if !cpu.is_empty() {
-            r.requests.insert("cpu".into(), cpu.into());
+            r.requests.insert("cpu", cpu);
         }
         if !mem.is_empty() {
-            r.requests.insert("memory".into(), mem.into());
+            r.requests.insert("memory", mem);
         }
         self.spec_mut().containers[0].resources = Some(r);
         self
@@ -127,7 +125,7 @@ impl PodExt for Pod {
             if v.is_empty() {
                 None
             } else {
-                Some(v.to_string())
+                Some(Str::from(v))
             }
         };
         self.spec_mut().tolerations.push(Toleration {
@@ -140,7 +138,7 @@ impl PodExt for Pod {
         self
     }
     fn select(mut self, k: &str, v: &str) -> Self {
-        self.spec_mut().node_selector.insert(k.into(), v.into());
+        self.spec_mut().node_selector.insert(k, v);
         self
     }
     fn require(mut self, key: &str, op: &str, values: &[&str]) -> Self {
@@ -235,7 +233,7 @@ fn reconcile(s: &mut Scheduler, cache: &Cache, key: &ObjectKey, now: u64) -> Out
 fn binds(out: &Outcome) -> Vec<(String, String)> {
     out.requests()
         .filter_map(|r| match r {
-            ApiRequest::Bind { key, node } => Some((key.name.clone(), node.clone())),
+            ApiRequest::Bind { key, node } => Some((key.name.to_string(), node.clone())),
             _ => None,
         })
         .collect()
@@ -1277,7 +1275,7 @@ fn a_pod_submitted_to_a_three_node_cluster_is_bound() {
             .expect("node created");
     }
     let mut p = pod("web").req("500m", "256Mi");
-    p.metadata.uid.clear();
+    p.metadata.uid = Default::default();
     p.metadata.creation_timestamp = None;
     p.status = Default::default();
     sim.submit(ApiRequest::Create(Object::from(p)))
@@ -1314,7 +1312,7 @@ fn a_deployment_sized_burst_of_pods_is_spread_and_all_bound() {
     }
     for i in 0..9 {
         let mut p = pod(&format!("web-{i}")).req("100m", "128Mi");
-        p.metadata.uid.clear();
+        p.metadata.uid = Default::default();
         p.metadata.creation_timestamp = None;
         p.status = Default::default();
         sim.submit(ApiRequest::Create(Object::from(p)))
@@ -1489,7 +1487,7 @@ fn owned(mut p: Pod, rs: &str) -> Pod {
         api_version: "apps/v1".into(),
         kind: "ReplicaSet".into(),
         name: rs.into(),
-        uid: format!("uid-{rs}"),
+        uid: format!("uid-{rs}").into(),
         controller: Some(true),
         block_owner_deletion: Some(true),
     }];

@@ -103,7 +103,7 @@ impl<'a> Pass<'a> {
         }
         match arg.and_then(Json::as_str) {
             Some(ns) if !ns.is_empty() => ns.to_string(),
-            _ => self.key.namespace.clone(),
+            _ => self.key.namespace.to_string(),
         }
     }
 
@@ -349,7 +349,7 @@ impl Host for Pass<'_> {
 /// `namespace/name`, or `name` for a cluster-scoped object.
 fn describe_key(key: &ObjectKey) -> String {
     if key.namespace.is_empty() {
-        key.name.clone()
+        key.name.to_string()
     } else {
         format!("{}/{}", key.namespace, key.name)
     }

@@ -25,7 +25,7 @@ use serde_json::{json, Value as Json};
 
 use crate::sim::api::apiextensions::CustomObject;
 use crate::sim::api::statefulset::{StatefulSet, StatefulSetStatus, ROLLING_UPDATE};
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, Str};
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, StatusReason, WatchEvent};
 use crate::sim::controllers::replicaset::{adopt_patch_for, release_patch, slow_start_batches};
 use crate::sim::machinery::cache::Cache;
@@ -91,11 +91,11 @@ impl Pending {
         };
         Some(EventRecord {
             type_,
-            reason,
+            reason: reason.into(),
             message,
             object: self.set.clone(),
-            uid: self.set_uid.clone(),
-            field_path: String::new(),
+            uid: self.set_uid.as_str().into(),
+            field_path: Str::EMPTY,
         })
     }
 }
@@ -162,7 +162,7 @@ impl Pass<'_> {
                     &self.set.metadata.namespace,
                     &self.set.metadata.name,
                 ),
-                set_uid: self.set.metadata.uid.clone(),
+                set_uid: self.set.metadata.uid.to_string(),
                 action,
                 pod: pod.to_string(),
                 claim,
@@ -196,7 +196,7 @@ impl Pass<'_> {
                 key,
                 "create",
                 &pod.metadata.name,
-                Some(claim.metadata.name.clone()),
+                Some(claim.metadata.name.to_string()),
             );
             reqs.push(ApiRequest::Create(Object::from(claim)));
         }

@@ -47,7 +47,7 @@ fn key() -> ObjectKey {
 fn pod(set: &Object, ordinal: i32, phase: &str, ready: bool) -> Object {
     let s = read_set(set).expect("a set");
     let mut p = new_pod(&s, ordinal);
-    p.metadata.uid = format!("pod-{ordinal}");
+    p.metadata.uid = format!("pod-{ordinal}").into();
     p.status.phase = phase.into();
     p.status.conditions = vec![Condition {
         type_: "Ready".into(),
@@ -128,7 +128,7 @@ fn a_failed_pod_is_deleted_and_made_again_only_once_it_is_gone() {
     let deletes: Vec<String> = out
         .requests()
         .filter(|r| r.verb() == "delete")
-        .map(|r| r.key().name)
+        .map(|r| r.key().name.to_string())
         .collect();
     assert_eq!(deletes, ["web-0"]);
     assert!(!out

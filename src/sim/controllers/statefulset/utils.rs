@@ -83,7 +83,11 @@ pub fn identity_matches(set: &StatefulSet, pod: &Pod) -> bool {
             && parent == set.metadata.name
             && pod.metadata.name == pod_name(set, ord)
             && pod.metadata.namespace == set.metadata.namespace
-            && pod.metadata.labels.get(POD_NAME_LABEL) == Some(&pod.metadata.name)
+            && pod
+                .metadata
+                .labels
+                .get(POD_NAME_LABEL)
+                .is_some_and(|v| *v == pod.metadata.name)
     })
 }
 
@@ -113,14 +117,14 @@ pub fn storage_matches(set: &StatefulSet, pod: &Pod) -> bool {
 /// `updateIdentity`: the name, namespace and the two identity labels.
 pub fn update_identity(set: &StatefulSet, pod: &mut Pod) {
     let ordinal = ordinal_of(pod);
-    pod.metadata.name = pod_name(set, ordinal);
+    pod.metadata.name = pod_name(set, ordinal).into();
     pod.metadata.namespace = set.metadata.namespace.clone();
     pod.metadata
         .labels
-        .insert(POD_NAME_LABEL.into(), pod.metadata.name.clone());
+        .insert(POD_NAME_LABEL, pod.metadata.name.clone());
     pod.metadata
         .labels
-        .insert(POD_INDEX_LABEL.into(), ordinal.to_string());
+        .insert(POD_INDEX_LABEL, ordinal.to_string());
 }
 
 /// `updateStorage`: a volume per claim template, mounted from the pod's claim, replacing any
@@ -165,7 +169,7 @@ pub fn new_pod(set: &StatefulSet, ordinal: i32) -> Pod {
     let t = &set.spec.template;
     let mut pod = Pod {
         metadata: ObjectMeta {
-            name: pod_name(set, ordinal),
+            name: pod_name(set, ordinal).into(),
             namespace: set.metadata.namespace.clone(),
             labels: t.metadata.labels.clone(),
             annotations: t.metadata.annotations.clone(),
@@ -204,7 +208,7 @@ pub fn new_versioned_pod(
     let mut pod = new_pod(set, ordinal);
     pod.metadata
         .labels
-        .insert(CONTROLLER_REVISION_HASH.into(), revision.to_string());
+        .insert(CONTROLLER_REVISION_HASH, revision.to_string());
     pod
 }
 
@@ -213,7 +217,7 @@ pub fn pod_revision(pod: &Pod) -> &str {
     pod.metadata
         .labels
         .get(CONTROLLER_REVISION_HASH)
-        .map_or("", String::as_str)
+        .map_or("", |v| v.as_str())
 }
 
 // ---------------------------------------------------------------- pod states
@@ -260,7 +264,7 @@ pub fn claims_for(set: &StatefulSet, ordinal: i32, kind: Kind) -> Vec<CustomObje
         .iter()
         .map(|t| {
             let mut metadata = t.metadata.clone();
-            metadata.name = claim_name(set, &t.metadata.name, ordinal);
+            metadata.name = claim_name(set, &t.metadata.name, ordinal).into();
             metadata.namespace = set.metadata.namespace.clone();
             for (k, v) in set.spec.selector.match_labels.iter() {
                 metadata.labels.insert(k.clone(), v.clone());
@@ -342,7 +346,7 @@ impl Revision {
     /// Reads a stored ControllerRevision.
     pub fn from_custom(obj: &CustomObject) -> Revision {
         Revision {
-            name: obj.metadata.name.clone(),
+            name: obj.metadata.name.to_string(),
             revision: obj
                 .content
                 .get("revision")
@@ -443,7 +447,7 @@ pub fn new_revision(
     );
     Revision {
         meta: ObjectMeta {
-            name: name.clone(),
+            name: name.as_str().into(),
             namespace: set.metadata.namespace.clone(),
             labels: set.spec.template.metadata.labels.clone(),
             annotations: set.metadata.annotations.clone(),

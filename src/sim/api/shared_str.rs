@@ -1,0 +1,352 @@
+//! `Str`: an immutable string field that copies as a pointer, for the values objects repeat.
+//!
+//! A 10,000-pod cluster holds each pod several times over (the store, the watch history's older
+//! versions, requests in flight), and most of a pod's fifty-odd strings are the same few values:
+//! "True", "Ready", "default", "apps/v1", the template's image. As `String`s each is its own
+//! allocation, copied again on every write, and the page's allocator adds a header and rounding
+//! to each. A `Str` is one pointer (an `arcstr::ArcStr`: a `String` is three words) to either one
+//! of the well-known words below, kept in the binary (no allocation, no count), or a
+//! reference-counted text: copying an object copies pointers, and the strings a template gives
+//! its pods are held once. It reads, compares, orders, hashes and serialises exactly as the text
+//! it holds, so nothing observable changes.
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use arcstr::{literal, ArcStr};
+
+use serde::de::{Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
+
+use super::string_map::cmp_bytes;
+
+/// The values that recur across objects, in byte order (a binary search finds them). A value
+/// here costs no allocation wherever it is written, decoded or copied; any other is shared once
+/// copied. Condition types, statuses and reasons, phases, QoS classes, the namespaces, the
+/// API versions and kinds owner references name, and the defaults every pod spec gets.
+static WELL_KNOWN: &[ArcStr] = &[
+    literal!(""),
+    literal!("Always"),
+    literal!("Available"),
+    literal!("BestEffort"),
+    literal!("Burstable"),
+    literal!("ClusterFirst"),
+    literal!("Complete"),
+    literal!("ContainerCreating"),
+    literal!("ContainersReady"),
+    literal!("CronJob"),
+    literal!("DaemonSet"),
+    literal!("Deployment"),
+    literal!("DiskPressure"),
+    literal!("DisruptionTarget"),
+    literal!("Exists"),
+    literal!("Failed"),
+    literal!("False"),
+    literal!("File"),
+    literal!("Guaranteed"),
+    literal!("IfNotPresent"),
+    literal!("Initialized"),
+    literal!("Job"),
+    literal!("KubeletHasNoDiskPressure"),
+    literal!("KubeletHasSufficientMemory"),
+    literal!("KubeletHasSufficientPID"),
+    literal!("KubeletNotReady"),
+    literal!("KubeletReady"),
+    literal!("MemoryPressure"),
+    literal!("MinimumReplicasAvailable"),
+    literal!("NewReplicaSetAvailable"),
+    literal!("NoExecute"),
+    literal!("NoSchedule"),
+    literal!("Node"),
+    literal!("NodeStatusUnknown"),
+    literal!("Normal"),
+    literal!("PIDPressure"),
+    literal!("Pending"),
+    literal!("Pod"),
+    literal!("PodCompleted"),
+    literal!("PodReadyToStartContainers"),
+    literal!("PodScheduled"),
+    literal!("Progressing"),
+    literal!("Ready"),
+    literal!("ReplicaFailure"),
+    literal!("ReplicaSet"),
+    literal!("ReplicaSetUpdated"),
+    literal!("Running"),
+    literal!("StatefulSet"),
+    literal!("Succeeded"),
+    literal!("TCP"),
+    literal!("True"),
+    literal!("Unknown"),
+    literal!("Unschedulable"),
+    literal!("Warning"),
+    literal!("apps/v1"),
+    literal!("batch/v1"),
+    literal!("default"),
+    literal!("default-scheduler"),
+    literal!("kube-node-lease"),
+    literal!("kube-public"),
+    literal!("kube-system"),
+    literal!("node.kubernetes.io/not-ready"),
+    literal!("node.kubernetes.io/unreachable"),
+    literal!("v1"),
+];
+
+/// An immutable string: a well-known word or a shared one (see the module docs).
+#[derive(Clone)]
+pub struct Str(ArcStr);
+
+impl Str {
+    /// The empty string (allocates nothing).
+    pub const EMPTY: Str = Str(ArcStr::new());
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// `text`, as `prior` when that holds the same text: a status written again shares the
+    /// strings of the one it replaces instead of allocating its own copies.
+    pub fn reuse(prior: Option<&Str>, text: &str) -> Str {
+        match prior {
+            Some(p) if p.as_str() == text => p.clone(),
+            _ => Str::from(text),
+        }
+    }
+
+    /// `n` in decimal (a resourceVersion), formatted without an intermediate `String`.
+    pub fn decimal(n: u64) -> Str {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = n;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        let text = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+        Str(ArcStr::from(text))
+    }
+
+    /// `s` as the well-known word, or a new shared text.
+    fn new(s: &str) -> Str {
+        // Only short strings can be one; names and uids skip the search.
+        let known = if s.len() > 32 {
+            None
+        } else {
+            WELL_KNOWN
+                .binary_search_by(|w| cmp_bytes(w.as_bytes(), s.as_bytes()))
+                .ok()
+        };
+        Str(known.map_or_else(|| ArcStr::from(s), |i| WELL_KNOWN[i].clone()))
+    }
+}
+
+impl Default for Str {
+    fn default() -> Str {
+        Str::EMPTY
+    }
+}
+
+impl std::ops::Deref for Str {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Str {
+    fn from(s: &str) -> Str {
+        Str::new(s)
+    }
+}
+
+impl From<String> for Str {
+    fn from(s: String) -> Str {
+        Str::new(&s)
+    }
+}
+
+impl From<&String> for Str {
+    fn from(s: &String) -> Str {
+        Str::from(s.as_str())
+    }
+}
+
+impl From<&Str> for Str {
+    fn from(s: &Str) -> Str {
+        s.clone()
+    }
+}
+
+impl From<Str> for String {
+    fn from(s: Str) -> String {
+        s.as_str().to_owned()
+    }
+}
+
+impl PartialEq for Str {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Str {}
+
+impl PartialEq<str> for Str {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Str {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Str {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<Str> for str {
+    fn eq(&self, other: &Str) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Str> for &str {
+    fn eq(&self, other: &Str) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<Str> for String {
+    fn eq(&self, other: &Str) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Ord for Str {
+    fn cmp(&self, other: &Str) -> std::cmp::Ordering {
+        cmp_bytes(self.as_bytes(), other.as_bytes())
+    }
+}
+
+impl PartialOrd for Str {
+    fn partial_cmp(&self, other: &Str) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::hash::Hash for Str {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl fmt::Display for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Debug for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for Str {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Str {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Str, D::Error> {
+        struct StrVisitor;
+        impl Visitor<'_> for StrVisitor {
+            type Value = Str;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Str, E> {
+                Ok(Str::from(v))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Str, E> {
+                Ok(Str::from(v))
+            }
+        }
+        d.deserialize_str(StrVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_well_known_words_are_in_byte_order_so_the_search_finds_each() {
+        for pair in WELL_KNOWN.windows(2) {
+            assert!(pair[0].as_bytes() < pair[1].as_bytes(), "{pair:?}");
+        }
+        for w in WELL_KNOWN {
+            assert!(ArcStr::is_static(&Str::from(w.as_str()).0), "{w}");
+        }
+    }
+
+    #[test]
+    fn a_well_known_word_allocates_nothing_and_any_other_text_is_shared_by_its_copies() {
+        assert!(ArcStr::is_static(&Str::from(String::from("True")).0));
+        let name = Str::from("web-8b4ddd895-22vg4");
+        let copy = name.clone();
+        assert!(!ArcStr::is_static(&name.0));
+        assert!(ArcStr::ptr_eq(&name.0, &copy.0));
+    }
+
+    #[test]
+    fn a_str_and_an_absent_one_take_one_pointer() {
+        assert_eq!(std::mem::size_of::<Str>(), std::mem::size_of::<usize>());
+        assert_eq!(
+            std::mem::size_of::<Option<Str>>(),
+            std::mem::size_of::<usize>()
+        );
+    }
+
+    #[test]
+    fn a_str_compares_orders_prints_and_serialises_as_its_text() {
+        let a = Str::from("Ready");
+        let b = Str::from("ready-b");
+        assert_eq!(a, "Ready");
+        assert_eq!("Ready", a);
+        assert_eq!(a, String::from("Ready"));
+        assert_eq!(a.cmp(&b), "Ready".cmp("ready-b"));
+        assert_eq!(format!("{a} {a:?}"), "Ready \"Ready\"");
+        for n in [0, 7, 10, 10_599, u64::MAX] {
+            assert_eq!(Str::decimal(n), n.to_string());
+        }
+        assert_eq!(serde_json::to_string(&b).unwrap(), "\"ready-b\"");
+        let back: Str = serde_json::from_str("\"ready-b\"").unwrap();
+        assert_eq!(back, b);
+        let mut set = std::collections::BTreeSet::new();
+        set.insert(b.clone());
+        assert!(set.contains("ready-b"));
+    }
+}
