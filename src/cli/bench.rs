@@ -303,6 +303,19 @@ fn schedule(nodes: usize, pods: usize) -> Result<Sample, String> {
 /// feeds the loop cards, the sequence diagram, the charts and time travel's snapshots as it
 /// goes). Against [`schedule`] it is the model's share; against the page's figure, wasm's.
 fn schedule_as_page(nodes: usize, pods: usize) -> Result<Sample, String> {
+    let mut pg = pods_applied_as_page(nodes, pods)?;
+    let watch = Stopwatch::start();
+    let advance = |pg: &mut Playground| {
+        pg.advance_by(100);
+        pg.now()
+    };
+    until_bound(&mut pg, pods, advance, |pg| &pg.session)?;
+    Ok(watch.stop(pg.now()))
+}
+
+/// `nodes` nodes, a simulated second on, then `pods` bare pods applied as the page's bench
+/// applies them (YAML, 500 to a file), not yet advanced.
+fn pods_applied_as_page(nodes: usize, pods: usize) -> Result<Playground, String> {
     let mut pg = Playground::new(1);
     pg.load_scenario(&nodes_only(nodes), Some(1))
         .map_err(|d| format!("{d:?}"))?;
@@ -316,13 +329,7 @@ fn schedule_as_page(nodes: usize, pods: usize) -> Result<Sample, String> {
             return Err(format!("the pods do not apply: {:?}", report.diagnostics));
         }
     }
-    let watch = Stopwatch::start();
-    let advance = |pg: &mut Playground| {
-        pg.advance_by(100);
-        pg.now()
-    };
-    until_bound(&mut pg, pods, advance, |pg| &pg.session)?;
-    Ok(watch.stop(pg.now()))
+    Ok(pg)
 }
 
 /// A named case: what it measures, how to run it once, how many pods it places.
@@ -429,6 +436,43 @@ fn converge_playground(
     }
     drop(pg.events());
     Ok((pg, peak.max(heap_above(base))))
+}
+
+/// [`schedule_as_page`]'s run with the heap counted: the playground once every pod is bound, the
+/// heap once the pods were applied, and its peak while they were scheduled.
+fn schedule_playground(
+    nodes: usize,
+    pods: usize,
+    base: usize,
+) -> Result<(Playground, usize, usize), String> {
+    let mut pg = pods_applied_as_page(nodes, pods)?;
+    let applied = heap_above(base);
+    let mut peak = applied;
+    while bound_pods(&pg.session) < pods {
+        if pg.now() > 30 * MINUTE {
+            return Err(format!(
+                "only {} of {pods} pods bound",
+                bound_pods(&pg.session)
+            ));
+        }
+        pg.advance_by(100);
+        drop(pg.cluster_view());
+        peak = peak.max(heap_above(base));
+    }
+    Ok((pg, applied, peak.max(heap_above(base))))
+}
+
+/// One line per part of a [`breakdown`], with its share.
+fn write_parts(out: &mut dyn Write, parts: &[(String, usize, String)]) {
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    for (what, bytes, count) in parts {
+        let _ = writeln!(
+            out,
+            "    {what:<44} {:>8.1} MiB {:>5.1}%  {count}",
+            mib(*bytes),
+            100.0 * *bytes as f64 / total.max(1) as f64
+        );
+    }
 }
 
 /// What the converged world holds, counted.
@@ -569,15 +613,42 @@ fn memory_main(quick: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         out,
         "  breakdown when converged (freed one part at a time, in this order):"
     );
-    let total: usize = parts.iter().map(|p| p.1).sum();
-    for (what, bytes, count) in &parts {
-        let _ = writeln!(
-            out,
-            "    {what:<44} {:>8.1} MiB {:>5.1}%  {count}",
-            mib(*bytes),
-            100.0 * *bytes as f64 / total.max(1) as f64
-        );
-    }
+    write_parts(out, &parts);
+
+    // The page's other case, whose wasm memory peaks higher: bare pods applied at once, then
+    // scheduled (`scripts/browser-bench.js`).
+    let _ = writeln!(
+        err,
+        "running (memory): schedule {replicas} pods / {nodes} nodes as the page, breakdown"
+    );
+    let base = heap_bytes().unwrap_or(0);
+    let (pg, applied, peak) = match schedule_playground(nodes, replicas, base) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "  failed: {e}");
+            return 1;
+        }
+    };
+    let scheduled = heap_above(base);
+    let held = holdings(&pg);
+    let parts = breakdown(pg, base);
+    let _ = writeln!(
+        out,
+        "\nheap (native), schedule {replicas} pods / {nodes} nodes as the page (applied 500 to a manifest)"
+    );
+    let _ = writeln!(out, "  applied, none scheduled  {:>8.1} MiB", mib(applied));
+    let _ = writeln!(out, "  peak while scheduling    {:>8.1} MiB", mib(peak));
+    let _ = writeln!(
+        out,
+        "  all bound                {:>8.1} MiB",
+        mib(scheduled)
+    );
+    let _ = writeln!(out, "  holding {held}");
+    let _ = writeln!(
+        out,
+        "  breakdown when all are bound (freed one part at a time, in this order):"
+    );
+    write_parts(out, &parts);
 
     // Flat over a long run: the same cluster again, then idle with a rollout every ten minutes.
     let _ = writeln!(

@@ -1077,11 +1077,11 @@ impl ClusterCache {
                 .collect_map();
             for (name, m) in sim.machines() {
                 if before.get(name.as_str()) != Some(&m.up) {
-                    dirty.insert(name.clone());
+                    dirty.insert(name.to_string());
                 }
             }
             for (name, _) in &self.machines {
-                if !sim.machines().contains_key(name) {
+                if !sim.machines().contains_key(name.as_str()) {
                     dirty.insert(name.clone());
                 }
             }
@@ -1104,7 +1104,7 @@ impl ClusterCache {
                 tray = true;
                 continue;
             };
-            let up = sim.machines().get(name).map(|m| m.up);
+            let up = sim.machines().get(name.as_str()).map(|m| m.up);
             let pods = self
                 .by_node
                 .get(name.as_str())
@@ -1220,7 +1220,7 @@ impl ClusterCache {
 fn machine_list(sim: &Sim) -> Vec<(String, bool)> {
     sim.machines()
         .iter()
-        .map(|(n, m)| (n.clone(), m.up))
+        .map(|(n, m)| (n.to_string(), m.up))
         .collect()
 }
 

@@ -874,7 +874,7 @@ fn a_partitioned_node_is_reconciled_on_both_sides_when_it_heals() {
         .all(|p| p.metadata.deletion_timestamp.is_some()));
     assert_eq!(ready_pods(&s).len(), 3);
     // The node's side: its containers kept running, unaware.
-    let machine = &s.sim.machines()[&cut];
+    let machine = &s.sim.machines()[cut.as_str()];
     assert!(machine.up);
     assert!(victims.iter().all(|p| machine
         .runtime
@@ -887,7 +887,7 @@ fn a_partitioned_node_is_reconciled_on_both_sides_when_it_heals() {
         pods_on(&s, &cut).is_empty(),
         "the kubelet learns of the deletions and finishes them"
     );
-    let machine = &s.sim.machines()[&cut];
+    let machine = &s.sim.machines()[cut.as_str()];
     assert!(victims.iter().all(|p| !machine
         .runtime
         .container(&p.metadata.uid, "app")

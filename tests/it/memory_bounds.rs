@@ -102,7 +102,7 @@ fn past_the_event_cap_the_oldest_events_expire_and_the_recorder_forgets_them() {
         .next()
         .expect("the playground has nodes")
         .clone();
-    let from = ComponentId::Kubelet(node.meta().name.to_string());
+    let from = ComponentId::Kubelet(node.meta().name.clone());
     // Distinct reasons: distinct messages with one reason would be aggregated after ten.
     for i in 0..MAX_EVENTS + 2 * EVENT_EXPIRY_BATCH {
         s.advance_to(s.sim.now() + 1, usize::MAX);

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use self::types::{Kind, Object, ObjectKey, SharedKey};
+use self::types::{Kind, Object, ObjectKey, SharedKey, Str};
 
 /// `kubectl delete --cascade=…`: what happens to an object's dependents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -301,7 +301,7 @@ pub struct WatchEvent {
     pub key: SharedKey,
     /// The object as the trace names it (`Kind/namespace/name`), built once per change and
     /// shared by the trace entry of every delivery of it.
-    pub name: Arc<str>,
+    pub name: Str,
 }
 
 impl WatchEvent {

@@ -104,6 +104,11 @@ impl Str {
         self.0.as_str()
     }
 
+    /// Whether `a` and `b` are the same allocation (or the same well-known word).
+    pub fn ptr_eq(a: &Str, b: &Str) -> bool {
+        ArcStr::ptr_eq(&a.0, &b.0)
+    }
+
     /// `text`, as `prior` when that holds the same text: a status written again shares the
     /// strings of the one it replaces instead of allocating its own copies.
     pub fn reuse(prior: Option<&Str>, text: &str) -> Str {
@@ -318,7 +323,7 @@ mod tests {
         let name = Str::from("web-8b4ddd895-22vg4");
         let copy = name.clone();
         assert!(!ArcStr::is_static(&name.0));
-        assert!(ArcStr::ptr_eq(&name.0, &copy.0));
+        assert!(Str::ptr_eq(&name, &copy));
     }
 
     #[test]

@@ -155,7 +155,7 @@ pub fn check_controller(
             .collect());
     }
     let doc = pick(file, &decoded, controller)?.clone();
-    let id = ComponentId::Script(doc.name.clone());
+    let id = ComponentId::Script(crate::sim::api::types::Str::from(doc.name.as_str()));
     let component = id.name();
     let session = Session::load(file, text, None)?;
     let seed = session.sim.config().seed;

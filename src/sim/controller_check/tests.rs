@@ -12,7 +12,7 @@ const WEBSITE: &str = include_str!("../../../tests/fixtures/controllers/website.
 fn runs_of_the_example() -> Vec<(Schedule, Session)> {
     let decoded = decode::decode_manifests("website.yaml", WEBSITE);
     let doc = pick("website.yaml", &decoded, None).expect("one controller");
-    let id = ComponentId::Script(doc.name.clone());
+    let id = ComponentId::Script(crate::sim::api::types::Str::from(doc.name.as_str()));
     let kinds = Kinds {
         primary: doc.primary.resolve().expect("served once loaded"),
         owned: doc.owns.iter().filter_map(|t| t.resolve()).collect(),

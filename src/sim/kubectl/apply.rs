@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use crate::sim::api::patch::merge as merge_patch;
-use crate::sim::api::types::{Kind, Object, ObjectKey, LAST_APPLIED};
+use crate::sim::api::types::{Kind, Object, ObjectKey, Str, LAST_APPLIED};
 use crate::sim::api::{ApiError, ApiRequest, DeleteOptions, StatusReason};
 use crate::sim::input::decode;
 use crate::sim::input::diagnostic::{Diagnostic, Severity};
@@ -290,7 +290,7 @@ pub fn delete_text(sim: &mut Sim, file: &str, text: &str) -> ApplyReport {
     }
     // A deleted Controller document stops its process, as deleting its Deployment would.
     for c in &decoded.controllers {
-        let id = crate::sim::machinery::controller::ComponentId::Script(c.name.clone());
+        let id = crate::sim::machinery::controller::ComponentId::Script(Str::from(c.name.as_str()));
         if sim.is_running(&id) && sim.retire_component(&id) {
             report
                 .lines

@@ -21,7 +21,7 @@ use serde_json::json;
 use super::args::{flag, Args, Flag, FlagKind};
 use super::util::{aggregate, error, fail, merge_patch};
 use super::CommandOutput;
-use crate::sim::api::types::{Kind, LabelSelector, Millis, Object, ObjectKey, Pod};
+use crate::sim::api::types::{Kind, LabelSelector, Millis, Object, ObjectKey, Pod, Str};
 use crate::sim::api::{ApiRequest, ApiResult, DeleteOptions, WatchEvent};
 use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{ComponentId, Controller, Ctx, Outcome, ReconcileRecord};
@@ -470,7 +470,7 @@ pub fn drain(sim: &mut Sim, args: &Args, line: &str) -> CommandOutput {
             continue;
         }
         let mut log = CommandLog {
-            id: ComponentId::Drain(n.clone()),
+            id: ComponentId::Drain(Str::from(n.as_str())),
             command: format!(
                 "kubectl {}",
                 line.trim().trim_start_matches("kubectl ").trim()
@@ -635,7 +635,7 @@ impl Controller for DrainController {
     }
 
     fn id(&self) -> ComponentId {
-        ComponentId::Drain(self.node.clone())
+        ComponentId::Drain(Str::from(self.node.as_str()))
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {

@@ -48,16 +48,16 @@ pub enum ComponentId {
     /// kro's ResourceGraphDefinition controller (an add-on a scenario installs).
     Kro,
     /// kro's instance controller for one ResourceGraphDefinition (started by [`ComponentId::Kro`]).
-    KroInstance(String),
+    KroInstance(Str),
     /// The example PostgresCluster operator (an add-on a scenario installs; `controllers::postgres`).
     PostgresOperator,
     /// A learner-written controller: a `kubeloop.dev/v1alpha1` `Controller` document's
     /// JavaScript (`controllers::script`), by the document's name.
-    Script(String),
+    Script(Str),
     /// The kubelet of one node.
-    Kubelet(String),
+    Kubelet(Str),
     /// A running `kubectl drain NODE`: a client that evicts over simulated time (added at runtime).
-    Drain(String),
+    Drain(Str),
 }
 
 impl ComponentId {
@@ -148,18 +148,18 @@ impl ComponentId {
             "default-scheduler" | "scheduler" => ComponentId::Scheduler,
             "kro" => ComponentId::Kro,
             "postgres-operator" => ComponentId::PostgresOperator,
-            _ if s.starts_with("kro/") => ComponentId::KroInstance(s["kro/".len()..].to_string()),
+            _ if s.starts_with("kro/") => ComponentId::KroInstance(Str::from(&s["kro/".len()..])),
             _ if s.starts_with("controller/") => {
-                ComponentId::Script(s["controller/".len()..].to_string())
+                ComponentId::Script(Str::from(&s["controller/".len()..]))
             }
             _ if s.starts_with("kubectl-drain/") => {
-                ComponentId::Drain(s.trim_start_matches("kubectl-drain/").to_string())
+                ComponentId::Drain(Str::from(s.trim_start_matches("kubectl-drain/")))
             }
             _ => {
                 let node = s
                     .strip_prefix("kubelet/")
                     .or_else(|| s.strip_prefix("kubelet-"))?;
-                ComponentId::Kubelet(node.to_string())
+                ComponentId::Kubelet(Str::from(node))
             }
         })
     }

@@ -98,11 +98,11 @@ pub enum TraceKind {
     /// A watch event was delivered to (or lost on the way to) a component's informer.
     #[serde(rename = "watch")]
     Watch {
-        component: Arc<str>,
+        component: Str,
         #[serde(rename = "eventType")]
         event_type: WatchType,
         /// Shared with the watch event (and every other delivery of it).
-        object: Arc<str>,
+        object: Str,
         #[serde(rename = "resourceVersion")]
         resource_version: u64,
         delivery: Delivery,
@@ -110,7 +110,7 @@ pub enum TraceKind {
     /// An informer (re)listed: at start, after a restart, or after 410 Gone.
     #[serde(rename = "list")]
     List {
-        component: Arc<str>,
+        component: Str,
         reason: String,
         objects: usize,
     },
@@ -145,7 +145,7 @@ pub enum TraceKind {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ApiTrace {
     /// Shared with the component that sent it (every request and delivery names one).
-    pub actor: Arc<str>,
+    pub actor: Str,
     /// One of [`ApiRequest::verb`](crate::sim::api::ApiRequest::verb)'s words: no allocation per
     /// request.
     pub verb: &'static str,
@@ -160,7 +160,7 @@ pub struct ApiTrace {
 /// What [`TraceKind::Reconcile`] records.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReconcileTrace {
-    pub component: Arc<str>,
+    pub component: Str,
     pub key: String,
     /// `watch`, `relist`, `resync`, `timer`, `requeue` or `retry`.
     pub trigger: &'static str,

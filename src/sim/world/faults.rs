@@ -129,7 +129,7 @@ fn precondition_rv(req: &ApiRequest) -> Option<String> {
 impl Sim {
     /// Schedules a fault at simulated time `at`.
     pub fn schedule_fault(&mut self, at: Millis, fault: Fault) {
-        self.schedule(at, Due::Fault(fault));
+        self.schedule(at, Due::Fault(Box::new(fault)));
     }
 
     /// Injects a fault now. Returns a message for the learner (what happened, or why not).
@@ -480,7 +480,7 @@ impl Sim {
             }
             ApiRequest::Bind { node, .. } => {
                 if let Some(code) = self.doomed_pods.remove(&uid) {
-                    if let Some(m) = self.machines.get_mut(node) {
+                    if let Some(m) = self.machines.get_mut(node.as_str()) {
                         m.runtime.doomed.insert(uid.clone(), code);
                     }
                 }
@@ -517,7 +517,7 @@ impl Sim {
         m.kubelet_starts_at = None;
         m.runtime.power_off();
         self.machines_generation += 1;
-        self.stop_component(&ComponentId::Kubelet(node.to_string()));
+        self.stop_component(&ComponentId::Kubelet(Str::from(node)));
         Ok(format!(
             "node {node} is down: its kubelet and containers are gone"
         ))
@@ -554,7 +554,7 @@ impl Sim {
 
     /// PartitionNode: the kubelet is cut off from the API server.
     fn partition(&mut self, node: &str) -> Result<String, String> {
-        let id = ComponentId::Kubelet(node.to_string());
+        let id = ComponentId::Kubelet(Str::from(node));
         let c = self
             .components
             .get_mut(&id)
@@ -571,7 +571,7 @@ impl Sim {
 
     /// HealNode: the partition ends and the kubelet's watch resumes.
     fn repair(&mut self, node: &str) -> Result<String, String> {
-        let id = ComponentId::Kubelet(node.to_string());
+        let id = ComponentId::Kubelet(Str::from(node));
         let c = self
             .components
             .get_mut(&id)
@@ -966,7 +966,7 @@ impl Sim {
     fn finish_boot(&mut self, fault: u64, node: String, boot: u32) {
         let Some(m) = self
             .machines
-            .get_mut(&node)
+            .get_mut(node.as_str())
             .filter(|m| m.up && m.runtime.reboots == boot)
         else {
             return;
@@ -984,7 +984,7 @@ impl Sim {
                 ),
             },
         );
-        let id = ComponentId::Kubelet(node);
+        let id = ComponentId::Kubelet(Str::from(node));
         if let Some(c) = self.components.get_mut(&id) {
             c.partitioned = false;
         }
@@ -996,7 +996,7 @@ impl Sim {
     /// A container fault changed `node`'s runtime: its running kubelet looks at the pod at its
     /// next PLEG relist.
     fn wake_kubelet(&mut self, node: String, key: ObjectKey, cause: u64) {
-        let id = ComponentId::Kubelet(node);
+        let id = ComponentId::Kubelet(Str::from(node));
         if let Some(gen) = self
             .components
             .get(&id)

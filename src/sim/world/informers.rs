@@ -294,14 +294,14 @@ impl Sim {
             if !batches.is_empty() {
                 self.schedule(
                     now + api_latency,
-                    Due::Api(ApiCall {
+                    Due::Api(Box::new(ApiCall {
                         from: id.clone(),
                         gen,
                         key,
                         batches,
                         cause: crash,
                         sent: Sent::default(),
-                    }),
+                    })),
                 );
             }
             return;
@@ -329,14 +329,14 @@ impl Sim {
         if n_requests > 0 {
             self.schedule(
                 now + api_latency,
-                Due::Api(ApiCall {
+                Due::Api(Box::new(ApiCall {
                     from: id.clone(),
                     gen,
                     key,
                     batches: outcome.batches,
                     cause: seq,
                     sent: Sent::default(),
-                }),
+                })),
             );
         } else if !backs_off {
             if let Some(c) = self.components.get_mut(id) {
@@ -364,6 +364,7 @@ impl Sim {
         trigger: &'static str,
         cause: Option<u64>,
     ) {
+        debug_assert!(matches!(trigger, "requeue" | "retry"), "{trigger}");
         let Some(c) = self.components.get_mut(id) else {
             return;
         };
@@ -379,7 +380,7 @@ impl Sim {
                 to: id.clone(),
                 gen,
                 key,
-                trigger,
+                retry: trigger == "retry",
                 cause,
             },
         );

@@ -20,7 +20,7 @@ pub const MACHINE_BOOT_MS: Millis = 30_000;
 
 impl Sim {
     /// The machines (for the cluster view: which nodes are up).
-    pub fn machines(&self) -> &SlotMap<String, Machine> {
+    pub fn machines(&self) -> &SlotMap<Str, Machine> {
         &self.machines
     }
 
@@ -38,7 +38,7 @@ impl Sim {
         match ev.type_ {
             WatchEventType::Added if !self.machines.contains_key(name.as_str()) => {
                 self.machines.insert(
-                    name.to_string(),
+                    name.clone(),
                     Machine {
                         up: true,
                         runtime: NodeRuntime::booted(&self.broken_images),
@@ -46,7 +46,7 @@ impl Sim {
                     },
                 );
                 self.machines_generation += 1;
-                let id = ComponentId::Kubelet(name.to_string());
+                let id = ComponentId::Kubelet(name.clone());
                 let kubelet = controllers::kubelet_for(&name);
                 self.components
                     .insert(id.clone(), Component::new(kubelet, self.config.seed));
@@ -58,7 +58,7 @@ impl Sim {
                 if self.machines.remove(name.as_str()).is_some() {
                     self.machines_generation += 1;
                 }
-                let id = ComponentId::Kubelet(name.to_string());
+                let id = ComponentId::Kubelet(name.clone());
                 if let Some(c) = self.components.remove(&id) {
                     if let Some(node) = routing_of(&id, c.ctrl.as_ref()) {
                         for key in &c.selected {

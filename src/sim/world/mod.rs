@@ -71,7 +71,7 @@ struct Component {
     ctrl: Box<dyn Controller>,
     /// Its [`ComponentId::name`], kept: every delivery, pass and request it makes names it in the
     /// trace, which shares this one allocation.
-    name: Arc<str>,
+    name: Str,
     cache: Cache,
     queue: WorkQueue,
     rng: Rng,
@@ -103,7 +103,7 @@ struct Component {
 
 impl Component {
     fn new(ctrl: Box<dyn Controller>, seed: u64) -> Component {
-        let name: Arc<str> = ctrl.id().name().into();
+        let name: Str = ctrl.id().name().into();
         let rng = Rng::stream(seed, &name);
         Component {
             cache: Cache::with_indexers(ctrl.indexers()),
@@ -171,8 +171,9 @@ enum Due {
         to: ComponentId,
         gen: u64,
         key: ObjectKey,
-        /// `requeue` (asked for by a pass) or `retry` (back-off after a failure).
-        trigger: &'static str,
+        /// `retry` (back-off after a failure) rather than `requeue` (asked for by a pass): a
+        /// flag, not the word, so that a queued event stays as small as a delivery.
+        retry: bool,
         /// The pass that asked, or the failed request.
         cause: Option<u64>,
     },
@@ -184,9 +185,11 @@ enum Due {
         to: ComponentId,
         gen: u64,
     },
-    /// A pass's requests, sent [`API_REQUESTS_PER_STEP`] at a time.
-    Api(ApiCall),
-    Fault(Fault),
+    /// A pass's requests, sent [`API_REQUESTS_PER_STEP`] at a time. Boxed, as the fault is: a
+    /// slot takes the room of the largest variant, and deliveries, a hundred times as many,
+    /// fill the queue at its peak.
+    Api(Box<ApiCall>),
+    Fault(Box<Fault>),
     /// A fault's duration is over.
     Heal {
         fault: u64,
@@ -310,7 +313,7 @@ pub struct Sim {
     api: ApiServer,
     components: SlotMap<ComponentId, Component>,
     /// Container runtimes, one per machine; a node that is down has none running.
-    machines: SlotMap<String, Machine>,
+    machines: SlotMap<Str, Machine>,
     /// Bumped whenever a machine is added, removed, powered off or powered on.
     machines_generation: u64,
     /// Images the simulated registry refuses to serve.
@@ -578,7 +581,7 @@ impl Sim {
         spec: crate::sim::controllers::script::ScriptSpec,
     ) -> &'static str {
         use crate::sim::controllers::script::ScriptController;
-        let id = ComponentId::Script(spec.doc.name.clone());
+        let id = ComponentId::Script(Str::from(spec.doc.name.as_str()));
         let same = self
             .components
             .get(&id)
@@ -680,9 +683,10 @@ impl Sim {
                 to,
                 gen,
                 key,
-                trigger,
+                retry,
                 cause,
             } => {
+                let trigger = if retry { "retry" } else { "requeue" };
                 if let Some(c) = self.components.get_mut(&to) {
                     if c.generation == gen && c.requeues.get(&key) == Some(&at) {
                         c.requeues.remove(&key);
@@ -701,7 +705,7 @@ impl Sim {
                 }
             }
             Due::Fault(f) => {
-                let _ = self.inject(f);
+                let _ = self.inject(*f);
             }
             Due::Heal { fault, heal } => self.heal(fault, heal),
             Due::Housekeeping => self.housekeeping(),
@@ -934,7 +938,7 @@ mod tests {
     fn every_delivery_of_a_write_shares_one_object_name_in_the_trace() {
         let (s, key) = pod_on_node_1();
         let name = key.to_string();
-        let names: Vec<&Arc<str>> = s
+        let names: Vec<&Str> = s
             .sim
             .trace()
             .entries()
@@ -949,7 +953,7 @@ mod tests {
             .collect();
         // Every controller that watches pods (twelve), the scheduler and node-1's kubelet heard of it.
         assert_eq!(names.len(), 14);
-        assert!(names.iter().all(|n| Arc::ptr_eq(n, names[0])));
+        assert!(names.iter().all(|n| Str::ptr_eq(n, names[0])));
     }
 
     #[test]
@@ -977,5 +981,17 @@ mod tests {
             })
             .expect("healed");
         assert_eq!(pods(&s.sim).by_node, ["node-1", "node-2", "node-3"]);
+    }
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod due_size {
+    /// The queue's slab keeps the room of its peak (ten deliveries and more for each of 10,000
+    /// pods created at once), each slot the size of the largest variant: the rare large ones are
+    /// boxed.
+    #[test]
+    fn a_queued_event_takes_the_room_of_a_delivery_not_of_a_request_batch_or_a_fault() {
+        assert!(std::mem::size_of::<super::Due>() <= 80);
+        assert_eq!(std::mem::size_of::<super::ComponentId>(), 16);
     }
 }

@@ -152,7 +152,7 @@ impl Sim {
     /// [`Sim::send`] for any actor, including ones that are not components (a ConflictingWriter).
     pub(super) fn send_as(
         &mut self,
-        actor: Arc<str>,
+        actor: Str,
         partitioned: bool,
         req: &ApiRequest,
         cause: Option<u64>,
@@ -269,7 +269,7 @@ impl Sim {
             return;
         }
         let (source, host) = match from {
-            ComponentId::Kubelet(node) => ("kubelet".to_string(), node.clone()),
+            ComponentId::Kubelet(node) => ("kubelet".to_string(), node.to_string()),
             other => (other.name(), String::new()),
         };
         let recorded = self

@@ -11,14 +11,14 @@ pub(super) struct Watchers {
     pub(super) general: Vec<ComponentId>,
     /// Kubelets routed by node name ([`Controller::node_selector`]), sorted by node name (which
     /// is their id order).
-    pub(super) by_node: Vec<String>,
+    pub(super) by_node: Vec<Str>,
 }
 
 /// Whether `id` sorts before `ComponentId::Kubelet(node)`.
 pub(super) fn before_kubelet(id: &ComponentId, node: &str) -> bool {
     match id {
         ComponentId::Kubelet(n) => n.as_str() < node,
-        other => *other < ComponentId::Kubelet(String::new()),
+        other => *other < ComponentId::Kubelet(Str::EMPTY),
     }
 }
 
@@ -74,7 +74,7 @@ impl Sim {
                 w.general.remove(i);
             }
             if let ComponentId::Kubelet(n) = id {
-                if let Ok(i) = w.by_node.binary_search(n) {
+                if let Ok(i) = w.by_node.binary_search_by(|m| m.as_str().cmp(n.as_str())) {
                     w.by_node.remove(i);
                 }
             }
@@ -100,8 +100,8 @@ impl Sim {
             // Secrets its pods mount like any watcher.
             match routed.as_ref().filter(|_| kind.custom().is_none()) {
                 Some(n) => {
-                    if let Err(i) = w.by_node.binary_search(n) {
-                        w.by_node.insert(i, n.clone());
+                    if let Err(i) = w.by_node.binary_search_by(|m| m.as_str().cmp(n.as_str())) {
+                        w.by_node.insert(i, Str::from(n.as_str()));
                     }
                 }
                 None => {
@@ -144,7 +144,7 @@ impl Sim {
         for (i, g) in w.general.iter().enumerate() {
             let kubelets_before = match g {
                 ComponentId::Kubelet(n) => w.by_node.partition_point(|m| m < n),
-                other if *other < ComponentId::Kubelet(String::new()) => 0,
+                other if *other < ComponentId::Kubelet(Str::EMPTY) => 0,
                 _ => w.by_node.len(),
             };
             heard.push((i + kubelets_before, g.clone(), false));
@@ -164,7 +164,7 @@ impl Sim {
                     let general_before = w.general.partition_point(|g| before_kubelet(g, n));
                     heard.push((
                         general_before + p,
-                        ComponentId::Kubelet(n.to_string()),
+                        ComponentId::Kubelet(w.by_node[p].clone()),
                         true,
                     ));
                 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value as Json};
 
 use crate::sim::api::conditions::{self, condition};
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Str};
 use crate::sim::api::{ApiRequest, DeleteOptions, WatchEvent};
 use crate::sim::cel::{self, Activation, Value};
 use crate::sim::kro::graph::{self, Graph, Node};
@@ -355,7 +355,7 @@ impl Controller for InstanceController {
     }
 
     fn id(&self) -> ComponentId {
-        ComponentId::KroInstance(self.rgd.clone())
+        ComponentId::KroInstance(Str::from(self.rgd.as_str()))
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {

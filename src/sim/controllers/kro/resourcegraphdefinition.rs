@@ -303,9 +303,9 @@ impl ResourceGraphDefinitionController {
         self.registered.retain(|r| r.0 != name);
         if self.registered.len() != before {
             out.controllers
-                .push(ControllerChange::Stop(ComponentId::KroInstance(
-                    name.to_string(),
-                )));
+                .push(ControllerChange::Stop(ComponentId::KroInstance(Str::from(
+                    name,
+                ))));
         }
     }
 

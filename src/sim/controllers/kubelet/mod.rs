@@ -175,7 +175,7 @@ struct Pass<'a> {
 /// The kubelet of one node.
 #[derive(Clone, Debug)]
 pub struct Kubelet {
-    node: String,
+    node: Str,
     /// Pods whose last status write or final delete failed: retried on every heartbeat tick, as
     /// the status manager's periodic sync does.
     unsynced: BTreeSet<ObjectKey>,
@@ -221,7 +221,7 @@ impl Kubelet {
     /// The kubelet of `node`, as a freshly started process.
     pub fn new(node: &str) -> Self {
         Kubelet {
-            node: node.to_string(),
+            node: Str::from(node),
             unsynced: BTreeSet::new(),
             admitted: BTreeSet::new(),
             crash_backoff: Backoff::default(),

@@ -266,7 +266,7 @@ impl Kubelet {
                 ..Default::default()
             },
             spec: LeaseSpec {
-                holder_identity: Some(self.node.clone()),
+                holder_identity: Some(self.node.to_string()),
                 lease_duration_seconds: Some(LEASE_DURATION_SECONDS),
                 renew_time: Some(ts(now)),
             },

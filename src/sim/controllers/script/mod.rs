@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
+use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Str};
 use crate::sim::api::{ApiRequest, ApiResult, WatchEvent};
 use crate::sim::input::controller_doc::ControllerDoc;
 pub use crate::sim::input::controller_doc::TypeName;
@@ -132,7 +132,7 @@ impl Controller for ScriptController {
     }
 
     fn id(&self) -> ComponentId {
-        ComponentId::Script(self.spec.doc.name.clone())
+        ComponentId::Script(Str::from(self.spec.doc.name.as_str()))
     }
 
     fn watched_kinds(&self) -> &'static [Kind] {
