@@ -234,7 +234,14 @@ test('a refused manifest is underlined at its line and column, with the message 
   await editor.fill(BAD + '# more\n'.repeat(60));
   await editor.press('Control+Enter');
   await expect(page.getByTestId('diag-mark')).toHaveAttribute('data-line', '6');
-  await editor.evaluate((el) => { el.scrollTop = 0; });
+  // Back to the top, and the editor's handling of that scroll (its event comes a frame later)
+  // done before the mark is measured: otherwise the hover can land where the mark was drawn
+  // before the scroll, or the late scroll event hides the tooltip the hover just opened.
+  await editor.evaluate((el) => new Promise((resolve) => {
+    if (el.scrollTop === 0) return resolve();
+    el.addEventListener('scroll', () => requestAnimationFrame(() => resolve()), { once: true });
+    el.scrollTop = 0;
+  }));
   const at = await page.getByTestId('diag-mark').boundingBox();
   await page.mouse.move(at.x + at.width / 2, at.y + at.height / 2);
   await expect(tip).toBeVisible();
