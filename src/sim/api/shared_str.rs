@@ -192,12 +192,6 @@ impl From<&String> for Str {
     }
 }
 
-impl From<&Str> for Str {
-    fn from(s: &Str) -> Str {
-        s.clone()
-    }
-}
-
 impl From<Str> for String {
     fn from(s: Str) -> String {
         s.as_str().to_owned()
@@ -324,6 +318,17 @@ mod tests {
         let copy = name.clone();
         assert!(!ArcStr::is_static(&name.0));
         assert!(Str::ptr_eq(&name, &copy));
+    }
+
+    #[test]
+    fn reusing_keeps_the_prior_text_only_when_it_is_the_same() {
+        let prior = Str::from(String::from("10.244.7.19"));
+        let same = Str::reuse(Some(&prior), "10.244.7.19");
+        assert!(Str::ptr_eq(&same, &prior), "the prior copy, shared");
+        let other = Str::reuse(Some(&prior), "10.244.7.20");
+        assert_eq!(other, "10.244.7.20");
+        assert!(!Str::ptr_eq(&other, &prior));
+        assert_eq!(Str::reuse(None, "10.244.7.19"), prior);
     }
 
     #[test]

@@ -286,7 +286,7 @@ pub fn build_deployment(
         used.push(cname.clone());
         containers.push(Container {
             name: cname.into(),
-            image: image.clone().into(),
+            image: image.as_str().into(),
             command: if command.is_empty() {
                 None
             } else {
@@ -775,7 +775,7 @@ pub fn run(sim: &mut Sim, args: &Args) -> CommandOutput {
         return error(format!("invalid restart policy: {restart}"));
     }
     let mut c = Container {
-        name: name.clone().into(),
+        name: name.as_str().into(),
         image: image.into(),
         image_pull_policy: args.get("image-pull-policy").map(Str::from),
         ..Default::default()

@@ -51,6 +51,20 @@ fn pod(name: &str, image: &str) -> Pod {
     }
 }
 
+#[test]
+fn a_status_written_again_shares_the_strings_of_the_one_it_replaces() {
+    let k = Kubelet::new("node-1");
+    let mut p = pod("web", "registry.example/team/app:1.2.3");
+    p.status = k.generate_status(&p, None, "172.18.0.7", 1_000, false);
+    let again = k.generate_status(&p, None, "172.18.0.7", 2_000, false);
+    let host_ip = |s: &PodStatus| s.host_ip.clone().expect("set");
+    assert!(Str::ptr_eq(&host_ip(&again), &host_ip(&p.status)));
+    let image = |s: &PodStatus| s.container_statuses[0].image.clone();
+    assert!(Str::ptr_eq(&image(&again), &image(&p.status)));
+    let moved = k.generate_status(&p, None, "172.18.0.8", 3_000, false);
+    assert_eq!(host_ip(&moved), "172.18.0.8");
+}
+
 fn http_probe(period: i64) -> Probe {
     Probe {
         http_get: Some(HttpGetAction {
