@@ -32,7 +32,7 @@ mod queue;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -71,11 +71,6 @@ pub const NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
 const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 /// `minFeasibleNodesPercentageToFind`.
 const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: usize = 5;
-/// How many per-node verdicts the decision store keeps in total (older decisions are dropped):
-/// the latest 200 pods' worth in a cluster of 100 nodes or more, thousands in a lesson. Enough
-/// for the inspector (a Pending pod's decision is refreshed on each retry, and [`explain`]
-/// recomputes one on demand) at about 6 MB (a verdict with its scores is some 300 bytes).
-const DECISION_BUDGET: usize = 20_000;
 
 // ------------------------------------------------------------------ decisions (for the UI)
 
@@ -550,13 +545,17 @@ fn describe_nodes(
     (nodes, omitted)
 }
 
-/// One scheduling cycle against `state`, shared by the scheduler and [`explain`].
+/// One scheduling cycle against `state`, shared by the scheduler and [`explain`]. Only
+/// [`explain`] asks for each node's verdict and the tied nodes (`describe`): the scheduler acts on
+/// the outcome alone, and laying out a hundred nodes' scores for each of 10,000 pods, for nobody
+/// to read, was a fifth of its memory.
 fn run_cycle(
     state: &ClusterState,
     p: &PodCtx,
     start: usize,
     limit: usize,
     rng: Option<&mut Rng>,
+    describe: bool,
 ) -> Cycle {
     let pass = filter_nodes(state, p, start, limit);
     let total_nodes = pass.names.len();
@@ -596,7 +595,9 @@ fn run_cycle(
             .flat_map(|(_, r)| r.reasons.iter().map(String::as_str));
         let message = plugins::fit_error_message(total_nodes, reasons, pf_message.as_deref());
         let plugins = pass.rejected.iter().map(|(_, r)| r.plugin).collect_set();
-        (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, None);
+        if describe {
+            (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, None);
+        }
         decision.message = Some(message.clone());
         if let PostFilter::Preempt { node, victims } = &post_filter {
             decision.preemption = Some((node.clone(), victims.clone()));
@@ -616,16 +617,18 @@ fn run_cycle(
     let best = select_host(&scores.totals, rng).expect("feasible is not empty");
     let node = pass.names[pass.feasible[best]].clone();
     let total = scores.totals[best];
-    (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, Some(best));
-    decision.tied_with = pass
-        .feasible
-        .iter()
-        .zip(&scores.totals)
-        .filter(|(idx, t)| **t == total && *pass.names[**idx] != node)
-        .take(DECISION_MAX_TIED)
-        .map(|(idx, _)| pass.names[*idx].to_string())
-        .collect();
-    decision.chosen = Some(node.to_string());
+    if describe {
+        (decision.nodes, decision.omitted_nodes) = describe_nodes(&pass, &scores, Some(best));
+        decision.tied_with = pass
+            .feasible
+            .iter()
+            .zip(&scores.totals)
+            .filter(|(idx, t)| **t == total && *pass.names[**idx] != node)
+            .take(DECISION_MAX_TIED)
+            .map(|(idx, _)| pass.names[*idx].to_string())
+            .collect();
+        decision.chosen = Some(node.to_string());
+    }
     Cycle {
         decision,
         processed: pass.processed.len(),
@@ -666,7 +669,7 @@ pub fn explain(pod: &Pod, nodes: &[&Node], pods: &[&Pod]) -> SchedulingDecision 
         }
     }
     let p = PodCtx::new(pod);
-    run_cycle(&state, &p, 0, usize::MAX, None).decision
+    run_cycle(&state, &p, 0, usize::MAX, None, true).decision
 }
 
 // ------------------------------------------------------------------ cluster events
@@ -787,10 +790,6 @@ pub struct Scheduler {
     last_leftover_flush: Millis,
     /// `nextStartNodeIndex`: where the next Filter pass starts, so nodes share the load.
     next_start_node_index: usize,
-    decisions: SlotMap<ObjectKey, SchedulingDecision>,
-    decision_order: VecDeque<ObjectKey>,
-    /// Per-node verdicts held in `decisions`, against [`DECISION_BUDGET`].
-    decision_lines: usize,
 }
 
 impl Default for Scheduler {
@@ -813,15 +812,7 @@ impl Scheduler {
             needs_rebuild: true,
             last_leftover_flush: 0,
             next_start_node_index: 0,
-            decisions: SlotMap::new(),
-            decision_order: VecDeque::new(),
-            decision_lines: 0,
         }
-    }
-
-    /// The last scheduling cycle's decision for `pod` (kept for recent pods only).
-    pub fn last_decision(&self, pod: &ObjectKey) -> Option<&SchedulingDecision> {
-        self.decisions.get(pod)
     }
 
     /// Which queue `pod` waits in, if any (activeQ, backoffQ, unschedulablePods).
@@ -840,23 +831,6 @@ impl Scheduler {
             .nodes
             .get(node)
             .map(|ni| (ni.requested.clone(), ni.pods.len()))
-    }
-
-    fn store_decision(&mut self, d: SchedulingDecision) {
-        let key = d.pod.clone();
-        self.decision_lines += d.nodes.len();
-        match self.decisions.insert(key.clone(), d) {
-            Some(old) => self.decision_lines -= old.nodes.len(),
-            None => self.decision_order.push_back(key),
-        }
-        // The newest decision always stays, however large.
-        while self.decision_lines > DECISION_BUDGET && self.decision_order.len() > 1 {
-            if let Some(old) = self.decision_order.pop_front() {
-                if let Some(gone) = self.decisions.remove(&old) {
-                    self.decision_lines -= gone.nodes.len();
-                }
-            }
-        }
     }
 
     /// Rebuilds the cache and the queue from the informer after a (re)start.
@@ -1078,7 +1052,7 @@ impl Scheduler {
         } else {
             self.next_start_node_index % total_nodes
         };
-        let cycle = run_cycle(&self.state, &p, start, limit, Some(&mut *ctx.rng));
+        let cycle = run_cycle(&self.state, &p, start, limit, Some(&mut *ctx.rng), false);
         if total_nodes > 0 {
             self.next_start_node_index = (start + cycle.processed) % total_nodes;
         }
@@ -1129,7 +1103,6 @@ impl Scheduler {
                 out.record = Self::record(observed, desired, message.clone());
             }
         }
-        self.store_decision(cycle.decision);
         out
     }
 
