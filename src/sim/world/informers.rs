@@ -197,7 +197,7 @@ impl Sim {
     pub(super) fn enqueue(
         &mut self,
         id: &ComponentId,
-        gen: u64,
+        gen: u32,
         key: ObjectKey,
         trigger: &'static str,
         cause: Option<u64>,
@@ -227,7 +227,7 @@ impl Sim {
 
     /// client-go's `processNextWorkItem`: takes the next key off a component's queue, runs its
     /// reconcile, and sends the requests it returned (they reach the API server after its latency).
-    pub(super) fn process_next_work_item(&mut self, id: &ComponentId, gen: u64) {
+    pub(super) fn process_next_work_item(&mut self, id: &ComponentId, gen: u32) {
         let now = self.now;
         let cost = self.config.reconcile_cost;
         let api_latency = self.jitter(self.config.api_latency);
@@ -358,7 +358,7 @@ impl Sim {
     pub(super) fn requeue_caused(
         &mut self,
         id: &ComponentId,
-        gen: u64,
+        gen: u32,
         key: ObjectKey,
         at: Millis,
         trigger: &'static str,
@@ -386,7 +386,7 @@ impl Sim {
         );
     }
 
-    pub(super) fn tick(&mut self, id: &ComponentId, gen: u64) {
+    pub(super) fn tick(&mut self, id: &ComponentId, gen: u32) {
         let now = self.now;
         let Some(c) = self.components.get_mut(id) else {
             return;
@@ -409,7 +409,7 @@ impl Sim {
         }
     }
 
-    pub(super) fn resync(&mut self, id: &ComponentId, gen: u64) {
+    pub(super) fn resync(&mut self, id: &ComponentId, gen: u32) {
         let Some(c) = self.components.get(id) else {
             return;
         };
@@ -602,20 +602,15 @@ impl Sim {
                 // kubelet).
                 let latency = self.jitter(self.config.watch_latency);
                 let at = (self.now + latency).max(floor);
-                if let Some(c) = self.components.get_mut(id) {
-                    c.last_delivery = at;
-                }
+                let Some(c) = self.components.get_mut(id) else {
+                    return;
+                };
+                c.last_delivery = at;
+                let line = c.line;
                 for ev in events {
                     let kind = ev.object.kind();
                     if self.components[id].ctrl.watches(kind) {
-                        self.schedule(
-                            at,
-                            Due::Deliver {
-                                to: id.clone(),
-                                gen,
-                                event: ev,
-                            },
-                        );
+                        self.schedule_delivery(at, line, gen, Arc::new(ev));
                     }
                 }
             }

@@ -48,8 +48,8 @@ impl Sim {
                 self.machines_generation += 1;
                 let id = ComponentId::Kubelet(name.clone());
                 let kubelet = controllers::kubelet_for(&name);
-                self.components
-                    .insert(id.clone(), Component::new(kubelet, self.config.seed));
+                let c = Component::new(kubelet, self.config.seed, &mut self.lines);
+                self.components.insert(id.clone(), c);
                 self.start_component(&id, "start");
             }
             WatchEventType::Deleted => {

@@ -25,12 +25,14 @@ use crate::vec_map::{SlotMap, VecMap};
 
 mod faults;
 mod informers;
+mod lines;
 mod machines;
 mod requests;
 mod slab;
 mod watch;
 
 use faults::{DelayRule, DropRule, Heal, Rival};
+use lines::{Lines, Pending};
 pub use machines::{Machine, MACHINE_BOOT_MS};
 use requests::{ApiCall, Sent};
 pub use requests::{API_REQUESTS_PER_STEP, RIVAL_ACTOR, RIVAL_ANNOTATION};
@@ -79,13 +81,15 @@ struct Component {
     partitioned: bool,
     pump_scheduled: bool,
     /// Incremented on every stop/restart so timers of the old process are ignored.
-    generation: u64,
+    generation: u32,
     /// Earliest pending requeue timer per key.
     requeues: SlotMap<ObjectKey, Millis>,
     /// Why each queued key was queued (trigger, causing trace entry).
     triggers: SlotMap<ObjectKey, (&'static str, Option<u64>)>,
     /// Watch deliveries stay in order: none is delivered before the previous one.
     last_delivery: Millis,
+    /// Its line of deliveries on their way ([`Lines`]), in order by `last_delivery`.
+    line: u32,
     drop: Option<DropRule>,
     delay: Option<DelayRule>,
     /// Level (Kubernetes) or edge (the teaching variant, which never relists or resyncs).
@@ -102,8 +106,10 @@ struct Component {
 }
 
 impl Component {
-    fn new(ctrl: Box<dyn Controller>, seed: u64) -> Component {
-        let name: Str = ctrl.id().name().into();
+    fn new(ctrl: Box<dyn Controller>, seed: u64, lines: &mut Lines) -> Component {
+        let id = ctrl.id();
+        let name: Str = id.name().into();
+        let line = lines.open(id);
         let rng = Rng::stream(seed, &name);
         Component {
             cache: Cache::with_indexers(ctrl.indexers()),
@@ -119,6 +125,7 @@ impl Component {
             requeues: SlotMap::new(),
             triggers: SlotMap::new(),
             last_delivery: 0,
+            line,
             drop: None,
             delay: None,
             mode: TriggerMode::Level,
@@ -144,6 +151,7 @@ impl Component {
             requeues: self.requeues.clone(),
             triggers: self.triggers.clone(),
             last_delivery: self.last_delivery,
+            line: self.line,
             drop: self.drop.clone(),
             delay: self.delay.clone(),
             mode: self.mode,
@@ -158,18 +166,15 @@ impl Component {
 /// fault or its heal): neither a Kubernetes Event nor a watch event, which keep that name.
 #[derive(Clone, Debug)]
 enum Due {
-    Deliver {
-        to: ComponentId,
-        gen: u64,
-        event: WatchEvent,
-    },
+    /// The first delivery of a watcher's line ([`Lines`]), which stands for the rest.
+    Deliveries(u32),
     Pump {
         to: ComponentId,
-        gen: u64,
+        gen: u32,
     },
     Requeue {
         to: ComponentId,
-        gen: u64,
+        gen: u32,
         key: ObjectKey,
         /// `retry` (back-off after a failure) rather than `requeue` (asked for by a pass): a
         /// flag, not the word, so that a queued event stays as small as a delivery.
@@ -179,11 +184,11 @@ enum Due {
     },
     Tick {
         to: ComponentId,
-        gen: u64,
+        gen: u32,
     },
     Resync {
         to: ComponentId,
-        gen: u64,
+        gen: u32,
     },
     /// A pass's requests, sent [`API_REQUESTS_PER_STEP`] at a time. Boxed, as the fault is: a
     /// slot takes the room of the largest variant, and deliveries, a hundred times as many,
@@ -299,6 +304,8 @@ pub struct Sim {
     queue: BinaryHeap<Scheduled>,
     /// Where queued events wait.
     slots: Slab<Due>,
+    /// Watch deliveries, in their recipients' lines.
+    lines: Lines,
     /// Running, connected watchers per kind (see [`Watchers`]).
     watchers: VecMap<Kind, Watchers>,
     /// Running, connected components that watch every custom kind
@@ -351,6 +358,7 @@ impl Sim {
             events_done: 0,
             queue: BinaryHeap::new(),
             slots: Slab::default(),
+            lines: Lines::default(),
             watchers: VecMap::new(),
             custom_watchers: Vec::new(),
             routed_selected: SlotMap::new(),
@@ -387,8 +395,8 @@ impl Sim {
         }
         for ctrl in controllers::control_plane() {
             let id = ctrl.id();
-            sim.components
-                .insert(id.clone(), Component::new(ctrl, seed));
+            let c = Component::new(ctrl, seed, &mut sim.lines);
+            sim.components.insert(id.clone(), c);
             sim.start_component(&id, "start");
         }
         sim.schedule(10_000, Due::Housekeeping);
@@ -430,6 +438,11 @@ impl Sim {
                 self.slots.clone()
             } else {
                 Slab::default()
+            },
+            lines: if running {
+                self.lines.clone()
+            } else {
+                Lines::default()
             },
             watchers: if running {
                 self.watchers.clone()
@@ -538,8 +551,8 @@ impl Sim {
                 if let Some(p) = ctrl.default_resync() {
                     self.config.resync.entry(id.clone()).or_insert(p);
                 }
-                self.components
-                    .insert(id.clone(), Component::new(ctrl, self.config.seed));
+                let c = Component::new(ctrl, self.config.seed, &mut self.lines);
+                self.components.insert(id.clone(), c);
             }
         }
         self.start_component(&id, "start");
@@ -629,6 +642,24 @@ impl Sim {
         self.push_slot(at.max(self.now), self.seq, ev);
     }
 
+    /// Queues a watch delivery of `event` in `line`, to the process `gen` of its component, due
+    /// at `at`: the line takes a slot of the queue only when it was empty.
+    fn schedule_delivery(&mut self, at: Millis, line: u32, gen: u32, event: Arc<WatchEvent>) {
+        self.seq += 1;
+        let (at, seq) = (at.max(self.now), self.seq);
+        if self.lines.push(
+            line,
+            Pending {
+                at,
+                seq,
+                gen,
+                event,
+            },
+        ) {
+            self.push_slot(at, seq, Due::Deliveries(line));
+        }
+    }
+
     fn push_slot(&mut self, at: Millis, seq: u64, ev: Due) {
         let slot = self.slots.insert(ev);
         self.queue.push(Scheduled { at, seq, slot });
@@ -677,7 +708,20 @@ impl Sim {
             return;
         };
         match ev {
-            Due::Deliver { to, gen, event } => self.deliver(&to, gen, event),
+            Due::Deliveries(line) => {
+                let Some((to, p)) = self.lines.pop(line) else {
+                    return;
+                };
+                debug_assert_eq!(
+                    (p.at, p.seq),
+                    (at, seq),
+                    "a line's slot is its first delivery"
+                );
+                if let Some((at, seq)) = self.lines.next_due(line) {
+                    self.push_slot(at, seq, Due::Deliveries(line));
+                }
+                self.deliver(&to, p.gen, &p.event);
+            }
             Due::Pump { to, gen } => self.process_next_work_item(&to, gen),
             Due::Requeue {
                 to,
@@ -760,7 +804,8 @@ impl Sim {
     /// How many events wait in the world's queue (deliveries, timers, requests in flight): with
     /// [`Sim::recorder_len`], what the memory-bound tests watch over a long run.
     pub fn queued_events(&self) -> usize {
-        self.queue.len()
+        let (waiting, lines) = self.lines.counts();
+        self.queue.len() - lines + waiting
     }
 
     /// How many entries the Event recorder remembers (see [`crate::sim::machinery::recorder::Recorder::len`]).
@@ -812,6 +857,7 @@ impl Sim {
             MemoryPart::EventQueue => {
                 self.queue = BinaryHeap::new();
                 self.slots = Slab::default();
+                self.lines = Lines::default();
             }
             MemoryPart::Store => self.api = ApiServer::new(self.config.seed),
         }
@@ -900,6 +946,88 @@ mod tests {
         );
     }
 
+    /// The watch deliveries to one watcher, with when they came and the resourceVersion.
+    fn deliveries_to(sim: &Sim, component: &str) -> Vec<(Millis, u64)> {
+        sim.trace()
+            .entries()
+            .filter_map(|e| match &e.kind {
+                TraceKind::Watch {
+                    component: c,
+                    resource_version,
+                    delivery: Delivery::Delivered,
+                    ..
+                } if c == component => Some((e.t, *resource_version)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deliveries_to_one_watcher_wait_in_its_line_behind_one_slot_of_the_queue() {
+        let (mut s, key) = pod_on_node_1();
+        let pod = s.sim.api.get(&key).expect("stored").clone();
+        let rv = s.sim.api.resource_version();
+        let scheduler = &s.sim.components[&ComponentId::Scheduler];
+        let (gen, line) = (scheduler.generation, scheduler.line);
+        let (now, before) = (s.sim.now, s.sim.queued_events());
+        for (after, bump) in [(5, 1), (5, 2), (9, 3)] {
+            let ev = WatchEvent::new(WatchEventType::Modified, pod.clone(), rv + bump, 0);
+            s.sim
+                .schedule_delivery(now + after, line, gen, Arc::new(ev));
+        }
+        assert_eq!(s.sim.queued_events(), before + 3, "each delivery counts");
+        assert_eq!(s.sim.queue.len(), before + 1, "one slot for the line");
+        s.sim.advance_to(now + 20, usize::MAX);
+        let got = deliveries_to(&s.sim, "default-scheduler");
+        assert_eq!(
+            got[got.len() - 3..],
+            [(now + 5, rv + 1), (now + 5, rv + 2), (now + 9, rv + 3)]
+        );
+    }
+
+    #[test]
+    fn a_kubelet_made_again_under_its_nodes_name_opens_a_line_of_its_own() {
+        // What was on its way to the old kubelet may be due after what is sent to the new one.
+        let (mut s, key) = pod_on_node_1();
+        let kubelet = ComponentId::Kubelet("node-1".into());
+        let old_line = s.sim.components[&kubelet].line;
+        let node_key = ObjectKey::new(Kind::Node, "", "node-1");
+        let mut node = (**s.sim.api.get(&node_key).expect("registered")).clone();
+        let relabel = |s: &mut Session, value: &str| {
+            let mut pod = (**s.sim.api.get(&key).expect("stored")).clone();
+            pod.meta_mut().labels.insert("try", value);
+            s.sim.submit(ApiRequest::Update(pod)).expect("updated");
+        };
+        s.sim
+            .inject(Fault::DelayWatchEvents {
+                component: "kubelet/node-1".into(),
+                delay: 500,
+                duration: None,
+            })
+            .expect("delayed");
+        relabel(&mut s, "1");
+        s.sim
+            .submit(ApiRequest::Delete {
+                key: node_key.clone(),
+                options: DeleteOptions::default(),
+            })
+            .expect("deleted");
+        node.meta_mut().resource_version = Default::default();
+        node.meta_mut().uid = Default::default();
+        s.sim
+            .submit(ApiRequest::Create(node))
+            .expect("registered again");
+        relabel(&mut s, "2");
+        let new_line = s.sim.components[&kubelet].line;
+        assert_ne!(new_line, old_line);
+        s.sim.advance_to(s.sim.now + 1_000, usize::MAX);
+        let seen = s.sim.cache_of(&kubelet).and_then(|c| c.get(&key)).cloned();
+        let label = seen
+            .as_ref()
+            .and_then(|p| p.meta().labels.get("try").cloned());
+        assert_eq!(label.as_deref(), Some("2"));
+    }
+
     #[test]
     fn only_components_with_a_field_selector_track_what_it_holds() {
         let (mut s, key) = pod_on_node_1();
@@ -986,12 +1114,20 @@ mod tests {
 
 #[cfg(all(test, target_pointer_width = "64"))]
 mod due_size {
-    /// The queue's slab keeps the room of its peak (ten deliveries and more for each of 10,000
-    /// pods created at once), each slot the size of the largest variant: the rare large ones are
-    /// boxed.
+    /// The queue's slab keeps the room of its peak (a timer, a request batch or a watcher's
+    /// line for each of thousands of pods and components), each slot the size of the largest
+    /// variant: the rare large ones are boxed.
     #[test]
     fn a_queued_event_takes_the_room_of_a_delivery_not_of_a_request_batch_or_a_fault() {
         assert!(std::mem::size_of::<super::Due>() <= 80);
         assert_eq!(std::mem::size_of::<super::ComponentId>(), 16);
+    }
+
+    /// Deliveries are most of what waits at a peak: in their lines, 32 bytes each natively and
+    /// 24 in the page (a 32-bit process generation and pointer), the event shared by its
+    /// recipients.
+    #[test]
+    fn a_delivery_waiting_in_its_line_takes_four_words() {
+        assert_eq!(std::mem::size_of::<super::Pending>(), 32);
     }
 }

@@ -34,7 +34,7 @@ pub(super) struct Sent {
 #[derive(Clone, Debug)]
 pub(super) struct ApiCall {
     pub(super) from: ComponentId,
-    pub(super) gen: u64,
+    pub(super) gen: u32,
     pub(super) key: ObjectKey,
     pub(super) batches: Vec<Vec<ApiRequest>>,
     /// The pass that made them (or the crash that cut it short).

@@ -1,9 +1,10 @@
 //! Where the event queue's events wait: a slab in fixed-size chunks that never moves what it holds.
 //!
-//! A 10,000-pod rollout has 65,536 events queued at its peak. In one `Vec` that doubles, the step
-//! that queued the 65,537th copied all of them (11 MB) into fresh memory the kernel had to zero:
-//! one step of 20 ms, a dropped frame in the page. Chunks grow one at a time and stay where they
-//! are, so no step pays for the ones before it.
+//! A 10,000-pod rollout had 65,536 events queued at its peak, before watch deliveries waited in
+//! their recipients' lines (`lines.rs`). In one `Vec` that doubles, the step that queued the
+//! 65,537th copied all of them (11 MB) into fresh memory the kernel had to zero: one step of
+//! 20 ms, a dropped frame in the page. Chunks grow one at a time and stay where they are, so no
+//! step pays for the ones before it.
 
 /// Slots per chunk: a chunk of the queue's events is about 180 kB.
 const CHUNK: usize = 1024;

@@ -189,6 +189,7 @@ impl Sim {
             #[cfg(debug_assertions)]
             self.check_unheard(ev, key, &heard);
             let base = self.latency_rng.clone();
+            let mut shared: Option<Arc<WatchEvent>> = None;
             for (rank, id, routed) in heard {
                 let latency = {
                     let mut r = base.clone();
@@ -262,15 +263,9 @@ impl Sim {
                 };
                 let at = (now + latency + extra).max(c.last_delivery);
                 c.last_delivery = at;
-                let gen = c.generation;
-                self.schedule(
-                    at,
-                    Due::Deliver {
-                        to: id,
-                        gen,
-                        event: ev.clone(),
-                    },
-                );
+                let (gen, line) = (c.generation, c.line);
+                let event = shared.get_or_insert_with(|| Arc::new(ev.clone())).clone();
+                self.schedule_delivery(at, line, gen, event);
             }
             self.latency_rng.skip(total as u64 * draws_each);
         }
@@ -300,7 +295,7 @@ impl Sim {
         }
     }
 
-    pub(super) fn deliver(&mut self, id: &ComponentId, gen: u64, ev: WatchEvent) {
+    pub(super) fn deliver(&mut self, id: &ComponentId, gen: u32, ev: &WatchEvent) {
         let now = self.now;
         let Some(c) = self.components.get_mut(id) else {
             return;
@@ -335,7 +330,10 @@ impl Sim {
                 None => return,
             }
         };
-        let local_ev = WatchEvent { type_, ..ev };
+        let local_ev = WatchEvent {
+            type_,
+            ..ev.clone()
+        };
         let object = local_ev.name.clone();
         let keys = c.ctrl.keys_for_event(&local_ev, old.as_ref(), &c.cache);
         let seq = self.trace.push(
