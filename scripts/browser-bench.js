@@ -130,6 +130,7 @@ async function runCase(page, c) {
       if (++guard > 18000) return { error: `not converged: ${ready()} of ${replicas}` };
     }
     const wall = (performance.now() - t0) / 1000;
+    if (window.gc) window.gc();
     const heap = performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN;
     // Wasm memory only grows: this is the high-water mark of the page's heap so far.
     const wasm = window.__benchWasm ? window.__benchWasm.memory.buffer.byteLength / 1048576 : NaN;
@@ -204,6 +205,7 @@ async function measureFrames(page, cdp, c, run) {
     // Long tasks are reported after they end: give the observer a moment.
     await new Promise((r) => setTimeout(r, 100));
     obs.disconnect();
+    if (window.gc) window.gc();
     const heap = performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN;
     const wasm = window.__benchWasm ? window.__benchWasm.memory.buffer.byteLength / 1048576 : NaN;
     const tiles = document.querySelectorAll('[data-testid^="node-"]').length;
@@ -375,7 +377,10 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--enable-precise-memory-info'],
+      '--disable-component-update', '--disable-sync', '--enable-precise-memory-info',
+      // The JS heap is read after a full collection: what the page holds, not the harness's
+      // garbage (manifest text, every kubectl output of the scheduling case's polling).
+      '--js-flags=--expose-gc'],
   });
   const page = await browser.newPage({ baseURL: `http://127.0.0.1:${port}`, viewport: { width: 1280, height: 800 } });
   // The wasm instance's exports, for its memory size (www/boot.js announces it).
