@@ -88,6 +88,23 @@ impl Lines {
         Some((p.at, p.seq))
     }
 
+    /// Gives back the room of line `n`, drained, whose component is gone or made again with a
+    /// line of its own: nothing is sent to it any more.
+    pub(super) fn retire(&mut self, n: u32) {
+        if let Some(line) = self.lines.get_mut(n as usize) {
+            debug_assert!(line.pending.is_empty(), "retired with deliveries waiting");
+            line.pending = VecDeque::new();
+        }
+    }
+
+    /// How many deliveries line `n` has room for without growing.
+    #[cfg(test)]
+    pub(super) fn room(&self, n: u32) -> usize {
+        self.lines
+            .get(n as usize)
+            .map_or(0, |l| l.pending.capacity())
+    }
+
     /// Deliveries waiting, and how many lines they wait in.
     pub(super) fn counts(&self) -> (usize, usize) {
         (self.waiting, self.busy)

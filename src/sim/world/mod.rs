@@ -719,6 +719,8 @@ impl Sim {
                 );
                 if let Some((at, seq)) = self.lines.next_due(line) {
                     self.push_slot(at, seq, Due::Deliveries(line));
+                } else if self.components.get(&to).is_none_or(|c| c.line != line) {
+                    self.lines.retire(line);
                 }
                 self.deliver(&to, p.gen, &p.event);
             }
@@ -986,7 +988,8 @@ mod tests {
     }
 
     #[test]
-    fn a_kubelet_made_again_under_its_nodes_name_opens_a_line_of_its_own() {
+    fn a_kubelet_made_again_under_its_nodes_name_opens_a_line_of_its_own_and_the_old_one_gives_its_room_back(
+    ) {
         // What was on its way to the old kubelet may be due after what is sent to the new one.
         let (mut s, key) = pod_on_node_1();
         let kubelet = ComponentId::Kubelet("node-1".into());
@@ -1020,7 +1023,16 @@ mod tests {
         relabel(&mut s, "2");
         let new_line = s.sim.components[&kubelet].line;
         assert_ne!(new_line, old_line);
+        assert!(
+            s.sim.lines.room(old_line) > 0,
+            "the old kubelet's deliveries still wait"
+        );
         s.sim.advance_to(s.sim.now + 1_000, usize::MAX);
+        assert_eq!(
+            s.sim.lines.room(old_line),
+            0,
+            "drained, the old line gave its room back"
+        );
         let seen = s.sim.cache_of(&kubelet).and_then(|c| c.get(&key)).cloned();
         let label = seen
             .as_ref()
