@@ -428,7 +428,7 @@ fn fragment_for(shared: &Shared) -> String {
 /// not a hundred times: at 10,000 pods each encoding deflated every manifest the run applied,
 /// a sixth of the page's scheduling case in a CPU profile.
 pub fn run_changed() {
-    if !with(|b| b.track) || with(|b| std::mem::replace(&mut b.address_due, true)) {
+    if with(|b| !b.track || std::mem::replace(&mut b.address_due, true)) {
         return;
     }
     gloo_timers::callback::Timeout::new(0, || {

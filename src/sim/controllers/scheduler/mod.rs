@@ -109,7 +109,7 @@ pub struct NodeDecision {
     pub verdict: NodeVerdict,
 }
 
-/// A scheduling cycle laid out for the UI and `kubectl describe`: each evaluated node's filter
+/// A scheduling cycle laid out for the inspector's Scheduling tab: each evaluated node's filter
 /// verdict or scores, and the outcome.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SchedulingDecision {
@@ -547,8 +547,8 @@ fn describe_nodes(
 
 /// One scheduling cycle against `state`, shared by the scheduler and [`explain`]. Only
 /// [`explain`] asks for each node's verdict and the tied nodes (`describe`): the scheduler acts on
-/// the outcome alone, and laying out a hundred nodes' scores for each of 10,000 pods, for nobody
-/// to read, was a fifth of its memory.
+/// the outcome alone, and keeping a hundred nodes' scores for each of its latest pods, for nobody
+/// to read, was more than a third of its memory at 10,000 pods.
 fn run_cycle(
     state: &ClusterState,
     p: &PodCtx,
@@ -636,7 +636,7 @@ fn run_cycle(
     }
 }
 
-/// Explains where `pod` would go on the live state, for the UI and `kubectl describe`: every node's
+/// Explains where `pod` would go on the live state, for the inspector's Scheduling tab: every node's
 /// filter verdict or scores and the winner (the first top-scoring node; `tied_with` lists the
 /// others the real scheduler would pick from at random). `pods` are the cluster's pods; the pod
 /// itself is left out, so a bound pod is explained as if it were being scheduled again. Every
