@@ -628,6 +628,18 @@ impl<K, V> SlotMap<K, V> {
         self.index.values().map(|&i| self.slot(i))
     }
 
+    /// Every key in order with the slot of its value: the slot stays the value's while its key is
+    /// in the map, so a list kept beside the map can reach values by [`SlotMap::at`] without
+    /// walking the tree.
+    pub fn slots(&self) -> impl Iterator<Item = (&K, u32)> {
+        self.index.iter().map(|(k, &i)| (k, i))
+    }
+
+    /// The value in `slot`, one [`SlotMap::slots`] gave for a key still in the map.
+    pub fn at(&self, slot: u32) -> &V {
+        self.slot(slot)
+    }
+
     /// Every entry in key order, with its value mutable (what `iter_mut` is for a `BTreeMap`).
     pub fn for_each_mut(&mut self, mut f: impl FnMut(&K, &mut V)) {
         for (k, &i) in &self.index {

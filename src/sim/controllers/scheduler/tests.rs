@@ -1029,6 +1029,25 @@ fn the_bound_pod_replaces_its_assumed_charge() {
 }
 
 #[test]
+fn a_deleted_node_is_no_longer_tried_by_the_next_cycle() {
+    let mut cache = cache_of(&[node("node-1"), node("node-2")], &[pod("a"), pod("b")]);
+    let mut s = Scheduler::new();
+    assert_eq!(binds(&reconcile(&mut s, &cache, &pkey("a"), 1)).len(), 1);
+    let gone = cache
+        .remove(&ObjectKey::new(Kind::Node, "", "node-1"))
+        .expect("cached");
+    s.keys_for_event(
+        &watch(WatchEventType::Deleted, (*gone).clone()),
+        Some(&gone),
+        &cache,
+    );
+    let out = reconcile(&mut s, &cache, &pkey("b"), 2);
+    assert_eq!(binds(&out), vec![("b".into(), "node-2".into())]);
+    let rec = out.record.expect("every pass records");
+    assert_eq!(rec.observed, "pod b unscheduled; 1 nodes");
+}
+
+#[test]
 fn an_unschedulable_pod_is_retried_when_a_fitting_node_is_added() {
     let mut cache = cache_of(
         &[node("small").alloc("1", "4Gi", "110")],
