@@ -97,6 +97,10 @@ pub struct ApiServer {
     /// resourceVersion that is known of (a later write makes the entry stale). A status write
     /// then keeps the spec as it is instead of serialising it again: see [`merge_status_only`].
     spec_canonical: SlotMap<ObjectKey, u64>,
+    /// The last pod spec found to survive a JSON round trip: the pods a controller creates from
+    /// one template have equal specs, so a comparison, not a round trip each, tells that theirs
+    /// do too (see [`ApiServer::created_spec_is_canonical`]).
+    canonical_pod_spec: Option<Arc<PodSpec>>,
     /// How many Events were ever removed (see [`EventStore::event_removals`]).
     event_removals: u64,
     /// Every stored Event by [`event_age`], then key: the oldest are the first, so trimming to
@@ -125,6 +129,7 @@ impl ApiServer {
             rng: Rng::stream(seed, "apiserver"),
             counts: VecMap::new(),
             spec_canonical: SlotMap::new(),
+            canonical_pod_spec: None,
             event_removals: 0,
             events_by_age: BTreeSet::new(),
             writes: [0; Kind::ALL.len() + 1],
@@ -735,8 +740,34 @@ impl ApiServer {
             m.generation = 1;
         }
         let (stored, ev) = self.store(now, obj, WatchEventType::Added, cause);
+        if let Object::Pod(p) = &*stored {
+            if self.created_spec_is_canonical(&p.spec) {
+                self.spec_canonical
+                    .insert((*ev.key).clone(), stored.meta().rv());
+            }
+        }
         events.push(ev);
         Ok(stored)
+    }
+
+    /// Whether a new pod's spec survives a JSON round trip unchanged, so that its first status
+    /// write keeps it as it is (binding keeps that true). Found by comparing it with the last spec
+    /// that did, and otherwise by a round trip here instead of at that status write: a
+    /// ReplicaSet's 10,000 pods cost one round trip, not 10,000 (5% of the instructions
+    /// converging 1,000 replicas).
+    fn created_spec_is_canonical(&mut self, spec: &Arc<PodSpec>) -> bool {
+        if self
+            .canonical_pod_spec
+            .as_ref()
+            .is_some_and(|known| Arc::ptr_eq(known, spec) || **known == **spec)
+        {
+            return true;
+        }
+        let canonical = canon::survives_round_trip(&**spec);
+        if canonical {
+            self.canonical_pod_spec = Some(spec.clone());
+        }
+        canonical
     }
 
     /// NamespaceLifecycle admission for a create: a namespaced object goes into a namespace that
@@ -1778,6 +1809,11 @@ mod canon {
         crate::sim::api::strict::decode_as(&serde_json::to_value(x).ok()?, &Default::default()).ok()
     }
 
+    /// Whether `x` reads back from its JSON form as it is.
+    pub fn survives_round_trip<T: Serialize + DeserializeOwned + PartialEq>(x: &T) -> bool {
+        round_trip(x).is_some_and(|back| back == *x)
+    }
+
     /// `spec` as a JSON round trip leaves it: as it is when known to survive one.
     fn spec<T: Clone + Serialize + DeserializeOwned>(s: &T, canonical: bool) -> Option<T> {
         if canonical {
@@ -2047,6 +2083,45 @@ mod tests {
             4,
         );
         assert!(!api.spec_canonical.contains_key(&key));
+    }
+
+    #[test]
+    fn a_pod_created_with_a_spec_that_survives_a_round_trip_is_known_so_from_its_creation() {
+        let mut api = with_default_namespace();
+        let plain = |name: &str| {
+            let mut p = Pod::default();
+            p.metadata.name = name.into();
+            p.metadata.namespace = "default".into();
+            p.spec_mut().containers.push(Container {
+                name: "app".into(),
+                image: "nginx:1.27".into(),
+                ..Default::default()
+            });
+            Object::from(p)
+        };
+        let mut create = |obj: Object, cause: u64| {
+            let stored = api
+                .handle(5, &ApiRequest::Create(obj), cause)
+                .result
+                .expect("created");
+            (stored.key(), stored.meta().rv())
+        };
+        let (a, a_rv) = create(plain("a"), 1);
+        let (b, b_rv) = create(plain("b"), 2);
+        // The null env does not read back (see the test above): not known to survive.
+        let (c, _) = create(pod_with_times(0), 3);
+        assert_eq!(api.spec_canonical.get(&a), Some(&a_rv));
+        assert_eq!(api.spec_canonical.get(&b), Some(&b_rv));
+        assert_eq!(api.spec_canonical.get(&c), None);
+        let first = api.get(&a).and_then(|o| o.as_pod()).expect("stored");
+        let known = api
+            .canonical_pod_spec
+            .as_ref()
+            .expect("a spec was found to");
+        assert!(
+            Arc::ptr_eq(known, &first.spec),
+            "b's equal spec was compared, not round-tripped and kept instead"
+        );
     }
 
     #[test]
