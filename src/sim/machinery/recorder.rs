@@ -129,11 +129,14 @@ impl Recorder {
         };
         let existing = |name: &str| store.event(namespace, name);
         let mut message = rec.message.clone();
-        let known = self.identity_name(source, rec, &message).is_some();
-        if !self.similar.contains_key(&rec.object) {
-            self.similar.insert(rec.object.clone(), Vec::new());
-        }
-        let windows = self.similar.get_mut(&rec.object).expect("inserted above");
+        let known = self.identity_name(source, rec, &message);
+        // The Event it names, read now: unless aggregation changes the message below, the
+        // identity is looked up once, not again.
+        let known_event = known.and_then(existing);
+        let known = known.is_some();
+        let windows = self
+            .similar
+            .get_or_insert_with(rec.object.clone(), Vec::new);
         let w = match windows
             .iter()
             .position(|w| w.reason == rec.reason && w.type_ == rec.type_ && w.source == source)
@@ -156,25 +159,30 @@ impl Recorder {
         while times.front().is_some_and(|t| t + AGGREGATE_INTERVAL < now) {
             times.pop_front();
         }
+        let mut combined = false;
         if !known {
             times.push_back(now);
             if times.len() > AGGREGATE_MAX_EVENTS {
                 message = format!("(combined from similar events): {message}");
+                combined = true;
             }
         }
         if self.windows > MAX_SIMILAR_WINDOWS {
             self.evict_similar();
         }
-        if let Some(name) = self.identity_name(source, rec, &message) {
-            if let Some(ev) = existing(name) {
-                let mut ev = ev.clone();
-                ev.count += 1;
-                ev.last_timestamp = Some(Time(now));
-                return Recorded {
-                    event: ev,
-                    is_new: false,
-                };
-            }
+        let repeated = if combined {
+            self.identity_name(source, rec, &message).and_then(existing)
+        } else {
+            known_event
+        };
+        if let Some(ev) = repeated {
+            let mut ev = ev.clone();
+            ev.count += 1;
+            ev.last_timestamp = Some(Time(now));
+            return Recorded {
+                event: ev,
+                is_new: false,
+            };
         }
         let nanos = ((EPOCH_UNIX_SECONDS as u64) * 1000 + now) * 1_000_000;
         let removals = store.event_removals();
@@ -205,13 +213,9 @@ impl Recorder {
             next: free,
             removals,
         });
-        if !self.by_identity.contains_key(&rec.object) {
-            self.by_identity.insert(rec.object.clone(), VecMap::new());
-        }
         let by_message = self
             .by_identity
-            .get_mut(&rec.object)
-            .expect("inserted above");
+            .get_or_insert_with(rec.object.clone(), VecMap::new);
         if !by_message.contains_key(&message) {
             by_message.insert(message.clone(), Vec::new());
         }
