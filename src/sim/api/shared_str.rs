@@ -20,75 +20,85 @@ use serde::{Serialize, Serializer};
 
 use super::string_map::cmp_bytes;
 
-/// The values that recur across objects, in byte order ([`well_known`] finds them). A value here
-/// costs no allocation wherever it is written, decoded or copied; any other is shared once
-/// copied. Condition types, statuses and reasons, phases, QoS classes, the namespaces, the
-/// API versions and kinds owner references name, and the defaults every pod spec gets.
-static WELL_KNOWN: &[ArcStr] = &[
-    literal!(""),
-    literal!("Always"),
-    literal!("Available"),
-    literal!("BestEffort"),
-    literal!("Burstable"),
-    literal!("ClusterFirst"),
-    literal!("Complete"),
-    literal!("ContainerCreating"),
-    literal!("ContainersReady"),
-    literal!("CronJob"),
-    literal!("DaemonSet"),
-    literal!("Deployment"),
-    literal!("DiskPressure"),
-    literal!("DisruptionTarget"),
-    literal!("Exists"),
-    literal!("Failed"),
-    literal!("False"),
-    literal!("File"),
-    literal!("Guaranteed"),
-    literal!("IfNotPresent"),
-    literal!("Initialized"),
-    literal!("Job"),
-    literal!("KubeletHasNoDiskPressure"),
-    literal!("KubeletHasSufficientMemory"),
-    literal!("KubeletHasSufficientPID"),
-    literal!("KubeletNotReady"),
-    literal!("KubeletReady"),
-    literal!("MemoryPressure"),
-    literal!("MinimumReplicasAvailable"),
-    literal!("NewReplicaSetAvailable"),
-    literal!("NoExecute"),
-    literal!("NoSchedule"),
-    literal!("Node"),
-    literal!("NodeStatusUnknown"),
-    literal!("Normal"),
-    literal!("PIDPressure"),
-    literal!("Pending"),
-    literal!("Pod"),
-    literal!("PodCompleted"),
-    literal!("PodReadyToStartContainers"),
-    literal!("PodScheduled"),
-    literal!("Progressing"),
-    literal!("Ready"),
-    literal!("ReplicaFailure"),
-    literal!("ReplicaSet"),
-    literal!("ReplicaSetUpdated"),
-    literal!("Running"),
-    literal!("StatefulSet"),
-    literal!("Succeeded"),
-    literal!("TCP"),
-    literal!("True"),
-    literal!("Unknown"),
-    literal!("Unschedulable"),
-    literal!("Warning"),
-    literal!("apps/v1"),
-    literal!("batch/v1"),
-    literal!("default"),
-    literal!("default-scheduler"),
-    literal!("kube-node-lease"),
-    literal!("kube-public"),
-    literal!("kube-system"),
-    literal!("node.kubernetes.io/not-ready"),
-    literal!("node.kubernetes.io/unreachable"),
-    literal!("v1"),
+/// Declares the well-known words once: as the shared strings [`WELL_KNOWN`], and as the texts
+/// [`WELL_KNOWN_TABLE`] is built from when the program is compiled.
+macro_rules! well_known_words {
+    ($(#[$doc:meta])* $($word:literal),* $(,)?) => {
+        $(#[$doc])*
+        static WELL_KNOWN: &[ArcStr] = &[$(literal!($word)),*];
+        const WELL_KNOWN_TEXT: &[&str] = &[$($word),*];
+    };
+}
+
+well_known_words![
+    /// The values that recur across objects, in byte order ([`well_known`] finds them). A value
+    /// here costs no allocation wherever it is written, decoded or copied; any other is shared
+    /// once copied. Condition types, statuses and reasons, phases, QoS classes, the namespaces,
+    /// the API versions and kinds owner references name, and the defaults every pod spec gets.
+    "",
+    "Always",
+    "Available",
+    "BestEffort",
+    "Burstable",
+    "ClusterFirst",
+    "Complete",
+    "ContainerCreating",
+    "ContainersReady",
+    "CronJob",
+    "DaemonSet",
+    "Deployment",
+    "DiskPressure",
+    "DisruptionTarget",
+    "Exists",
+    "Failed",
+    "False",
+    "File",
+    "Guaranteed",
+    "IfNotPresent",
+    "Initialized",
+    "Job",
+    "KubeletHasNoDiskPressure",
+    "KubeletHasSufficientMemory",
+    "KubeletHasSufficientPID",
+    "KubeletNotReady",
+    "KubeletReady",
+    "MemoryPressure",
+    "MinimumReplicasAvailable",
+    "NewReplicaSetAvailable",
+    "NoExecute",
+    "NoSchedule",
+    "Node",
+    "NodeStatusUnknown",
+    "Normal",
+    "PIDPressure",
+    "Pending",
+    "Pod",
+    "PodCompleted",
+    "PodReadyToStartContainers",
+    "PodScheduled",
+    "Progressing",
+    "Ready",
+    "ReplicaFailure",
+    "ReplicaSet",
+    "ReplicaSetUpdated",
+    "Running",
+    "StatefulSet",
+    "Succeeded",
+    "TCP",
+    "True",
+    "Unknown",
+    "Unschedulable",
+    "Warning",
+    "apps/v1",
+    "batch/v1",
+    "default",
+    "default-scheduler",
+    "kube-node-lease",
+    "kube-public",
+    "kube-system",
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "v1",
 ];
 
 /// An immutable string: a well-known word or a shared one (see the module docs).
@@ -141,43 +151,48 @@ impl Str {
     }
 }
 
-/// Slots of the table that finds a well-known word: a power of two, about three times as many
-/// as there are words, so a text that is none of them meets an empty slot at once.
-const WELL_KNOWN_SLOTS: usize = 512;
+/// Slots of the table that finds a well-known word: a power of two, well over twice as many as
+/// there are words, so a text that is none of them mostly meets an empty slot at once.
+const WELL_KNOWN_SLOTS: usize = 256;
 
 /// Where a text's search in the table starts: a mix of its length and first and last bytes, which
 /// tell the well-known words apart well enough that few share a start.
-fn well_known_slot(s: &[u8]) -> usize {
-    let (first, last) = (s.first().copied(), s.last().copied());
-    let mixed =
-        (s.len() as u32) << 16 | u32::from(first.unwrap_or(0)) << 8 | u32::from(last.unwrap_or(0));
-    (mixed.wrapping_mul(0x9E37_79B1) >> 23) as usize % WELL_KNOWN_SLOTS
+const fn well_known_slot(s: &[u8]) -> usize {
+    let n = s.len();
+    let (first, last) = if n == 0 { (0, 0) } else { (s[0], s[n - 1]) };
+    let mixed = (n as u32) << 16 | (first as u32) << 8 | last as u32;
+    (mixed.wrapping_mul(0x9E37_79B1) >> 24) as usize % WELL_KNOWN_SLOTS
 }
+
+/// Each slot holds the index in [`WELL_KNOWN`] of the word placed there, or `u8::MAX`: open
+/// addressing with linear probing, laid out when the program is compiled.
+static WELL_KNOWN_TABLE: [u8; WELL_KNOWN_SLOTS] = {
+    assert!(WELL_KNOWN_TEXT.len() < u8::MAX as usize);
+    let mut table = [u8::MAX; WELL_KNOWN_SLOTS];
+    let mut i = 0;
+    while i < WELL_KNOWN_TEXT.len() {
+        let mut at = well_known_slot(WELL_KNOWN_TEXT[i].as_bytes());
+        while table[at] != u8::MAX {
+            at = (at + 1) % WELL_KNOWN_SLOTS;
+        }
+        table[at] = i as u8;
+        i += 1;
+    }
+    table
+};
 
 /// The index in [`WELL_KNOWN`] of `s`, if it is one. Strings are made from text hundreds of times
 /// per pod (decoded objects, statuses, Events): a binary search over the words was 7% of the
-/// instructions converging 1,000 replicas; a hash table with open addressing finds a word, or
-/// that there is none, in one or two probes.
+/// instructions converging 1,000 replicas; the table finds a word, or that there is none, in one
+/// or two probes.
 fn well_known(s: &[u8]) -> Option<usize> {
     // Only short strings can be one; names and uids skip the search.
     if s.len() > 32 {
         return None;
     }
-    static TABLE: std::sync::OnceLock<[u8; WELL_KNOWN_SLOTS]> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let mut table = [u8::MAX; WELL_KNOWN_SLOTS];
-        for (i, w) in WELL_KNOWN.iter().enumerate() {
-            let mut at = well_known_slot(w.as_bytes());
-            while table[at] != u8::MAX {
-                at = (at + 1) % WELL_KNOWN_SLOTS;
-            }
-            table[at] = u8::try_from(i).expect("fewer than 255 well-known words");
-        }
-        table
-    });
     let mut at = well_known_slot(s);
     loop {
-        let i = usize::from(table[at]);
+        let i = usize::from(WELL_KNOWN_TABLE[at]);
         if i == usize::from(u8::MAX) {
             return None;
         }
