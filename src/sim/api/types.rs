@@ -1870,14 +1870,19 @@ impl ObjectKey {
 
     /// The key of the object `meta` describes, sharing its strings (no allocation).
     pub fn of(kind: Kind, meta: &ObjectMeta) -> ObjectKey {
+        ObjectKey::shared(kind, &meta.namespace, &meta.name)
+    }
+
+    /// [`ObjectKey::new`] from strings it shares (no allocation).
+    pub fn shared(kind: Kind, namespace: &Str, name: &Str) -> ObjectKey {
         ObjectKey {
             kind,
             namespace: if kind.namespaced() {
-                meta.namespace.clone()
+                namespace.clone()
             } else {
                 Str::EMPTY
             },
-            name: meta.name.clone(),
+            name: name.clone(),
         }
     }
 }

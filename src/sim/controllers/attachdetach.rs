@@ -207,11 +207,7 @@ impl AttachDetachController {
         out: &mut Outcome,
     ) {
         for pod in pods {
-            let Some(obj) = cache.get(&ObjectKey::new(
-                Kind::Pod,
-                &pod.metadata.namespace,
-                &pod.metadata.name,
-            )) else {
+            let Some(obj) = cache.get(&ObjectKey::of(Kind::Pod, &pod.metadata)) else {
                 continue;
             };
             let local: Vec<&str> = elsewhere
@@ -454,11 +450,9 @@ impl Controller for AttachDetachController {
                         }
                         if a.attached && self.reported.insert(pair.clone()) {
                             for pod in pods {
-                                if let Some(obj) = cache.get(&ObjectKey::new(
-                                    Kind::Pod,
-                                    &pod.metadata.namespace,
-                                    &pod.metadata.name,
-                                )) {
+                                if let Some(obj) =
+                                    cache.get(&ObjectKey::of(Kind::Pod, &pod.metadata))
+                                {
                                     out.event(EventRecord::normal(
                                         obj,
                                         "SuccessfulAttachVolume",

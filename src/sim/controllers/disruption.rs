@@ -368,11 +368,7 @@ impl DisruptionController {
             };
             let expected_deletion = t.0 + DELETION_TIMEOUT;
             if expected_deletion < now {
-                let pod_obj = ctx.cache.get(&ObjectKey::new(
-                    Kind::Pod,
-                    &pod.metadata.namespace,
-                    &pod.metadata.name,
-                ));
+                let pod_obj = ctx.cache.get(&ObjectKey::of(Kind::Pod, &pod.metadata));
                 if let Some(pod_obj) = pod_obj {
                     // Kubernetes prints the PDB's namespace twice here; kept verbatim.
                     out.event(EventRecord::warning(
@@ -673,11 +669,7 @@ mod tests {
             runtime: None,
             storage: None,
         };
-        let key = ObjectKey::new(
-            Kind::PodDisruptionBudget,
-            &pdb.metadata.namespace,
-            &pdb.metadata.name,
-        );
+        let key = ObjectKey::of(Kind::PodDisruptionBudget, &pdb.metadata);
         DisruptionController::new().reconcile(&key, &mut ctx)
     }
 

@@ -582,8 +582,7 @@ impl EndpointSliceController {
         }
         for s in plan.delete {
             diff.push(format!("delete {}", s.metadata.name));
-            let slice_key =
-                ObjectKey::new(Kind::EndpointSlice, &s.metadata.namespace, &s.metadata.name);
+            let slice_key = ObjectKey::of(Kind::EndpointSlice, &s.metadata);
             self.expect
                 .insert(slice_key.clone(), (key.clone(), Expect::Gone));
             reqs.push(ApiRequest::Delete {

@@ -68,7 +68,7 @@ fn eviction_then_age(a: &&Pod, b: &&Pod) -> std::cmp::Ordering {
 /// `markFailedAndDeletePodWithCondition`: the status patch (when the pod is not terminal
 /// already; a merge patch carries the whole condition list), then the grace-0 delete.
 fn mark_failed_and_delete(out: &mut Outcome, pod: &Pod, condition: Option<Condition>, now: Millis) {
-    let key = ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name);
+    let key = ObjectKey::of(Kind::Pod, &pod.metadata);
     if !terminated(pod) {
         let mut conditions = pod.status.conditions.clone();
         if let Some(mut c) = condition {

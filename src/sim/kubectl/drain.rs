@@ -552,7 +552,7 @@ impl DrainController {
                 .iter()
                 .map(|p| {
                     (
-                        ObjectKey::new(Kind::Pod, &p.metadata.namespace, &p.metadata.name),
+                        ObjectKey::of(Kind::Pod, &p.metadata),
                         Tracked {
                             uid: p.metadata.uid.to_string(),
                             step: Step::Evict {

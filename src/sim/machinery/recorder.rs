@@ -281,7 +281,7 @@ impl Recorder {
             let Some(kind) = Kind::from_kind_str(&involved.kind) else {
                 continue;
             };
-            let object = ObjectKey::new(kind, &involved.namespace, &involved.name);
+            let object = ObjectKey::shared(kind, &involved.namespace, &involved.name);
             let Some(by_message) = self.by_identity.get_mut(&object) else {
                 continue;
             };

@@ -195,7 +195,7 @@ impl Controller for DeploymentController {
 }
 
 fn deployment_key(d: &Deployment) -> ObjectKey {
-    ObjectKey::new(Kind::Deployment, &d.metadata.namespace, &d.metadata.name)
+    ObjectKey::of(Kind::Deployment, &d.metadata)
 }
 
 // ---------------------------------------------------------------- event handlers
@@ -566,7 +566,7 @@ impl<'a> DeploymentSync<'a> {
             .map(|(_, w)| w)
         {
             claims.push(ApiRequest::Patch {
-                key: ObjectKey::new(Kind::ReplicaSet, &w.rs.metadata.namespace, &w.rs.metadata.name),
+                key: ObjectKey::of(Kind::ReplicaSet, &w.rs.metadata),
                 patch: json!({"metadata": {"ownerReferences": w.rs.metadata.owner_references, "uid": w.rs.metadata.uid}}),
                 status: false,
             });

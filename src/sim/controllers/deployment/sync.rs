@@ -378,7 +378,7 @@ impl DeploymentSync<'_> {
                 rs.metadata.name
             ));
             self.deletes.push(ApiRequest::Delete {
-                key: ObjectKey::new(Kind::ReplicaSet, &rs.metadata.namespace, &rs.metadata.name),
+                key: ObjectKey::of(Kind::ReplicaSet, &rs.metadata),
                 options: DeleteOptions::default(),
             });
         }

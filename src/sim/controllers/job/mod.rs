@@ -107,7 +107,7 @@ fn has_finalizer(pod: &Pod) -> bool {
 }
 
 fn pod_key(pod: &Pod) -> ObjectKey {
-    ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name)
+    ObjectKey::of(Kind::Pod, &pod.metadata)
 }
 
 /// `onlyReplaceFailedPods`: a terminating pod is not a failure yet (and blocks its replacement).
@@ -926,7 +926,7 @@ impl Controller for JobController {
                         let s = api::selector(j);
                         !s.is_empty() && s.matches(&pod.metadata.labels)
                     })
-                    .map(|j| ObjectKey::new(kind, &j.metadata.namespace, &j.metadata.name)),
+                    .map(|j| ObjectKey::of(kind, &j.metadata)),
             ),
             None => {}
         }

@@ -541,9 +541,7 @@ impl Controller for Kubelet {
                                 p.spec.node_name == self.node
                                     && !crate::sim::api::storage::pod_claims(p).is_empty()
                             })
-                            .map(|p| {
-                                ObjectKey::new(Kind::Pod, &p.metadata.namespace, &p.metadata.name)
-                            }),
+                            .map(|p| ObjectKey::of(Kind::Pod, &p.metadata)),
                     );
                 }
                 keys
@@ -705,7 +703,7 @@ fn terminated_state(t: &Termination) -> ContainerState {
 
 fn delete_request(pod: &Pod) -> ApiRequest {
     ApiRequest::Delete {
-        key: ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name),
+        key: ObjectKey::of(Kind::Pod, &pod.metadata),
         options: DeleteOptions {
             grace_period_seconds: Some(0),
             precondition_uid: Some(pod.metadata.uid.to_string()),

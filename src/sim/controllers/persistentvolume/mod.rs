@@ -212,7 +212,7 @@ impl PersistentVolumeController {
         cache: &Cache,
         out: &mut Outcome,
     ) -> String {
-        let key = ObjectKey::new(k.claim, &claim.metadata.namespace, &claim.metadata.name);
+        let key = ObjectKey::of(k.claim, &claim.metadata);
         if let Some(name) = str_at(claim, &["spec", "volumeName"]).filter(|n| !n.is_empty()) {
             // Bound, or pre-bound to a volume by name.
             let volume = cache

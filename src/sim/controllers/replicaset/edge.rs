@@ -99,7 +99,7 @@ fn replicas_of(rs: &ReplicaSet) -> usize {
 }
 
 fn pod_key(pod: &Pod) -> ObjectKey {
-    ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name)
+    ObjectKey::of(Kind::Pod, &pod.metadata)
 }
 
 /// The cached ReplicaSet a pod names as its controller, if it is still that one.

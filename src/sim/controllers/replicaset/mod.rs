@@ -669,7 +669,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 fn pod_key(pod: &Pod) -> ObjectKey {
-    ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name)
+    ObjectKey::of(Kind::Pod, &pod.metadata)
 }
 
 /// The ReplicaSet a pod we created names as its controller.
@@ -718,7 +718,7 @@ fn replica_sets_selecting(pod: &Pod, cache: &Cache) -> Vec<ObjectKey> {
         .list_ns(Kind::ReplicaSet, &pod.metadata.namespace)
         .filter_map(|o| o.as_replica_set())
         .filter(|rs| !rs.spec.selector.is_empty() && rs.spec.selector.matches(&pod.metadata.labels))
-        .map(|rs| ObjectKey::new(Kind::ReplicaSet, &rs.metadata.namespace, &rs.metadata.name))
+        .map(|rs| ObjectKey::of(Kind::ReplicaSet, &rs.metadata))
         .collect()
 }
 

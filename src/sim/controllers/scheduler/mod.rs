@@ -244,7 +244,7 @@ fn is_pending(pod: &Pod) -> bool {
 }
 
 fn pod_key(pod: &Pod) -> ObjectKey {
-    ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name)
+    ObjectKey::of(Kind::Pod, &pod.metadata)
 }
 
 // ------------------------------------------------------------------ one cycle

@@ -157,11 +157,7 @@ impl Pass<'_> {
         self.pending.push((
             key,
             Pending {
-                set: ObjectKey::new(
-                    self.kinds.set,
-                    &self.set.metadata.namespace,
-                    &self.set.metadata.name,
-                ),
+                set: ObjectKey::of(self.kinds.set, &self.set.metadata),
                 set_uid: self.set.metadata.uid.to_string(),
                 action,
                 pod: pod.to_string(),
@@ -187,11 +183,7 @@ impl Pass<'_> {
             }
             claim.metadata.owner_references =
                 claim_owners(set, pod, false, &claim.metadata.owner_references);
-            let key = ObjectKey::new(
-                self.kinds.claim,
-                &claim.metadata.namespace,
-                &claim.metadata.name,
-            );
+            let key = ObjectKey::of(self.kinds.claim, &claim.metadata);
             self.pending(
                 key,
                 "create",
@@ -240,7 +232,7 @@ impl Pass<'_> {
     }
 
     fn delete_pod(&mut self, pod: &Pod) -> ApiRequest {
-        let key = ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name);
+        let key = ObjectKey::of(Kind::Pod, &pod.metadata);
         self.pending(key.clone(), "delete", &pod.metadata.name, None);
         ApiRequest::Delete {
             key,
@@ -353,7 +345,7 @@ impl StatefulSetController {
                     }
                 }
                 let claims = pass.missing_claims(set, pod);
-                let key = ObjectKey::new(Kind::Pod, &pod.metadata.namespace, &pod.metadata.name);
+                let key = ObjectKey::of(Kind::Pod, &pod.metadata);
                 pass.pending(key, "create", &pod.metadata.name, None);
                 pass.notes
                     .push(format!("{} missing: created", pod.metadata.name));
@@ -391,8 +383,7 @@ impl StatefulSetController {
                     let mut fixed = (*pod).clone();
                     update_identity(set, &mut fixed);
                     update_storage(set, &mut fixed);
-                    let key =
-                        ObjectKey::new(Kind::Pod, &fixed.metadata.namespace, &fixed.metadata.name);
+                    let key = ObjectKey::of(Kind::Pod, &fixed.metadata);
                     pass.pending(key, "update", name, None);
                     step.stages
                         .push(vec![ApiRequest::Update(Object::from(fixed))]);
