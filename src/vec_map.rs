@@ -881,6 +881,110 @@ impl<K: Ord, V> FromIterator<(K, V)> for SlotMap<K, V> {
     }
 }
 
+/// A [`SlotMap`] whose keys are also found by hash: iteration stays in key order, and a lookup
+/// by key hashes it instead of descending the tree. For a map read many times per simulation
+/// step by a key with a long shared prefix: the world's components (a thousand kubelets), found
+/// by id for every watch delivery and every work item.
+#[derive(Clone)]
+pub struct HashedSlotMap<K, V> {
+    map: SlotMap<K, V>,
+    slots: LookupMap<K, u32>,
+}
+
+impl<K, V> Default for HashedSlotMap<K, V> {
+    fn default() -> Self {
+        Self {
+            map: SlotMap::default(),
+            slots: LookupMap::default(),
+        }
+    }
+}
+
+impl<K: Ord + std::hash::Hash + Clone, V> HashedSlotMap<K, V> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.slots.get(key).map(|&i| self.map.slot(i))
+    }
+
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        let i = *self.slots.get(key)?;
+        self.map.slots[i as usize].as_mut()
+    }
+
+    pub fn contains_key(&self, key: &K) -> bool {
+        self.slots.contains_key(key)
+    }
+
+    /// Like `BTreeMap::insert`: the old value comes back, and the old key stays.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if let Some(&i) = self.slots.get(&key) {
+            return self.map.slots[i as usize].replace(value);
+        }
+        let i = place(&mut self.map.slots, &mut self.map.free, value);
+        self.map.index.insert(key.clone(), i);
+        self.slots.insert(key, i);
+        None
+    }
+
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        self.slots.remove(key);
+        self.map.remove(key)
+    }
+
+    /// Keeps the entries `keep` says to, visiting them in key order.
+    pub fn retain(&mut self, keep: impl FnMut(&K, &mut V) -> bool) {
+        self.map.retain(keep);
+        let map = &self.map;
+        self.slots.retain(|k, _| map.contains_key(k));
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Pair<'_, K, V>> + ExactSizeIterator {
+        self.map.iter()
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> + ExactSizeIterator {
+        self.map.keys()
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> + ExactSizeIterator {
+        self.map.values()
+    }
+
+    /// Every entry in key order, with its value mutable.
+    pub fn for_each_mut(&mut self, f: impl FnMut(&K, &mut V)) {
+        self.map.for_each_mut(f);
+    }
+}
+
+impl<K: Ord + std::hash::Hash + Clone, V> std::ops::Index<&K> for HashedSlotMap<K, V> {
+    type Output = V;
+
+    fn index(&self, key: &K) -> &V {
+        self.get(key).expect("no entry found for key")
+    }
+}
+
+impl<K: Ord + std::hash::Hash + Clone, V> FromIterator<(K, V)> for HashedSlotMap<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(items: I) -> Self {
+        let mut map = Self::default();
+        for (k, v) in items {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
 /// A map that is only looked up, never iterated: a hash map with [`FxHasher`]. Its order would
 /// be the hash's, so it must show nowhere (the clippy configuration forbids hash maps elsewhere);
 /// its hasher has no keys, so nothing about it varies from run to run either.
@@ -1050,6 +1154,39 @@ mod tests {
                 prop_assert_eq!(slots.iter().collect::<Vec<_>>(), tree.iter().collect::<Vec<_>>());
                 prop_assert_eq!(slots.values().collect::<Vec<_>>(), tree.values().collect::<Vec<_>>());
                 prop_assert!(slots.slots.len() <= 32, "freed slots are reused");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_hashed_slot_map_answers_every_operation_as_a_btree_map_does(ops in prop::collection::vec(op(), 0..80)) {
+            let mut tree: BTreeMap<u8, u16> = BTreeMap::new();
+            let mut map: HashedSlotMap<u8, u16> = HashedSlotMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, v) | Op::Entry(k, v) => prop_assert_eq!(map.insert(k, v), tree.insert(k, v)),
+                    Op::Remove(k) => prop_assert_eq!(map.remove(&k), tree.remove(&k)),
+                    Op::PopFirst | Op::PopLast => {
+                        let first = tree.first_key_value().map(|(k, _)| *k);
+                        if let Some(k) = first {
+                            prop_assert_eq!(map.remove(&k), tree.remove(&k));
+                        }
+                    }
+                    Op::Retain(m) => {
+                        map.retain(|k, _| k % m != 0);
+                        tree.retain(|k, _| k % m != 0);
+                    }
+                }
+                prop_assert_eq!(map.iter().collect::<Vec<_>>(), tree.iter().collect::<Vec<_>>());
+                for k in 0..40u8 {
+                    prop_assert_eq!(map.get(&k), tree.get(&k));
+                    prop_assert_eq!(map.contains_key(&k), tree.contains_key(&k));
+                }
+                if let Some(v) = map.get_mut(&3) {
+                    *v = v.wrapping_add(1);
+                    *tree.get_mut(&3).expect("the same keys") = *v;
+                }
             }
         }
     }

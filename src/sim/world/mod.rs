@@ -21,7 +21,7 @@ use crate::sim::machinery::trace::{
 };
 use crate::sim::machinery::workqueue::WorkQueue;
 use crate::sim::rng::Rng;
-use crate::vec_map::{SlotMap, VecMap};
+use crate::vec_map::{HashedSlotMap, SlotMap, VecMap};
 
 mod faults;
 mod informers;
@@ -318,7 +318,7 @@ pub struct Sim {
     /// The API server, which alone writes the store: everything else reads it through
     /// [`Sim::api`] and writes by sending it requests.
     api: ApiServer,
-    components: SlotMap<ComponentId, Component>,
+    components: HashedSlotMap<ComponentId, Component>,
     /// Container runtimes, one per machine; a node that is down has none running.
     machines: SlotMap<Str, Machine>,
     /// Bumped whenever a machine is added, removed, powered off or powered on.
@@ -363,7 +363,7 @@ impl Sim {
             custom_watchers: Vec::new(),
             routed_selected: SlotMap::new(),
             api: ApiServer::new(seed),
-            components: SlotMap::new(),
+            components: HashedSlotMap::new(),
             machines: SlotMap::new(),
             machines_generation: 0,
             broken_images: BTreeSet::new(),
@@ -407,14 +407,14 @@ impl Sim {
     /// queued: what an action would change, worked out without touching this simulation (a
     /// lesson compares it with what the learner did: see `progress`). Nothing in it advances.
     pub fn detached_copy(&self) -> Sim {
-        self.copy(SlotMap::new(), false)
+        self.copy(HashedSlotMap::new(), false)
     }
 
     /// The whole world as it is now, so a run can go on from here more than once (time
     /// travel's snapshots): what runs from the copy is what would have run from this one. None
     /// when a component's memory cannot be copied (see [`Controller::snapshot`]).
     pub fn snapshot(&self) -> Option<Sim> {
-        let mut components = SlotMap::new();
+        let mut components = HashedSlotMap::new();
         for (id, c) in self.components.iter() {
             components.insert(id.clone(), c.snapshot()?);
         }
@@ -423,7 +423,7 @@ impl Sim {
 
     /// This world with `components`: running (everything in flight copied too) or detached
     /// (nothing queued, no watchers, a short trace).
-    fn copy(&self, components: SlotMap<ComponentId, Component>, running: bool) -> Sim {
+    fn copy(&self, components: HashedSlotMap<ComponentId, Component>, running: bool) -> Sim {
         Sim {
             now: self.now,
             seq: self.seq,
@@ -851,7 +851,7 @@ impl Sim {
                 }
             }
             MemoryPart::Controllers => {
-                self.components = SlotMap::new();
+                self.components = HashedSlotMap::new();
                 self.watchers = VecMap::new();
                 self.custom_watchers = Vec::new();
             }

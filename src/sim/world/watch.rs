@@ -280,7 +280,7 @@ impl Sim {
         key: &ObjectKey,
         heard: &[(usize, ComponentId, bool)],
     ) {
-        for (id, c) in &self.components {
+        for (id, c) in self.components.iter() {
             if !c.running || c.partitioned || !c.ctrl.watches(key.kind) {
                 continue;
             }
