@@ -941,14 +941,6 @@ impl<K: Ord + std::hash::Hash + Clone, V> HashedSlotMap<K, V> {
         self.slots.retain(|k, _| map.contains_key(k));
     }
 
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Pair<'_, K, V>> + ExactSizeIterator {
         self.map.iter()
     }
@@ -972,16 +964,6 @@ impl<K: Ord + std::hash::Hash + Clone, V> std::ops::Index<&K> for HashedSlotMap<
 
     fn index(&self, key: &K) -> &V {
         self.get(key).expect("no entry found for key")
-    }
-}
-
-impl<K: Ord + std::hash::Hash + Clone, V> FromIterator<(K, V)> for HashedSlotMap<K, V> {
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(items: I) -> Self {
-        let mut map = Self::default();
-        for (k, v) in items {
-            map.insert(k, v);
-        }
-        map
     }
 }
 

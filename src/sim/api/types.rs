@@ -1818,8 +1818,9 @@ pub type SharedKey = std::sync::Arc<ObjectKey>;
 /// Kind, namespace and name: how the store, caches and work queues address an object.
 ///
 /// Ordered by kind, then namespace, then name, byte by byte (as a derived `Ord` would), but
-/// compared eight bytes at a time, and not at all where both share one allocation: every store, cache and queue is a B-tree of these, and the
-/// names of one ReplicaSet's pods share a long prefix. In the browser `memcmp` is a byte loop, and
+/// compared eight bytes at a time, and not at all where both share one allocation: every store,
+/// cache and queue is a B-tree of these, and the names of one ReplicaSet's pods share a long
+/// prefix. In the browser `memcmp` is a byte loop, and
 /// key comparisons were about a seventh of the simulation's time in a 10,000-pod rollout.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {

@@ -129,11 +129,11 @@ impl Recorder {
         };
         let existing = |name: &str| store.event(namespace, name);
         let mut message = rec.message.clone();
-        let known = self.identity_name(source, rec, &message);
+        let identity = self.identity_name(source, rec, &message);
+        let known = identity.is_some();
         // The Event it names, read now: unless aggregation changes the message below, the
         // identity is looked up once, not again.
-        let known_event = known.and_then(existing);
-        let known = known.is_some();
+        let known_event = identity.and_then(existing);
         let windows = self
             .similar
             .get_or_insert_with(rec.object.clone(), Vec::new);
