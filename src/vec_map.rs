@@ -900,21 +900,52 @@ impl<K, V> Default for HashedSlotMap<K, V> {
     }
 }
 
+// In key order, as the map it stands in for shows itself.
+impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for HashedSlotMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.map.fmt(f)
+    }
+}
+
 impl<K: Ord + std::hash::Hash + Clone, V> HashedSlotMap<K, V> {
     pub fn new() -> Self {
         Self::default()
     }
 
-    pub fn get(&self, key: &K) -> Option<&V> {
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The value under `key`, inserted from `default` first when there is none.
+    pub fn get_or_insert_with(&mut self, key: K, default: impl FnOnce() -> V) -> &mut V {
+        let i = match self.slots.get(&key) {
+            Some(&i) => i,
+            None => self.add(key, default()),
+        };
+        self.map.slots[i as usize]
+            .as_mut()
+            .expect("an indexed slot holds a value")
+    }
+
+    pub fn get<Q: Ord + std::hash::Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
         self.slots.get(key).map(|&i| self.map.slot(i))
     }
 
-    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+    pub fn get_mut<Q: Ord + std::hash::Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+    {
         let i = *self.slots.get(key)?;
         self.map.slots[i as usize].as_mut()
     }
 
-    pub fn contains_key(&self, key: &K) -> bool {
+    pub fn contains_key<Q: Ord + std::hash::Hash + Eq + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
         self.slots.contains_key(key)
     }
 
@@ -923,13 +954,22 @@ impl<K: Ord + std::hash::Hash + Clone, V> HashedSlotMap<K, V> {
         if let Some(&i) = self.slots.get(&key) {
             return self.map.slots[i as usize].replace(value);
         }
-        let i = place(&mut self.map.slots, &mut self.map.free, value);
-        self.map.index.insert(key.clone(), i);
-        self.slots.insert(key, i);
+        self.add(key, value);
         None
     }
 
-    pub fn remove(&mut self, key: &K) -> Option<V> {
+    /// Files a new key's value; returns its slot.
+    fn add(&mut self, key: K, value: V) -> u32 {
+        let i = place(&mut self.map.slots, &mut self.map.free, value);
+        self.map.index.insert(key.clone(), i);
+        self.slots.insert(key, i);
+        i
+    }
+
+    pub fn remove<Q: Ord + std::hash::Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
         self.slots.remove(key);
         self.map.remove(key)
     }
@@ -998,9 +1038,9 @@ impl std::hash::Hasher for FxHasher {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
+            // The tail as a little-endian word, byte by byte: copying it into a zeroed array was
+            // a `memcpy` call per key hashed.
+            self.add(rest.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b)));
         }
     }
 

@@ -22,5 +22,6 @@ pub mod scenario;
 pub mod script;
 pub mod session;
 pub mod share;
+pub mod text;
 pub mod time;
 pub mod world;

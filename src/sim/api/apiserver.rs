@@ -19,8 +19,9 @@ use super::{
     WatchEventType,
 };
 use crate::sim::rng::Rng;
+use crate::sim::text::push_hex;
 use crate::sort::CollectTree;
-use crate::vec_map::{SlotMap, VecMap};
+use crate::vec_map::{HashedSlotMap, VecMap};
 
 /// The default `--service-node-port-range`, 30000-32767.
 const NODE_PORT_MIN: i64 = 30000;
@@ -96,7 +97,7 @@ pub struct ApiServer {
     /// Objects whose stored `spec` is known to survive a JSON round trip unchanged, with the
     /// resourceVersion that is known of (a later write makes the entry stale). A status write
     /// then keeps the spec as it is instead of serialising it again: see [`merge_status_only`].
-    spec_canonical: SlotMap<ObjectKey, u64>,
+    spec_canonical: HashedSlotMap<ObjectKey, u64>,
     /// The last pod spec found to survive a JSON round trip: the pods a controller creates from
     /// one template have equal specs, so a comparison, not a round trip each, tells that theirs
     /// do too (see [`ApiServer::created_spec_is_canonical`]).
@@ -128,7 +129,7 @@ impl ApiServer {
             compacted_rv: 1,
             rng: Rng::stream(seed, "apiserver"),
             counts: VecMap::new(),
-            spec_canonical: SlotMap::new(),
+            spec_canonical: HashedSlotMap::new(),
             canonical_pod_spec: None,
             event_removals: 0,
             events_by_age: BTreeSet::new(),
@@ -334,14 +335,18 @@ impl ApiServer {
     fn new_uid(&mut self) -> String {
         let a = self.rng.next_u64();
         let b = self.rng.next_u64();
-        format!(
-            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-            a >> 32,
-            (a >> 16) & 0xffff,
-            a & 0xfff,
-            ((b >> 48) & 0x3fff) | 0x8000,
-            b & 0xffff_ffff_ffff
-        )
+        // `{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}`: a version-4 UUID's layout.
+        let mut uid = String::with_capacity(36);
+        push_hex(&mut uid, a >> 32, 8);
+        uid.push('-');
+        push_hex(&mut uid, (a >> 16) & 0xffff, 4);
+        uid.push_str("-4");
+        push_hex(&mut uid, a & 0xfff, 3);
+        uid.push('-');
+        push_hex(&mut uid, ((b >> 48) & 0x3fff) | 0x8000, 4);
+        uid.push('-');
+        push_hex(&mut uid, b & 0xffff_ffff_ffff, 12);
+        uid
     }
 
     fn commit(
@@ -1421,6 +1426,16 @@ impl ApiServer {
     }
 }
 
+/// An Event's name as client-go makes it: its object's name and a 16-digit hexadecimal suffix,
+/// `{base}.{suffix:016x}`.
+pub fn event_name(base: &str, suffix: u64) -> String {
+    let mut name = String::with_capacity(base.len() + 17);
+    name.push_str(base);
+    name.push('.');
+    push_hex(&mut name, suffix, 16);
+    name
+}
+
 /// What the event recorder reads from the store (defined here so the API server, below the
 /// recorder, needs nothing from it).
 pub trait EventStore {
@@ -1431,7 +1446,7 @@ pub trait EventStore {
     /// (client-go names an Event after its object and the time, bumping the suffix on a clash).
     fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
         let mut v = start;
-        while self.event(namespace, &format!("{base}.{v:016x}")).is_some() {
+        while self.event(namespace, &event_name(base, v)).is_some() {
             v += 1;
         }
         v
@@ -1451,7 +1466,7 @@ impl EventStore for ApiServer {
     /// fixed-width hex suffix sorts like the number, so taken candidates come in order.
     fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
         let mut v = start;
-        let mut candidate = format!("{base}.{v:016x}");
+        let mut candidate = event_name(base, v);
         let lo = ObjectKey {
             kind: Kind::Event,
             namespace: Str::from(namespace),
@@ -1468,7 +1483,7 @@ impl EventStore for ApiServer {
                 std::cmp::Ordering::Equal => {
                     v += 1;
                     candidate.truncate(base.len() + 1);
-                    candidate.push_str(&format!("{v:016x}"));
+                    push_hex(&mut candidate, v, 16);
                 }
                 std::cmp::Ordering::Greater => break,
             }

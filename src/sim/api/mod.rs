@@ -324,7 +324,7 @@ impl WatchEvent {
         resource_version: u64,
         cause: u64,
     ) -> Self {
-        let name = key.to_string().into();
+        let name = key.trace_name().into();
         WatchEvent {
             type_,
             object,

@@ -22,7 +22,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sort::CollectTree;
-use crate::vec_map::SlotMap;
+use crate::vec_map::HashedSlotMap;
 
 /// The built-in kinds whose objects the GC watches, as owners and as dependents; it watches
 /// every custom kind as well ([`Controller::watches_custom_kinds`]).
@@ -72,13 +72,14 @@ impl OwnerState {
 /// The garbage collector (component `garbage-collector-controller`).
 #[derive(Clone, Debug)]
 pub struct GarbageCollector {
-    nodes: SlotMap<ObjectKey, GraphNode>,
+    // Found by hash: every watch event of every kind looks its object up in these three.
+    nodes: HashedSlotMap<ObjectKey, GraphNode>,
     /// Owner uid → the keys of objects whose ownerReferences name it.
-    dependents: SlotMap<Str, BTreeSet<ObjectKey>>,
+    dependents: HashedSlotMap<Str, BTreeSet<ObjectKey>>,
     /// Uids verified absent (upstream's `absentOwnerCache`).
     absent: BTreeSet<Str>,
     /// Where each observed uid lives, to tell an owner named from another namespace.
-    by_uid: SlotMap<Str, ObjectKey>,
+    by_uid: HashedSlotMap<Str, ObjectKey>,
     /// The cache resourceVersion the graph reflects; a mismatch means the informer relisted.
     synced_rv: u64,
     /// Set by a restart: the next look at the cache is a fresh, consistent list.
@@ -88,10 +89,10 @@ pub struct GarbageCollector {
 impl Default for GarbageCollector {
     fn default() -> Self {
         GarbageCollector {
-            nodes: SlotMap::new(),
-            dependents: SlotMap::new(),
+            nodes: HashedSlotMap::new(),
+            dependents: HashedSlotMap::new(),
             absent: BTreeSet::new(),
-            by_uid: SlotMap::new(),
+            by_uid: HashedSlotMap::new(),
             synced_rv: 0,
             needs_full_sync: true,
         }
@@ -277,8 +278,7 @@ impl GarbageCollector {
         self.by_uid.insert(node.uid.clone(), key.clone());
         for r in &node.owners {
             self.dependents
-                .entry(r.uid.clone())
-                .or_default()
+                .get_or_insert_with(r.uid.clone(), BTreeSet::new)
                 .insert(key.clone());
         }
         self.nodes.insert(key, node);

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use crate::sim::api::types::{Container, Millis, Str};
 use crate::sim::faults::Fault;
 use crate::sim::rng::Rng;
+use crate::sim::text::push_hex;
 use crate::sort::CollectTree;
 use crate::vec_map::VecMap;
 
@@ -338,7 +339,11 @@ fn fnv(s: &str) -> u64 {
 /// 64 deterministic hex digits derived from `seed` (container ids, image digests).
 pub fn hex64(seed: &str) -> String {
     let mut r = Rng::new(fnv(seed));
-    (0..4).map(|_| format!("{:016x}", r.next_u64())).collect()
+    let mut out = String::with_capacity(64);
+    for _ in 0..4 {
+        push_hex(&mut out, r.next_u64(), 16);
+    }
+    out
 }
 
 /// A plausible, stable compressed size for an image (what "Image size: N bytes." reports).

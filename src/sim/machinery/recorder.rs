@@ -4,13 +4,15 @@
 use std::collections::VecDeque;
 
 use super::controller::{ComponentId, EventRecord, DISRUPTION_EVENT_SOURCE};
+use crate::sim::api::apiserver::event_name;
 pub use crate::sim::api::apiserver::EventStore;
 use crate::sim::api::types::{
     Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Str, Time,
     EPOCH_UNIX_SECONDS,
 };
+use crate::sim::text::concat;
 use crate::sort::StableSort;
-use crate::vec_map::{SlotMap, VecMap};
+use crate::vec_map::{HashedSlotMap, SlotMap};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
@@ -86,9 +88,13 @@ struct NameHint {
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
     /// Per object and message: (source, uid, type, reason) → Event name.
-    by_identity: SlotMap<ObjectKey, VecMap<String, Vec<Identity>>>,
+    /// Found by hash, as `similar`: every Event recorded looks its object up in both.
+    /// Messages in a tree, not a sorted vector: a ReplicaSet's `Created pod: <name>` identities
+    /// number in the thousands and expire in the order of time, not of name, and removing each
+    /// from a vector moved half of it.
+    by_identity: HashedSlotMap<ObjectKey, SlotMap<String, Vec<Identity>>>,
     /// Per object: (source, type, reason) → times of distinct messages seen.
-    similar: SlotMap<ObjectKey, Vec<Window>>,
+    similar: HashedSlotMap<ObjectKey, Vec<Window>>,
     /// Identities and windows held (what [`Recorder::len`] reports).
     identities: usize,
     windows: usize,
@@ -200,12 +206,12 @@ impl Recorder {
         let free = store.first_free_suffix(namespace, &rec.object.name, start);
         debug_assert_eq!(free, {
             let mut v = nanos;
-            while existing(&format!("{}.{v:016x}", rec.object.name)).is_some() {
+            while existing(&event_name(&rec.object.name, v)).is_some() {
                 v += 1;
             }
             v
         });
-        let name = format!("{}.{:016x}", rec.object.name, free);
+        let name = event_name(&rec.object.name, free);
         self.name_hint = Some(NameHint {
             namespace: namespace.to_string(),
             base: rec.object.name.to_string(),
@@ -215,7 +221,7 @@ impl Recorder {
         });
         let by_message = self
             .by_identity
-            .get_or_insert_with(rec.object.clone(), VecMap::new);
+            .get_or_insert_with(rec.object.clone(), SlotMap::new);
         if !by_message.contains_key(&message) {
             by_message.insert(message.clone(), Vec::new());
         }
@@ -262,7 +268,7 @@ impl Recorder {
             reporting_instance: Some(if host.is_empty() {
                 Str::from(source)
             } else {
-                Str::from(format!("{source}-{host}"))
+                Str::from(concat(&[source, "-", host]))
             }),
         };
         Recorded {

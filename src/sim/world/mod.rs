@@ -21,7 +21,7 @@ use crate::sim::machinery::trace::{
 };
 use crate::sim::machinery::workqueue::WorkQueue;
 use crate::sim::rng::Rng;
-use crate::vec_map::{HashedSlotMap, SlotMap, VecMap};
+use crate::vec_map::{HashedSlotMap, LookupMap, SlotMap, VecMap};
 
 mod faults;
 mod informers;
@@ -313,8 +313,9 @@ pub struct Sim {
     custom_watchers: Vec<ComponentId>,
     /// For kubelet-style routed components: object key → the nodes whose kubelet's field
     /// selector currently holds it (the inverse of their `selected` sets), so an object leaving
-    /// a node's selection still reaches that node's kubelet.
-    routed_selected: SlotMap<ObjectKey, Vec<String>>,
+    /// a node's selection still reaches that node's kubelet. Only looked up, by every watch
+    /// event of a pod, so found by hash.
+    routed_selected: LookupMap<ObjectKey, Vec<String>>,
     /// The API server, which alone writes the store: everything else reads it through
     /// [`Sim::api`] and writes by sending it requests.
     api: ApiServer,
@@ -361,7 +362,7 @@ impl Sim {
             lines: Lines::default(),
             watchers: VecMap::new(),
             custom_watchers: Vec::new(),
-            routed_selected: SlotMap::new(),
+            routed_selected: LookupMap::default(),
             api: ApiServer::new(seed),
             components: HashedSlotMap::new(),
             machines: SlotMap::new(),
@@ -457,7 +458,7 @@ impl Sim {
             routed_selected: if running {
                 self.routed_selected.clone()
             } else {
-                SlotMap::new()
+                LookupMap::default()
             },
             api: self.api.clone(),
             components,
@@ -841,7 +842,7 @@ impl Sim {
                     c.cache.clear();
                     c.selected = BTreeSet::new();
                 });
-                self.routed_selected = SlotMap::new();
+                self.routed_selected = LookupMap::default();
             }
             MemoryPart::Kubelets => {
                 self.components

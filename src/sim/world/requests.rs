@@ -167,7 +167,7 @@ impl Sim {
                 TraceKind::Api(Box::new(ApiTrace {
                     actor,
                     verb,
-                    object: key.to_string(),
+                    object: key.trace_name(),
                     code: err.code(),
                     message: Some(err.message.clone()),
                     resource_version: None,
@@ -182,9 +182,9 @@ impl Sim {
                 if verb.starts_with("create") { 201 } else { 200 },
                 None,
                 Some(o.meta().rv()),
-                o.key().to_string(),
+                o.key().trace_name(),
             ),
-            Err(e) => (e.code(), Some(e.message.clone()), None, key.to_string()),
+            Err(e) => (e.code(), Some(e.message.clone()), None, key.trace_name()),
         };
         self.last_api_seq = self.trace.push(
             self.now,
@@ -283,7 +283,7 @@ impl Sim {
                 event_type: ev.type_.clone(),
                 reason: ev.reason.clone(),
                 message: ev.message.clone(),
-                object: rec.object.to_string(),
+                object: rec.object.trace_name(),
                 source,
             })),
         );

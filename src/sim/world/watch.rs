@@ -48,15 +48,18 @@ pub(super) fn id_node(id: &ComponentId) -> &str {
 }
 
 /// Records that `node`'s kubelet selects `key` (see `Sim::routed_selected`).
-pub(super) fn hold(index: &mut SlotMap<ObjectKey, Vec<String>>, key: &ObjectKey, node: &str) {
-    let nodes = index.get_or_insert_with(key.clone(), Vec::new);
-    if !nodes.iter().any(|n| n == node) {
-        nodes.push(node.to_string());
+pub(super) fn hold(index: &mut LookupMap<ObjectKey, Vec<String>>, key: &ObjectKey, node: &str) {
+    match index.get_mut(key) {
+        Some(nodes) if nodes.iter().any(|n| n == node) => {}
+        Some(nodes) => nodes.push(node.to_string()),
+        None => {
+            index.insert(key.clone(), vec![node.to_string()]);
+        }
     }
 }
 
 /// Records that `node`'s kubelet no longer selects `key`.
-pub(super) fn release(index: &mut SlotMap<ObjectKey, Vec<String>>, key: &ObjectKey, node: &str) {
+pub(super) fn release(index: &mut LookupMap<ObjectKey, Vec<String>>, key: &ObjectKey, node: &str) {
     if let Some(nodes) = index.get_mut(key) {
         nodes.retain(|n| n != node);
         if nodes.is_empty() {

@@ -50,7 +50,7 @@ use crate::sim::machinery::controller::{
 };
 use crate::sim::rng::Rng;
 use crate::sort::CollectTree;
-use crate::vec_map::{SlotMap, VecMap};
+use crate::vec_map::{HashedSlotMap, SlotMap, VecMap};
 
 pub use plugins::{
     required_affinity_matches, HostPort, PodResources, Resources, BALANCED_ALLOCATION,
@@ -146,8 +146,9 @@ struct Nominated {
 #[derive(Clone, Debug, Default)]
 struct ClusterState {
     nodes: SlotMap<Str, NodeInfo>,
-    pods: SlotMap<ObjectKey, PodEntry>,
-    nominated: SlotMap<ObjectKey, Nominated>,
+    // Found by hash: every watch event of a pod looks it up in both.
+    pods: HashedSlotMap<ObjectKey, PodEntry>,
+    nominated: HashedSlotMap<ObjectKey, Nominated>,
     /// The nodes that have their Node object, in name order, with their slots in `nodes`: the
     /// list every cycle walks. Made again only when a node comes or goes
     /// ([`ClusterState::list_nodes`]): walking the map's tree for each pod, twice, was a fifth
@@ -309,7 +310,7 @@ fn filter_nodes<'s>(
     let listed = state.listed();
     let total = listed.len();
     let mut nominated_here: VecMap<&str, Vec<(&ObjectKey, &PodEntry)>> = VecMap::new();
-    for (k, n) in &state.nominated {
+    for (k, n) in state.nominated.iter() {
         if *k != p.key && n.entry.priority >= p.priority {
             nominated_here
                 .entry(n.entry.node.as_str())
@@ -1009,7 +1010,7 @@ impl Scheduler {
                 keys.insert(n.key());
             }
         }
-        for (k, e) in &self.state.pods {
+        for (k, e) in self.state.pods.iter() {
             let same = cache.get(k).and_then(|o| o.as_pod()).is_some_and(|p| {
                 p.spec.node_name == e.node || (e.assumed && p.spec.node_name.is_empty())
             });

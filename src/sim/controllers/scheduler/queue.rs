@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::sim::api::types::{Millis, ObjectKey};
-use crate::vec_map::SlotMap;
+use crate::vec_map::HashedSlotMap;
 
 /// `podInitialBackoffSeconds`.
 pub const POD_INITIAL_BACKOFF: Millis = 1_000;
@@ -91,7 +91,8 @@ impl QueueName {
 /// The three queues. Every pod is in exactly one of them, or popped (being scheduled).
 #[derive(Clone, Debug, Default)]
 pub struct SchedulingQueue {
-    pods: SlotMap<ObjectKey, (QueuedPod, QueueName)>,
+    /// Found by hash: every watch event of a pod looks it up.
+    pods: HashedSlotMap<ObjectKey, (QueuedPod, QueueName)>,
     active: BTreeSet<(Reverse<i64>, u64, ObjectKey)>,
     backoff: BTreeSet<(Millis, u64, ObjectKey)>,
     unschedulable: BTreeSet<ObjectKey>,
