@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use crate::sim::api::types::{Container, Millis, Str};
 use crate::sim::faults::Fault;
 use crate::sim::rng::Rng;
-use crate::sim::text::push_hex;
+use crate::sim::text::{concat, push_hex};
 use crate::sort::CollectTree;
 use crate::vec_map::VecMap;
 
@@ -288,35 +288,38 @@ pub fn parse_image(image: &str) -> Result<ImageRef, String> {
             return Err(INVALID.into());
         }
     }
-    let parts: Vec<&str> = name.split('/').collect();
-    let (domain, path): (&str, Vec<&str>) = if parts.len() > 1
-        && (parts[0].contains('.')
-            || parts[0].contains(':')
-            || parts[0] == "localhost"
-            || parts[0].bytes().any(|c| c.is_ascii_uppercase()))
-    {
-        (parts[0], parts[1..].to_vec())
-    } else {
-        ("docker.io", parts.clone())
+    // Every container of every pod sync is parsed: slices of the input, one allocation.
+    let (domain, path) = match name.split_once('/') {
+        Some((first, rest))
+            if first.contains('.')
+                || first.contains(':')
+                || first == "localhost"
+                || first.bytes().any(|c| c.is_ascii_uppercase()) =>
+        {
+            (first, rest)
+        }
+        _ => ("docker.io", name),
     };
     if !is_domain(domain) {
         return Err(INVALID.into());
     }
-    let mut path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-    if domain == "docker.io" && path.len() == 1 {
-        path.insert(0, "library".into());
-    }
-    let joined = path.join("/");
+    let library = if domain == "docker.io" && !path.contains('/') {
+        "library/"
+    } else {
+        ""
+    };
+    let repository = concat(&[domain, "/", library, path]);
+    let joined = &repository[domain.len() + 1..];
     if joined.bytes().any(|c| c.is_ascii_uppercase()) {
         return Err(format!(
             "{INVALID}: repository name ({joined}) must be lowercase"
         ));
     }
-    if path.is_empty() || !path.iter().all(|p| is_path_component(p)) {
+    if !path.split('/').all(is_path_component) {
         return Err(INVALID.into());
     }
     Ok(ImageRef {
-        repository: format!("{domain}/{joined}"),
+        repository,
         tag: tag.map(str::to_string),
         digest,
     })
@@ -801,6 +804,26 @@ mod tests {
             Err("invalid reference format".into())
         );
         assert!(parse_image("-nginx").is_err());
+        assert_eq!(parse_image("a//b"), Err("invalid reference format".into()));
+        assert_eq!(
+            parse_image("example.com/App"),
+            Err("invalid reference format: repository name (App) must be lowercase".into())
+        );
+    }
+
+    #[test]
+    fn a_registry_is_the_first_part_only_when_it_looks_like_a_host() {
+        let repo = |image: &str| parse_image(image).map(|r| r.repository);
+        assert_eq!(
+            repo("docker.io/nginx"),
+            Ok("docker.io/library/nginx".into())
+        );
+        assert_eq!(repo("team/app/web"), Ok("docker.io/team/app/web".into()));
+        assert_eq!(repo("localhost/app"), Ok("localhost/app".into()));
+        assert_eq!(
+            repo("ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef"),
+            Ok("ghcr.io/org/app".into())
+        );
     }
 
     #[test]

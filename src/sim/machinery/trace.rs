@@ -22,6 +22,7 @@ use crate::sim::api::types::{
     LAST_FOUR_DIGIT_YEAR,
 };
 use crate::sim::api::{ApiRequest, WatchEventType};
+use crate::sim::text::concat;
 use crate::sort::CollectTree;
 
 /// Default number of entries kept: at lesson scale (about 12,000 entries an hour) eight hours of
@@ -750,15 +751,17 @@ fn same_container_statuses(a: &[ContainerStatus], b: &[ContainerStatus]) -> Opti
 /// At most this many changed fields are named per request; the rest are counted.
 const MAX_CHANGES: usize = 3;
 
-fn with_changes(head: String, changes: Vec<String>) -> String {
-    if changes.is_empty() {
-        return head;
+fn with_changes(mut head: String, changes: Vec<String>) -> String {
+    for (i, change) in changes.iter().take(MAX_CHANGES).enumerate() {
+        head.push_str(if i == 0 { " " } else { ", " });
+        head.push_str(change);
     }
-    let mut shown: Vec<String> = changes.iter().take(MAX_CHANGES).cloned().collect();
     if changes.len() > MAX_CHANGES {
-        shown.push(format!("+{} more", changes.len() - MAX_CHANGES));
+        head.push_str(", +");
+        head.push_str(&(changes.len() - MAX_CHANGES).to_string());
+        head.push_str(" more");
     }
-    format!("{head} {}", shown.join(", "))
+    head
 }
 
 /// Server-managed fields every write changes or that say nothing about intent.
@@ -773,7 +776,7 @@ fn join(prefix: &str, key: &str) -> String {
     if prefix.is_empty() {
         key.to_string()
     } else {
-        format!("{prefix}.{key}")
+        concat(&[prefix, ".", key])
     }
 }
 
@@ -817,7 +820,7 @@ fn json_changes(prefix: &str, old: &Json, new: &Json, out: &mut Vec<String>) {
             out,
         ),
         _ => match (scalar(old), scalar(new)) {
-            (Some(a), Some(b)) => out.push(format!("{prefix} {a}→{b}")),
+            (Some(a), Some(b)) => out.push(concat(&[prefix, " ", &a, "→", &b])),
             _ => out.push(prefix.to_string()),
         },
     }

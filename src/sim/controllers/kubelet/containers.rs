@@ -230,16 +230,16 @@ impl Kubelet {
             }
         }
         let status = self.generate_status(pod, view.as_ref(), &self.host_ip(node), now, false);
-        let observed = format!(
-            "{}; {}",
-            status.phase,
-            summarize(
+        let observed = concat(&[
+            &status.phase,
+            "; ",
+            &summarize(
                 status
                     .init_container_statuses
                     .iter()
-                    .chain(&status.container_statuses)
-            )
-        );
+                    .chain(&status.container_statuses),
+            ),
+        ]);
         if status != pod.status {
             let req = self.update_status(pod, status);
             out.request(req);
@@ -250,22 +250,34 @@ impl Kubelet {
         if let Some(w) = wake {
             out.requeue(w.saturating_sub(now).max(1));
         }
-        let desired = pod
-            .spec
-            .init_containers
-            .iter()
-            .map(|c| match Role::of_init(c) {
-                Role::Sidecar => format!("sidecar {} running {}", c.name, c.image),
-                _ => format!("init container {} completed", c.name),
-            })
-            .chain(
-                pod.spec
-                    .containers
-                    .iter()
-                    .map(|c| format!("{} running {}", c.name, c.image)),
-            )
-            .collect::<Vec<_>>()
-            .join(", ");
+        // Written piece by piece into one string, as `summarize` is: every pod sync says it.
+        let mut desired = String::new();
+        for c in &pod.spec.init_containers {
+            if !desired.is_empty() {
+                desired.push_str(", ");
+            }
+            match Role::of_init(c) {
+                Role::Sidecar => {
+                    desired.push_str("sidecar ");
+                    desired.push_str(&c.name);
+                    desired.push_str(" running ");
+                    desired.push_str(&c.image);
+                }
+                _ => {
+                    desired.push_str("init container ");
+                    desired.push_str(&c.name);
+                    desired.push_str(" completed");
+                }
+            }
+        }
+        for c in &pod.spec.containers {
+            if !desired.is_empty() {
+                desired.push_str(", ");
+            }
+            desired.push_str(&c.name);
+            desired.push_str(" running ");
+            desired.push_str(&c.image);
+        }
         out.record = Some(ReconcileRecord {
             observed,
             desired,
@@ -346,7 +358,7 @@ impl Kubelet {
         }
         // client-go's back-off key (`GetStableKey`) hashes the container's spec: a changed image
         // starts afresh instead of waiting out the old image's crash back-off.
-        let bk = format!("{uid}/{name}/{}", c.image);
+        let bk = concat(&[&uid, "/", &name, "/", &c.image]);
         let finished = cur.as_ref().and_then(|x| x.finished_at());
         if let Some(finished) = finished {
             if self.crash_backoff.in_backoff_since(&bk, finished, now) {
@@ -429,19 +441,23 @@ impl Kubelet {
             now,
         );
         p.out.event(
-            EventRecord::normal(obj, "Created", format!("Created container: {name}"))
+            EventRecord::normal(obj, "Created", concat(&["Created container: ", &name]))
                 .at_field(field.clone()),
         );
         p.out.event(
-            EventRecord::normal(obj, "Started", format!("Started container {name}"))
+            EventRecord::normal(obj, "Started", concat(&["Started container ", &name]))
                 .at_field(field),
         );
         self.reasons.remove(&ck);
         p.changed = true;
-        p.gaps.push(format!(
-            "{name}: {}",
-            if attempt > 0 { "restarted" } else { "started" }
-        ));
+        p.gaps.push(concat(&[
+            &name,
+            if attempt > 0 {
+                ": restarted"
+            } else {
+                ": started"
+            },
+        ]));
         role == Role::App
     }
 }

@@ -67,7 +67,7 @@ impl Kubelet {
             ));
             return false;
         }
-        let bk = format!("{uid}_{image}");
+        let bk = concat(&[uid, "_", image]);
         if let Some(pull) = self.pulls.remove(&ck) {
             if pull.image == *image {
                 if now < pull.done_at {

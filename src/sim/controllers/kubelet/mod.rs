@@ -73,6 +73,7 @@ use crate::sim::machinery::node_runtime::{
 };
 use crate::sim::machinery::process::{ignores_sigterm, process_of, Process};
 use crate::sim::rng::Rng;
+use crate::sim::text::concat;
 use crate::sim::time::format_duration;
 use crate::sort::StableSort;
 use crate::vec_map::VecMap;
@@ -144,8 +145,8 @@ impl Role {
     /// The event field path: `spec.containers{app}` or `spec.initContainers{init}`.
     fn field(self, name: &str) -> String {
         match self {
-            Role::App => format!("spec.containers{{{name}}}"),
-            Role::Init | Role::Sidecar => format!("spec.initContainers{{{name}}}"),
+            Role::App => concat(&["spec.containers{", name, "}"]),
+            Role::Init | Role::Sidecar => concat(&["spec.initContainers{", name, "}"]),
         }
     }
 }

@@ -578,40 +578,47 @@ pub(super) fn qos_class(pod: &Pod) -> &'static str {
 
 /// One line per container for the loop panel: `container app: running, ready`.
 pub(super) fn summarize<'a>(statuses: impl Iterator<Item = &'a ContainerStatus>) -> String {
-    let lines: Vec<String> = statuses
-        .map(|s| {
-            let state = if s.state.running.is_some() {
-                if s.ready {
-                    "running, ready".to_string()
-                } else {
-                    "running, not ready".to_string()
-                }
-            } else if let Some(t) = &s.state.terminated {
-                format!(
-                    "terminated ({}, exit {})",
-                    t.reason.as_deref().unwrap_or(""),
-                    t.exit_code
-                )
+    // Written piece by piece into one string: every pod sync summarises its containers.
+    let mut out = String::new();
+    for s in statuses {
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str("container ");
+        out.push_str(&s.name);
+        out.push_str(": ");
+        if s.state.running.is_some() {
+            out.push_str(if s.ready {
+                "running, ready"
             } else {
-                let reason = s
-                    .state
+                "running, not ready"
+            });
+        } else if let Some(t) = &s.state.terminated {
+            out.push_str("terminated (");
+            out.push_str(t.reason.as_deref().unwrap_or(""));
+            out.push_str(", exit ");
+            out.push_str(&t.exit_code.to_string());
+            out.push(')');
+        } else {
+            out.push_str("waiting (");
+            out.push_str(
+                s.state
                     .waiting
                     .as_ref()
                     .and_then(|w| w.reason.as_deref())
-                    .unwrap_or("");
-                format!("waiting ({reason})")
-            };
-            let restarts = if s.restart_count > 0 {
-                format!(", {} restarts", s.restart_count)
-            } else {
-                String::new()
-            };
-            format!("container {}: {state}{restarts}", s.name)
-        })
-        .collect();
-    if lines.is_empty() {
+                    .unwrap_or(""),
+            );
+            out.push(')');
+        }
+        if s.restart_count > 0 {
+            out.push_str(", ");
+            out.push_str(&s.restart_count.to_string());
+            out.push_str(" restarts");
+        }
+    }
+    if out.is_empty() {
         "no container statuses".into()
     } else {
-        lines.join("; ")
+        out
     }
 }

@@ -180,6 +180,17 @@ impl ClusterState {
     }
 
     fn place(&mut self, key: ObjectKey, entry: PodEntry) {
+        // The same pod again on the same node (a status write): charged anew where it is,
+        // without taking its key out of both maps and the node's set and putting it back.
+        if let Some(old) = self.pods.get_mut(&key) {
+            if old.node == entry.node {
+                if let Some(ni) = self.nodes.get_mut(entry.node.as_str()) {
+                    ni.update_pod(old, &entry);
+                    *old = entry;
+                    return;
+                }
+            }
+        }
         self.unplace(&key);
         let node = match self.nodes.get_mut(entry.node.as_str()) {
             Some(node) => node,

@@ -357,9 +357,26 @@ impl NodeInfo {
 
     /// Charges a pod (`AddPod`).
     pub fn add_pod(&mut self, key: &ObjectKey, e: &PodEntry) {
-        if !self.pods.insert(key.clone()) {
-            return;
+        if self.pods.insert(key.clone()) {
+            self.charge(e);
         }
+    }
+
+    /// Releases a pod (`RemovePod`).
+    pub fn remove_pod(&mut self, key: &ObjectKey, e: &PodEntry) {
+        if self.pods.remove(key) {
+            self.release(e);
+        }
+    }
+
+    /// A pod already here seen again (`UpdatePod` on the same node): its old entry released and
+    /// the new one charged, the node's set of pods left as it is.
+    pub fn update_pod(&mut self, old: &PodEntry, new: &PodEntry) {
+        self.release(old);
+        self.charge(new);
+    }
+
+    fn charge(&mut self, e: &PodEntry) {
         self.requested.add(&e.resources.requests);
         self.non0_cpu += e.resources.non0_cpu;
         self.non0_mem += e.resources.non0_mem;
@@ -376,11 +393,7 @@ impl NodeInfo {
         }
     }
 
-    /// Releases a pod (`RemovePod`).
-    pub fn remove_pod(&mut self, key: &ObjectKey, e: &PodEntry) {
-        if !self.pods.remove(key) {
-            return;
-        }
+    fn release(&mut self, e: &PodEntry) {
         self.requested.sub(&e.resources.requests);
         self.non0_cpu -= e.resources.non0_cpu;
         self.non0_mem -= e.resources.non0_mem;
