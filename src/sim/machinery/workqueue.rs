@@ -1,8 +1,9 @@
 //! A client-go style work queue: de-duplicated keys and per-key exponential back-off on failure.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use crate::sim::api::types::{Millis, ObjectKey};
+use crate::vec_map::LookupMap;
 
 /// Base delay of the per-item rate limiter (client-go's 5 ms).
 pub const BACKOFF_BASE: Millis = 5;
@@ -10,11 +11,27 @@ pub const BACKOFF_BASE: Millis = 5;
 pub const BACKOFF_MAX: Millis = 1_000_000;
 
 /// Keys waiting to be reconciled. A key queued twice is reconciled once.
-#[derive(Clone, Debug, Default)]
+///
+/// The waiting keys and the failure counts are only looked up, every time a key is queued or
+/// popped, so they are found by hash; the keys' order is `order`'s.
+#[derive(Clone, Default)]
 pub struct WorkQueue {
     order: VecDeque<ObjectKey>,
-    queued: BTreeSet<ObjectKey>,
-    failures: BTreeMap<ObjectKey, u32>,
+    /// The keys in `order` (the value is unused: the one map type shared with the failures).
+    queued: LookupMap<ObjectKey, u32>,
+    failures: LookupMap<ObjectKey, u32>,
+}
+
+// By hand: the keys in the order they wait, the failures in key order, never the hash's.
+impl std::fmt::Debug for WorkQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut failures: Vec<(&ObjectKey, &u32)> = self.failures.iter().collect();
+        failures.sort_unstable();
+        f.debug_struct("WorkQueue")
+            .field("order", &self.order)
+            .field("failures", &failures)
+            .finish()
+    }
 }
 
 impl WorkQueue {
@@ -25,7 +42,7 @@ impl WorkQueue {
 
     /// Queues a key unless it is already waiting. Returns whether it was newly queued.
     pub fn add(&mut self, key: ObjectKey) -> bool {
-        if self.queued.insert(key.clone()) {
+        if self.queued.insert(key.clone(), 0).is_none() {
             self.order.push_back(key);
             true
         } else {
@@ -52,7 +69,7 @@ impl WorkQueue {
 
     /// Whether `key` is waiting.
     pub fn contains(&self, key: &ObjectKey) -> bool {
-        self.queued.contains(key)
+        self.queued.contains_key(key)
     }
 
     /// Records a failure and returns how long to wait before retrying (5 ms doubling to 1000 s).

@@ -82,10 +82,10 @@ struct Component {
     pump_scheduled: bool,
     /// Incremented on every stop/restart so timers of the old process are ignored.
     generation: u32,
-    /// Earliest pending requeue timer per key.
-    requeues: SlotMap<ObjectKey, Millis>,
+    /// Earliest pending requeue timer per key (looked up only, as `triggers`: found by hash).
+    requeues: LookupMap<ObjectKey, Millis>,
     /// Why each queued key was queued (trigger, causing trace entry).
-    triggers: SlotMap<ObjectKey, (&'static str, Option<u64>)>,
+    triggers: LookupMap<ObjectKey, (&'static str, Option<u64>)>,
     /// Watch deliveries stay in order: none is delivered before the previous one.
     last_delivery: Millis,
     /// Its line of deliveries on their way ([`Lines`]), in order by `last_delivery`.
@@ -122,8 +122,8 @@ impl Component {
             partitioned: false,
             pump_scheduled: false,
             generation: 0,
-            requeues: SlotMap::new(),
-            triggers: SlotMap::new(),
+            requeues: LookupMap::default(),
+            triggers: LookupMap::default(),
             last_delivery: 0,
             line,
             drop: None,
