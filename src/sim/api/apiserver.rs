@@ -1016,6 +1016,9 @@ impl ApiServer {
                 return Err(ApiError::conflict(key.kind, &key.name));
             }
         }
+        // A graceful delete writes metadata only: a spec known to survive a JSON round trip
+        // still does, so a terminating pod's status writes need not serialise it again.
+        let spec_canonical = self.spec_canonical.get(key) == Some(&old.meta().rv());
         let mut obj = (*old).clone();
         if let Object::CustomResourceDefinition(crd) = &mut obj {
             return self.delete_crd(now, crd, cause, events);
@@ -1089,9 +1092,7 @@ impl ApiServer {
                     changed = true;
                 }
                 if changed {
-                    let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
-                    events.push(ev);
-                    return Ok(stored);
+                    return Ok(self.store_same_spec(now, obj, cause, spec_canonical, events));
                 }
                 return Ok(old);
             }
@@ -1108,9 +1109,7 @@ impl ApiServer {
                 changed = true;
             }
             if changed {
-                let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
-                events.push(ev);
-                return Ok(stored);
+                return Ok(self.store_same_spec(now, obj, cause, spec_canonical, events));
             }
             return Ok(old);
         }
@@ -1251,12 +1250,26 @@ impl ApiServer {
                 ..Default::default()
             },
         );
+        Ok(self.store_same_spec(now, obj, cause, spec_canonical, events))
+    }
+
+    /// Stores a write that left the spec as the stored one was (`spec_canonical`: known then
+    /// to survive a JSON round trip, which it still does).
+    fn store_same_spec(
+        &mut self,
+        now: Millis,
+        obj: Object,
+        cause: u64,
+        spec_canonical: bool,
+        events: &mut Vec<WatchEvent>,
+    ) -> Arc<Object> {
         let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
-        events.push(ev);
         if spec_canonical {
-            self.spec_canonical.insert(key.clone(), stored.meta().rv());
+            self.spec_canonical
+                .insert((*ev.key).clone(), stored.meta().rv());
         }
-        Ok(stored)
+        events.push(ev);
+        stored
     }
 
     /// POST pods/eviction, as `pkg/registry/core/pod/storage/eviction.go` (policy/v1) answers it.
@@ -2136,6 +2149,44 @@ mod tests {
         assert!(
             Arc::ptr_eq(known, &first.spec),
             "b's equal spec was compared, not round-tripped and kept instead"
+        );
+    }
+
+    #[test]
+    fn a_bound_pod_deleted_gracefully_keeps_its_spec_known_to_survive_a_round_trip() {
+        let mut api = with_default_namespace();
+        let mut p = Pod::default();
+        p.metadata.name = "a".into();
+        p.metadata.namespace = "default".into();
+        p.spec_mut().containers.push(Container {
+            name: "app".into(),
+            image: "nginx:1.27".into(),
+            ..Default::default()
+        });
+        let key = api
+            .handle(1_000, &ApiRequest::Create(Object::from(p)), 1)
+            .result
+            .expect("created")
+            .key();
+        let bind = ApiRequest::Bind {
+            key: key.clone(),
+            node: "node-1".into(),
+        };
+        let bound = api.handle(2_000, &bind, 2).result.expect("bound");
+        assert_eq!(api.spec_canonical.get(&key), Some(&bound.meta().rv()));
+        let delete = ApiRequest::Delete {
+            key: key.clone(),
+            options: DeleteOptions::default(),
+        };
+        let terminating = api.handle(3_000, &delete, 3).result.expect("deleting");
+        assert!(
+            terminating.meta().deletion_timestamp.is_some(),
+            "a bound pod terminates gracefully"
+        );
+        assert_eq!(
+            api.spec_canonical.get(&key),
+            Some(&terminating.meta().rv()),
+            "the delete wrote metadata only"
         );
     }
 
