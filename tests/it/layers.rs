@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The levels, bottom first. Units on one level do not import each other.
 const LEVELS: &[&[&str]] = &[
-    &["rng"],
+    &["rng", "text"],
     &["api"],
     &["cel", "script"],
     &["time"],
