@@ -27,6 +27,20 @@ pub fn push_hex(out: &mut String, v: u64, width: usize) {
     out.push_str(std::str::from_utf8(&buf[start..]).expect("ASCII hexadecimal digits"));
 }
 
+/// Appends `s` as `{s:?}` writes it: in double quotes, escaped as `Debug` escapes. Most names
+/// (images, containers) need no escape and are copied as they are.
+pub fn push_quoted(out: &mut String, s: &str) {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&format!("{s:?}"));
+    }
+}
+
 /// The parts one after another, in one allocation of their total length.
 pub fn concat(parts: &[&str]) -> String {
     let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
@@ -46,6 +60,15 @@ mod tests {
             let mut out = String::from("x");
             push_hex(&mut out, v, width);
             proptest::prop_assert_eq!(out, format!("x{v:0width$x}"));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn quoting_is_what_debug_writes(s in "\\PC{0,12}|[ -~]{0,12}|(?s).{0,8}") {
+            let mut out = String::new();
+            push_quoted(&mut out, &s);
+            proptest::prop_assert_eq!(out, format!("{s:?}"));
         }
     }
 

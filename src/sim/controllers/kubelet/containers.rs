@@ -251,7 +251,7 @@ impl Kubelet {
             out.requeue(w.saturating_sub(now).max(1));
         }
         // Written piece by piece into one string, as `summarize` is: every pod sync says it.
-        let mut desired = String::new();
+        let mut desired = String::with_capacity(64);
         for c in &pod.spec.init_containers {
             if !desired.is_empty() {
                 desired.push_str(", ");

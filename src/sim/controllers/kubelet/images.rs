@@ -45,14 +45,11 @@ impl Kubelet {
         let present = rt.has_image(&image_ref);
         if policy == "Never" || (present && policy != "Always") {
             if present {
-                p.out.event(
-                    EventRecord::normal(
-                        obj,
-                        "Pulled",
-                        format!("Container image {image:?} already present on machine"),
-                    )
-                    .at_field(field),
-                );
+                let mut msg = String::from("Container image ");
+                push_quoted(&mut msg, image);
+                msg.push_str(" already present on machine");
+                p.out
+                    .event(EventRecord::normal(obj, "Pulled", msg).at_field(field));
                 return true;
             }
             let msg = format!("Container image {image:?} is not present with pull policy of Never");
@@ -73,7 +70,7 @@ impl Kubelet {
                 if now < pull.done_at {
                     p.wake = min_opt(p.wake, pull.done_at);
                     self.pulls.insert(ck, pull);
-                    p.gaps.push(format!("{name}: pulling {image}"));
+                    p.gaps.push(concat(&[name, ": pulling ", image]));
                     return false;
                 }
                 if let Some(err) = pull.error {
@@ -125,9 +122,10 @@ impl Kubelet {
             p.gaps.push(format!("{name}: back-off pulling {image}"));
             return false;
         }
-        p.out.event(
-            EventRecord::normal(obj, "Pulling", format!("Pulling image {image:?}")).at_field(field),
-        );
+        let mut msg = String::from("Pulling image ");
+        push_quoted(&mut msg, image);
+        p.out
+            .event(EventRecord::normal(obj, "Pulling", msg).at_field(field));
         let began = now.max(self.puller_free_at);
         let error = rt.pull_error(&image_ref);
         let layers_cached = present
@@ -156,7 +154,7 @@ impl Kubelet {
             },
         );
         p.wake = min_opt(p.wake, done_at);
-        p.gaps.push(format!("{name}: pulling {image}"));
+        p.gaps.push(concat(&[name, ": pulling ", image]));
         false
     }
 }

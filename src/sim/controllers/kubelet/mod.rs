@@ -73,7 +73,7 @@ use crate::sim::machinery::node_runtime::{
 };
 use crate::sim::machinery::process::{ignores_sigterm, process_of, Process};
 use crate::sim::rng::Rng;
-use crate::sim::text::concat;
+use crate::sim::text::{concat, push_quoted};
 use crate::sim::time::format_duration;
 use crate::sort::StableSort;
 use crate::vec_map::VecMap;

@@ -579,7 +579,7 @@ pub(super) fn qos_class(pod: &Pod) -> &'static str {
 /// One line per container for the loop panel: `container app: running, ready`.
 pub(super) fn summarize<'a>(statuses: impl Iterator<Item = &'a ContainerStatus>) -> String {
     // Written piece by piece into one string: every pod sync summarises its containers.
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     for s in statuses {
         if !out.is_empty() {
             out.push_str("; ");
