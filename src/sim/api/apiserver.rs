@@ -1457,6 +1457,9 @@ pub trait EventStore {
 
     /// The first `v >= start` for which no Event named `{base}.{v:016x}` exists in `namespace`
     /// (client-go names an Event after its object and the time, bumping the suffix on a clash).
+    /// Each candidate is one hash lookup in the store: the recorder's hint starts at the last
+    /// name it took, so a burst of Events for one object tries one or two (a walk of the store's
+    /// tree from the first candidate cost a B-tree descent per Event).
     fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
         let mut v = start;
         while self.event(namespace, &event_name(base, v)).is_some() {
@@ -1473,35 +1476,6 @@ impl EventStore for ApiServer {
     fn event(&self, namespace: &str, name: &str) -> Option<&Event> {
         self.get(&ObjectKey::new(Kind::Event, namespace, name))
             .and_then(|o| o.as_event())
-    }
-
-    /// One walk over the namespace's Events in name order from the first candidate: the
-    /// fixed-width hex suffix sorts like the number, so taken candidates come in order.
-    fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
-        let mut v = start;
-        let mut candidate = event_name(base, v);
-        let lo = ObjectKey {
-            kind: Kind::Event,
-            namespace: Str::from(namespace),
-            name: Str::from(candidate.as_str()),
-        };
-        for key in self
-            .objects
-            .range(lo..)
-            .map(|(k, _)| k)
-            .take_while(|k| k.kind == Kind::Event && k.namespace == namespace)
-        {
-            match key.name.as_str().cmp(candidate.as_str()) {
-                std::cmp::Ordering::Less => {}
-                std::cmp::Ordering::Equal => {
-                    v += 1;
-                    candidate.truncate(base.len() + 1);
-                    push_hex(&mut candidate, v, 16);
-                }
-                std::cmp::Ordering::Greater => break,
-            }
-        }
-        v
     }
 
     fn event_removals(&self) -> u64 {

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-use crate::sim::api::types::{Object, ObjectKey, SharedKey};
-use crate::vec_map::LookupMap;
+use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey};
+use crate::vec_map::{LookupMap, VecMap};
 
 /// Objects by key: name order for lists, a hash lookup for reads and writes of one object.
 #[derive(Clone, Default)]
@@ -23,6 +23,10 @@ pub struct ObjectMap {
     index: LookupMap<SharedKey, u32>,
     slots: Vec<Option<Arc<Object>>>,
     free: Vec<u32>,
+    /// How many objects of each kind: a list of a kind the map holds none of (a pod's watch
+    /// event makes four controllers look for PodDisruptionBudgets, Services, StatefulSets and
+    /// Jobs) answers without descending the tree.
+    kinds: VecMap<Kind, u32>,
 }
 
 // By hand, in key order: the derive would compile the hash map's and the slots' `Debug` into the
@@ -81,6 +85,11 @@ impl ObjectMap {
         self.order.values().map(|&i| self.at(i))
     }
 
+    /// Whether any object of `kind` is in the map.
+    pub fn holds(&self, kind: Kind) -> bool {
+        self.kinds.contains_key(&kind)
+    }
+
     /// How many objects.
     pub fn len(&self) -> usize {
         self.order.len()
@@ -115,6 +124,12 @@ impl ObjectMap {
         };
         self.order.insert(key.clone(), i);
         self.index.insert(key.clone(), i);
+        match self.kinds.get_mut(&key.kind) {
+            Some(n) => *n += 1,
+            None => {
+                self.kinds.insert(key.kind, 1);
+            }
+        }
         (key, None)
     }
 
@@ -122,6 +137,12 @@ impl ObjectMap {
     pub fn remove_entry(&mut self, key: &ObjectKey) -> Option<(SharedKey, Arc<Object>)> {
         let (shared, i) = self.index.remove_entry(key)?;
         self.order.remove(key);
+        if let Some(n) = self.kinds.get_mut(&key.kind) {
+            *n -= 1;
+            if *n == 0 {
+                self.kinds.remove(&key.kind);
+            }
+        }
         let obj = self.slots[i as usize]
             .take()
             .expect("an indexed slot holds an object");
@@ -196,6 +217,23 @@ mod tests {
         let lo = ObjectKey::new(Kind::Pod, "default", "c");
         let from_c: Vec<String> = m.range(lo..).map(|(k, _)| k.name.to_string()).collect();
         assert_eq!(from_c, ["c", "d", "e"]);
+    }
+
+    #[test]
+    fn it_knows_which_kinds_it_holds_as_objects_come_and_go() {
+        let mut m = ObjectMap::new();
+        assert!(!m.holds(Kind::Pod));
+        let (a, pa) = pod("a", "nginx");
+        let (b, pb) = pod("b", "nginx");
+        m.replace(a.clone(), pa.clone());
+        m.replace(b.clone(), pb);
+        m.replace(a.clone(), pa);
+        assert!(m.holds(Kind::Pod));
+        assert!(!m.holds(Kind::Service));
+        m.remove_entry(&a);
+        assert!(m.holds(Kind::Pod), "b is still there");
+        m.remove_entry(&b);
+        assert!(!m.holds(Kind::Pod));
     }
 
     #[test]

@@ -260,7 +260,10 @@ impl Cache {
             name: Str::EMPTY,
         };
         self.objects
-            .range(lo..)
+            .holds(kind)
+            .then(|| self.objects.range(lo..))
+            .into_iter()
+            .flatten()
             .take_while(move |(k, _)| k.kind == kind)
             .map(|(_, o)| o)
     }
@@ -271,13 +274,18 @@ impl Cache {
         kind: Kind,
         namespace: &'a str,
     ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
-        let lo = ObjectKey {
-            kind,
-            namespace: Str::from(namespace),
-            name: Str::EMPTY,
-        };
         self.objects
-            .range(lo..)
+            .holds(kind)
+            .then(|| {
+                let lo = ObjectKey {
+                    kind,
+                    namespace: Str::from(namespace),
+                    name: Str::EMPTY,
+                };
+                self.objects.range(lo..)
+            })
+            .into_iter()
+            .flatten()
             .take_while(move |(k, _)| k.kind == kind && k.namespace == namespace)
             .map(|(_, o)| o)
     }

@@ -204,13 +204,11 @@ impl Recorder {
             _ => nanos,
         };
         let free = store.first_free_suffix(namespace, &rec.object.name, start);
-        debug_assert_eq!(free, {
-            let mut v = nanos;
-            while existing(&event_name(&rec.object.name, v)).is_some() {
-                v += 1;
-            }
-            v
-        });
+        debug_assert_eq!(
+            free,
+            store.first_free_suffix(namespace, &rec.object.name, nanos),
+            "the hint skips no free name"
+        );
         let name = event_name(&rec.object.name, free);
         self.name_hint = Some(NameHint {
             namespace: namespace.to_string(),
