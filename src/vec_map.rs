@@ -1220,7 +1220,13 @@ mod tests {
             let mut map: HashedSlotMap<u8, u16> = HashedSlotMap::new();
             for op in ops {
                 match op {
-                    Op::Insert(k, v) | Op::Entry(k, v) => prop_assert_eq!(map.insert(k, v), tree.insert(k, v)),
+                    Op::Insert(k, v) => prop_assert_eq!(map.insert(k, v), tree.insert(k, v)),
+                    Op::Entry(k, v) => {
+                        let x = map.get_or_insert_with(k, || v);
+                        *x = x.wrapping_add(1);
+                        let x = tree.entry(k).or_insert(v);
+                        *x = x.wrapping_add(1);
+                    }
                     Op::Remove(k) => prop_assert_eq!(map.remove(&k), tree.remove(&k)),
                     Op::PopFirst | Op::PopLast => {
                         let first = tree.first_key_value().map(|(k, _)| *k);
@@ -1234,6 +1240,7 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(map.iter().collect::<Vec<_>>(), tree.iter().collect::<Vec<_>>());
+                prop_assert_eq!(map.is_empty(), tree.is_empty());
                 for k in 0..40u8 {
                     prop_assert_eq!(map.get(&k), tree.get(&k));
                     prop_assert_eq!(map.contains_key(&k), tree.contains_key(&k));

@@ -119,6 +119,28 @@ mod tests {
     }
 
     #[test]
+    fn it_prints_its_keys_in_waiting_order_and_its_failures_in_key_order() {
+        let mut q = WorkQueue::new();
+        for name in ["c", "a", "b"] {
+            q.add(key(name));
+            q.backoff(&key(name));
+        }
+        let printed = format!("{q:?}");
+        let at = |name: &str| {
+            printed
+                .match_indices(&format!("name: \"{name}\""))
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>()
+        };
+        let (a, b, c) = (at("a"), at("b"), at("c"));
+        assert!(c[0] < a[0] && a[0] < b[0], "waiting order: {printed}");
+        assert!(
+            a[1] < b[1] && b[1] < c[1],
+            "failures in key order: {printed}"
+        );
+    }
+
+    #[test]
     fn backoff_doubles_until_forgotten() {
         let mut q = WorkQueue::new();
         assert_eq!(q.backoff(&key("a")), 5);
