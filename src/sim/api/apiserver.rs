@@ -218,11 +218,7 @@ impl ApiServer {
 
     /// [`ApiServer::list`] with each object's shared key, for informer caches to share.
     pub fn list_keyed(&self, kind: Kind) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
-        let lo = ObjectKey {
-            kind,
-            namespace: Str::EMPTY,
-            name: Str::EMPTY,
-        };
+        let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
         self.objects
             .range(lo..)
             .take_while(move |(k, _)| k.kind == kind)
@@ -230,11 +226,7 @@ impl ApiServer {
 
     /// Every object of a custom kind, in key order (custom kinds sort after the built-in ones).
     pub fn list_custom_keyed(&self) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
-        let lo = ObjectKey {
-            kind: Kind::CustomResourceDefinition,
-            namespace: Str::EMPTY,
-            name: Str::EMPTY,
-        };
+        let lo = ObjectKey::from_parts(Kind::CustomResourceDefinition, Str::EMPTY, Str::EMPTY);
         self.objects
             .range(lo..)
             .filter(|(k, _)| k.kind.custom().is_some())

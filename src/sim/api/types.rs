@@ -1822,12 +1822,52 @@ pub type SharedKey = std::sync::Arc<ObjectKey>;
 /// cache and queue is a B-tree of these, and the names of one ReplicaSet's pods share a long
 /// prefix. In the browser `memcmp` is a byte loop, and
 /// key comparisons were about a seventh of the simulation's time in a 10,000-pod rollout.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// A key carries its hash, computed once when it is built: a `Str` keeps its length and bytes in
+/// its heap block, so hashing a key read two cold lines (the key's and its name's) for every
+/// lookup in the store, a cache or a work queue, and comparing one with a candidate read two
+/// more. Now a lookup reads the key's own line, and equal hashes are the first test of equality.
+/// The fields stay public for reading; a key whose namespace or name changes must be built anew
+/// ([`ObjectKey::shared`]), which debug builds check at every hash and comparison.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "KeyFields")]
 pub struct ObjectKey {
     pub kind: Kind,
     pub namespace: Str,
     pub name: Str,
+    #[serde(skip)]
+    hash: u64,
 }
+
+/// A key as it is written: what [`ObjectKey`] reads before computing its hash.
+#[derive(Deserialize)]
+struct KeyFields {
+    kind: Kind,
+    namespace: Str,
+    name: Str,
+}
+
+impl From<KeyFields> for ObjectKey {
+    fn from(k: KeyFields) -> ObjectKey {
+        ObjectKey::from_parts(k.kind, k.namespace, k.name)
+    }
+}
+
+impl PartialEq for ObjectKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.check_hash();
+        other.check_hash();
+        // One key found through two references to its one allocation (a shared key looked up in
+        // a map that holds it) is equal without reading it.
+        std::ptr::eq(self, other)
+            || (self.hash == other.hash
+                && self.kind == other.kind
+                && self.name == other.name
+                && self.namespace == other.namespace)
+    }
+}
+
+impl Eq for ObjectKey {}
 
 impl Ord for ObjectKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
@@ -1858,15 +1898,12 @@ impl ObjectKey {
 
     /// Builds a key; cluster-scoped kinds drop the namespace.
     pub fn new(kind: Kind, namespace: &str, name: &str) -> ObjectKey {
-        ObjectKey {
-            kind,
-            namespace: if kind.namespaced() {
-                Str::from(namespace)
-            } else {
-                Str::EMPTY
-            },
-            name: Str::from(name),
-        }
+        let namespace = if kind.namespaced() {
+            Str::from(namespace)
+        } else {
+            Str::EMPTY
+        };
+        ObjectKey::from_parts(kind, namespace, Str::from(name))
     }
 
     /// The key of the object `meta` describes, sharing its strings (no allocation).
@@ -1876,26 +1913,53 @@ impl ObjectKey {
 
     /// [`ObjectKey::new`] from strings it shares (no allocation).
     pub fn shared(kind: Kind, namespace: &Str, name: &Str) -> ObjectKey {
+        let namespace = if kind.namespaced() {
+            namespace.clone()
+        } else {
+            Str::EMPTY
+        };
+        ObjectKey::from_parts(kind, namespace, name.clone())
+    }
+
+    /// The key of exactly these parts, namespace included whatever the kind's scope: the bounds
+    /// of a range (an empty name sorts before every object of its namespace).
+    pub fn from_parts(kind: Kind, namespace: Str, name: Str) -> ObjectKey {
+        let hash = key_hash(kind, &namespace, &name);
         ObjectKey {
             kind,
-            namespace: if kind.namespaced() {
-                namespace.clone()
-            } else {
-                Str::EMPTY
-            },
-            name: name.clone(),
+            namespace,
+            name,
+            hash,
         }
+    }
+
+    /// Debug builds catch a key whose fields were changed after its hash was computed: it would
+    /// be missed by every lookup.
+    fn check_hash(&self) {
+        debug_assert_eq!(
+            self.hash,
+            key_hash(self.kind, &self.namespace, &self.name),
+            "the key {self} changed after it was built"
+        );
     }
 }
 
 // The kind, the name and the namespace's length, not its text: equal keys still hash alike,
 // keys that differ only in namespace share a hash, and every watch event hashes its key in a
 // dozen caches, where the namespace's bytes were a fifth of the work.
+fn key_hash(kind: Kind, namespace: &Str, name: &Str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = crate::vec_map::FxHasher::default();
+    kind.hash(&mut h);
+    h.write(name.as_bytes());
+    h.write_usize(namespace.len());
+    h.finish()
+}
+
 impl std::hash::Hash for ObjectKey {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.kind.hash(state);
-        state.write(self.name.as_bytes());
-        state.write_usize(self.namespace.len());
+        self.check_hash();
+        state.write_u64(self.hash);
     }
 }
 
@@ -1943,6 +2007,49 @@ mod tests {
             let b = [prefix.as_slice(), b.as_slice()].concat();
             proptest::prop_assert_eq!(cmp_bytes(&a, &b), a.as_slice().cmp(b.as_slice()));
         }
+    }
+
+    #[test]
+    fn a_key_read_back_from_json_is_found_where_the_key_it_was_written_from_is() {
+        use std::hash::BuildHasher;
+        let built = ObjectKey::new(Kind::Pod, "default", "web-7d4b9c8f5-x2x4z");
+        let json = serde_json::to_string(&built).unwrap();
+        assert_eq!(
+            json,
+            r#"{"kind":"Pod","namespace":"default","name":"web-7d4b9c8f5-x2x4z"}"#
+        );
+        let read: ObjectKey = serde_json::from_str(&json).unwrap();
+        let shared = ObjectKey::shared(Kind::Pod, &"default".into(), &built.name);
+        let hasher = std::hash::BuildHasherDefault::<crate::vec_map::FxHasher>::default();
+        for k in [&read, &shared] {
+            assert_eq!(*k, built);
+            assert_eq!(hasher.hash_one(k), hasher.hash_one(&built));
+        }
+        let mut map = crate::vec_map::LookupMap::default();
+        map.insert(Arc::new(built), 1);
+        assert_eq!(map.get(&read), Some(&1));
+    }
+
+    #[test]
+    fn keys_that_differ_in_any_part_are_not_equal_even_where_their_hashes_meet() {
+        // The hash reads the namespace's length, not its text: these two share a hash.
+        let a = ObjectKey::new(Kind::Pod, "ns-a", "web");
+        let b = ObjectKey::new(Kind::Pod, "ns-b", "web");
+        assert_eq!(a.hash, b.hash);
+        assert_ne!(a, b);
+        assert_ne!(a, ObjectKey::new(Kind::ReplicaSet, "ns-a", "web"));
+        assert_ne!(a, ObjectKey::new(Kind::Pod, "ns-a", "web2"));
+        assert_eq!(a, a.clone());
+    }
+
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "changed after it was built")]
+    fn a_key_renamed_after_it_was_built_is_caught_at_its_next_lookup() {
+        let mut k = ObjectKey::new(Kind::Pod, "default", "web");
+        k.name = Str::from("other");
+        let mut map = crate::vec_map::LookupMap::default();
+        map.insert(k, 1);
     }
 
     #[test]

@@ -1081,7 +1081,7 @@ pub fn delete(sim: &mut Sim, args: &Args, input: Option<&str>) -> CommandOutput 
         for d in &decoded.objects {
             let mut key = d.object.key();
             if key.kind.namespaced() && key.namespace.is_empty() {
-                key.namespace = Str::from(ns.as_str());
+                key = ObjectKey::from_parts(key.kind, Str::from(ns.as_str()), key.name);
             }
             if sim.api().get(&key).is_some() {
                 keys.push(key);

@@ -131,11 +131,7 @@ fn file(index: &mut BTreeMap<Str, Slots>, group: &str, key: &SharedKey, slot: Op
 /// and `namespace` followed by a NUL, which no namespace holds, sorts after it and before any
 /// other namespace it begins. A range between them compares keys only to find its ends.
 fn namespace_bounds(kind: Kind, namespace: &str) -> (ObjectKey, ObjectKey) {
-    let key = |namespace: String| ObjectKey {
-        kind,
-        namespace: namespace.into(),
-        name: Str::EMPTY,
-    };
+    let key = |namespace: String| ObjectKey::from_parts(kind, namespace.into(), Str::EMPTY);
     (key(namespace.to_string()), key(format!("{namespace}\0")))
 }
 
@@ -254,11 +250,7 @@ impl Cache {
 
     /// Every cached object of `kind`, in namespace/name order.
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
-        let lo = ObjectKey {
-            kind,
-            namespace: Str::EMPTY,
-            name: Str::EMPTY,
-        };
+        let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
         self.objects
             .holds(kind)
             .then(|| self.objects.range(lo..))
@@ -277,11 +269,7 @@ impl Cache {
         self.objects
             .holds(kind)
             .then(|| {
-                let lo = ObjectKey {
-                    kind,
-                    namespace: Str::from(namespace),
-                    name: Str::EMPTY,
-                };
+                let lo = ObjectKey::from_parts(kind, Str::from(namespace), Str::EMPTY);
                 self.objects.range(lo..)
             })
             .into_iter()

@@ -295,11 +295,37 @@ pub struct PodEntry {
 impl PodEntry {
     /// The charge of `pod` on `node`.
     pub fn for_pod(pod: &Pod, node: &Str, assumed: bool) -> PodEntry {
+        let charge = (pod_resources(pod), host_ports(pod), pod_priority(pod));
+        PodEntry::charging(pod, node.clone(), charge, assumed)
+    }
+
+    /// The charge of `pod`, whose spec equals the one `placed` was made from: its node, what it
+    /// asks of it and whether it was assumed are `placed`'s, the rest is read from `pod`.
+    pub fn for_pod_charged_as(pod: &Pod, placed: &PodEntry) -> PodEntry {
+        let charge = (
+            placed.resources.clone(),
+            placed.ports.clone(),
+            placed.priority,
+        );
+        debug_assert!(
+            charge == (pod_resources(pod), host_ports(pod), pod_priority(pod)),
+            "{:?} was charged as if its spec were another's",
+            pod.metadata.name
+        );
+        PodEntry::charging(pod, placed.node.clone(), charge, placed.assumed)
+    }
+
+    fn charging(
+        pod: &Pod,
+        node: Str,
+        (resources, ports, priority): (PodResources, Vec<HostPort>, i64),
+        assumed: bool,
+    ) -> PodEntry {
         PodEntry {
-            node: node.clone(),
-            resources: pod_resources(pod),
-            ports: host_ports(pod),
-            priority: pod_priority(pod),
+            node,
+            resources,
+            ports,
+            priority,
             terminating: pod.metadata.deletion_timestamp.is_some(),
             terminating_by_preemption: pod.metadata.deletion_timestamp.is_some()
                 && find_condition(&pod.status.conditions, "DisruptionTarget")
