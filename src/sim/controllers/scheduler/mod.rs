@@ -26,6 +26,7 @@
 //! Bind. With no feasible node: PostFilter (preemption), the Warning event `FailedScheduling`
 //! and the condition `PodScheduled=False` with reason `Unschedulable`.
 
+mod memo;
 mod plugins;
 mod preemption;
 mod queue;
@@ -59,6 +60,7 @@ pub use plugins::{
 };
 pub use queue::{backoff_duration, QueueName};
 
+use memo::{CycleMemo, NodeScores};
 use plugins::{NodeInfo, PodCtx, PodEntry, Rejection};
 use preemption::PostFilter;
 use queue::{SchedulingQueue, BACKOFF_FLUSH_PERIOD, UNSCHEDULABLE_FLUSH_PERIOD};
@@ -156,6 +158,14 @@ struct ClusterState {
     listed: Vec<(Str, u32)>,
     /// A node came or went since `listed` was made.
     relist: bool,
+    /// Changes to nodes so far: each change gives its node the next number as its generation.
+    changes: u64,
+}
+
+/// Gives `ni` the next generation: it changed.
+fn changed(changes: &mut u64, ni: &mut NodeInfo) {
+    *changes += 1;
+    ni.generation = *changes;
 }
 
 impl ClusterState {
@@ -166,6 +176,7 @@ impl ClusterState {
         let ni = self.nodes.get_or_insert_with(name, NodeInfo::default);
         self.relist |= ni.node.is_none();
         ni.set_node(obj);
+        changed(&mut self.changes, ni);
     }
 
     fn remove_node(&mut self, name: &str) {
@@ -173,6 +184,7 @@ impl ClusterState {
             self.relist |= ni.node.is_some();
             // Pods still bound to a deleted node keep their NodeInfo until they go (as upstream).
             ni.node = None;
+            changed(&mut self.changes, ni);
             if ni.pods.is_empty() {
                 self.nodes.remove(name);
             }
@@ -186,6 +198,7 @@ impl ClusterState {
             if old.node == entry.node {
                 if let Some(ni) = self.nodes.get_mut(entry.node.as_str()) {
                     ni.update_pod(old, &entry);
+                    changed(&mut self.changes, ni);
                     *old = entry;
                     return;
                 }
@@ -199,6 +212,7 @@ impl ClusterState {
                 .get_or_insert_with(Str::from(entry.node.as_str()), NodeInfo::default),
         };
         node.add_pod(&key, &entry);
+        changed(&mut self.changes, node);
         self.pods.insert(key, entry);
     }
 
@@ -206,6 +220,7 @@ impl ClusterState {
         let entry = self.pods.remove(key)?;
         if let Some(ni) = self.nodes.get_mut(entry.node.as_str()) {
             ni.remove_pod(key, &entry);
+            changed(&mut self.changes, ni);
             if ni.node.is_none() && ni.pods.is_empty() {
                 self.nodes.remove(entry.node.as_str());
             }
@@ -315,6 +330,7 @@ fn filter_nodes<'s>(
     p: &PodCtx,
     start: usize,
     limit: usize,
+    mut memo: Option<&mut CycleMemo>,
 ) -> FilterPass<'s> {
     // Sized up front: this runs once per pod over every node, and growing these vectors step by
     // step showed in profiles of a thousand-node cluster.
@@ -350,7 +366,28 @@ fn filter_nodes<'s>(
                 }
                 plugins::run_filters(p, &with)
             }
-            None => plugins::run_filters(p, ni),
+            None => {
+                let slot = pass.listed[idx].1;
+                match memo.as_deref_mut() {
+                    Some(m) if m.feasible(slot, ni) => {
+                        debug_assert!(
+                            plugins::run_filters(p, ni).is_none(),
+                            "the memo kept {} feasible for {:?}",
+                            pass.name(idx),
+                            p.key
+                        );
+                        None
+                    }
+                    Some(m) => {
+                        let verdict = plugins::run_filters(p, ni);
+                        if verdict.is_none() {
+                            m.set_feasible(slot, ni);
+                        }
+                        verdict
+                    }
+                    None => plugins::run_filters(p, ni),
+                }
+            }
         };
         match verdict {
             Some(r) => {
@@ -390,21 +427,49 @@ impl Scores {
 }
 
 /// PreScore + Score + NormalizeScore + weighted sum for the feasible nodes (`prioritizeNodes`).
+/// With a memo, `slots` are the nodes' slots, and each node's raw scores come from the memo
+/// while the node is as it was when they were computed.
 fn score_nodes<'a>(
     p: &PodCtx,
     infos: &[&NodeInfo],
     all_nodes: impl Iterator<Item = &'a NodeInfo>,
+    mut memo: Option<(&[u32], &mut CycleMemo)>,
 ) -> Scores {
     // Feasible nodes always have their Node object (Filter rejects the others).
-    let mut columns = Vec::new();
-
-    let raw: Vec<i64> = infos
-        .iter()
-        .map(|ni| {
+    let preferred = plugins::has_preferred_affinity(p.pod);
+    let raw_of = |ni: &NodeInfo| NodeScores {
+        taint: ni
+            .node()
+            .map_or(0, |n| plugins::taint_toleration_raw(p.pod, n)),
+        affinity: preferred.then(|| {
             ni.node()
-                .map_or(0, |n| plugins::taint_toleration_raw(p.pod, n))
+                .map_or(0, |n| plugins::node_affinity_raw(p.pod, n))
+        }),
+        fit: plugins::least_allocated(p, ni),
+        // BalancedAllocation skips BestEffort pods altogether (the same answer for every node).
+        balanced: plugins::balanced_allocation(p, ni),
+    };
+    let raws: Vec<NodeScores> = infos
+        .iter()
+        .enumerate()
+        .map(|(i, ni)| match memo.as_mut() {
+            Some((slots, m)) => match m.scores(slots[i], ni) {
+                Some(kept) => {
+                    debug_assert_eq!(kept, raw_of(ni), "the memo's scores went stale");
+                    kept
+                }
+                None => {
+                    let fresh = raw_of(ni);
+                    m.set_scores(slots[i], ni, fresh);
+                    fresh
+                }
+            },
+            None => raw_of(ni),
         })
         .collect();
+    let mut columns = Vec::new();
+
+    let raw: Vec<i64> = raws.iter().map(|r| r.taint).collect();
     let mut norm = raw.clone();
     plugins::default_normalize(&mut norm, true);
     columns.push((
@@ -414,23 +479,14 @@ fn score_nodes<'a>(
         norm,
     ));
 
-    if plugins::has_preferred_affinity(p.pod) {
-        let raw: Vec<i64> = infos
-            .iter()
-            .map(|ni| {
-                ni.node()
-                    .map_or(0, |n| plugins::node_affinity_raw(p.pod, n))
-            })
-            .collect();
+    if preferred {
+        let raw: Vec<i64> = raws.iter().map(|r| r.affinity.unwrap_or(0)).collect();
         let mut norm = raw.clone();
         plugins::default_normalize(&mut norm, false);
         columns.push((NODE_AFFINITY, plugins::WEIGHT_NODE_AFFINITY, raw, norm));
     }
 
-    let fit: Vec<i64> = infos
-        .iter()
-        .map(|ni| plugins::least_allocated(p, ni))
-        .collect();
+    let fit: Vec<i64> = raws.iter().map(|r| r.fit).collect();
     columns.push((
         NODE_RESOURCES_FIT,
         plugins::WEIGHT_NODE_RESOURCES_FIT,
@@ -438,16 +494,11 @@ fn score_nodes<'a>(
         fit,
     ));
 
-    // BalancedAllocation skips BestEffort pods altogether (the same answer for every node).
-    // (A loop rather than collecting into an Option, which cannot size the vector up front.)
-    let mut b = Vec::with_capacity(infos.len());
-    for ni in infos {
-        match plugins::balanced_allocation(p, ni) {
-            Some(score) => b.push(score),
-            None => break,
-        }
-    }
-    if b.len() == infos.len() {
+    if let Some(b) = raws
+        .iter()
+        .map(|r| r.balanced)
+        .collect::<Option<Vec<i64>>>()
+    {
         columns.push((
             BALANCED_ALLOCATION,
             plugins::WEIGHT_BALANCED_ALLOCATION,
@@ -598,8 +649,12 @@ fn run_cycle(
     limit: usize,
     rng: Option<&mut Rng>,
     describe: bool,
+    mut memo: Option<&mut CycleMemo>,
 ) -> Cycle {
-    let pass = filter_nodes(state, p, start, limit);
+    if let Some(m) = memo.as_deref_mut() {
+        m.enter(p);
+    }
+    let pass = filter_nodes(state, p, start, limit, memo.as_deref_mut());
     let total_nodes = pass.listed.len();
     let mut decision = SchedulingDecision {
         pod: p.key.clone(),
@@ -621,7 +676,20 @@ fn run_cycle(
         };
     }
     let feasible_infos: Vec<&NodeInfo> = pass.feasible.iter().map(|idx| pass.info(*idx)).collect();
-    let scores = score_nodes(p, &feasible_infos, state.nodes.values());
+    let slots: Vec<u32> = match memo {
+        Some(_) => pass
+            .feasible
+            .iter()
+            .map(|idx| pass.listed[*idx].1)
+            .collect(),
+        None => Vec::new(),
+    };
+    let scores = score_nodes(
+        p,
+        &feasible_infos,
+        state.nodes.values(),
+        memo.map(|m| (slots.as_slice(), m)),
+    );
 
     if pass.feasible.is_empty() {
         let rejected: Vec<(&str, &Rejection)> = pass
@@ -712,7 +780,7 @@ pub fn explain(pod: &Pod, nodes: &[&Node], pods: &[&Pod]) -> SchedulingDecision 
     }
     state.list_nodes();
     let p = PodCtx::new(pod);
-    run_cycle(&state, &p, 0, usize::MAX, None, true).decision
+    run_cycle(&state, &p, 0, usize::MAX, None, true, None).decision
 }
 
 // ------------------------------------------------------------------ cluster events
@@ -833,6 +901,8 @@ pub struct Scheduler {
     last_leftover_flush: Millis,
     /// `nextStartNodeIndex`: where the next Filter pass starts, so nodes share the load.
     next_start_node_index: usize,
+    /// Each node's verdict and scores for the last pod shape, while the node is unchanged.
+    memo: CycleMemo,
 }
 
 impl Default for Scheduler {
@@ -855,6 +925,7 @@ impl Scheduler {
             needs_rebuild: true,
             last_leftover_flush: 0,
             next_start_node_index: 0,
+            memo: CycleMemo::default(),
         }
     }
 
@@ -879,6 +950,8 @@ impl Scheduler {
     /// Rebuilds the cache and the queue from the informer after a (re)start.
     fn rebuild(&mut self, cache: &Cache) {
         self.state = ClusterState::default();
+        // The new cache counts generations from the start again.
+        self.memo = CycleMemo::default();
         self.queue = SchedulingQueue::new();
         self.binding.clear();
         self.forgotten.clear();
@@ -1108,7 +1181,15 @@ impl Scheduler {
         } else {
             self.next_start_node_index % total_nodes
         };
-        let cycle = run_cycle(&self.state, &p, start, limit, Some(&mut *ctx.rng), false);
+        let cycle = run_cycle(
+            &self.state,
+            &p,
+            start,
+            limit,
+            Some(&mut *ctx.rng),
+            false,
+            Some(&mut self.memo),
+        );
         if total_nodes > 0 {
             self.next_start_node_index = (start + cycle.processed) % total_nodes;
         }

@@ -360,6 +360,10 @@ pub struct NodeInfo {
     pub has_hostname: bool,
     /// Its `topology.kubernetes.io/zone` label, if any (the second).
     pub zone: Option<Str>,
+    /// Set anew by the scheduler's cache at every change of the node or its pods, from one count
+    /// for all nodes (so no two states of any node share a number): what the cycle memo
+    /// (`memo.rs`) checks its verdicts against.
+    pub generation: u64,
 }
 
 impl NodeInfo {

@@ -1561,3 +1561,69 @@ fn a_replacement_pod_goes_to_the_node_without_siblings_though_another_has_more_r
     let bare = explain(&pod("bare").req("100m", "128Mi"), &node_refs, &pod_refs);
     assert_ne!(bare.chosen.as_deref(), Some("node-1"), "{bare:?}");
 }
+
+// ------------------------------------------------------------------ the cycle memo
+
+/// A cache of `nodes`, listed, and one cycle of `p` against it with `memo`: (chosen node, the
+/// FailedScheduling message).
+fn memo_cycle(state: &ClusterState, p: &Pod, memo: &mut CycleMemo) -> Cycle {
+    let mut p = PodCtx::new(p);
+    p.key = pkey(&p.pod.metadata.name);
+    run_cycle(state, &p, 0, usize::MAX, None, true, Some(memo))
+}
+
+fn state_of(nodes: &[Node]) -> ClusterState {
+    let mut state = ClusterState::default();
+    for n in nodes {
+        state.set_node(Arc::new(Object::from(n.clone())));
+    }
+    state.list_nodes();
+    state
+}
+
+#[test]
+fn a_node_filled_after_a_cycle_is_refused_to_the_next_pod_of_the_same_shape() {
+    let mut state = state_of(&[node("n1").alloc("1", "4Gi", "110")]);
+    let mut memo = CycleMemo::default();
+    let first = memo_cycle(&state, &pod("a").req("600m", ""), &mut memo);
+    assert_eq!(first.decision.chosen.as_deref(), Some("n1"));
+    // Reserve charges the node: the memo's "feasible" was for the node before.
+    state.place(
+        pkey("a"),
+        PodEntry::for_pod(&pod("a").req("600m", ""), &"n1".into(), true),
+    );
+    let second = memo_cycle(&state, &pod("b").req("600m", ""), &mut memo);
+    assert_eq!(second.decision.chosen, None);
+    assert_eq!(
+        second.decision.message.as_deref(),
+        Some(
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: \
+             1 No preemption victims found for incoming pod.."
+        )
+    );
+}
+
+#[test]
+fn the_memo_answers_for_unchanged_nodes_and_only_for_pods_of_the_same_shape() {
+    let mut state = state_of(&[node("n1"), node("n2")]);
+    let mut memo = CycleMemo::default();
+    let web = |name: &str| pod(name).req("100m", "128Mi");
+    memo_cycle(&state, &web("a"), &mut memo);
+    let slot = |state: &ClusterState, name: &str| {
+        let (_, slot) = *state.listed().iter().find(|(n, _)| n == name).unwrap();
+        (slot, state.nodes.at(slot).clone())
+    };
+    let (s1, n1) = slot(&state, "n1");
+    let (s2, n2) = slot(&state, "n2");
+    assert!(memo.feasible(s1, &n1) && memo.feasible(s2, &n2));
+    assert!(memo.scores(s1, &n1).is_some());
+
+    state.place(pkey("a"), PodEntry::for_pod(&web("a"), &"n1".into(), true));
+    let (s1, n1) = slot(&state, "n1");
+    assert!(!memo.feasible(s1, &n1), "n1 changed");
+    assert!(memo.feasible(s2, &n2), "n2 did not");
+
+    // Another shape: nothing the memo holds is its.
+    memo.enter(&PodCtx::new(&pod("c").req("2", "")));
+    assert!(!memo.feasible(s2, &n2));
+}
