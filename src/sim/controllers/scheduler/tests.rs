@@ -1517,7 +1517,7 @@ fn default_spreading_scores_nodes_by_their_siblings_with_upstreams_formula() {
     let refs: Vec<&NodeInfo> = infos.iter().collect();
     // Hostname only: count × ln(3 + 2) + (3 − 1); the terminating sibling and the other
     // ReplicaSet's pod do not count.
-    let raw = plugins::pod_topology_spread_raw("uid-web", &refs, infos.iter());
+    let raw = plugins::pod_topology_spread_raw(&"uid-web".into(), &refs, infos.iter());
     assert_eq!(raw, [2, 4, 4]);
     let mut norm = raw.clone();
     plugins::spread_normalize(&mut norm);
@@ -1532,7 +1532,7 @@ fn default_spreading_scores_nodes_by_their_siblings_with_upstreams_formula() {
     );
     let refs: Vec<&NodeInfo> = zoned.iter().collect();
     assert_eq!(
-        plugins::pod_topology_spread_raw("uid-web", &refs, zoned.iter()),
+        plugins::pod_topology_spread_raw(&"uid-web".into(), &refs, zoned.iter()),
         [7, 9, 9]
     );
     assert_eq!(plugins::spread_owner(&pod("bare")), None);
