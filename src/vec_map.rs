@@ -1013,6 +1013,11 @@ impl<K: Ord + std::hash::Hash + Clone, V> std::ops::Index<&K> for HashedSlotMap<
 #[allow(clippy::disallowed_types)]
 pub type LookupMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
+/// [`LookupMap`]'s set: looked up, and iterated only where what is done with each member does
+/// not depend on the order.
+#[allow(clippy::disallowed_types)]
+pub type LookupSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// The rustc compiler's hash ("Fx"): a rotate, an xor and a multiply per word. Keys here are
 /// short names, hashed on every lookup, where SipHash's per-call rounds would cost as much as the
 /// B-tree comparisons a [`LookupMap`] replaces. Not resistant to chosen keys; the names a

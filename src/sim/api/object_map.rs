@@ -163,7 +163,7 @@ impl ObjectMap {
 /// heap blocks: 1,200 instructions and as many cold lines as comparisons, for each of the dozen
 /// caches a pod is created in.
 #[derive(Clone)]
-struct Ordered {
+pub struct Ordered {
     kind: Kind,
     namespace: u64,
     name: u128,
@@ -173,7 +173,8 @@ struct Ordered {
 }
 
 impl Ordered {
-    fn new(key: SharedKey) -> Ordered {
+    /// `key` with its first bytes beside it.
+    pub fn new(key: SharedKey) -> Ordered {
         let len = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
         Ordered {
             kind: key.kind,
@@ -183,6 +184,11 @@ impl Ordered {
             name_len: len(&key.name),
             key,
         }
+    }
+
+    /// The key.
+    pub fn key(&self) -> &SharedKey {
+        &self.key
     }
 }
 
@@ -228,6 +234,13 @@ impl Ord for Ordered {
                     (other.name_len, &other.key.name),
                 )
             })
+    }
+}
+
+// As the key: the words beside it are its own bytes again.
+impl std::fmt::Debug for Ordered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.key.fmt(f)
     }
 }
 

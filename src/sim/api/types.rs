@@ -1829,7 +1829,7 @@ pub type SharedKey = std::sync::Arc<ObjectKey>;
 /// more. Now a lookup reads the key's own line, and equal hashes are the first test of equality.
 /// The fields stay public for reading; a key whose namespace or name changes must be built anew
 /// ([`ObjectKey::shared`]), which debug builds check at every hash and comparison.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(from = "KeyFields")]
 pub struct ObjectKey {
     pub kind: Kind,
@@ -1850,6 +1850,17 @@ struct KeyFields {
 impl From<KeyFields> for ObjectKey {
     fn from(k: KeyFields) -> ObjectKey {
         ObjectKey::from_parts(k.kind, k.namespace, k.name)
+    }
+}
+
+// Its parts, as a derive would print them without the hash (which is theirs again).
+impl std::fmt::Debug for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectKey")
+            .field("kind", &self.kind)
+            .field("namespace", &self.namespace)
+            .field("name", &self.name)
+            .finish()
     }
 }
 

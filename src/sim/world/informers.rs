@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::sim::machinery::trace::ReconcileTrace;
-use crate::sort::CollectTree;
+use crate::vec_map::LookupSet;
 
 impl Sim {
     pub(super) fn start_component(&mut self, id: &ComponentId, reason: &str) {
@@ -120,10 +120,10 @@ impl Sim {
         }
         let rv = self.api.resource_version();
         c.cache.last_rv = rv;
-        let selected: BTreeSet<ObjectKey> = if c.ctrl.has_field_selector() {
-            c.cache.all().map(|o| o.key()).collect_set()
+        let selected: LookupSet<ObjectKey> = if c.ctrl.has_field_selector() {
+            c.cache.all().map(|o| o.key()).collect()
         } else {
-            BTreeSet::new()
+            LookupSet::default()
         };
         if let Some(node) = routing_of(id, c.ctrl.as_ref()) {
             for key in c.selected.difference(&selected) {

@@ -21,7 +21,7 @@ use crate::sim::machinery::trace::{
 };
 use crate::sim::machinery::workqueue::WorkQueue;
 use crate::sim::rng::Rng;
-use crate::vec_map::{HashedSlotMap, LookupMap, SlotMap, VecMap};
+use crate::vec_map::{HashedSlotMap, LookupMap, LookupSet, SlotMap, VecMap};
 
 mod faults;
 mod informers;
@@ -101,8 +101,11 @@ struct Component {
     /// Keys its field selector currently lets through, as the watch cache tracks them server-side:
     /// events about other objects are never sent (a kubelet does not hear of other nodes' pods),
     /// except the one that takes an object out of the selection. Empty for a component without
-    /// a field selector ([`Controller::has_field_selector`]), which is sent every event.
-    selected: BTreeSet<ObjectKey>,
+    /// a field selector ([`Controller::has_field_selector`]), which is sent every event. Found by
+    /// hash: the scheduler's selection is every pod not yet finished, looked up for each pod
+    /// event, where a B-tree compared keys string by string; walked only where each member is
+    /// handled on its own (releasing or holding its routing), so its order shows nowhere.
+    selected: LookupSet<ObjectKey>,
 }
 
 impl Component {
@@ -115,7 +118,7 @@ impl Component {
             cache: Cache::with_indexers(ctrl.indexers()),
             ctrl,
             name,
-            selected: BTreeSet::new(),
+            selected: LookupSet::default(),
             queue: WorkQueue::new(),
             rng,
             running: false,
@@ -840,7 +843,7 @@ impl Sim {
             MemoryPart::InformerCaches => {
                 self.components.for_each_mut(|_, c| {
                     c.cache.clear();
-                    c.selected = BTreeSet::new();
+                    c.selected = LookupSet::default();
                 });
                 self.routed_selected = LookupMap::default();
             }
