@@ -1957,7 +1957,9 @@ impl ObjectKey {
 
 // The kind, the name and the namespace's length, not its text: equal keys still hash alike,
 // keys that differ only in namespace share a hash, and every watch event hashes its key in a
-// dozen caches, where the namespace's bytes were a fifth of the work.
+// dozen caches, where the namespace's bytes were a fifth of the work. Out of line: keys are
+// built in hundreds of places, and inlined into each it weighed on the page's download.
+#[inline(never)]
 fn key_hash(kind: Kind, namespace: &Str, name: &Str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = crate::vec_map::FxHasher::default();
