@@ -43,7 +43,7 @@ struct Memo {
 }
 
 /// Per node slot, the last shape's verdict (feasible) and scores.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct CycleMemo {
     /// Counts the shapes seen; the current one's number.
     shape: u64,
@@ -51,6 +51,14 @@ pub(super) struct CycleMemo {
     volume_terms: Vec<Vec<NodeSelectorTerm>>,
     volume_zones: Vec<(String, Vec<String>)>,
     nodes: Vec<Memo>,
+}
+
+// A copy starts empty: the memo is a cache the next cycles fill again, and time travel copies
+// the scheduler for every moment it keeps (a thousand nodes' entries each).
+impl Clone for CycleMemo {
+    fn clone(&self) -> CycleMemo {
+        CycleMemo::default()
+    }
 }
 
 impl CycleMemo {

@@ -1627,3 +1627,16 @@ fn the_memo_answers_for_unchanged_nodes_and_only_for_pods_of_the_same_shape() {
     memo.enter(&PodCtx::new(&pod("c").req("2", "")));
     assert!(!memo.feasible(s2, &n2));
 }
+
+#[test]
+fn a_copy_of_the_scheduler_starts_with_an_empty_memo_and_decides_alike() {
+    let state = state_of(&[node("n1"), node("n2")]);
+    let mut memo = CycleMemo::default();
+    let first = memo_cycle(&state, &pod("a").req("100m", ""), &mut memo);
+    let (_, slot) = state.listed()[0];
+    assert!(memo.feasible(slot, state.nodes.at(slot)));
+    let mut copy = memo.clone();
+    assert!(!copy.feasible(slot, state.nodes.at(slot)));
+    let again = memo_cycle(&state, &pod("a").req("100m", ""), &mut copy);
+    assert_eq!(again.decision, first.decision);
+}
