@@ -14,7 +14,7 @@ impl Kubelet {
         rt: &NodeRuntime,
     ) -> Option<(String, String)> {
         let uid = &pod.metadata.uid;
-        if self.admitted.contains(uid) || rt.pods.contains_key(uid) {
+        if self.admitted.contains_key(uid) || rt.pods.contains_key(uid) {
             return None;
         }
         let node = node?;
@@ -25,7 +25,7 @@ impl Kubelet {
                 p.metadata.uid != *uid && !matches!(p.status.phase.as_str(), "Succeeded" | "Failed")
             })
             .filter(|p| {
-                self.admitted.contains(&p.metadata.uid) || rt.pods.contains_key(&p.metadata.uid)
+                self.admitted.contains_key(&p.metadata.uid) || rt.pods.contains_key(&p.metadata.uid)
             })
             .collect();
         let allocatable = |name: &str| {
@@ -44,16 +44,23 @@ impl Kubelet {
         if others.len() as i64 + 1 > max_pods {
             return short("pods", 1, others.len() as i64, max_pods);
         }
-        // cpu in millicores, memory in bytes, as the scheduler framework counts them.
-        for (name, divisor) in [("cpu", 1.0), ("memory", 1000.0)] {
-            let requested = (pod_request(pod, name) / divisor).ceil() as i64;
+        let requested = pod_requests(pod);
+        let others: Vec<[i64; 2]> = others
+            .iter()
+            .map(|p| match self.admitted.get(&p.metadata.uid) {
+                Some(a) if Arc::ptr_eq(&a.spec, &p.spec) => {
+                    debug_assert_eq!(a.requests, pod_requests(p));
+                    a.requests
+                }
+                _ => pod_requests(p),
+            })
+            .collect();
+        for (i, (name, divisor)) in ADMITTED_RESOURCES.into_iter().enumerate() {
+            let requested = requested[i];
             let Some(capacity) = allocatable(name).map(|v| (v / divisor) as i64) else {
                 continue;
             };
-            let used: i64 = others
-                .iter()
-                .map(|p| (pod_request(p, name) / divisor).ceil() as i64)
-                .sum();
+            let used: i64 = others.iter().map(|r| r[i]).sum();
             if requested > 0 && used + requested > capacity {
                 return short(name, requested, used, capacity);
             }

@@ -56,7 +56,7 @@ use crate::sim::api::quantity::parse_quantity;
 use crate::sim::api::types::{
     find_condition, Condition, Container, ContainerState, ContainerStateRunning,
     ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, Kind, Lease, LeaseSpec,
-    Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, Probe,
+    Millis, Node, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodSpec, PodStatus, Probe,
     ResourceRequirements, Str, Time,
 };
 use crate::sim::api::{
@@ -76,7 +76,7 @@ use crate::sim::rng::Rng;
 use crate::sim::text::{concat, push_quoted};
 use crate::sim::time::format_duration;
 use crate::sort::StableSort;
-use crate::vec_map::VecMap;
+use crate::vec_map::{LookupMap, VecMap};
 
 /// The namespace node Leases live in.
 pub const LEASE_NAMESPACE: &str = "kube-node-lease";
@@ -180,8 +180,10 @@ pub struct Kubelet {
     /// Pods whose last status write or final delete failed: retried on every heartbeat tick, as
     /// the status manager's periodic sync does.
     unsynced: BTreeSet<ObjectKey>,
-    /// Pods this process admitted (admission runs once per pod per kubelet process).
-    admitted: BTreeSet<Str>,
+    /// Pods this process admitted (admission runs once per pod per kubelet process), with what
+    /// each asks of the node: every later admission sums the requests of the pods already here,
+    /// and parsing them all again was most of a pod's admission.
+    admitted: LookupMap<Str, Admitted>,
     /// Restart back-off per container (`<uid>/<container>`).
     crash_backoff: Backoff,
     /// Pull back-off per pod and image (`<uid>_<image>`), with the last pull error.
@@ -224,7 +226,7 @@ impl Kubelet {
         Kubelet {
             node: Str::from(node),
             unsynced: BTreeSet::new(),
-            admitted: BTreeSet::new(),
+            admitted: LookupMap::default(),
             crash_backoff: Backoff::default(),
             pull_backoff: Backoff::default(),
             pull_errors: VecMap::new(),
@@ -429,7 +431,15 @@ impl Kubelet {
                 diff: format!("reject the pod ({reason})"),
             });
         } else {
-            self.admitted.insert(pod.metadata.uid.clone());
+            // Every sync of an admitted pod passes here: its requests are read again only when
+            // its spec is not the one they were read from.
+            match self.admitted.get(&pod.metadata.uid) {
+                Some(a) if Arc::ptr_eq(&a.spec, &pod.spec) => {}
+                _ => {
+                    self.admitted
+                        .insert(pod.metadata.uid.clone(), Admitted::of(pod));
+                }
+            }
             let new_sandbox = !rt.pods.contains_key(&pod.metadata.uid);
             if new_sandbox
                 && self
@@ -782,6 +792,32 @@ fn parse_quantity_milli(s: &str) -> Option<f64> {
     // Exact, like the API's own parsing, then in float for the QoS and admission sums.
     parse_quantity(s).ok().map(|q| q.nanos() as f64 / 1e6)
 }
+
+/// An admitted pod's requests, for the spec they were read from (a pod whose spec changed is
+/// read again).
+#[derive(Clone, Debug)]
+struct Admitted {
+    spec: Arc<PodSpec>,
+    requests: [i64; 2],
+}
+
+impl Admitted {
+    fn of(pod: &Pod) -> Admitted {
+        Admitted {
+            spec: pod.spec.clone(),
+            requests: pod_requests(pod),
+        }
+    }
+}
+
+/// What admission counts of a pod: its cpu request in millicores and its memory in bytes, as
+/// the scheduler framework counts them (`ADMITTED_RESOURCES`' order).
+fn pod_requests(pod: &Pod) -> [i64; 2] {
+    ADMITTED_RESOURCES.map(|(name, divisor)| (pod_request(pod, name) / divisor).ceil() as i64)
+}
+
+/// The resources admission checks, with the divisor from thousandths to their unit.
+const ADMITTED_RESOURCES: [(&str, f64); 2] = [("cpu", 1.0), ("memory", 1000.0)];
 
 /// A pod's effective request for a resource, in thousandths: the larger of what its app
 /// containers (plus sidecars) ask together and what its biggest init container asks.

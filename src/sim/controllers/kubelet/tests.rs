@@ -1255,6 +1255,36 @@ fn a_pod_that_does_not_fit_the_node_is_rejected_with_out_of_cpu() {
 }
 
 #[test]
+fn admission_reads_again_the_requests_of_a_pod_whose_spec_changed_since_it_was_admitted() {
+    // The playground does not refuse a pod's spec changes on update (ARCHITECTURE.md); the
+    // kubelet remembers what each admitted pod asks, for the spec it read it from.
+    let n = node("node-1");
+    let with_uid = |mut p: Pod| {
+        p.metadata.uid = format!("uid-{}", p.metadata.name).into();
+        p
+    };
+    let big = with_uid(requesting(pod("big", "nginx:1.27"), "3", "1Gi"));
+    let mut kubelet = Kubelet::new("node-1");
+    kubelet
+        .admitted
+        .insert(big.metadata.uid.clone(), Admitted::of(&big));
+    let fits = with_uid(requesting(pod("fits", "nginx:1.27"), "2500m", "1Gi"));
+    let admit = |kubelet: &Kubelet, big: &Pod| {
+        let mut cache = Cache::with_indexers(kubelet.indexers());
+        for o in [Object::from(n.clone()), Object::from(big.clone())] {
+            cache.upsert(Arc::new(o));
+        }
+        kubelet.admit(&fits, Some(&n), &cache, &NodeRuntime::default())
+    };
+    assert_eq!(
+        admit(&kubelet, &big).map(|(reason, _)| reason).as_deref(),
+        Some("OutOfcpu")
+    );
+    let smaller = requesting(big, "1", "1Gi");
+    assert_eq!(admit(&kubelet, &smaller), None);
+}
+
+#[test]
 fn a_pod_whose_node_selector_does_not_match_is_rejected_with_node_affinity() {
     let mut sim = cluster();
     let mut p = pod("picky", "nginx:1.27");
