@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
-use super::object_map::{ObjectMap, Ordered};
+use super::object_map::ObjectMap;
 use super::types::*;
 use super::{admission, customresource, job, limits, storage, validation};
 use super::{
@@ -106,7 +106,7 @@ pub struct ApiServer {
     event_removals: u64,
     /// Every stored Event by [`event_age`], then key: the oldest are the first, so trimming to
     /// the cap and TTL expiry read what goes instead of listing and ranking every Event.
-    events_by_age: BTreeSet<(Millis, Ordered)>,
+    events_by_age: BTreeSet<(Millis, SharedKey)>,
     /// Writes per kind (indexed by [`Kind::index`]), so a view can ignore the kinds it does not
     /// show: an idle 1,000-node cluster renews a hundred Leases a second.
     writes: [u64; Kind::ALL.len() + 1],
@@ -384,11 +384,9 @@ impl ApiServer {
         }
         if obj.kind() == Kind::Event {
             if let Some(old) = &old {
-                self.events_by_age
-                    .remove(&(event_age(old), Ordered::new(shared.clone())));
+                self.events_by_age.remove(&(event_age(old), shared.clone()));
             }
-            self.events_by_age
-                .insert((event_age(&obj), Ordered::new(shared.clone())));
+            self.events_by_age.insert((event_age(&obj), shared.clone()));
         }
         let ev = self.commit(now, type_, obj.clone(), shared, rv, cause);
         (obj, ev)
@@ -406,7 +404,7 @@ impl ApiServer {
         if key.kind == Kind::Event {
             self.event_removals += 1;
             self.events_by_age
-                .remove(&(event_age(&old), Ordered::new(shared.clone())));
+                .remove(&(event_age(&old), shared.clone()));
         }
         let rv = self.next_rv();
         let mut last = (*old).clone();
@@ -1423,14 +1421,13 @@ impl ApiServer {
         if let Some((shared, old)) = self.objects.remove_entry(key) {
             self.count_change(Kind::Event, false);
             self.event_removals += 1;
-            self.events_by_age
-                .remove(&(event_age(&old), Ordered::new(shared)));
+            self.events_by_age.remove(&(event_age(&old), shared));
         }
     }
 
     /// Stored Events, oldest first by [`event_age`] (ties in key order), with their ages.
     pub fn events_by_age(&self) -> impl Iterator<Item = (Millis, &ObjectKey)> {
-        self.events_by_age.iter().map(|(t, k)| (*t, &**k.key()))
+        self.events_by_age.iter().map(|(t, k)| (*t, &**k))
     }
 }
 

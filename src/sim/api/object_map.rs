@@ -7,15 +7,12 @@
 //! converging cluster's time (issue #33's profile). Here the tree maps keys to slot numbers and
 //! a hash index finds the slot of a key, so an update (nearly every write: a pod is created once
 //! and written a dozen times) is one hash of the key; only a create or a delete walks the tree.
-//! The index is looked up, never iterated, so its order shows nowhere. [`Ordered`], a key with
-//! the first bytes of its texts beside it, orders the API server's Events by age.
+//! The index is looked up, never iterated, so its order shows nowhere.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-use crate::sim::api::shared_str::Str;
 use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey};
 use crate::vec_map::{LookupMap, VecMap};
 
@@ -154,111 +151,6 @@ impl ObjectMap {
     }
 }
 
-/// A key with the first bytes of its namespace and name held beside it (big-endian,
-/// zero-padded) and their lengths, ordered as the key is: most comparisons are settled by those
-/// words, and only keys whose texts both run past their first bytes, and tie there, read their
-/// strings. The API server keeps its Events by age in these: thousands of them, the ones of one
-/// millisecond ordered by key, each comparison of plain keys a chain through an `Arc` and two
-/// strings' heap blocks. (As the store's and caches' tree keys, 48 bytes in the page where a
-/// shared key is a 4-byte pointer, they measured no faster natively and took 11 to 12 MiB more
-/// of the page's memory at 10,000 pods: 88 against 77 MiB converging, 101 against 89 MiB
-/// scheduling, past issue #33's 100 MB.)
-#[derive(Clone)]
-pub struct Ordered {
-    kind: Kind,
-    namespace: u64,
-    name: u128,
-    namespace_len: u32,
-    name_len: u32,
-    key: SharedKey,
-}
-
-impl Ordered {
-    /// `key` with its first bytes beside it.
-    pub fn new(key: SharedKey) -> Ordered {
-        let len = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
-        Ordered {
-            kind: key.kind,
-            namespace: u64::from_be_bytes(first_bytes(key.namespace.as_bytes())),
-            name: u128::from_be_bytes(first_bytes(key.name.as_bytes())),
-            namespace_len: len(&key.namespace),
-            name_len: len(&key.name),
-            key,
-        }
-    }
-
-    /// The key.
-    pub fn key(&self) -> &SharedKey {
-        &self.key
-    }
-}
-
-/// `bytes`' first `N`, zeros after its end. Where two texts' padded beginnings differ, they
-/// order as the texts do: at the first difference either both have a byte there, or one has
-/// ended (its zero) and the other's byte is not zero, so the shorter text, a prefix of the
-/// other, comes first.
-fn first_bytes<const N: usize>(bytes: &[u8]) -> [u8; N] {
-    let mut out = [0; N];
-    let n = bytes.len().min(N);
-    out[..n].copy_from_slice(&bytes[..n]);
-    out
-}
-
-/// Two texts whose first `n` bytes, padded, tie: if either has no more than `n` bytes, it is
-/// all of its padded beginning, so it is a prefix of the other (whose next bytes are zeros) and
-/// the lengths decide; only two longer texts are read.
-fn tie(n: u32, (a_len, a): (u32, &Str), (b_len, b): (u32, &Str)) -> Ordering {
-    if a_len <= n || b_len <= n {
-        a_len.cmp(&b_len)
-    } else {
-        a.cmp(b)
-    }
-}
-
-impl Ord for Ordered {
-    fn cmp(&self, other: &Ordered) -> Ordering {
-        self.kind
-            .cmp(&other.kind)
-            .then(self.namespace.cmp(&other.namespace))
-            .then_with(|| {
-                tie(
-                    8,
-                    (self.namespace_len, &self.key.namespace),
-                    (other.namespace_len, &other.key.namespace),
-                )
-            })
-            .then(self.name.cmp(&other.name))
-            .then_with(|| {
-                tie(
-                    16,
-                    (self.name_len, &self.key.name),
-                    (other.name_len, &other.key.name),
-                )
-            })
-    }
-}
-
-// As the key: the words beside it are its own bytes again.
-impl std::fmt::Debug for Ordered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.key.fmt(f)
-    }
-}
-
-impl PartialOrd for Ordered {
-    fn partial_cmp(&self, other: &Ordered) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Ordered {
-    fn eq(&self, other: &Ordered) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Ordered {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,26 +169,6 @@ mod tests {
             });
         let obj = Object::from(p);
         (Arc::new(obj.key()), Arc::new(obj))
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn the_tree_orders_keys_exactly_as_keys_order(
-            a in (0usize..3, "[ab\\x00]{0,10}", "[ab\\x00-]{0,20}"),
-            b in (0usize..3, "[ab\\x00]{0,10}", "[ab\\x00-]{0,20}"),
-        ) {
-            // Lengths around the eight and sixteen bytes held inline, a small alphabet so the
-            // beginnings tie often, NULs so padding meets real zeros.
-            let key = |(k, ns, name): (usize, String, String)| {
-                let kind = [Kind::Namespace, Kind::Pod, Kind::Event][k];
-                Arc::new(ObjectKey::from_parts(kind, ns.as_str().into(), name.as_str().into()))
-            };
-            let (a, b) = (key(a), key(b));
-            proptest::prop_assert_eq!(
-                Ordered::new(a.clone()).cmp(&Ordered::new(b.clone())),
-                a.cmp(&b)
-            );
-        }
     }
 
     fn names(m: &ObjectMap) -> Vec<String> {
