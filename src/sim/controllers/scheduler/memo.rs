@@ -4,7 +4,8 @@
 //! pods on 1,000 nodes that was a quarter of the simulation's instructions, though a cycle
 //! changes one node (the chosen one, by Reserve) and the pods of a ReplicaSet all ask the same.
 //! So the scheduler keeps, per node, the verdict and raw scores it computed for the current
-//! *pod shape* (the spec and what PreFilter read from volumes), stamped with the node's
+//! *pod shape* (the spec, the controller default spreading counts for, and what PreFilter
+//! read from volumes), stamped with the node's
 //! generation ([`NodeInfo::generation`], a number [`super::ClusterState`] gives a node at each
 //! change). A node whose generation still matches gives its memo; any other is evaluated as
 //! before. Only "feasible" is remembered (a rejection's reasons are recomputed), and nodes with
@@ -16,12 +17,13 @@
 
 use std::sync::Arc;
 
+use crate::sim::api::shared_str::Str;
 use crate::sim::api::types::{NodeSelectorTerm, PodSpec};
 
 use super::plugins::{NodeInfo, PodCtx};
 
 /// The raw Score plugin results a node gave a pod shape (before normalization, which depends on
-/// the other nodes of the cycle).
+/// the other nodes of the cycle), and what PodTopologySpread reads from the node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct NodeScores {
     pub taint: i64,
@@ -30,6 +32,16 @@ pub(super) struct NodeScores {
     pub fit: i64,
     /// None when BalancedAllocation skips the shape (a BestEffort pod).
     pub balanced: Option<i64>,
+    /// The pods of the shape's spread owner on the node (0 without one): part of the shape, so
+    /// a cycle reads no node's pods by owner while the node is unchanged.
+    pub owned: i64,
+}
+
+/// A node the memo knows passed every filter for the current shape, as it is now.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Feasible {
+    /// Its raw scores, once a cycle scored it.
+    pub scores: Option<NodeScores>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -48,6 +60,7 @@ pub(super) struct CycleMemo {
     /// Counts the shapes seen; the current one's number.
     shape: u64,
     spec: Option<Arc<PodSpec>>,
+    spread_owner: Option<Str>,
     volume_terms: Vec<Vec<NodeSelectorTerm>>,
     volume_zones: Vec<(String, Vec<String>)>,
     nodes: Vec<Memo>,
@@ -68,12 +81,14 @@ impl CycleMemo {
             // Pods of one ReplicaSet hold equal specs in separate allocations: compared by
             // value once per cycle, against hundreds of node evaluations saved.
             (Arc::ptr_eq(s, &p.pod.spec) || **s == *p.pod.spec)
+                && self.spread_owner == p.spread_owner
                 && self.volume_terms == p.volume_terms
                 && self.volume_zones == p.volume_zones
         });
         if !same {
             self.shape += 1;
             self.spec = Some(p.pod.spec.clone());
+            self.spread_owner = p.spread_owner.clone();
             self.volume_terms = p.volume_terms.clone();
             self.volume_zones = p.volume_zones.clone();
         }
@@ -85,9 +100,10 @@ impl CycleMemo {
             .filter(|m| m.shape == self.shape && m.generation == ni.generation)
     }
 
-    /// Whether the node in `slot` passed every filter for this shape, as it is now.
-    pub fn feasible(&self, slot: u32, ni: &NodeInfo) -> bool {
-        self.at(slot, ni).is_some()
+    /// Whether the node in `slot` passed every filter for this shape, as it is now, with its
+    /// raw scores when they are known: one look at the memo for both phases of a cycle.
+    pub fn feasible(&self, slot: u32, ni: &NodeInfo) -> Option<Feasible> {
+        self.at(slot, ni).map(|m| Feasible { scores: m.scores })
     }
 
     /// The node in `slot` passed every filter for this shape.
@@ -101,11 +117,6 @@ impl CycleMemo {
             generation: ni.generation,
             scores: None,
         };
-    }
-
-    /// The raw scores the node in `slot` gave this shape, as it is now.
-    pub fn scores(&self, slot: u32, ni: &NodeInfo) -> Option<NodeScores> {
-        self.at(slot, ni).and_then(|m| m.scores)
     }
 
     /// Remembers the raw scores of a node [`CycleMemo::set_feasible`] marked.

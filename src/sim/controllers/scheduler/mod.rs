@@ -308,6 +308,8 @@ struct FilterPass<'s> {
     /// The status of every rejected node, in evaluation order.
     rejected: Vec<(usize, Rejection)>,
     feasible: Vec<usize>,
+    /// Beside each feasible node, the raw scores the cycle memo kept for it, if any.
+    kept: Vec<Option<NodeScores>>,
 }
 
 impl<'s> FilterPass<'s> {
@@ -351,13 +353,15 @@ fn filter_nodes<'s>(
         processed: Vec::with_capacity(limit.min(total)),
         rejected: Vec::new(),
         feasible: Vec::with_capacity(limit.min(total)),
+        kept: Vec::with_capacity(limit.min(total)),
     };
-    for i in 0..total {
+    let mut idx = start % total.max(1);
+    for _ in 0..total {
         if pass.feasible.len() >= limit {
             break;
         }
-        let idx = (start + i) % total;
         let ni = pass.info(idx);
+        let mut kept = None;
         let verdict = match nominated_here.get(pass.name(idx).as_str()) {
             Some(noms) => {
                 let mut with = ni.clone();
@@ -369,22 +373,25 @@ fn filter_nodes<'s>(
             None => {
                 let slot = pass.listed[idx].1;
                 match memo.as_deref_mut() {
-                    Some(m) if m.feasible(slot, ni) => {
-                        debug_assert!(
-                            plugins::run_filters(p, ni).is_none(),
-                            "the memo kept {} feasible for {:?}",
-                            pass.name(idx),
-                            p.key
-                        );
-                        None
-                    }
-                    Some(m) => {
-                        let verdict = plugins::run_filters(p, ni);
-                        if verdict.is_none() {
-                            m.set_feasible(slot, ni);
+                    Some(m) => match m.feasible(slot, ni) {
+                        Some(known) => {
+                            debug_assert!(
+                                plugins::run_filters(p, ni).is_none(),
+                                "the memo kept {} feasible for {:?}",
+                                pass.name(idx),
+                                p.key
+                            );
+                            kept = known.scores;
+                            None
                         }
-                        verdict
-                    }
+                        None => {
+                            let verdict = plugins::run_filters(p, ni);
+                            if verdict.is_none() {
+                                m.set_feasible(slot, ni);
+                            }
+                            verdict
+                        }
+                    },
                     None => plugins::run_filters(p, ni),
                 }
             }
@@ -399,16 +406,53 @@ fn filter_nodes<'s>(
                 pass.processed
                     .push((idx, Verdict::Feasible(pass.feasible.len())));
                 pass.feasible.push(idx);
+                pass.kept.push(kept);
             }
+        }
+        idx += 1;
+        if idx == total {
+            idx = 0;
         }
     }
     pass
 }
 
-/// Scores of the feasible nodes, one column per Score plugin that ran.
+/// A Score plugin's column: which of a node's raw scores it is.
+#[derive(Clone, Copy)]
+enum Column {
+    TaintToleration,
+    NodeAffinity,
+    NodeResourcesFit,
+    BalancedAllocation,
+    PodTopologySpread,
+}
+
+/// A feasible node's raw scores: the memo's, and PodTopologySpread's (which reads the others
+/// nodes of the cycle).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RawScores {
+    node: NodeScores,
+    spread: i64,
+}
+
+impl Column {
+    fn raw(self, r: &RawScores) -> i64 {
+        match self {
+            Column::TaintToleration => r.node.taint,
+            Column::NodeAffinity => r.node.affinity.unwrap_or(0),
+            Column::NodeResourcesFit => r.node.fit,
+            Column::BalancedAllocation => r.node.balanced.unwrap_or(0),
+            Column::PodTopologySpread => r.spread,
+        }
+    }
+}
+
+/// Scores of the feasible nodes: their raw scores, and per Score plugin that ran its weight and
+/// normalisation; the totals are what `selectHost` reads, the rest what `describe` lays out.
 struct Scores {
-    /// (plugin, weight, raw scores, normalized scores), indexed like `FilterPass::feasible`.
-    columns: Vec<(&'static str, i64, Vec<i64>, Vec<i64>)>,
+    raws: Vec<RawScores>,
+    /// (plugin, weight, column, its NormalizeScore).
+    columns: Vec<(&'static str, i64, Column, plugins::Normalizer)>,
     totals: Vec<i64>,
 }
 
@@ -416,27 +460,39 @@ impl Scores {
     fn of(&self, i: usize) -> Vec<PluginScore> {
         self.columns
             .iter()
-            .map(|(plugin, weight, raw, norm)| PluginScore {
-                plugin,
-                raw: raw[i],
-                score: norm[i],
-                weight: *weight,
+            .map(|&(plugin, weight, column, norm)| {
+                let raw = column.raw(&self.raws[i]);
+                PluginScore {
+                    plugin,
+                    raw,
+                    score: norm.apply(raw),
+                    weight,
+                }
             })
             .collect()
+    }
+
+    /// The weighted sum of a node's normalised scores.
+    fn total(&self, r: &RawScores) -> i64 {
+        self.columns
+            .iter()
+            .map(|&(_, weight, column, norm)| weight * norm.apply(column.raw(r)))
+            .sum()
     }
 }
 
 /// PreScore + Score + NormalizeScore + weighted sum for the feasible nodes (`prioritizeNodes`).
-/// With a memo, `slots` are the nodes' slots, and each node's raw scores come from the memo
-/// while the node is as it was when they were computed.
+/// With a memo, each node's raw scores come from it while the node is as it was when they were
+/// computed (`pass.kept`).
 fn score_nodes<'a>(
     p: &PodCtx,
-    infos: &[&NodeInfo],
+    pass: &FilterPass<'a>,
     all_nodes: impl Iterator<Item = &'a NodeInfo>,
-    mut memo: Option<(&[u32], &mut CycleMemo)>,
+    mut memo: Option<&mut CycleMemo>,
 ) -> Scores {
     // Feasible nodes always have their Node object (Filter rejects the others).
     let preferred = plugins::has_preferred_affinity(p.pod);
+    let owner = p.spread_owner.as_ref();
     let raw_of = |ni: &NodeInfo| NodeScores {
         taint: ni
             .node()
@@ -448,81 +504,98 @@ fn score_nodes<'a>(
         fit: plugins::least_allocated(p, ni),
         // BalancedAllocation skips BestEffort pods altogether (the same answer for every node).
         balanced: plugins::balanced_allocation(p, ni),
+        owned: owner.map_or(0, |o| ni.owned_by(o)),
     };
-    let raws: Vec<NodeScores> = infos
+    let spread = owner.map(|o| {
+        plugins::SpreadCycle::new(
+            o,
+            pass.feasible
+                .iter()
+                .map(|&idx| pass.info(idx).zone.as_deref()),
+            all_nodes,
+        )
+    });
+    let raws: Vec<RawScores> = pass
+        .feasible
         .iter()
-        .enumerate()
-        .map(|(i, ni)| match memo.as_mut() {
-            Some((slots, m)) => match m.scores(slots[i], ni) {
-                Some(kept) => {
-                    debug_assert_eq!(kept, raw_of(ni), "the memo's scores went stale");
-                    kept
+        .zip(&pass.kept)
+        .map(|(&idx, kept)| {
+            let ni = pass.info(idx);
+            let node = match (kept, memo.as_deref_mut()) {
+                (Some(kept), _) => {
+                    debug_assert_eq!(*kept, raw_of(ni), "the memo's scores went stale");
+                    *kept
                 }
-                None => {
+                (None, Some(m)) => {
                     let fresh = raw_of(ni);
-                    m.set_scores(slots[i], ni, fresh);
+                    m.set_scores(pass.listed[idx].1, ni, fresh);
                     fresh
                 }
-            },
-            None => raw_of(ni),
+                (None, None) => raw_of(ni),
+            };
+            let spread = spread.as_ref().map_or(0, |c| {
+                c.raw(ni.has_hostname, node.owned, ni.zone.as_deref())
+            });
+            RawScores { node, spread }
         })
         .collect();
-    let mut columns = Vec::new();
 
-    let raw: Vec<i64> = raws.iter().map(|r| r.taint).collect();
-    let mut norm = raw.clone();
-    plugins::default_normalize(&mut norm, true);
-    columns.push((
+    let column = |c: Column| raws.iter().map(move |r| c.raw(r));
+    let mut columns = vec![(
         TAINT_TOLERATION,
         plugins::WEIGHT_TAINT_TOLERATION,
-        raw,
-        norm,
-    ));
-
+        Column::TaintToleration,
+        plugins::Normalizer::default_over(column(Column::TaintToleration), true),
+    )];
     if preferred {
-        let raw: Vec<i64> = raws.iter().map(|r| r.affinity.unwrap_or(0)).collect();
-        let mut norm = raw.clone();
-        plugins::default_normalize(&mut norm, false);
-        columns.push((NODE_AFFINITY, plugins::WEIGHT_NODE_AFFINITY, raw, norm));
+        columns.push((
+            NODE_AFFINITY,
+            plugins::WEIGHT_NODE_AFFINITY,
+            Column::NodeAffinity,
+            plugins::Normalizer::default_over(column(Column::NodeAffinity), false),
+        ));
     }
-
-    let fit: Vec<i64> = raws.iter().map(|r| r.fit).collect();
     columns.push((
         NODE_RESOURCES_FIT,
         plugins::WEIGHT_NODE_RESOURCES_FIT,
-        fit.clone(),
-        fit,
+        Column::NodeResourcesFit,
+        plugins::Normalizer::Identity,
     ));
-
-    if let Some(b) = raws
-        .iter()
-        .map(|r| r.balanced)
-        .collect::<Option<Vec<i64>>>()
-    {
+    if raws.iter().all(|r| r.node.balanced.is_some()) {
         columns.push((
             BALANCED_ALLOCATION,
             plugins::WEIGHT_BALANCED_ALLOCATION,
-            b.clone(),
-            b,
+            Column::BalancedAllocation,
+            plugins::Normalizer::Identity,
         ));
     }
-
-    if let Some(owner) = plugins::spread_owner(p.pod) {
-        let raw = plugins::pod_topology_spread_raw(&owner, infos, all_nodes);
-        let mut norm = raw.clone();
-        plugins::spread_normalize(&mut norm);
+    if spread.is_some() {
         columns.push((
             POD_TOPOLOGY_SPREAD,
             plugins::WEIGHT_POD_TOPOLOGY_SPREAD,
-            raw,
-            norm,
+            Column::PodTopologySpread,
+            plugins::Normalizer::spread_over(column(Column::PodTopologySpread)),
         ));
     }
-
-    let totals = (0..infos.len())
-        .map(|i| columns.iter().map(|(_, w, _, norm)| w * norm[i]).sum())
-        .collect();
-    Scores { columns, totals }
+    let mut scores = Scores {
+        raws,
+        columns,
+        totals: Vec::new(),
+    };
+    // Nodes that fill alike score alike: a node with the raw scores of the one before it has
+    // its total (the sum normalises each column again, with a division or two).
+    let mut totals = Vec::with_capacity(scores.raws.len());
+    let mut last: Option<(&RawScores, i64)> = None;
+    for r in &scores.raws {
+        let total = match last {
+            Some((prev, total)) if prev == r => total,
+            _ => scores.total(r),
+        };
+        totals.push(total);
+        last = Some((r, total));
+    }
+    scores.totals = totals;
+    scores
 }
 
 /// `selectHost`: the top-scoring node; among equals, reservoir sampling picks uniformly.
@@ -675,21 +748,7 @@ fn run_cycle(
             outcome: CycleOutcome::NoNodes,
         };
     }
-    let feasible_infos: Vec<&NodeInfo> = pass.feasible.iter().map(|idx| pass.info(*idx)).collect();
-    let slots: Vec<u32> = match memo {
-        Some(_) => pass
-            .feasible
-            .iter()
-            .map(|idx| pass.listed[*idx].1)
-            .collect(),
-        None => Vec::new(),
-    };
-    let scores = score_nodes(
-        p,
-        &feasible_infos,
-        state.nodes.values(),
-        memo.map(|m| (slots.as_slice(), m)),
-    );
+    let scores = score_nodes(p, &pass, state.nodes.values(), memo);
 
     if pass.feasible.is_empty() {
         let rejected: Vec<(&str, &Rejection)> = pass

@@ -478,66 +478,123 @@ pub fn spread_owner(pod: &Pod) -> Option<Str> {
     pod.metadata.controller_ref().map(|r| r.uid.clone())
 }
 
-/// PodTopologySpread (PreScore + Score, raw) with the system default constraints for the pods
-/// of `owner` on the feasible nodes `infos`, among every node `all` (zones count pods on all of
-/// them): per constraint whose key the node has, `count × ln(domains + 2) + (maxSkew − 1)`, with
-/// `count` the owner's pods (not terminating) in the node's domain. Fewer siblings, lower score.
-pub fn pod_topology_spread_raw<'a>(
-    owner: &Str,
-    infos: &[&NodeInfo],
-    all: impl Iterator<Item = &'a NodeInfo>,
-) -> Vec<i64> {
-    let [(_, host_skew), (_, zone_skew)] = DEFAULT_SPREAD_CONSTRAINTS;
-    let host_weight = ((infos.len() + 2) as f64).ln();
-    // A node without the zone label is the domain "" here, as Go reads a missing map key.
-    let mut zone_counts: VecMap<&str, i64> = VecMap::new();
-    let mut unzoned = false;
-    for ni in infos {
-        match &ni.zone {
-            Some(z) => {
-                zone_counts.insert(z, 0);
-            }
-            None => unzoned = true,
-        }
-    }
-    let zone_weight = ((zone_counts.len() + usize::from(unzoned) + 2) as f64).ln();
-    if !zone_counts.is_empty() {
-        // Counted on every node that has both keys, feasible or not.
-        for ni in all.filter(|ni| ni.has_hostname) {
-            if let Some(n) = ni.zone.as_deref().and_then(|z| zone_counts.get_mut(z)) {
-                *n += ni.owned_by(owner);
-            }
-        }
-    }
-    infos
-        .iter()
-        .map(|ni| {
-            let mut score = 0.0;
-            if ni.has_hostname {
-                score += ni.owned_by(owner) as f64 * host_weight + (host_skew - 1) as f64;
-            }
-            if let Some(zone) = ni.zone.as_deref() {
-                let count = zone_counts.get(zone).copied().unwrap_or(0);
-                score += count as f64 * zone_weight + (zone_skew - 1) as f64;
-            }
-            score.round() as i64
-        })
-        .collect()
+/// PodTopologySpread (PreScore) with the system default constraints for the pods of one owner:
+/// what a cycle computes once, each constraint's weight (from how many domains the feasible
+/// nodes span) and the owner's pods per zone among them; [`SpreadCycle::raw`] is Score, per
+/// constraint whose key the node has `count × ln(domains + 2) + (maxSkew − 1)`, with `count` the
+/// owner's pods (not terminating) in the node's domain. Fewer siblings, lower score.
+pub struct SpreadCycle<'a> {
+    host_weight: f64,
+    zone_weight: f64,
+    zone_counts: VecMap<&'a str, i64>,
 }
 
-/// PodTopologySpread's NormalizeScore: the fewest siblings get the most, `100 × (max + min −
-/// s) / max`; all 100 when every raw score is 0.
-pub fn spread_normalize(scores: &mut [i64]) {
-    let (min, max) = (
-        scores.iter().copied().min().unwrap_or(0),
-        scores.iter().copied().max().unwrap_or(0),
-    );
-    for s in scores.iter_mut() {
-        *s = if max == 0 {
-            MAX_NODE_SCORE
-        } else {
-            MAX_NODE_SCORE * (max + min - *s) / max
-        };
+impl<'a> SpreadCycle<'a> {
+    /// PreScore for the feasible nodes' `zones` (one per node, None for a node without the
+    /// label), counting the owner's pods on every node of `all`.
+    pub fn new(
+        owner: &Str,
+        zones: impl ExactSizeIterator<Item = Option<&'a str>>,
+        all: impl Iterator<Item = &'a NodeInfo>,
+    ) -> SpreadCycle<'a> {
+        let host_weight = ((zones.len() + 2) as f64).ln();
+        // A node without the zone label is the domain "" here, as Go reads a missing map key.
+        let mut zone_counts: VecMap<&str, i64> = VecMap::new();
+        let mut unzoned = false;
+        for zone in zones {
+            match zone {
+                Some(z) => {
+                    zone_counts.insert(z, 0);
+                }
+                None => unzoned = true,
+            }
+        }
+        let zone_weight = ((zone_counts.len() + usize::from(unzoned) + 2) as f64).ln();
+        if !zone_counts.is_empty() {
+            // Counted on every node that has both keys, feasible or not.
+            for ni in all.filter(|ni| ni.has_hostname) {
+                if let Some(n) = ni.zone.as_deref().and_then(|z| zone_counts.get_mut(z)) {
+                    *n += ni.owned_by(owner);
+                }
+            }
+        }
+        SpreadCycle {
+            host_weight,
+            zone_weight,
+            zone_counts,
+        }
+    }
+
+    /// The raw score of a feasible node with (or without) the hostname label, `owned` of the
+    /// owner's pods, in `zone`.
+    pub fn raw(&self, has_hostname: bool, owned: i64, zone: Option<&str>) -> i64 {
+        let [(_, host_skew), (_, zone_skew)] = DEFAULT_SPREAD_CONSTRAINTS;
+        let mut score = 0.0;
+        if has_hostname {
+            score += owned as f64 * self.host_weight + (host_skew - 1) as f64;
+        }
+        if let Some(zone) = zone {
+            let count = self.zone_counts.get(zone).copied().unwrap_or(0);
+            score += count as f64 * self.zone_weight + (zone_skew - 1) as f64;
+        }
+        score.round() as i64
+    }
+}
+
+/// One Score plugin's NormalizeScore, with what it read from the whole column (its minimum and
+/// maximum): a cycle applies it to each node's raw score as it sums them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Normalizer {
+    /// The plugin does not normalise (its scores are already 0..=100).
+    Identity,
+    /// `helper.DefaultNormalizeScore`: scales to 0..=100 by the maximum; `reverse` flips it
+    /// (TaintToleration).
+    Default { max: i64, reverse: bool },
+    /// PodTopologySpread's: the fewest siblings get the most, `100 × (max + min − s) / max`;
+    /// all 100 when every raw score is 0.
+    Spread { min: i64, max: i64 },
+}
+
+impl Normalizer {
+    /// `helper.DefaultNormalizeScore` over the column `raws`.
+    pub fn default_over(raws: impl Iterator<Item = i64>, reverse: bool) -> Normalizer {
+        Normalizer::Default {
+            max: raws.max().unwrap_or(0),
+            reverse,
+        }
+    }
+
+    /// PodTopologySpread's over the column `raws`.
+    pub fn spread_over(raws: impl Iterator<Item = i64>) -> Normalizer {
+        let bounds = raws.fold(None, |bounds: Option<(i64, i64)>, s| {
+            Some(bounds.map_or((s, s), |(min, max)| (min.min(s), max.max(s))))
+        });
+        let (min, max) = bounds.unwrap_or((0, 0));
+        Normalizer::Spread { min, max }
+    }
+
+    /// The normalised score of a node whose raw score was `raw`.
+    pub fn apply(self, raw: i64) -> i64 {
+        match self {
+            Normalizer::Identity => raw,
+            Normalizer::Default { max: 0, reverse } => {
+                if reverse {
+                    MAX_NODE_SCORE
+                } else {
+                    raw
+                }
+            }
+            Normalizer::Default { max, reverse } => {
+                let v = MAX_NODE_SCORE * raw / max;
+                if reverse {
+                    MAX_NODE_SCORE - v
+                } else {
+                    v
+                }
+            }
+            Normalizer::Spread { max: 0, .. } => MAX_NODE_SCORE,
+            Normalizer::Spread { min, max } => MAX_NODE_SCORE * (max + min - raw) / max,
+        }
     }
 }
 
@@ -557,6 +614,8 @@ pub struct PodCtx<'a> {
     /// The zone and region labels of each bound volume the pod mounts (VolumeZone's PreFilter):
     /// the label key and the values (`a__b` lists several) a node's label must be one of.
     pub volume_zones: Vec<(String, Vec<String>)>,
+    /// The controller whose pods default spreading counts for it ([`spread_owner`]).
+    pub spread_owner: Option<Str>,
 }
 
 impl<'a> PodCtx<'a> {
@@ -570,6 +629,7 @@ impl<'a> PodCtx<'a> {
             priority: pod_priority(pod),
             volume_terms: Vec::new(),
             volume_zones: Vec::new(),
+            spread_owner: spread_owner(pod),
         }
     }
 }
@@ -949,21 +1009,6 @@ pub fn balanced_allocation(p: &PodCtx, ni: &NodeInfo) -> Option<i64> {
         _ => 0.0,
     };
     Some(((1.0 - std) * MAX_NODE_SCORE as f64) as i64)
-}
-
-/// `helper.DefaultNormalizeScore`: scales to 0..=100 by the maximum; `reverse` flips it.
-pub fn default_normalize(scores: &mut [i64], reverse: bool) {
-    let max = scores.iter().copied().max().unwrap_or(0);
-    if max == 0 {
-        if reverse {
-            scores.iter_mut().for_each(|s| *s = MAX_NODE_SCORE);
-        }
-        return;
-    }
-    for s in scores.iter_mut() {
-        let v = MAX_NODE_SCORE * *s / max;
-        *s = if reverse { MAX_NODE_SCORE - v } else { v };
-    }
 }
 
 // ------------------------------------------------------------------ messages

@@ -693,19 +693,17 @@ fn each_score_plugin_computes_upstream_values() {
 
 #[test]
 fn normalize_scales_by_the_maximum_and_reverses_for_taints() {
-    let mut taints = vec![0, 1, 2];
-    plugins::default_normalize(&mut taints, true);
-    assert_eq!(taints, vec![100, 50, 0]);
-    let mut none = vec![0, 0];
-    plugins::default_normalize(&mut none, true);
+    let normalized = |raws: &[i64], reverse: bool| -> Vec<i64> {
+        let n = plugins::Normalizer::default_over(raws.iter().copied(), reverse);
+        raws.iter().map(|r| n.apply(*r)).collect()
+    };
+    assert_eq!(normalized(&[0, 1, 2], true), vec![100, 50, 0]);
     assert_eq!(
-        none,
+        normalized(&[0, 0], true),
         vec![100, 100],
         "no taints anywhere: every node is best"
     );
-    let mut affinity = vec![8, 5, 0];
-    plugins::default_normalize(&mut affinity, false);
-    assert_eq!(affinity, vec![100, 62, 0]);
+    assert_eq!(normalized(&[8, 5, 0], false), vec![100, 62, 0]);
 }
 
 #[test]
@@ -1502,6 +1500,18 @@ fn infos_of(nodes: impl Iterator<Item = Node>, pods: &[Pod]) -> Vec<NodeInfo> {
         .collect()
 }
 
+/// PodTopologySpread's raw scores for the pods of `uid-web` on the three feasible nodes
+/// `infos`, among `all`.
+fn spread_raw<'a>(infos: &[&'a NodeInfo], all: impl Iterator<Item = &'a NodeInfo>) -> [i64; 3] {
+    let owner = Str::from("uid-web");
+    let cycle = plugins::SpreadCycle::new(&owner, infos.iter().map(|ni| ni.zone.as_deref()), all);
+    let raws: Vec<i64> = infos
+        .iter()
+        .map(|ni| cycle.raw(ni.has_hostname, ni.owned_by(&owner), ni.zone.as_deref()))
+        .collect();
+    raws.try_into().expect("three nodes")
+}
+
 #[test]
 fn default_spreading_scores_nodes_by_their_siblings_with_upstreams_formula() {
     let nodes = [node("a"), node("b"), node("c")];
@@ -1517,11 +1527,10 @@ fn default_spreading_scores_nodes_by_their_siblings_with_upstreams_formula() {
     let refs: Vec<&NodeInfo> = infos.iter().collect();
     // Hostname only: count × ln(3 + 2) + (3 − 1); the terminating sibling and the other
     // ReplicaSet's pod do not count.
-    let raw = plugins::pod_topology_spread_raw(&"uid-web".into(), &refs, infos.iter());
+    let raw = spread_raw(&refs, infos.iter());
     assert_eq!(raw, [2, 4, 4]);
-    let mut norm = raw.clone();
-    plugins::spread_normalize(&mut norm);
-    assert_eq!(norm, [100, 50, 50]);
+    let norm = plugins::Normalizer::spread_over(raw.iter().copied());
+    assert_eq!(raw.map(|r| norm.apply(r)), [100, 50, 50]);
     // Zones add count × ln(2 + 2) + (5 − 1) per node that has one: a and b share z1.
     let zoned = infos_of(
         nodes
@@ -1531,10 +1540,7 @@ fn default_spreading_scores_nodes_by_their_siblings_with_upstreams_formula() {
         &pods,
     );
     let refs: Vec<&NodeInfo> = zoned.iter().collect();
-    assert_eq!(
-        plugins::pod_topology_spread_raw(&"uid-web".into(), &refs, zoned.iter()),
-        [7, 9, 9]
-    );
+    assert_eq!(spread_raw(&refs, zoned.iter()), [7, 9, 9]);
     assert_eq!(plugins::spread_owner(&pod("bare")), None);
 }
 
@@ -1615,17 +1621,17 @@ fn the_memo_answers_for_unchanged_nodes_and_only_for_pods_of_the_same_shape() {
     };
     let (s1, n1) = slot(&state, "n1");
     let (s2, n2) = slot(&state, "n2");
-    assert!(memo.feasible(s1, &n1) && memo.feasible(s2, &n2));
-    assert!(memo.scores(s1, &n1).is_some());
+    assert!(memo.feasible(s1, &n1).is_some() && memo.feasible(s2, &n2).is_some());
+    assert!(memo.feasible(s1, &n1).and_then(|f| f.scores).is_some());
 
     state.place(pkey("a"), PodEntry::for_pod(&web("a"), &"n1".into(), true));
     let (s1, n1) = slot(&state, "n1");
-    assert!(!memo.feasible(s1, &n1), "n1 changed");
-    assert!(memo.feasible(s2, &n2), "n2 did not");
+    assert!(memo.feasible(s1, &n1).is_none(), "n1 changed");
+    assert!(memo.feasible(s2, &n2).is_some(), "n2 did not");
 
     // Another shape: nothing the memo holds is its.
     memo.enter(&PodCtx::new(&pod("c").req("2", "")));
-    assert!(!memo.feasible(s2, &n2));
+    assert!(memo.feasible(s2, &n2).is_none());
 }
 
 #[test]
@@ -1634,9 +1640,32 @@ fn a_copy_of_the_scheduler_starts_with_an_empty_memo_and_decides_alike() {
     let mut memo = CycleMemo::default();
     let first = memo_cycle(&state, &pod("a").req("100m", ""), &mut memo);
     let (_, slot) = state.listed()[0];
-    assert!(memo.feasible(slot, state.nodes.at(slot)));
+    assert!(memo.feasible(slot, state.nodes.at(slot)).is_some());
     let mut copy = memo.clone();
-    assert!(!copy.feasible(slot, state.nodes.at(slot)));
+    assert!(copy.feasible(slot, state.nodes.at(slot)).is_none());
     let again = memo_cycle(&state, &pod("a").req("100m", ""), &mut copy);
     assert_eq!(again.decision, first.decision);
+}
+
+#[test]
+fn the_memo_counts_spreading_for_the_owner_of_the_pod_in_the_cycle() {
+    let mut state = state_of(&[node("n1"), node("n2")]);
+    let web = owned(pod("web-1").req("100m", "128Mi"), "web");
+    let api = owned(pod("api-1").req("100m", "128Mi"), "api");
+    state.place(pkey("web-1"), PodEntry::for_pod(&web, &"n1".into(), false));
+    state.place(pkey("api-1"), PodEntry::for_pod(&api, &"n2".into(), false));
+    let mut memo = CycleMemo::default();
+    // Equal specs, equal room: each ReplicaSet's next pod goes where it has no sibling.
+    let next_web = memo_cycle(
+        &state,
+        &owned(pod("web-2").req("100m", "128Mi"), "web"),
+        &mut memo,
+    );
+    assert_eq!(next_web.decision.chosen.as_deref(), Some("n2"));
+    let next_api = memo_cycle(
+        &state,
+        &owned(pod("api-2").req("100m", "128Mi"), "api"),
+        &mut memo,
+    );
+    assert_eq!(next_api.decision.chosen.as_deref(), Some("n1"));
 }
