@@ -9,22 +9,21 @@
 /// Appends `v` in lower-case hexadecimal, zero-padded to `width` digits: what `{v:0width$x}`
 /// writes (more digits than `width` when `v` needs them).
 pub fn push_hex(out: &mut String, v: u64, width: usize) {
+    let digits = (16 - v.leading_zeros() as usize / 4).max(1);
+    out.extend(std::iter::repeat_n('0', width.saturating_sub(digits)));
+    let mut buf = [0u8; 16];
+    out.push_str(hex_into(&mut buf[..digits], v));
+}
+
+/// Fills `out` with the last `out.len()` (at most 16) lower-case hexadecimal digits of `v`,
+/// zero-padded: a uid's or an Event name's fixed-width fields, written without a loop that
+/// depends on the value or a string that grows.
+pub fn hex_into(out: &mut [u8], v: u64) -> &str {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [b'0'; 16];
-    let mut at = buf.len();
-    let mut rest = v;
-    while rest != 0 {
-        at -= 1;
-        buf[at] = DIGITS[(rest & 0xf) as usize];
-        rest >>= 4;
+    for (i, b) in out.iter_mut().rev().enumerate() {
+        *b = DIGITS[((v >> (4 * i)) & 0xf) as usize];
     }
-    let digits = buf.len() - at;
-    out.extend(std::iter::repeat_n(
-        '0',
-        width.saturating_sub(digits.max(1)),
-    ));
-    let start = if digits == 0 { buf.len() - 1 } else { at };
-    out.push_str(std::str::from_utf8(&buf[start..]).expect("ASCII hexadecimal digits"));
+    std::str::from_utf8(out).expect("ASCII hexadecimal digits")
 }
 
 /// Appends `s` as `{s:?}` writes it: in double quotes, escaped as `Debug` escapes. Most names
@@ -69,6 +68,15 @@ mod tests {
             let mut out = String::new();
             push_quoted(&mut out, &s);
             proptest::prop_assert_eq!(out, format!("{s:?}"));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fixed_width_hexadecimal_is_the_last_digits_of_what_format_writes(v in proptest::prelude::any::<u64>(), width in 1usize..=16) {
+            let mut buf = [0u8; 16];
+            let full = format!("{v:016x}");
+            proptest::prop_assert_eq!(hex_into(&mut buf[..width], v), &full[16 - width..]);
         }
     }
 

@@ -19,7 +19,7 @@ use super::{
     WatchEventType,
 };
 use crate::sim::rng::Rng;
-use crate::sim::text::push_hex;
+use crate::sim::text::hex_into;
 use crate::sort::CollectTree;
 use crate::vec_map::{HashedSlotMap, VecMap};
 
@@ -324,21 +324,17 @@ impl ApiServer {
         self.resource_version
     }
 
-    fn new_uid(&mut self) -> String {
+    fn new_uid(&mut self) -> Str {
         let a = self.rng.next_u64();
         let b = self.rng.next_u64();
         // `{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}`: a version-4 UUID's layout.
-        let mut uid = String::with_capacity(36);
-        push_hex(&mut uid, a >> 32, 8);
-        uid.push('-');
-        push_hex(&mut uid, (a >> 16) & 0xffff, 4);
-        uid.push_str("-4");
-        push_hex(&mut uid, a & 0xfff, 3);
-        uid.push('-');
-        push_hex(&mut uid, ((b >> 48) & 0x3fff) | 0x8000, 4);
-        uid.push('-');
-        push_hex(&mut uid, b & 0xffff_ffff_ffff, 12);
-        uid
+        let mut uid = *b"00000000-0000-4000-0000-000000000000";
+        hex_into(&mut uid[..8], a >> 32);
+        hex_into(&mut uid[9..13], (a >> 16) & 0xffff);
+        hex_into(&mut uid[15..18], a & 0xfff);
+        hex_into(&mut uid[19..23], ((b >> 48) & 0x3fff) | 0x8000);
+        hex_into(&mut uid[24..], b & 0xffff_ffff_ffff);
+        Str::from(std::str::from_utf8(&uid).expect("ASCII"))
     }
 
     fn commit(
@@ -673,7 +669,7 @@ impl ApiServer {
                 if job::is_job(c) {
                     // The Job registry generates its selector from the uid, which the server
                     // fills in before the strategy runs.
-                    c.metadata.uid = self.new_uid().into();
+                    c.metadata.uid = self.new_uid();
                 }
                 self.admit_custom(c, None, false)?
             }
@@ -726,7 +722,7 @@ impl ApiServer {
             Object::Custom(c) if !c.metadata.uid.is_empty() && job::is_job(c) => {
                 c.metadata.uid.clone()
             }
-            _ => self.new_uid().into(),
+            _ => self.new_uid(),
         };
         let m = obj.meta_mut();
         m.uid = uid;
@@ -1402,7 +1398,7 @@ impl ApiServer {
     /// Writes an object directly, bypassing admission: for Events, which the recorder aggregates.
     pub fn put_event(&mut self, now: Millis, mut obj: Object, cause: u64) -> Arc<Object> {
         if obj.meta().uid.is_empty() {
-            obj.meta_mut().uid = self.new_uid().into();
+            obj.meta_mut().uid = self.new_uid();
             obj.meta_mut().creation_timestamp = Some(stamp(now));
         }
         let type_ = if self.objects.contains_key(&obj.key()) {
@@ -1413,16 +1409,35 @@ impl ApiServer {
         self.store(now, obj, type_, cause).0
     }
 
-    /// Removes an Event directly (TTL expiry), without a watch event anyone needs.
-    pub fn expire_event(&mut self, key: &ObjectKey) {
+    /// Removes an Event directly (TTL expiry), without a watch event anyone needs, and returns
+    /// it.
+    pub fn expire_event(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
         if key.kind != Kind::Event {
-            return;
+            return None;
         }
-        if let Some((shared, old)) = self.objects.remove_entry(key) {
-            self.count_change(Kind::Event, false);
-            self.event_removals += 1;
-            self.events_by_age.remove(&(event_age(&old), shared));
+        let (shared, old) = self.objects.remove_entry(key)?;
+        self.count_change(Kind::Event, false);
+        self.event_removals += 1;
+        self.events_by_age.remove(&(event_age(&old), shared));
+        Some(old)
+    }
+
+    /// Removes the `n` oldest Events (by [`event_age`], as [`ApiServer::events_by_age`] lists
+    /// them) as [`ApiServer::expire_event`] would, and returns them: the cap takes hundreds at
+    /// once from the front of the age order, with no key looked up twice.
+    pub fn expire_oldest_events(&mut self, n: usize) -> Vec<Arc<Object>> {
+        let mut expired = Vec::with_capacity(n.min(self.events_by_age.len()));
+        while expired.len() < n {
+            let Some((_, shared)) = self.events_by_age.pop_first() else {
+                break;
+            };
+            if let Some((_, old)) = self.objects.remove_entry(&shared) {
+                self.count_change(Kind::Event, false);
+                self.event_removals += 1;
+                expired.push(old);
+            }
         }
+        expired
     }
 
     /// Stored Events, oldest first by [`event_age`] (ties in key order), with their ages.
@@ -1437,7 +1452,7 @@ pub fn event_name(base: &str, suffix: u64) -> String {
     let mut name = String::with_capacity(base.len() + 17);
     name.push_str(base);
     name.push('.');
-    push_hex(&mut name, suffix, 16);
+    name.push_str(hex_into(&mut [0u8; 16], suffix));
     name
 }
 
@@ -2221,6 +2236,29 @@ mod tests {
         assert_eq!(api.first_free_suffix("default", "web", 13), 14);
         assert_eq!(api.first_free_suffix("default", "web", 9), 9);
         assert_eq!(api.first_free_suffix("other", "web", 10), 10);
+    }
+
+    #[test]
+    fn the_oldest_events_expire_first_and_free_their_names() {
+        let mut api = ApiServer::new(1);
+        api.put_event(5_000, event("b", Some(5_000)), 0);
+        api.put_event(3_000, event("c", Some(3_000)), 0);
+        api.put_event(4_000, event("a", Some(6_000)), 0);
+        let removals = api.event_removals();
+        let expired: Vec<String> = api
+            .expire_oldest_events(2)
+            .iter()
+            .map(|o| o.meta().name.to_string())
+            .collect();
+        assert_eq!(expired, ["c", "b"]);
+        assert_eq!(api.count(Kind::Event), 1);
+        assert_eq!(api.event_removals(), removals + 2);
+        assert_eq!(api.event("default", "c"), None);
+        let left: Vec<&str> = api.events_by_age().map(|(_, k)| k.name.as_str()).collect();
+        assert_eq!(left, ["a"]);
+        // Asking for more than there are takes what there is.
+        assert_eq!(api.expire_oldest_events(5).len(), 1);
+        assert_eq!(api.count(Kind::Event), 0);
     }
 
     #[test]

@@ -300,26 +300,19 @@ impl Sim {
         if count <= MAX_EVENTS {
             return;
         }
-        // The store keeps Events in (age, key) order, so the oldest `excess` are its first ones.
         let excess = count - (MAX_EVENTS - EVENT_EXPIRY_BATCH);
-        let expired: Vec<ObjectKey> = self
-            .api
-            .events_by_age()
-            .take(excess)
-            .map(|(_, k)| k.clone())
-            .collect();
-        self.expire_events(&expired);
+        let expired = self.api.expire_oldest_events(excess);
+        self.recorder
+            .forget(expired.iter().filter_map(|o| o.as_event()));
     }
 
     /// Removes `expired` Events from the store, and their identities from the recorder.
     pub(super) fn expire_events(&mut self, expired: &[ObjectKey]) {
-        self.recorder.forget(
-            expired
-                .iter()
-                .filter_map(|k| self.api.get(k).and_then(|o| o.as_event())),
-        );
-        for k in expired {
-            self.api.expire_event(k);
-        }
+        let removed: Vec<Arc<Object>> = expired
+            .iter()
+            .filter_map(|k| self.api.expire_event(k))
+            .collect();
+        self.recorder
+            .forget(removed.iter().filter_map(|o| o.as_event()));
     }
 }

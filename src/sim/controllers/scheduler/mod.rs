@@ -417,6 +417,10 @@ fn filter_nodes<'s>(
     pass
 }
 
+/// What PodTopologySpread reads from a node: the hostname label, the owner's pods there, the
+/// zone.
+type SpreadInputs<'a> = (bool, i64, Option<&'a str>);
+
 /// A Score plugin's column: which of a node's raw scores it is.
 #[derive(Clone, Copy)]
 enum Column {
@@ -515,6 +519,9 @@ fn score_nodes<'a>(
             all_nodes,
         )
     });
+    // Nodes that fill alike are alike to PodTopologySpread too: its score is worked out again
+    // only for a node whose inputs differ from the one before.
+    let mut last_spread: Option<(SpreadInputs, i64)> = None;
     let raws: Vec<RawScores> = pass
         .feasible
         .iter()
@@ -534,7 +541,15 @@ fn score_nodes<'a>(
                 (None, None) => raw_of(ni),
             };
             let spread = spread.as_ref().map_or(0, |c| {
-                c.raw(ni.has_hostname, node.owned, ni.zone.as_deref())
+                let inputs = (ni.has_hostname, node.owned, ni.zone.as_deref());
+                match last_spread {
+                    Some((last, raw)) if last == inputs => raw,
+                    _ => {
+                        let raw = c.raw(inputs.0, inputs.1, inputs.2);
+                        last_spread = Some((inputs, raw));
+                        raw
+                    }
+                }
             });
             RawScores { node, spread }
         })
