@@ -34,7 +34,8 @@ well_known_words![
     /// The values that recur across objects, in byte order ([`well_known`] finds them). A value
     /// here costs no allocation wherever it is written, decoded or copied; any other is shared
     /// once copied. Condition types, statuses and reasons, phases, QoS classes, the namespaces,
-    /// the API versions and kinds owner references name, and the defaults every pod spec gets.
+    /// the API versions and kinds owner references name, the defaults every pod spec gets, and
+    /// the sources and reasons of the Events every pod gets.
     "",
     "Always",
     "Available",
@@ -44,6 +45,7 @@ well_known_words![
     "Complete",
     "ContainerCreating",
     "ContainersReady",
+    "Created",
     "CronJob",
     "DaemonSet",
     "Deployment",
@@ -57,6 +59,7 @@ well_known_words![
     "IfNotPresent",
     "Initialized",
     "Job",
+    "Killing",
     "KubeletHasNoDiskPressure",
     "KubeletHasSufficientMemory",
     "KubeletHasSufficientPID",
@@ -77,13 +80,20 @@ well_known_words![
     "PodReadyToStartContainers",
     "PodScheduled",
     "Progressing",
+    "Pulled",
+    "Pulling",
     "Ready",
     "ReplicaFailure",
     "ReplicaSet",
     "ReplicaSetUpdated",
     "Running",
+    "ScalingReplicaSet",
+    "Scheduled",
+    "Started",
     "StatefulSet",
     "Succeeded",
+    "SuccessfulCreate",
+    "SuccessfulDelete",
     "TCP",
     "True",
     "Unknown",
@@ -93,11 +103,14 @@ well_known_words![
     "batch/v1",
     "default",
     "default-scheduler",
+    "deployment-controller",
     "kube-node-lease",
     "kube-public",
     "kube-system",
+    "kubelet",
     "node.kubernetes.io/not-ready",
     "node.kubernetes.io/unreachable",
+    "replicaset-controller",
     "v1",
 ];
 

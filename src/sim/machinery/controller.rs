@@ -18,6 +18,8 @@ use crate::sim::rng::Rng;
 /// From). Upstream creates the recorder with `v1.EventSource{Component: "controllermanager"}`
 /// (pkg/controller/disruption/disruption.go), not with the controller's name.
 pub const DISRUPTION_EVENT_SOURCE: &str = "controllermanager";
+/// The disruption controller's [`ComponentId::name`], which its Events do not carry.
+pub const DISRUPTION_CONTROLLER: &str = "disruption-controller";
 
 /// Every actor in the simulation. Ordered so iteration over components is deterministic.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -100,7 +102,7 @@ impl ComponentId {
             ComponentId::GarbageCollector => "garbage-collector-controller".into(),
             ComponentId::NodeLifecycle => "node-controller".into(),
             ComponentId::TaintEviction => "taint-eviction-controller".into(),
-            ComponentId::Disruption => "disruption-controller".into(),
+            ComponentId::Disruption => DISRUPTION_CONTROLLER.into(),
             ComponentId::EndpointSlice => "endpointslice-controller".into(),
             ComponentId::Namespace => "namespace-controller".into(),
             ComponentId::Scheduler => "default-scheduler".into(),

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::controller::{ComponentId, EventRecord, DISRUPTION_EVENT_SOURCE};
+use super::controller::{EventRecord, DISRUPTION_CONTROLLER, DISRUPTION_EVENT_SOURCE};
 use crate::sim::api::apiserver::event_name;
 pub use crate::sim::api::apiserver::EventStore;
 use crate::sim::api::types::{
@@ -39,11 +39,11 @@ const SIMILAR_EVICTION_BATCH: usize = 512;
 /// name.
 #[derive(Clone, Debug)]
 struct Identity {
-    source: String,
+    source: Str,
     uid: Str,
-    type_: String,
+    type_: &'static str,
     reason: Str,
-    name: String,
+    name: Str,
 }
 
 impl Identity {
@@ -58,8 +58,8 @@ impl Identity {
 /// One similar-event window of an object: (source, type, reason) → times of distinct messages.
 #[derive(Clone, Debug)]
 struct Window {
-    source: String,
-    type_: String,
+    source: Str,
+    type_: &'static str,
     reason: Str,
     /// Oldest first (the clock only moves forward), so expiry pops from the front.
     times: VecDeque<Millis>,
@@ -73,8 +73,8 @@ struct Window {
 /// each would probe every name the ones before it took.
 #[derive(Clone, Debug)]
 struct NameHint {
-    namespace: String,
-    base: String,
+    namespace: Str,
+    base: Str,
     nanos: u64,
     next: u64,
     removals: u64,
@@ -109,49 +109,51 @@ pub struct Recorded {
 }
 
 impl Recorder {
-    fn identity_name(&self, source: &str, rec: &EventRecord, message: &str) -> Option<&str> {
+    fn identity_name(&self, source: &str, rec: &EventRecord, message: &str) -> Option<&Str> {
         self.by_identity
             .get(&rec.object)?
             .get(message)?
             .iter()
             .find(|i| i.is(source, rec))
-            .map(|i| i.name.as_str())
+            .map(|i| &i.name)
     }
 
     /// Turns a record into the Event object to store, reading stored Events from `store`.
+    /// `source` is the recording component's name and `host` its node (empty but for a
+    /// kubelet): shared strings, as every Event and identity repeats them.
     pub fn record(
         &mut self,
         now: Millis,
-        source: &str,
-        host: &str,
+        source: &Str,
+        host: &Str,
         rec: &EventRecord,
         store: &impl EventStore,
     ) -> Recorded {
-        let source = recorder_source(source);
+        let source = &recorder_source(source);
         let namespace = if rec.object.namespace.is_empty() {
-            "default"
+            Str::from("default")
         } else {
-            rec.object.namespace.as_str()
+            rec.object.namespace.clone()
         };
-        let existing = |name: &str| store.event(namespace, name);
+        let existing = |name: &str| store.event(&namespace, name);
         let mut message = rec.message.clone();
         let identity = self.identity_name(source, rec, &message);
         let known = identity.is_some();
         // The Event it names, read now: unless aggregation changes the message below, the
         // identity is looked up once, not again.
-        let known_event = identity.and_then(existing);
+        let known_event = identity.and_then(|n| existing(n));
         let windows = self
             .similar
             .get_or_insert_with(rec.object.clone(), Vec::new);
         let w = match windows
             .iter()
-            .position(|w| w.reason == rec.reason && w.type_ == rec.type_ && w.source == source)
+            .position(|w| w.reason == rec.reason && w.type_ == rec.type_ && w.source == *source)
         {
             Some(i) => i,
             None => {
                 windows.push(Window {
-                    source: source.to_string(),
-                    type_: rec.type_.to_string(),
+                    source: source.clone(),
+                    type_: rec.type_,
                     reason: rec.reason.clone(),
                     times: VecDeque::new(),
                     used: now,
@@ -177,7 +179,8 @@ impl Recorder {
             self.evict_similar();
         }
         let repeated = if combined {
-            self.identity_name(source, rec, &message).and_then(existing)
+            self.identity_name(source, rec, &message)
+                .and_then(|n| existing(n))
         } else {
             known_event
         };
@@ -203,16 +206,16 @@ impl Recorder {
             }
             _ => nanos,
         };
-        let free = store.first_free_suffix(namespace, &rec.object.name, start);
+        let free = store.first_free_suffix(&namespace, &rec.object.name, start);
         debug_assert_eq!(
             free,
-            store.first_free_suffix(namespace, &rec.object.name, nanos),
+            store.first_free_suffix(&namespace, &rec.object.name, nanos),
             "the hint skips no free name"
         );
-        let name = event_name(&rec.object.name, free);
+        let name = Str::from(event_name(&rec.object.name, free));
         self.name_hint = Some(NameHint {
-            namespace: namespace.to_string(),
-            base: rec.object.name.to_string(),
+            namespace: namespace.clone(),
+            base: rec.object.name.clone(),
             nanos,
             next: free,
             removals,
@@ -228,9 +231,9 @@ impl Recorder {
             Some(i) => i.name = name.clone(),
             None => {
                 ids.push(Identity {
-                    source: source.to_string(),
+                    source: source.clone(),
                     uid: rec.uid.clone(),
-                    type_: rec.type_.to_string(),
+                    type_: rec.type_,
                     reason: rec.reason.clone(),
                     name: name.clone(),
                 });
@@ -239,8 +242,8 @@ impl Recorder {
         }
         let event = Event {
             metadata: ObjectMeta {
-                name: name.into(),
-                namespace: namespace.into(),
+                name,
+                namespace,
                 ..Default::default()
             },
             involved_object: ObjectReference {
@@ -255,16 +258,16 @@ impl Recorder {
             reason: rec.reason.clone(),
             message,
             source: EventSource {
-                component: source.into(),
-                host: host.into(),
+                component: source.clone(),
+                host: host.clone(),
             },
             first_timestamp: Some(Time(now)),
             last_timestamp: Some(Time(now)),
             count: 1,
             type_: rec.type_.into(),
-            reporting_component: Some(source.into()),
+            reporting_component: Some(source.clone()),
             reporting_instance: Some(if host.is_empty() {
-                Str::from(source)
+                source.clone()
             } else {
                 Str::from(concat(&[source, "-", host]))
             }),
@@ -368,11 +371,11 @@ impl Recorder {
 
 /// The `source.component` Kubernetes' recorder writes for a simulated component: its name,
 /// except for the disruption controller, whose upstream recorder is named `controllermanager`.
-fn recorder_source(component: &str) -> &str {
-    if component == ComponentId::Disruption.name() {
-        DISRUPTION_EVENT_SOURCE
+fn recorder_source(component: &Str) -> Str {
+    if *component == DISRUPTION_CONTROLLER {
+        Str::from(DISRUPTION_EVENT_SOURCE)
     } else {
-        component
+        component.clone()
     }
 }
 
@@ -380,6 +383,7 @@ fn recorder_source(component: &str) -> &str {
 mod tests {
     use super::*;
     use crate::sim::api::types::Kind;
+    use crate::sim::machinery::controller::ComponentId;
     use std::collections::BTreeMap;
 
     /// A store holding at most one Event, under any name.
@@ -420,10 +424,22 @@ mod tests {
     #[test]
     fn identical_events_are_counted_on_one_object() {
         let mut r = Recorder::default();
-        let first = r.record(0, "kubelet", "node-1", &rec("x"), &One(None));
+        let first = r.record(
+            0,
+            &"kubelet".into(),
+            &"node-1".into(),
+            &rec("x"),
+            &One(None),
+        );
         assert!(first.is_new);
         let stored = first.event.clone();
-        let second = r.record(5_000, "kubelet", "node-1", &rec("x"), &One(Some(stored)));
+        let second = r.record(
+            5_000,
+            &"kubelet".into(),
+            &"node-1".into(),
+            &rec("x"),
+            &One(Some(stored)),
+        );
         assert!(!second.is_new);
         assert_eq!(second.event.count, 2);
         assert_eq!(second.event.last_timestamp, Some(Time(5_000)));
@@ -432,7 +448,9 @@ mod tests {
     #[test]
     fn quiet_objects_are_forgotten_once_their_aggregation_window_passes() {
         let mut r = Recorder::default();
-        let stored = r.record(0, "kubelet", "", &rec("x"), &One(None)).event;
+        let stored = r
+            .record(0, &"kubelet".into(), &"".into(), &rec("x"), &One(None))
+            .event;
         assert_eq!(r.len(), 2);
         r.prune(AGGREGATE_INTERVAL);
         assert_eq!(r.len(), 2, "still inside the window");
@@ -454,7 +472,13 @@ mod tests {
         let mut events = Vec::new();
         for i in 0..=AGGREGATE_MAX_EVENTS {
             let ev = r
-                .record(0, "kubelet", "", &rec(&format!("m{i}")), &store)
+                .record(
+                    0,
+                    &"kubelet".into(),
+                    &"".into(),
+                    &rec(&format!("m{i}")),
+                    &store,
+                )
                 .event;
             store.0.insert(ev.metadata.name.to_string(), ev.clone());
             events.push(ev);
@@ -485,13 +509,29 @@ mod tests {
     }
 
     #[test]
+    fn events_share_their_source_and_host_with_the_recording_component() {
+        let mut r = Recorder::default();
+        let (source, host) = (Str::from("kubelet"), Str::from("worker-node-0042"));
+        let a = r.record(0, &source, &host, &rec("x"), &One(None)).event;
+        let b = r.record(0, &source, &host, &rec("y"), &One(None)).event;
+        for ev in [&a, &b] {
+            assert!(Str::ptr_eq(&ev.source.host, &host));
+            assert!(Str::ptr_eq(&ev.source.component, &source));
+            assert_eq!(
+                ev.reporting_instance.as_deref(),
+                Some("kubelet-worker-node-0042")
+            );
+        }
+    }
+
+    #[test]
     fn disruption_controller_events_carry_the_controllermanager_source_as_upstream() {
         let mut r = Recorder::default();
         let ev = r
             .record(
                 0,
-                &ComponentId::Disruption.name(),
-                "",
+                &ComponentId::Disruption.name().into(),
+                &Str::EMPTY,
                 &rec("x"),
                 &One(None),
             )
@@ -501,8 +541,8 @@ mod tests {
         let ev = r
             .record(
                 0,
-                &ComponentId::ReplicaSet.name(),
-                "",
+                &ComponentId::ReplicaSet.name().into(),
+                &Str::EMPTY,
                 &rec("x"),
                 &One(None),
             )
@@ -519,8 +559,8 @@ mod tests {
             let ev = r
                 .record(
                     7,
-                    "replicaset-controller",
-                    "",
+                    &"replicaset-controller".into(),
+                    &"".into(),
                     &rec(&format!("m{i}")),
                     &store,
                 )
@@ -543,7 +583,13 @@ mod tests {
         }
         store.0.remove(&want[1]);
         let ev = r
-            .record(7, "replicaset-controller", "", &rec("m9"), &Freed(store))
+            .record(
+                7,
+                &"replicaset-controller".into(),
+                &"".into(),
+                &rec("m9"),
+                &Freed(store),
+            )
             .event;
         assert_eq!(ev.metadata.name, want[1]);
     }
@@ -554,7 +600,13 @@ mod tests {
         let mut last = String::new();
         for i in 0..11 {
             last = r
-                .record(i, "kubelet", "", &rec(&format!("m{i}")), &One(None))
+                .record(
+                    i,
+                    &"kubelet".into(),
+                    &"".into(),
+                    &rec(&format!("m{i}")),
+                    &One(None),
+                )
                 .event
                 .message;
         }
@@ -570,11 +622,17 @@ mod tests {
         };
         // Pod 0 keeps getting new messages; thousands of other pods get one Event each.
         for i in 0..6_000 {
-            r.record(i as Millis, "kubelet", "", &on(i, "x"), &One(None));
             r.record(
                 i as Millis,
-                "kubelet",
-                "",
+                &"kubelet".into(),
+                &"".into(),
+                &on(i, "x"),
+                &One(None),
+            );
+            r.record(
+                i as Millis,
+                &"kubelet".into(),
+                &"".into(),
                 &on(0, &format!("m{i}")),
                 &One(None),
             );
@@ -590,7 +648,13 @@ mod tests {
             "the newest stays"
         );
         // Pod 0's window was used all along: it still aggregates its 6,001st message.
-        let last = r.record(6_000, "kubelet", "", &on(0, "m-last"), &One(None));
+        let last = r.record(
+            6_000,
+            &"kubelet".into(),
+            &"".into(),
+            &on(0, "m-last"),
+            &One(None),
+        );
         assert!(last
             .event
             .message

@@ -184,7 +184,7 @@ pub struct EventTrace {
     pub reason: Str,
     pub message: String,
     pub object: String,
-    pub source: String,
+    pub source: Str,
 }
 
 /// One trace line.

@@ -269,8 +269,11 @@ impl Sim {
             return;
         }
         let (source, host) = match from {
-            ComponentId::Kubelet(node) => ("kubelet".to_string(), node.to_string()),
-            other => (other.name(), String::new()),
+            ComponentId::Kubelet(node) => (Str::from("kubelet"), node.clone()),
+            other => match self.components.get(other) {
+                Some(c) => (c.name.clone(), Str::EMPTY),
+                None => (Str::from(other.name()), Str::EMPTY),
+            },
         };
         let recorded = self
             .recorder
