@@ -110,7 +110,7 @@ impl Kubelet {
                 }
             }
         }
-        let host_ip = self.host_ip(node);
+        let host_ip = self.pod_host_ip(node);
         if !running.is_empty() {
             let status = self.generate_status(pod, view.as_ref(), &host_ip, now, false);
             if status != pod.status {
@@ -229,7 +229,8 @@ impl Kubelet {
                 }
             }
         }
-        let status = self.generate_status(pod, view.as_ref(), &self.host_ip(node), now, false);
+        let host_ip = self.pod_host_ip(node);
+        let status = self.generate_status(pod, view.as_ref(), &host_ip, now, false);
         let observed = concat(&[
             &status.phase,
             "; ",

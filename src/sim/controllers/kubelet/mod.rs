@@ -218,6 +218,9 @@ pub struct Kubelet {
     /// expansion is done, or, once its status has been sent, when to send it again should the
     /// claim still wait for a node then (the write was lost).
     expanding: VecMap<ObjectKey, Millis>,
+    /// The node's resourceVersion and the InternalIP [`Kubelet::host_ip`] read from it: every
+    /// status a pod gets reports it, and the node changes far less often than its pods.
+    pod_host_ip: Option<(Str, Str)>,
 }
 
 impl Kubelet {
@@ -246,6 +249,7 @@ impl Kubelet {
             lease_exists: false,
             mount_retry: VecMap::new(),
             expanding: VecMap::new(),
+            pod_host_ip: None,
         }
     }
 
@@ -303,6 +307,20 @@ impl Kubelet {
                     .map(str::to_string)
             });
         from_status.unwrap_or_else(|| format!("172.18.0.{}", self.node_index() as u16 + 2))
+    }
+
+    /// [`Kubelet::host_ip`] for a pod's status, read again only when the node changed.
+    fn pod_host_ip(&mut self, node: Option<&Node>) -> Str {
+        let version = node.map_or(Str::EMPTY, |n| n.metadata.resource_version.clone());
+        if let Some((seen, ip)) = &self.pod_host_ip {
+            if *seen == version && !version.is_empty() {
+                debug_assert_eq!(*ip, self.host_ip(node), "a node version has one address");
+                return ip.clone();
+            }
+        }
+        let ip = Str::from(self.host_ip(node));
+        self.pod_host_ip = Some((version, ip.clone()));
+        ip
     }
 
     /// An UpdateStatus with the cached resourceVersion, or with the one our own last write produced

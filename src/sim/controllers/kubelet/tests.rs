@@ -65,6 +65,26 @@ fn a_status_written_again_shares_the_strings_of_the_one_it_replaces() {
     assert_eq!(host_ip(&moved), "172.18.0.8");
 }
 
+#[test]
+fn a_pods_host_ip_is_read_again_once_the_node_changes() {
+    let mut k = Kubelet::new("node-1");
+    let node = |rv: &str, ip: &str| {
+        let mut n = Node::default();
+        n.metadata.name = "node-1".into();
+        n.metadata.resource_version = rv.into();
+        n.status.addresses = Some(Box::new(
+            serde_json::json!([{"type": "InternalIP", "address": ip}]),
+        ));
+        n
+    };
+    assert_eq!(k.pod_host_ip(Some(&node("5", "10.0.0.1"))), "10.0.0.1");
+    assert_eq!(k.pod_host_ip(Some(&node("5", "10.0.0.1"))), "10.0.0.1");
+    // Someone edits the node's addresses: a new version, a new answer.
+    assert_eq!(k.pod_host_ip(Some(&node("6", "10.0.0.2"))), "10.0.0.2");
+    // No node object: the address derived from the node's name.
+    assert_eq!(k.pod_host_ip(None), k.host_ip(None));
+}
+
 fn http_probe(period: i64) -> Probe {
     Probe {
         http_get: Some(HttpGetAction {

@@ -246,7 +246,8 @@ impl Kubelet {
             None
         };
         if let Some((observed, diff)) = waits_for {
-            let status = self.generate_status(pod, None, &self.host_ip(node), now, false);
+            let host_ip = self.pod_host_ip(node);
+            let status = self.generate_status(pod, None, &host_ip, now, false);
             if status != pod.status {
                 let req = self.update_status(pod, status);
                 out.request(req);
@@ -277,7 +278,8 @@ impl Kubelet {
                 now + delay
             }
         };
-        let status = self.generate_status(pod, None, &self.host_ip(node), now, false);
+        let host_ip = self.pod_host_ip(node);
+        let status = self.generate_status(pod, None, &host_ip, now, false);
         if status != pod.status {
             let req = self.update_status(pod, status);
             out.request(req);
