@@ -362,7 +362,14 @@ fn filter_nodes<'s>(
         }
         let ni = pass.info(idx);
         let mut kept = None;
-        let verdict = match nominated_here.get(pass.name(idx).as_str()) {
+        // Most cycles have no nominated pods: the node's name (a read of its string's block
+        // for each of hundreds of nodes) is looked at only when some are.
+        let nominated = if nominated_here.is_empty() {
+            None
+        } else {
+            nominated_here.get(pass.name(idx).as_str())
+        };
+        let verdict = match nominated {
             Some(noms) => {
                 let mut with = ni.clone();
                 for (k, e) in noms {
