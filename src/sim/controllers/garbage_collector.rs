@@ -140,12 +140,13 @@ fn watched_kind(r: &OwnerReference) -> Option<Kind> {
 /// Where the owner a dependent in `namespace` names must be: in that namespace, or at cluster
 /// scope for a cluster-scoped kind (ownerReferences carry no namespace). None when the GC does
 /// not watch the kind or a cluster-scoped dependent names a namespaced one.
-fn owner_key(namespace: &str, r: &OwnerReference) -> Option<ObjectKey> {
+fn owner_key(namespace: &Str, r: &OwnerReference) -> Option<ObjectKey> {
     let kind = watched_kind(r)?;
+    // Sharing the dependent's and the reference's strings: every pod event looks its owners up.
     match (kind.namespaced(), namespace.is_empty()) {
         (true, true) => None,
-        (true, false) => Some(ObjectKey::new(kind, namespace, &r.name)),
-        (false, _) => Some(ObjectKey::new(kind, "", &r.name)),
+        (true, false) => Some(ObjectKey::shared(kind, namespace, &r.name)),
+        (false, _) => Some(ObjectKey::shared(kind, &Str::EMPTY, &r.name)),
     }
 }
 
@@ -160,7 +161,7 @@ fn invalid_namespace_message(namespace: &str, r: &OwnerReference) -> String {
 
 /// The cached owner a reference points at, if the cache holds that very incarnation.
 fn cached_owner<'a>(
-    namespace: &str,
+    namespace: &Str,
     r: &OwnerReference,
     cache: &'a Cache,
 ) -> Option<&'a Arc<Object>> {
@@ -352,7 +353,7 @@ impl GarbageCollector {
         }
     }
 
-    fn classify(&self, namespace: &str, r: &OwnerReference, cache: &Cache) -> OwnerState {
+    fn classify(&self, namespace: &Str, r: &OwnerReference, cache: &Cache) -> OwnerState {
         let Some(key) = owner_key(namespace, r) else {
             return match watched_kind(r) {
                 Some(_) => OwnerState::Unresolvable,

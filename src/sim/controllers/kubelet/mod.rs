@@ -254,11 +254,11 @@ impl Kubelet {
     }
 
     fn node_key(&self) -> ObjectKey {
-        ObjectKey::new(Kind::Node, "", &self.node)
+        ObjectKey::shared(Kind::Node, &Str::EMPTY, &self.node)
     }
 
     fn lease_key(&self) -> ObjectKey {
-        ObjectKey::new(Kind::Lease, LEASE_NAMESPACE, &self.node)
+        ObjectKey::from_parts(Kind::Lease, Str::from(LEASE_NAMESPACE), self.node.clone())
     }
 
     /// A stable small number for this node: its trailing digits, else a hash (for IP ranges).

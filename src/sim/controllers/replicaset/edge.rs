@@ -116,7 +116,7 @@ fn owner_of(pod: &Pod, cache: &Cache) -> Option<ObjectKey> {
 fn owner_key(pod: &Pod) -> Option<(ObjectKey, String)> {
     let r = pod.metadata.controller_ref()?;
     Some((
-        ObjectKey::new(Kind::ReplicaSet, &pod.metadata.namespace, &r.name),
+        ObjectKey::shared(Kind::ReplicaSet, &pod.metadata.namespace, &r.name),
         r.uid.to_string(),
     ))
 }

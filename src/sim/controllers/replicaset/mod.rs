@@ -678,7 +678,7 @@ fn owner_rs_key(pod: &Pod) -> Option<ObjectKey> {
         .metadata
         .controller_ref()
         .filter(|r| r.kind == "ReplicaSet")?;
-    Some(ObjectKey::new(
+    Some(ObjectKey::shared(
         Kind::ReplicaSet,
         &pod.metadata.namespace,
         &r.name,
@@ -703,11 +703,11 @@ fn rs_event(
 }
 
 /// `resolveControllerRef`: the cached ReplicaSet a controllerRef points at, if it is still that one.
-fn resolve_controller_ref(namespace: &str, r: &OwnerReference, cache: &Cache) -> Option<ObjectKey> {
+fn resolve_controller_ref(namespace: &Str, r: &OwnerReference, cache: &Cache) -> Option<ObjectKey> {
     if r.kind != "ReplicaSet" {
         return None;
     }
-    let key = ObjectKey::new(Kind::ReplicaSet, namespace, &r.name);
+    let key = ObjectKey::shared(Kind::ReplicaSet, namespace, &r.name);
     let rs = cache.get(&key)?;
     (rs.meta().uid == r.uid).then_some(key)
 }
