@@ -19,11 +19,9 @@ pub const TAINT_NODE_UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 /// `DefaultTolerationSeconds`: how long a pod stays bound to a not-ready or unreachable node.
 pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 
-/// Fills in every default Kubernetes would, in place.
-///
-/// Namespaced objects without a namespace go to `default`; cluster-scoped ones lose any
-/// namespace (the API server ignores it for them).
-pub fn apply_defaults(obj: &mut Object) {
+/// The namespace part of [`apply_defaults`]: `default` for a namespaced object without one,
+/// none for a cluster-scoped one. A Pod's defaults are this and its spec's, nothing else.
+pub fn default_namespace(obj: &mut Object) {
     let kind = obj.kind();
     let meta = obj.meta_mut();
     if kind.namespaced() {
@@ -33,6 +31,14 @@ pub fn apply_defaults(obj: &mut Object) {
     } else {
         meta.namespace = Default::default();
     }
+}
+
+/// Fills in every default Kubernetes would, in place.
+///
+/// Namespaced objects without a namespace go to `default`; cluster-scoped ones lose any
+/// namespace (the API server ignores it for them).
+pub fn apply_defaults(obj: &mut Object) {
+    default_namespace(obj);
     match obj {
         Object::Namespace(ns) => {
             // The namespace strategy's PrepareForCreate, and the label the API server has set
