@@ -5,10 +5,9 @@
 //! changes one node (the chosen one, by Reserve) and the pods of a ReplicaSet all ask the same.
 //! So the scheduler keeps, per node, the verdict and raw scores it computed for the current
 //! *pod shape* (the spec, the controller default spreading counts for, and what PreFilter
-//! read from volumes), stamped with the node's
-//! generation ([`NodeInfo::generation`], a number [`super::ClusterState`] gives a node at each
-//! change). A node whose generation still matches gives its memo; any other is evaluated as
-//! before. Only "feasible" is remembered (a rejection's reasons are recomputed), and nodes with
+//! read from volumes), stamped with the node's generation ([`NodeInfo::generation`], a number
+//! [`super::ClusterState`] gives a node at each change). A node whose generation still matches
+//! gives its memo; any other is evaluated as before. Only "feasible" is remembered (a rejection's reasons are recomputed), and nodes with
 //! nominated pods, evaluated with those pods added, are never memoised. Debug builds evaluate
 //! every memo hit again and compare: the trace cannot tell the two paths apart.
 //!
@@ -78,8 +77,9 @@ impl CycleMemo {
     /// Makes `p`'s shape the current one: the memos of another shape no longer match.
     pub fn enter(&mut self, p: &PodCtx) {
         let same = self.spec.as_ref().is_some_and(|s| {
-            // Pods of one ReplicaSet hold equal specs in separate allocations: compared by
-            // value once per cycle, against hundreds of node evaluations saved.
+            // The pending pods of one template share the spec the API server defaulted for
+            // the first of them; others (a spec written again, a restored snapshot) are
+            // compared by value, once per cycle, against hundreds of node evaluations saved.
             (Arc::ptr_eq(s, &p.pod.spec) || **s == *p.pod.spec)
                 && self.spread_owner == p.spread_owner
                 && self.volume_terms == p.volume_terms

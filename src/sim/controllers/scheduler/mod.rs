@@ -438,7 +438,7 @@ enum Column {
     PodTopologySpread,
 }
 
-/// A feasible node's raw scores: the memo's, and PodTopologySpread's (which reads the others
+/// A feasible node's raw scores: the memo's, and PodTopologySpread's (which reads the other
 /// nodes of the cycle).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct RawScores {
