@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
-use super::object_map::ObjectMap;
+use super::object_map::{ObjectMap, Replaced, NO_SLOT};
 use super::types::*;
 use super::{admission, customresource, job, limits, storage, validation};
 use super::{
@@ -351,12 +351,13 @@ impl ApiServer {
         now: Millis,
         type_: WatchEventType,
         obj: Arc<Object>,
-        key: SharedKey,
+        (key, slot): (SharedKey, u32),
         rv: u64,
         cause: u64,
     ) -> WatchEvent {
         self.writes[key.kind.index()] += 1;
-        let ev = WatchEvent::keyed(type_, obj, key, rv, cause);
+        let mut ev = WatchEvent::keyed(type_, obj, key, rv, cause);
+        ev.slot = slot;
         self.history.push_back((now, ev.clone()));
         for _ in 0..RETIRED_DROPS_PER_WRITE {
             if self.retired.pop_front().is_none() {
@@ -383,7 +384,13 @@ impl ApiServer {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = Str::decimal(rv);
         let obj = Arc::new(obj);
-        let (shared, old) = self.objects.replace(Arc::new(obj.key()), obj.clone());
+        let Replaced {
+            key: shared,
+            old,
+            slot,
+        } = self
+            .objects
+            .replace(Arc::new(obj.key()), obj.clone(), NO_SLOT);
         if old.is_none() {
             self.count_change(obj.kind(), true);
         }
@@ -393,7 +400,7 @@ impl ApiServer {
             }
             self.events_by_age.insert((event_age(&obj), shared.clone()));
         }
-        let ev = self.commit(now, type_, obj.clone(), shared, rv, cause);
+        let ev = self.commit(now, type_, obj.clone(), (shared, slot), rv, cause);
         (obj, ev)
     }
 
@@ -403,7 +410,7 @@ impl ApiServer {
         key: &ObjectKey,
         cause: u64,
     ) -> Option<(Arc<Object>, WatchEvent)> {
-        let (shared, old) = self.objects.remove_entry(key)?;
+        let (shared, old, slot) = self.objects.remove_entry(key)?;
         self.count_change(key.kind, false);
         self.spec_canonical.remove(key);
         if key.kind == Kind::Event {
@@ -419,7 +426,7 @@ impl ApiServer {
             now,
             WatchEventType::Deleted,
             last.clone(),
-            shared,
+            (shared, slot),
             rv,
             cause,
         );
@@ -1457,7 +1464,7 @@ impl ApiServer {
         if key.kind != Kind::Event {
             return None;
         }
-        let (shared, old) = self.objects.remove_entry(key)?;
+        let (shared, old, _) = self.objects.remove_entry(key)?;
         self.count_change(Kind::Event, false);
         self.event_removals += 1;
         self.events_by_age.remove(&(event_age(&old), shared));
@@ -1473,7 +1480,7 @@ impl ApiServer {
             let Some((_, shared)) = self.events_by_age.pop_first() else {
                 break;
             };
-            if let Some((_, old)) = self.objects.remove_entry(&shared) {
+            if let Some((_, old, _)) = self.objects.remove_entry(&shared) {
                 self.count_change(Kind::Event, false);
                 self.event_removals += 1;
                 expired.push(old);

@@ -302,6 +302,9 @@ pub struct WatchEvent {
     /// The object as the trace names it (`Kind/namespace/name`), built once per change and
     /// shared by the trace entry of every delivery of it.
     pub name: Str,
+    /// Where the store holds (or, deleted, held) the object: a hint by which each cache finds
+    /// its entry without hashing the key (see `object_map`), or [`object_map::NO_SLOT`].
+    pub slot: u32,
 }
 
 impl WatchEvent {
@@ -332,6 +335,7 @@ impl WatchEvent {
             cause,
             key,
             name,
+            slot: object_map::NO_SLOT,
         }
     }
 }

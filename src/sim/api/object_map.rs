@@ -8,6 +8,15 @@
 //! a hash index finds the slot of a key, so an update (nearly every write: a pod is created once
 //! and written a dozen times) is one hash of the key; only a create or a delete walks the tree.
 //! The index is looked up, never iterated, so its order shows nowhere.
+//!
+//! A cache is told where the store holds each object it hears of (a watch event's `slot`): the
+//! slot a cache filed that store slot's key under is remembered, and an update checks that slot
+//! first. Found by hash, a cache's entry cost three memory reads that missed the processor's
+//! caches (the hash's control bytes, the bucket, the slot), the most of any step of a converging
+//! cluster's deliveries (a dozen caches each hold every pod); the remembered slot is a small
+//! dense array. It is only a hint: a hit is checked against the key's allocation, and a miss
+//! falls back to the hash, so a stale or absent hint (a dropped event, a relist, a reused store
+//! slot) costs a lookup, never a wrong answer.
 
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
@@ -16,13 +25,31 @@ use std::sync::Arc;
 use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey};
 use crate::vec_map::{LookupMap, VecMap};
 
+/// No hint: a watch event that did not come from the store (tests, the playground's own).
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// How many hint entries a map keeps per slot of its own, at most (see `remember`).
+const HINTS_PER_SLOT: usize = 4;
+
+/// What [`ObjectMap::replace`] did: the map's allocation of the key (`key` itself for a new
+/// entry), the object replaced, if any, and the slot that holds the new one.
+pub struct Replaced {
+    pub key: SharedKey,
+    pub old: Option<Arc<Object>>,
+    pub slot: u32,
+}
+
 /// Objects by key: name order for lists, a hash lookup for reads and writes of one object.
 #[derive(Clone, Default)]
 pub struct ObjectMap {
     order: BTreeMap<SharedKey, u32>,
     index: LookupMap<SharedKey, u32>,
-    slots: Vec<Option<Arc<Object>>>,
+    /// Each object beside its key, so a hinted slot is checked without the index.
+    slots: Vec<Option<(SharedKey, Arc<Object>)>>,
     free: Vec<u32>,
+    /// Hint (another map's slot: the store's, for a cache) → the slot here that last held that
+    /// slot's key, or [`NO_SLOT`]. Grown on demand; empty in the store itself.
+    by_hint: Vec<u32>,
     /// How many objects of each kind: a list of a kind the map holds none of (a pod's watch
     /// event makes four controllers look for PodDisruptionBudgets, Services, StatefulSets and
     /// Jobs) answers without descending the tree.
@@ -47,9 +74,10 @@ impl ObjectMap {
 
     /// The object in `slot`, a slot [`ObjectMap::slot_of`] gave for a key still in the map.
     pub fn at(&self, slot: u32) -> &Arc<Object> {
-        self.slots[slot as usize]
+        &self.slots[slot as usize]
             .as_ref()
             .expect("an indexed slot holds an object")
+            .1
     }
 
     /// The slot that holds `key`'s object: it stays the object's while the key is in the map,
@@ -100,25 +128,70 @@ impl ObjectMap {
         self.order.is_empty()
     }
 
-    /// Puts `obj` under `key` and returns the map's allocation of the key (`key` itself for a
-    /// new entry) with the object it replaced, if any: the store hands that allocation to the
-    /// watch event and the caches' indexes share it (see [`SharedKey`]).
-    pub fn replace(
-        &mut self,
-        key: SharedKey,
-        obj: Arc<Object>,
-    ) -> (SharedKey, Option<Arc<Object>>) {
+    /// The slot `hint` was last seen under, if it still holds `key`'s allocation.
+    fn hinted(&self, key: &SharedKey, hint: u32) -> Option<u32> {
+        let i = *self.by_hint.get(hint as usize)?;
+        match self.slots.get(i as usize) {
+            Some(Some((held, _))) if Arc::ptr_eq(held, key) => Some(i),
+            _ => None,
+        }
+    }
+
+    fn remember(&mut self, hint: u32, slot: u32) {
+        let at = hint as usize;
+        // Hints range over the store's slots: a map holding a few of them (a kubelet's cache,
+        // one of a thousand, holds its node's pods) keeps none, or its array would be the
+        // store's size (80 MB over 1,000 kubelets at 10,000 pods). A small map's index is
+        // small enough to stay in the processor's caches anyway.
+        if at >= HINTS_PER_SLOT * self.slots.len() {
+            return;
+        }
+        if at >= self.by_hint.len() {
+            self.by_hint.resize(at + 1, NO_SLOT);
+        }
+        self.by_hint[at] = slot;
+    }
+
+    /// Puts `obj` under `key`; `hint` is where another map (the store) holds the key, or
+    /// [`NO_SLOT`]. The returned key is the one the watch event and the caches' indexes share
+    /// (see [`SharedKey`]).
+    pub fn replace(&mut self, key: SharedKey, obj: Arc<Object>, hint: u32) -> Replaced {
+        if let Some(i) = self.hinted(&key, hint) {
+            debug_assert_eq!(
+                self.index.get(&*key),
+                Some(&i),
+                "a hint names the key's slot"
+            );
+            let (_, held) = self.slots[i as usize]
+                .as_mut()
+                .expect("a hinted slot holds an object");
+            let old = std::mem::replace(held, obj);
+            return Replaced {
+                key,
+                old: Some(old),
+                slot: i,
+            };
+        }
         if let Some((shared, &i)) = self.index.get_key_value(&*key) {
-            let old = self.slots[i as usize].replace(obj);
-            return (shared.clone(), old);
+            let shared = shared.clone();
+            let (_, held) = self.slots[i as usize]
+                .as_mut()
+                .expect("an indexed slot holds an object");
+            let old = std::mem::replace(held, obj);
+            self.remember(hint, i);
+            return Replaced {
+                key: shared,
+                old: Some(old),
+                slot: i,
+            };
         }
         let i = match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = Some(obj);
+                self.slots[i as usize] = Some((key.clone(), obj));
                 i
             }
             None => {
-                self.slots.push(Some(obj));
+                self.slots.push(Some((key.clone(), obj)));
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
             }
         };
@@ -130,11 +203,17 @@ impl ObjectMap {
                 self.kinds.insert(key.kind, 1);
             }
         }
-        (key, None)
+        self.remember(hint, i);
+        Replaced {
+            key,
+            old: None,
+            slot: i,
+        }
     }
 
-    /// Takes the entry under `key` out, with the map's allocation of the key.
-    pub fn remove_entry(&mut self, key: &ObjectKey) -> Option<(SharedKey, Arc<Object>)> {
+    /// Takes the entry under `key` out, with the map's allocation of the key and the slot it
+    /// leaves (free for the next new key: a hint to it is checked, see [`ObjectMap::replace`]).
+    pub fn remove_entry(&mut self, key: &ObjectKey) -> Option<(SharedKey, Arc<Object>, u32)> {
         let (shared, i) = self.index.remove_entry(key)?;
         self.order.remove(key);
         if let Some(n) = self.kinds.get_mut(&key.kind) {
@@ -143,11 +222,11 @@ impl ObjectMap {
                 self.kinds.remove(&key.kind);
             }
         }
-        let obj = self.slots[i as usize]
+        let (_, obj) = self.slots[i as usize]
             .take()
             .expect("an indexed slot holds an object");
         self.free.push(i);
-        Some((shared, obj))
+        Some((shared, obj, i))
     }
 }
 
@@ -196,7 +275,7 @@ mod tests {
             let (key, obj) = pod(name, image.unwrap_or(""));
             match image {
                 Some(image) => {
-                    let (_, old) = m.replace(key, obj);
+                    let old = m.replace(key, obj, NO_SLOT).old;
                     assert_eq!(
                         old.is_some(),
                         model.insert(name.into(), image.into()).is_some()
@@ -225,9 +304,9 @@ mod tests {
         assert!(!m.holds(Kind::Pod));
         let (a, pa) = pod("a", "nginx");
         let (b, pb) = pod("b", "nginx");
-        m.replace(a.clone(), pa.clone());
-        m.replace(b.clone(), pb);
-        m.replace(a.clone(), pa);
+        m.replace(a.clone(), pa.clone(), NO_SLOT);
+        m.replace(b.clone(), pb, NO_SLOT);
+        m.replace(a.clone(), pa, NO_SLOT);
         assert!(m.holds(Kind::Pod));
         assert!(!m.holds(Kind::Service));
         m.remove_entry(&a);
@@ -240,14 +319,64 @@ mod tests {
     fn an_update_keeps_the_first_allocation_of_the_key() {
         let mut m = ObjectMap::new();
         let (first, obj) = pod("a", "1");
-        m.replace(first.clone(), obj);
+        m.replace(first.clone(), obj, NO_SLOT);
         let (second, obj) = pod("a", "2");
-        let (shared, old) = m.replace(second.clone(), obj);
+        let Replaced {
+            key: shared, old, ..
+        } = m.replace(second.clone(), obj, NO_SLOT);
         assert!(old.is_some());
         assert!(Arc::ptr_eq(&shared, &first));
         assert!(!Arc::ptr_eq(&shared, &second));
-        let (removed, _) = m.remove_entry(&second).unwrap();
+        let (removed, _, _) = m.remove_entry(&second).unwrap();
         assert!(Arc::ptr_eq(&removed, &first));
         assert!(m.is_empty());
+    }
+
+    #[test]
+    fn an_update_under_its_hint_finds_the_slot_the_key_was_filed_in() {
+        let mut m = ObjectMap::new();
+        let (a, pa) = pod("a", "1");
+        let (b, pb) = pod("b", "1");
+        let slot_a = m.replace(a.clone(), pa, 2).slot;
+        m.replace(b.clone(), pb, 3);
+        assert_eq!(m.hinted(&a, 2), Some(slot_a));
+        assert_eq!(m.hinted(&a, 3), None, "hint 3 names b's slot");
+        let (_, newer) = pod("a", "2");
+        let done = m.replace(a.clone(), newer, 2);
+        assert_eq!(done.slot, slot_a);
+        let old = done.old.expect("a was there");
+        assert_eq!(old.as_pod().unwrap().spec.containers[0].image, "1");
+        let got = m.get(&a).unwrap().as_pod().unwrap();
+        assert_eq!(got.spec.containers[0].image, "2");
+    }
+
+    #[test]
+    fn a_hint_to_a_slot_that_now_holds_another_key_is_not_trusted() {
+        let mut m = ObjectMap::new();
+        let (a, pa) = pod("a", "1");
+        m.replace(a.clone(), pa, 0);
+        m.remove_entry(&a);
+        // b takes a's freed slot; the store's slot 0 (a's hint) now points at b.
+        let (b, pb) = pod("b", "1");
+        m.replace(b.clone(), pb, 1);
+        let (a_again, pa) = pod("a", "2");
+        let done = m.replace(a_again.clone(), pa, 0);
+        assert!(done.old.is_none(), "a is new again, not b's entry");
+        assert_eq!(names(&m), ["a", "b"]);
+        let b_now = m.get(&b).unwrap().as_pod().unwrap();
+        assert_eq!(b_now.spec.containers[0].image, "1");
+        // A hint to a key the map holds under another allocation falls back to the index.
+        let (b_copy, pb2) = pod("b", "2");
+        assert_eq!(m.hinted(&b_copy, 1), None);
+        assert!(m.replace(b_copy, pb2, 1).old.is_some());
+    }
+
+    #[test]
+    fn a_small_map_keeps_no_hints_from_a_large_store() {
+        let mut m = ObjectMap::new();
+        let (a, pa) = pod("a", "1");
+        m.replace(a.clone(), pa, 20_000);
+        assert_eq!(m.hinted(&a, 20_000), None);
+        assert!(m.by_hint.len() < 100);
     }
 }

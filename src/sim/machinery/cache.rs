@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::sim::api::object_map::ObjectMap;
+use crate::sim::api::object_map::{ObjectMap, NO_SLOT};
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, Str, StringMap};
 use crate::vec_map::VecMap;
 
@@ -537,18 +537,25 @@ impl Cache {
     /// Stores an object, returning the previous cached version.
     pub fn upsert(&mut self, obj: Arc<Object>) -> Option<Arc<Object>> {
         let key = Arc::new(obj.key());
-        self.upsert_shared(obj, &key)
+        self.upsert_shared(obj, &key, NO_SLOT)
     }
 
     /// [`Cache::upsert`] under the store's allocation of the object's key (see [`SharedKey`]):
     /// a new entry and its indexes share it.
-    pub fn upsert_shared(&mut self, obj: Arc<Object>, key: &SharedKey) -> Option<Arc<Object>> {
-        match self.objects.replace(key.clone(), obj.clone()) {
-            (shared, Some(old)) => {
-                self.reindex(&old, &obj, &shared);
+    /// `slot` is where the store holds it (a watch event's hint), or `object_map::NO_SLOT`.
+    pub fn upsert_shared(
+        &mut self,
+        obj: Arc<Object>,
+        key: &SharedKey,
+        slot: u32,
+    ) -> Option<Arc<Object>> {
+        let done = self.objects.replace(key.clone(), obj.clone(), slot);
+        match done.old {
+            Some(old) => {
+                self.reindex(&old, &obj, &done.key);
                 Some(old)
             }
-            (_, None) => {
+            None => {
                 self.index(&obj, key);
                 None
             }
@@ -557,7 +564,7 @@ impl Cache {
 
     /// Drops an object, returning what was cached.
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
-        let (shared, old) = self.objects.remove_entry(key)?;
+        let (shared, old, _) = self.objects.remove_entry(key)?;
         self.unindex(&old, &shared);
         Some(old)
     }

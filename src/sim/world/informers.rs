@@ -1,6 +1,7 @@
 //! The informer driver: starting, stopping and relisting components, their work queues, timers and resyncs — the loop around each controller's `reconcile`.
 
 use super::*;
+use crate::sim::api::object_map::NO_SLOT;
 use crate::sim::machinery::trace::ReconcileTrace;
 use crate::vec_map::LookupSet;
 
@@ -107,14 +108,14 @@ impl Sim {
         for kind in c.ctrl.watched_kinds() {
             for (key, obj) in self.api.list_keyed(*kind) {
                 if c.ctrl.accepts(obj) {
-                    c.cache.upsert_shared(obj.clone(), key);
+                    c.cache.upsert_shared(obj.clone(), key, NO_SLOT);
                 }
             }
         }
         if c.ctrl.watches_custom_kinds() {
             for (key, obj) in self.api.list_custom_keyed() {
                 if c.ctrl.watches(key.kind) && c.ctrl.accepts(obj) {
-                    c.cache.upsert_shared(obj.clone(), key);
+                    c.cache.upsert_shared(obj.clone(), key, NO_SLOT);
                 }
             }
         }

@@ -315,7 +315,7 @@ impl Sim {
         let accepted = ev.type_ != WatchEventType::Deleted && c.ctrl.accepts(&ev.object);
         c.cache.last_rv = c.cache.last_rv.max(ev.resource_version);
         let (type_, old) = if accepted {
-            let old = c.cache.upsert_shared(ev.object.clone(), &ev.key);
+            let old = c.cache.upsert_shared(ev.object.clone(), &ev.key, ev.slot);
             let type_ = if old.is_some() {
                 WatchEventType::Modified
             } else {
