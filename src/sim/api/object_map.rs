@@ -9,6 +9,11 @@
 //! and written a dozen times) is one hash of the key; only a create or a delete walks the tree.
 //! The index is looked up, never iterated, so its order shows nowhere.
 //!
+//! The name order is built on the first list and kept from then on: a dozen controllers each
+//! cache every pod and most never list them (they reach pods through their indexes), so filing
+//! each pod in each cache's tree (a descent of string comparisons per create and delete) was
+//! paid for nothing. Built, the tree is sorted from the index, so lists see the same order.
+//!
 //! A cache is told where the store holds each object it hears of (a watch event's `slot`): the
 //! slot a cache filed that store slot's key under is remembered, and an update checks that slot
 //! first. Found by hash, a cache's entry cost three memory reads that missed the processor's
@@ -20,7 +25,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey};
 use crate::vec_map::{LookupMap, VecMap};
@@ -42,7 +47,8 @@ pub struct Replaced {
 /// Objects by key: name order for lists, a hash lookup for reads and writes of one object.
 #[derive(Clone, Default)]
 pub struct ObjectMap {
-    order: BTreeMap<SharedKey, u32>,
+    /// The keys in name order, once anything has listed the map.
+    order: OnceLock<BTreeMap<SharedKey, u32>>,
     index: LookupMap<SharedKey, u32>,
     /// Each object beside its key, so a hinted slot is checked without the index.
     slots: Vec<Option<(SharedKey, Arc<Object>)>>,
@@ -61,7 +67,7 @@ pub struct ObjectMap {
 impl std::fmt::Debug for ObjectMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map()
-            .entries(self.order.iter().map(|(k, &i)| (k, self.at(i))))
+            .entries(self.order().iter().map(|(k, &i)| (k, self.at(i))))
             .finish()
     }
 }
@@ -70,6 +76,12 @@ impl ObjectMap {
     /// An empty map.
     pub fn new() -> ObjectMap {
         ObjectMap::default()
+    }
+
+    /// The keys in name order, sorted from the index the first time they are asked for.
+    fn order(&self) -> &BTreeMap<SharedKey, u32> {
+        self.order
+            .get_or_init(|| self.index.iter().map(|(k, &i)| (k.clone(), i)).collect())
     }
 
     /// The object in `slot`, a slot [`ObjectMap::slot_of`] gave for a key still in the map.
@@ -103,14 +115,14 @@ impl ObjectMap {
         &self,
         range: R,
     ) -> impl DoubleEndedIterator<Item = (&SharedKey, &Arc<Object>)> {
-        self.order
+        self.order()
             .range::<ObjectKey, R>(range)
             .map(|(k, &i)| (k, self.at(i)))
     }
 
     /// Every object, in key order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Arc<Object>> {
-        self.order.values().map(|&i| self.at(i))
+        self.order().values().map(|&i| self.at(i))
     }
 
     /// Whether any object of `kind` is in the map.
@@ -120,12 +132,12 @@ impl ObjectMap {
 
     /// How many objects.
     pub fn len(&self) -> usize {
-        self.order.len()
+        self.index.len()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.index.is_empty()
     }
 
     /// The slot `hint` was last seen under, if it still holds `key`'s allocation.
@@ -195,7 +207,9 @@ impl ObjectMap {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
             }
         };
-        self.order.insert(key.clone(), i);
+        if let Some(order) = self.order.get_mut() {
+            order.insert(key.clone(), i);
+        }
         self.index.insert(key.clone(), i);
         match self.kinds.get_mut(&key.kind) {
             Some(n) => *n += 1,
@@ -215,7 +229,9 @@ impl ObjectMap {
     /// leaves (free for the next new key: a hint to it is checked, see [`ObjectMap::replace`]).
     pub fn remove_entry(&mut self, key: &ObjectKey) -> Option<(SharedKey, Arc<Object>, u32)> {
         let (shared, i) = self.index.remove_entry(key)?;
-        self.order.remove(key);
+        if let Some(order) = self.order.get_mut() {
+            order.remove(key);
+        }
         if let Some(n) = self.kinds.get_mut(&key.kind) {
             *n -= 1;
             if *n == 0 {
@@ -378,5 +394,27 @@ mod tests {
         m.replace(a.clone(), pa, 20_000);
         assert_eq!(m.hinted(&a, 20_000), None);
         assert!(m.by_hint.len() < 100);
+    }
+
+    #[test]
+    fn the_name_order_is_built_on_the_first_list_and_kept_in_step_after() {
+        let mut m = ObjectMap::new();
+        for name in ["d", "b", "e", "a", "c"] {
+            let (k, o) = pod(name, "1");
+            m.replace(k, o, NO_SLOT);
+        }
+        let (k, _) = pod("e", "");
+        m.remove_entry(&k);
+        assert!(m.order.get().is_none(), "nothing listed, nothing sorted");
+        assert_eq!(m.len(), 4);
+        assert_eq!(names(&m), ["a", "b", "c", "d"]);
+        assert!(m.order.get().is_some());
+        let (k, o) = pod("bb", "1");
+        m.replace(k, o, NO_SLOT);
+        let (k, _) = pod("a", "");
+        m.remove_entry(&k);
+        assert_eq!(names(&m), ["b", "bb", "c", "d"]);
+        let copy = m.clone();
+        assert_eq!(names(&copy), ["b", "bb", "c", "d"]);
     }
 }
