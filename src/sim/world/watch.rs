@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::sort::StableSort;
+use std::borrow::Cow;
 
 /// Which running components watch one kind, kept up to date as components start, stop,
 /// partition and heal, so a write is offered only to the components that can hear of it.
@@ -333,9 +334,14 @@ impl Sim {
                 None => return,
             }
         };
-        let local_ev = WatchEvent {
-            type_,
-            ..ev.clone()
+        // As the informer saw it: most deliveries keep the store's type, and need no copy.
+        let local_ev = if type_ == ev.type_ {
+            Cow::Borrowed(ev)
+        } else {
+            Cow::Owned(WatchEvent {
+                type_,
+                ..ev.clone()
+            })
         };
         let object = local_ev.name.clone();
         let keys = c.ctrl.keys_for_event(&local_ev, old.as_ref(), &c.cache);
