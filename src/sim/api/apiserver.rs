@@ -228,17 +228,18 @@ impl ApiServer {
     /// [`ApiServer::list`] with each object's shared key, for informer caches to share.
     pub fn list_keyed(&self, kind: Kind) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
         let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
-        self.objects
-            .range(lo..)
-            .take_while(move |(k, _)| k.kind == kind)
+        self.objects.kind_from(&lo)
     }
 
     /// Every object of a custom kind, in key order (custom kinds sort after the built-in ones).
     pub fn list_custom_keyed(&self) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
-        let lo = ObjectKey::from_parts(Kind::CustomResourceDefinition, Str::EMPTY, Str::EMPTY);
         self.objects
-            .range(lo..)
-            .filter(|(k, _)| k.kind.custom().is_some())
+            .kinds()
+            .filter(|k| k.custom().is_some())
+            .flat_map(|kind| {
+                let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
+                self.objects.kind_from(&lo)
+            })
     }
 
     /// Every object, in key order.

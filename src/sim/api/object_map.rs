@@ -9,10 +9,11 @@
 //! and written a dozen times) is one hash of the key; only a create or a delete walks the tree.
 //! The index is looked up, never iterated, so its order shows nowhere.
 //!
-//! The name order is built on the first list and kept from then on: a dozen controllers each
-//! cache every pod and most never list them (they reach pods through their indexes), so filing
-//! each pod in each cache's tree (a descent of string comparisons per create and delete) was
-//! paid for nothing. Built, the tree is sorted from the index, so lists see the same order.
+//! A kind's name order is built on the first list of that kind and kept from then on: a dozen
+//! controllers each cache every pod and most never list them (they reach pods through their
+//! indexes), and nothing in a headless run lists the store's Events, tens of thousands created
+//! and expired; filing each in a tree (a descent of string comparisons per create and delete)
+//! was paid for nothing. Built, a tree is sorted from the index, so lists see the same order.
 //!
 //! A cache is told where the store holds each object it hears of (a watch event's `slot`): the
 //! slot a cache filed that store slot's key under is remembered, and an update checks that slot
@@ -24,7 +25,6 @@
 //! slot) costs a lookup, never a wrong answer.
 
 use std::collections::BTreeMap;
-use std::ops::RangeBounds;
 use std::sync::{Arc, OnceLock};
 
 use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey};
@@ -47,8 +47,6 @@ pub struct Replaced {
 /// Objects by key: name order for lists, a hash lookup for reads and writes of one object.
 #[derive(Clone, Default)]
 pub struct ObjectMap {
-    /// The keys in name order, once anything has listed the map.
-    order: OnceLock<BTreeMap<SharedKey, u32>>,
     index: LookupMap<SharedKey, u32>,
     /// Each object beside its key, so a hinted slot is checked without the index.
     slots: Vec<Option<(SharedKey, Arc<Object>)>>,
@@ -56,19 +54,25 @@ pub struct ObjectMap {
     /// Hint (another map's slot: the store's, for a cache) → the slot here that last held that
     /// slot's key, or [`NO_SLOT`]. Grown on demand; empty in the store itself.
     by_hint: Vec<u32>,
-    /// How many objects of each kind: a list of a kind the map holds none of (a pod's watch
-    /// event makes four controllers look for PodDisruptionBudgets, Services, StatefulSets and
-    /// Jobs) answers without descending the tree.
-    kinds: VecMap<Kind, u32>,
+    /// The kinds held, in kind order (the keys' first field): a list of a kind the map holds
+    /// none of (a pod's watch event makes four controllers look for PodDisruptionBudgets,
+    /// Services, StatefulSets and Jobs) answers at once.
+    kinds: VecMap<Kind, KindEntries>,
+}
+
+/// One kind's objects in an [`ObjectMap`].
+#[derive(Clone, Default)]
+struct KindEntries {
+    count: u32,
+    /// The kind's keys in name order, once anything has listed the kind.
+    order: OnceLock<BTreeMap<SharedKey, u32>>,
 }
 
 // By hand, in key order: the derive would compile the hash map's and the slots' `Debug` into the
 // page for nothing a reader needs.
 impl std::fmt::Debug for ObjectMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map()
-            .entries(self.order().iter().map(|(k, &i)| (k, self.at(i))))
-            .finish()
+        f.debug_map().entries(self.entries()).finish()
     }
 }
 
@@ -78,10 +82,15 @@ impl ObjectMap {
         ObjectMap::default()
     }
 
-    /// The keys in name order, sorted from the index the first time they are asked for.
-    fn order(&self) -> &BTreeMap<SharedKey, u32> {
-        self.order
-            .get_or_init(|| self.index.iter().map(|(k, &i)| (k.clone(), i)).collect())
+    /// `kind`'s keys in name order, sorted from the index the first time they are asked for.
+    fn order<'a>(&'a self, kind: Kind, entries: &'a KindEntries) -> &'a BTreeMap<SharedKey, u32> {
+        entries.order.get_or_init(|| {
+            self.index
+                .iter()
+                .filter(|(k, _)| k.kind == kind)
+                .map(|(k, &i)| (k.clone(), i))
+                .collect()
+        })
     }
 
     /// The object in `slot`, a slot [`ObjectMap::slot_of`] gave for a key still in the map.
@@ -110,24 +119,44 @@ impl ObjectMap {
         self.get(key).is_some()
     }
 
-    /// Entries whose keys fall in `range`, in key order.
-    pub fn range<R: RangeBounds<ObjectKey>>(
-        &self,
-        range: R,
-    ) -> impl DoubleEndedIterator<Item = (&SharedKey, &Arc<Object>)> {
-        self.order()
-            .range::<ObjectKey, R>(range)
+    /// The entries of `from`'s kind whose keys are `from` or after it, in key order (`from`
+    /// with an empty name starts at its namespace, with both empty at the kind's first).
+    pub fn kind_from<'a>(
+        &'a self,
+        from: &ObjectKey,
+    ) -> impl DoubleEndedIterator<Item = (&'a SharedKey, &'a Arc<Object>)> + 'a {
+        self.kinds
+            .get(&from.kind)
+            .map(|e| self.order(from.kind, e).range::<ObjectKey, _>(from..))
+            .into_iter()
+            .flatten()
+            .map(|(k, &i)| (k, self.at(i)))
+    }
+
+    /// Every entry, in key order.
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = (&SharedKey, &Arc<Object>)> {
+        self.kinds
+            .iter()
+            .flat_map(|(&kind, e)| self.order(kind, e).iter())
             .map(|(k, &i)| (k, self.at(i)))
     }
 
     /// Every object, in key order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Arc<Object>> {
-        self.order().values().map(|&i| self.at(i))
+        self.entries().map(|(_, o)| o)
+    }
+
+    /// The kinds the map holds, in key order.
+    pub fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
+        self.kinds
+            .iter()
+            .filter(|(_, e)| e.count > 0)
+            .map(|(&kind, _)| kind)
     }
 
     /// Whether any object of `kind` is in the map.
     pub fn holds(&self, kind: Kind) -> bool {
-        self.kinds.contains_key(&kind)
+        self.kinds.get(&kind).is_some_and(|e| e.count > 0)
     }
 
     /// How many objects.
@@ -207,14 +236,22 @@ impl ObjectMap {
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
             }
         };
-        if let Some(order) = self.order.get_mut() {
-            order.insert(key.clone(), i);
-        }
         self.index.insert(key.clone(), i);
         match self.kinds.get_mut(&key.kind) {
-            Some(n) => *n += 1,
+            Some(e) => {
+                e.count += 1;
+                if let Some(order) = e.order.get_mut() {
+                    order.insert(key.clone(), i);
+                }
+            }
             None => {
-                self.kinds.insert(key.kind, 1);
+                self.kinds.insert(
+                    key.kind,
+                    KindEntries {
+                        count: 1,
+                        order: OnceLock::new(),
+                    },
+                );
             }
         }
         self.remember(hint, i);
@@ -229,13 +266,18 @@ impl ObjectMap {
     /// leaves (free for the next new key: a hint to it is checked, see [`ObjectMap::replace`]).
     pub fn remove_entry(&mut self, key: &ObjectKey) -> Option<(SharedKey, Arc<Object>, u32)> {
         let (shared, i) = self.index.remove_entry(key)?;
-        if let Some(order) = self.order.get_mut() {
-            order.remove(key);
-        }
-        if let Some(n) = self.kinds.get_mut(&key.kind) {
-            *n -= 1;
-            if *n == 0 {
-                self.kinds.remove(&key.kind);
+        if let Some(e) = self.kinds.get_mut(&key.kind) {
+            e.count -= 1;
+            match e.order.get_mut() {
+                Some(order) => {
+                    // Kept, empty, while listed: a kind that comes and goes is not sorted anew
+                    // from the whole index each time it comes back.
+                    order.remove(key);
+                }
+                None if e.count == 0 => {
+                    self.kinds.remove(&key.kind);
+                }
+                None => {}
             }
         }
         let (_, obj) = self.slots[i as usize]
@@ -310,7 +352,7 @@ mod tests {
         }
         assert_eq!(m.len(), model.len());
         let lo = ObjectKey::new(Kind::Pod, "default", "c");
-        let from_c: Vec<String> = m.range(lo..).map(|(k, _)| k.name.to_string()).collect();
+        let from_c: Vec<String> = m.kind_from(&lo).map(|(k, _)| k.name.to_string()).collect();
         assert_eq!(from_c, ["c", "d", "e"]);
     }
 
@@ -397,7 +439,7 @@ mod tests {
     }
 
     #[test]
-    fn the_name_order_is_built_on_the_first_list_and_kept_in_step_after() {
+    fn a_kinds_name_order_is_built_on_its_first_list_and_kept_in_step_after() {
         let mut m = ObjectMap::new();
         for name in ["d", "b", "e", "a", "c"] {
             let (k, o) = pod(name, "1");
@@ -405,10 +447,15 @@ mod tests {
         }
         let (k, _) = pod("e", "");
         m.remove_entry(&k);
-        assert!(m.order.get().is_none(), "nothing listed, nothing sorted");
+        let built = |m: &ObjectMap| {
+            m.kinds
+                .get(&Kind::Pod)
+                .is_some_and(|e| e.order.get().is_some())
+        };
+        assert!(!built(&m), "nothing listed, nothing sorted");
         assert_eq!(m.len(), 4);
         assert_eq!(names(&m), ["a", "b", "c", "d"]);
-        assert!(m.order.get().is_some());
+        assert!(built(&m));
         let (k, o) = pod("bb", "1");
         m.replace(k, o, NO_SLOT);
         let (k, _) = pod("a", "");
@@ -416,5 +463,38 @@ mod tests {
         assert_eq!(names(&m), ["b", "bb", "c", "d"]);
         let copy = m.clone();
         assert_eq!(names(&copy), ["b", "bb", "c", "d"]);
+        // Emptied while listed, the kind keeps its (empty) order and is held no more.
+        for name in ["b", "bb", "c", "d"] {
+            m.remove_entry(&pod(name, "").0);
+        }
+        assert!(!m.holds(Kind::Pod));
+        assert_eq!(m.kinds().count(), 0);
+        assert!(built(&m));
+        m.replace(pod("z", "1").0, pod("z", "1").1, NO_SLOT);
+        assert_eq!(names(&m), ["z"]);
+    }
+
+    #[test]
+    fn objects_of_several_kinds_list_in_key_order() {
+        let mut m = ObjectMap::new();
+        let svc = |name: &str| {
+            let mut s = crate::sim::api::types::Service::default();
+            s.metadata.name = name.into();
+            s.metadata.namespace = "default".into();
+            let o = Object::from(s);
+            (Arc::new(o.key()), Arc::new(o))
+        };
+        for (k, o) in [svc("s2"), pod("p2", "1"), svc("s1"), pod("p1", "1")] {
+            m.replace(k, o, NO_SLOT);
+        }
+        let keys: Vec<&SharedKey> = m.entries().map(|(k, _)| k).collect();
+        assert_eq!(keys.len(), 4);
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+        assert_ne!(keys[0].kind, keys[3].kind);
+        let pods: Vec<String> = m
+            .kind_from(&ObjectKey::new(Kind::Pod, "", ""))
+            .map(|(k, _)| k.name.to_string())
+            .collect();
+        assert_eq!(pods, ["p1", "p2"]);
     }
 }

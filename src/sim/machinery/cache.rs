@@ -251,13 +251,7 @@ impl Cache {
     /// Every cached object of `kind`, in namespace/name order.
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
         let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
-        self.objects
-            .holds(kind)
-            .then(|| self.objects.range(lo..))
-            .into_iter()
-            .flatten()
-            .take_while(move |(k, _)| k.kind == kind)
-            .map(|(_, o)| o)
+        self.objects.kind_from(&lo).map(|(_, o)| o)
     }
 
     /// Every cached object of `kind` in `namespace`.
@@ -270,11 +264,11 @@ impl Cache {
             .holds(kind)
             .then(|| {
                 let lo = ObjectKey::from_parts(kind, Str::from(namespace), Str::EMPTY);
-                self.objects.range(lo..)
+                self.objects.kind_from(&lo)
             })
             .into_iter()
             .flatten()
-            .take_while(move |(k, _)| k.kind == kind && k.namespace == namespace)
+            .take_while(move |(k, _)| k.namespace == namespace)
             .map(|(_, o)| o)
     }
 
