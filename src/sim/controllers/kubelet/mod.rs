@@ -811,12 +811,15 @@ fn parse_quantity_milli(s: &str) -> Option<f64> {
     parse_quantity(s).ok().map(|q| q.nanos() as f64 / 1e6)
 }
 
-/// An admitted pod's requests, for the spec they were read from (a pod whose spec changed is
-/// read again).
+/// An admitted pod's requests and QoS class, for the spec they were read from (a pod whose spec
+/// changed is read again).
 #[derive(Clone, Debug)]
 struct Admitted {
     spec: Arc<PodSpec>,
     requests: [i64; 2],
+    /// Written into every status the pod gets: reading it parsed every container's requests
+    /// and limits again, for each of a pod's half-dozen status writes.
+    qos: &'static str,
 }
 
 impl Admitted {
@@ -824,6 +827,7 @@ impl Admitted {
         Admitted {
             spec: pod.spec.clone(),
             requests: pod_requests(pod),
+            qos: pod_status::qos_class(pod),
         }
     }
 }

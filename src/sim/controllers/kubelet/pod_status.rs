@@ -97,7 +97,18 @@ impl Kubelet {
             nominated_node_name: old.nominated_node_name.clone(),
             container_statuses: statuses,
             init_container_statuses: init_statuses,
-            qos_class: Some(qos_class(pod).into()),
+            qos_class: Some(Str::reuse(old.qos_class.as_ref(), self.qos_of(pod))),
+        }
+    }
+
+    /// `pod`'s QoS class, as its admission read it while its spec is the one admitted.
+    pub(super) fn qos_of(&self, pod: &Pod) -> &'static str {
+        match self.admitted.get(&pod.metadata.uid) {
+            Some(a) if Arc::ptr_eq(&a.spec, &pod.spec) => {
+                debug_assert_eq!(a.qos, qos_class(pod));
+                a.qos
+            }
+            _ => qos_class(pod),
         }
     }
 

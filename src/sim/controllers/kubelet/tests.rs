@@ -1305,6 +1305,19 @@ fn admission_reads_again_the_requests_of_a_pod_whose_spec_changed_since_it_was_a
 }
 
 #[test]
+fn a_pod_whose_spec_changed_since_it_was_admitted_gets_the_qos_class_of_its_new_spec() {
+    let mut p = pod("web", "nginx:1.27");
+    p.metadata.uid = "uid-web".into();
+    let mut kubelet = Kubelet::new("node-1");
+    kubelet
+        .admitted
+        .insert(p.metadata.uid.clone(), Admitted::of(&p));
+    assert_eq!(kubelet.qos_of(&p), "BestEffort");
+    let asking = requesting(p, "1", "1Gi");
+    assert_eq!(kubelet.qos_of(&asking), "Burstable");
+}
+
+#[test]
 fn a_pod_whose_node_selector_does_not_match_is_rejected_with_node_affinity() {
     let mut sim = cluster();
     let mut p = pod("picky", "nginx:1.27");
