@@ -1283,7 +1283,7 @@ impl Scheduler {
             CycleOutcome::Fits { ref node, total } => {
                 // Reserve: charge the node now, so the next cycle sees the slot taken.
                 self.state
-                    .place(p.key.clone(), PodEntry::for_pod(pod, node, true));
+                    .place(p.key.clone(), PodEntry::for_ctx(&p, node, true));
                 self.state.nominated.remove(&p.key);
                 self.binding.insert(p.key.clone(), qp);
                 let prebind = select_node_for_claims(pod, node, ctx.cache);

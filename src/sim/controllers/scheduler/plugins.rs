@@ -299,6 +299,14 @@ impl PodEntry {
         PodEntry::charging(pod, node.clone(), charge, assumed)
     }
 
+    /// The charge of the pod `p` was made for, on `node`: what the cycle read of it, not read
+    /// again.
+    pub fn for_ctx(p: &PodCtx, node: &Str, assumed: bool) -> PodEntry {
+        let charge = (p.resources.clone(), p.ports.clone(), p.priority);
+        debug_assert!(charge == (pod_resources(p.pod), host_ports(p.pod), pod_priority(p.pod)));
+        PodEntry::charging(p.pod, node.clone(), charge, assumed)
+    }
+
     /// The charge of `pod`, whose spec equals the one `placed` was made from: its node, what it
     /// asks of it and whether it was assumed are `placed`'s, the rest is read from `pod`.
     pub fn for_pod_charged_as(pod: &Pod, placed: &PodEntry) -> PodEntry {
