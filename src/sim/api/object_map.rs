@@ -24,8 +24,9 @@
 //! falls back to the hash, so a stale or absent hint (a dropped event, a relist, a reused store
 //! slot) costs a lookup, never a wrong answer.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey};
 use crate::vec_map::{LookupMap, VecMap};
@@ -65,7 +66,7 @@ pub struct ObjectMap {
 struct KindEntries {
     count: u32,
     /// The kind's keys in name order, once anything has listed the kind.
-    order: OnceLock<BTreeMap<SharedKey, u32>>,
+    order: OnceCell<BTreeMap<SharedKey, u32>>,
 }
 
 // By hand, in key order: the derive would compile the hash map's and the slots' `Debug` into the
@@ -85,11 +86,13 @@ impl ObjectMap {
     /// `kind`'s keys in name order, sorted from the index the first time they are asked for.
     fn order<'a>(&'a self, kind: Kind, entries: &'a KindEntries) -> &'a BTreeMap<SharedKey, u32> {
         entries.order.get_or_init(|| {
-            self.index
-                .iter()
-                .filter(|(k, _)| k.kind == kind)
-                .map(|(k, &i)| (k.clone(), i))
-                .collect()
+            // Insert by insert, not `collect`: a sort and a bulk build instantiated for these
+            // keys cost the page's download more than the once-per-kind sort costs here.
+            let mut order = BTreeMap::new();
+            for (k, &i) in self.index.iter().filter(|(k, _)| k.kind == kind) {
+                order.insert(k.clone(), i);
+            }
+            order
         })
     }
 
@@ -249,7 +252,7 @@ impl ObjectMap {
                     key.kind,
                     KindEntries {
                         count: 1,
-                        order: OnceLock::new(),
+                        order: OnceCell::new(),
                     },
                 );
             }
