@@ -7,7 +7,8 @@
 //! converging cluster's time (issue #33's profile). Here the tree maps keys to slot numbers and
 //! a hash index finds the slot of a key, so an update (nearly every write: a pod is created once
 //! and written a dozen times) is one hash of the key; only a create or a delete walks the tree.
-//! The index is looked up, never iterated, so its order shows nowhere.
+//! The index is iterated only to build a kind's name order, which sorts it, so its order shows
+//! nowhere; `scan` walks the slots for a caller that orders what it keeps itself.
 //!
 //! A kind's name order is built on the first list of that kind and kept from then on: a dozen
 //! controllers each cache every pod and most never list them (they reach pods through their
@@ -142,6 +143,16 @@ impl ObjectMap {
             .iter()
             .flat_map(|(&kind, e)| self.order(kind, e).iter())
             .map(|(k, &i)| (k, self.at(i)))
+    }
+
+    /// Every object of `kind`, in no meaningful order (where the map happens to hold it): for a
+    /// pass that orders what it keeps itself, without the kind's name order being built for it.
+    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+        self.holds(kind)
+            .then_some(&self.slots)
+            .into_iter()
+            .flatten()
+            .filter_map(move |s| s.as_ref().filter(|(k, _)| k.kind == kind).map(|(_, o)| o))
     }
 
     /// Every object, in key order.

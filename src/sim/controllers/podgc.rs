@@ -53,6 +53,14 @@ fn terminated(pod: &Pod) -> bool {
 }
 
 /// `byEvictionAndCreationTimestamp`: evicted pods first, then the oldest, then by name.
+/// `pods` in namespace/name order, as a list of the cache gives them.
+fn in_name_order(mut pods: Vec<&Pod>) -> Vec<&Pod> {
+    pods.stable_sort_by(|a, b| {
+        (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
+    });
+    pods
+}
+
 fn eviction_then_age(a: &&Pod, b: &&Pod) -> std::cmp::Ordering {
     let evicted = |p: &Pod| p.status.reason.as_deref() == Some("Evicted");
     evicted(b)
@@ -127,11 +135,14 @@ impl Controller for PodGcController {
     fn reconcile(&mut self, _key: &ObjectKey, ctx: &mut Ctx<'_>) -> Outcome {
         let now = ctx.now;
         let mut out = Outcome::done();
+        // Scanned, not listed: each pass below puts what it keeps in name order itself, so the
+        // cache never sorts every pod for a pass that acts on a few.
         let pods: Vec<&Pod> = ctx
             .cache
-            .list(Kind::Pod)
+            .scan(Kind::Pod)
             .filter_map(|o| o.as_pod())
             .collect();
+
         let node = |name: &str| {
             ctx.cache
                 .get(&ObjectKey::new(Kind::Node, "", name))
@@ -140,7 +151,7 @@ impl Controller for PodGcController {
         let mut done: Vec<String> = Vec::new();
 
         // gcTerminated.
-        let mut ended: Vec<&Pod> = pods.iter().copied().filter(|p| terminated(p)).collect();
+        let mut ended = in_name_order(pods.iter().copied().filter(|p| terminated(p)).collect());
         if ended.len() > TERMINATED_POD_THRESHOLD {
             ended.stable_sort_by(eviction_then_age);
             for p in &ended[..ended.len() - TERMINATED_POD_THRESHOLD] {
@@ -150,18 +161,19 @@ impl Controller for PodGcController {
         }
 
         // gcTerminating: terminating pods on an out-of-service node that is not Ready.
-        let mut stranded: Vec<&Pod> = pods
-            .iter()
-            .copied()
-            .filter(|p| p.metadata.deletion_timestamp.is_some())
-            .filter(|p| {
-                node(&p.spec.node_name).is_some_and(|n| {
-                    let ready = find_condition(&n.status.conditions, "Ready")
-                        .is_some_and(|c| c.status == "True");
-                    !ready && n.spec.taints.iter().any(|t| t.key == TAINT_OUT_OF_SERVICE)
+        let mut stranded = in_name_order(
+            pods.iter()
+                .copied()
+                .filter(|p| p.metadata.deletion_timestamp.is_some())
+                .filter(|p| {
+                    node(&p.spec.node_name).is_some_and(|n| {
+                        let ready = find_condition(&n.status.conditions, "Ready")
+                            .is_some_and(|c| c.status == "True");
+                        !ready && n.spec.taints.iter().any(|t| t.key == TAINT_OUT_OF_SERVICE)
+                    })
                 })
-            })
-            .collect();
+                .collect(),
+        );
         stranded.stable_sort_by(eviction_then_age);
         for p in stranded {
             mark_failed_and_delete(&mut out, p, None, now);
@@ -187,10 +199,13 @@ impl Controller for PodGcController {
             .filter(|(_, since)| now >= **since + QUARANTINE_TIME)
             .map(|(n, _)| n.clone())
             .collect();
-        for p in pods
-            .iter()
-            .filter(|p| gone.iter().any(|n| *n == p.spec.node_name))
-        {
+        let orphaned = in_name_order(
+            pods.iter()
+                .copied()
+                .filter(|p| gone.iter().any(|n| *n == p.spec.node_name))
+                .collect(),
+        );
+        for p in orphaned {
             let condition = Condition {
                 type_: "DisruptionTarget".into(),
                 status: "True".into(),
@@ -209,10 +224,13 @@ impl Controller for PodGcController {
         }
 
         // gcUnscheduledTerminating.
-        for p in pods
-            .iter()
-            .filter(|p| p.metadata.deletion_timestamp.is_some() && p.spec.node_name.is_empty())
-        {
+        let unscheduled = in_name_order(
+            pods.iter()
+                .copied()
+                .filter(|p| p.metadata.deletion_timestamp.is_some() && p.spec.node_name.is_empty())
+                .collect(),
+        );
+        for p in unscheduled {
             mark_failed_and_delete(&mut out, p, None, now);
             done.push(format!("{} terminating, never scheduled", p.metadata.name));
         }
@@ -305,6 +323,42 @@ mod tests {
         assert_eq!(
             patch["status"]["conditions"][0]["message"],
             "PodGC: node no longer exists"
+        );
+    }
+
+    #[test]
+    fn a_pass_acts_on_pods_in_name_order_whatever_order_the_cache_filed_them_in() {
+        // Filed in reverse name order, and with a gap left by a removed pod refilled last.
+        let mut cache = cache_of([
+            pod("d", "", true),
+            pod("c", "node-9", false),
+            pod("x", "", true),
+            pod("b", "", true),
+            pod("a", "node-9", false),
+        ]);
+        cache.remove(&ObjectKey::new(Kind::Pod, "default", "x"));
+        cache.upsert(Arc::new(pod("aa", "", true)));
+        let mut gc = PodGcController::new();
+        let out = reconcile_once(&mut gc, &cache, &pass_key(), 0);
+        assert_eq!(
+            acts(&out),
+            [
+                "patch/status aa",
+                "delete aa",
+                "patch/status b",
+                "delete b",
+                "patch/status d",
+                "delete d"
+            ]
+        );
+        let out = reconcile_once(&mut gc, &cache, &pass_key(), 40_000);
+        let orphans: Vec<String> = acts(&out)
+            .into_iter()
+            .filter(|a| a.starts_with("delete"))
+            .collect();
+        assert_eq!(
+            orphans,
+            ["delete a", "delete c", "delete aa", "delete b", "delete d"]
         );
     }
 }

@@ -254,6 +254,14 @@ impl Cache {
         self.objects.kind_from(&lo).map(|(_, o)| o)
     }
 
+    /// Every cached object of `kind`, in no meaningful order: for a pass over a whole kind that
+    /// sorts what it acts on, as the pod garbage collector does every 20 s. A cache that is never
+    /// listed never builds the kind's name order ([`ObjectMap`]), and building it for 20,000
+    /// pods in one pass was a 25 ms step.
+    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+        self.objects.scan(kind)
+    }
+
     /// Every cached object of `kind` in `namespace`.
     pub fn list_ns<'a>(
         &'a self,
