@@ -52,7 +52,6 @@ fn terminated(pod: &Pod) -> bool {
     !matches!(pod.status.phase.as_str(), "Pending" | "Running" | "Unknown")
 }
 
-/// `byEvictionAndCreationTimestamp`: evicted pods first, then the oldest, then by name.
 /// `pods` in namespace/name order, as a list of the cache gives them.
 fn in_name_order(mut pods: Vec<&Pod>) -> Vec<&Pod> {
     pods.stable_sort_by(|a, b| {
@@ -61,6 +60,7 @@ fn in_name_order(mut pods: Vec<&Pod>) -> Vec<&Pod> {
     pods
 }
 
+/// `byEvictionAndCreationTimestamp`: evicted pods first, then the oldest, then by name.
 fn eviction_then_age(a: &&Pod, b: &&Pod) -> std::cmp::Ordering {
     let evicted = |p: &Pod| p.status.reason.as_deref() == Some("Evicted");
     evicted(b)
@@ -142,7 +142,6 @@ impl Controller for PodGcController {
             .scan(Kind::Pod)
             .filter_map(|o| o.as_pod())
             .collect();
-
         let node = |name: &str| {
             ctx.cache
                 .get(&ObjectKey::new(Kind::Node, "", name))
