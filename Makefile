@@ -42,7 +42,7 @@ TRUNK := RUST_LIB_BACKTRACE=0 trunk
 # Prints a banner so each stage of a long log is easy to find.
 banner = @printf '\n==> %s\n' "$(1)"
 
-.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench wasm-heap wasm-parts fuzz fuzz-libfuzzer openapi clean
+.PHONY: help tools build serve test fmt fmt-check lint clippy clippy-wasm test-native test-wasm e2e verify-rebase bench wasm-heap wasm-profile wasm-parts fuzz fuzz-libfuzzer openapi clean
 
 help: ## List the targets
 	@echo "Kubeloop: make <target>"
@@ -147,6 +147,20 @@ wasm-heap: $(TOOLS_DEP) ## The page's live heap and its peak at 10,000 pods (a p
 	CARGO_TARGET_DIR=target/wasm-heap $(TRUNK) build --offline --release --features alloc-stats --dist target/dist-heap
 	@node scripts/csp.js target/dist-heap
 	node scripts/browser-bench.js --converge --dist target/dist-heap $(BENCH_ARGS)
+
+# Where the page's time goes (issue #33): the converge cases of scripts/browser-bench.js with
+# Chromium's CPU profiler on, on a page whose wasm keeps its function names (wasm-opt -g, from a
+# copy of index.html: trunk takes wasm-opt's flags from the page), summed by function.
+wasm-profile: $(TOOLS_DEP) ## Chromium CPU profiles of the page's converge cases, summed by wasm function
+	$(call banner,wasm profile (a page whose wasm keeps its function names))
+	cargo fetch --target $(WASM_TARGET) --quiet
+	sed 's/--low-memory-unused"/--low-memory-unused -g"/' index.html > profile.html
+	CARGO_TARGET_DIR=target/wasm-profile $(TRUNK) build profile.html --offline --release --dist target/dist-profile; \
+	  status=$$?; rm -f profile.html; exit $$status
+	@test ! -f target/dist-profile/profile.html || mv target/dist-profile/profile.html target/dist-profile/index.html
+	@node scripts/csp.js target/dist-profile
+	node scripts/browser-bench.js --converge --dist target/dist-profile --cpuprofile target/cpuprofile $(BENCH_ARGS)
+	@for f in target/cpuprofile/*.cpuprofile; do echo "== $$f"; node scripts/cpuprofile-top.js "$$f" --top 25; done
 
 # What each part of the page's wasm costs (issue #33): a web build with v0 symbol mangling, which
 # names the types of every generic instantiation, sized by twiggy and summed by part.

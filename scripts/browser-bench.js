@@ -16,6 +16,9 @@
 //   live heap and its peak, beside the wasm memory's size)
 //   [--only TEXT]   (run `make build` first; --dist defaults to dist/; --only runs only the frame
 //   cases whose name contains TEXT, e.g. --only "10,000 pods")
+//   [--cpuprofile DIR]   (writes DIR/<case>.cpuprofile: the DevTools CPU profile of each converge
+//   case's last timed loop; `node scripts/cpuprofile-top.js FILE` sums it by function. Profile a
+//   page built with wasm-opt -g, or the wasm's functions have no names: docs/dev/performance.md)
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
@@ -34,6 +37,8 @@ const dist = distArg >= 0 ? args[distArg + 1] : 'dist';
 const onlyArg = args.indexOf('--only');
 const only = onlyArg >= 0 ? args[onlyArg + 1] : '';
 const runs = quick ? 1 : 3;
+const profileArg = args.indexOf('--cpuprofile');
+const profileDir = profileArg >= 0 ? args[profileArg + 1] : '';
 
 function nodes(n, cpu, memory, pods) {
   let out = '';
@@ -100,10 +105,12 @@ async function open(page) {
 // Converging: a Deployment applied, timed until every pod is Ready. Scheduling: what the native
 // case does (`kubeloop bench`): bare pods created once the nodes are up, timed until every one is
 // bound, 100 ms at a time. Applying is not timed in either.
-async function runCase(page, c) {
+// `profile`: the timed loop between console.profile and console.profileEnd (recorded when the
+// DevTools Profiler domain is enabled), titled with the case's name.
+async function runCase(page, c, profile = '') {
   await open(page);
   const workload = c.schedule ? podBatches(c.replicas) : [deployment(c.replicas)];
-  return page.evaluate(async ({ nodes, workload, replicas, schedule, ownNodesOnly }) => {
+  return page.evaluate(async ({ nodes, workload, replicas, schedule, ownNodesOnly, profile }) => {
     const k = window.kubeloop;
     k.pause && k.pause();
     const apply = (manifest) => {
@@ -128,6 +135,7 @@ async function runCase(page, c) {
     const ready = schedule
       ? () => replicas - lines('get pods --field-selector=spec.nodeName= -o name')
       : () => count('readyReplicas');
+    if (profile) console.profile(profile);
     const t0 = performance.now();
     const sim0 = k.now();
     let guard = 0;
@@ -136,6 +144,7 @@ async function runCase(page, c) {
       if (++guard > 18000) return { error: `not converged: ${ready()} of ${replicas}` };
     }
     const wall = (performance.now() - t0) / 1000;
+    if (profile) console.profileEnd(profile);
     if (window.gc) window.gc();
     const heap = performance.memory ? performance.memory.usedJSHeapSize / 1048576 : NaN;
     // Wasm memory only grows: this is the high-water mark of the page's heap so far.
@@ -143,7 +152,7 @@ async function runCase(page, c) {
     // A page built with the alloc-stats feature also counts its live heap and that count's peak.
     const counted = (f) => (window.__benchWasm && window.__benchWasm[f] ? window.__benchWasm[f]() / 1048576 : NaN);
     return { wall, sim: k.now() - sim0, heap, wasm, live: counted('heap_live_bytes'), peak: counted('heap_peak_bytes') };
-  }, { nodes: nodeBatches(c.nodes), workload, replicas: c.replicas, schedule: !!c.schedule, ownNodesOnly: !!c.ownNodesOnly });
+  }, { nodes: nodeBatches(c.nodes), workload, replicas: c.replicas, schedule: !!c.schedule, ownNodesOnly: !!c.ownNodesOnly, profile });
 }
 
 // Nodes in files of 200: one file of 1,000 Nodes is past the YAML parser's 25,000-node cap.
@@ -400,12 +409,26 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
 
   if (all || onlyConverge) {
     const rows = [];
+    if (profileDir) {
+      const fs = require('fs');
+      fs.mkdirSync(profileDir, { recursive: true });
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      // The event may come after the evaluate that ended the profile has returned: named by its
+      // title, not by the case running when it arrives.
+      cdp.on('Profiler.consoleProfileFinished', ({ profile, title }) => {
+        const file = path.join(profileDir, `${title.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
+        fs.writeFileSync(file, JSON.stringify(profile));
+        process.stderr.write(`  profile: ${file}\n`);
+      });
+    }
     for (const c of cases) {
       process.stderr.write(`running (wasm): ${c.name}\n`);
       const samples = [];
       let last;
       for (let i = 0; i < runs; i++) {
-        last = await runCase(page, c);
+        last = await runCase(page, c, profileDir && i === runs - 1 ? c.name : '');
         if (last.error) { process.stderr.write(`  failed: ${last.error}\n`); break; }
         samples.push(last.wall);
       }

@@ -192,6 +192,24 @@ fn converge(nodes: usize, replicas: usize) -> Result<Sample, String> {
     Ok(watch.stop(s.sim.now()).with_longest_step(longest))
 }
 
+/// [`converge`] as the page plays it (`scripts/browser-bench.js`): the clock advanced a second at a
+/// time through the page's model ([`Playground`]: loop cards, sequence diagram, charts, time
+/// travel's snapshots). Against [`converge`] it is the model's share; against the page, wasm's.
+fn converge_as_page(nodes: usize, replicas: usize) -> Result<Sample, String> {
+    let mut pg = Playground::new(1);
+    pg.load_scenario(&scenario(nodes, replicas), Some(1))
+        .map_err(|d| format!("{d:?}"))?;
+    let watch = Stopwatch::start();
+    let limit = pg.now() + 30 * MINUTE;
+    while let Err(progress) = all_ready(&pg.session, replicas) {
+        if pg.now() >= limit {
+            return Err(format!("not converged: {progress}"));
+        }
+        pg.advance_by(SECOND);
+    }
+    Ok(watch.stop(pg.now()))
+}
+
 /// Converges `replicas` pods (not timed), then rolls them all out to a new image and measures
 /// until the rollout is complete: every pod Ready on the new image and the old ones gone. The
 /// old ReplicaSet's scale-downs rank its pods for deletion, which the converge case never does.
@@ -740,6 +758,12 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             100,
         ),
         scaled(quick, "converge", "replicas", converge),
+        scaled(
+            quick,
+            "converge (page's model)",
+            "replicas",
+            converge_as_page,
+        ),
         scaled(quick, "schedule", "pods", schedule),
         scaled(quick, "schedule (page's model)", "pods", schedule_as_page),
         scaled(quick, "roll out", "replicas", rollout),
