@@ -98,15 +98,37 @@ pub fn percent(used: u64, total: u64) -> u32 {
 /// `Pod/default/web-abc` (the trace's notation) → `pod/web-abc` (kubectl's), keeping a
 /// non-default namespace as a prefix (`kube-system/pod/x`).
 pub fn short_object(key: &str) -> String {
-    let parts: Vec<&str> = key.split('/').collect();
-    match parts.as_slice() {
-        [kind, name] => format!("{}/{}", kind.to_ascii_lowercase(), name),
-        [kind, ns, name] if *ns == "default" || ns.is_empty() => {
-            format!("{}/{}", kind.to_ascii_lowercase(), name)
-        }
-        [kind, ns, name] => format!("{ns}/{}/{}", kind.to_ascii_lowercase(), name),
-        _ => key.to_string(),
+    let mut out = String::with_capacity(key.len());
+    push_short_object(&mut out, key);
+    out
+}
+
+/// `words`, a space and [`short_object`]'s form of `key` (`get pod/web-abc`), in one allocation:
+/// the sequence diagram and the loop cards label every trace line they take in.
+pub fn labelled(words: &str, key: &str) -> String {
+    let mut out = String::with_capacity(words.len() + 1 + key.len());
+    out.push_str(words);
+    out.push(' ');
+    push_short_object(&mut out, key);
+    out
+}
+
+fn push_short_object(out: &mut String, key: &str) {
+    let mut parts = key.split('/');
+    let (kind, second, third) = (parts.next().unwrap_or_default(), parts.next(), parts.next());
+    let (ns, name) = match (second, third, parts.next()) {
+        (Some(name), None, _) => ("", name),
+        (Some(ns), Some(name), None) if ns != "default" => (ns, name),
+        (Some(_), Some(name), None) => ("", name),
+        _ => return out.push_str(key),
+    };
+    if !ns.is_empty() {
+        out.push_str(ns);
+        out.push('/');
     }
+    out.extend(kind.chars().map(|c| c.to_ascii_lowercase()));
+    out.push('/');
+    out.push_str(name);
 }
 
 /// The kind part of a trace object key (`Pod/default/x` → `Pod`).
@@ -274,6 +296,16 @@ mod tests {
         );
         assert_eq!(object_name("Pod/default/web-abc"), "web-abc");
         assert_eq!(object_kind("Pod/default/web-abc"), "Pod");
+    }
+
+    #[test]
+    fn keys_that_are_not_kind_namespace_name_are_shown_as_they_are() {
+        assert_eq!(short_object("Pod//web-abc"), "pod/web-abc");
+        assert_eq!(short_object("cluster"), "cluster");
+        assert_eq!(short_object("a/b/c/d"), "a/b/c/d");
+        assert_eq!(short_object("Widget.example.com/x"), "widget.example.com/x");
+        assert_eq!(labelled("get", "Pod/team-a/web"), "get team-a/pod/web");
+        assert_eq!(labelled("get", "a/b/c/d"), "get a/b/c/d");
     }
 
     #[test]

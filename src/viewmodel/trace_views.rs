@@ -5,11 +5,14 @@
 
 use std::collections::VecDeque;
 
-use super::format::{object_kind, short_object};
+use super::format::{labelled, object_kind, short_object};
+use crate::sim::api::shared_str::Str;
 use crate::sim::api::types::Millis;
-use crate::sim::machinery::trace::{ApiTrace, Delivery, ReconcileTrace, TraceEntry, TraceKind};
+use crate::sim::machinery::trace::{
+    ApiTrace, Delivery, ReconcileTrace, TraceEntry, TraceKind, WatchType,
+};
 use crate::sort::StableSort;
-use crate::vec_map::VecMap;
+use crate::vec_map::{LookupMap, VecMap};
 
 /// A column of the sequence diagram. Kubelets share one lane (the label names the node) and the
 /// controllers the course does not name share "other controllers", so the diagram keeps the
@@ -125,6 +128,21 @@ pub struct SeqMsg {
     pub error: bool,
     /// Which node's kubelet (for the kubelets lane).
     pub node: Option<String>,
+    /// A watch row's change (event type, object, resourceVersion): the later deliveries of the
+    /// same change merge into the row by it, without formatting a label of their own.
+    change: Option<(WatchType, Str, u64)>,
+}
+
+impl SeqMsg {
+    /// Whether the watch delivery of (`event_type`, `object`, `resource_version`) is this row's
+    /// change: its label and detail would be this row's (`MODIFIED pod/x`, `rv 7`).
+    fn is_change(&self, event_type: WatchType, object: &Str, resource_version: u64) -> bool {
+        self.change.as_ref().is_some_and(|(t, o, rv)| {
+            *t == event_type
+                && *rv == resource_version
+                && (o == object || short_object(o) == short_object(object))
+        })
+    }
 }
 
 /// True for the periodic traffic that would drown the diagram: node heartbeats (Lease renewals,
@@ -226,43 +244,39 @@ impl SequenceLog {
 
     /// Adds the diagram rows for new trace entries.
     pub fn ingest<'a>(&mut self, entries: impl IntoIterator<Item = &'a TraceEntry>) {
+        // A simulated second at 10,000 pods is tens of thousands of lines, and the log keeps
+        // its last `capacity` rows: rows are laid out (lanes, merges) as lines come, and worded
+        // at the end, only those still kept. The lines that made them, newest last.
+        let mut unworded: VecDeque<&'a TraceEntry> = VecDeque::new();
         for e in entries {
             if !self.show_heartbeats && is_heartbeat(e) {
                 continue;
             }
-            let base = |from: Lane, to: Vec<Lane>, label: String, style: MsgStyle| SeqMsg {
+            let base = |from: Lane, to: Vec<Lane>, style: MsgStyle| SeqMsg {
                 seq: e.seq,
                 t: e.t,
                 from,
                 to,
-                label,
+                label: String::new(),
                 detail: String::new(),
                 style,
                 code: None,
                 error: false,
                 node: None,
+                change: None,
             };
-            match &e.kind {
+            let m = match &e.kind {
                 TraceKind::Api(tr) => {
-                    let ApiTrace {
-                        actor,
-                        verb,
-                        object,
-                        code,
-                        message,
-                        ..
-                    } = &**tr;
+                    let ApiTrace { actor, code, .. } = &**tr;
                     let mut m = base(
                         Lane::of_component(actor),
                         vec![Lane::ApiServer],
-                        format!("{verb} {}", short_object(object)),
                         MsgStyle::Request,
                     );
                     m.code = Some(*code);
                     m.error = *code >= 400;
-                    m.detail = message.clone().unwrap_or_default();
                     m.node = kubelet_node(actor);
-                    self.push(m);
+                    m
                 }
                 TraceKind::Watch {
                     component,
@@ -273,13 +287,11 @@ impl SequenceLog {
                 } => {
                     let lane = Lane::of_component(component);
                     let dropped = *delivery == Delivery::Dropped;
-                    let label = format!("{event_type} {}", short_object(object));
                     if !dropped {
                         // Merge the fan-out of one change into one row with several arrowheads.
                         let merged = self.msgs.iter_mut().rev().take(24).find(|m| {
                             m.style == MsgStyle::Watch
-                                && m.label == label
-                                && m.detail == format!("rv {resource_version}")
+                                && m.is_change(*event_type, object, *resource_version)
                         });
                         if let Some(m) = merged {
                             if !m.to.contains(&lane) {
@@ -293,28 +305,22 @@ impl SequenceLog {
                             continue;
                         }
                     }
-                    let mut m = base(
-                        Lane::ApiServer,
-                        vec![lane],
-                        label,
-                        if dropped {
-                            MsgStyle::Dropped
-                        } else {
-                            MsgStyle::Watch
-                        },
-                    );
-                    m.detail = format!("rv {resource_version}");
+                    let style = if dropped {
+                        MsgStyle::Dropped
+                    } else {
+                        MsgStyle::Watch
+                    };
+                    let mut m = base(Lane::ApiServer, vec![lane], style);
+                    m.change = Some((*event_type, object.clone(), *resource_version));
                     m.error = dropped;
                     m.node = kubelet_node(component);
-                    self.push(m);
+                    m
                 }
                 TraceKind::Reconcile(tr) => {
                     let ReconcileTrace {
                         component,
-                        key,
                         record,
                         requests,
-                        trigger,
                         ..
                     } = &**tr;
                     let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
@@ -322,70 +328,91 @@ impl SequenceLog {
                         continue;
                     }
                     let lane = Lane::of_component(component);
-                    let mut m = base(
-                        lane,
-                        vec![lane],
-                        format!("reconcile {}", short_object(key)),
-                        MsgStyle::Reconcile,
-                    );
-                    m.detail = match record {
-                        Some(r) if !r.diff.is_empty() => format!("gap: {}", r.diff),
-                        Some(_) if *requests > 0 => format!("{requests} request(s)"),
-                        Some(_) => "no gap: nothing to do".into(),
-                        None if *requests > 0 => format!("{requests} request(s) ({trigger})"),
-                        None => format!("nothing to do ({trigger})"),
-                    };
+                    let mut m = base(lane, vec![lane], MsgStyle::Reconcile);
                     m.node = kubelet_node(component);
-                    self.push(m);
+                    m
                 }
-                TraceKind::List {
-                    component,
-                    reason,
-                    objects,
-                } => {
+                TraceKind::List { component, .. } => {
                     let lane = Lane::of_component(component);
-                    let mut m = base(
-                        lane,
-                        vec![Lane::ApiServer],
-                        format!("list ({objects} objects)"),
-                        MsgStyle::List,
-                    );
-                    m.detail = reason.clone();
+                    let mut m = base(lane, vec![Lane::ApiServer], MsgStyle::List);
                     m.node = kubelet_node(component);
-                    self.push(m);
+                    m
                 }
-                TraceKind::Fault { fault, description } => {
-                    let mut m = base(
-                        Lane::User,
-                        Lane::ALL.to_vec(),
-                        format!("⚡ {fault}"),
-                        MsgStyle::Fault,
-                    );
-                    // The description is `<fault as JSON> — <what happened>`: the band shows
-                    // what happened; the JSON is already summed up by the fault's name.
-                    m.detail = description
-                        .split_once(" — ")
-                        .map_or_else(|| description.clone(), |(_, what)| what.to_string());
-                    self.push(m);
-                }
-                TraceKind::Command {
-                    command,
-                    ok,
-                    output,
-                } => {
-                    let mut m = base(
-                        Lane::User,
-                        vec![Lane::User],
-                        format!("$ {command}"),
-                        MsgStyle::Command,
-                    );
+                TraceKind::Fault { .. } => base(Lane::User, Lane::ALL.to_vec(), MsgStyle::Fault),
+                TraceKind::Command { ok, .. } => {
+                    let mut m = base(Lane::User, vec![Lane::User], MsgStyle::Command);
                     m.error = !ok;
-                    m.detail = output.lines().next().unwrap_or_default().to_string();
-                    self.push(m);
+                    m
                 }
-                TraceKind::Event(_) | TraceKind::Check { .. } => {}
+                TraceKind::Event(_) | TraceKind::Check { .. } => continue,
+            };
+            self.push(m);
+            unworded.push_back(e);
+            if unworded.len() > self.capacity {
+                unworded.pop_front();
             }
         }
+        // The batch's rows are the log's last ones (as many as are still kept).
+        let kept = unworded.len().min(self.msgs.len());
+        let rows = self.msgs.iter_mut().rev().take(kept);
+        for (m, e) in rows.zip(unworded.iter().rev()) {
+            debug_assert_eq!(m.seq, e.seq);
+            (m.label, m.detail) = wording(e);
+        }
+    }
+}
+
+/// A row's label and detail, from the trace line that made it.
+fn wording(e: &TraceEntry) -> (String, String) {
+    match &e.kind {
+        TraceKind::Api(tr) => (
+            labelled(tr.verb, &tr.object),
+            tr.message.clone().unwrap_or_default(),
+        ),
+        TraceKind::Watch {
+            event_type,
+            object,
+            resource_version,
+            ..
+        } => (
+            labelled(event_type.as_str(), object),
+            format!("rv {resource_version}"),
+        ),
+        TraceKind::Reconcile(tr) => {
+            let ReconcileTrace {
+                key,
+                record,
+                requests,
+                trigger,
+                ..
+            } = &**tr;
+            let detail = match record {
+                Some(r) if !r.diff.is_empty() => format!("gap: {}", r.diff),
+                Some(_) if *requests > 0 => format!("{requests} request(s)"),
+                Some(_) => "no gap: nothing to do".into(),
+                None if *requests > 0 => format!("{requests} request(s) ({trigger})"),
+                None => format!("nothing to do ({trigger})"),
+            };
+            (labelled("reconcile", key), detail)
+        }
+        TraceKind::List {
+            reason, objects, ..
+        } => (format!("list ({objects} objects)"), reason.clone()),
+        // The description is `<fault as JSON> — <what happened>`: the band shows what
+        // happened; the JSON is already summed up by the fault's name.
+        TraceKind::Fault { fault, description } => (
+            format!("⚡ {fault}"),
+            description
+                .split_once(" — ")
+                .map_or_else(|| description.clone(), |(_, what)| what.to_string()),
+        ),
+        TraceKind::Command {
+            command, output, ..
+        } => (
+            format!("$ {command}"),
+            output.lines().next().unwrap_or_default().to_string(),
+        ),
+        TraceKind::Event(_) | TraceKind::Check { .. } => (String::new(), String::new()),
     }
 }
 
@@ -489,7 +516,7 @@ impl LoopCard {
 pub struct LoopTracker {
     cards: VecMap<String, LoopCard>,
     /// Reconcile seq → component, for matching the requests that follow.
-    pending: VecDeque<(u64, String)>,
+    pending: VecDeque<(u64, Str)>,
     pub version: u64,
 }
 
@@ -510,7 +537,23 @@ impl LoopTracker {
     }
 
     /// Updates the cards from new trace entries, seen at `real_ms` on the page's real clock.
-    pub fn ingest<'a>(&mut self, entries: impl IntoIterator<Item = &'a TraceEntry>, real_ms: f64) {
+    pub fn ingest<'a, I>(&mut self, entries: I, real_ms: f64)
+    where
+        I: IntoIterator<Item = &'a TraceEntry>,
+        I::IntoIter: Clone,
+    {
+        let entries = entries.into_iter();
+        // A component's card shows its last pass: of one batch's passes (a simulated second is
+        // tens of thousands at 10,000 pods), only each component's last is worth a card; the
+        // others count (passes, pulse) and name the card their answers would fill.
+        let mut last: LookupMap<&str, u64> = LookupMap::default();
+        for e in entries.clone() {
+            if let TraceKind::Reconcile(tr) = &e.kind {
+                if !is_heartbeat(e) {
+                    last.insert(&tr.component, e.seq);
+                }
+            }
+        }
         for e in entries {
             match &e.kind {
                 TraceKind::Reconcile(tr) => {
@@ -525,45 +568,58 @@ impl LoopTracker {
                     if is_heartbeat(e) {
                         continue;
                     }
-                    let previous = self.cards.get(&**component);
-                    let passes = previous.map_or(0, |c| c.passes) + 1;
-                    let (pulse, pulse_at) = match previous {
-                        Some(c) if real_ms - c.pulse_at < PULSE_MS => (c.pulse, c.pulse_at),
-                        _ => (e.seq, real_ms),
-                    };
-                    let r = record.clone().unwrap_or_default();
-                    self.cards.insert(
-                        component.to_string(),
-                        LoopCard {
-                            component: component.to_string(),
-                            key: short_object(key),
-                            trigger,
-                            t: e.t,
-                            observed: r.observed,
-                            desired: r.desired,
-                            diff: r.diff,
-                            actions: actions
-                                .iter()
-                                .map(|a| LoopAction {
-                                    text: a.clone(),
-                                    code: None,
-                                    message: None,
-                                })
-                                .collect(),
-                            requests: *requests,
-                            passes,
-                            seq: e.seq,
-                            pulse,
-                            pulse_at,
-                        },
-                    );
                     if *requests > 0 {
-                        self.pending.push_back((e.seq, component.to_string()));
+                        self.pending.push_back((e.seq, component.clone()));
                         while self.pending.len() > 64 {
                             self.pending.pop_front();
                         }
                     }
                     self.version += 1;
+                    let mut previous = self.cards.get_mut(&**component);
+                    let passes = previous.as_ref().map_or(0, |c| c.passes) + 1;
+                    let (pulse, pulse_at) = match &previous {
+                        Some(c) if real_ms - c.pulse_at < PULSE_MS => (c.pulse, c.pulse_at),
+                        _ => (e.seq, real_ms),
+                    };
+                    if let Some(card) = previous.as_deref_mut() {
+                        if last.get(&**component) != Some(&e.seq) {
+                            // Overwritten by the component's last pass of the batch.
+                            card.passes = passes;
+                            card.pulse = pulse;
+                            card.pulse_at = pulse_at;
+                            card.seq = e.seq;
+                            continue;
+                        }
+                    }
+                    let r = record.clone().unwrap_or_default();
+                    let card = LoopCard {
+                        component: component.to_string(),
+                        key: short_object(key),
+                        trigger,
+                        t: e.t,
+                        observed: r.observed,
+                        desired: r.desired,
+                        diff: r.diff,
+                        actions: actions
+                            .iter()
+                            .map(|a| LoopAction {
+                                text: a.clone(),
+                                code: None,
+                                message: None,
+                            })
+                            .collect(),
+                        requests: *requests,
+                        passes,
+                        seq: e.seq,
+                        pulse,
+                        pulse_at,
+                    };
+                    match previous {
+                        Some(old) => *old = card,
+                        None => {
+                            self.cards.insert(component.to_string(), card);
+                        }
+                    }
                 }
                 TraceKind::Api(tr) => {
                     let ApiTrace {
@@ -578,7 +634,7 @@ impl LoopTracker {
                     else {
                         continue;
                     };
-                    if let Some(card) = self.cards.get_mut(component) {
+                    if let Some(card) = self.cards.get_mut(&**component) {
                         if card.seq == cause {
                             // Answers arrive in send order: fill the first action still waiting.
                             match card.actions.iter_mut().find(|a| a.code.is_none()) {
@@ -587,7 +643,7 @@ impl LoopTracker {
                                     a.message = message.clone();
                                 }
                                 None => card.actions.push(LoopAction {
-                                    text: format!("{verb} {}", short_object(object)),
+                                    text: labelled(verb, object),
                                     code: Some(*code),
                                     message: message.clone(),
                                 }),
@@ -639,8 +695,10 @@ impl LoopTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::faults::Fault;
     use crate::sim::machinery::controller::ReconcileRecord;
-    use crate::sim::machinery::trace::{Trace, WatchType};
+    use crate::sim::machinery::trace::Trace;
+    use crate::sim::session::Session;
 
     fn api(actor: &str, verb: &'static str, object: &str, code: u16) -> TraceKind {
         TraceKind::Api(Box::new(ApiTrace {
@@ -713,6 +771,43 @@ mod tests {
         assert_eq!(msgs[0].label, "create deployment/web");
         assert_eq!(msgs[1].to, vec![Lane::Deployment, Lane::Other]);
         assert_eq!(msgs[1].label, "ADDED deployment/web");
+    }
+
+    #[test]
+    fn deliveries_merge_by_change_and_by_label_not_by_allocation() {
+        let mut t = Trace::default();
+        t.push(
+            5,
+            None,
+            watch("deployment-controller", "Pod/default/web", 7),
+        );
+        // The same label (`ADDED pod/web`) and resourceVersion, written another way.
+        t.push(5, None, watch("replicaset-controller", "Pod//web", 7));
+        // Another change of the same object, and the same change under another event type.
+        t.push(
+            6,
+            None,
+            watch("replicaset-controller", "Pod/default/web", 8),
+        );
+        let mut modified = watch("deployment-controller", "Pod/default/web", 8);
+        if let TraceKind::Watch { event_type, .. } = &mut modified {
+            *event_type = WatchType::Modified;
+        }
+        t.push(6, None, modified);
+        let mut log = SequenceLog::default();
+        log.ingest(t.entries());
+        let rows: Vec<(&str, &str, usize)> = log
+            .messages()
+            .map(|m| (m.label.as_str(), m.detail.as_str(), m.to.len()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("ADDED pod/web", "rv 7", 2),
+                ("ADDED pod/web", "rv 8", 1),
+                ("MODIFIED pod/web", "rv 8", 1)
+            ]
+        );
     }
 
     #[test]
@@ -842,6 +937,64 @@ mod tests {
         let codes: Vec<Option<u16>> = card.actions.iter().map(|a| a.code).collect();
         assert_eq!(codes, [Some(201), Some(201), Some(409)]);
         assert!(!card.converged());
+    }
+
+    /// The node-dies lesson's first 90 s, node-2 powered off at 20 s: passes that fail and
+    /// retry, watch fan-outs, Leases, a fault band.
+    fn node_dies_run() -> Session {
+        let text = crate::sim::examples::by_name("node-dies").expect("the lesson");
+        let mut s = Session::load("node-dies.yaml", text, Some(3)).expect("the lesson loads");
+        s.advance_to(20 * 1_000, usize::MAX);
+        s.inject(Fault::NodeDown {
+            node: "node-2".into(),
+        })
+        .expect("node-2 exists");
+        s.advance_to(90 * 1_000, usize::MAX);
+        s
+    }
+
+    #[test]
+    fn rows_from_a_batch_are_the_rows_from_its_entries_one_at_a_time() {
+        let s = node_dies_run();
+        let trace = s.sim.trace();
+        for (heartbeats, idle) in [(false, true), (true, false)] {
+            let log = || {
+                let mut log = SequenceLog::with_capacity(60);
+                log.show_heartbeats = heartbeats;
+                log.show_idle_reconciles = idle;
+                log
+            };
+            let mut batch = log();
+            batch.ingest(trace.entries());
+            let mut one_by_one = log();
+            for e in trace.entries() {
+                one_by_one.ingest([e]);
+            }
+            assert_eq!(batch.messages().len(), 60);
+            assert!(batch.messages().all(|m| !m.label.is_empty()));
+            assert!(batch.messages().any(|m| m.to.len() > 1), "a merged fan-out");
+            assert!(batch.messages().eq(one_by_one.messages()));
+        }
+    }
+
+    #[test]
+    fn cards_from_a_batch_are_the_cards_from_its_entries_one_at_a_time() {
+        let s = node_dies_run();
+        let trace = s.sim.trace();
+        let mut batch = LoopTracker::default();
+        batch.ingest(trace.entries(), 500.0);
+        let mut one_by_one = LoopTracker::default();
+        for e in trace.entries() {
+            one_by_one.ingest([e], 500.0);
+        }
+        assert!(batch.cards().len() > 5, "{:?}", batch.cards());
+        assert!(batch.cards().iter().any(|c| c.passes > 1));
+        assert!(batch
+            .cards()
+            .iter()
+            .any(|c| c.actions.iter().any(|a| a.code.is_some())));
+        assert_eq!(batch.cards(), one_by_one.cards());
+        assert_eq!(batch.pending, one_by_one.pending);
     }
 
     #[test]

@@ -315,7 +315,7 @@ impl Trace {
     }
 
     /// The kept entries from the `index`th on, oldest first.
-    fn entries_from(&self, index: usize) -> impl DoubleEndedIterator<Item = &TraceEntry> {
+    fn entries_from(&self, index: usize) -> impl DoubleEndedIterator<Item = &TraceEntry> + Clone {
         let at = self.front + index.min(self.len);
         let (first, offset) = (at / CHUNK, at % CHUNK);
         self.chunks
@@ -333,7 +333,7 @@ impl Trace {
     }
 
     /// Entries with `seq > after`, oldest first.
-    pub fn since(&self, after: u64) -> impl Iterator<Item = &TraceEntry> {
+    pub fn since(&self, after: u64) -> impl Iterator<Item = &TraceEntry> + Clone {
         let first = self.next_seq - self.len as u64;
         let skip = (after + 1).saturating_sub(first).min(self.len as u64);
         self.entries_from(skip as usize)
@@ -353,7 +353,7 @@ impl Trace {
     }
 
     /// All kept entries.
-    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &TraceEntry> {
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &TraceEntry> + Clone {
         self.entries_from(0)
     }
 
