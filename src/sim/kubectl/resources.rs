@@ -239,11 +239,11 @@ impl Filter {
         // --field-selector=spec.nodeName=` over 10,000 pods serialised all of them: 0.1 s).
         let mut doc = None;
         self.fields.iter().all(|f| {
-            let got = match typed_field(o, &f.path) {
-                Some(v) => v.to_string(),
-                None => json_field(doc.get_or_insert_with(|| o.to_json()), &f.path),
+            let same = match typed_field(o, &f.path) {
+                Some(v) => v == f.value,
+                None => json_field(doc.get_or_insert_with(|| o.to_json()), &f.path) == f.value,
             };
-            (got == f.value) == f.equal
+            same == f.equal
         })
     }
 
