@@ -159,6 +159,7 @@ wasm-profile: $(TOOLS_DEP) ## Chromium CPU profiles of the page's converge cases
 	  status=$$?; rm -f profile.html; exit $$status
 	@test ! -f target/dist-profile/profile.html || mv target/dist-profile/profile.html target/dist-profile/index.html
 	@node scripts/csp.js target/dist-profile
+	rm -rf target/cpuprofile
 	node scripts/browser-bench.js --converge --dist target/dist-profile --cpuprofile target/cpuprofile $(BENCH_ARGS)
 	@for f in target/cpuprofile/*.cpuprofile; do echo "== $$f"; node scripts/cpuprofile-top.js "$$f" --top 25; done
 

@@ -409,18 +409,21 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
 
   if (all || onlyConverge) {
     const rows = [];
+    // Profiles by title, each awaited before the next case: the event may come after the
+    // evaluate that ended the profile has returned (and the last one before the browser closes).
+    const profiles = new Map();
     if (profileDir) {
       const fs = require('fs');
       fs.mkdirSync(profileDir, { recursive: true });
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Profiler.enable');
       await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
-      // The event may come after the evaluate that ended the profile has returned: named by its
-      // title, not by the case running when it arrives.
       cdp.on('Profiler.consoleProfileFinished', ({ profile, title }) => {
         const file = path.join(profileDir, `${title.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
         fs.writeFileSync(file, JSON.stringify(profile));
         process.stderr.write(`  profile: ${file}\n`);
+        const written = profiles.get(title);
+        if (written) written();
       });
     }
     for (const c of cases) {
@@ -428,8 +431,11 @@ const spread = (xs, f) => { const s = [...xs].sort((a, b) => a - b); return `${f
       const samples = [];
       let last;
       for (let i = 0; i < runs; i++) {
-        last = await runCase(page, c, profileDir && i === runs - 1 ? c.name : '');
+        const profiled = profileDir && i === runs - 1;
+        const written = profiled ? new Promise((resolve) => profiles.set(c.name, resolve)) : null;
+        last = await runCase(page, c, profiled ? c.name : '');
         if (last.error) { process.stderr.write(`  failed: ${last.error}\n`); break; }
+        if (written) await written;
         samples.push(last.wall);
       }
       rows.push({ c, samples, last });

@@ -185,8 +185,33 @@ pub fn parse_request(
 #[derive(Clone, Debug, PartialEq)]
 struct FieldReq {
     path: String,
+    /// The path, when it is one the typed object holds (named once, not per object listed).
+    typed: Option<TypedField>,
     value: String,
     equal: bool,
+}
+
+/// The string fields selected most, read where they are stored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum TypedField {
+    Name,
+    Namespace,
+    /// A pod's; other kinds' read from their JSON form.
+    PodNodeName,
+    /// A pod's; other kinds' read from their JSON form.
+    PodPhase,
+}
+
+impl TypedField {
+    fn of(path: &str) -> Option<TypedField> {
+        match path {
+            "metadata.name" => Some(TypedField::Name),
+            "metadata.namespace" => Some(TypedField::Namespace),
+            "spec.nodeName" => Some(TypedField::PodNodeName),
+            "status.phase" => Some(TypedField::PodPhase),
+            _ => None,
+        }
+    }
 }
 
 /// `-l` and `--field-selector`, applied to listed objects.
@@ -216,6 +241,7 @@ impl Filter {
                 };
                 fields.push(FieldReq {
                     path: path.trim().to_string(),
+                    typed: TypedField::of(path.trim()),
                     value: value.trim().to_string(),
                     equal,
                 });
@@ -239,7 +265,7 @@ impl Filter {
         // --field-selector=spec.nodeName=` over 10,000 pods serialised all of them: 0.1 s).
         let mut doc = None;
         self.fields.iter().all(|f| {
-            let same = match typed_field(o, &f.path) {
+            let same = match f.typed.and_then(|t| typed_field(o, t)) {
                 Some(v) => v == f.value,
                 None => json_field(doc.get_or_insert_with(|| o.to_json()), &f.path) == f.value,
             };
@@ -264,13 +290,13 @@ fn json_field(doc: &serde_json::Value, path: &str) -> String {
 /// A field selector's value for the string fields it is given most, read from the typed object
 /// (None: read it from the JSON form). Each reads as its JSON form would: an empty string is
 /// what an omitted field reads as.
-fn typed_field<'a>(o: &'a Object, path: &str) -> Option<&'a str> {
+fn typed_field(o: &Object, field: TypedField) -> Option<&str> {
     let meta = o.meta();
-    match (path, o.as_pod()) {
-        ("metadata.name", _) => Some(&meta.name),
-        ("metadata.namespace", _) => Some(&meta.namespace),
-        ("spec.nodeName", Some(p)) => Some(&p.spec.node_name),
-        ("status.phase", Some(p)) => Some(&p.status.phase),
+    match (field, o.as_pod()) {
+        (TypedField::Name, _) => Some(&meta.name),
+        (TypedField::Namespace, _) => Some(&meta.namespace),
+        (TypedField::PodNodeName, Some(p)) => Some(&p.spec.node_name),
+        (TypedField::PodPhase, Some(p)) => Some(&p.status.phase),
         _ => None,
     }
 }
@@ -439,7 +465,8 @@ mod tests {
         for o in [Object::from(bound), Object::from(pending), node] {
             let doc = o.to_json();
             for path in paths {
-                let Some(typed) = typed_field(&o, path) else {
+                let field = TypedField::of(path).expect("a typed path");
+                let Some(typed) = typed_field(&o, field) else {
                     continue;
                 };
                 assert_eq!(typed, json_field(&doc, path), "{path} of {}", o.meta().name);
