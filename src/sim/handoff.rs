@@ -139,8 +139,15 @@ impl HandOffSearch {
 /// True for a node heartbeat: a Lease renewal, or a kubelet's write to its Node other than
 /// registering it. The sequence diagram hides the same writes.
 pub fn is_heartbeat_write(actor: &str, verb: &str, object: &str) -> bool {
-    let kind = object.split('/').next().unwrap_or("");
-    kind == "Lease" || (kind == "Node" && actor.starts_with("kubelet") && verb != "create")
+    is_kind(object, "Lease")
+        || (is_kind(object, "Node") && actor.starts_with("kubelet") && verb != "create")
+}
+
+/// Whether the trace key `key` (`Kind/namespace/name`, `Kind/name`) names an object of `kind`.
+/// Views ask this of every trace line they take in: a prefix test, not a split.
+pub fn is_kind(key: &str, kind: &str) -> bool {
+    key.strip_prefix(kind)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// True when `e` is a hand-off (see the module documentation).
@@ -228,6 +235,16 @@ mod tests {
     use super::*;
     use crate::sim::machinery::trace::ReconcileTrace;
     use crate::sim::machinery::trace::{Delivery, WatchType};
+
+    #[test]
+    fn a_trace_key_names_its_kind_by_its_first_part_only() {
+        assert!(is_kind("Lease/kube-node-lease/node-1", "Lease"));
+        assert!(is_kind("Node/node-1", "Node"));
+        assert!(is_kind("Node", "Node"));
+        assert!(!is_kind("NodeClaim/x", "Node"));
+        assert!(!is_kind("Pod/default/Node", "Node"));
+        assert!(!is_kind("", "Node"));
+    }
 
     /// Traces one API request written as `actor verb object code`, caused by `cause`.
     fn write(trace: &mut Trace, cause: Option<u64>, line: &str) -> u64 {

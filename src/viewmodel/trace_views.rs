@@ -5,9 +5,10 @@
 
 use std::collections::VecDeque;
 
-use super::format::{labelled, object_kind, short_object};
+use super::format::{labelled, short_object};
 use crate::sim::api::shared_str::Str;
 use crate::sim::api::types::Millis;
+use crate::sim::handoff::{is_heartbeat_write, is_kind};
 use crate::sim::machinery::trace::{
     ApiTrace, Delivery, ReconcileTrace, TraceEntry, TraceKind, WatchType,
 };
@@ -156,14 +157,11 @@ pub fn is_heartbeat(entry: &TraceEntry) -> bool {
                 object,
                 ..
             } = &**tr;
-            crate::sim::handoff::is_heartbeat_write(actor, verb, object)
+            is_heartbeat_write(actor, verb, object)
         }
         TraceKind::Watch {
             object, event_type, ..
-        } => {
-            let kind = object_kind(object);
-            kind == "Lease" || (kind == "Node" && *event_type == "MODIFIED")
-        }
+        } => is_kind(object, "Lease") || (is_kind(object, "Node") && *event_type == "MODIFIED"),
         TraceKind::Reconcile(tr) => {
             let ReconcileTrace {
                 component,
@@ -172,10 +170,9 @@ pub fn is_heartbeat(entry: &TraceEntry) -> bool {
                 requests,
                 ..
             } = &**tr;
-            let kind = object_kind(key);
             let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
-            kind == "Lease"
-                || (component.starts_with("kubelet") && kind == "Node" && idle)
+            is_kind(key, "Lease")
+                || (component.starts_with("kubelet") && is_kind(key, "Node") && idle)
                 || (&**component == "node-controller" && idle)
         }
         _ => false,
