@@ -131,11 +131,6 @@ fn push_short_object(out: &mut String, key: &str) {
     out.push_str(name);
 }
 
-/// The kind part of a trace object key (`Pod/default/x` → `Pod`).
-pub fn object_kind(key: &str) -> &str {
-    key.split('/').next().unwrap_or("")
-}
-
 /// The name part of a trace object key (`Pod/default/x` → `x`).
 pub fn object_name(key: &str) -> &str {
     key.rsplit('/').next().unwrap_or(key)
@@ -295,7 +290,6 @@ mod tests {
             "kube-node-lease/lease/node-1"
         );
         assert_eq!(object_name("Pod/default/web-abc"), "web-abc");
-        assert_eq!(object_kind("Pod/default/web-abc"), "Pod");
     }
 
     #[test]
