@@ -11,6 +11,7 @@ use crate::sim::api::types::{
     EPOCH_UNIX_SECONDS,
 };
 use crate::sim::text::concat;
+use crate::sort::StableSort;
 use crate::vec_map::{HashedSlotMap, SlotMap};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
@@ -332,11 +333,10 @@ impl Recorder {
             .flat_map(|ws| ws.iter().map(|w| w.used))
             .collect();
         let excess = self.windows - (MAX_SIMILAR_WINDOWS - SIMILAR_EVICTION_BATCH);
+        by_use.stable_sort();
         // Everything used before `cutoff` goes, and at `cutoff` as many as are still needed.
-        // Only the `excess`-th oldest time matters, not the order of the rest: a selection, not
-        // a sort (which was a third of the eviction's time).
-        let (_, &mut cutoff, _) = by_use.select_nth_unstable(excess - 1);
-        let mut at_cutoff = excess - by_use.iter().filter(|&&u| u < cutoff).count();
+        let cutoff = by_use[excess - 1];
+        let mut at_cutoff = excess - by_use.partition_point(|&u| u < cutoff);
         let mut dropped = 0;
         self.similar.retain(|_, windows| {
             windows.retain(|w| {
