@@ -13,7 +13,7 @@ use crate::sim::machinery::trace::{
     ApiTrace, Delivery, ReconcileTrace, TraceEntry, TraceKind, WatchType,
 };
 use crate::sort::StableSort;
-use crate::vec_map::{LookupMap, VecMap};
+use crate::vec_map::VecMap;
 
 /// A column of the sequence diagram. Kubelets share one lane (the label names the node) and the
 /// controllers the course does not name share "other controllers", so the diagram keeps the
@@ -450,6 +450,9 @@ pub struct LoopCard {
     pub pulse: u64,
     /// When (the page's real clock, ms) that pulse started.
     pub pulse_at: f64,
+    /// The component's last pass in the batch of trace lines being taken in: the one whose card
+    /// this becomes ([`LoopTracker::ingest`]).
+    last_pass: u64,
 }
 
 /// How long the loop card's pulse plays (`.loop-pulse` in www/style.css). A pass that comes while
@@ -542,12 +545,35 @@ impl LoopTracker {
         let entries = entries.into_iter();
         // A component's card shows its last pass: of one batch's passes (a simulated second is
         // tens of thousands at 10,000 pods), only each component's last is worth a card; the
-        // others count (passes, pulse) and name the card their answers would fill.
-        let mut last: LookupMap<&str, u64> = LookupMap::default();
+        // others count (passes, pulse) and name the card their answers would fill. A component
+        // new in the batch gets a blank card first, as if it had none: no passes, no pulse.
         for e in entries.clone() {
-            if let TraceKind::Reconcile(tr) = &e.kind {
-                if !is_heartbeat(e) {
-                    last.insert(&tr.component, e.seq);
+            let TraceKind::Reconcile(tr) = &e.kind else {
+                continue;
+            };
+            if is_heartbeat(e) {
+                continue;
+            }
+            match self.cards.get_mut(&*tr.component) {
+                Some(card) => card.last_pass = e.seq,
+                None => {
+                    let blank = LoopCard {
+                        component: tr.component.to_string(),
+                        key: String::new(),
+                        trigger: "",
+                        t: 0,
+                        observed: String::new(),
+                        desired: String::new(),
+                        diff: String::new(),
+                        actions: Vec::new(),
+                        requests: 0,
+                        passes: 0,
+                        seq: 0,
+                        pulse: 0,
+                        pulse_at: f64::NEG_INFINITY,
+                        last_pass: e.seq,
+                    };
+                    self.cards.insert(tr.component.to_string(), blank);
                 }
             }
         }
@@ -579,7 +605,7 @@ impl LoopTracker {
                         _ => (e.seq, real_ms),
                     };
                     if let Some(card) = previous.as_deref_mut() {
-                        if last.get(&**component) != Some(&e.seq) {
+                        if card.last_pass != e.seq {
                             // Overwritten by the component's last pass of the batch.
                             card.passes = passes;
                             card.pulse = pulse;
@@ -610,6 +636,7 @@ impl LoopTracker {
                         seq: e.seq,
                         pulse,
                         pulse_at,
+                        last_pass: e.seq,
                     };
                     match previous {
                         Some(old) => *old = card,
