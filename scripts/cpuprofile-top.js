@@ -41,21 +41,20 @@ profile.samples.forEach((id, i) => {
   total += dt;
   const leaf = name(byId.get(id).callFrame);
   self.set(leaf, (self.get(leaf) || 0) + dt);
-  const seen = new Set();
   // Each row once per sample, however often recursion puts it on the stack.
+  const seen = new Map([[incl, new Set()], [callers, new Set()], [callees, new Set()]]);
   const add = (map, key) => {
-    if (seen.has(`${map === callers ? 'caller' : 'callee'} ${key}`)) return;
-    seen.add(`${map === callers ? 'caller' : 'callee'} ${key}`);
+    if (seen.get(map).has(key)) return;
+    seen.get(map).add(key);
     map.set(key, (map.get(key) || 0) + dt);
   };
   if (leaf === calleesOf) add(callees, '(self)');
   for (let at = id; at !== undefined; at = parent.get(at)) {
     const fn = name(byId.get(at).callFrame);
-    if (fn === callersOf && parent.has(at)) add(callers, name(byId.get(parent.get(at)).callFrame));
-    if (parent.has(at) && name(byId.get(parent.get(at)).callFrame) === calleesOf && fn !== calleesOf) add(callees, fn);
-    if (seen.has(fn)) continue;
-    seen.add(fn);
-    incl.set(fn, (incl.get(fn) || 0) + dt);
+    const caller = parent.has(at) ? name(byId.get(parent.get(at)).callFrame) : null;
+    if (fn === callersOf && caller !== null) add(callers, caller);
+    if (caller === calleesOf && fn !== calleesOf) add(callees, fn);
+    add(incl, fn);
   }
 });
 
