@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::api::apiserver::ApiServer;
-use super::api::types::{Kind, Millis, Object, ObjectKey};
+use super::api::types::{Millis, Object, ObjectKey};
 use super::faults::Fault;
 use super::scenario::{split_words, StepAction, Trigger};
 use crate::sort::StableSort;
@@ -61,10 +61,7 @@ pub type Changes = BTreeMap<ObjectKey, (Option<Arc<Object>>, Option<Arc<Object>>
 /// them, and the API server's own bookkeeping of them is noise here).
 pub fn changes(before: &ApiServer, after: &ApiServer) -> Changes {
     let mut out = Changes::new();
-    for o in after.all() {
-        if o.kind() == Kind::Event {
-            continue;
-        }
+    for o in after.all_but_events() {
         let key = o.key();
         match before.get(&key) {
             Some(b) if Arc::ptr_eq(b, o) => {}
@@ -73,10 +70,7 @@ pub fn changes(before: &ApiServer, after: &ApiServer) -> Changes {
             }
         }
     }
-    for o in before.all() {
-        if o.kind() == Kind::Event {
-            continue;
-        }
+    for o in before.all_but_events() {
         let key = o.key();
         if after.get(&key).is_none() {
             out.insert(key, (Some(o.clone()), None));

@@ -2,8 +2,6 @@
 //! learner's actions — apply, delete, kubectl, faults. The UI, the CLI, the embed API and the tests
 //! all act through this one type, so they cannot disagree about what an action means.
 
-use std::sync::Arc;
-
 use serde_json::Value as Json;
 
 use super::api::types::{Kind, Millis, Node, NodeStatus, Object, ObjectMeta, StringMap};
@@ -18,7 +16,6 @@ use super::run::{Act, Entry, Moment, Replayer};
 use super::scenario::{self, Scenario, StepAction, TimedAction, Trigger, Wait};
 use super::time::parse_duration;
 use super::world::{Sim, SimConfig};
-use crate::vec_map::VecMap;
 
 /// The seed used when neither the scenario nor the caller names one.
 pub const DEFAULT_SEED: u64 = 1;
@@ -898,8 +895,8 @@ impl Session {
         let items: Vec<Json> = self
             .sim
             .api()
-            .all()
-            .filter(|o| !matches!(o.kind(), Kind::Event))
+            .all_but_events()
+            .into_iter()
             .map(|o| o.to_json())
             .collect();
         serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}})
@@ -942,15 +939,6 @@ impl Sim {
             },
         )
     }
-}
-
-/// Objects grouped by kind, in store order: what summaries print.
-pub fn objects_by_kind(sim: &Sim) -> VecMap<Kind, Vec<Arc<Object>>> {
-    let mut out: VecMap<Kind, Vec<Arc<Object>>> = VecMap::new();
-    for o in sim.api().all() {
-        out.entry(o.kind()).or_default().push(o.clone());
-    }
-    out
 }
 
 impl Session {

@@ -296,18 +296,7 @@ fn App() -> Html {
         use_memo((events_rev, (*event_filter).clone()), move |(_, filter)| {
             model
                 .try_borrow()
-                .map(|m| {
-                    crate::viewmodel::events::newest_event_rows(
-                        m.session
-                            .sim
-                            .api()
-                            .list(Kind::Event)
-                            .filter_map(|o| o.as_event())
-                            .filter(|e| crate::viewmodel::events::matches_object(e, filter)),
-                        m.now(),
-                        events::SHOWN,
-                    )
-                })
+                .map(|m| m.newest_events(filter, events::SHOWN))
                 .unwrap_or_default()
         })
     };

@@ -48,10 +48,20 @@ pub struct ChangesView {
 
 /// What differs from `before` to `after`, in kind and name order.
 pub fn between(before: &Sim, after: &Sim) -> Vec<ObjectChange> {
-    let shown = |o: &&std::sync::Arc<Object>| !matches!(o.kind(), Kind::Event | Kind::Lease);
+    let shown = |o: &&std::sync::Arc<Object>| o.kind() != Kind::Lease;
     // Both in key order (the store's), so one merge pass pairs them.
-    let old: Vec<_> = before.api().all().filter(shown).collect();
-    let new: Vec<_> = after.api().all().filter(shown).collect();
+    let old: Vec<_> = before
+        .api()
+        .all_but_events()
+        .into_iter()
+        .filter(shown)
+        .collect();
+    let new: Vec<_> = after
+        .api()
+        .all_but_events()
+        .into_iter()
+        .filter(shown)
+        .collect();
     let (mut i, mut j) = (0, 0);
     let mut out = Vec::new();
     while i < old.len() || j < new.len() {

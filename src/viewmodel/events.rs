@@ -86,11 +86,25 @@ pub fn matches_object(ev: &Event, filter: &str) -> bool {
             .contains(&filter.to_lowercase())
 }
 
+/// Newest first: by the last (or first) time seen, then by name, then by namespace, a total
+/// order, so neither the rows nor a selection of them depends on the order the Events came in
+/// (the views scan the store rather than list it in name order).
+fn newest_first(a: &&Event, b: &&Event) -> std::cmp::Ordering {
+    fn key(e: &Event) -> (Millis, &str, std::cmp::Reverse<&str>) {
+        (
+            e.last_timestamp.or(e.first_timestamp).map_or(0, |t| t.0),
+            e.metadata.name.as_str(),
+            std::cmp::Reverse(e.metadata.namespace.as_str()),
+        )
+    }
+    key(b).cmp(&key(a))
+}
+
 /// All rows, newest first (ties: by name, so the order never flickers).
 pub fn event_rows<'a>(events: impl IntoIterator<Item = &'a Event>, now: Millis) -> Vec<EventRow> {
-    let mut rows: Vec<EventRow> = events.into_iter().map(|e| EventRow::of(e, now)).collect();
-    rows.stable_sort_by(|a, b| b.last_t.cmp(&a.last_t).then_with(|| b.name.cmp(&a.name)));
-    rows
+    let mut events: Vec<&Event> = events.into_iter().collect();
+    events.stable_sort_by(newest_first);
+    events.into_iter().map(|e| EventRow::of(e, now)).collect()
 }
 
 /// The events list as the page draws it: the newest rows only (plus the newest warnings, for
@@ -113,18 +127,11 @@ pub fn newest_event_rows<'a>(
     now: Millis,
     limit: usize,
 ) -> EventList {
-    // Borrowed, not cloned: the selection compares tens of thousands of times.
-    fn key(e: &Event) -> (Millis, &str) {
-        (
-            e.last_timestamp.or(e.first_timestamp).map_or(0, |t| t.0),
-            e.metadata.name.as_str(),
-        )
-    }
     let all: Vec<&Event> = events.into_iter().collect();
     let newest = |mut v: Vec<&'a Event>| -> Vec<&'a Event> {
         if v.len() > limit && limit > 0 {
-            // Newest first = largest (time, name) first.
-            v.select_nth_unstable_by(limit - 1, |a, b| key(b).cmp(&key(a)));
+            // Borrowed, not cloned: the selection compares tens of thousands of times.
+            v.select_nth_unstable_by(limit - 1, newest_first);
             v.truncate(limit);
         } else if limit == 0 {
             v.clear();
@@ -139,10 +146,8 @@ pub fn newest_event_rows<'a>(
     let n_warnings = warnings.len();
     let mut kept = newest(all.clone());
     kept.extend(newest(warnings));
-    kept.stable_sort_by_key(|e| std::cmp::Reverse(key(e)));
-    kept.dedup_by(|a, b| {
-        a.metadata.name == b.metadata.name && a.metadata.namespace == b.metadata.namespace
-    });
+    kept.stable_sort_by(newest_first);
+    kept.dedup_by(|a, b| std::ptr::eq(*a, *b));
     EventList {
         rows: event_rows(kept, now),
         total: all.len(),
@@ -412,5 +417,37 @@ mod tests {
             list.rows[0], full[0],
             "the same rows as the full list, in its order"
         );
+    }
+
+    #[test]
+    fn the_rows_are_in_the_same_order_whatever_order_the_events_come_in() {
+        // Two Events of one time and name in two namespaces, and one older: the views scan the
+        // store, which holds them in no meaningful order.
+        let mut other = ev("web-abc.1", "Pulled", 5_000, 5_000, 1);
+        other.metadata.namespace = "apps".into();
+        other.message = "in apps".into();
+        let events = [
+            ev("web-abc.1", "Pulled", 5_000, 5_000, 1),
+            other,
+            ev("web-abc.0", "Scheduled", 1_000, 1_000, 1),
+        ];
+        let seen = |order: [usize; 3]| {
+            let shuffled = order.map(|i| &events[i]);
+            let all: Vec<(String, String)> = event_rows(shuffled, 9_000)
+                .into_iter()
+                .map(|r| (r.name, r.message))
+                .collect();
+            let newest: Vec<String> = newest_event_rows(shuffled, 9_000, 2)
+                .rows
+                .into_iter()
+                .map(|r| r.name)
+                .collect();
+            (all, newest)
+        };
+        let first = seen([0, 1, 2]);
+        for order in [[2, 1, 0], [1, 0, 2], [2, 0, 1]] {
+            assert_eq!(seen(order), first, "{order:?}");
+        }
+        assert_eq!(first.1, ["web-abc.1", "web-abc.1"]);
     }
 }

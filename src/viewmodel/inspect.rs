@@ -50,7 +50,7 @@ impl InspectorData {
         let api = sim.api();
         // Only this object's Events become rows: a big cluster has tens of thousands.
         let events = event_rows(
-            api.list(Kind::Event)
+            api.scan(Kind::Event)
                 .filter_map(|o| o.as_event())
                 .filter(|e| {
                     e.involved_object.kind == key.kind.as_str()
@@ -1350,7 +1350,7 @@ mod tests {
             .events
             .iter()
             .all(|e| e.object_kind == "Pod" && e.object_name == pod.name));
-        let all = s.sim.api().list(Kind::Event).count();
+        let all = s.sim.api().count(Kind::Event);
         assert!(data.events.len() < all, "{} of {all}", data.events.len());
     }
 

@@ -1112,16 +1112,32 @@ impl Playground {
             self.session
                 .sim
                 .api()
-                .list(Kind::Event)
+                .scan(Kind::Event)
                 .filter_map(|o| o.as_event()),
             self.now(),
+        )
+    }
+
+    /// The events panel's rows: the newest `limit` Events and `limit` warnings about the
+    /// objects `filter` matches (see [`crate::viewmodel::events::newest_event_rows`]).
+    pub fn newest_events(&self, filter: &str, limit: usize) -> crate::viewmodel::events::EventList {
+        use crate::viewmodel::events::{matches_object, newest_event_rows};
+        newest_event_rows(
+            self.session
+                .sim
+                .api()
+                .scan(Kind::Event)
+                .filter_map(|o| o.as_event())
+                .filter(|e| matches_object(e, filter)),
+            self.now(),
+            limit,
         )
     }
 
     /// The ownership forest.
     pub fn ownership(&self) -> OwnershipView {
         let api = self.session.sim.api();
-        OwnershipView::build(api.all(), Some(api), self.now())
+        OwnershipView::build(api.all_but_events(), Some(api), self.now())
     }
 
     /// The last apply's error and warning diagnostics.
@@ -1443,6 +1459,29 @@ mod tests {
         p.playing = true;
         p.speed = 10.0;
         p
+    }
+
+    #[test]
+    fn the_pages_views_of_events_leave_the_stores_name_order_of_events_unbuilt() {
+        // Kept once built, that order cost a B-tree insert and remove of string comparisons for
+        // each of the tens of thousands of Events a big run creates and expires.
+        let mut p = playing_a_rollout();
+        for _ in 0..125 {
+            p.frame(16.0);
+        }
+        let api = p.session.sim.api();
+        let pod = api.list(Kind::Pod).next().expect("a pod").key();
+        assert!(api.count(Kind::Event) > 5);
+        let events = p.events();
+        let newest = p.newest_events("", 300);
+        let inspected = crate::viewmodel::inspect::InspectorData::of(&p.session.sim, pod, p.now());
+        drop((p.cluster_view(), p.ownership(), p.session.state_json()));
+        drop(crate::sim::progress::changes(api, api));
+        assert_eq!(events.len(), api.count(Kind::Event));
+        assert_eq!(newest.rows.first(), events.first());
+        assert!(!inspected.events.is_empty());
+        assert!(!api.name_ordered(Kind::Event));
+        assert!(api.name_ordered(Kind::Pod), "a list builds it");
     }
 
     #[test]

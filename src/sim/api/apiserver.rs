@@ -225,6 +225,20 @@ impl ApiServer {
         self.list_keyed(kind).map(|(_, o)| o)
     }
 
+    /// Every object of one kind in no meaningful order (where the store happens to hold it), for
+    /// a view that orders what it shows itself: a kind's name order, once listed, is kept on
+    /// every create and delete, and the page's Events (tens of thousands created and expired a
+    /// run) need none.
+    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+        self.objects.scan(kind)
+    }
+
+    /// Whether anything has listed `kind` in name order (from then on each create and delete
+    /// keeps that order): for the tests that check the page's views leave the Events' unbuilt.
+    pub fn name_ordered(&self, kind: Kind) -> bool {
+        self.objects.name_ordered(kind)
+    }
+
     /// [`ApiServer::list`] with each object's shared key, for informer caches to share.
     pub fn list_keyed(&self, kind: Kind) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
         let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
@@ -245,6 +259,17 @@ impl ApiServer {
     /// Every object, in key order.
     pub fn all(&self) -> impl Iterator<Item = &Arc<Object>> {
         self.objects.values()
+    }
+
+    /// Every object but the Events, in key order: for the views that leave Events out, without
+    /// the Events' name order built for them (see [`ApiServer::scan`]). One collected list
+    /// rather than an iterator, so the page carries one copy of the walk, not one per caller.
+    pub fn all_but_events(&self) -> Vec<&Arc<Object>> {
+        let mut out = Vec::with_capacity(self.len() - self.count(Kind::Event));
+        for kind in self.objects.kinds().filter(|&k| k != Kind::Event) {
+            out.extend(self.list(kind));
+        }
+        out
     }
 
     /// Number of stored objects.

@@ -12,9 +12,10 @@
 //!
 //! A kind's name order is built on the first list of that kind and kept from then on: a dozen
 //! controllers each cache every pod and most never list them (they reach pods through their
-//! indexes), and nothing in a headless run lists the store's Events, tens of thousands created
-//! and expired; filing each in a tree (a descent of string comparisons per create and delete)
-//! was paid for nothing. Built, a tree is sorted from the index, so lists see the same order.
+//! indexes), and nothing lists the store's Events, tens of thousands created and expired (the
+//! page's views scan them and order what they show); filing each in a tree (a descent of string
+//! comparisons per create and delete) was paid for nothing. Built, a tree is sorted from the
+//! index, so lists see the same order.
 //!
 //! A cache is told where the store holds each object it hears of (a watch event's `slot`): the
 //! slot a cache filed that store slot's key under is remembered, and an update checks that slot
@@ -166,6 +167,14 @@ impl ObjectMap {
             .iter()
             .filter(|(_, e)| e.count > 0)
             .map(|(&kind, _)| kind)
+    }
+
+    /// Whether `kind`'s name order has been built (something listed the kind), for the tests
+    /// that check a view leaves it unbuilt.
+    pub fn name_ordered(&self, kind: Kind) -> bool {
+        self.kinds
+            .get(&kind)
+            .is_some_and(|e| e.order.get().is_some())
     }
 
     /// Whether any object of `kind` is in the map.
