@@ -19,11 +19,17 @@ pub fn push_hex(out: &mut String, v: u64, width: usize) {
 /// zero-padded: a uid's or an Event name's fixed-width fields, written without a loop that
 /// depends on the value or a string that grows.
 pub fn hex_into(out: &mut [u8], v: u64) -> &str {
+    hex_digits(out, v);
+    std::str::from_utf8(out).expect("ASCII hexadecimal digits")
+}
+
+/// [`hex_into`] without reading the digits back as text: for a caller that fills several
+/// fields of one buffer and validates it once (a uid's five).
+pub fn hex_digits(out: &mut [u8], v: u64) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for (i, b) in out.iter_mut().rev().enumerate() {
         *b = DIGITS[((v >> (4 * i)) & 0xf) as usize];
     }
-    std::str::from_utf8(out).expect("ASCII hexadecimal digits")
 }
 
 /// Appends `s` as `{s:?}` writes it: in double quotes, escaped as `Debug` escapes. Most names

@@ -19,7 +19,7 @@ use super::{
     WatchEventType,
 };
 use crate::sim::rng::Rng;
-use crate::sim::text::hex_into;
+use crate::sim::text::{hex_digits, hex_into};
 use crate::sort::CollectTree;
 use crate::vec_map::{HashedSlotMap, VecMap};
 
@@ -364,11 +364,11 @@ impl ApiServer {
         let b = self.rng.next_u64();
         // `{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}`: a version-4 UUID's layout.
         let mut uid = *b"00000000-0000-4000-0000-000000000000";
-        hex_into(&mut uid[..8], a >> 32);
-        hex_into(&mut uid[9..13], (a >> 16) & 0xffff);
-        hex_into(&mut uid[15..18], a & 0xfff);
-        hex_into(&mut uid[19..23], ((b >> 48) & 0x3fff) | 0x8000);
-        hex_into(&mut uid[24..], b & 0xffff_ffff_ffff);
+        hex_digits(&mut uid[..8], a >> 32);
+        hex_digits(&mut uid[9..13], (a >> 16) & 0xffff);
+        hex_digits(&mut uid[15..18], a & 0xfff);
+        hex_digits(&mut uid[19..23], ((b >> 48) & 0x3fff) | 0x8000);
+        hex_digits(&mut uid[24..], b & 0xffff_ffff_ffff);
         Str::from(std::str::from_utf8(&uid).expect("ASCII"))
     }
 

@@ -192,9 +192,9 @@ impl ImageRef {
     /// The normalised reference the runtime reports (`docker.io/library/nginx:1.27`).
     pub fn normalized(&self) -> String {
         match (&self.tag, &self.digest) {
-            (_, Some(d)) => format!("{}@{d}", self.repository),
-            (Some(t), None) => format!("{}:{t}", self.repository),
-            (None, None) => format!("{}:latest", self.repository),
+            (_, Some(d)) => concat(&[&self.repository, "@", d]),
+            (Some(t), None) => concat(&[&self.repository, ":", t]),
+            (None, None) => concat(&[&self.repository, ":latest"]),
         }
     }
 
@@ -254,12 +254,17 @@ fn is_domain(s: &str) -> bool {
 /// returning its error wording on failure.
 pub fn parse_image(image: &str) -> Result<ImageRef, String> {
     const INVALID: &str = "invalid reference format";
-    if image.is_empty() || image.len() > 4096 || image.chars().any(|c| c.is_whitespace()) {
+    // Every container of every pod sync is parsed: the separators are ASCII, so they are found
+    // byte by byte (a UTF-8 sequence never holds an ASCII byte), and only a name with non-ASCII
+    // letters is decoded to look for Unicode spaces.
+    let spaced = image.bytes().any(|b| matches!(b, b'\t'..=b'\r' | b' '))
+        || (!image.is_ascii() && image.chars().any(char::is_whitespace));
+    if image.is_empty() || image.len() > 4096 || spaced {
         return Err(INVALID.into());
     }
-    let (rest, digest) = match image.split_once('@') {
+    let (rest, digest) = match split_at_byte(image, b'@', false) {
         Some((r, d)) => {
-            let (algo, hex) = d.split_once(':').ok_or_else(|| INVALID.to_string())?;
+            let (algo, hex) = split_at_byte(d, b':', false).ok_or_else(|| INVALID.to_string())?;
             let algo_ok = !algo.is_empty()
                 && algo
                     .bytes()
@@ -272,9 +277,9 @@ pub fn parse_image(image: &str) -> Result<ImageRef, String> {
         }
         None => (image, None),
     };
-    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
-    let (name, tag) = match rest[last_slash..].rfind(':') {
-        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
+    let last_slash = rest.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1);
+    let (name, tag) = match split_at_byte(&rest[last_slash..], b':', true) {
+        Some((before, tag)) => (&rest[..last_slash + before.len()], Some(tag)),
         None => (rest, None),
     };
     if let Some(t) = tag {
@@ -288,13 +293,13 @@ pub fn parse_image(image: &str) -> Result<ImageRef, String> {
             return Err(INVALID.into());
         }
     }
-    // Every container of every pod sync is parsed: slices of the input, one allocation.
-    let (domain, path) = match name.split_once('/') {
+    // Slices of the input, one allocation.
+    let (domain, path) = match split_at_byte(name, b'/', false) {
         Some((first, rest))
-            if first.contains('.')
-                || first.contains(':')
-                || first == "localhost"
-                || first.bytes().any(|c| c.is_ascii_uppercase()) =>
+            if first == "localhost"
+                || first
+                    .bytes()
+                    .any(|c| c == b'.' || c == b':' || c.is_ascii_uppercase()) =>
         {
             (first, rest)
         }
@@ -303,7 +308,7 @@ pub fn parse_image(image: &str) -> Result<ImageRef, String> {
     if !is_domain(domain) {
         return Err(INVALID.into());
     }
-    let library = if domain == "docker.io" && !path.contains('/') {
+    let library = if domain == "docker.io" && !path.bytes().any(|b| b == b'/') {
         "library/"
     } else {
         ""
@@ -323,6 +328,16 @@ pub fn parse_image(image: &str) -> Result<ImageRef, String> {
         tag: tag.map(str::to_string),
         digest,
     })
+}
+
+/// `s` split around its first (or, with `last`, its last) byte `b`, which must be ASCII.
+fn split_at_byte(s: &str, b: u8, last: bool) -> Option<(&str, &str)> {
+    let i = if last {
+        s.bytes().rposition(|c| c == b)
+    } else {
+        s.bytes().position(|c| c == b)
+    }?;
+    Some((&s[..i], &s[i + 1..]))
 }
 
 /// The normalised form of an image name, or the name itself when it does not parse.
@@ -357,7 +372,7 @@ pub fn image_size(image_ref: &str) -> u64 {
 /// `docker.io/library/nginx@sha256:…`: the image id a running container reports.
 pub fn image_id(image_ref: &str) -> String {
     let repo = parse_image(image_ref).map_or_else(|_| image_ref.to_string(), |r| r.repository);
-    format!("{repo}@sha256:{}", hex64(&format!("image:{image_ref}")))
+    concat(&[&repo, "@sha256:", &hex64(&concat(&["image:", image_ref]))])
 }
 
 impl NodeRuntime {
@@ -795,9 +810,23 @@ mod tests {
             parse_image("nginx:"),
             Err("invalid reference format".into())
         );
+        for spaced in ["ngi nx", "nginx\x0b", "nginx\u{a0}:1", "nginx:1\u{2003}"] {
+            assert_eq!(
+                parse_image(spaced),
+                Err("invalid reference format".into()),
+                "{spaced:?}"
+            );
+        }
         assert_eq!(
-            parse_image("ngi nx"),
-            Err("invalid reference format".into())
+            parse_image(
+                "registry.example.com:5000/team/app:v1@sha256:0123456789abcdef0123456789abcdef"
+            )
+            .map(|r| r.normalized()),
+            Ok("registry.example.com:5000/team/app@sha256:0123456789abcdef0123456789abcdef".into())
+        );
+        assert_eq!(
+            parse_image("localhost/app").map(|r| r.normalized()),
+            Ok("localhost/app:latest".into())
         );
         assert_eq!(
             parse_image("nginx::1"),
