@@ -122,7 +122,12 @@ fn api_calls(s: &Session, after: u64) -> Vec<(String, String, String, u16)> {
                     code,
                     ..
                 } = &**tr;
-                Some((actor.to_string(), verb.to_string(), object.clone(), *code))
+                Some((
+                    actor.to_string(),
+                    verb.to_string(),
+                    object.to_string(),
+                    *code,
+                ))
             }
             _ => None,
         })

@@ -182,7 +182,7 @@ fn deleting_an_instance_removes_its_children_leaves_first_then_the_finalizer() {
                 if tr.actor.as_ref() == "kro/simple-app.kro.run" && tr.verb == "delete" =>
             {
                 let ApiTrace { object, .. } = &**tr;
-                Some(object.clone())
+                Some(object.to_string())
             }
             _ => None,
         })

@@ -255,7 +255,7 @@ fn resource_versions_of_successful_writes_only_grow() {
             if *code < 300 && *rv > global {
                 global = *rv;
             }
-            let prev = by_object.insert(object.clone(), *rv).unwrap_or(0);
+            let prev = by_object.insert(object.to_string(), *rv).unwrap_or(0);
             assert!(
                 *rv >= prev,
                 "{object}: resourceVersion went back from {prev} to {rv}"

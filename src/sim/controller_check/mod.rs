@@ -367,7 +367,7 @@ impl Watcher {
                     self.writes += 1;
                     self.last_write = Some((e.t, format!("{verb} {object}")));
                     if *verb == "create" {
-                        self.creates.push((e.t, object.clone()));
+                        self.creates.push((e.t, object.to_string()));
                     }
                 }
                 _ => {}

@@ -150,7 +150,8 @@ pub struct ApiTrace {
     /// One of [`ApiRequest::verb`](crate::sim::api::ApiRequest::verb)'s words: no allocation per
     /// request.
     pub verb: &'static str,
-    pub object: String,
+    /// Shared with the write's watch event, which names the object the same way.
+    pub object: Str,
     pub code: u16,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,

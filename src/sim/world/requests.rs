@@ -167,7 +167,7 @@ impl Sim {
                 TraceKind::Api(Box::new(ApiTrace {
                     actor,
                     verb,
-                    object: key.trace_name(),
+                    object: key.trace_name().into(),
                     code: err.code(),
                     message: Some(err.message.clone()),
                     resource_version: None,
@@ -182,9 +182,19 @@ impl Sim {
                 if verb.starts_with("create") { 201 } else { 200 },
                 None,
                 Some(o.meta().rv()),
-                o.key().trace_name(),
+                // The write's watch event already names the object as the trace does.
+                handled
+                    .events
+                    .iter()
+                    .find(|e| Arc::ptr_eq(&e.object, o))
+                    .map_or_else(|| o.key().trace_name().into(), |e| e.name.clone()),
             ),
-            Err(e) => (e.code(), Some(e.message.clone()), None, key.trace_name()),
+            Err(e) => (
+                e.code(),
+                Some(e.message.clone()),
+                None,
+                key.trace_name().into(),
+            ),
         };
         self.last_api_seq = self.trace.push(
             self.now,
