@@ -970,15 +970,26 @@ impl<K: Ord + std::hash::Hash + Clone, V> HashedSlotMap<K, V> {
     where
         K: Borrow<Q>,
     {
-        self.slots.remove(key);
+        // Most removes in a converging cluster are of keys that are not there (a bound pod
+        // leaving a scheduling queue it already left): the hash answers those without the
+        // ordered index's descent of string comparisons.
+        self.slots.remove(key)?;
         self.map.remove(key)
     }
 
     /// Keeps the entries `keep` says to, visiting them in key order.
-    pub fn retain(&mut self, keep: impl FnMut(&K, &mut V) -> bool) {
-        self.map.retain(keep);
-        let map = &self.map;
-        self.slots.retain(|k, _| map.contains_key(k));
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        // Each key dropped leaves the hash as it goes: checking every hashed key against the
+        // ordered index afterwards was a descent of string comparisons per entry kept (the
+        // recorder's 4,096 similar-event windows, at each eviction).
+        let slots = &mut self.slots;
+        self.map.retain(|k, v| {
+            let kept = keep(k, v);
+            if !kept {
+                slots.remove(k);
+            }
+            kept
+        });
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Pair<'_, K, V>> + ExactSizeIterator {
@@ -1007,11 +1018,124 @@ impl<K: Ord + std::hash::Hash + Clone, V> std::ops::Index<&K> for HashedSlotMap<
     }
 }
 
-/// A map that is only looked up, never iterated: a hash map with [`FxHasher`]. Its order would
-/// be the hash's, so it must show nowhere (the clippy configuration forbids hash maps elsewhere);
-/// its hasher has no keys, so nothing about it varies from run to run either.
+/// A map that is looked up, and iterated only where the order cannot show (what is found goes
+/// into an ordered set, or is sorted): a hash map with [`FxHasher`]. Its order would be the
+/// table's (which can differ between native and wasm builds: its probe groups and bucket
+/// indices depend on the target), so it must show nowhere (the clippy configuration forbids hash
+/// maps elsewhere); its hasher has no keys, so nothing about it varies from run to run either.
 #[allow(clippy::disallowed_types)]
 pub type LookupMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
+/// A map found by hash that keeps no order: a [`LookupMap`] of keys to slots, the values in a
+/// vector. What [`HashedSlotMap`] is without its B-tree, for maps never walked in key order, and
+/// for the download what a `LookupMap<K, V>` is not: the hash table's code (insert, remove,
+/// growth) is compiled once per key type and shared by every value type, as [`SlotMap`]'s tree
+/// is. Walked ([`LookupSlots::iter`], [`LookupSlots::keys`]) only where the order cannot show.
+#[derive(Clone)]
+pub struct LookupSlots<K, V> {
+    index: LookupMap<K, u32>,
+    slots: Vec<Option<V>>,
+    free: Vec<u32>,
+}
+
+impl<K, V> Default for LookupSlots<K, V> {
+    fn default() -> Self {
+        Self {
+            index: LookupMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+// In the hash's order: a debugging aid, shown nowhere a learner looks.
+impl<K: fmt::Debug + std::hash::Hash + Eq, V: fmt::Debug> fmt::Debug for LookupSlots<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V> LookupSlots<K, V> {
+    fn slot(&self, i: u32) -> &V {
+        self.slots[i as usize]
+            .as_ref()
+            .expect("an indexed slot holds a value")
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn get<Q: std::hash::Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
+        self.index.get(key).map(|&i| self.slot(i))
+    }
+
+    pub fn get_mut<Q: std::hash::Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+    {
+        let i = *self.index.get(key)?;
+        self.slots[i as usize].as_mut()
+    }
+
+    pub fn contains_key<Q: std::hash::Hash + Eq + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.index.contains_key(key)
+    }
+
+    /// Like `HashMap::insert`: the old value comes back, and the old key stays.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if let Some(&i) = self.index.get(&key) {
+            return self.slots[i as usize].replace(value);
+        }
+        let i = place(&mut self.slots, &mut self.free, value);
+        self.index.insert(key, i);
+        None
+    }
+
+    /// The value under `key`, inserted from `default` first when there is none.
+    pub fn get_or_insert_with(&mut self, key: K, default: impl FnOnce() -> V) -> &mut V {
+        let i = match self.index.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = place(&mut self.slots, &mut self.free, default());
+                self.index.insert(key, i);
+                i
+            }
+        };
+        self.slots[i as usize]
+            .as_mut()
+            .expect("an indexed slot holds a value")
+    }
+
+    pub fn remove<Q: std::hash::Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        let i = self.index.remove(key)?;
+        self.free.push(i);
+        self.slots[i as usize].take()
+    }
+
+    /// Every key, in the hash's order: only where the order cannot show.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.index.keys()
+    }
+
+    /// Every entry, in the hash's order: only where the order cannot show.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.index.iter().map(|(k, &i)| (k, self.slot(i)))
+    }
+}
 
 /// [`LookupMap`]'s set: looked up, and iterated only where what is done with each member does
 /// not depend on the order.
@@ -1220,40 +1344,65 @@ mod tests {
 
     proptest! {
         #[test]
-        fn a_hashed_slot_map_answers_every_operation_as_a_btree_map_does(ops in prop::collection::vec(op(), 0..80)) {
+        fn hashed_slot_maps_and_lookup_slots_answer_every_operation_as_a_btree_map_does(ops in prop::collection::vec(op(), 0..80)) {
             let mut tree: BTreeMap<u8, u16> = BTreeMap::new();
             let mut map: HashedSlotMap<u8, u16> = HashedSlotMap::new();
+            // The same, without an order of its own: compared sorted.
+            let mut lookup: LookupSlots<u8, u16> = LookupSlots::default();
             for op in ops {
                 match op {
-                    Op::Insert(k, v) => prop_assert_eq!(map.insert(k, v), tree.insert(k, v)),
+                    Op::Insert(k, v) => {
+                        prop_assert_eq!(lookup.insert(k, v), tree.get(&k).copied());
+                        prop_assert_eq!(map.insert(k, v), tree.insert(k, v));
+                    }
                     Op::Entry(k, v) => {
                         let x = map.get_or_insert_with(k, || v);
+                        *x = x.wrapping_add(1);
+                        let x = lookup.get_or_insert_with(k, || v);
                         *x = x.wrapping_add(1);
                         let x = tree.entry(k).or_insert(v);
                         *x = x.wrapping_add(1);
                     }
-                    Op::Remove(k) => prop_assert_eq!(map.remove(&k), tree.remove(&k)),
+                    Op::Remove(k) => {
+                        prop_assert_eq!(lookup.remove(&k), tree.get(&k).copied());
+                        prop_assert_eq!(map.remove(&k), tree.remove(&k));
+                    }
                     Op::PopFirst | Op::PopLast => {
                         let first = tree.first_key_value().map(|(k, _)| *k);
                         if let Some(k) = first {
+                            prop_assert_eq!(lookup.remove(&k), tree.get(&k).copied());
                             prop_assert_eq!(map.remove(&k), tree.remove(&k));
                         }
                     }
                     Op::Retain(m) => {
                         map.retain(|k, _| k % m != 0);
+                        for k in tree.keys().filter(|k| *k % m == 0) {
+                            lookup.remove(k);
+                        }
                         tree.retain(|k, _| k % m != 0);
                     }
                 }
                 prop_assert_eq!(map.iter().collect::<Vec<_>>(), tree.iter().collect::<Vec<_>>());
+                let mut unordered: Vec<(&u8, &u16)> = lookup.iter().collect();
+                unordered.sort();
+                prop_assert_eq!(unordered, tree.iter().collect::<Vec<_>>());
+                let mut keys: Vec<&u8> = lookup.keys().collect();
+                keys.sort();
+                prop_assert_eq!(keys, tree.keys().collect::<Vec<_>>());
                 prop_assert_eq!(map.is_empty(), tree.is_empty());
+                prop_assert_eq!((lookup.len(), lookup.is_empty()), (tree.len(), tree.is_empty()));
                 for k in 0..40u8 {
                     prop_assert_eq!(map.get(&k), tree.get(&k));
                     prop_assert_eq!(map.contains_key(&k), tree.contains_key(&k));
+                    prop_assert_eq!(lookup.get(&k), tree.get(&k));
+                    prop_assert_eq!(lookup.contains_key(&k), tree.contains_key(&k));
                 }
                 if let Some(v) = map.get_mut(&3) {
                     *v = v.wrapping_add(1);
                     *tree.get_mut(&3).expect("the same keys") = *v;
+                    *lookup.get_mut(&3).expect("the same keys") = *v;
                 }
+                prop_assert!(lookup.slots.len() <= 32, "freed slots are reused");
             }
         }
     }

@@ -21,7 +21,7 @@ use super::{
 use crate::sim::rng::Rng;
 use crate::sim::text::{hex_digits, hex_into};
 use crate::sort::CollectTree;
-use crate::vec_map::{HashedSlotMap, VecMap};
+use crate::vec_map::{LookupSlots, VecMap};
 
 /// The default `--service-node-port-range`, 30000-32767.
 const NODE_PORT_MIN: i64 = 30000;
@@ -97,7 +97,8 @@ pub struct ApiServer {
     /// Objects whose stored `spec` is known to survive a JSON round trip unchanged, with the
     /// resourceVersion that is known of (a later write makes the entry stale). A status write
     /// then keeps the spec as it is instead of serialising it again: see [`merge_status_only`].
-    spec_canonical: HashedSlotMap<ObjectKey, u64>,
+    /// Only looked up: it keeps no order of its keys.
+    spec_canonical: LookupSlots<ObjectKey, u64>,
     /// The last pod spec found to survive a JSON round trip: the pods a controller creates from
     /// one template have equal specs, so a comparison, not a round trip each, tells that theirs
     /// do too (see [`ApiServer::created_spec_is_canonical`]).
@@ -136,7 +137,7 @@ impl ApiServer {
             compacted_rv: 1,
             rng: Rng::stream(seed, "apiserver"),
             counts: VecMap::new(),
-            spec_canonical: HashedSlotMap::new(),
+            spec_canonical: LookupSlots::default(),
             canonical_pod_spec: None,
             valid_pod_spec: None,
             pod_defaults: None,

@@ -21,8 +21,8 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
-use crate::sort::CollectTree;
-use crate::vec_map::HashedSlotMap;
+use crate::sort::{CollectTree, StableSort};
+use crate::vec_map::LookupSlots;
 
 /// The built-in kinds whose objects the GC watches, as owners and as dependents; it watches
 /// every custom kind as well ([`Controller::watches_custom_kinds`]).
@@ -72,14 +72,16 @@ impl OwnerState {
 /// The garbage collector (component `garbage-collector-controller`).
 #[derive(Clone, Debug)]
 pub struct GarbageCollector {
-    // Found by hash: every watch event of every kind looks its object up in these three.
-    nodes: HashedSlotMap<ObjectKey, GraphNode>,
+    // Found by hash: every watch event of every kind looks its object up in these three. None
+    // is walked in its own order (a relist sorts what it finds gone), so they keep none: a tree
+    // of keys cost descents of string comparisons for each object observed and forgotten.
+    nodes: LookupSlots<ObjectKey, GraphNode>,
     /// Owner uid → the keys of objects whose ownerReferences name it.
-    dependents: HashedSlotMap<Str, BTreeSet<ObjectKey>>,
+    dependents: LookupSlots<Str, BTreeSet<ObjectKey>>,
     /// Uids verified absent (upstream's `absentOwnerCache`).
     absent: BTreeSet<Str>,
     /// Where each observed uid lives, to tell an owner named from another namespace.
-    by_uid: HashedSlotMap<Str, ObjectKey>,
+    by_uid: LookupSlots<Str, ObjectKey>,
     /// The cache resourceVersion the graph reflects; a mismatch means the informer relisted.
     synced_rv: u64,
     /// Set by a restart: the next look at the cache is a fresh, consistent list.
@@ -89,10 +91,10 @@ pub struct GarbageCollector {
 impl Default for GarbageCollector {
     fn default() -> Self {
         GarbageCollector {
-            nodes: HashedSlotMap::new(),
-            dependents: HashedSlotMap::new(),
+            nodes: LookupSlots::default(),
+            dependents: LookupSlots::default(),
             absent: BTreeSet::new(),
-            by_uid: HashedSlotMap::new(),
+            by_uid: LookupSlots::default(),
             synced_rv: 0,
             needs_full_sync: true,
         }
@@ -320,12 +322,13 @@ impl GarbageCollector {
             self.observe(obj);
             changed = true;
         }
-        let vanished: Vec<ObjectKey> = self
+        let mut vanished: Vec<ObjectKey> = self
             .nodes
             .keys()
             .filter(|k| !present.contains(*k))
             .cloned()
             .collect();
+        vanished.stable_sort();
         for key in vanished {
             self.forget(&key);
             changed = true;

@@ -11,7 +11,7 @@ use crate::sim::api::types::{
     EPOCH_UNIX_SECONDS,
 };
 use crate::sim::text::concat;
-use crate::vec_map::{HashedSlotMap, SlotMap};
+use crate::vec_map::{HashedSlotMap, LookupSlots};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
@@ -87,11 +87,12 @@ struct NameHint {
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
     /// Per object and message: (source, uid, type, reason) → Event name.
-    /// Found by hash, as `similar`: every Event recorded looks its object up in both.
-    /// Messages in a tree, not a sorted vector: a ReplicaSet's `Created pod: <name>` identities
-    /// number in the thousands and expire in the order of time, not of name, and removing each
-    /// from a vector moved half of it.
-    by_identity: HashedSlotMap<ObjectKey, SlotMap<String, Vec<Identity>>>,
+    /// Found by hash, as `similar`: every Event recorded looks its object up in both. Messages
+    /// by hash too, not in a sorted vector: a ReplicaSet's `Created pod: <name>` identities
+    /// number in the thousands and expire in the order of time, not of name (removing each from
+    /// a vector moved half of it), and a tree of them cost a descent of string comparisons along
+    /// their shared prefix for every lookup. Neither map is walked, so neither keeps an order.
+    by_identity: LookupSlots<ObjectKey, LookupSlots<String, Vec<Identity>>>,
     /// Per object: (source, type, reason) → times of distinct messages seen.
     similar: HashedSlotMap<ObjectKey, Vec<Window>>,
     /// Identities and windows held (what [`Recorder::len`] reports).
@@ -221,7 +222,7 @@ impl Recorder {
         });
         let by_message = self
             .by_identity
-            .get_or_insert_with(rec.object.clone(), SlotMap::new);
+            .get_or_insert_with(rec.object.clone(), LookupSlots::default);
         if !by_message.contains_key(&message) {
             by_message.insert(message.clone(), Vec::new());
         }

@@ -51,7 +51,7 @@ use crate::sim::machinery::controller::{
 };
 use crate::sim::rng::Rng;
 use crate::sort::CollectTree;
-use crate::vec_map::{HashedSlotMap, SlotMap, VecMap};
+use crate::vec_map::{HashedSlotMap, LookupSlots, SlotMap, VecMap};
 
 pub use plugins::{
     required_affinity_matches, HostPort, PodResources, Resources, BALANCED_ALLOCATION,
@@ -148,8 +148,10 @@ struct Nominated {
 #[derive(Clone, Debug, Default)]
 struct ClusterState {
     nodes: SlotMap<Str, NodeInfo>,
-    // Found by hash: every watch event of a pod looks it up in both.
-    pods: HashedSlotMap<ObjectKey, PodEntry>,
+    // Found by hash: every watch event of a pod looks it up in both. `pods` is never walked in
+    // its own order (the nodes hold theirs), so it keeps none: a tree of its keys cost a descent
+    // of string comparisons each time a pod was placed and each time it left.
+    pods: LookupSlots<ObjectKey, PodEntry>,
     nominated: HashedSlotMap<ObjectKey, Nominated>,
     /// The nodes that have their Node object, in name order, with their slots in `nodes`: the
     /// list every cycle walks. Made again only when a node comes or goes
@@ -1187,6 +1189,7 @@ impl Scheduler {
                 keys.insert(n.key());
             }
         }
+        // In no particular order: `keys` orders them.
         for (k, e) in self.state.pods.iter() {
             let same = cache.get(k).and_then(|o| o.as_pod()).is_some_and(|p| {
                 p.spec.node_name == e.node || (e.assumed && p.spec.node_name.is_empty())

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::sim::api::types::{Millis, ObjectKey};
-use crate::vec_map::HashedSlotMap;
+use crate::vec_map::LookupSlots;
 
 /// `podInitialBackoffSeconds`.
 pub const POD_INITIAL_BACKOFF: Millis = 1_000;
@@ -91,8 +91,10 @@ impl QueueName {
 /// The three queues. Every pod is in exactly one of them, or popped (being scheduled).
 #[derive(Clone, Debug, Default)]
 pub struct SchedulingQueue {
-    /// Found by hash: every watch event of a pod looks it up.
-    pods: HashedSlotMap<ObjectKey, (QueuedPod, QueueName)>,
+    /// Found by hash: every watch event of a pod looks it up. Never walked in its own order
+    /// (the three queues keep theirs), so it keeps none: filing each pod in a tree of keys and
+    /// taking it out again when it was popped were two descents of string comparisons per pod.
+    pods: LookupSlots<ObjectKey, (QueuedPod, QueueName)>,
     active: BTreeSet<(Reverse<i64>, u64, ObjectKey)>,
     backoff: BTreeSet<(Millis, u64, ObjectKey)>,
     unschedulable: BTreeSet<ObjectKey>,
@@ -184,7 +186,11 @@ impl SchedulingQueue {
         if self.head() != Some(key) {
             return None;
         }
-        let mut qp = self.unlink(key)?;
+        let (mut qp, at) = self.pods.remove(key)?;
+        // The head is activeQ's first entry: taken from the front, where the search for its
+        // (priority, seq, key) would descend the tree again (one search per pod scheduled).
+        let first = self.active.pop_first();
+        debug_assert!(at == QueueName::ActiveQ && first.is_some_and(|(_, s, _)| s == qp.seq));
         qp.attempts += 1;
         Some(qp)
     }
@@ -299,7 +305,7 @@ impl SchedulingQueue {
         self.backoff.first().map(|(t, _, _)| *t)
     }
 
-    /// Every queued pod, in key order.
+    /// Every queued pod, in no particular order.
     pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
         self.pods.keys()
     }
