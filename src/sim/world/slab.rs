@@ -58,6 +58,15 @@ impl<T> Slab<T> {
         value
     }
 
+    /// The value in `slot`, if it holds one.
+    #[inline]
+    pub(super) fn get(&self, slot: u32) -> Option<&T> {
+        self.chunks
+            .get(slot as usize / CHUNK)?
+            .get(slot as usize % CHUNK)?
+            .as_ref()
+    }
+
     /// Every value held, in slot order.
     pub(super) fn values(&self) -> impl Iterator<Item = &T> {
         self.chunks.iter().flatten().flatten()
@@ -81,6 +90,8 @@ mod tests {
         assert_eq!(slots, (0..(2 * CHUNK + 5) as u32).collect::<Vec<_>>());
         assert_eq!(s.take(3), Some(3));
         assert_eq!(s.take(3), None, "taken already");
+        assert_eq!(s.get(3), None);
+        assert_eq!(s.get(4), Some(&4));
         assert_eq!(s.take(CHUNK as u32 + 1), Some(CHUNK + 1));
         assert_eq!(s.take(99_999), None, "never grown that far");
         assert_eq!(s.insert(7_000), CHUNK as u32 + 1);
