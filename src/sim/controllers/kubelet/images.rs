@@ -17,7 +17,7 @@ impl Kubelet {
         let name = &c.name;
         let ck = (uid.clone(), name.clone());
         let image = &c.image;
-        let parsed = match parse_image(image) {
+        let resolved = match rt.resolve_image(image) {
             Ok(r) => r,
             Err(e) => {
                 let msg = format!(
@@ -34,9 +34,9 @@ impl Kubelet {
                 return false;
             }
         };
-        let image_ref = parsed.normalized();
+        let image_ref = resolved.reference;
         let policy = c.image_pull_policy.clone().unwrap_or_else(|| {
-            if parsed.is_latest() {
+            if resolved.latest {
                 "Always".into()
             } else {
                 "IfNotPresent".into()
@@ -92,7 +92,7 @@ impl Kubelet {
                     p.gaps.push(format!("{name}: image pull failed"));
                     return false;
                 }
-                rt.images.insert(image_ref.clone());
+                rt.images.insert(image_ref.to_string());
                 let message = format!(
                     "Successfully pulled image {image:?} in {} ({} including waiting). Image size: {} bytes.",
                     format_duration(pull.done_at - pull.began_at),
@@ -130,9 +130,7 @@ impl Kubelet {
         let error = rt.pull_error(&image_ref);
         let layers_cached = present
             || self.pulls.values().any(|other| {
-                other.error.is_none()
-                    && other.done_at <= began
-                    && normalize_image(&other.image) == image_ref
+                other.error.is_none() && other.done_at <= began && other.image_ref == image_ref
             });
         let took = if error.is_some() {
             rng.range(300, 1_500)
@@ -147,6 +145,7 @@ impl Kubelet {
             ck,
             Pull {
                 image: image.to_string(),
+                image_ref,
                 requested_at: now,
                 began_at: began,
                 done_at,
@@ -163,6 +162,8 @@ impl Kubelet {
 #[derive(Clone, Debug)]
 pub(super) struct Pull {
     image: String,
+    /// `image` resolved.
+    image_ref: Str,
     requested_at: Millis,
     began_at: Millis,
     done_at: Millis,

@@ -68,8 +68,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sim::machinery::node_runtime::{
-    image_size, next_relist, normalize_image, parse_image, NodeRuntime, PodSandbox, ProbeKind,
-    Termination, REASON_STATUS_UNKNOWN,
+    image_size, next_relist, NodeRuntime, PodSandbox, ProbeKind, Termination, REASON_STATUS_UNKNOWN,
 };
 use crate::sim::machinery::process::{ignores_sigterm, process_of, Process};
 use crate::sim::rng::Rng;

@@ -785,7 +785,7 @@ fn a_terminating_pod_without_running_containers_reports_a_terminal_phase_then_de
         "10.244.1",
         0,
     );
-    rt.start_container("u1", "app", "nginx:1.27", 0, None, 0, None, 1_000);
+    rt.start_container("u1", "app", &"nginx:1.27".into(), 0, None, 0, None, 1_000);
     rt.stop_container("u1", "app", 11_000, 0);
     let out = reconcile_once(
         &mut Kubelet::new("node-1"),
