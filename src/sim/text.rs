@@ -32,6 +32,21 @@ pub fn hex_digits(out: &mut [u8], v: u64) {
     }
 }
 
+/// `n` in decimal, as `{n}` writes it, in `buf`.
+pub fn decimal_into(buf: &mut [u8; 20], n: u64) -> &str {
+    let mut at = buf.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
+}
+
 /// Appends `s` as `{s:?}` writes it: in double quotes, escaped as `Debug` escapes. Most names
 /// (images, containers) need no escape and are copied as they are.
 pub fn push_quoted(out: &mut String, s: &str) {
@@ -58,6 +73,13 @@ pub fn concat(parts: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_read_as_format_writes_them() {
+        for n in [0, 7, 10, 99, 1_000, 4_294_967_296, u64::MAX] {
+            assert_eq!(decimal_into(&mut [0; 20], n), n.to_string());
+        }
+    }
 
     proptest::proptest! {
         #[test]

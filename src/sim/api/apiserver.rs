@@ -19,7 +19,7 @@ use super::{
     WatchEventType,
 };
 use crate::sim::rng::Rng;
-use crate::sim::text::{hex_digits, hex_into};
+use crate::sim::text::{concat, hex_digits, hex_into};
 use crate::sort::CollectTree;
 use crate::vec_map::{LookupSlots, VecMap};
 
@@ -710,7 +710,7 @@ impl ApiServer {
         if obj.meta().name.is_empty() && !obj.meta().generate_name.is_empty() {
             // Retry on collision, as the registry does for generateName.
             for _ in 0..8 {
-                let candidate = format!("{}{}", obj.meta().generate_name, self.rng.safe_string(5));
+                let candidate = concat(&[&obj.meta().generate_name, &self.rng.safe_string(5)]);
                 if !self.objects.contains_key(&ObjectKey::new(
                     kind,
                     &obj.meta().namespace,

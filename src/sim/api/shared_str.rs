@@ -143,19 +143,10 @@ impl Str {
 
     /// `n` in decimal (a resourceVersion), formatted without an intermediate `String`.
     pub fn decimal(n: u64) -> Str {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut rest = n;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        let text = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
-        Str(ArcStr::from(text))
+        Str(ArcStr::from(crate::sim::text::decimal_into(
+            &mut [0; 20],
+            n,
+        )))
     }
 
     /// `s` as the well-known word, or a new shared text.

@@ -794,7 +794,7 @@ fn name_errors(kind: Kind, name: &str, prefix: bool) -> Vec<String> {
     // generateName is a prefix: a trailing dash is fine there (`web-` + random suffix).
     let masked;
     let name = if prefix && name.ends_with('-') {
-        masked = format!("{}a", &name[..name.len() - 1]);
+        masked = crate::sim::text::concat(&[&name[..name.len() - 1], "a"]);
         masked.as_str()
     } else {
         name

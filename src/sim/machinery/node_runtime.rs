@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use crate::sim::api::types::{Container, Millis, Str};
 use crate::sim::faults::Fault;
 use crate::sim::rng::Rng;
-use crate::sim::text::{concat, push_hex};
+use crate::sim::text::{concat, decimal_into, push_hex};
 use crate::sort::CollectTree;
 use crate::vec_map::VecMap;
 
@@ -472,7 +472,17 @@ impl NodeRuntime {
 
     /// Hands out the next free pod IP on this node's /24 (`prefix` is e.g. `10.244.1`).
     pub fn allocate_ip(&mut self, prefix: &str) -> String {
-        let used: BTreeSet<String> = self.pods.values().map(|p| p.ip.clone()).collect_set();
+        // The hosts of `prefix` that sandboxes hold, read in place (a set of their addresses,
+        // copied, was most of a sandbox's creation).
+        let mut used = [false; 256];
+        for p in self.pods.values() {
+            if let Some(host) = p.ip.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) {
+                if let Ok(n) = host.parse::<u8>() {
+                    used[usize::from(n)] |= decimal_into(&mut [0; 20], u64::from(n)) == host;
+                }
+            }
+        }
+        let ip = |host: u8| concat(&[prefix, ".", decimal_into(&mut [0; 20], u64::from(host))]);
         let base = self.last_ip.max(1) as u16;
         for step in 1..=253u16 {
             let mut host = base + step;
@@ -480,13 +490,12 @@ impl NodeRuntime {
                 host -= 253;
             }
             let host = host as u8;
-            let ip = format!("{prefix}.{host}");
-            if !used.contains(&ip) {
+            if !used[usize::from(host)] {
                 self.last_ip = host;
-                return ip;
+                return ip(host);
             }
         }
-        format!("{prefix}.254")
+        ip(254)
     }
 
     /// Creates the pod's sandbox if it has none.
@@ -569,7 +578,17 @@ impl NodeRuntime {
                 .or_else(|| old.last_termination.clone()),
             None => seed_last,
         };
-        let id = hex64(&format!("{uid}/{name}/{attempt}/{now}"));
+        let (mut n, mut t) = ([0; 20], [0; 20]);
+        let id = hex64(&concat(&[
+            uid,
+            "/",
+            name,
+            "/",
+            if attempt < 0 { "-" } else { "" },
+            decimal_into(&mut n, u64::from(attempt.unsigned_abs())),
+            "/",
+            decimal_into(&mut t, now),
+        ]));
         let scheduled_exit = sandbox
             .faults
             .get(name)
@@ -818,6 +837,35 @@ impl ContainerRuntimeState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pod_ips_go_to_the_next_free_host_in_turn_wrapping_past_254() {
+        let mut rt = NodeRuntime::default();
+        let sandbox = |rt: &mut NodeRuntime, uid: &str| {
+            let uid = Str::from(uid);
+            rt.ensure_sandbox(&uid, &"default".into(), &uid, "10.244.1", 0)
+                .ip
+                .clone()
+        };
+        assert_eq!(sandbox(&mut rt, "a"), "10.244.1.2");
+        assert_eq!(sandbox(&mut rt, "b"), "10.244.1.3");
+        // Another prefix's host and a host written otherwise are not this prefix's.
+        rt.pods.get_mut("b").expect("b").ip = "10.244.10.4".into();
+        rt.ensure_sandbox(&"c".into(), &"default".into(), &"c".into(), "10.244.1", 0)
+            .ip = "10.244.1.05".into();
+        rt.last_ip = 3;
+        assert_eq!(sandbox(&mut rt, "d"), "10.244.1.4");
+        rt.last_ip = 253;
+        assert_eq!(sandbox(&mut rt, "e"), "10.244.1.254");
+        assert_eq!(
+            sandbox(&mut rt, "f"),
+            "10.244.1.3",
+            "after .254, .2 is taken by a"
+        );
+        rt.last_ip = 4;
+        rt.pods.get_mut("c").expect("c").ip = "10.244.1.5".into();
+        assert_eq!(sandbox(&mut rt, "g"), "10.244.1.6", ".5 is taken");
+    }
 
     #[test]
     fn a_machine_resolves_an_image_name_as_the_parser_does_however_many_names_it_has_seen() {

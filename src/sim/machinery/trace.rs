@@ -458,14 +458,20 @@ pub fn describe_request(req: &ApiRequest, cached: Option<&Object>) -> String {
         ApiRequest::Create(o) => {
             let m = o.meta();
             if m.name.is_empty() {
-                format!("create {} (generateName {})", o.kind(), m.generate_name)
+                concat(&[
+                    "create ",
+                    o.kind().as_str(),
+                    " (generateName ",
+                    &m.generate_name,
+                    ")",
+                ])
             } else {
-                format!("create {} {}", o.kind(), m.name)
+                concat(&["create ", o.kind().as_str(), " ", &m.name])
             }
         }
         ApiRequest::Update(o) | ApiRequest::UpdateStatus(o) => {
             let status = matches!(req, ApiRequest::UpdateStatus(_));
-            let mut head = format!("update {} {}", o.kind(), o.meta().name);
+            let mut head = concat(&["update ", o.kind().as_str(), " ", &o.meta().name]);
             // A status write names status fields bare (`readyReplicas 2→3`); a spec write names
             // them in full (`spec.replicas 3→2`).
             if status {
@@ -500,7 +506,7 @@ pub fn describe_request(req: &ApiRequest, cached: Option<&Object>) -> String {
             with_changes(head, changes)
         }
         ApiRequest::Patch { key, patch, status } => {
-            let mut head = format!("patch {} {}", key.kind, key.name);
+            let mut head = concat(&["patch ", key.kind.as_str(), " ", &key.name]);
             if *status {
                 head.push_str(" status");
             }
@@ -508,9 +514,9 @@ pub fn describe_request(req: &ApiRequest, cached: Option<&Object>) -> String {
             patch_fields("", patch, &mut fields);
             with_changes(head, fields)
         }
-        ApiRequest::Delete { key, .. } => format!("delete {} {}", key.kind, key.name),
-        ApiRequest::Bind { key, node } => format!("bind {} → {node}", key.name),
-        ApiRequest::Evict { key, .. } => format!("evict {} {}", key.kind, key.name),
+        ApiRequest::Delete { key, .. } => concat(&["delete ", key.kind.as_str(), " ", &key.name]),
+        ApiRequest::Bind { key, node } => concat(&["bind ", &key.name, " → ", node]),
+        ApiRequest::Evict { key, .. } => concat(&["evict ", key.kind.as_str(), " ", &key.name]),
     }
 }
 

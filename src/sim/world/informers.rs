@@ -271,7 +271,7 @@ impl Sim {
             cause,
             TraceKind::Reconcile(Box::new(ReconcileTrace {
                 component: c.name.clone(),
-                key: key.to_string(),
+                key: key.trace_name(),
                 trigger,
                 record: outcome.record.clone().map(Box::new),
                 requests: n_requests,

@@ -166,7 +166,7 @@ impl Kubelet {
                     Some(id) if id.strip_prefix("containerd://") == Some(r.id.as_str()) => {
                         id.clone()
                     }
-                    _ => Str::from(format!("containerd://{}", r.id)),
+                    _ => Str::from(concat(&["containerd://", &r.id])),
                 });
                 cs.last_state = Some(
                     r.last_termination
@@ -447,10 +447,11 @@ pub(super) fn initialized(
     if incomplete.is_empty() {
         (true, None, None)
     } else {
-        let message = format!(
-            "containers with incomplete status: [{}]",
-            incomplete.join(" ")
-        );
+        let message = concat(&[
+            "containers with incomplete status: [",
+            &incomplete.join(" "),
+            "]",
+        ]);
         (
             false,
             Some("ContainersNotInitialized".into()),
@@ -485,7 +486,7 @@ pub(super) fn containers_ready(
     if unready.is_empty() {
         (true, None, None)
     } else {
-        let message = format!("containers with unready status: [{}]", unready.join(" "));
+        let message = concat(&["containers with unready status: [", &unready.join(" "), "]"]);
         (false, Some("ContainersNotReady".into()), Some(message))
     }
 }

@@ -26,6 +26,7 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::sim::text::concat;
 use crate::sort::StableSort;
 use crate::vec_map::SlotMap;
 
@@ -357,7 +358,7 @@ impl Controller for EdgeReplicaSetController {
                         &rs,
                         &uid,
                         "SuccessfulCreate",
-                        format!("Created pod: {}", created.meta().name),
+                        concat(&["Created pod: ", &created.meta().name]),
                     ),
                     Err(e) => event(
                         "Warning",

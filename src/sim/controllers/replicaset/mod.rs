@@ -30,6 +30,7 @@ use crate::sim::machinery::cache::{Cache, Indexers};
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
+use crate::sim::text::concat;
 
 /// `BurstReplicas`: at most this many creates or deletes per sync.
 pub const BURST_REPLICAS: usize = 500;
@@ -593,7 +594,7 @@ impl Controller for ReplicaSetController {
                         &rs,
                         &r.uid,
                         "SuccessfulCreate",
-                        format!("Created pod: {}", created.meta().name),
+                        concat(&["Created pod: ", &created.meta().name]),
                     ),
                     Err(e) => rs_event(
                         "Warning",

@@ -50,6 +50,7 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
 use crate::sim::rng::Rng;
+use crate::sim::text::{concat, decimal_into};
 use crate::sort::CollectTree;
 use crate::vec_map::{HashedSlotMap, LookupSlots, SlotMap, VecMap};
 
@@ -1277,10 +1278,13 @@ impl Scheduler {
         if total_nodes > 0 {
             self.next_start_node_index = (start + cycle.processed) % total_nodes;
         }
-        let observed = format!(
-            "pod {} unscheduled; {} nodes",
-            pod.metadata.name, total_nodes
-        );
+        let observed = concat(&[
+            "pod ",
+            &pod.metadata.name,
+            " unscheduled; ",
+            decimal_into(&mut [0; 20], total_nodes as u64),
+            " nodes",
+        ]);
         let desired = "bound to a feasible node";
         match cycle.outcome {
             CycleOutcome::Fits { ref node, total } => {
@@ -1783,10 +1787,14 @@ impl Controller for Scheduler {
                 self.answer_events.push(EventRecord::normal(
                     stored,
                     "Scheduled",
-                    format!(
-                        "Successfully assigned {}/{} to {node}",
-                        key.namespace, key.name
-                    ),
+                    concat(&[
+                        "Successfully assigned ",
+                        &key.namespace,
+                        "/",
+                        &key.name,
+                        " to ",
+                        node,
+                    ]),
                 ));
                 return;
             }
