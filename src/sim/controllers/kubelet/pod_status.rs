@@ -53,14 +53,20 @@ impl Kubelet {
             .filter(|c| !KUBELET_CONDITIONS.contains(&c.type_.as_str()))
             .cloned()
             .collect();
+        // Each sync writes the five conditions again: in the words of the ones they replace,
+        // which mostly say the same (no lookup of a well-known word, no copy of a message).
         let cond = |type_: &str, ok: bool, reason: Option<String>, message: Option<String>| {
             let status = if ok { "True" } else { "False" };
-            let prior = find_condition(&old.conditions, type_).filter(|c| c.status == status);
+            let before = find_condition(&old.conditions, type_);
+            let prior = before.filter(|c| c.status == status);
+            let reuse = |held: Option<&Option<Str>>, text: Option<String>| {
+                text.map(|t| Str::reuse(held.and_then(Option::as_ref), &t))
+            };
             Condition {
-                type_: type_.into(),
-                status: status.into(),
-                reason: reason.map(Str::from),
-                message: message.map(Str::from),
+                type_: before.map_or_else(|| type_.into(), |c| c.type_.clone()),
+                status: Str::reuse(before.map(|c| &c.status), status),
+                reason: reuse(before.map(|c| &c.reason), reason),
+                message: reuse(before.map(|c| &c.message), message),
                 last_transition_time: prior
                     .map_or(Some(ts(now)), |c| c.last_transition_time.or(Some(ts(now)))),
                 ..Default::default()
