@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
+use super::event_ages::EventAges;
 use super::object_map::{ObjectMap, Replaced, NO_SLOT};
 use super::types::*;
 use super::{admission, customresource, job, limits, storage, validation};
@@ -114,10 +115,21 @@ pub struct ApiServer {
     event_removals: u64,
     /// Every stored Event by [`event_age`], then key: the oldest are the first, so trimming to
     /// the cap and TTL expiry read what goes instead of listing and ranking every Event.
-    events_by_age: BTreeSet<(Millis, SharedKey)>,
+    events_by_age: EventAges,
     /// Writes per kind (indexed by [`Kind::index`]), so a view can ignore the kinds it does not
     /// show: an idle 1,000-node cluster renews a hundred Leases a second.
     writes: [u64; Kind::ALL.len() + 1],
+    /// By store slot, the trace's name of the object held there (`Kind/namespace/name`, see
+    /// [`WatchEvent::name`]) and the key it was made for: a pod is written a dozen times, and
+    /// its name was written out again for each (1% of converging a cluster). Holding the key
+    /// keeps its allocation from being reused by another's, so a pointer comparison tells the
+    /// name is this object's.
+    trace_names: Vec<Option<(SharedKey, Str)>>,
+}
+
+/// The age of the Event stored under `key`, if one is.
+fn stored_event_age(objects: &ObjectMap, key: &SharedKey) -> Option<Millis> {
+    objects.get(key).map(|o| event_age(o))
 }
 
 /// When an Event was last seen, for its expiry: `lastTimestamp`, else its creation, else 0.
@@ -142,8 +154,9 @@ impl ApiServer {
             valid_pod_spec: None,
             pod_defaults: None,
             event_removals: 0,
-            events_by_age: BTreeSet::new(),
+            events_by_age: EventAges::default(),
             writes: [0; Kind::ALL.len() + 1],
+            trace_names: Vec::new(),
         }
     }
 
@@ -383,7 +396,8 @@ impl ApiServer {
         cause: u64,
     ) -> WatchEvent {
         self.writes[key.kind.index()] += 1;
-        let mut ev = WatchEvent::keyed(type_, obj, key, rv, cause);
+        let name = self.trace_name(&key, slot);
+        let mut ev = WatchEvent::keyed(type_, obj, key, name, rv, cause);
         ev.slot = slot;
         self.history.push_back((now, ev.clone()));
         for _ in 0..RETIRED_DROPS_PER_WRITE {
@@ -399,6 +413,31 @@ impl ApiServer {
             }
         }
         ev
+    }
+
+    /// The trace's name of `key`, held in store slot `slot` (see [`ApiServer::trace_names`]),
+    /// for its watch events. An Event's is left to a delivery to write out: no built-in
+    /// component watches Events (a learner's controller may), and naming each of the thousands
+    /// a converging cluster records was another 0.6% for a name nothing read.
+    fn trace_name(&mut self, key: &SharedKey, slot: u32) -> Str {
+        if key.kind == Kind::Event {
+            return Str::EMPTY;
+        }
+        if slot == NO_SLOT {
+            return key.trace_name().into();
+        }
+        let i = slot as usize;
+        if self.trace_names.len() <= i {
+            self.trace_names.resize(i + 1, None);
+        }
+        match &self.trace_names[i] {
+            Some((made_for, name)) if Arc::ptr_eq(made_for, key) => name.clone(),
+            _ => {
+                let name = Str::from(key.trace_name());
+                self.trace_names[i] = Some((key.clone(), name.clone()));
+                name
+            }
+        }
     }
 
     fn store(
@@ -422,10 +461,15 @@ impl ApiServer {
             self.count_change(obj.kind(), true);
         }
         if obj.kind() == Kind::Event {
-            if let Some(old) = &old {
-                self.events_by_age.remove(&(event_age(old), shared.clone()));
+            // Filed again only at a new age: the entry at the old one is left behind (see
+            // `event_ages`).
+            let age = event_age(&obj);
+            if old.as_deref().is_none_or(|o| event_age(o) != age) {
+                let live = self.count(Kind::Event);
+                let objects = &self.objects;
+                self.events_by_age
+                    .insert(age, shared.clone(), live, |k| stored_event_age(objects, k));
             }
-            self.events_by_age.insert((event_age(&obj), shared.clone()));
         }
         let ev = self.commit(now, type_, obj.clone(), (shared, slot), rv, cause);
         (obj, ev)
@@ -442,8 +486,6 @@ impl ApiServer {
         self.spec_canonical.remove(key);
         if key.kind == Kind::Event {
             self.event_removals += 1;
-            self.events_by_age
-                .remove(&(event_age(&old), shared.clone()));
         }
         let rv = self.next_rv();
         let mut last = (*old).clone();
@@ -1491,10 +1533,9 @@ impl ApiServer {
         if key.kind != Kind::Event {
             return None;
         }
-        let (shared, old, _) = self.objects.remove_entry(key)?;
+        let (_, old, _) = self.objects.remove_entry(key)?;
         self.count_change(Kind::Event, false);
         self.event_removals += 1;
-        self.events_by_age.remove(&(event_age(&old), shared));
         Some(old)
     }
 
@@ -1502,11 +1543,12 @@ impl ApiServer {
     /// them) as [`ApiServer::expire_event`] would, and returns them: the cap takes hundreds at
     /// once from the front of the age order, with no key looked up twice.
     pub fn expire_oldest_events(&mut self, n: usize) -> Vec<Arc<Object>> {
-        let mut expired = Vec::with_capacity(n.min(self.events_by_age.len()));
-        while expired.len() < n {
-            let Some((_, shared)) = self.events_by_age.pop_first() else {
-                break;
-            };
+        let objects = &self.objects;
+        let oldest = self
+            .events_by_age
+            .take_oldest(n, |k| stored_event_age(objects, k));
+        let mut expired = Vec::with_capacity(oldest.len());
+        for shared in oldest {
             if let Some((_, old, _)) = self.objects.remove_entry(&shared) {
                 self.count_change(Kind::Event, false);
                 self.event_removals += 1;
@@ -1516,9 +1558,12 @@ impl ApiServer {
         expired
     }
 
-    /// Stored Events, oldest first by [`event_age`] (ties in key order), with their ages.
-    pub fn events_by_age(&self) -> impl Iterator<Item = (Millis, &ObjectKey)> {
-        self.events_by_age.iter().map(|(t, k)| (*t, &**k))
+    /// Stored Events aged before `before` (all of them for `Millis::MAX`), oldest first by
+    /// [`event_age`] (ties in key order), with their ages.
+    pub fn events_aged_before(&self, before: Millis) -> Vec<(Millis, SharedKey)> {
+        let objects = &self.objects;
+        self.events_by_age
+            .before(before, |k| stored_event_age(objects, k))
     }
 }
 
@@ -1538,17 +1583,26 @@ pub trait EventStore {
     /// The stored Event `name` in `namespace`.
     fn event(&self, namespace: &str, name: &str) -> Option<&Event>;
 
+    /// [`EventStore::event`] given the shared strings the recorder holds, which a store can
+    /// key its lookup with as they are (copying both into a key was an allocation each).
+    fn event_named(&self, namespace: &Str, name: &Str) -> Option<&Event> {
+        self.event(namespace, name)
+    }
+
     /// The first `v >= start` for which no Event named `{base}.{v:016x}` exists in `namespace`
-    /// (client-go names an Event after its object and the time, bumping the suffix on a clash).
-    /// Each candidate is one hash lookup in the store: the recorder's hint starts at the last
-    /// name it took, so a burst of Events for one object tries one or two (a walk of the store's
-    /// tree from the first candidate cost a B-tree descent per Event).
-    fn first_free_suffix(&self, namespace: &str, base: &str, start: u64) -> u64 {
+    /// (client-go names an Event after its object and the time, bumping the suffix on a clash),
+    /// and that name. Each candidate is one hash lookup in the store: the recorder's hint starts
+    /// at the last name it took, so a burst of Events for one object tries one or two (a walk of
+    /// the store's tree from the first candidate cost a B-tree descent per Event).
+    fn first_free_suffix(&self, namespace: &Str, base: &str, start: u64) -> (u64, Str) {
         let mut v = start;
-        while self.event(namespace, &event_name(base, v)).is_some() {
+        loop {
+            let name = Str::from(event_name(base, v));
+            if self.event_named(namespace, &name).is_none() {
+                return (v, name);
+            }
             v += 1;
         }
-        v
     }
 
     /// A count that changes whenever an Event is removed, freeing its name.
@@ -1557,8 +1611,16 @@ pub trait EventStore {
 
 impl EventStore for ApiServer {
     fn event(&self, namespace: &str, name: &str) -> Option<&Event> {
-        self.get(&ObjectKey::new(Kind::Event, namespace, name))
-            .and_then(|o| o.as_event())
+        self.event_named(&namespace.into(), &name.into())
+    }
+
+    fn event_named(&self, namespace: &Str, name: &Str) -> Option<&Event> {
+        self.get(&ObjectKey::from_parts(
+            Kind::Event,
+            namespace.clone(),
+            name.clone(),
+        ))
+        .and_then(|o| o.as_event())
     }
 
     fn event_removals(&self) -> u64 {
@@ -2386,10 +2448,10 @@ mod tests {
         }
         // A name between two candidates (another object's event) does not stop the walk.
         api.put_event(0, event(&format!("web.{:016x}x", 11), None), 0);
-        assert_eq!(api.first_free_suffix("default", "web", 10), 12);
-        assert_eq!(api.first_free_suffix("default", "web", 13), 14);
-        assert_eq!(api.first_free_suffix("default", "web", 9), 9);
-        assert_eq!(api.first_free_suffix("other", "web", 10), 10);
+        assert_eq!(api.first_free_suffix(&"default".into(), "web", 10).0, 12);
+        assert_eq!(api.first_free_suffix(&"default".into(), "web", 13).0, 14);
+        assert_eq!(api.first_free_suffix(&"default".into(), "web", 9).0, 9);
+        assert_eq!(api.first_free_suffix(&"other".into(), "web", 10).0, 10);
     }
 
     #[test]
@@ -2408,7 +2470,11 @@ mod tests {
         assert_eq!(api.count(Kind::Event), 1);
         assert_eq!(api.event_removals(), removals + 2);
         assert_eq!(api.event("default", "c"), None);
-        let left: Vec<&str> = api.events_by_age().map(|(_, k)| k.name.as_str()).collect();
+        let left: Vec<String> = api
+            .events_aged_before(Millis::MAX)
+            .iter()
+            .map(|(_, k)| k.name.to_string())
+            .collect();
         assert_eq!(left, ["a"]);
         // Asking for more than there are takes what there is.
         assert_eq!(api.expire_oldest_events(5).len(), 1);
@@ -2419,7 +2485,8 @@ mod tests {
     fn events_are_listed_oldest_first_and_the_order_follows_updates_and_removals() {
         let mut api = ApiServer::new(1);
         let order = |api: &ApiServer| -> Vec<(Millis, String)> {
-            api.events_by_age()
+            api.events_aged_before(Millis::MAX)
+                .into_iter()
                 .map(|(t, k)| (t, k.name.to_string()))
                 .collect()
         };

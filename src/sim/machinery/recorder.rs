@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 
 use super::controller::{EventRecord, DISRUPTION_CONTROLLER, DISRUPTION_EVENT_SOURCE};
-use crate::sim::api::apiserver::event_name;
 pub use crate::sim::api::apiserver::EventStore;
 use crate::sim::api::types::{
     Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Str, Time,
@@ -135,13 +134,13 @@ impl Recorder {
         } else {
             rec.object.namespace.clone()
         };
-        let existing = |name: &str| store.event(&namespace, name);
+        let existing = |name: &Str| store.event_named(&namespace, name);
         let mut message = rec.message.clone();
         let identity = self.identity_name(source, rec, &message);
         let known = identity.is_some();
         // The Event it names, read now: unless aggregation changes the message below, the
         // identity is looked up once, not again.
-        let known_event = identity.and_then(|n| existing(n));
+        let known_event = identity.and_then(&existing);
         let windows = self
             .similar
             .get_or_insert_with(rec.object.clone(), Vec::new);
@@ -179,8 +178,7 @@ impl Recorder {
             self.evict_similar();
         }
         let repeated = if combined {
-            self.identity_name(source, rec, &message)
-                .and_then(|n| existing(n))
+            self.identity_name(source, rec, &message).and_then(existing)
         } else {
             known_event
         };
@@ -206,13 +204,14 @@ impl Recorder {
             }
             _ => nanos,
         };
-        let free = store.first_free_suffix(&namespace, &rec.object.name, start);
+        let (free, name) = store.first_free_suffix(&namespace, &rec.object.name, start);
         debug_assert_eq!(
             free,
-            store.first_free_suffix(&namespace, &rec.object.name, nanos),
+            store
+                .first_free_suffix(&namespace, &rec.object.name, nanos)
+                .0,
             "the hint skips no free name"
         );
-        let name = Str::from(event_name(&rec.object.name, free));
         self.name_hint = Some(NameHint {
             namespace: namespace.clone(),
             base: rec.object.name.clone(),

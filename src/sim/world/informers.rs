@@ -176,7 +176,7 @@ impl Sim {
                     TraceKind::Watch {
                         component: id.name().into(),
                         event_type: type_.into(),
-                        object: ev.name.clone(),
+                        object: ev.trace_name(),
                         resource_version: rv,
                         delivery: Delivery::Delivered,
                     },

@@ -814,15 +814,15 @@ impl Sim {
         // here: every candidate is among the oldest.
         let expired: Vec<ObjectKey> = self
             .api
-            .events_by_age()
-            .take_while(|(t, _)| t + EVENT_TTL < self.now)
+            .events_aged_before(self.now.saturating_sub(EVENT_TTL))
+            .into_iter()
             .filter(|(_, k)| {
                 self.api
                     .get(k)
                     .and_then(|o| o.as_event())
                     .is_some_and(|e| e.last_timestamp.is_some())
             })
-            .map(|(_, k)| k.clone())
+            .map(|(_, k)| (*k).clone())
             .collect();
         self.expire_events(&expired);
         self.recorder.prune(self.now);

@@ -252,7 +252,7 @@ impl Sim {
                                 TraceKind::Watch {
                                     component: id.name().into(),
                                     event_type: ev.type_.into(),
-                                    object: ev.name.clone(),
+                                    object: ev.trace_name(),
                                     resource_version: ev.resource_version,
                                     delivery: Delivery::Dropped,
                                 },
@@ -343,7 +343,7 @@ impl Sim {
                 ..ev.clone()
             })
         };
-        let object = local_ev.name.clone();
+        let object = local_ev.trace_name();
         let keys = c.ctrl.keys_for_event(&local_ev, old.as_ref(), &c.cache);
         let seq = self.trace.push(
             now,
