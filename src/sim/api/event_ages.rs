@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::sim::api::types::{Millis, SharedKey};
+use crate::sort::StableSort;
 
 /// How many entries beyond twice the live Events trigger a sweep.
 const SWEEP_SLACK: usize = 1024;
@@ -109,7 +110,7 @@ fn current(
     age_of: impl Fn(&SharedKey) -> Option<Millis>,
 ) -> Vec<SharedKey> {
     keys.retain(|k| age_of(k) == Some(age));
-    keys.sort_unstable();
+    keys.stable_sort();
     keys.dedup();
     keys
 }

@@ -877,8 +877,9 @@ impl Controller for JobController {
         let Some(kind) = api::job_kind() else {
             return Vec::new();
         };
-        let key = ev.object.key();
-        if key.kind == kind {
+        // The event's key, not one built anew from the object: most events are pods'.
+        if ev.key.kind == kind {
+            let key = (*ev.key).clone();
             let recreated = old.is_some_and(|o| o.meta().uid != ev.object.meta().uid);
             if ev.type_ == crate::sim::api::WatchEventType::Deleted || recreated {
                 self.expectations.delete(&key);

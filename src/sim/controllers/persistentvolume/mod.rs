@@ -406,7 +406,8 @@ impl Controller for PersistentVolumeController {
         let Some(k) = kinds() else {
             return Vec::new();
         };
-        let key = ev.object.key();
+        // The event's key, not one built anew from the object: most events are pods'.
+        let key = &*ev.key;
         if key.kind == k.claim || key.kind == k.volume {
             let mut keys = vec![key.clone()];
             // A volume's change matters to the claim it names, and a claim's to its volume.

@@ -356,10 +356,11 @@ impl Controller for ExternalProvisioner {
         let Some(k) = kinds() else {
             return Vec::new();
         };
-        let key = ev.object.key();
-        let attachment = self.driver == Driver::Disk && Some(key.kind) == attachment_kind();
-        (key.kind == k.claim || attachment)
-            .then_some(key)
+        // The event's key, not one built anew from the object: most events are pods'.
+        let kind = ev.key.kind;
+        let attachment = self.driver == Driver::Disk && Some(kind) == attachment_kind();
+        (kind == k.claim || attachment)
+            .then(|| (*ev.key).clone())
             .into_iter()
             .collect()
     }

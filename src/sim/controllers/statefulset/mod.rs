@@ -488,9 +488,9 @@ impl Controller for StatefulSetController {
         let Some(kinds) = kinds() else {
             return Vec::new();
         };
-        let key = ev.object.key();
-        if key.kind == kinds.set {
-            return vec![key];
+        // The event's key, not one built anew from the object: most events are pods'.
+        if ev.key.kind == kinds.set {
+            return vec![(*ev.key).clone()];
         }
         // Revisions and claims are read from the cache, never waited on (upstream registers no
         // handlers for them).
