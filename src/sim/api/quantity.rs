@@ -448,9 +448,9 @@ mod tests {
 
     #[test]
     fn a_quantity_parsed_again_reads_as_its_text_does_however_many_were_parsed_between() {
-        // Twenty texts, past the eight remembered, each twice, two of the same value written
-        // differently (printed back differently), one too long to remember, two that do not
-        // parse.
+        // Twenty-one texts, past the eight remembered, each parsed twice: one written twice
+        // (`100m`) and once differently (`0.1`, which prints back differently), one too long to
+        // remember, two that do not parse.
         let mut texts: Vec<String> = (1..=16).map(|i| format!("{i}00m")).collect();
         texts.extend(["0.1", "100m", "1.000000000000000000001Ki", "1x", ""].map(String::from));
         for round in 0..2 {
