@@ -273,8 +273,15 @@ impl Controller for TaintEvictionController {
         if pod.spec.node_name.is_empty() {
             return out;
         }
-        let node_key = ObjectKey::new(Kind::Node, "", &pod.spec.node_name);
-        let Some(node) = ctx.cache.get(&node_key).and_then(|o| o.as_node()).cloned() else {
+        // The node as the cache shares it: a pass per pod write copied the whole Node (its
+        // images, conditions, addresses), 1.8% of converging 10,000 replicas in the page.
+        let node_key = ObjectKey::from_parts(Kind::Node, Str::EMPTY, pod.spec.node_name.clone());
+        let node_obj = ctx
+            .cache
+            .get(&node_key)
+            .filter(|o| o.as_node().is_some())
+            .cloned();
+        let Some(node) = node_obj.as_deref().and_then(Object::as_node) else {
             // The node is gone: nothing new is scheduled, but work already scheduled still fires.
             if let Some(Work::Scheduled { fire_at, .. }) = self.work.get(key).cloned() {
                 if now >= fire_at {
