@@ -292,7 +292,7 @@ impl Controller for TaintEvictionController {
             }
             return out;
         };
-        let taints = no_execute_taints(&node);
+        let taints = no_execute_taints(node);
         let taint_text: Vec<String> = taints
             .iter()
             .map(|t| format!("{}:NoExecute", t.key))
