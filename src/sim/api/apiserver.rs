@@ -119,11 +119,10 @@ pub struct ApiServer {
     /// Writes per kind (indexed by [`Kind::index`]), so a view can ignore the kinds it does not
     /// show: an idle 1,000-node cluster renews a hundred Leases a second.
     writes: [u64; Kind::ALL.len() + 1],
-    /// By store slot, the trace's name of the object held there (`Kind/namespace/name`, see
-    /// [`WatchEvent::name`]) and the key it was made for: a pod is written a dozen times, and
-    /// its name was written out again for each (1% of converging a cluster). Holding the key
-    /// keeps its allocation from being reused by another's, so a pointer comparison tells the
-    /// name is this object's.
+    /// By store slot, the trace's name of the object held there (`Kind/namespace/name`) and the
+    /// key it was made for (see [`ApiServer::trace_name`]). Holding the key keeps its
+    /// allocation from being reused by another's, so a pointer comparison tells the name is
+    /// this object's.
     trace_names: Vec<Option<(SharedKey, Str)>>,
 }
 
@@ -396,8 +395,7 @@ impl ApiServer {
         cause: u64,
     ) -> WatchEvent {
         self.writes[key.kind.index()] += 1;
-        let name = self.trace_name(&key, slot);
-        let mut ev = WatchEvent::keyed(type_, obj, key, name, rv, cause);
+        let mut ev = WatchEvent::keyed(type_, obj, key, rv, cause);
         ev.slot = slot;
         self.history.push_back((now, ev.clone()));
         for _ in 0..RETIRED_DROPS_PER_WRITE {
@@ -415,14 +413,13 @@ impl ApiServer {
         ev
     }
 
-    /// The trace's name of `key`, held in store slot `slot` (see [`ApiServer::trace_names`]),
-    /// for its watch events. An Event's is left to a delivery to write out: no built-in
-    /// component watches Events (a learner's controller may), and naming each of the thousands
-    /// a converging cluster records was another 0.6% for a name nothing read.
-    fn trace_name(&mut self, key: &SharedKey, slot: u32) -> Str {
-        if key.kind == Kind::Event {
-            return Str::EMPTY;
-        }
+    /// The trace's name of `key` (`Kind/namespace/name`), which a watch event's `slot` says the
+    /// store holds (or held) it in: written out the first time the trace names the object and
+    /// kept for its later writes and deliveries. A pod is written a dozen times and each write
+    /// delivered to a dozen informers; an Event is recorded and nothing watches it, so it is
+    /// never named at all (writing out every change's name was 1.6% of converging a cluster).
+    /// A slot that now holds another object, or none given, names the key anew.
+    pub fn trace_name(&mut self, key: &SharedKey, slot: u32) -> Str {
         if slot == NO_SLOT {
             return key.trace_name().into();
         }

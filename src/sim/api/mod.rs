@@ -36,7 +36,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use self::types::{Kind, Object, ObjectKey, SharedKey, Str};
+use self::types::{Kind, Object, ObjectKey, SharedKey};
 
 /// `kubectl delete --cascade=…`: what happens to an object's dependents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -300,10 +300,6 @@ pub struct WatchEvent {
     /// finds its cache entry by it, and a new entry shares it, without building the key anew
     /// (three strings) or looking it up in the store for each of a dozen watchers.
     pub key: SharedKey,
-    /// The object as the trace names it (`Kind/namespace/name`), built once per object by the
-    /// store and shared by the trace entry of every delivery of it; empty where the store left
-    /// it to the deliveries (see [`WatchEvent::trace_name`]).
-    pub name: Str,
     /// Where the store holds (or, deleted, held) the object: a hint by which each cache finds
     /// its entry without hashing the key (see `object_map`), or [`object_map::NO_SLOT`].
     pub slot: u32,
@@ -318,42 +314,24 @@ impl WatchEvent {
         cause: u64,
     ) -> Self {
         let key = Arc::new(object.key());
-        let name = key.trace_name().into();
-        WatchEvent::keyed(type_, object, key, name, resource_version, cause)
+        WatchEvent::keyed(type_, object, key, resource_version, cause)
     }
 
-    /// A change of `object` under `key`, the store's allocation of its key, named for the trace
-    /// by `name` (`key.trace_name()`, which the store keeps per object rather than build anew
-    /// for each change, or empty).
+    /// A change of `object` under `key`, the store's allocation of its key.
     pub fn keyed(
         type_: WatchEventType,
         object: Arc<Object>,
         key: SharedKey,
-        name: Str,
         resource_version: u64,
         cause: u64,
     ) -> Self {
-        debug_assert!(
-            name.is_empty() || name.as_str() == key.trace_name(),
-            "the trace's name of the key"
-        );
         WatchEvent {
             type_,
             object,
             resource_version,
             cause,
             key,
-            name,
             slot: object_map::NO_SLOT,
-        }
-    }
-
-    /// The object as the trace names it, for the trace entry of a delivery.
-    pub fn trace_name(&self) -> Str {
-        if self.name.is_empty() {
-            self.key.trace_name().into()
-        } else {
-            self.name.clone()
         }
     }
 }

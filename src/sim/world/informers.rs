@@ -176,7 +176,7 @@ impl Sim {
                     TraceKind::Watch {
                         component: id.name().into(),
                         event_type: type_.into(),
-                        object: ev.trace_name(),
+                        object: self.api.trace_name(&ev.key, ev.slot),
                         resource_version: rv,
                         delivery: Delivery::Delivered,
                     },

@@ -976,6 +976,61 @@ mod tests {
         );
     }
 
+    /// The objects the trace names for writes and deliveries at resourceVersion `rv`.
+    fn named_at(sim: &Sim, rv: u64) -> Vec<String> {
+        sim.trace()
+            .entries()
+            .filter_map(|e| match &e.kind {
+                TraceKind::Api(a) if a.resource_version == Some(rv) => Some(a.object.to_string()),
+                TraceKind::Watch {
+                    object,
+                    resource_version,
+                    ..
+                } if *resource_version == rv => Some(object.to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_write_and_delivery_names_its_object_whatever_its_kind_or_slot_held_before() {
+        let (mut s, p) = pod_on_node_1();
+        // Written by a user through the API: an Event is named like any other object, though
+        // nothing built in watches Events.
+        let event = "apiVersion: v1\nkind: Event\nmetadata: {name: hello}\ninvolvedObject: {kind: Pod, name: p, namespace: default}\nreason: Hi\nmessage: hi\n";
+        let out = s.kubectl_with_input("apply -f -", Some(event));
+        assert!(out.ok, "{}", out.stderr);
+        let rv = |s: &Session, kind: Kind, name: &str| {
+            s.sim
+                .api
+                .get(&ObjectKey::new(kind, "default", name))
+                .expect("stored")
+                .meta()
+                .rv()
+        };
+        assert_eq!(
+            named_at(&s.sim, rv(&s, Kind::Event, "hello")),
+            ["Event/default/hello"]
+        );
+        // The pod's deletion is named after it, then a pod that may take its store slot after
+        // its own name, in its write and in each delivery of it.
+        assert!(s.kubectl("delete pod p --grace-period=0 --force").ok);
+        s.advance_to(5_000, usize::MAX);
+        let gone = s.sim.trace().entries().filter_map(|e| match &e.kind {
+            TraceKind::Watch {
+                object, event_type, ..
+            } if *event_type == "DELETED" => Some(object.to_string()),
+            _ => None,
+        });
+        assert!(gone.into_iter().any(|o| o == p.trace_name()));
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec: {nodeName: node-1, containers: [{name: app, image: nginx}]}\n";
+        assert!(s.kubectl_with_input("apply -f -", Some(pod)).ok);
+        s.advance_to(6_000, usize::MAX);
+        let names = named_at(&s.sim, rv(&s, Kind::Pod, "q"));
+        assert!(names.len() > 2, "{names:?}");
+        assert!(names.iter().all(|n| n == "Pod/default/q"), "{names:?}");
+    }
+
     /// The watch deliveries to one watcher, with when they came and the resourceVersion.
     fn deliveries_to(sim: &Sim, component: &str) -> Vec<(Millis, u64)> {
         sim.trace()

@@ -182,12 +182,12 @@ impl Sim {
                 if verb.starts_with("create") { 201 } else { 200 },
                 None,
                 Some(o.meta().rv()),
-                // The write's watch event already names the object as the trace does.
-                handled
-                    .events
-                    .iter()
-                    .find(|e| Arc::ptr_eq(&e.object, o))
-                    .map_or_else(|| o.key().trace_name().into(), |e| e.name.clone()),
+                // Named by the store, which keeps the name for the object's later writes and
+                // their deliveries.
+                match handled.events.iter().find(|e| Arc::ptr_eq(&e.object, o)) {
+                    Some(e) => self.api.trace_name(&e.key, e.slot),
+                    None => o.key().trace_name().into(),
+                },
             ),
             Err(e) => (
                 e.code(),

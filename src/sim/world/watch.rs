@@ -252,7 +252,7 @@ impl Sim {
                                 TraceKind::Watch {
                                     component: id.name().into(),
                                     event_type: ev.type_.into(),
-                                    object: ev.trace_name(),
+                                    object: self.api.trace_name(&ev.key, ev.slot),
                                     resource_version: ev.resource_version,
                                     delivery: Delivery::Dropped,
                                 },
@@ -343,7 +343,7 @@ impl Sim {
                 ..ev.clone()
             })
         };
-        let object = local_ev.trace_name();
+        let object = self.api.trace_name(&ev.key, ev.slot);
         let keys = c.ctrl.keys_for_event(&local_ev, old.as_ref(), &c.cache);
         let seq = self.trace.push(
             now,
