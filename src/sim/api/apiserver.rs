@@ -1536,9 +1536,9 @@ impl ApiServer {
         Some(old)
     }
 
-    /// Removes the `n` oldest Events (by [`event_age`], as [`ApiServer::events_by_age`] lists
-    /// them) as [`ApiServer::expire_event`] would, and returns them: the cap takes hundreds at
-    /// once from the front of the age order.
+    /// Removes the `n` oldest Events (by [`event_age`], ties in key order, as
+    /// [`ApiServer::events_aged_before`] lists them) as [`ApiServer::expire_event`] would, and
+    /// returns them: the cap takes hundreds at once from the front of the age order.
     pub fn expire_oldest_events(&mut self, n: usize) -> Vec<Arc<Object>> {
         let objects = &self.objects;
         let oldest = self
