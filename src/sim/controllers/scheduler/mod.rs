@@ -1087,14 +1087,8 @@ impl Scheduler {
             // A status write shares its spec with the version before (`Pod::spec_mut`), so the
             // pointer settles most comparisons without reading either spec.
             let same_spec = old.filter(|o| Arc::ptr_eq(&o.spec, &pod.spec) || o.spec == pod.spec);
-            let unchanged = placed.is_some()
-                && same_spec.is_some_and(|o| {
-                    o.metadata.deletion_timestamp == pod.metadata.deletion_timestamp
-                        // Released or adopted: PodTopologySpread counts it for another owner.
-                        && o.metadata.owner_references == pod.metadata.owner_references
-                        && o.status.start_time == pod.status.start_time
-                        && o.status.conditions == pod.status.conditions
-                });
+            let unchanged =
+                placed.is_some() && same_spec.is_some_and(|o| PodEntry::charges_alike(o, pod));
             if !unchanged {
                 let entry = match placed.filter(|_| same_spec.is_some()) {
                     // The spec's charge (its requests parsed from their quantities, its ports,

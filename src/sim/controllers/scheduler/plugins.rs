@@ -335,9 +335,7 @@ impl PodEntry {
             ports,
             priority,
             terminating: pod.metadata.deletion_timestamp.is_some(),
-            terminating_by_preemption: pod.metadata.deletion_timestamp.is_some()
-                && find_condition(&pod.status.conditions, "DisruptionTarget")
-                    .is_some_and(|c| c.reason.as_deref() == Some("PreemptionByScheduler")),
+            terminating_by_preemption: terminating_by_preemption(pod),
             start: pod
                 .status
                 .start_time
@@ -348,6 +346,25 @@ impl PodEntry {
             owner: spread_owner(pod),
         }
     }
+
+    /// Whether `old` and `new`, two versions of a pod with equal specs, read alike to
+    /// [`PodEntry::charging`]: a status write that only moves the pod along its way to Ready
+    /// leaves its entry, and its node's generation (which the cycle memo checks), as they are.
+    pub fn charges_alike(old: &Pod, new: &Pod) -> bool {
+        old.metadata.deletion_timestamp == new.metadata.deletion_timestamp
+            // Released or adopted: PodTopologySpread counts it for another owner.
+            && old.metadata.owner_references == new.metadata.owner_references
+            && old.status.start_time == new.status.start_time
+            && terminating_by_preemption(old) == terminating_by_preemption(new)
+    }
+}
+
+/// Terminating because the scheduler preempted it: a `DisruptionTarget` condition with reason
+/// `PreemptionByScheduler` on a pod with a deletionTimestamp.
+fn terminating_by_preemption(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_some()
+        && find_condition(&pod.status.conditions, "DisruptionTarget")
+            .is_some_and(|c| c.reason.as_deref() == Some("PreemptionByScheduler"))
 }
 
 /// `framework.NodeInfo`: a node and the running totals of the pods charged to it.

@@ -1027,6 +1027,43 @@ fn the_bound_pod_replaces_its_assumed_charge() {
 }
 
 #[test]
+fn a_status_write_on_the_way_to_ready_leaves_the_node_as_the_cycle_memo_knows_it() {
+    let mut cache = cache_of(&[node("node-1")], &[]);
+    let mut s = Scheduler::new();
+    let mut observe = |p: &Pod| {
+        let old = cache.upsert(Arc::new(Object::from(p.clone())));
+        let type_ = match old {
+            Some(_) => WatchEventType::Modified,
+            None => WatchEventType::Added,
+        };
+        s.keys_for_event(&watch(type_, Object::from(p.clone())), old.as_ref(), &cache);
+        let entry = s.state.pods.get(&pkey("a")).cloned().expect("placed");
+        let generation = s.state.nodes.get("node-1").expect("cached").generation;
+        (entry.terminating_by_preemption, generation)
+    };
+    let condition = |type_: &str, reason: &str| Condition {
+        type_: type_.into(),
+        status: "True".into(),
+        reason: Some(reason.into()),
+        ..Default::default()
+    };
+    let mut pod = pod("a").req("100m", "").on("node-1");
+    let (_, placed) = observe(&pod);
+    pod.status.conditions.push(condition("Ready", "PodReady"));
+    assert_eq!(observe(&pod), (false, placed), "its charge is as it was");
+
+    pod = pod.terminating();
+    let (_, terminating) = observe(&pod);
+    assert!(terminating > placed);
+    pod.status
+        .conditions
+        .push(condition("DisruptionTarget", "PreemptionByScheduler"));
+    let (by_preemption, after) = observe(&pod);
+    assert!(by_preemption, "its preemptor waits for it");
+    assert!(after > terminating, "the node is charged anew");
+}
+
+#[test]
 fn a_deleted_node_is_no_longer_tried_by_the_next_cycle() {
     let mut cache = cache_of(&[node("node-1"), node("node-2")], &[pod("a"), pod("b")]);
     let mut s = Scheduler::new();
