@@ -297,111 +297,119 @@ impl SequenceLog {
 
     /// Adds the diagram rows for new trace entries.
     pub fn ingest<'a>(&mut self, entries: impl IntoIterator<Item = &'a TraceEntry>) {
-        // A simulated second at 10,000 pods is tens of thousands of lines, and the log keeps
-        // its last `capacity` rows: rows are laid out (lanes, merges) as lines come, and worded
-        // at the end, only those still kept. The lines that made them, newest last.
-        let mut unworded: VecDeque<&'a TraceEntry> = VecDeque::new();
+        let mut batch = RowBatch::default();
         for e in entries {
-            if !self.show_heartbeats && is_heartbeat(e) {
-                continue;
-            }
-            let base = |from: Lane, to: Vec<Lane>, style: MsgStyle| SeqMsg {
-                seq: e.seq,
-                t: e.t,
-                from,
-                to,
-                label: String::new(),
-                detail: String::new(),
-                style,
-                code: None,
-                error: false,
-                node: None,
-                change: None,
-            };
-            let m = match &e.kind {
-                TraceKind::Api(tr) => {
-                    let ApiTrace { actor, code, .. } = &**tr;
-                    let mut m = base(
-                        Lane::of_component(actor),
-                        vec![Lane::ApiServer],
-                        MsgStyle::Request,
-                    );
-                    m.code = Some(*code);
-                    m.error = *code >= 400;
-                    m.node = kubelet_node(actor);
-                    m
-                }
-                TraceKind::Watch {
-                    component,
-                    event_type,
-                    object,
-                    resource_version,
-                    delivery,
-                } => {
-                    let lane = Lane::of_component(component);
-                    let dropped = *delivery == Delivery::Dropped;
-                    if !dropped {
-                        // Merge the fan-out of one change into one row with several arrowheads.
-                        if let Some(m) = self.row_of_change(*event_type, object, *resource_version)
-                        {
-                            if !m.to.contains(&lane) {
-                                m.to.push(lane);
-                                m.to.stable_sort();
-                            }
-                            if lane == Lane::Kubelet {
-                                m.node = kubelet_node(component);
-                            }
-                            self.version += 1;
-                            continue;
-                        }
-                    }
-                    let style = if dropped {
-                        MsgStyle::Dropped
-                    } else {
-                        MsgStyle::Watch
-                    };
-                    let mut m = base(Lane::ApiServer, vec![lane], style);
-                    m.change = Some((*event_type, object.clone(), *resource_version));
-                    m.error = dropped;
-                    m.node = kubelet_node(component);
-                    m
-                }
-                TraceKind::Reconcile(tr) => {
-                    let ReconcileTrace {
-                        component,
-                        record,
-                        requests,
-                        ..
-                    } = &**tr;
-                    let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
-                    if idle && !self.show_idle_reconciles {
-                        continue;
-                    }
-                    let lane = Lane::of_component(component);
-                    let mut m = base(lane, vec![lane], MsgStyle::Reconcile);
-                    m.node = kubelet_node(component);
-                    m
-                }
-                TraceKind::List { component, .. } => {
-                    let lane = Lane::of_component(component);
-                    let mut m = base(lane, vec![Lane::ApiServer], MsgStyle::List);
-                    m.node = kubelet_node(component);
-                    m
-                }
-                TraceKind::Fault { .. } => base(Lane::User, Lane::ALL.to_vec(), MsgStyle::Fault),
-                TraceKind::Command { ok, .. } => {
-                    let mut m = base(Lane::User, vec![Lane::User], MsgStyle::Command);
-                    m.error = !ok;
-                    m
-                }
-                TraceKind::Event(_) | TraceKind::Check { .. } => continue,
-            };
-            self.push(m);
-            unworded.push_back(e);
-            if unworded.len() > self.capacity {
-                unworded.pop_front();
-            }
+            self.take(&mut batch, e, is_heartbeat(e));
         }
+        self.finish(batch);
+    }
+
+    /// Lays out the row of one trace line of a batch ([`is_heartbeat`] already asked); the
+    /// batch's rows get their words when it is done ([`SequenceLog::finish`]).
+    pub fn take<'a>(&mut self, batch: &mut RowBatch<'a>, e: &'a TraceEntry, heartbeat: bool) {
+        if !self.show_heartbeats && heartbeat {
+            return;
+        }
+        let base = |from: Lane, to: Vec<Lane>, style: MsgStyle| SeqMsg {
+            seq: e.seq,
+            t: e.t,
+            from,
+            to,
+            label: String::new(),
+            detail: String::new(),
+            style,
+            code: None,
+            error: false,
+            node: None,
+            change: None,
+        };
+        let m = match &e.kind {
+            TraceKind::Api(tr) => {
+                let ApiTrace { actor, code, .. } = &**tr;
+                let mut m = base(
+                    Lane::of_component(actor),
+                    vec![Lane::ApiServer],
+                    MsgStyle::Request,
+                );
+                m.code = Some(*code);
+                m.error = *code >= 400;
+                m.node = kubelet_node(actor);
+                m
+            }
+            TraceKind::Watch {
+                component,
+                event_type,
+                object,
+                resource_version,
+                delivery,
+            } => {
+                let lane = Lane::of_component(component);
+                let dropped = *delivery == Delivery::Dropped;
+                if !dropped {
+                    // Merge the fan-out of one change into one row with several arrowheads.
+                    if let Some(m) = self.row_of_change(*event_type, object, *resource_version) {
+                        if !m.to.contains(&lane) {
+                            m.to.push(lane);
+                            m.to.stable_sort();
+                        }
+                        if lane == Lane::Kubelet {
+                            m.node = kubelet_node(component);
+                        }
+                        self.version += 1;
+                        return;
+                    }
+                }
+                let style = if dropped {
+                    MsgStyle::Dropped
+                } else {
+                    MsgStyle::Watch
+                };
+                let mut m = base(Lane::ApiServer, vec![lane], style);
+                m.change = Some((*event_type, object.clone(), *resource_version));
+                m.error = dropped;
+                m.node = kubelet_node(component);
+                m
+            }
+            TraceKind::Reconcile(tr) => {
+                let ReconcileTrace {
+                    component,
+                    record,
+                    requests,
+                    ..
+                } = &**tr;
+                let idle = *requests == 0 && record.as_ref().is_none_or(|r| r.diff.is_empty());
+                if idle && !self.show_idle_reconciles {
+                    return;
+                }
+                let lane = Lane::of_component(component);
+                let mut m = base(lane, vec![lane], MsgStyle::Reconcile);
+                m.node = kubelet_node(component);
+                m
+            }
+            TraceKind::List { component, .. } => {
+                let lane = Lane::of_component(component);
+                let mut m = base(lane, vec![Lane::ApiServer], MsgStyle::List);
+                m.node = kubelet_node(component);
+                m
+            }
+            TraceKind::Fault { .. } => base(Lane::User, Lane::ALL.to_vec(), MsgStyle::Fault),
+            TraceKind::Command { ok, .. } => {
+                let mut m = base(Lane::User, vec![Lane::User], MsgStyle::Command);
+                m.error = !ok;
+                m
+            }
+            TraceKind::Event(_) | TraceKind::Check { .. } => return,
+        };
+        self.push(m);
+        batch.unworded.push_back(e);
+        if batch.unworded.len() > self.capacity {
+            batch.unworded.pop_front();
+        }
+    }
+
+    /// Words the rows of a batch that are still kept.
+    pub fn finish(&mut self, batch: RowBatch<'_>) {
+        let unworded = batch.unworded;
         // The batch's rows are the log's last ones (as many as are still kept).
         let kept = unworded.len().min(self.msgs.len());
         let rows = self.msgs.iter_mut().rev().take(kept);
@@ -410,6 +418,15 @@ impl SequenceLog {
             (m.label, m.detail) = wording(e);
         }
     }
+}
+
+/// The rows of a batch of trace lines being taken in, worded once it is done: a simulated second
+/// at 10,000 pods is tens of thousands of lines, and the log keeps its last `capacity` rows, so
+/// rows are laid out (lanes, merges) as lines come and worded at the end, only those still kept.
+#[derive(Default)]
+pub struct RowBatch<'a> {
+    /// The lines that made the batch's rows, newest last (at most the log's capacity).
+    unworded: VecDeque<&'a TraceEntry>,
 }
 
 /// A row's label and detail, from the trace line that made it.
@@ -503,9 +520,16 @@ pub struct LoopCard {
     pub pulse: u64,
     /// When (the page's real clock, ms) that pulse started.
     pub pulse_at: f64,
-    /// The component's last pass in the batch of trace lines being taken in: the one whose card
-    /// this becomes ([`LoopTracker::ingest`]).
-    last_pass: u64,
+    /// While a batch of trace lines is taken in and the component has passes in it: where the
+    /// batch keeps its last one, whose card this becomes ([`LoopTracker::finish`]).
+    batch_pass: Option<usize>,
+}
+
+/// The last pass of each component in a batch of trace lines being taken in
+/// ([`LoopTracker::take`]), with the answers to it so far, by [`LoopCard::batch_pass`].
+#[derive(Default)]
+pub struct PassBatch<'a> {
+    passes: Vec<(&'a TraceEntry, Vec<&'a ApiTrace>)>,
 }
 
 /// How long the loop card's pulse plays (`.loop-pulse` in www/style.css). A pass that comes while
@@ -515,6 +539,42 @@ pub struct LoopCard {
 pub const PULSE_MS: f64 = 900.0;
 
 impl LoopCard {
+    /// The card of a component before its first pass: no passes, no pulse.
+    fn blank(component: &str) -> LoopCard {
+        LoopCard {
+            component: component.to_string(),
+            key: String::new(),
+            trigger: "",
+            t: 0,
+            observed: String::new(),
+            desired: String::new(),
+            diff: String::new(),
+            actions: Vec::new(),
+            requests: 0,
+            passes: 0,
+            seq: 0,
+            pulse: 0,
+            pulse_at: f64::NEG_INFINITY,
+            batch_pass: None,
+        }
+    }
+
+    /// Takes in the API server's answer to one of the pass's requests: answers arrive in send
+    /// order, so it fills the first action still waiting.
+    fn answer(&mut self, tr: &ApiTrace) {
+        match self.actions.iter_mut().find(|a| a.code.is_none()) {
+            Some(a) => {
+                a.code = Some(tr.code);
+                a.message = tr.message.clone();
+            }
+            None => self.actions.push(LoopAction {
+                text: labelled(tr.verb, &tr.object),
+                code: Some(tr.code),
+                message: tr.message.clone(),
+            }),
+        }
+    }
+
     /// A friendly title (`ReplicaSet controller`).
     pub fn title(&self) -> String {
         match self.component.as_str() {
@@ -590,147 +650,118 @@ impl LoopTracker {
     }
 
     /// Updates the cards from new trace entries, seen at `real_ms` on the page's real clock.
-    pub fn ingest<'a, I>(&mut self, entries: I, real_ms: f64)
-    where
-        I: IntoIterator<Item = &'a TraceEntry>,
-        I::IntoIter: Clone,
-    {
-        let entries = entries.into_iter();
-        // A component's card shows its last pass: of one batch's passes (a simulated second is
-        // tens of thousands at 10,000 pods), only each component's last is worth a card; the
-        // others count (passes, pulse) and name the card their answers would fill. A component
-        // new in the batch gets a blank card first, as if it had none: no passes, no pulse.
-        for e in entries.clone() {
+    pub fn ingest<'a>(&mut self, entries: impl IntoIterator<Item = &'a TraceEntry>, real_ms: f64) {
+        let mut batch = PassBatch::default();
+        for e in entries {
+            self.take(&mut batch, e, is_heartbeat(e), real_ms);
+        }
+        self.finish(batch);
+    }
+
+    /// Takes in one trace line of a batch ([`is_heartbeat`] already asked), seen at `real_ms`.
+    /// A component's card shows its last pass: of one batch's passes (tens of thousands in a
+    /// simulated second at 10,000 pods) only each component's last is worth a card, made when the
+    /// batch is done ([`LoopTracker::finish`]); every pass counts (passes, pulse) as it comes.
+    pub fn take<'a>(
+        &mut self,
+        batch: &mut PassBatch<'a>,
+        e: &'a TraceEntry,
+        heartbeat: bool,
+        real_ms: f64,
+    ) {
+        match &e.kind {
+            TraceKind::Reconcile(tr) if !heartbeat => {
+                if tr.requests > 0 {
+                    self.pending.push_back((e.seq, tr.component.clone()));
+                    while self.pending.len() > 64 {
+                        self.pending.pop_front();
+                    }
+                }
+                self.version += 1;
+                let card = match self.cards.get_mut(&*tr.component) {
+                    Some(card) => card,
+                    None => {
+                        self.cards
+                            .insert(tr.component.to_string(), LoopCard::blank(&tr.component));
+                        self.cards
+                            .get_mut(&*tr.component)
+                            .expect("the card just made")
+                    }
+                };
+                card.passes += 1;
+                if real_ms - card.pulse_at >= PULSE_MS {
+                    (card.pulse, card.pulse_at) = (e.seq, real_ms);
+                }
+                card.seq = e.seq;
+                let pass = (e, Vec::new());
+                match card.batch_pass {
+                    Some(i) => batch.passes[i] = pass,
+                    None => {
+                        card.batch_pass = Some(batch.passes.len());
+                        batch.passes.push(pass);
+                    }
+                }
+            }
+            TraceKind::Api(tr) => {
+                let Some(cause) = e.cause() else { return };
+                // A pass's answers follow it closely: its entry is found from the newest.
+                let Some((_, component)) = self.pending.iter().rev().find(|(s, _)| *s == cause)
+                else {
+                    return;
+                };
+                let Some(card) = self.cards.get_mut(&**component) else {
+                    return;
+                };
+                if card.seq != cause {
+                    return;
+                }
+                match card.batch_pass {
+                    // The batch's last pass so far: answered once its card is made.
+                    Some(i) => batch.passes[i].1.push(tr),
+                    None => {
+                        card.answer(tr);
+                        self.version += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Makes the card of each component's last pass in a batch, with the answers it has had.
+    pub fn finish(&mut self, batch: PassBatch<'_>) {
+        for (e, answers) in batch.passes {
             let TraceKind::Reconcile(tr) = &e.kind else {
                 continue;
             };
-            if is_heartbeat(e) {
+            let Some(card) = self.cards.get_mut(&*tr.component) else {
                 continue;
-            }
-            match self.cards.get_mut(&*tr.component) {
-                Some(card) => card.last_pass = e.seq,
-                None => {
-                    let blank = LoopCard {
-                        component: tr.component.to_string(),
-                        key: String::new(),
-                        trigger: "",
-                        t: 0,
-                        observed: String::new(),
-                        desired: String::new(),
-                        diff: String::new(),
-                        actions: Vec::new(),
-                        requests: 0,
-                        passes: 0,
-                        seq: 0,
-                        pulse: 0,
-                        pulse_at: f64::NEG_INFINITY,
-                        last_pass: e.seq,
-                    };
-                    self.cards.insert(tr.component.to_string(), blank);
-                }
-            }
-        }
-        for e in entries {
-            match &e.kind {
-                TraceKind::Reconcile(tr) => {
-                    let ReconcileTrace {
-                        component,
-                        key,
-                        trigger,
-                        record,
-                        requests,
-                        actions,
-                    } = &**tr;
-                    if is_heartbeat(e) {
-                        continue;
-                    }
-                    if *requests > 0 {
-                        self.pending.push_back((e.seq, component.clone()));
-                        while self.pending.len() > 64 {
-                            self.pending.pop_front();
-                        }
-                    }
-                    self.version += 1;
-                    let mut previous = self.cards.get_mut(&**component);
-                    let passes = previous.as_ref().map_or(0, |c| c.passes) + 1;
-                    let (pulse, pulse_at) = match &previous {
-                        Some(c) if real_ms - c.pulse_at < PULSE_MS => (c.pulse, c.pulse_at),
-                        _ => (e.seq, real_ms),
-                    };
-                    if let Some(card) = previous.as_deref_mut() {
-                        if card.last_pass != e.seq {
-                            // Overwritten by the component's last pass of the batch.
-                            card.passes = passes;
-                            card.pulse = pulse;
-                            card.pulse_at = pulse_at;
-                            card.seq = e.seq;
-                            continue;
-                        }
-                    }
-                    let r = record.clone().unwrap_or_default();
-                    let card = LoopCard {
-                        component: component.to_string(),
-                        key: short_object(key),
-                        trigger,
-                        t: e.t,
-                        observed: r.observed,
-                        desired: r.desired,
-                        diff: r.diff,
-                        actions: actions
-                            .iter()
-                            .map(|a| LoopAction {
-                                text: a.clone(),
-                                code: None,
-                                message: None,
-                            })
-                            .collect(),
-                        requests: *requests,
-                        passes,
-                        seq: e.seq,
-                        pulse,
-                        pulse_at,
-                        last_pass: e.seq,
-                    };
-                    match previous {
-                        Some(old) => *old = card,
-                        None => {
-                            self.cards.insert(component.to_string(), card);
-                        }
-                    }
-                }
-                TraceKind::Api(tr) => {
-                    let ApiTrace {
-                        verb,
-                        object,
-                        code,
-                        message,
-                        ..
-                    } = &**tr;
-                    let Some(cause) = e.cause() else { continue };
-                    // A pass's answers follow it closely: its entry is found from the newest.
-                    let Some((_, component)) = self.pending.iter().rev().find(|(s, _)| *s == cause)
-                    else {
-                        continue;
-                    };
-                    if let Some(card) = self.cards.get_mut(&**component) {
-                        if card.seq == cause {
-                            // Answers arrive in send order: fill the first action still waiting.
-                            match card.actions.iter_mut().find(|a| a.code.is_none()) {
-                                Some(a) => {
-                                    a.code = Some(*code);
-                                    a.message = message.clone();
-                                }
-                                None => card.actions.push(LoopAction {
-                                    text: labelled(verb, object),
-                                    code: Some(*code),
-                                    message: message.clone(),
-                                }),
-                            }
-                            self.version += 1;
-                        }
-                    }
-                }
-                _ => {}
+            };
+            let ReconcileTrace {
+                key,
+                trigger,
+                record,
+                requests,
+                actions,
+                ..
+            } = &**tr;
+            let r = record.clone().unwrap_or_default();
+            card.key = short_object(key);
+            card.trigger = trigger;
+            card.t = e.t;
+            (card.observed, card.desired, card.diff) = (r.observed, r.desired, r.diff);
+            card.actions = actions
+                .iter()
+                .map(|a| LoopAction {
+                    text: a.clone(),
+                    code: None,
+                    message: None,
+                })
+                .collect();
+            card.requests = *requests;
+            card.batch_pass = None;
+            for a in answers {
+                card.answer(a);
             }
         }
     }
