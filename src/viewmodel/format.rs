@@ -126,7 +126,9 @@ fn push_short_object(out: &mut String, key: &str) {
         out.push_str(ns);
         out.push('/');
     }
-    out.extend(kind.chars().map(|c| c.to_ascii_lowercase()));
+    let at = out.len();
+    out.push_str(kind);
+    out[at..].make_ascii_lowercase();
     out.push('/');
     out.push_str(name);
 }

@@ -12,6 +12,7 @@ use crate::sim::handoff::{is_heartbeat_write, is_kind};
 use crate::sim::machinery::trace::{
     ApiTrace, Delivery, ReconcileTrace, TraceEntry, TraceKind, WatchType,
 };
+use crate::sim::text::{concat, decimal_into};
 use crate::sort::StableSort;
 use crate::vec_map::VecMap;
 
@@ -443,7 +444,7 @@ fn wording(e: &TraceEntry) -> (String, String) {
             ..
         } => (
             labelled(event_type.as_str(), object),
-            format!("rv {resource_version}"),
+            concat(&["rv ", decimal_into(&mut [0; 20], *resource_version)]),
         ),
         TraceKind::Reconcile(tr) => {
             let ReconcileTrace {
@@ -454,7 +455,7 @@ fn wording(e: &TraceEntry) -> (String, String) {
                 ..
             } = &**tr;
             let detail = match record {
-                Some(r) if !r.diff.is_empty() => format!("gap: {}", r.diff),
+                Some(r) if !r.diff.is_empty() => concat(&["gap: ", &r.diff]),
                 Some(_) if *requests > 0 => format!("{requests} request(s)"),
                 Some(_) => "no gap: nothing to do".into(),
                 None if *requests > 0 => format!("{requests} request(s) ({trigger})"),

@@ -263,6 +263,8 @@ pub struct Trace {
     next_seq: u64,
     capacity: usize,
     dropped: u64,
+    /// The sequence number of the newest fault line (0: none yet).
+    newest_fault: u64,
 }
 
 impl Default for Trace {
@@ -281,6 +283,7 @@ impl Trace {
             next_seq: 1,
             capacity: capacity.max(1),
             dropped: 0,
+            newest_fault: 0,
         }
     }
 
@@ -288,6 +291,9 @@ impl Trace {
     pub fn push(&mut self, t: Millis, cause: Option<u64>, kind: TraceKind) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        if let TraceKind::Fault { .. } = kind {
+            self.newest_fault = seq;
+        }
         let entry = TraceEntry {
             seq,
             t,
@@ -369,6 +375,12 @@ impl Trace {
     pub(crate) fn get_mut(&mut self, seq: u64) -> Option<&mut TraceEntry> {
         let (chunk, at) = self.locate(seq)?;
         Arc::make_mut(self.chunks.get_mut(chunk)?).get_mut(at)
+    }
+
+    /// The sequence number of the newest fault line, 0 before the first: a view that acts only
+    /// on faults and what they set off can tell there is no new one without reading the lines.
+    pub fn newest_fault(&self) -> u64 {
+        self.newest_fault
     }
 
     /// How many old entries were trimmed.
@@ -875,6 +887,31 @@ mod tests {
                 ok: true,
             },
         )
+    }
+
+    #[test]
+    fn the_trace_knows_its_newest_fault_line_and_a_copy_keeps_it() {
+        let mut t = Trace::with_capacity(4);
+        note(&mut t, None, "kubectl get pods");
+        assert_eq!(t.newest_fault(), 0);
+        let fault = |description: &str| TraceKind::Fault {
+            fault: "KillPod".into(),
+            description: description.into(),
+        };
+        let first = t.push(0, None, fault("web-1 killed"));
+        note(&mut t, Some(first), "kubectl get pods");
+        assert_eq!(t.newest_fault(), first);
+        let copy = t.clone();
+        let second = t.push(0, None, fault("web-2 killed"));
+        assert_eq!((t.newest_fault(), copy.newest_fault()), (second, first));
+        for _ in 0..8 {
+            note(&mut t, None, "kubectl get pods");
+        }
+        assert_eq!(
+            t.newest_fault(),
+            second,
+            "trimmed or not, it was the newest"
+        );
     }
 
     fn names<'a>(entries: impl IntoIterator<Item = &'a TraceEntry>) -> Vec<String> {
