@@ -114,13 +114,14 @@ pub fn labelled(words: &str, key: &str) -> String {
 }
 
 fn push_short_object(out: &mut String, key: &str) {
-    let mut parts = key.split('/');
-    let (kind, second, third) = (parts.next().unwrap_or_default(), parts.next(), parts.next());
-    let (ns, name) = match (second, third, parts.next()) {
-        (Some(name), None, _) => ("", name),
-        (Some(ns), Some(name), None) if ns != "default" => (ns, name),
-        (Some(_), Some(name), None) => ("", name),
-        _ => return out.push_str(key),
+    let Some((kind, rest)) = key.split_once('/') else {
+        return out.push_str(key);
+    };
+    let (ns, name) = match rest.split_once('/') {
+        None => ("", rest),
+        Some((_, name)) if name.contains('/') => return out.push_str(key),
+        Some(("default", name)) => ("", name),
+        Some((ns, name)) => (ns, name),
     };
     if !ns.is_empty() {
         out.push_str(ns);
