@@ -73,6 +73,11 @@ impl Lane {
         }
     }
 
+    /// The lane's bit in a set of lanes (its place in [`Lane::ALL`]).
+    fn bit(self) -> u16 {
+        1 << self as u16
+    }
+
     /// Column index.
     pub fn index(self) -> usize {
         Lane::ALL.iter().position(|l| *l == self).unwrap_or(0)
@@ -140,9 +145,7 @@ impl SeqMsg {
     /// change: its label and detail would be this row's (`MODIFIED pod/x`, `rv 7`).
     fn is_change(&self, event_type: WatchType, object: &Str, resource_version: u64) -> bool {
         self.change.as_ref().is_some_and(|(t, o, rv)| {
-            *t == event_type
-                && *rv == resource_version
-                && (o == object || short_object(o) == short_object(object))
+            same_change((*t, o, *rv), (event_type, object, resource_version))
         })
     }
 }
@@ -253,47 +256,81 @@ impl SequenceLog {
         self.msgs.iter().skip(skip).cloned().collect()
     }
 
-    fn push(&mut self, m: SeqMsg) {
-        self.recent_changes[self.pushed as usize % MERGE_WINDOW] = match (m.style, &m.change) {
-            (MsgStyle::Watch, Some((_, _, rv))) => {
-                self.highest_change = self.highest_change.max(*rv);
-                *rv
+    /// Lays out a row of the batch: its lanes and style now, the rest when the batch is done.
+    fn lay<'a>(&mut self, batch: &mut RowBatch<'a>, row: Laid<'a>) {
+        self.recent_changes[self.pushed as usize % MERGE_WINDOW] = match row.change() {
+            Some((_, _, rv)) if row.style == MsgStyle::Watch => {
+                self.highest_change = self.highest_change.max(rv);
+                rv
             }
             _ => NOT_A_CHANGE,
         };
         self.pushed += 1;
-        self.msgs.push_back(m);
-        while self.msgs.len() > self.capacity {
-            self.msgs.pop_front();
+        batch.laid += 1;
+        batch.rows.push_back(row);
+        if batch.rows.len() > self.capacity {
+            batch.rows.pop_front();
         }
         self.version += 1;
     }
 
-    /// The newest watch row among the last [`MERGE_WINDOW`] that shows the change a delivery of
-    /// (`event_type`, `object`, `resource_version`) carries.
-    fn row_of_change(
+    /// Merges a watch delivery of (`event_type`, `object`, `resource_version`), to `lane` from
+    /// `component`, into the newest row among the last [`MERGE_WINDOW`] that shows its change,
+    /// laid out in this batch or kept from before; false when there is none.
+    fn merge<'a>(
         &mut self,
-        event_type: WatchType,
-        object: &Str,
-        resource_version: u64,
-    ) -> Option<&mut SeqMsg> {
+        batch: &mut RowBatch<'a>,
+        (event_type, object, resource_version): (WatchType, &Str, u64),
+        lane: Lane,
+        component: &'a str,
+    ) -> bool {
         if resource_version > self.highest_change {
-            return None;
+            return false;
         }
-        let (pushed, len) = (self.pushed as usize, self.msgs.len());
+        let pushed = self.pushed as usize;
+        let in_batch = batch.laid as usize;
         // Newest first: the row `age` rows back is numbered `pushed - age`.
         let mut slot = pushed % MERGE_WINDOW;
-        for age in 1..=pushed.min(MERGE_WINDOW) {
+        for age in 1..=pushed.min(MERGE_WINDOW).min(self.capacity) {
             slot = slot.checked_sub(1).unwrap_or(MERGE_WINDOW - 1);
             if self.recent_changes[slot] != resource_version {
                 continue;
             }
-            let i = len.checked_sub(age)?;
-            if self.msgs[i].is_change(event_type, object, resource_version) {
-                return self.msgs.get_mut(i);
+            if age <= in_batch {
+                let Some(i) = batch.rows.len().checked_sub(age) else {
+                    return false;
+                };
+                let row = &mut batch.rows[i];
+                if row
+                    .change()
+                    .is_some_and(|c| same_change(c, (event_type, object, resource_version)))
+                {
+                    row.to |= lane.bit();
+                    if lane == Lane::Kubelet {
+                        row.node_of = Some(component);
+                    }
+                    self.version += 1;
+                    return true;
+                }
+            } else {
+                let Some(i) = self.msgs.len().checked_sub(age - in_batch) else {
+                    return false;
+                };
+                let m = &mut self.msgs[i];
+                if m.is_change(event_type, object, resource_version) {
+                    if !m.to.contains(&lane) {
+                        m.to.push(lane);
+                        m.to.stable_sort();
+                    }
+                    if lane == Lane::Kubelet {
+                        m.node = kubelet_node(component);
+                    }
+                    self.version += 1;
+                    return true;
+                }
             }
         }
-        None
+        false
     }
 
     /// Adds the diagram rows for new trace entries.
@@ -306,37 +343,25 @@ impl SequenceLog {
     }
 
     /// Lays out the row of one trace line of a batch ([`is_heartbeat`] already asked); the
-    /// batch's rows get their words when it is done ([`SequenceLog::finish`]).
+    /// batch's rows that are still kept are made when it is done ([`SequenceLog::finish`]).
     pub fn take<'a>(&mut self, batch: &mut RowBatch<'a>, e: &'a TraceEntry, heartbeat: bool) {
         if !self.show_heartbeats && heartbeat {
             return;
         }
-        let base = |from: Lane, to: Vec<Lane>, style: MsgStyle| SeqMsg {
-            seq: e.seq,
-            t: e.t,
+        let row = |from: Lane, to: u16, style: MsgStyle, node_of: Option<&'a str>| Laid {
+            e,
             from,
             to,
-            label: String::new(),
-            detail: String::new(),
             style,
-            code: None,
-            error: false,
-            node: None,
-            change: None,
+            node_of,
         };
-        let m = match &e.kind {
-            TraceKind::Api(tr) => {
-                let ApiTrace { actor, code, .. } = &**tr;
-                let mut m = base(
-                    Lane::of_component(actor),
-                    vec![Lane::ApiServer],
-                    MsgStyle::Request,
-                );
-                m.code = Some(*code);
-                m.error = *code >= 400;
-                m.node = kubelet_node(actor);
-                m
-            }
+        let row = match &e.kind {
+            TraceKind::Api(tr) => row(
+                Lane::of_component(&tr.actor),
+                Lane::ApiServer.bit(),
+                MsgStyle::Request,
+                Some(&tr.actor),
+            ),
             TraceKind::Watch {
                 component,
                 event_type,
@@ -346,30 +371,17 @@ impl SequenceLog {
             } => {
                 let lane = Lane::of_component(component);
                 let dropped = *delivery == Delivery::Dropped;
-                if !dropped {
-                    // Merge the fan-out of one change into one row with several arrowheads.
-                    if let Some(m) = self.row_of_change(*event_type, object, *resource_version) {
-                        if !m.to.contains(&lane) {
-                            m.to.push(lane);
-                            m.to.stable_sort();
-                        }
-                        if lane == Lane::Kubelet {
-                            m.node = kubelet_node(component);
-                        }
-                        self.version += 1;
-                        return;
-                    }
+                // Merge the fan-out of one change into one row with several arrowheads.
+                let change = (*event_type, object, *resource_version);
+                if !dropped && self.merge(batch, change, lane, component) {
+                    return;
                 }
                 let style = if dropped {
                     MsgStyle::Dropped
                 } else {
                     MsgStyle::Watch
                 };
-                let mut m = base(Lane::ApiServer, vec![lane], style);
-                m.change = Some((*event_type, object.clone(), *resource_version));
-                m.error = dropped;
-                m.node = kubelet_node(component);
-                m
+                row(Lane::ApiServer, lane.bit(), style, Some(component))
             }
             TraceKind::Reconcile(tr) => {
                 let ReconcileTrace {
@@ -383,51 +395,102 @@ impl SequenceLog {
                     return;
                 }
                 let lane = Lane::of_component(component);
-                let mut m = base(lane, vec![lane], MsgStyle::Reconcile);
-                m.node = kubelet_node(component);
-                m
+                row(lane, lane.bit(), MsgStyle::Reconcile, Some(component))
             }
             TraceKind::List { component, .. } => {
                 let lane = Lane::of_component(component);
-                let mut m = base(lane, vec![Lane::ApiServer], MsgStyle::List);
-                m.node = kubelet_node(component);
-                m
+                row(lane, Lane::ApiServer.bit(), MsgStyle::List, Some(component))
             }
-            TraceKind::Fault { .. } => base(Lane::User, Lane::ALL.to_vec(), MsgStyle::Fault),
-            TraceKind::Command { ok, .. } => {
-                let mut m = base(Lane::User, vec![Lane::User], MsgStyle::Command);
-                m.error = !ok;
-                m
-            }
+            TraceKind::Fault { .. } => row(Lane::User, u16::MAX, MsgStyle::Fault, None),
+            TraceKind::Command { .. } => row(Lane::User, Lane::User.bit(), MsgStyle::Command, None),
             TraceKind::Event(_) | TraceKind::Check { .. } => return,
         };
-        self.push(m);
-        batch.unworded.push_back(e);
-        if batch.unworded.len() > self.capacity {
-            batch.unworded.pop_front();
-        }
+        self.lay(batch, row);
     }
 
-    /// Words the rows of a batch that are still kept.
+    /// Makes the rows of a batch that are still kept, worded.
     pub fn finish(&mut self, batch: RowBatch<'_>) {
-        let unworded = batch.unworded;
-        // The batch's rows are the log's last ones (as many as are still kept).
-        let kept = unworded.len().min(self.msgs.len());
-        let rows = self.msgs.iter_mut().rev().take(kept);
-        for (m, e) in rows.zip(unworded.iter().rev()) {
-            debug_assert_eq!(m.seq, e.seq);
-            (m.label, m.detail) = wording(e);
+        for row in batch.rows {
+            self.msgs.push_back(row.made());
+            if self.msgs.len() > self.capacity {
+                self.msgs.pop_front();
+            }
         }
     }
 }
 
-/// The rows of a batch of trace lines being taken in, worded once it is done: a simulated second
-/// at 10,000 pods is tens of thousands of lines, and the log keeps its last `capacity` rows, so
-/// rows are laid out (lanes, merges) as lines come and worded at the end, only those still kept.
+/// The rows of a batch of trace lines being taken in: a simulated second at 10,000 pods is tens
+/// of thousands of lines, and the log keeps its last `capacity` rows, so rows are laid out
+/// (lanes, merges) as lines come, and made and worded at the end, only those still kept.
 #[derive(Default)]
 pub struct RowBatch<'a> {
-    /// The lines that made the batch's rows, newest last (at most the log's capacity).
-    unworded: VecDeque<&'a TraceEntry>,
+    /// The batch's last rows (at most the log's capacity), newest last.
+    rows: VecDeque<Laid<'a>>,
+    /// How many rows the batch has laid out.
+    laid: u64,
+}
+
+/// A row laid out in a batch: what its trace line does not already say.
+struct Laid<'a> {
+    e: &'a TraceEntry,
+    from: Lane,
+    /// The lanes it points to, one bit each ([`Lane::bit`]).
+    to: u16,
+    style: MsgStyle,
+    /// The component the row's node is read from (`kubelet/node-1`).
+    node_of: Option<&'a str>,
+}
+
+impl Laid<'_> {
+    /// A watch row's change: (event type, object, resourceVersion).
+    fn change(&self) -> Option<(WatchType, &Str, u64)> {
+        match &self.e.kind {
+            TraceKind::Watch {
+                event_type,
+                object,
+                resource_version,
+                ..
+            } => Some((*event_type, object, *resource_version)),
+            _ => None,
+        }
+    }
+
+    /// The row, worded.
+    fn made(self) -> SeqMsg {
+        let (label, detail) = wording(self.e);
+        let (code, error) = match &self.e.kind {
+            TraceKind::Api(tr) => (Some(tr.code), tr.code >= 400),
+            TraceKind::Command { ok, .. } => (None, !ok),
+            _ => (None, self.style == MsgStyle::Dropped),
+        };
+        SeqMsg {
+            seq: self.e.seq,
+            t: self.e.t,
+            from: self.from,
+            to: Lane::ALL
+                .into_iter()
+                .filter(|l| self.to & l.bit() != 0)
+                .collect(),
+            label,
+            detail,
+            style: self.style,
+            code,
+            error,
+            node: self.node_of.and_then(kubelet_node),
+            change: self.change().map(|(t, object, rv)| (t, object.clone(), rv)),
+        }
+    }
+}
+
+/// Whether two watch deliveries carry the same change: a row's label and detail would be the
+/// same (`MODIFIED pod/x`, `rv 7`).
+fn same_change(
+    (t, o, rv): (WatchType, &Str, u64),
+    (event_type, object, resource_version): (WatchType, &Str, u64),
+) -> bool {
+    t == event_type
+        && rv == resource_version
+        && (o == object || short_object(o) == short_object(object))
 }
 
 /// A row's label and detail, from the trace line that made it.
