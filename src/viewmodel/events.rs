@@ -53,7 +53,7 @@ impl EventRow {
             object_kind: kind.to_string(),
             object_name: ev.involved_object.name.to_string(),
             object_namespace: ev.involved_object.namespace.to_string(),
-            message: ev.message.clone(),
+            message: ev.message.to_string(),
             count: ev.count,
             last_t: last,
             source: ev.source.component.to_string(),

@@ -143,7 +143,7 @@ fn warnings(s: &Session, reason: &str) -> Vec<(String, String)> {
         .list(Kind::Event)
         .filter_map(|e| match &**e {
             Object::Event(e) if e.reason == reason => {
-                Some((e.involved_object.name.to_string(), e.message.clone()))
+                Some((e.involved_object.name.to_string(), e.message.to_string()))
             }
             _ => None,
         })

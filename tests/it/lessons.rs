@@ -688,7 +688,7 @@ fn never_settles_the_spec_flips_and_the_replicaset_churns() {
             .filter_map(|e| match &e.kind {
                 TraceKind::Event(tr) if tr.reason == "ScalingReplicaSet" => {
                     let EventTrace { message, .. } = &**tr;
-                    Some(message.clone())
+                    Some(message.to_string())
                 }
                 _ => None,
             })

@@ -26,7 +26,7 @@ pub fn events(s: &Session, kind: &str, name: Option<&str>) -> Vec<(String, Strin
         .map(|e| {
             (
                 e.metadata.creation_timestamp.map_or(0, |t| t.0),
-                (e.reason.to_string(), e.message.clone()),
+                (e.reason.to_string(), e.message.to_string()),
             )
         })
         .collect();
@@ -41,7 +41,7 @@ pub fn messages(s: &Session, reason: &str) -> Vec<String> {
         .list(Kind::Event)
         .filter_map(|o| o.as_event())
         .filter(|e| e.reason == reason)
-        .map(|e| e.message.clone())
+        .map(|e| e.message.to_string())
         .collect()
 }
 

@@ -1566,12 +1566,8 @@ impl ApiServer {
 
 /// An Event's name as client-go makes it: its object's name and a 16-digit hexadecimal suffix,
 /// `{base}.{suffix:016x}`.
-pub fn event_name(base: &str, suffix: u64) -> String {
-    let mut name = String::with_capacity(base.len() + 17);
-    name.push_str(base);
-    name.push('.');
-    name.push_str(hex_into(&mut [0u8; 16], suffix));
-    name
+pub fn event_name(base: &str, suffix: u64) -> Str {
+    Str::concat(&[base, ".", hex_into(&mut [0u8; 16], suffix)])
 }
 
 /// What the event recorder reads from the store (defined here so the API server, below the
@@ -1594,7 +1590,7 @@ pub trait EventStore {
     fn first_free_suffix(&self, namespace: &Str, base: &str, start: u64) -> (u64, Str) {
         let mut v = start;
         loop {
-            let name = Str::from(event_name(base, v));
+            let name = event_name(base, v);
             if self.event_named(namespace, &name).is_none() {
                 return (v, name);
             }

@@ -149,11 +149,35 @@ impl Str {
         )))
     }
 
+    /// `parts` joined: the well-known word they spell, or a shared text allocated once, where
+    /// `Str::from(concat(..))` allocated the joined `String`, copied it and dropped it (every
+    /// Event's name and a kubelet's reporting instance were two allocations each).
+    pub fn concat(parts: &[&str]) -> Str {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let fill = |buf: &mut [u8]| {
+            let mut at = 0;
+            for p in parts {
+                buf[at..at + p.len()].copy_from_slice(p.as_bytes());
+                at += p.len();
+            }
+        };
+        if len <= WELL_KNOWN_MAX_LEN {
+            let mut buf = [0u8; WELL_KNOWN_MAX_LEN];
+            fill(&mut buf[..len]);
+            // Whole `str`s joined are UTF-8; the fallback only keeps a panic out of the path.
+            return std::str::from_utf8(&buf[..len]).map_or_else(|_| Str::EMPTY, Str::new);
+        }
+        Str(ArcStr::init_with(len, fill).unwrap_or_default())
+    }
+
     /// `s` as the well-known word, or a new shared text.
     fn new(s: &str) -> Str {
         Str(well_known(s.as_bytes()).map_or_else(|| ArcStr::from(s), |i| WELL_KNOWN[i].clone()))
     }
 }
+
+/// No well-known word is longer (checked where the table is laid out).
+const WELL_KNOWN_MAX_LEN: usize = 32;
 
 /// Slots of the table that finds a well-known word: a power of two, well over twice as many as
 /// there are words, so a text that is none of them mostly meets an empty slot at once.
@@ -175,6 +199,7 @@ static WELL_KNOWN_TABLE: [u8; WELL_KNOWN_SLOTS] = {
     let mut table = [u8::MAX; WELL_KNOWN_SLOTS];
     let mut i = 0;
     while i < WELL_KNOWN_TEXT.len() {
+        assert!(WELL_KNOWN_TEXT[i].len() <= WELL_KNOWN_MAX_LEN);
         let mut at = well_known_slot(WELL_KNOWN_TEXT[i].as_bytes());
         while table[at] != u8::MAX {
             at = (at + 1) % WELL_KNOWN_SLOTS;
@@ -191,7 +216,7 @@ static WELL_KNOWN_TABLE: [u8; WELL_KNOWN_SLOTS] = {
 /// or two probes.
 fn well_known(s: &[u8]) -> Option<usize> {
     // Only short strings can be one; names and uids skip the search.
-    if s.len() > 32 {
+    if s.len() > WELL_KNOWN_MAX_LEN {
         return None;
     }
     let mut at = well_known_slot(s);
@@ -402,6 +427,34 @@ mod tests {
         let copy = name.clone();
         assert!(!ArcStr::is_static(&name.0));
         assert!(Str::ptr_eq(&name, &copy));
+    }
+
+    #[test]
+    fn joined_parts_read_as_their_concatenation_and_a_well_known_result_is_the_word() {
+        let long = "web-8b4ddd895-22vg4.187a3c1f00000000-and-more-than-thirty-two-bytes";
+        for parts in [
+            &[][..],
+            &["", ""][..],
+            &["web-8b4ddd895-22vg4", ".", "187a3c1f00000000"][..],
+            &[long, "-", "kind-worker"][..],
+            &["é", "ü-", "ñ"][..],
+        ] {
+            let joined = Str::concat(parts);
+            assert_eq!(
+                joined,
+                crate::sim::text::concat(parts).as_str(),
+                "{parts:?}"
+            );
+        }
+        let word = Str::concat(&["apps", "/v1"]);
+        assert!(
+            ArcStr::is_static(&word.0),
+            "no allocation for a well-known word"
+        );
+        assert!(Str::ptr_eq(&word, &Str::from("apps/v1")));
+        assert!(!ArcStr::is_static(
+            &Str::concat(&["kubelet", "-", "kind-worker"]).0
+        ));
     }
 
     #[test]

@@ -1411,7 +1411,7 @@ pub struct Event {
     #[serde(default)]
     pub reason: Str,
     #[serde(default)]
-    pub message: String,
+    pub message: Str,
     #[serde(default)]
     pub source: EventSource,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -649,7 +649,8 @@ impl NodeLifecycleController {
                     out.event(EventRecord {
                         type_: "Normal",
                         reason: "RemovingNode".into(),
-                        message: format!("Node {name} event: Removing Node {name} from Controller"),
+                        message: format!("Node {name} event: Removing Node {name} from Controller")
+                            .into(),
                         object: key.clone(),
                         uid: uid.into(),
                         field_path: Str::EMPTY,
@@ -1102,7 +1103,7 @@ mod tests {
         let events: Vec<(&str, &str, String)> = out
             .events
             .iter()
-            .map(|e| (e.type_, e.reason.as_str(), e.message.clone()))
+            .map(|e| (e.type_, e.reason.as_str(), e.message.to_string()))
             .collect();
         assert!(events.contains(&(
             "Normal",

@@ -97,7 +97,7 @@ fn pod_event(key: &ObjectKey, uid: &str, message: String) -> EventRecord {
     EventRecord {
         type_: "Normal",
         reason: "TaintManagerEviction".into(),
-        message,
+        message: message.into(),
         object: key.clone(),
         uid: Str::from(uid),
         field_path: Str::EMPTY,

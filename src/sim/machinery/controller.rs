@@ -179,7 +179,7 @@ pub struct EventRecord {
     /// `Normal` or `Warning`.
     pub type_: &'static str,
     pub reason: Str,
-    pub message: String,
+    pub message: Str,
     /// The object the event is about.
     pub object: ObjectKey,
     /// Its uid, when known (Events point at one incarnation of an object).
@@ -190,12 +190,12 @@ pub struct EventRecord {
 
 impl EventRecord {
     /// A Normal event about `obj`.
-    pub fn normal(obj: &Object, reason: &str, message: impl Into<String>) -> EventRecord {
+    pub fn normal(obj: &Object, reason: &str, message: impl Into<Str>) -> EventRecord {
         EventRecord::new("Normal", obj, reason, message)
     }
 
     /// A Warning event about `obj`.
-    pub fn warning(obj: &Object, reason: &str, message: impl Into<String>) -> EventRecord {
+    pub fn warning(obj: &Object, reason: &str, message: impl Into<Str>) -> EventRecord {
         EventRecord::new("Warning", obj, reason, message)
     }
 
@@ -203,7 +203,7 @@ impl EventRecord {
         type_: &'static str,
         obj: &Object,
         reason: &str,
-        message: impl Into<String>,
+        message: impl Into<Str>,
     ) -> EventRecord {
         EventRecord {
             type_,

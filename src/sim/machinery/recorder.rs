@@ -9,7 +9,6 @@ use crate::sim::api::types::{
     Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Str, Time,
     EPOCH_UNIX_SECONDS,
 };
-use crate::sim::text::concat;
 use crate::vec_map::{HashedSlotMap, LookupSlots};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
@@ -91,7 +90,7 @@ pub struct Recorder {
     /// number in the thousands and expire in the order of time, not of name (removing each from
     /// a vector moved half of it), and a tree of them cost a descent of string comparisons along
     /// their shared prefix for every lookup. Neither map is walked, so neither keeps an order.
-    by_identity: LookupSlots<ObjectKey, LookupSlots<String, Vec<Identity>>>,
+    by_identity: LookupSlots<ObjectKey, LookupSlots<Str, Vec<Identity>>>,
     /// Per object: (source, type, reason) → times of distinct messages seen.
     similar: HashedSlotMap<ObjectKey, Vec<Window>>,
     /// Identities and windows held (what [`Recorder::len`] reports).
@@ -170,7 +169,7 @@ impl Recorder {
         if !known {
             times.push_back(now);
             if times.len() > AGGREGATE_MAX_EVENTS {
-                message = format!("(combined from similar events): {message}");
+                message = Str::concat(&["(combined from similar events): ", &message]);
                 combined = true;
             }
         }
@@ -268,7 +267,7 @@ impl Recorder {
             reporting_instance: Some(if host.is_empty() {
                 source.clone()
             } else {
-                Str::from(concat(&[source, "-", host]))
+                Str::concat(&[source, "-", host])
             }),
         };
         Recorded {
@@ -617,7 +616,7 @@ mod tests {
     #[test]
     fn more_than_ten_similar_messages_are_combined() {
         let mut r = Recorder::default();
-        let mut last = String::new();
+        let mut last = Str::EMPTY;
         for i in 0..11 {
             last = r
                 .record(

@@ -183,7 +183,7 @@ pub struct EventTrace {
     #[serde(rename = "eventType")]
     pub event_type: Str,
     pub reason: Str,
-    pub message: String,
+    pub message: Str,
     pub object: String,
     pub source: Str,
 }

@@ -434,7 +434,7 @@ fn succeed_and_expect_the_scale_down_event(ctrl: &mut DeploymentController, scal
     let recorded: Vec<String> = ctrl
         .events_for_response(scale, &ok)
         .iter()
-        .map(|e| e.message.clone())
+        .map(|e| e.message.to_string())
         .collect();
     assert_eq!(recorded, ["Scaled down replica set web-v1 from 3 to 2"]);
     assert!(ctrl.pending_events.is_empty());
@@ -1485,7 +1485,7 @@ fn scaling_events(sim: &Sim) -> Vec<String> {
                 if tr.reason == "ScalingReplicaSet" =>
             {
                 let EventTrace { message, .. } = &**tr;
-                Some(message.clone())
+                Some(message.to_string())
             }
             _ => None,
         })

@@ -844,7 +844,7 @@ fn event(p: &Pending, type_: &'static str, reason: String, message: String) -> E
     EventRecord {
         type_,
         reason: reason.into(),
-        message,
+        message: message.into(),
         object: p.job.clone(),
         uid: p.uid.as_str().into(),
         field_path: Str::EMPTY,

@@ -442,11 +442,11 @@ impl Kubelet {
             now,
         );
         p.out.event(
-            EventRecord::normal(obj, "Created", concat(&["Created container: ", &name]))
+            EventRecord::normal(obj, "Created", Str::concat(&["Created container: ", &name]))
                 .at_field(field.clone()),
         );
         p.out.event(
-            EventRecord::normal(obj, "Started", concat(&["Started container ", &name]))
+            EventRecord::normal(obj, "Started", Str::concat(&["Started container ", &name]))
                 .at_field(field),
         );
         self.reasons.remove(&ck);

@@ -142,10 +142,10 @@ impl Role {
     }
 
     /// The event field path: `spec.containers{app}` or `spec.initContainers{init}`.
-    fn field(self, name: &str) -> String {
+    fn field(self, name: &str) -> Str {
         match self {
-            Role::App => concat(&["spec.containers{", name, "}"]),
-            Role::Init | Role::Sidecar => concat(&["spec.initContainers{", name, "}"]),
+            Role::App => Str::concat(&["spec.containers{", name, "}"]),
+            Role::Init | Role::Sidecar => Str::concat(&["spec.initContainers{", name, "}"]),
         }
     }
 }
@@ -367,10 +367,10 @@ impl Kubelet {
                 out.event(EventRecord {
                     type_: "Normal",
                     reason: "Killing".into(),
-                    message: format!("Stopping container {name}"),
+                    message: format!("Stopping container {name}").into(),
                     object: key.clone(),
                     uid: Str::from(uid),
-                    field_path: Str::from(format!("spec.containers{{{name}}}")),
+                    field_path: Str::concat(&["spec.containers{", name, "}"]),
                 });
             }
         }

@@ -316,7 +316,7 @@ fn node_event(node: &Node, reason: &str, message: String) -> EventRecord {
     EventRecord {
         type_: "Normal",
         reason: reason.into(),
-        message,
+        message: message.into(),
         object: ObjectKey::new(Kind::Node, "", &node.metadata.name),
         uid: node.metadata.name.clone(),
         field_path: Str::EMPTY,

@@ -172,7 +172,7 @@ impl Kubelet {
                     Some(id) if id.strip_prefix("containerd://") == Some(r.id.as_str()) => {
                         id.clone()
                     }
-                    _ => Str::from(concat(&["containerd://", &r.id])),
+                    _ => Str::concat(&["containerd://", &r.id]),
                 });
                 cs.last_state = Some(
                     r.last_termination

@@ -168,7 +168,7 @@ fn pod_events(sim: &Sim, pod: &str) -> Vec<(Millis, String, String)> {
                 let EventTrace {
                     reason, message, ..
                 } = &**tr;
-                Some((e.t, reason.to_string(), message.clone()))
+                Some((e.t, reason.to_string(), message.to_string()))
             }
             _ => None,
         })
@@ -1009,7 +1009,7 @@ fn the_node_reports_ready_with_its_start_up_events() {
                 let EventTrace {
                     reason, message, ..
                 } = &**tr;
-                Some((reason.to_string(), message.clone()))
+                Some((reason.to_string(), message.to_string()))
             }
             _ => None,
         })
@@ -1368,7 +1368,7 @@ fn a_rebooted_node_reports_a_new_boot_id() {
         .filter_map(|e| match &e.kind {
             TraceKind::Event(tr) if tr.reason == "Rebooted" && tr.event_type == "Warning" => {
                 let EventTrace { message, .. } = &**tr;
-                Some(message.clone())
+                Some(message.to_string())
             }
             _ => None,
         })

@@ -140,7 +140,7 @@ fn event(
     EventRecord {
         type_,
         reason: reason.into(),
-        message,
+        message: message.into(),
         object: kinds_key,
         uid: obj.metadata.uid.clone(),
         field_path: Str::EMPTY,

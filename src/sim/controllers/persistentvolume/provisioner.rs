@@ -449,7 +449,7 @@ impl Controller for ExternalProvisioner {
         vec![EventRecord {
             type_,
             reason: reason.into(),
-            message,
+            message: message.into(),
             object: key,
             uid: field("uid").into(),
             field_path: Str::EMPTY,

@@ -790,7 +790,7 @@ impl Controller for PostgresOperator {
         let record = |type_, reason: &str, message: String, (object, uid)| EventRecord {
             type_,
             reason: reason.into(),
-            message,
+            message: message.into(),
             object,
             uid,
             field_path: Str::EMPTY,
@@ -813,7 +813,7 @@ impl Controller for PostgresOperator {
                 vec![EventRecord {
                     type_: "Warning",
                     reason: "UpdateFailed".into(),
-                    message: e.message.clone(),
+                    message: e.message.clone().into(),
                     object: target,
                     uid: Str::EMPTY,
                     field_path: Str::EMPTY,

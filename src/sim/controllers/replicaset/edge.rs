@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 
+use super::rs_event;
 use crate::sim::api::types::{
     Kind, Object, ObjectKey, ObjectMeta, OwnerReference, Pod, PodStatus, ReplicaSet,
     ReplicaSetStatus, Str,
@@ -26,7 +27,6 @@ use crate::sim::machinery::cache::Cache;
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
-use crate::sim::text::concat;
 use crate::sort::StableSort;
 use crate::vec_map::SlotMap;
 
@@ -145,23 +145,6 @@ fn pod_from_template(rs: &ReplicaSet) -> Pod {
         },
         spec: t.spec.clone().into(),
         status: PodStatus::default(),
-    }
-}
-
-fn event(
-    type_: &'static str,
-    rs: &ObjectKey,
-    uid: &str,
-    reason: &str,
-    message: String,
-) -> EventRecord {
-    EventRecord {
-        type_,
-        reason: reason.into(),
-        message,
-        object: rs.clone(),
-        uid: Str::from(uid),
-        field_path: Str::EMPTY,
     }
 }
 
@@ -353,14 +336,14 @@ impl Controller for EdgeReplicaSetController {
                     return Vec::new();
                 };
                 vec![match result {
-                    Ok(created) => event(
+                    Ok(created) => rs_event(
                         "Normal",
                         &rs,
                         &uid,
                         "SuccessfulCreate",
-                        concat(&["Created pod: ", &created.meta().name]),
+                        Str::concat(&["Created pod: ", &created.meta().name]),
                     ),
-                    Err(e) => event(
+                    Err(e) => rs_event(
                         "Warning",
                         &rs,
                         &uid,

@@ -30,7 +30,6 @@ use crate::sim::machinery::cache::{Cache, Indexers};
 use crate::sim::machinery::controller::{
     ComponentId, Controller, Ctx, EventRecord, Outcome, ReconcileRecord,
 };
-use crate::sim::text::concat;
 
 /// `BurstReplicas`: at most this many creates or deletes per sync.
 pub const BURST_REPLICAS: usize = 500;
@@ -594,7 +593,7 @@ impl Controller for ReplicaSetController {
                         &rs,
                         &r.uid,
                         "SuccessfulCreate",
-                        concat(&["Created pod: ", &created.meta().name]),
+                        Str::concat(&["Created pod: ", &created.meta().name]),
                     ),
                     Err(e) => rs_event(
                         "Warning",
@@ -686,17 +685,18 @@ fn owner_rs_key(pod: &Pod) -> Option<ObjectKey> {
     ))
 }
 
+/// An Event about ReplicaSet `rs`, for both the controller and its edge-triggered variant.
 fn rs_event(
     type_: &'static str,
     rs: &ObjectKey,
     uid: &str,
     reason: &str,
-    message: String,
+    message: impl Into<Str>,
 ) -> EventRecord {
     EventRecord {
         type_,
         reason: reason.into(),
-        message,
+        message: message.into(),
         object: rs.clone(),
         uid: Str::from(uid),
         field_path: Str::EMPTY,

@@ -998,7 +998,7 @@ mod world {
             .list(Kind::Event)
             .filter_map(|o| o.as_event())
             .filter(|e| e.reason == "SuccessfulCreate")
-            .map(|e| e.message.clone())
+            .map(|e| e.message.to_string())
             .collect();
         assert_eq!(events.len(), 3);
         assert!(pods

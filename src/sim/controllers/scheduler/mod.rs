@@ -1758,7 +1758,8 @@ impl Controller for Scheduler {
                 self.answer_events.push(EventRecord {
                     type_: "Warning",
                     reason: "FailedScheduling".into(),
-                    message: format!("running PreBind plugin \"VolumeBinding\": {}", e.message),
+                    message: format!("running PreBind plugin \"VolumeBinding\": {}", e.message)
+                        .into(),
                     object: pod,
                     uid,
                     field_path: Str::EMPTY,
@@ -1781,7 +1782,7 @@ impl Controller for Scheduler {
                 self.answer_events.push(EventRecord::normal(
                     stored,
                     "Scheduled",
-                    concat(&[
+                    Str::concat(&[
                         "Successfully assigned ",
                         &key.namespace,
                         "/",
@@ -1805,7 +1806,7 @@ impl Controller for Scheduler {
         self.answer_events.push(EventRecord {
             type_: "Warning",
             reason: "FailedScheduling".into(),
-            message: format!("running Bind plugin \"DefaultBinder\": {}", err.message),
+            message: format!("running Bind plugin \"DefaultBinder\": {}", err.message).into(),
             object: key.clone(),
             uid,
             field_path: Str::EMPTY,

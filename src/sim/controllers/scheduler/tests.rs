@@ -243,7 +243,7 @@ fn failed_scheduling(out: &Outcome) -> String {
     out.events
         .iter()
         .find(|e| e.reason == "FailedScheduling")
-        .map(|e| e.message.clone())
+        .map(|e| e.message.to_string())
         .unwrap_or_default()
 }
 
@@ -1341,7 +1341,7 @@ fn a_pod_submitted_to_a_three_node_cluster_is_bound() {
         .list(Kind::Event)
         .filter_map(|o| o.as_event())
         .find(|e| e.reason == "Scheduled")
-        .map(|e| (e.message.clone(), e.source.component.clone()));
+        .map(|e| (e.message.to_string(), e.source.component.clone()));
     assert_eq!(
         scheduled,
         Some((

@@ -92,7 +92,7 @@ impl Pending {
         Some(EventRecord {
             type_,
             reason: reason.into(),
-            message,
+            message: message.into(),
             object: self.set.clone(),
             uid: self.set_uid.as_str().into(),
             field_path: Str::EMPTY,
