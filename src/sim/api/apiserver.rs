@@ -5,14 +5,15 @@
 //! drops and delays) is the world's job, not the store's.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, VecDeque};
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value as Json;
 
 use super::apiextensions::{CustomResourceDefinitionCondition, CRD_CLEANUP_FINALIZER};
 use super::event_ages::EventAges;
-use super::object_map::{ObjectMap, Replaced, NO_SLOT};
+use super::object_map::{file, ObjectMap, Replaced, Slots, NO_SLOT};
 use super::types::*;
 use super::{admission, customresource, job, limits, storage, validation};
 use super::{
@@ -124,6 +125,12 @@ pub struct ApiServer {
     /// allocation from being reused by another's, so a pointer comparison tells the name is
     /// this object's.
     trace_names: Vec<Option<(SharedKey, Str)>>,
+    /// Pods by `spec.nodeName` ("" for the unscheduled), as kube-apiserver's watch cache indexes
+    /// them for the field selector kubelets list with: `kubectl get pods --field-selector
+    /// spec.nodeName=…` and `kubectl describe node` read a node's pods, not every pod. Built by
+    /// the first list that asks, then kept on every pod write, as a kind's name order is (a run
+    /// nothing lists that way pays nothing).
+    pods_by_node: OnceCell<BTreeMap<Str, Slots>>,
 }
 
 /// The age of the Event stored under `key`, if one is.
@@ -156,6 +163,7 @@ impl ApiServer {
             events_by_age: EventAges::default(),
             writes: [0; Kind::ALL.len() + 1],
             trace_names: Vec::new(),
+            pods_by_node: OnceCell::new(),
         }
     }
 
@@ -236,6 +244,25 @@ impl ApiServer {
     /// LIST of one kind, in name order.
     pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
         self.list_keyed(kind).map(|(_, o)| o)
+    }
+
+    /// LIST of the pods whose `spec.nodeName` is `node` ("" for the unscheduled), in name order,
+    /// read from the store's index of pods by node (see `pods_by_node`).
+    pub fn list_pods_on_node(&self, node: &str) -> impl Iterator<Item = &Arc<Object>> {
+        let index = self.pods_by_node.get_or_init(|| {
+            let mut index = BTreeMap::new();
+            for (key, o) in self.list_keyed(Kind::Pod) {
+                if let (Some(p), Some(slot)) = (o.as_pod(), self.objects.slot_of(key)) {
+                    file(&mut index, &p.spec.node_name, key, Some(slot));
+                }
+            }
+            index
+        });
+        index
+            .get(node)
+            .into_iter()
+            .flat_map(|set| set.values())
+            .map(|&slot| self.objects.at(slot))
     }
 
     /// Every object of one kind in no meaningful order (where the store happens to hold it), for
@@ -457,6 +484,16 @@ impl ApiServer {
         if old.is_none() {
             self.count_change(obj.kind(), true);
         }
+        if let (Some(index), Some(p)) = (self.pods_by_node.get_mut(), obj.as_pod()) {
+            let before = old.as_deref().and_then(Object::as_pod);
+            let node = &p.spec.node_name;
+            if before.is_none_or(|b| b.spec.node_name != *node) {
+                if let Some(b) = before {
+                    file(index, &b.spec.node_name, &shared, None);
+                }
+                file(index, node, &shared, Some(slot));
+            }
+        }
         if obj.kind() == Kind::Event {
             // Filed again only at a new age: the entry at the old one is left behind (see
             // `event_ages`).
@@ -481,6 +518,9 @@ impl ApiServer {
         let (shared, old, slot) = self.objects.remove_entry(key)?;
         self.count_change(key.kind, false);
         self.spec_canonical.remove(key);
+        if let (Some(index), Some(p)) = (self.pods_by_node.get_mut(), old.as_pod()) {
+            file(index, &p.spec.node_name, &shared, None);
+        }
         if key.kind == Kind::Event {
             self.event_removals += 1;
         }

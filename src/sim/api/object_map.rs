@@ -30,7 +30,7 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey};
+use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey, Str};
 use crate::vec_map::{LookupMap, VecMap};
 
 /// No hint: a watch event that did not come from the store (tests, the playground's own).
@@ -38,6 +38,35 @@ pub const NO_SLOT: u32 = u32::MAX;
 
 /// How many hint entries a map keeps per slot of its own, at most (see `remember`).
 const HINTS_PER_SLOT: usize = 4;
+
+/// Keys with their objects' slots in an `ObjectMap`: an index kept beside the map (a cache's by
+/// controller or node, the store's pods by node) holds the slot, so it reaches an object without
+/// hashing its key (a claim over 10,000 pods did that for each), and all of them are one B-tree
+/// type with the map's own key order (one copy of its code in the page).
+pub type Slots = BTreeMap<SharedKey, u32>;
+
+/// Files `key` (in `slot`) under `group` of `index`, or takes it out; a group left empty goes.
+pub fn file(index: &mut BTreeMap<Str, Slots>, group: &str, key: &SharedKey, slot: Option<u32>) {
+    match slot {
+        Some(slot) => {
+            if let Some(set) = index.get_mut(group) {
+                set.insert(key.clone(), slot);
+            } else {
+                let mut set = Slots::new();
+                set.insert(key.clone(), slot);
+                index.insert(Str::from(group), set);
+            }
+        }
+        None => {
+            if let Some(set) = index.get_mut(group) {
+                set.remove(&**key);
+                if set.is_empty() {
+                    index.remove(group);
+                }
+            }
+        }
+    }
+}
 
 /// What [`ObjectMap::replace`] did: the map's allocation of the key (`key` itself for a new
 /// entry), the object replaced, if any, and the slot that holds the new one.

@@ -1276,15 +1276,12 @@ fn node(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
     if let Some(p) = n.spec.provider_id.as_deref().filter(|s| !s.is_empty()) {
         w.push_str(&format!("ProviderID:\t{p}\n"));
     }
+    // kubectl lists them with `spec.nodeName=<node>,status.phase!=Succeeded,…`: the index.
     let pods: Vec<&Pod> = sim
         .api()
-        .list(Kind::Pod)
+        .list_pods_on_node(&n.metadata.name)
         .filter_map(|o| o.as_pod())
-        .filter(|p| {
-            p.spec.node_name == n.metadata.name
-                && p.status.phase != "Succeeded"
-                && p.status.phase != "Failed"
-        })
+        .filter(|p| p.status.phase != "Succeeded" && p.status.phase != "Failed")
         .collect();
     let alloc = if n.status.allocatable.is_empty() {
         &n.status.capacity

@@ -446,7 +446,7 @@ pub fn drain(sim: &mut Sim, args: &Args, line: &str) -> CommandOutput {
     let now = sim.now();
     let mut failed_nodes: Vec<(String, String)> = Vec::new();
     for n in &nodes {
-        let list = pods_for_deletion(sim.api().list(Kind::Pod), n, &opts, now);
+        let list = pods_for_deletion(sim.api().list_pods_on_node(n), n, &opts, now);
         let errs = filter_errors(&list);
         if !errs.is_empty() {
             let err = aggregate(&errs);

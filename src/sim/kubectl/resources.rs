@@ -273,6 +273,15 @@ impl Filter {
         })
     }
 
+    /// The node a `spec.nodeName=<node>` requirement selects pods on ("" for the unscheduled),
+    /// which the API server answers from its index of pods by node.
+    fn pod_node(&self) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|f| f.equal && f.typed == Some(TypedField::PodNodeName))
+            .map(|f| f.value.as_str())
+    }
+
     /// True when neither selector was given.
     pub fn is_empty(&self) -> bool {
         self.labels.is_none() && self.fields.is_empty()
@@ -303,12 +312,18 @@ fn typed_field(o: &Object, field: TypedField) -> Option<&str> {
 
 /// Objects of `kind` in `ns` (or every namespace), in the API server's list order.
 pub fn list(sim: &Sim, kind: Kind, ns: &str, all_ns: bool, filter: &Filter) -> Vec<Arc<Object>> {
-    sim.api()
-        .list(kind)
-        .filter(|o| all_ns || !kind.namespaced() || o.meta().namespace == ns)
-        .filter(|o| filter.matches(o))
-        .cloned()
-        .collect()
+    let api = sim.api();
+    let mut listed = Vec::new();
+    let mut keep = |o: &Arc<Object>| {
+        if (all_ns || !kind.namespaced() || o.meta().namespace == ns) && filter.matches(o) {
+            listed.push(o.clone());
+        }
+    };
+    match filter.pod_node().filter(|_| kind == Kind::Pod) {
+        Some(node) => api.list_pods_on_node(node).for_each(&mut keep),
+        None => api.list(kind).for_each(&mut keep),
+    }
+    listed
 }
 
 /// The keys a mutating command (`delete`, `label`, `scale`, …) acts on: named objects (missing

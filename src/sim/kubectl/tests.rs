@@ -1023,6 +1023,69 @@ spec:
         image: nginx:1.27
 ";
 
+/// The store's index of pods by node answers what a scan of every pod does: the same pods in
+/// the same order, for every node and for the unscheduled (""), from the first list (before
+/// anything exists) through creates, binds, a drain's evictions, deletes and a scale-down,
+/// and in a copy of the store (time travel's snapshots copy it).
+#[test]
+fn pods_listed_by_node_from_the_index_are_the_pods_a_scan_finds() {
+    fn same_as_a_scan(api: &crate::sim::api::apiserver::ApiServer, when: &str) {
+        let mut nodes: Vec<String> = ["", "node-1", "node-2", "node-3", "nowhere"]
+            .map(String::from)
+            .to_vec();
+        for o in api.list(Kind::Pod) {
+            let node = o.as_pod().expect("a pod").spec.node_name.to_string();
+            if !nodes.contains(&node) {
+                nodes.push(node);
+            }
+        }
+        for node in nodes {
+            let names = |pods: &mut dyn Iterator<
+                Item = &std::sync::Arc<crate::sim::api::types::Object>,
+            >| { pods.map(|o| o.key().trace_name()).collect::<Vec<_>>() };
+            let indexed = names(&mut api.list_pods_on_node(&node));
+            let scanned = names(
+                &mut api
+                    .list(Kind::Pod)
+                    .filter(|o| o.as_pod().is_some_and(|p| p.spec.node_name == node)),
+            );
+            assert_eq!(indexed, scanned, "{when}: pods on {node:?}");
+        }
+    }
+    let mut s = Session::new(7);
+    same_as_a_scan(s.sim.api(), "before anything exists");
+    let big = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: too-big}\nspec: {containers: [{name: app, image: nginx:1.27, resources: {requests: {cpu: \"500\"}}}]}\n";
+    let r = s.apply_text("web.yaml", &format!("{FIVE}{big}"));
+    assert!(r.ok, "{r:?}");
+    for t in [100, 1_000, 3_000, 60_000] {
+        s.advance_to(t, usize::MAX);
+        same_as_a_scan(s.sim.api(), &format!("at {t} ms"));
+    }
+    assert_eq!(
+        s.sim.api().list_pods_on_node("").count(),
+        1,
+        "the pod no node fits"
+    );
+    let node = node_with_most_web_pods(&s);
+    stdout(&mut s, &format!("drain {node} --ignore-daemonsets --force"));
+    s.advance_to(120_000, usize::MAX);
+    same_as_a_scan(s.sim.api(), "after a drain");
+    let copy = s.sim.api().clone();
+    stdout(&mut s, "delete pod too-big");
+    stdout(&mut s, "scale deployment web --replicas=2");
+    s.advance_to(180_000, usize::MAX);
+    same_as_a_scan(s.sim.api(), "after a delete and a scale-down");
+    same_as_a_scan(&copy, "in a copy taken before them");
+    assert_eq!(
+        stdout(
+            &mut s,
+            &format!("get pods --field-selector=spec.nodeName={node} -o name")
+        ),
+        "",
+        "the drained node runs nothing"
+    );
+}
+
 fn node_with_most_web_pods(s: &Session) -> String {
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
     for p in pods_of(s, "web") {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::sim::api::object_map::{ObjectMap, NO_SLOT};
+use crate::sim::api::object_map::{file, ObjectMap, Slots, NO_SLOT};
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, Str, StringMap};
 use crate::vec_map::VecMap;
 
@@ -88,12 +88,6 @@ impl PodGroup {
     }
 }
 
-/// Keys with their objects' slots in the cache's `ObjectMap`: each index keeps the slot, so it
-/// reaches an object without hashing its key (a claim over 10,000 pods did that for each), and
-/// all of them are one B-tree type with the map's own key order (one copy of its code in the
-/// page).
-type Slots = BTreeMap<SharedKey, u32>;
-
 /// The entries of `set` of `kind` in `namespace`, in name order.
 fn in_scope<'a>(
     set: &'a Slots,
@@ -102,29 +96,6 @@ fn in_scope<'a>(
 ) -> std::collections::btree_map::Range<'a, SharedKey, u32> {
     let (lo, hi) = namespace_bounds(kind, namespace);
     set.range::<ObjectKey, _>((Bound::Included(lo), Bound::Excluded(hi)))
-}
-
-/// Files `key` (in `slot`) under `group` of `index`, or takes it out.
-fn file(index: &mut BTreeMap<Str, Slots>, group: &str, key: &SharedKey, slot: Option<u32>) {
-    match slot {
-        Some(slot) => {
-            if let Some(set) = index.get_mut(group) {
-                set.insert(key.clone(), slot);
-            } else {
-                let mut set = Slots::new();
-                set.insert(key.clone(), slot);
-                index.insert(Str::from(group), set);
-            }
-        }
-        None => {
-            if let Some(set) = index.get_mut(group) {
-                set.remove(&**key);
-                if set.is_empty() {
-                    index.remove(group);
-                }
-            }
-        }
-    }
 }
 
 /// Bounds around every key of `kind` in `namespace`: keys order by kind, namespace, then name,
