@@ -18,16 +18,28 @@ impl Kubelet {
             return None;
         }
         let node = node?;
-        let others: Vec<&Pod> = cache
-            .pods_on_node(&self.node)
-            .filter_map(|o| o.as_pod())
-            .filter(|p| {
-                p.metadata.uid != *uid && !matches!(p.status.phase.as_str(), "Succeeded" | "Failed")
-            })
-            .filter(|p| {
-                self.admitted.contains_key(&p.metadata.uid) || rt.pods.contains_key(&p.metadata.uid)
-            })
-            .collect();
+        // One pass over the node's pods counts those it runs and sums their requests (an
+        // admitted pod's as admission read them, unless its spec has changed since).
+        let mut running = 0i64;
+        let mut used = [0i64; ADMITTED_RESOURCES.len()];
+        for p in cache.pods_on_node(&self.node).filter_map(|o| o.as_pod()) {
+            if p.metadata.uid == *uid || matches!(p.status.phase.as_str(), "Succeeded" | "Failed") {
+                continue;
+            }
+            let requests = match self.admitted.get(&p.metadata.uid) {
+                Some(a) if Arc::ptr_eq(&a.spec, &p.spec) => {
+                    debug_assert_eq!(a.requests, pod_requests(p));
+                    a.requests
+                }
+                Some(_) => pod_requests(p),
+                None if rt.pods.contains_key(&p.metadata.uid) => pod_requests(p),
+                None => continue,
+            };
+            running += 1;
+            for (u, r) in used.iter_mut().zip(requests) {
+                *u += r;
+            }
+        }
         let allocatable = |name: &str| {
             node.status
                 .allocatable
@@ -41,28 +53,17 @@ impl Kubelet {
             Some((format!("OutOf{name}"), message))
         };
         let max_pods = allocatable("pods").map_or(110, |v| (v / 1000.0) as i64);
-        if others.len() as i64 + 1 > max_pods {
-            return short("pods", 1, others.len() as i64, max_pods);
+        if running + 1 > max_pods {
+            return short("pods", 1, running, max_pods);
         }
         let requested = pod_requests(pod);
-        let others: Vec<[i64; 2]> = others
-            .iter()
-            .map(|p| match self.admitted.get(&p.metadata.uid) {
-                Some(a) if Arc::ptr_eq(&a.spec, &p.spec) => {
-                    debug_assert_eq!(a.requests, pod_requests(p));
-                    a.requests
-                }
-                _ => pod_requests(p),
-            })
-            .collect();
         for (i, (name, divisor)) in ADMITTED_RESOURCES.into_iter().enumerate() {
             let requested = requested[i];
             let Some(capacity) = allocatable(name).map(|v| (v / divisor) as i64) else {
                 continue;
             };
-            let used: i64 = others.iter().map(|r| r[i]).sum();
-            if requested > 0 && used + requested > capacity {
-                return short(name, requested, used, capacity);
+            if requested > 0 && used[i] + requested > capacity {
+                return short(name, requested, used[i], capacity);
             }
         }
         // The kubelet admits with the scheduler's own node-affinity check (both use
