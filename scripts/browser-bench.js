@@ -134,8 +134,9 @@ async function runCase(page, c, profile = '') {
     const lines = (cmd) => (k.kubectl(cmd).stdout || '').trim().split('\n').filter(Boolean).length;
     // The scheduler's queue takes pods by priority, then by when they were queued, so the last pod
     // applied is about the last bound: until it is, not all are, and one pod's node costs next to
-    // nothing where the list of the unbound prints up to 10,000 names every 100 ms (a tenth of the
-    // case's profile, and not scheduling). Once it is bound, the count decides.
+    // nothing where the list of the unbound prints up to 10,000 names every 100 ms (an eighth of
+    // the page's figure, more than half of the issue's base page's, and not scheduling). Once it
+    // is bound, the count decides, so the figure keeps its 100 ms step.
     const lastBound = () => (k.kubectl(`get pod p-${replicas - 1} -o jsonpath={.spec.nodeName}`).stdout || '').trim() !== '';
     const bound = () => replicas - lines('get pods --field-selector=spec.nodeName= -o name');
     const ready = schedule ? () => (lastBound() ? bound() : 0) : () => count('readyReplicas');
