@@ -464,6 +464,19 @@ impl ApiServer {
         }
     }
 
+    /// The trace's name of `key`, as [`ApiServer::trace_name`] keeps it for the object the store
+    /// holds under it (an Event names its involved object: five for every pod a cluster starts),
+    /// or written out for one it no longer holds.
+    pub fn trace_name_of(&mut self, key: &ObjectKey) -> Str {
+        match self.objects.shared_key(key) {
+            Some((shared, slot)) => {
+                let shared = shared.clone();
+                self.trace_name(&shared, slot)
+            }
+            None => key.trace_name().into(),
+        }
+    }
+
     fn store(
         &mut self,
         now: Millis,
@@ -2153,6 +2166,21 @@ mod tests {
             .result
             .expect("created");
         api
+    }
+
+    #[test]
+    fn an_event_names_its_involved_object_as_the_objects_watch_events_do() {
+        let mut api = with_default_namespace();
+        let done = api.handle(0, &ApiRequest::Create(pod_with_times(0)), 0);
+        done.result.expect("created");
+        let ev = &done.events[0];
+        let watched = api.trace_name(&ev.key, ev.slot);
+        let named = api.trace_name_of(&ev.object.key());
+        assert_eq!(named, "Pod/default/p");
+        assert!(Str::ptr_eq(&named, &watched), "the one name is shared");
+        // An object the store no longer holds (a pod deleted before its Event) is written out.
+        let gone = ObjectKey::shared(Kind::Pod, &"default".into(), &"gone".into());
+        assert_eq!(api.trace_name_of(&gone), "Pod/default/gone");
     }
 
     fn pod_with_times(ms: Millis) -> Object {

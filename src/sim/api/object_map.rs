@@ -142,6 +142,11 @@ impl ObjectMap {
         self.index.get(key).copied()
     }
 
+    /// The map's allocation of `key` and the slot that holds its object.
+    pub fn shared_key(&self, key: &ObjectKey) -> Option<(&SharedKey, u32)> {
+        self.index.get_key_value(key).map(|(k, &i)| (k, i))
+    }
+
     /// The object under `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
         // One lookup function for every read (get, contains_key, replace): one copy in the page.

@@ -9,7 +9,7 @@ use crate::sim::api::types::{
     Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Str, Time,
     EPOCH_UNIX_SECONDS,
 };
-use crate::vec_map::{HashedSlotMap, LookupSlots};
+use crate::vec_map::{HashedSlotMap, LookupMap, LookupSlots};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
@@ -97,6 +97,10 @@ pub struct Recorder {
     identities: usize,
     windows: usize,
     name_hint: Option<NameHint>,
+    /// A host's `reportingInstance` (`<source>-<host>`) with the source it was written for: a
+    /// kubelet records four of the five Events of every pod it starts, and joining the two
+    /// strings for each was an allocation per Event. One entry per node that recorded one.
+    instances: LookupMap<Str, (Str, Str)>,
 }
 
 /// What the recorder decided: a new Event object or an updated one.
@@ -264,15 +268,28 @@ impl Recorder {
             count: 1,
             type_: rec.type_.into(),
             reporting_component: Some(source.clone()),
-            reporting_instance: Some(if host.is_empty() {
-                source.clone()
-            } else {
-                Str::concat(&[source, "-", host])
-            }),
+            reporting_instance: Some(self.instance(source, host)),
         };
         Recorded {
             event,
             is_new: true,
+        }
+    }
+
+    /// The `reportingInstance` of an Event `source` records on `host`: the source itself where
+    /// there is no host.
+    fn instance(&mut self, source: &Str, host: &Str) -> Str {
+        if host.is_empty() {
+            return source.clone();
+        }
+        match self.instances.get(host) {
+            Some((made_for, instance)) if made_for == source => instance.clone(),
+            _ => {
+                let instance = Str::concat(&[source, "-", host]);
+                self.instances
+                    .insert(host.clone(), (source.clone(), instance.clone()));
+                instance
+            }
         }
     }
 
@@ -528,7 +545,7 @@ mod tests {
     }
 
     #[test]
-    fn events_share_their_source_and_host_with_the_recording_component() {
+    fn events_share_their_source_host_and_reporting_instance_with_the_recording_component() {
         let mut r = Recorder::default();
         let (source, host) = (Str::from("kubelet"), Str::from("worker-node-0042"));
         let a = r.record(0, &source, &host, &rec("x"), &One(None)).event;
@@ -541,6 +558,20 @@ mod tests {
                 Some("kubelet-worker-node-0042")
             );
         }
+        let instance = |ev: &Event| ev.reporting_instance.clone().expect("set");
+        assert!(Str::ptr_eq(&instance(&a), &instance(&b)));
+        // Another source on the same host is not handed the kubelet's instance.
+        let other = Str::from("kubectl-drain");
+        let c = r.record(0, &other, &host, &rec("z"), &One(None)).event;
+        assert_eq!(
+            c.reporting_instance.as_deref(),
+            Some("kubectl-drain-worker-node-0042")
+        );
+        let d = r.record(0, &source, &host, &rec("w"), &One(None)).event;
+        assert_eq!(
+            d.reporting_instance.as_deref(),
+            Some("kubelet-worker-node-0042")
+        );
     }
 
     #[test]

@@ -184,7 +184,7 @@ pub struct EventTrace {
     pub event_type: Str,
     pub reason: Str,
     pub message: Str,
-    pub object: String,
+    pub object: Str,
     pub source: Str,
 }
 

@@ -289,6 +289,7 @@ impl Sim {
             .recorder
             .record(self.now, &source, &host, rec, &self.api);
         let ev = recorded.event;
+        let object = self.api.trace_name_of(&rec.object);
         self.trace.push(
             self.now,
             cause,
@@ -296,7 +297,7 @@ impl Sim {
                 event_type: ev.type_.clone(),
                 reason: ev.reason.clone(),
                 message: ev.message.clone(),
-                object: rec.object.trace_name(),
+                object,
                 source,
             })),
         );
