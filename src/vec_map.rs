@@ -1205,16 +1205,21 @@ impl std::hash::Hasher for FxHasher {
     }
 
     fn finish(&self) -> u64 {
-        // hashbrown picks the bucket from the hash's low bits, and a product's low bits depend
-        // only on the low bits of what was multiplied: the keys of pods named `p-0` … `p-9999`
-        // shared 32 buckets between 10,000 of them, and every lookup walked the cluster,
-        // comparing keys. MurmurHash3's finaliser folds the high bits into the low ones, which
-        // spreads names numbered in any way as random hashes would, for one more multiply.
-        let mut h = self.hash;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^ (h >> 33)
+        fold(self.hash)
     }
+}
+
+/// The hash a map is given: hashbrown picks the bucket from its low bits, and a product's low
+/// bits depend only on the low bits of what was multiplied, so the keys of pods named `p-0` …
+/// `p-9999` shared 32 buckets between 10,000 of them and every lookup walked the cluster,
+/// comparing keys. MurmurHash3's finaliser folds the high bits into the low ones, which spreads
+/// names numbered in any way as random hashes would, for one more multiply. Out of line: every
+/// lookup of every map type ends here, and inlined into each it weighed on the page's download.
+#[inline(never)]
+fn fold(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^ (h >> 33)
 }
 
 #[cfg(test)]

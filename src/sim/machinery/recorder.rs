@@ -9,7 +9,7 @@ use crate::sim::api::types::{
     Event, EventSource, Kind, Millis, ObjectKey, ObjectMeta, ObjectReference, Str, Time,
     EPOCH_UNIX_SECONDS,
 };
-use crate::vec_map::{HashedSlotMap, LookupMap, LookupSlots};
+use crate::vec_map::{HashedSlotMap, LookupSlots};
 
 /// Events older than this are removed (`--event-ttl`, 1 h).
 pub const EVENT_TTL: Millis = 3_600_000;
@@ -97,10 +97,42 @@ pub struct Recorder {
     identities: usize,
     windows: usize,
     name_hint: Option<NameHint>,
-    /// A host's `reportingInstance` (`<source>-<host>`) with the source it was written for: a
-    /// kubelet records four of the five Events of every pod it starts, and joining the two
-    /// strings for each was an allocation per Event. One entry per node that recorded one.
-    instances: LookupMap<Str, (Str, Str)>,
+}
+
+/// Who records: client-go gives each component its own recorder, made with the `source` its
+/// Events carry (component and host), from which the reporting instance follows. Each simulated
+/// component keeps one, so the instance (`kubelet-<node>`, four of the five Events of every pod
+/// a kubelet starts) is joined once, not once per Event.
+#[derive(Clone, Debug)]
+pub struct Reporter {
+    /// The component's name as the trace gives it (`kubelet` for every kubelet).
+    name: Str,
+    component: Str,
+    host: Str,
+    instance: Str,
+}
+
+impl Reporter {
+    /// The recorder of the component named `name`, on `host` (empty but for a kubelet).
+    pub fn new(name: &Str, host: &Str) -> Reporter {
+        let component = recorder_source(name);
+        let instance = if host.is_empty() {
+            component.clone()
+        } else {
+            Str::concat(&[&component, "-", host])
+        };
+        Reporter {
+            name: name.clone(),
+            component,
+            host: host.clone(),
+            instance,
+        }
+    }
+
+    /// The name it was made with.
+    pub fn name(&self) -> &Str {
+        &self.name
+    }
 }
 
 /// What the recorder decided: a new Event object or an updated one.
@@ -120,18 +152,16 @@ impl Recorder {
             .map(|i| &i.name)
     }
 
-    /// Turns a record into the Event object to store, reading stored Events from `store`.
-    /// `source` is the recording component's name and `host` its node (empty but for a
-    /// kubelet): shared strings, as every Event and identity repeats them.
+    /// Turns a record by `reporter` into the Event object to store, reading stored Events from
+    /// `store`. The reporter's strings are shared, as every Event and identity repeats them.
     pub fn record(
         &mut self,
         now: Millis,
-        source: &Str,
-        host: &Str,
+        reporter: &Reporter,
         rec: &EventRecord,
         store: &impl EventStore,
     ) -> Recorded {
-        let source = &recorder_source(source);
+        let (source, host) = (&reporter.component, &reporter.host);
         let namespace = if rec.object.namespace.is_empty() {
             Str::from("default")
         } else {
@@ -268,28 +298,11 @@ impl Recorder {
             count: 1,
             type_: rec.type_.into(),
             reporting_component: Some(source.clone()),
-            reporting_instance: Some(self.instance(source, host)),
+            reporting_instance: Some(reporter.instance.clone()),
         };
         Recorded {
             event,
             is_new: true,
-        }
-    }
-
-    /// The `reportingInstance` of an Event `source` records on `host`: the source itself where
-    /// there is no host.
-    fn instance(&mut self, source: &Str, host: &Str) -> Str {
-        if host.is_empty() {
-            return source.clone();
-        }
-        match self.instances.get(host) {
-            Some((made_for, instance)) if made_for == source => instance.clone(),
-            _ => {
-                let instance = Str::concat(&[source, "-", host]);
-                self.instances
-                    .insert(host.clone(), (source.clone(), instance.clone()));
-                instance
-            }
         }
     }
 
@@ -462,8 +475,7 @@ mod tests {
         let mut r = Recorder::default();
         let first = r.record(
             0,
-            &"kubelet".into(),
-            &"node-1".into(),
+            &Reporter::new(&"kubelet".into(), &"node-1".into()),
             &rec("x"),
             &One(None),
         );
@@ -471,8 +483,7 @@ mod tests {
         let stored = first.event.clone();
         let second = r.record(
             5_000,
-            &"kubelet".into(),
-            &"node-1".into(),
+            &Reporter::new(&"kubelet".into(), &"node-1".into()),
             &rec("x"),
             &One(Some(stored)),
         );
@@ -485,7 +496,12 @@ mod tests {
     fn quiet_objects_are_forgotten_once_their_aggregation_window_passes() {
         let mut r = Recorder::default();
         let stored = r
-            .record(0, &"kubelet".into(), &"".into(), &rec("x"), &One(None))
+            .record(
+                0,
+                &Reporter::new(&"kubelet".into(), &"".into()),
+                &rec("x"),
+                &One(None),
+            )
             .event;
         assert_eq!(r.len(), 2);
         r.prune(AGGREGATE_INTERVAL);
@@ -510,8 +526,7 @@ mod tests {
             let ev = r
                 .record(
                     0,
-                    &"kubelet".into(),
-                    &"".into(),
+                    &Reporter::new(&"kubelet".into(), &"".into()),
                     &rec(&format!("m{i}")),
                     &store,
                 )
@@ -548,8 +563,9 @@ mod tests {
     fn events_share_their_source_host_and_reporting_instance_with_the_recording_component() {
         let mut r = Recorder::default();
         let (source, host) = (Str::from("kubelet"), Str::from("worker-node-0042"));
-        let a = r.record(0, &source, &host, &rec("x"), &One(None)).event;
-        let b = r.record(0, &source, &host, &rec("y"), &One(None)).event;
+        let kubelet = Reporter::new(&source, &host);
+        let a = r.record(0, &kubelet, &rec("x"), &One(None)).event;
+        let b = r.record(0, &kubelet, &rec("y"), &One(None)).event;
         for ev in [&a, &b] {
             assert!(Str::ptr_eq(&ev.source.host, &host));
             assert!(Str::ptr_eq(&ev.source.component, &source));
@@ -557,21 +573,9 @@ mod tests {
                 ev.reporting_instance.as_deref(),
                 Some("kubelet-worker-node-0042")
             );
+            let instance = ev.reporting_instance.as_ref().expect("set");
+            assert!(Str::ptr_eq(instance, &kubelet.instance));
         }
-        let instance = |ev: &Event| ev.reporting_instance.clone().expect("set");
-        assert!(Str::ptr_eq(&instance(&a), &instance(&b)));
-        // Another source on the same host is not handed the kubelet's instance.
-        let other = Str::from("kubectl-drain");
-        let c = r.record(0, &other, &host, &rec("z"), &One(None)).event;
-        assert_eq!(
-            c.reporting_instance.as_deref(),
-            Some("kubectl-drain-worker-node-0042")
-        );
-        let d = r.record(0, &source, &host, &rec("w"), &One(None)).event;
-        assert_eq!(
-            d.reporting_instance.as_deref(),
-            Some("kubelet-worker-node-0042")
-        );
     }
 
     #[test]
@@ -580,8 +584,7 @@ mod tests {
         let ev = r
             .record(
                 0,
-                &ComponentId::Disruption.name().into(),
-                &Str::EMPTY,
+                &Reporter::new(&ComponentId::Disruption.name().into(), &Str::EMPTY),
                 &rec("x"),
                 &One(None),
             )
@@ -591,8 +594,7 @@ mod tests {
         let ev = r
             .record(
                 0,
-                &ComponentId::ReplicaSet.name().into(),
-                &Str::EMPTY,
+                &Reporter::new(&ComponentId::ReplicaSet.name().into(), &Str::EMPTY),
                 &rec("x"),
                 &One(None),
             )
@@ -609,8 +611,7 @@ mod tests {
             let ev = r
                 .record(
                     7,
-                    &"replicaset-controller".into(),
-                    &"".into(),
+                    &Reporter::new(&"replicaset-controller".into(), &"".into()),
                     &rec(&format!("m{i}")),
                     &store,
                 )
@@ -635,8 +636,7 @@ mod tests {
         let ev = r
             .record(
                 7,
-                &"replicaset-controller".into(),
-                &"".into(),
+                &Reporter::new(&"replicaset-controller".into(), &"".into()),
                 &rec("m9"),
                 &Freed(store),
             )
@@ -652,8 +652,7 @@ mod tests {
             last = r
                 .record(
                     i,
-                    &"kubelet".into(),
-                    &"".into(),
+                    &Reporter::new(&"kubelet".into(), &"".into()),
                     &rec(&format!("m{i}")),
                     &One(None),
                 )
@@ -687,15 +686,13 @@ mod tests {
         for i in 0..6_000 {
             r.record(
                 i as Millis,
-                &"kubelet".into(),
-                &"".into(),
+                &Reporter::new(&"kubelet".into(), &"".into()),
                 &on(i, "x"),
                 &One(None),
             );
             r.record(
                 i as Millis,
-                &"kubelet".into(),
-                &"".into(),
+                &Reporter::new(&"kubelet".into(), &"".into()),
                 &on(0, &format!("m{i}")),
                 &One(None),
             );
@@ -713,8 +710,7 @@ mod tests {
         // Pod 0's window was used all along: it still aggregates its 6,001st message.
         let last = r.record(
             6_000,
-            &"kubelet".into(),
-            &"".into(),
+            &Reporter::new(&"kubelet".into(), &"".into()),
             &on(0, "m-last"),
             &One(None),
         );

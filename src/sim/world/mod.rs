@@ -15,7 +15,9 @@ use crate::sim::machinery::controller::{
     ComponentId, Controller, ControllerChange, Ctx, EventRecord, Outcome,
 };
 use crate::sim::machinery::node_runtime::NodeRuntime;
-use crate::sim::machinery::recorder::{Recorder, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS};
+use crate::sim::machinery::recorder::{
+    Recorder, Reporter, EVENT_EXPIRY_BATCH, EVENT_TTL, MAX_EVENTS,
+};
 use crate::sim::machinery::trace::{
     describe_request, Delivery, Trace, TraceEntry, TraceKind, WatchType,
 };
@@ -74,6 +76,8 @@ struct Component {
     /// Its [`ComponentId::name`], kept: every delivery, pass and request it makes names it in the
     /// trace, which shares this one allocation.
     name: Str,
+    /// Who its Events say recorded them.
+    reporter: Reporter,
     cache: Cache,
     queue: WorkQueue,
     rng: Rng,
@@ -108,16 +112,27 @@ struct Component {
     selected: LookupSet<ObjectKey>,
 }
 
+/// The recorder of `id`'s Events (`name` is its [`ComponentId::name`]): a kubelet records as
+/// `kubelet` on its node, as upstream.
+fn reporter_of(id: &ComponentId, name: &Str) -> Reporter {
+    match id {
+        ComponentId::Kubelet(node) => Reporter::new(&Str::from("kubelet"), node),
+        _ => Reporter::new(name, &Str::EMPTY),
+    }
+}
+
 impl Component {
     fn new(ctrl: Box<dyn Controller>, seed: u64, lines: &mut Lines) -> Component {
         let id = ctrl.id();
         let name: Str = id.name().into();
+        let reporter = reporter_of(&id, &name);
         let line = lines.open(id);
         let rng = Rng::stream(seed, &name);
         Component {
             cache: Cache::with_indexers(ctrl.indexers()),
             ctrl,
             name,
+            reporter,
             selected: LookupSet::default(),
             queue: WorkQueue::new(),
             rng,
@@ -144,6 +159,7 @@ impl Component {
         Some(Component {
             ctrl: self.ctrl.snapshot()?,
             name: self.name.clone(),
+            reporter: self.reporter.clone(),
             cache: self.cache.clone(),
             queue: self.queue.clone(),
             rng: self.rng.clone(),

@@ -278,16 +278,16 @@ impl Sim {
         if !self.api.accepts_content_in(namespace) {
             return;
         }
-        let (source, host) = match from {
-            ComponentId::Kubelet(node) => (Str::from("kubelet"), node.clone()),
-            other => match self.components.get(other) {
-                Some(c) => (c.name.clone(), Str::EMPTY),
-                None => (Str::from(other.name()), Str::EMPTY),
-            },
+        let unknown;
+        let reporter = match self.components.get(from) {
+            Some(c) => &c.reporter,
+            None => {
+                unknown = super::reporter_of(from, &Str::from(from.name()));
+                &unknown
+            }
         };
-        let recorded = self
-            .recorder
-            .record(self.now, &source, &host, rec, &self.api);
+        let recorded = self.recorder.record(self.now, reporter, rec, &self.api);
+        let source = reporter.name().clone();
         let ev = recorded.event;
         let object = self.api.trace_name_of(&rec.object);
         self.trace.push(
