@@ -1,7 +1,9 @@
 //! YAML in and out: the only module that knows the YAML crate (serde-saphyr).
 //!
 //! Reading turns user text into JSON values plus the line and column of every field, so later
-//! stages (strict decoding, validation) can point at the exact place a problem was written.
+//! stages (strict decoding, validation) can point at the exact place a problem was written. It
+//! reads the events of the crate's parser and resolves scalars as sigs.k8s.io/yaml does (go-yaml
+//! v2, YAML 1.1), rather than going through the crate's serde deserializer.
 //! Hostile input is refused early and cheaply: the input size, nesting depth, node count and
 //! alias expansion are all capped, and every refusal is a [`Diagnostic`], never a panic.
 //!
@@ -9,12 +11,10 @@
 //! indentation, keys in the value's (sorted) order, list items not indented under their key, and
 //! strings quoted only when they would otherwise read back as something else.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
-use serde_saphyr::{Error as YamlError, MessageFormatter, Spanned};
 
 use super::diagnostic::{Diagnostic, Severity};
 
@@ -22,15 +22,15 @@ use super::diagnostic::{Diagnostic, Severity};
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 /// Deepest nesting of mappings and sequences accepted (the deepest Pod field needs about 14).
 ///
-/// Kept low because parsing recurses once per level: about 6 KiB of stack per level in release
-/// builds and 40 KiB in debug builds, and wasm gets a 1 MiB stack.
+/// Kept low because building the document recurses once per level, and wasm gets a 1 MiB stack;
+/// the parser is told the same limit, so it stops scanning there too.
 pub const MAX_DEPTH: usize = 32;
 /// Most YAML nodes (scalars, mappings, sequences, alias expansions included) in one input.
 ///
 /// About 800 Deployments' worth; parsing costs roughly 1 µs per node, so this bounds the time
 /// spent on a hostile file to a few tens of milliseconds.
 pub const MAX_NODES: usize = 25_000;
-/// Most events replayed by alias expansion in one input: stops "billion laughs" bombs early.
+/// Most nodes copied by alias expansion in one input: stops "billion laughs" bombs early.
 pub const MAX_ALIAS_REPLAY: usize = 10_000;
 /// Most `*alias` references in one input.
 pub const MAX_ALIASES: usize = 1_000;
@@ -105,112 +105,482 @@ pub use crate::sim::api::strict::{push_index, push_key};
 
 // ---------------------------------------------------------------- reading
 
-/// A YAML node with positions, as the YAML crate hands it over.
-enum Node {
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, ScanError, Span as ParserSpan, Tag};
+
+/// A YAML node with where it was written.
+#[derive(Clone)]
+struct Node {
+    at: Span,
+    value: Value,
+}
+
+#[derive(Clone)]
+enum Value {
     Null,
     Bool(bool),
     Int(i64),
     Uint(u64),
     Float(f64),
     Str(String),
-    Seq(Vec<Spanned<Node>>),
-    Map(Vec<(Spanned<String>, Spanned<Node>)>),
+    Seq(Vec<Node>),
+    /// Entries as written, keys with their positions; merge keys (`<<`) already merged.
+    Map(Vec<(String, Span, Node)>),
 }
 
-struct NodeVisitor;
-
-impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-    fn visit_unit<E>(self) -> Result<Node, E> {
-        Ok(Node::Null)
-    }
-    fn visit_none<E>(self) -> Result<Node, E> {
-        Ok(Node::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
-        Node::deserialize(d)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
-        Ok(Node::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
-        Ok(Node::Int(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
-        Ok(Node::Uint(v))
-    }
-    fn visit_i128<E>(self, v: i128) -> Result<Node, E> {
-        Ok(i64::try_from(v).map_or(Node::Float(v as f64), Node::Int))
-    }
-    fn visit_u128<E>(self, v: u128) -> Result<Node, E> {
-        Ok(u64::try_from(v).map_or(Node::Float(v as f64), Node::Uint))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
-        Ok(Node::Float(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
-        Ok(Node::Str(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Node, E> {
-        Ok(Node::Str(v))
-    }
-    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Node, E> {
-        Ok(Node::Str(String::from_utf8_lossy(v).into_owned()))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Spanned<Node>>()? {
-            items.push(item);
-        }
-        Ok(Node::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<Spanned<String>>()? {
-            let value = map.next_value::<Spanned<Node>>()?;
-            entries.push((key, value));
-        }
-        Ok(Node::Map(entries))
-    }
-}
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
-        d.deserialize_any(NodeVisitor)
-    }
-}
-
-fn span_from(loc: &serde_saphyr::Location) -> Span {
+fn span_at(span: &ParserSpan) -> Span {
     Span {
-        line: u32::try_from(loc.line()).unwrap_or(u32::MAX).max(1),
-        col: u32::try_from(loc.column()).unwrap_or(u32::MAX).max(1),
+        line: u32::try_from(span.start.line()).unwrap_or(u32::MAX).max(1),
+        col: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
     }
 }
 
-fn options() -> serde_saphyr::Options {
-    serde_saphyr::options! {
-        with_snippet: false,
-        // YAML 1.1 as sigs.k8s.io/yaml reads it: `010` is octal 8.
-        legacy_octal_numbers: true,
-        budget: serde_saphyr::budget! {
-            max_depth: MAX_DEPTH,
-            flow_nesting_limit: MAX_DEPTH,
-            max_nodes: MAX_NODES,
-            max_aliases: MAX_ALIASES,
-            max_anchors: MAX_ALIASES,
-            max_documents: MAX_DOCUMENTS,
-            max_events: 4 * MAX_NODES,
-            max_recorded_anchor_events: MAX_ALIAS_REPLAY,
-            max_total_scalar_bytes: 2 * MAX_INPUT_BYTES,
-        },
-        alias_limits: serde_saphyr::alias_limits! {
-            max_total_replayed_events: MAX_ALIAS_REPLAY,
-            max_replay_stack_depth: 16,
-        },
+/// Builds nodes from the parser's events: the YAML crate's own parser (serde-saphyr's
+/// `granit_parser`), read event by event rather than through its serde deserializer, whose code
+/// (with its error renderer, annotate-snippets) weighed about 310 kB of the page's wasm. The
+/// budgets that bound a hostile input are counted here.
+struct Builder<'a> {
+    parser: Parser<'a, serde_saphyr::granit_parser::StrInput<'a>>,
+    /// Anchored nodes sorted by the parser's anchor id (ids count up in the order the anchors are
+    /// written), with how many nodes each holds.
+    anchors: Vec<(usize, Node, usize)>,
+    nodes: usize,
+    aliases: usize,
+    replayed: usize,
+}
+
+impl<'a> Builder<'a> {
+    fn new(text: &'a str) -> Builder<'a> {
+        let mut options = serde_saphyr::granit_parser::Options::default();
+        options.flow_nesting_limit = MAX_DEPTH;
+        options.block_nesting_limit = MAX_DEPTH;
+        options.emit_unresolved_aliases = true;
+        options.set_emit_comments(false);
+        Builder {
+            parser: Parser::new_from_str_with_options(text, options),
+            anchors: Vec::new(),
+            nodes: 0,
+            aliases: 0,
+            replayed: 0,
+        }
+    }
+
+    fn next(&mut self) -> Result<Option<(Event<'a>, ParserSpan)>, Diagnostic> {
+        self.parser
+            .next_event()
+            .transpose()
+            .map_err(|e| scan_error(&e))
+    }
+
+    fn expect(&mut self, at: Span) -> Result<(Event<'a>, ParserSpan), Diagnostic> {
+        self.next()?.ok_or_else(|| {
+            yaml_error(
+                at,
+                format!("yaml: line {}: unexpected end of stream", at.line),
+            )
+        })
+    }
+
+    /// The documents' root nodes, empty documents included (as null).
+    fn documents(mut self) -> Result<Vec<Node>, Diagnostic> {
+        let mut roots = Vec::new();
+        while let Some((ev, span)) = self.next()? {
+            match ev {
+                Event::DocumentStart(..) => {
+                    if roots.len() == MAX_DOCUMENTS {
+                        let at = span_at(&span);
+                        return Err(too_much(at, format!("more than {MAX_DOCUMENTS} documents")));
+                    }
+                    self.anchors.clear();
+                    let (ev, span) = self.expect(span_at(&span))?;
+                    if matches!(ev, Event::DocumentEnd) {
+                        roots.push(Node {
+                            at: span_at(&span),
+                            value: Value::Null,
+                        });
+                        continue;
+                    }
+                    roots.push(self.node(ev, &span, 0)?);
+                    // The document's end follows its one node.
+                    self.expect(span_at(&span))?;
+                }
+                Event::StreamEnd => break,
+                _ => {}
+            }
+        }
+        Ok(roots)
+    }
+
+    fn node(&mut self, ev: Event<'a>, span: &ParserSpan, depth: usize) -> Result<Node, Diagnostic> {
+        let at = span_at(span);
+        if depth > MAX_DEPTH {
+            return Err(too_much(at, format!("exceeded max depth of {MAX_DEPTH}")));
+        }
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(too_much(
+                at,
+                format!("document is too large: more than {MAX_NODES} nodes"),
+            ));
+        }
+        let (value, anchor) = match ev {
+            Event::Scalar(text, style, anchor, tag) => (
+                scalar(text.into_owned(), style, tag.as_deref(), at)?,
+                anchor,
+            ),
+            Event::SequenceStart(_, anchor, _) => {
+                let mut items = Vec::new();
+                loop {
+                    let (ev, span) = self.expect(at)?;
+                    if matches!(ev, Event::SequenceEnd) {
+                        break;
+                    }
+                    items.push(self.node(ev, &span, depth + 1)?);
+                }
+                (Value::Seq(items), anchor)
+            }
+            Event::MappingStart(_, anchor, _) => (self.mapping(at, depth)?, anchor),
+            Event::Alias(id) => return self.alias(id, at),
+            Event::UnresolvedAlias(name) => {
+                return Err(yaml_error(
+                    at,
+                    format!("yaml: unknown anchor '{name}' referenced"),
+                ))
+            }
+            _ => {
+                return Err(yaml_error(
+                    at,
+                    format!("yaml: line {}: did not find expected node content", at.line),
+                ))
+            }
+        };
+        let node = Node { at, value };
+        if anchor != 0 {
+            // Kept in id order: a node's id is older than those of the anchors inside it, which
+            // are filed first, so it moves in front of them (at most 32 levels of them).
+            let at = self.anchors.partition_point(|(a, ..)| *a < anchor);
+            self.anchors.insert(at, (anchor, node.clone(), size(&node)));
+        }
+        Ok(node)
+    }
+
+    /// A mapping's entries, merge keys merged as go-yaml merges them: keys written in the mapping
+    /// win over merged ones, and an earlier merged mapping over a later one.
+    fn mapping(&mut self, at: Span, depth: usize) -> Result<Value, Diagnostic> {
+        let mut entries: Vec<(String, Span, Node)> = Vec::new();
+        let mut merged: Vec<(String, Span, Node)> = Vec::new();
+        // Keys seen, written and merged: a mapping may hold thousands (a ConfigMap's data).
+        let mut written = BTreeSet::new();
+        let mut merged_keys = BTreeSet::new();
+        loop {
+            let (ev, span) = self.expect(at)?;
+            if matches!(ev, Event::MappingEnd) {
+                break;
+            }
+            let key_at = span_at(&span);
+            let merge = matches!(&ev, Event::Scalar(k, ScalarStyle::Plain, _, None) if k == "<<");
+            // The text of a key that may be a number, which a float key keeps.
+            let spelled = match &ev {
+                Event::Scalar(k, ScalarStyle::Plain, _, _)
+                    if k.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c)) =>
+                {
+                    Some(k.to_string())
+                }
+                _ => None,
+            };
+            let key = self.node(ev, &span, depth + 1)?;
+            let (ev, span) = self.expect(key_at)?;
+            let value = self.node(ev, &span, depth + 1)?;
+            if merge {
+                merge_into(&mut merged, &mut merged_keys, value, key_at)?;
+                continue;
+            }
+            let key = map_key(&key, spelled, &value)?;
+            if !written.insert(key.clone()) {
+                return Err(yaml_error(
+                    key_at,
+                    format!(
+                        "yaml: unmarshal errors: line {}: key {key:?} already set in map",
+                        key_at.line
+                    ),
+                ));
+            }
+            entries.push((key, key_at, value));
+        }
+        entries.extend(merged.into_iter().filter(|(k, ..)| !written.contains(k)));
+        Ok(Value::Map(entries))
+    }
+
+    /// A copy of the anchored node `id`, placed where the alias is written; each copy counts
+    /// against the budgets, so an alias bomb is refused after a bounded amount of work.
+    fn alias(&mut self, id: usize, at: Span) -> Result<Node, Diagnostic> {
+        let aliasing = || too_much(at, "document contains excessive aliasing".to_string());
+        self.aliases += 1;
+        let found = self.anchors.binary_search_by_key(&id, |(a, ..)| *a);
+        let Some((_, node, nodes)) = found.ok().map(|i| &self.anchors[i]) else {
+            return Err(yaml_error(
+                at,
+                format!("yaml: line {}: unknown anchor referenced", at.line),
+            ));
+        };
+        self.replayed += nodes;
+        self.nodes += nodes;
+        if self.aliases > MAX_ALIASES || self.replayed > MAX_ALIAS_REPLAY {
+            return Err(aliasing());
+        }
+        if self.nodes > MAX_NODES {
+            return Err(too_much(
+                at,
+                format!("document is too large: more than {MAX_NODES} nodes"),
+            ));
+        }
+        let mut node = node.clone();
+        relocate(&mut node, at);
+        Ok(node)
+    }
+}
+
+/// Places a copy where its alias is written: every field of an expanded alias points there.
+fn relocate(node: &mut Node, at: Span) {
+    node.at = at;
+    match &mut node.value {
+        Value::Seq(items) => items.iter_mut().for_each(|n| relocate(n, at)),
+        Value::Map(entries) => entries.iter_mut().for_each(|(_, k, v)| {
+            *k = at;
+            relocate(v, at);
+        }),
+        _ => {}
+    }
+}
+
+/// A mapping key as sigs.k8s.io/yaml spells it in JSON: a string as it is, a boolean as
+/// `true`/`false`, an integer in decimal (`010:` is `"8"`), a finite float as `spelled`; a null
+/// or an integer past int64 is refused in its words, a sequence or mapping in go-yaml's.
+fn map_key(key: &Node, spelled: Option<String>, value: &Node) -> Result<String, Diagnostic> {
+    Ok(match &key.value {
+        Value::Str(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) if f.is_nan() => ".nan".into(),
+        Value::Float(f) if f.is_infinite() => if *f > 0.0 { ".inf" } else { "-.inf" }.into(),
+        // Go respells a float key as the shortest float32 (`1.50:` is `"1.5"`); the formatting
+        // code for that weighed 15 kB of the page's wasm, so the key keeps the text written.
+        Value::Float(f) => spelled.unwrap_or_else(|| json_float(*f)),
+        Value::Null => return Err(unsupported_key("%!s(<nil>)", "<nil>", value, key.at)),
+        Value::Uint(u) => {
+            return Err(unsupported_key(
+                "uint64",
+                &format!("0x{u:x}"),
+                value,
+                key.at,
+            ))
+        }
+        // go-yaml refuses these before sigs.k8s.io/yaml sees them: Go maps cannot have them.
+        Value::Seq(_) => return Err(invalid_key("[]interface {}", key.at)),
+        Value::Map(_) => return Err(invalid_key("map[interface {}]interface {}", key.at)),
+    })
+}
+
+/// A finite float as serde_json writes it (its formatter is in the page already; Rust's is not).
+fn json_float(f: f64) -> String {
+    serde_json::Number::from_f64(f).map_or_else(String::new, |n| n.to_string())
+}
+
+fn invalid_key(type_: &str, at: Span) -> Diagnostic {
+    yaml_error(at, format!("yaml: invalid map key: {type_}{{…}}"))
+}
+
+/// sigs.k8s.io/yaml's refusal of a key JSON cannot have (`%+#v` of the key and value, as Go
+/// prints scalars; collections abridged).
+fn unsupported_key(type_: &str, key: &str, value: &Node, at: Span) -> Diagnostic {
+    let value = match &value.value {
+        Value::Null => "<nil>".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Uint(u) => format!("0x{u:x}"),
+        Value::Float(f) => json_float(*f),
+        Value::Str(s) => format!("{s:?}"),
+        Value::Seq(_) => "[]interface {}{…}".to_string(),
+        Value::Map(_) => "map[interface {}]interface {}{…}".to_string(),
+    };
+    yaml_error(
+        at,
+        format!("Unsupported map key of type: {type_}, key: {key}, value: {value}"),
+    )
+}
+
+/// Adds the entries of a merge key's value (a mapping or a sequence of them) whose keys are not
+/// in `keys` yet.
+fn merge_into(
+    merged: &mut Vec<(String, Span, Node)>,
+    keys: &mut BTreeSet<String>,
+    value: Node,
+    at: Span,
+) -> Result<(), Diagnostic> {
+    let sources = match value.value {
+        Value::Seq(items) => items,
+        other => vec![Node {
+            at: value.at,
+            value: other,
+        }],
+    };
+    for source in sources {
+        let Value::Map(source) = source.value else {
+            return Err(yaml_error(
+                at,
+                format!(
+                    "yaml: line {}: map merge requires map or sequence of maps as the value",
+                    at.line
+                ),
+            ));
+        };
+        for entry in source {
+            if keys.insert(entry.0.clone()) {
+                merged.push(entry);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How many nodes `node` holds, itself included.
+fn size(node: &Node) -> usize {
+    1 + match &node.value {
+        Value::Seq(items) => items.iter().map(size).sum(),
+        Value::Map(entries) => entries.iter().map(|(.., v)| 1 + size(v)).sum(),
+        _ => 0,
+    }
+}
+
+/// A scalar's value as sigs.k8s.io/yaml reads it (go-yaml v2, YAML 1.1): quoted and block
+/// scalars are strings; a plain one is resolved to null, a boolean, an integer or a float when
+/// it spells one, else kept as a string. `!!str` keeps any scalar a string.
+fn scalar(
+    text: String,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+    at: Span,
+) -> Result<Value, Diagnostic> {
+    let core = tag.and_then(Tag::core_suffix);
+    match core {
+        Some("null") => return Ok(Value::Null),
+        Some("bool" | "int" | "float") => {}
+        // go-yaml resolves only untagged plain scalars and the core scalar tags: `!`, `!!str`,
+        // `!!binary`, `!!timestamp` and tags of one's own keep the text.
+        Some(_) => return Ok(Value::Str(text)),
+        None if tag.is_some() || style != ScalarStyle::Plain => return Ok(Value::Str(text)),
+        None => {}
+    }
+    let value = resolve_plain(&text);
+    let Some(want @ ("bool" | "int" | "float")) = core else {
+        return Ok(value);
+    };
+    let fits = matches!(
+        (want, &value),
+        ("bool", Value::Bool(_))
+            | ("int", Value::Int(_) | Value::Uint(_))
+            | ("float", Value::Int(_) | Value::Uint(_) | Value::Float(_))
+    );
+    if fits {
+        Ok(value)
+    } else {
+        Err(yaml_error(
+            at,
+            format!("yaml: line {}: cannot decode `{text}` as !!{want}", at.line),
+        ))
+    }
+}
+
+/// go-yaml v2's resolution of a plain scalar.
+fn resolve_plain(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Value::Bool(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Value::Bool(false)
+        }
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY)
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        _ => {}
+    }
+    if !text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+        return Value::Str(text.to_string());
+    }
+    let plain = text.replace('_', "");
+    if let Some(v) = parse_int(&plain) {
+        return v;
+    }
+    if is_float(&plain) {
+        if let Ok(f) = plain.parse::<f64>() {
+            return Value::Float(f);
+        }
+    }
+    Value::Str(text.to_string())
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)`, then `ParseUint` for what only fits unsigned: an optional
+/// sign, then `0x`, `0o`, `0b` or a leading `0` (octal) picks the base.
+fn parse_int(s: &str) -> Option<Value> {
+    let (negative, unsigned) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = |p: &str| unsigned.get(..2).is_some_and(|h| h.eq_ignore_ascii_case(p));
+    let (radix, digits) = if lower("0x") {
+        (16, &unsigned[2..])
+    } else if lower("0o") {
+        (8, &unsigned[2..])
+    } else if lower("0b") {
+        (2, &unsigned[2..])
+    } else if unsigned.len() > 1 && unsigned.starts_with('0') {
+        (8, &unsigned[1..])
+    } else {
+        (10, unsigned)
+    };
+    if digits.is_empty() || digits.starts_with(['+', '-']) {
+        return None;
+    }
+    let magnitude = u64::from_str_radix(digits, radix).ok()?;
+    if negative {
+        let v = 0i64.checked_sub_unsigned(magnitude)?;
+        Some(Value::Int(v))
+    } else {
+        Some(i64::try_from(magnitude).map_or(Value::Uint(magnitude), Value::Int))
+    }
+}
+
+/// go-yaml v2's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn is_float(s: &str) -> bool {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let rest = if let Some(frac) = s.strip_prefix('.') {
+        let n = digits(frac);
+        if n == 0 {
+            return false;
+        }
+        &frac[n..]
+    } else {
+        let n = digits(s);
+        if n == 0 {
+            return false;
+        }
+        let rest = &s[n..];
+        match rest.strip_prefix('.') {
+            Some(frac) => &frac[digits(frac)..],
+            None => rest,
+        }
+    };
+    match rest.strip_prefix(['e', 'E']) {
+        None => rest.is_empty(),
+        Some(exp) => {
+            let exp = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            !exp.is_empty() && digits(exp) == exp.len()
+        }
     }
 }
 
@@ -220,7 +590,8 @@ fn options() -> serde_saphyr::Options {
 /// (`error converting YAML to JSON: yaml: line 7: mapping values are not allowed in this context`)
 /// and carry the line and column; the diagnostic's `file` is left empty for the caller to fill.
 /// Refuses inputs over [`MAX_INPUT_BYTES`], nested deeper than [`MAX_DEPTH`], with more than
-/// [`MAX_NODES`] nodes or more alias expansion than [`MAX_ALIAS_REPLAY`] events.
+/// [`MAX_NODES`] nodes, [`MAX_ALIASES`] aliases or [`MAX_ALIAS_REPLAY`] nodes copied by them, or
+/// more than [`MAX_DOCUMENTS`] documents.
 pub fn parse_documents(text: &str) -> Result<Vec<YamlDoc>, Diagnostic> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(yaml_error(
@@ -231,14 +602,13 @@ pub fn parse_documents(text: &str) -> Result<Vec<YamlDoc>, Diagnostic> {
             ),
         ));
     }
-    let roots: Vec<Spanned<Node>> =
-        serde_saphyr::from_multiple_with_options(text, options()).map_err(|e| convert_error(&e))?;
+    let roots = Builder::new(text).documents()?;
     let mut docs = Vec::with_capacity(roots.len());
     for root in roots {
-        let start = span_from(&root.referenced);
+        let start = root.at;
         let mut spans = BTreeMap::new();
         spans.insert(String::new(), start);
-        let value = to_json(root.value, "", &mut spans)?;
+        let value = to_json(root, "", &mut spans)?;
         if value.is_null() {
             continue;
         }
@@ -252,42 +622,43 @@ pub fn parse_documents(text: &str) -> Result<Vec<YamlDoc>, Diagnostic> {
 }
 
 fn to_json(node: Node, path: &str, spans: &mut BTreeMap<String, Span>) -> Result<Json, Diagnostic> {
-    Ok(match node {
-        Node::Null => Json::Null,
-        Node::Bool(b) => Json::Bool(b),
-        Node::Int(i) => Json::from(i),
-        Node::Uint(u) => Json::from(u),
-        Node::Float(f) => match serde_json::Number::from_f64(f) {
+    Ok(match node.value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(b),
+        Value::Int(i) => Json::from(i),
+        Value::Uint(u) => Json::from(u),
+        Value::Float(f) => match serde_json::Number::from_f64(f) {
             Some(n) => Json::Number(n),
             None => {
-                let span = spans.get(path).copied().unwrap_or_default();
+                // JSON has no infinities or NaN: Go's encoder refuses them in its own words.
+                let go = match f {
+                    f if f.is_nan() => "NaN",
+                    f if f > 0.0 => "+Inf",
+                    _ => "-Inf",
+                };
                 return Err(yaml_error(
-                    span,
-                    format!(
-                        "yaml: line {}: {f} cannot be represented in JSON",
-                        span.line
-                    ),
+                    node.at,
+                    format!("json: unsupported value: {go}"),
                 ));
             }
         },
-        Node::Str(s) => Json::String(s),
-        Node::Seq(items) => {
+        Value::Str(s) => Json::String(s),
+        Value::Seq(items) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.into_iter().enumerate() {
                 let p = push_index(path, i);
-                spans.insert(p.clone(), span_from(&item.referenced));
-                out.push(to_json(item.value, &p, spans)?);
+                spans.insert(p.clone(), item.at);
+                out.push(to_json(item, &p, spans)?);
             }
             Json::Array(out)
         }
-        Node::Map(entries) => {
+        Value::Map(entries) => {
             let mut out = serde_json::Map::new();
-            for (key, value) in entries {
-                let p = push_key(path, &key.value);
-                spans.insert(p.clone(), span_from(&key.referenced));
-                let v = to_json(value.value, &p, spans)?;
-                // Merge keys (`<<`) can repeat a key; like yaml.v2, the first one written wins.
-                out.entry(key.value).or_insert(v);
+            for (key, at, value) in entries {
+                let p = push_key(path, &key);
+                spans.insert(p.clone(), at);
+                let v = to_json(value, &p, spans)?;
+                out.insert(key, v);
             }
             Json::Object(out)
         }
@@ -305,68 +676,19 @@ fn yaml_error(span: Span, message: String) -> Diagnostic {
     }
 }
 
-/// Rewords the YAML crate's error as go-yaml would put it, keeping the crate's reason text.
-fn convert_error(err: &YamlError) -> Diagnostic {
-    let mut err = err;
-    while let YamlError::AliasError { error, .. } | YamlError::WithSnippet { error, .. } = err {
-        err = error;
-    }
-    let span = err
-        .location()
-        .map(|l| span_from(&l))
-        .unwrap_or(Span { line: 1, col: 1 });
-    let line = span.line;
-    let reason = match err {
-        YamlError::Budget { breach, .. } => budget_reason(breach),
-        YamlError::AliasReplayLimitExceeded { .. }
-        | YamlError::AliasExpansionLimitExceeded { .. }
-        | YamlError::AliasReplayStackDepthExceeded { .. }
-        | YamlError::AliasReplayCounterOverflow { .. } => {
-            "document contains excessive aliasing".to_string()
-        }
-        YamlError::DuplicateMappingKey { .. } => {
-            let raw = serde_saphyr::DefaultMessageFormatter
-                .format_message(err)
-                .into_owned();
-            let key = raw
-                .strip_prefix("duplicate mapping key: ")
-                .and_then(|r| r.split(", set DuplicateKeyPolicy").next())
-                .unwrap_or("?")
-                .to_string();
-            return yaml_error(
-                span,
-                format!("yaml: unmarshal errors: line {line}: key {key:?} already set in map"),
-            );
-        }
-        other => {
-            let raw = serde_saphyr::DefaultMessageFormatter
-                .format_message(other)
-                .into_owned();
-            reword(&raw)
-        }
-    };
-    yaml_error(span, format!("yaml: line {line}: {reason}"))
+/// A budget refused the input: go-yaml's words where it has them.
+fn too_much(at: Span, reason: String) -> Diagnostic {
+    yaml_error(at, format!("yaml: line {}: {reason}", at.line))
 }
 
-fn budget_reason(breach: &serde_saphyr::budget::BudgetBreach) -> String {
-    use serde_saphyr::budget::BudgetBreach as B;
-    match breach {
-        B::Depth { .. } => format!("exceeded max depth of {MAX_DEPTH}"),
-        B::Nodes { .. } | B::Events { .. } => {
-            format!("document is too large: more than {MAX_NODES} nodes")
-        }
-        B::Aliases { .. }
-        | B::Anchors { .. }
-        | B::AliasAnchorRatio { .. }
-        | B::RecordedAnchorEvents { .. }
-        | B::RecordedAnchorBytes { .. }
-        | B::MergeKeys { .. } => "document contains excessive aliasing".to_string(),
-        B::Documents { .. } => format!("more than {MAX_DOCUMENTS} documents"),
-        B::ScalarBytes { .. } | B::InputBytes { .. } => {
-            format!("input is larger than the limit of {MAX_INPUT_BYTES} bytes (1 MiB)")
-        }
-        other => format!("input exceeds a safety limit ({other:?})"),
-    }
+/// The parser's error as go-yaml words it: `yaml: line N: <reason>`.
+fn scan_error(err: &ScanError) -> Diagnostic {
+    let mark = err.marker();
+    let at = Span {
+        line: u32::try_from(mark.line()).unwrap_or(u32::MAX).max(1),
+        col: u32::try_from(mark.col() + 1).unwrap_or(u32::MAX),
+    };
+    too_much(at, reword(&err.kind().to_string()))
 }
 
 /// go-yaml drops libyaml's "while parsing ..." context; so do we. Other texts are kept.
@@ -540,8 +862,8 @@ fn plain_is_safe(s: &str) -> bool {
         || (s.len() <= 5 && first.is_ascii_alphabetic());
     if maybe_typed {
         return matches!(
-            serde_saphyr::from_str_with_options::<Node>(s, options()),
-            Ok(Node::Str(ref back)) if back == s
+            parse_documents(s).as_deref(),
+            Ok([YamlDoc { value: Json::String(back), .. }]) if back == s
         );
     }
     true
@@ -746,6 +1068,121 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(err(text), want, "for {text:?}");
         }
+    }
+
+    #[test]
+    fn plain_scalars_resolve_as_go_yaml_v2_resolves_them() {
+        let doc = parse_one(
+            "hex: 0X1F\nmixed: tRuE\nupper: NULL\nunder: 1_000\noctal: 0o17\nbin: 0b101\nplus: +1\n\
+             exp: 1e3\nlead: 08\nbig: 18446744073709551615\nversion: 1.14.2\ndate: 2026-01-01\n",
+        );
+        assert_eq!(
+            doc.value,
+            json!({"hex": 31, "mixed": "tRuE", "upper": null, "under": 1000, "octal": 15, "bin": 5,
+                   "plus": 1, "exp": 1000.0, "lead": 8.0, "big": 18446744073709551615u64,
+                   "version": "1.14.2", "date": "2026-01-01"})
+        );
+    }
+
+    #[test]
+    fn tags_pick_a_type_only_among_yamls_core_ones() {
+        let doc = parse_one(
+            "str: !!str 1\nint: !!int \"7\"\nmine: !thing 1\nbare: ! 2\nnull_: !!null x\nquoted: \"~\"\n",
+        );
+        assert_eq!(
+            doc.value,
+            json!({"str": "1", "int": 7, "mine": "1", "bare": "2", "null_": null, "quoted": "~"})
+        );
+        assert_eq!(
+            err("a: !!int abc\n"),
+            "1:10: error converting YAML to JSON: yaml: line 1: cannot decode `abc` as !!int"
+        );
+    }
+
+    #[test]
+    fn keys_are_spelled_as_sigs_k8s_io_yaml_spells_them_in_json() {
+        let doc = parse_one("1: a\nyes: b\n010: c\n\"\": d\n1.50: e\n.Inf: h\n'on': i\n");
+        assert_eq!(
+            doc.value,
+            json!({"1": "a", "true": "b", "8": "c", "": "d", "1.50": "e", ".inf": "h", "on": "i"})
+        );
+        assert_eq!(
+            err("a: 1\n~: 2\n"),
+            "2:1: error converting YAML to JSON: Unsupported map key of type: %!s(<nil>), key: <nil>, value: 2"
+        );
+        assert_eq!(
+            err("? [a]\n: 1\n"),
+            "1:3: error converting YAML to JSON: yaml: invalid map key: []interface {}{…}"
+        );
+    }
+
+    #[test]
+    fn merge_keys_merge_under_the_keys_written_beside_them() {
+        let doc = parse_one(
+            "base: &b {host: 1, port: 2}\nd:\n  port: 3\n  <<: [*b, {host: 9, path: 5}]\n",
+        );
+        assert_eq!(
+            doc.value,
+            json!({"base": {"host": 1, "port": 2}, "d": {"host": 1, "port": 3, "path": 5}})
+        );
+        let at = |p: &str| doc.spans.get(p).map(|s| (s.line, s.col));
+        assert_eq!(at("d.port"), Some((3, 3)));
+        // Merged from an alias: where the alias is written.
+        assert_eq!(at("d.host"), Some((4, 8)));
+        // Merged from a mapping written in place: its key.
+        assert_eq!(at("d.path"), Some((4, 22)));
+        assert_eq!(
+            err("a:\n  <<: 1\n"),
+            "2:3: error converting YAML to JSON: yaml: line 2: map merge requires map or sequence of maps as the value"
+        );
+    }
+
+    #[test]
+    fn the_fields_of_an_alias_point_where_the_alias_is_written() {
+        let doc = parse_one("a: &x {b: 1}\nc: *x\n");
+        assert_eq!(doc.value, json!({"a": {"b": 1}, "c": {"b": 1}}));
+        assert_eq!(doc.spans["a.b"], Span { line: 1, col: 8 });
+        assert_eq!(doc.spans["c.b"], Span { line: 2, col: 4 });
+    }
+
+    #[test]
+    fn an_alias_finds_its_anchor_when_anchors_nest_and_repeat_names() {
+        let doc = parse_one(
+            "outer: &o {inner: &i [1, 2], more: &m x}\ncopy: *o\nlist: *i\nword: *m\nagain: &i 3\nlast: *i\n",
+        );
+        assert_eq!(doc.value["copy"], json!({"inner": [1, 2], "more": "x"}));
+        assert_eq!(doc.value["list"], json!([1, 2]));
+        assert_eq!(doc.value["word"], json!("x"));
+        // A repeated name means its newest anchor.
+        assert_eq!(doc.value["last"], json!(3));
+    }
+
+    #[test]
+    fn what_json_cannot_hold_is_refused_in_gos_words() {
+        assert_eq!(
+            err("a: *nope\n"),
+            "1:4: error converting YAML to JSON: yaml: unknown anchor 'nope' referenced"
+        );
+        assert_eq!(
+            err("a:\n  b: .inf\n"),
+            "2:6: error converting YAML to JSON: json: unsupported value: +Inf"
+        );
+        assert_eq!(
+            err("a: -.Inf\n"),
+            "1:4: error converting YAML to JSON: json: unsupported value: -Inf"
+        );
+        assert_eq!(
+            err("a: .NaN\n"),
+            "1:4: error converting YAML to JSON: json: unsupported value: NaN"
+        );
+    }
+
+    #[test]
+    fn empty_and_tag_only_documents() {
+        assert!(parse_documents("").unwrap().is_empty());
+        assert!(parse_documents("# nothing\n").unwrap().is_empty());
+        assert_eq!(parse_one("--- 1\n").value, json!(1));
+        assert_eq!(parse_one("--- !\n").value, json!(""));
     }
 
     #[test]
