@@ -1178,7 +1178,7 @@ mod tests {
     }
 
     #[test]
-    fn empty_and_tag_only_documents() {
+    fn documents_of_only_comments_are_skipped_and_a_bare_tag_reads_as_an_empty_string() {
         assert!(parse_documents("").unwrap().is_empty());
         assert!(parse_documents("# nothing\n").unwrap().is_empty());
         assert_eq!(parse_one("--- 1\n").value, json!(1));
