@@ -552,7 +552,9 @@ mod tests {
     use super::*;
 
     fn schema(yaml: &str) -> Result<Json, SchemaError> {
-        let doc: Json = serde_saphyr::from_str(yaml).expect("yaml");
+        let doc = crate::sim::input::yaml::parse_documents(yaml).expect("yaml")[0]
+            .value
+            .clone();
         to_openapi(&doc["spec"], doc.get("types"), "spec.schema.spec")
     }
 
