@@ -105,7 +105,9 @@ pub use crate::sim::api::strict::{push_index, push_key};
 
 // ---------------------------------------------------------------- reading
 
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, ScanError, Span as ParserSpan, Tag};
+use serde_saphyr::granit_parser::{
+    ErrorKind, Event, Marker, Parser, ScalarStyle, ScanError, Span as ParserSpan, Tag,
+};
 
 /// A YAML node with where it was written.
 #[derive(Clone)]
@@ -128,9 +130,14 @@ enum Value {
 }
 
 fn span_at(span: &ParserSpan) -> Span {
+    mark_at(&span.start)
+}
+
+/// The parser's lines count from 1, its columns from 0.
+fn mark_at(mark: &Marker) -> Span {
     Span {
-        line: u32::try_from(span.start.line()).unwrap_or(u32::MAX).max(1),
-        col: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
+        line: u32::try_from(mark.line()).unwrap_or(u32::MAX).max(1),
+        col: u32::try_from(mark.col() + 1).unwrap_or(u32::MAX),
     }
 }
 
@@ -172,12 +179,8 @@ impl<'a> Builder<'a> {
     }
 
     fn expect(&mut self, at: Span) -> Result<(Event<'a>, ParserSpan), Diagnostic> {
-        self.next()?.ok_or_else(|| {
-            yaml_error(
-                at,
-                format!("yaml: line {}: unexpected end of stream", at.line),
-            )
-        })
+        self.next()?
+            .ok_or_else(|| line_error(at, "unexpected end of stream"))
     }
 
     /// The documents' root nodes, empty documents included (as null).
@@ -188,7 +191,10 @@ impl<'a> Builder<'a> {
                 Event::DocumentStart(..) => {
                     if roots.len() == MAX_DOCUMENTS {
                         let at = span_at(&span);
-                        return Err(too_much(at, format!("more than {MAX_DOCUMENTS} documents")));
+                        return Err(line_error(
+                            at,
+                            format!("more than {MAX_DOCUMENTS} documents"),
+                        ));
                     }
                     self.anchors.clear();
                     let (ev, span) = self.expect(span_at(&span))?;
@@ -213,11 +219,11 @@ impl<'a> Builder<'a> {
     fn node(&mut self, ev: Event<'a>, span: &ParserSpan, depth: usize) -> Result<Node, Diagnostic> {
         let at = span_at(span);
         if depth > MAX_DEPTH {
-            return Err(too_much(at, format!("exceeded max depth of {MAX_DEPTH}")));
+            return Err(line_error(at, format!("exceeded max depth of {MAX_DEPTH}")));
         }
         self.nodes += 1;
         if self.nodes > MAX_NODES {
-            return Err(too_much(
+            return Err(line_error(
                 at,
                 format!("document is too large: more than {MAX_NODES} nodes"),
             ));
@@ -246,12 +252,7 @@ impl<'a> Builder<'a> {
                     format!("yaml: unknown anchor '{name}' referenced"),
                 ))
             }
-            _ => {
-                return Err(yaml_error(
-                    at,
-                    format!("yaml: line {}: did not find expected node content", at.line),
-                ))
-            }
+            _ => return Err(line_error(at, "did not find expected node content")),
         };
         let node = Node { at, value };
         if anchor != 0 {
@@ -313,14 +314,11 @@ impl<'a> Builder<'a> {
     /// A copy of the anchored node `id`, placed where the alias is written; each copy counts
     /// against the budgets, so an alias bomb is refused after a bounded amount of work.
     fn alias(&mut self, id: usize, at: Span) -> Result<Node, Diagnostic> {
-        let aliasing = || too_much(at, "document contains excessive aliasing".to_string());
+        let aliasing = || line_error(at, "document contains excessive aliasing");
         self.aliases += 1;
         let found = self.anchors.binary_search_by_key(&id, |(a, ..)| *a);
         let Some((_, node, nodes)) = found.ok().map(|i| &self.anchors[i]) else {
-            return Err(yaml_error(
-                at,
-                format!("yaml: line {}: unknown anchor referenced", at.line),
-            ));
+            return Err(line_error(at, "unknown anchor referenced"));
         };
         self.replayed += nodes;
         self.nodes += nodes;
@@ -328,7 +326,7 @@ impl<'a> Builder<'a> {
             return Err(aliasing());
         }
         if self.nodes > MAX_NODES {
-            return Err(too_much(
+            return Err(line_error(
                 at,
                 format!("document is too large: more than {MAX_NODES} nodes"),
             ));
@@ -425,12 +423,9 @@ fn merge_into(
     };
     for source in sources {
         let Value::Map(source) = source.value else {
-            return Err(yaml_error(
+            return Err(line_error(
                 at,
-                format!(
-                    "yaml: line {}: map merge requires map or sequence of maps as the value",
-                    at.line
-                ),
+                "map merge requires map or sequence of maps as the value",
             ));
         };
         for entry in source {
@@ -483,9 +478,9 @@ fn scalar(
     if fits {
         Ok(value)
     } else {
-        Err(yaml_error(
+        Err(line_error(
             at,
-            format!("yaml: line {}: cannot decode `{text}` as !!{want}", at.line),
+            format!("cannot decode `{text}` as !!{want}"),
         ))
     }
 }
@@ -676,38 +671,44 @@ fn yaml_error(span: Span, message: String) -> Diagnostic {
     }
 }
 
-/// A budget refused the input: go-yaml's words where it has them.
-fn too_much(at: Span, reason: String) -> Diagnostic {
+/// go-yaml's form of an error with a line: `yaml: line N: <reason>`.
+fn line_error(at: Span, reason: impl fmt::Display) -> Diagnostic {
     yaml_error(at, format!("yaml: line {}: {reason}", at.line))
 }
 
 /// The parser's error as go-yaml words it: `yaml: line N: <reason>`.
 fn scan_error(err: &ScanError) -> Diagnostic {
-    let mark = err.marker();
-    let at = Span {
-        line: u32::try_from(mark.line()).unwrap_or(u32::MAX).max(1),
-        col: u32::try_from(mark.col() + 1).unwrap_or(u32::MAX),
-    };
-    too_much(at, reword(&err.kind().to_string()))
+    line_error(mark_at(err.marker()), reason(err.kind()))
 }
 
-/// go-yaml drops libyaml's "while parsing ..." context; so do we. Other texts are kept.
-fn reword(raw: &str) -> String {
-    let raw = raw.trim();
-    if raw.contains("recursion limit exceeded") {
-        return format!("exceeded max depth of {MAX_DEPTH}");
-    }
-    if let Some(rest) = raw.strip_prefix("while ") {
-        if let Some((_, reason)) = rest.split_once(", ") {
-            return reason.to_string();
+/// The parser's reason in libyaml's words, which go-yaml (a port of libyaml) prints, where the
+/// two parsers name the same mistake differently: a tab in the indentation, a character no token
+/// starts with, a quote or bracket never closed. go-yaml drops libyaml's "while parsing ..."
+/// context; so do we. Other texts are the parser's.
+fn reason(kind: &ErrorKind) -> String {
+    const NO_TOKEN: &str = "found character that cannot start any token";
+    match kind {
+        ErrorKind::TabInBlockIndentation | ErrorKind::TabInIndentation => NO_TOKEN.into(),
+        ErrorKind::UnexpectedCharacter { character } if character.is_control() => {
+            // libyaml's reader refuses these before any token; say which one it was.
+            let shown = character.escape_default();
+            format!("control characters are not allowed (found `{shown}`)")
+        }
+        ErrorKind::UnexpectedCharacter { .. } => NO_TOKEN.into(),
+        ErrorKind::UnclosedQuotedScalar => "found unexpected end of stream".into(),
+        ErrorKind::UnclosedFlowCollection { open: '[' } => {
+            "did not find expected ',' or ']'".into()
+        }
+        ErrorKind::UnclosedFlowCollection { .. } => "did not find expected ',' or '}'".into(),
+        ErrorKind::RecursionLimitExceeded => format!("exceeded max depth of {MAX_DEPTH}"),
+        other => {
+            let raw = other.to_string();
+            match raw.strip_prefix("while ").and_then(|r| r.split_once(", ")) {
+                Some((_, reason)) => reason.to_string(),
+                None => raw,
+            }
         }
     }
-    if let Some(c) = raw.strip_prefix("unexpected character: `") {
-        // The crate prints the character Debug-escaped; say what it is instead.
-        let shown = c.trim_end_matches('\'');
-        return format!("control characters are not allowed (found `{shown}`)");
-    }
-    raw.to_string()
 }
 
 // ---------------------------------------------------------------- writing
@@ -1063,7 +1064,30 @@ mod tests {
                 "a: 1\na: 2\n",
                 "2:1: error converting YAML to JSON: yaml: unmarshal errors: line 2: key \"a\" already set in map",
             ),
-            ("a: \"abc\n", "1:4: error converting YAML to JSON: yaml: line 1: unclosed quote"),
+            (
+                "a: \"abc\n",
+                "1:4: error converting YAML to JSON: yaml: line 1: found unexpected end of stream",
+            ),
+            (
+                "a:\n\tb: 1\n",
+                "2:2: error converting YAML to JSON: yaml: line 2: found character that cannot start any token",
+            ),
+            (
+                "a: @x\n",
+                "1:4: error converting YAML to JSON: yaml: line 1: found character that cannot start any token",
+            ),
+            (
+                "a: [1, 2\n",
+                "1:4: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'",
+            ),
+            (
+                "a: {b: 1\n",
+                "1:4: error converting YAML to JSON: yaml: line 1: did not find expected ',' or '}'",
+            ),
+            (
+                "- a\nb: c\n",
+                "2:1: error converting YAML to JSON: yaml: line 2: did not find expected '-' indicator",
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(err(text), want, "for {text:?}");
