@@ -1638,3 +1638,26 @@ fn a_kro_instance_converges_after_its_controller_dies_after_any_number_of_writes
         );
     }
 }
+
+/// The case the kro property found (its seed is in proptest-regressions too): the instance
+/// controller's status writes fail through a ten-second outage while its "not ready yet"
+/// requeues and its retries overlap. Each requeue timer a sooner one had replaced used to run
+/// the key again when it came due, each such pass failed and doubled the key's back-off, and the
+/// retry after the outage landed past client-go's 1,000 s cap: the instance stayed IN_PROGRESS
+/// with its Deployment available. client-go's delaying queue keeps one timer per key.
+#[test]
+fn a_kro_instance_converges_when_its_requeues_and_retries_overlap_an_api_outage() {
+    let schedule = [
+        (34_692, Op::DeletePod(0)),
+        (
+            34_692,
+            Op::Delay {
+                component: "kro/web.kro.run",
+                delay_ms: 2_297,
+                secs: 5,
+            },
+        ),
+        (40_043, Op::ApiOutage { secs: 10 }),
+    ];
+    run_kro_case(4_552_428, 1, &schedule).unwrap();
+}

@@ -744,11 +744,17 @@ impl Sim {
                 cause,
             } => {
                 let trigger = if retry { "retry" } else { "requeue" };
-                if let Some(c) = self.components.get_mut(&to) {
-                    if c.generation == gen && c.requeues.get(&key) == Some(&at) {
-                        c.requeues.remove(&key);
-                    }
+                // client-go's delaying queue keeps one timer per key, the soonest: a timer that a
+                // sooner one replaced adds nothing when it comes due. Run anyway, each one was a
+                // reconcile more, and every failed pass of a key doubles its back-off, so a ten
+                // second outage could push a retry past client-go's 1,000 s cap.
+                let Some(c) = self.components.get_mut(&to) else {
+                    return;
+                };
+                if c.generation != gen || c.requeues.get(&key) != Some(&at) {
+                    return;
                 }
+                c.requeues.remove(&key);
                 self.enqueue(&to, gen, key, trigger, cause);
             }
             Due::Tick { to, gen } => self.tick(&to, gen),
