@@ -467,54 +467,46 @@ fn scalar(
     }
     let value = resolve_plain(&text);
     let Some(want @ ("bool" | "int" | "float")) = core else {
-        return Ok(value);
+        return Ok(value.unwrap_or(Value::Str(text)));
     };
-    let fits = matches!(
-        (want, &value),
-        ("bool", Value::Bool(_))
-            | ("int", Value::Int(_) | Value::Uint(_))
-            | ("float", Value::Int(_) | Value::Uint(_) | Value::Float(_))
-    );
-    if fits {
-        Ok(value)
-    } else {
-        Err(line_error(
+    match value {
+        Some(v @ Value::Bool(_)) if want == "bool" => Ok(v),
+        Some(v @ (Value::Int(_) | Value::Uint(_))) if want != "bool" => Ok(v),
+        Some(v @ Value::Float(_)) if want == "float" => Ok(v),
+        _ => Err(line_error(
             at,
             format!("cannot decode `{text}` as !!{want}"),
-        ))
+        )),
     }
 }
 
-/// go-yaml v2's resolution of a plain scalar.
-fn resolve_plain(text: &str) -> Value {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+/// go-yaml v2's resolution of a plain scalar: its typed value, or `None` for a string.
+fn resolve_plain(text: &str) -> Option<Value> {
+    let typed = match text {
+        "" | "~" | "null" | "Null" | "NULL" => Value::Null,
         "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return Value::Bool(true)
+            Value::Bool(true)
         }
         "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return Value::Bool(false)
+            Value::Bool(false)
         }
-        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Value::Float(f64::INFINITY)
+        ".nan" | ".NaN" | ".NAN" => Value::Float(f64::NAN),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => Value::Float(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => Value::Float(f64::NEG_INFINITY),
+        _ if text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) => {
+            let plain = text.replace('_', "");
+            match parse_int(&plain) {
+                Some(v) => v,
+                // Past f64's range Go's ParseFloat fails, and go-yaml keeps the text.
+                None if is_float(&plain) => {
+                    Value::Float(plain.parse().ok().filter(|f: &f64| f.is_finite())?)
+                }
+                None => return None,
+            }
         }
-        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
-        _ => {}
-    }
-    if !text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
-        return Value::Str(text.to_string());
-    }
-    let plain = text.replace('_', "");
-    if let Some(v) = parse_int(&plain) {
-        return v;
-    }
-    if is_float(&plain) {
-        if let Ok(f) = plain.parse::<f64>() {
-            return Value::Float(f);
-        }
-    }
-    Value::Str(text.to_string())
+        _ => return None,
+    };
+    Some(typed)
 }
 
 /// Go's `strconv.ParseInt(s, 0, 64)`, then `ParseUint` for what only fits unsigned: an optional
@@ -1098,13 +1090,14 @@ mod tests {
     fn plain_scalars_resolve_as_go_yaml_v2_resolves_them() {
         let doc = parse_one(
             "hex: 0X1F\nmixed: tRuE\nupper: NULL\nunder: 1_000\noctal: 0o17\nbin: 0b101\nplus: +1\n\
-             exp: 1e3\nlead: 08\nbig: 18446744073709551615\nversion: 1.14.2\ndate: 2026-01-01\n",
+             exp: 1e3\nlead: 08\nbig: 18446744073709551615\nversion: 1.14.2\ndate: 2026-01-01\n\
+             huge: 1e999\n",
         );
         assert_eq!(
             doc.value,
             json!({"hex": 31, "mixed": "tRuE", "upper": null, "under": 1000, "octal": 15, "bin": 5,
                    "plus": 1, "exp": 1000.0, "lead": 8.0, "big": 18446744073709551615u64,
-                   "version": "1.14.2", "date": "2026-01-01"})
+                   "version": "1.14.2", "date": "2026-01-01", "huge": "1e999"})
         );
     }
 
