@@ -745,9 +745,9 @@ impl Sim {
             } => {
                 let trigger = if retry { "retry" } else { "requeue" };
                 // client-go's delaying queue keeps one timer per key, the soonest: a timer that a
-                // sooner one replaced adds nothing when it comes due. Run anyway, each one was a
-                // reconcile more, and every failed pass of a key doubles its back-off, so a ten
-                // second outage could push a retry past client-go's 1,000 s cap.
+                // sooner one replaced adds nothing when it comes due. Running it anyway made an
+                // extra pass, and every failed pass doubles the key's back-off: a ten-second
+                // outage could push the next retry out to client-go's 1,000 s cap.
                 let Some(c) = self.components.get_mut(&to) else {
                     return;
                 };
