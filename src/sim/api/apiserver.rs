@@ -487,13 +487,9 @@ impl ApiServer {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = Str::decimal(rv);
         let obj = Arc::new(obj);
-        let Replaced {
-            key: shared,
-            old,
-            slot,
-        } = self
-            .objects
-            .replace(Arc::new(obj.key()), obj.clone(), NO_SLOT);
+        let given = Arc::new(obj.key());
+        let Replaced { key, old, slot } = self.objects.replace(&given, obj.clone(), NO_SLOT);
+        let shared = key.unwrap_or(given);
         if old.is_none() {
             self.count_change(obj.kind(), true);
         }

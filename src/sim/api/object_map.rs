@@ -68,12 +68,20 @@ pub fn file(index: &mut BTreeMap<Str, Slots>, group: &str, key: &SharedKey, slot
     }
 }
 
-/// What [`ObjectMap::replace`] did: the map's allocation of the key (`key` itself for a new
-/// entry), the object replaced, if any, and the slot that holds the new one.
+/// What [`ObjectMap::replace`] did: the map's allocation of the key where it is not the one
+/// given (`None` for a new entry or a hinted slot, which hold that one), the object replaced, if
+/// any, and the slot that holds the new one.
 pub struct Replaced {
-    pub key: SharedKey,
+    pub key: Option<SharedKey>,
     pub old: Option<Arc<Object>>,
     pub slot: u32,
+}
+
+impl Replaced {
+    /// The map's allocation of the key: [`Replaced::key`], or `given`, the one passed in.
+    pub fn key<'a>(&'a self, given: &'a SharedKey) -> &'a SharedKey {
+        self.key.as_ref().unwrap_or(given)
+    }
 }
 
 /// Objects by key: name order for lists, a hash lookup for reads and writes of one object.
@@ -251,12 +259,14 @@ impl ObjectMap {
     }
 
     /// Puts `obj` under `key`; `hint` is where another map (the store) holds the key, or
-    /// [`NO_SLOT`]. The returned key is the one the watch event and the caches' indexes share
-    /// (see [`SharedKey`]).
-    pub fn replace(&mut self, key: SharedKey, obj: Arc<Object>, hint: u32) -> Replaced {
-        if let Some(i) = self.hinted(&key, hint) {
+    /// [`NO_SLOT`]. The map's allocation of the key is the one the watch event and the caches'
+    /// indexes share (see [`SharedKey`]). The key is borrowed and cloned only for a new entry: a
+    /// watch delivery under its hint leaves the key's reference count alone, which, read long
+    /// after the write, was a cache miss per delivery.
+    pub fn replace(&mut self, key: &SharedKey, obj: Arc<Object>, hint: u32) -> Replaced {
+        if let Some(i) = self.hinted(key, hint) {
             debug_assert_eq!(
-                self.index.get(&*key),
+                self.index.get(&**key),
                 Some(&i),
                 "a hint names the key's slot"
             );
@@ -265,13 +275,13 @@ impl ObjectMap {
                 .expect("a hinted slot holds an object");
             let old = std::mem::replace(held, obj);
             return Replaced {
-                key,
+                key: None,
                 old: Some(old),
                 slot: i,
             };
         }
-        if let Some((shared, &i)) = self.index.get_key_value(&*key) {
-            let shared = shared.clone();
+        if let Some((shared, &i)) = self.index.get_key_value(&**key) {
+            let shared = (!Arc::ptr_eq(shared, key)).then(|| shared.clone());
             let (_, held) = self.slots[i as usize]
                 .as_mut()
                 .expect("an indexed slot holds an object");
@@ -313,7 +323,7 @@ impl ObjectMap {
         }
         self.remember(hint, i);
         Replaced {
-            key,
+            key: None,
             old: None,
             slot: i,
         }
@@ -390,7 +400,7 @@ mod tests {
             let (key, obj) = pod(name, image.unwrap_or(""));
             match image {
                 Some(image) => {
-                    let old = m.replace(key, obj, NO_SLOT).old;
+                    let old = m.replace(&key, obj, NO_SLOT).old;
                     assert_eq!(
                         old.is_some(),
                         model.insert(name.into(), image.into()).is_some()
@@ -419,9 +429,9 @@ mod tests {
         assert!(!m.holds(Kind::Pod));
         let (a, pa) = pod("a", "nginx");
         let (b, pb) = pod("b", "nginx");
-        m.replace(a.clone(), pa.clone(), NO_SLOT);
-        m.replace(b.clone(), pb, NO_SLOT);
-        m.replace(a.clone(), pa, NO_SLOT);
+        m.replace(&a, pa.clone(), NO_SLOT);
+        m.replace(&b, pb, NO_SLOT);
+        m.replace(&a, pa, NO_SLOT);
         assert!(m.holds(Kind::Pod));
         assert!(!m.holds(Kind::Service));
         m.remove_entry(&a);
@@ -434,14 +444,17 @@ mod tests {
     fn an_update_keeps_the_first_allocation_of_the_key() {
         let mut m = ObjectMap::new();
         let (first, obj) = pod("a", "1");
-        m.replace(first.clone(), obj, NO_SLOT);
+        m.replace(&first, obj, NO_SLOT);
         let (second, obj) = pod("a", "2");
-        let Replaced {
-            key: shared, old, ..
-        } = m.replace(second.clone(), obj, NO_SLOT);
-        assert!(old.is_some());
-        assert!(Arc::ptr_eq(&shared, &first));
-        assert!(!Arc::ptr_eq(&shared, &second));
+        let done = m.replace(&second, obj, NO_SLOT);
+        assert!(done.old.is_some());
+        assert!(Arc::ptr_eq(done.key(&second), &first));
+        assert!(!Arc::ptr_eq(done.key(&second), &second));
+        let again = m.replace(&first, pod("a", "3").1, NO_SLOT);
+        assert!(
+            again.key.is_none(),
+            "the map's own allocation is not cloned back"
+        );
         let (removed, _, _) = m.remove_entry(&second).unwrap();
         assert!(Arc::ptr_eq(&removed, &first));
         assert!(m.is_empty());
@@ -452,12 +465,12 @@ mod tests {
         let mut m = ObjectMap::new();
         let (a, pa) = pod("a", "1");
         let (b, pb) = pod("b", "1");
-        let slot_a = m.replace(a.clone(), pa, 2).slot;
-        m.replace(b.clone(), pb, 3);
+        let slot_a = m.replace(&a, pa, 2).slot;
+        m.replace(&b, pb, 3);
         assert_eq!(m.hinted(&a, 2), Some(slot_a));
         assert_eq!(m.hinted(&a, 3), None, "hint 3 names b's slot");
         let (_, newer) = pod("a", "2");
-        let done = m.replace(a.clone(), newer, 2);
+        let done = m.replace(&a, newer, 2);
         assert_eq!(done.slot, slot_a);
         let old = done.old.expect("a was there");
         assert_eq!(old.as_pod().unwrap().spec.containers[0].image, "1");
@@ -469,13 +482,13 @@ mod tests {
     fn a_hint_to_a_slot_that_now_holds_another_key_is_not_trusted() {
         let mut m = ObjectMap::new();
         let (a, pa) = pod("a", "1");
-        m.replace(a.clone(), pa, 0);
+        m.replace(&a, pa, 0);
         m.remove_entry(&a);
         // b takes a's freed slot; the store's slot 0 (a's hint) now points at b.
         let (b, pb) = pod("b", "1");
-        m.replace(b.clone(), pb, 1);
+        m.replace(&b, pb, 1);
         let (a_again, pa) = pod("a", "2");
-        let done = m.replace(a_again.clone(), pa, 0);
+        let done = m.replace(&a_again, pa, 0);
         assert!(done.old.is_none(), "a is new again, not b's entry");
         assert_eq!(names(&m), ["a", "b"]);
         let b_now = m.get(&b).unwrap().as_pod().unwrap();
@@ -483,14 +496,14 @@ mod tests {
         // A hint to a key the map holds under another allocation falls back to the index.
         let (b_copy, pb2) = pod("b", "2");
         assert_eq!(m.hinted(&b_copy, 1), None);
-        assert!(m.replace(b_copy, pb2, 1).old.is_some());
+        assert!(m.replace(&b_copy, pb2, 1).old.is_some());
     }
 
     #[test]
     fn a_small_map_keeps_no_hints_from_a_large_store() {
         let mut m = ObjectMap::new();
         let (a, pa) = pod("a", "1");
-        m.replace(a.clone(), pa, 20_000);
+        m.replace(&a, pa, 20_000);
         assert_eq!(m.hinted(&a, 20_000), None);
         assert!(m.by_hint.len() < 100);
     }
@@ -500,7 +513,7 @@ mod tests {
         let mut m = ObjectMap::new();
         for name in ["d", "b", "e", "a", "c"] {
             let (k, o) = pod(name, "1");
-            m.replace(k, o, NO_SLOT);
+            m.replace(&k, o, NO_SLOT);
         }
         let (k, _) = pod("e", "");
         m.remove_entry(&k);
@@ -514,7 +527,7 @@ mod tests {
         assert_eq!(names(&m), ["a", "b", "c", "d"]);
         assert!(built(&m));
         let (k, o) = pod("bb", "1");
-        m.replace(k, o, NO_SLOT);
+        m.replace(&k, o, NO_SLOT);
         let (k, _) = pod("a", "");
         m.remove_entry(&k);
         assert_eq!(names(&m), ["b", "bb", "c", "d"]);
@@ -527,7 +540,7 @@ mod tests {
         assert!(!m.holds(Kind::Pod));
         assert_eq!(m.kinds().count(), 0);
         assert!(built(&m));
-        m.replace(pod("z", "1").0, pod("z", "1").1, NO_SLOT);
+        m.replace(&pod("z", "1").0, pod("z", "1").1, NO_SLOT);
         assert_eq!(names(&m), ["z"]);
     }
 
@@ -542,7 +555,7 @@ mod tests {
             (Arc::new(o.key()), Arc::new(o))
         };
         for (k, o) in [svc("s2"), pod("p2", "1"), svc("s1"), pod("p1", "1")] {
-            m.replace(k, o, NO_SLOT);
+            m.replace(&k, o, NO_SLOT);
         }
         let keys: Vec<&SharedKey> = m.entries().map(|(k, _)| k).collect();
         assert_eq!(keys.len(), 4);

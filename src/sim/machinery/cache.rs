@@ -522,11 +522,11 @@ impl Cache {
         key: &SharedKey,
         slot: u32,
     ) -> Option<Arc<Object>> {
-        let done = self.objects.replace(key.clone(), obj.clone(), slot);
-        match done.old {
+        let done = self.objects.replace(key, obj.clone(), slot);
+        match &done.old {
             Some(old) => {
-                self.reindex(&old, &obj, &done.key);
-                Some(old)
+                self.reindex(old, &obj, done.key(key));
+                done.old
             }
             None => {
                 self.index(&obj, key);
