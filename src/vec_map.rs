@@ -672,8 +672,17 @@ impl<K: Ord, V> SlotMap<K, V> {
         K: Borrow<Q>,
         Q: Ord + ?Sized,
     {
+        self.get_mut_at(key).map(|(_, v)| v)
+    }
+
+    /// [`SlotMap::get_mut`] with the value's slot, for a list kept beside the map.
+    pub fn get_mut_at<Q>(&mut self, key: &Q) -> Option<(u32, &mut V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         let i = *self.index.get(key)?;
-        self.slots[i as usize].as_mut()
+        self.slots[i as usize].as_mut().map(|v| (i, v))
     }
 
     pub fn contains_key<Q>(&self, key: &Q) -> bool
@@ -709,14 +718,20 @@ impl<K: Ord, V> SlotMap<K, V> {
     /// The value under `key`, made with `default` first when there is none (what
     /// `entry(key).or_insert_with(default)` is for a `BTreeMap`).
     pub fn get_or_insert_with(&mut self, key: K, default: impl FnOnce() -> V) -> &mut V {
+        self.get_or_insert_at(key, default).1
+    }
+
+    /// [`SlotMap::get_or_insert_with`] with the value's slot, for a list kept beside the map.
+    pub fn get_or_insert_at(&mut self, key: K, default: impl FnOnce() -> V) -> (u32, &mut V) {
         use std::collections::btree_map::Entry;
         let i = match self.index.entry(key) {
             Entry::Occupied(o) => *o.get(),
             Entry::Vacant(v) => *v.insert(place(&mut self.slots, &mut self.free, default())),
         };
-        self.slots[i as usize]
+        let v = self.slots[i as usize]
             .as_mut()
-            .expect("an indexed slot holds a value")
+            .expect("an indexed slot holds a value");
+        (i, v)
     }
 
     /// The place for `key`, filled on demand as a `BTreeMap` entry's `or_insert*` fill it.

@@ -19,7 +19,9 @@ use std::sync::Arc;
 use crate::sim::api::shared_str::Str;
 use crate::sim::api::types::{NodeSelectorTerm, PodSpec};
 
-use super::plugins::{NodeInfo, PodCtx};
+#[cfg(doc)]
+use super::plugins::NodeInfo;
+use super::plugins::PodCtx;
 
 /// The raw Score plugin results a node gave a pod shape (before normalization, which depends on
 /// the other nodes of the cycle), and what PodTopologySpread reads from the node.
@@ -94,35 +96,37 @@ impl CycleMemo {
         }
     }
 
-    fn at(&self, slot: u32, ni: &NodeInfo) -> Option<&Memo> {
+    fn at(&self, slot: u32, generation: u64) -> Option<&Memo> {
         self.nodes
             .get(slot as usize)
-            .filter(|m| m.shape == self.shape && m.generation == ni.generation)
+            .filter(|m| m.shape == self.shape && m.generation == generation)
     }
 
-    /// Whether the node in `slot` passed every filter for this shape, as it is now, with its
-    /// raw scores when they are known: one look at the memo for both phases of a cycle.
-    pub fn feasible(&self, slot: u32, ni: &NodeInfo) -> Option<Feasible> {
-        self.at(slot, ni).map(|m| Feasible { scores: m.scores })
+    /// Whether the node in `slot`, at `generation` ([`NodeInfo::generation`]), passed every
+    /// filter for this shape, with its raw scores when they are known: one look at the memo for
+    /// both phases of a cycle.
+    pub fn feasible(&self, slot: u32, generation: u64) -> Option<Feasible> {
+        self.at(slot, generation)
+            .map(|m| Feasible { scores: m.scores })
     }
 
-    /// The node in `slot` passed every filter for this shape.
-    pub fn set_feasible(&mut self, slot: u32, ni: &NodeInfo) {
+    /// The node in `slot`, at `generation`, passed every filter for this shape.
+    pub fn set_feasible(&mut self, slot: u32, generation: u64) {
         let i = slot as usize;
         if self.nodes.len() <= i {
             self.nodes.resize(i + 1, Memo::default());
         }
         self.nodes[i] = Memo {
             shape: self.shape,
-            generation: ni.generation,
+            generation,
             scores: None,
         };
     }
 
     /// Remembers the raw scores of a node [`CycleMemo::set_feasible`] marked.
-    pub fn set_scores(&mut self, slot: u32, ni: &NodeInfo, scores: NodeScores) {
+    pub fn set_scores(&mut self, slot: u32, generation: u64, scores: NodeScores) {
         if let Some(m) = self.nodes.get_mut(slot as usize) {
-            if m.shape == self.shape && m.generation == ni.generation {
+            if m.shape == self.shape && m.generation == generation {
                 m.scores = Some(scores);
             }
         }

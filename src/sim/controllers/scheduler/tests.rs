@@ -1654,21 +1654,21 @@ fn the_memo_answers_for_unchanged_nodes_and_only_for_pods_of_the_same_shape() {
     memo_cycle(&state, &web("a"), &mut memo);
     let slot = |state: &ClusterState, name: &str| {
         let (_, slot) = *state.listed().iter().find(|(n, _)| n == name).unwrap();
-        (slot, state.nodes.at(slot).clone())
+        (slot, state.nodes.at(slot).generation)
     };
     let (s1, n1) = slot(&state, "n1");
     let (s2, n2) = slot(&state, "n2");
-    assert!(memo.feasible(s1, &n1).is_some() && memo.feasible(s2, &n2).is_some());
-    assert!(memo.feasible(s1, &n1).and_then(|f| f.scores).is_some());
+    assert!(memo.feasible(s1, n1).is_some() && memo.feasible(s2, n2).is_some());
+    assert!(memo.feasible(s1, n1).and_then(|f| f.scores).is_some());
 
     state.place(pkey("a"), PodEntry::for_pod(&web("a"), &"n1".into(), true));
     let (s1, n1) = slot(&state, "n1");
-    assert!(memo.feasible(s1, &n1).is_none(), "n1 changed");
-    assert!(memo.feasible(s2, &n2).is_some(), "n2 did not");
+    assert!(memo.feasible(s1, n1).is_none(), "n1 changed");
+    assert!(memo.feasible(s2, n2).is_some(), "n2 did not");
 
     // Another shape: nothing the memo holds is its.
     memo.enter(&PodCtx::new(&pod("c").req("2", "")));
-    assert!(memo.feasible(s2, &n2).is_none());
+    assert!(memo.feasible(s2, n2).is_none());
 }
 
 #[test]
@@ -1677,9 +1677,13 @@ fn a_copy_of_the_scheduler_starts_with_an_empty_memo_and_decides_alike() {
     let mut memo = CycleMemo::default();
     let first = memo_cycle(&state, &pod("a").req("100m", ""), &mut memo);
     let (_, slot) = state.listed()[0];
-    assert!(memo.feasible(slot, state.nodes.at(slot)).is_some());
+    assert!(memo
+        .feasible(slot, state.nodes.at(slot).generation)
+        .is_some());
     let mut copy = memo.clone();
-    assert!(copy.feasible(slot, state.nodes.at(slot)).is_none());
+    assert!(copy
+        .feasible(slot, state.nodes.at(slot).generation)
+        .is_none());
     let again = memo_cycle(&state, &pod("a").req("100m", ""), &mut copy);
     assert_eq!(again.decision, first.decision);
 }
@@ -1705,4 +1709,46 @@ fn the_memo_counts_spreading_for_the_owner_of_the_pod_in_the_cycle() {
         &mut memo,
     );
     assert_eq!(next_api.decision.chosen.as_deref(), Some("n1"));
+}
+
+#[test]
+fn a_node_summary_follows_its_node_through_changes_and_a_reused_slot() {
+    let summary_of = |state: &ClusterState, name: &str| {
+        let (slot, ni) = state
+            .nodes
+            .slots()
+            .find(|(n, _)| *n == name)
+            .map(|(_, slot)| (slot, state.nodes.at(slot)))
+            .unwrap();
+        let s = &state.summaries[slot as usize];
+        (
+            slot,
+            (s.generation, s.has_hostname, s.zone.clone()),
+            ni.generation,
+        )
+    };
+    let mut zoned = node("n1");
+    zoned
+        .metadata
+        .labels
+        .insert("topology.kubernetes.io/zone", "zone-a");
+    let mut state = state_of(&[zoned, node("n2")]);
+    let (slot, seen, generation) = summary_of(&state, "n1");
+    assert_eq!(seen, (generation, true, Some("zone-a".into())));
+
+    state.place(pkey("a"), PodEntry::for_pod(&pod("a"), &"n1".into(), true));
+    let (_, seen, moved) = summary_of(&state, "n1");
+    assert!(moved > generation, "placing a pod is a change");
+    assert_eq!(seen.0, moved);
+
+    // n1 goes; a node that takes its slot writes the slot's summary anew.
+    state.unplace(&pkey("a"));
+    state.remove_node("n1");
+    let mut plain = node("n3");
+    plain.metadata.labels = Default::default();
+    state.set_node(Arc::new(Object::from(plain)));
+    state.list_nodes();
+    let (reused, seen, fresh) = summary_of(&state, "n3");
+    assert_eq!(reused, slot, "the freed slot is taken again");
+    assert_eq!(seen, (fresh, false, None));
 }
