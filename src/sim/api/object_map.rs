@@ -260,9 +260,8 @@ impl ObjectMap {
 
     /// Puts `obj` under `key`; `hint` is where another map (the store) holds the key, or
     /// [`NO_SLOT`]. The map's allocation of the key is the one the watch event and the caches'
-    /// indexes share (see [`SharedKey`]). The key is borrowed and cloned only for a new entry: a
-    /// watch delivery under its hint leaves the key's reference count alone, which, read long
-    /// after the write, was a cache miss per delivery.
+    /// indexes share (see [`SharedKey`]). The key is borrowed and cloned only for a new entry, so
+    /// a watch delivery under its hint leaves the key's reference count alone.
     pub fn replace(&mut self, key: &SharedKey, obj: Arc<Object>, hint: u32) -> Replaced {
         if let Some(i) = self.hinted(key, hint) {
             debug_assert_eq!(
