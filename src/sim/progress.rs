@@ -8,7 +8,7 @@
 //! object (a machine powered off, a lost watch event), the same fault at the same target.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -55,7 +55,7 @@ pub enum TriggerState {
 }
 
 /// What an action changed: each object it touched, before and after (None: not there).
-pub type Changes = BTreeMap<ObjectKey, (Option<Arc<Object>>, Option<Arc<Object>>)>;
+pub type Changes = BTreeMap<ObjectKey, (Option<Rc<Object>>, Option<Rc<Object>>)>;
 
 /// The objects that differ between two states of the store (Events aside: no learner writes
 /// them, and the API server's own bookkeeping of them is noise here).
@@ -64,7 +64,7 @@ pub fn changes(before: &ApiServer, after: &ApiServer) -> Changes {
     for o in after.all_but_events() {
         let key = o.key();
         match before.get(&key) {
-            Some(b) if Arc::ptr_eq(b, o) => {}
+            Some(b) if Rc::ptr_eq(b, o) => {}
             b => {
                 out.insert(key, (b.cloned(), Some(o.clone())));
             }
@@ -80,8 +80,8 @@ pub fn changes(before: &ApiServer, after: &ApiServer) -> Changes {
 }
 
 /// Gone, or on its way (a deletion timestamp that was not there before).
-fn deleted(before: &Option<Arc<Object>>, after: &Option<Arc<Object>>) -> bool {
-    let terminating = |o: &Option<Arc<Object>>| {
+fn deleted(before: &Option<Rc<Object>>, after: &Option<Rc<Object>>) -> bool {
+    let terminating = |o: &Option<Rc<Object>>| {
         o.as_ref()
             .is_some_and(|o| o.meta().deletion_timestamp.is_some())
     };

@@ -48,7 +48,7 @@ pub struct ChangesView {
 
 /// What differs from `before` to `after`, in kind and name order.
 pub fn between(before: &Sim, after: &Sim) -> Vec<ObjectChange> {
-    let shown = |o: &&std::sync::Arc<Object>| o.kind() != Kind::Lease;
+    let shown = |o: &&std::rc::Rc<Object>| o.kind() != Kind::Lease;
     // Both in key order (the store's), so one merge pass pairs them.
     let old: Vec<_> = before
         .api()

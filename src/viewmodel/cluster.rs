@@ -17,7 +17,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
-use std::sync::Arc;
 
 use super::claims::ClaimChip;
 use super::format::{format_bytes, format_cpu, parse_bytes, parse_cpu_millis, percent};
@@ -903,7 +902,7 @@ pub struct ClusterCache {
     valid: bool,
     /// The store's resourceVersion this cache reflects.
     seen_rv: u64,
-    nodes: SlotMap<Str, Arc<Object>>,
+    nodes: SlotMap<Str, Rc<Object>>,
     pods: SlotMap<ObjectKey, (Str, PodOrder)>,
     /// `spec.nodeName` ("" for none) → pods in display order.
     by_node: SlotMap<Str, BTreeMap<PodOrder, PodPart>>,
@@ -977,7 +976,7 @@ impl ClusterCache {
         };
         self.seen_rv = rv;
         // The last change of each object wins; earlier ones within the same update are moot.
-        let mut latest: BTreeMap<ObjectKey, Option<Arc<Object>>> = BTreeMap::new();
+        let mut latest: BTreeMap<ObjectKey, Option<Rc<Object>>> = BTreeMap::new();
         let mut kinds: BTreeSet<Kind> = BTreeSet::new();
         // Claims are looked at only while some pod mounts one.
         let storage = (!self.claim_pods.is_empty())

@@ -23,7 +23,7 @@
 //! the length of the run.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey};
 use crate::sim::api::{WatchEvent, WatchEventType};
@@ -613,7 +613,7 @@ impl Ctx<'_> {
     }
 
     /// The object as it is, or as it was when it was deleted since the last observation.
-    fn lookup(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
+    fn lookup(&mut self, key: &ObjectKey) -> Option<Rc<Object>> {
         if let Some(o) = self.sim.api().get(key) {
             return Some(o.clone());
         }
@@ -625,7 +625,7 @@ impl Ctx<'_> {
     }
 
     /// The object's state at the previous observation, when it has not changed since.
-    fn unchanged(&self, key: &ObjectKey) -> Option<Arc<Object>> {
+    fn unchanged(&self, key: &ObjectKey) -> Option<Rc<Object>> {
         let o = self.sim.api().get(key)?;
         let rv: u64 = o.meta().resource_version.parse().ok()?;
         (self.since_rv > 0 && rv <= self.since_rv).then(|| o.clone())

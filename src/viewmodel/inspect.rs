@@ -3,7 +3,7 @@
 //! StatefulSet's claims, which it does not own but which outlive its pods).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use super::claims::ClaimChip;
 use super::cluster::PodView;
@@ -453,7 +453,7 @@ pub struct DeploymentGap {
 
 impl DeploymentGap {
     /// The summary of every Deployment, by namespace and name.
-    pub fn all<'a>(objects: impl IntoIterator<Item = &'a Arc<Object>>) -> Vec<DeploymentGap> {
+    pub fn all<'a>(objects: impl IntoIterator<Item = &'a Rc<Object>>) -> Vec<DeploymentGap> {
         let mut out: Vec<DeploymentGap> = objects
             .into_iter()
             .filter_map(|o| o.as_deployment())
@@ -658,7 +658,7 @@ fn root_rank(kind: Kind) -> u8 {
 fn drawn_owner(
     obj: &Object,
     by_uid: &BTreeMap<&str, usize>,
-    objects: &[&Arc<Object>],
+    objects: &[&Rc<Object>],
 ) -> Option<usize> {
     let meta = obj.meta();
     let present = |uid: &str| {
@@ -730,11 +730,11 @@ impl OwnershipView {
     /// Builds the forest from every object, matching owners by uid as the garbage collector does.
     /// A claim's volume is looked up in `store`, for what it pins the claim's pods to.
     pub fn build<'a>(
-        objects: impl IntoIterator<Item = &'a Arc<Object>>,
+        objects: impl IntoIterator<Item = &'a Rc<Object>>,
         store: Option<&ApiServer>,
         now: Millis,
     ) -> OwnershipView {
-        let objects: Vec<&Arc<Object>> = objects
+        let objects: Vec<&Rc<Object>> = objects
             .into_iter()
             .filter(|o| o.kind() != Kind::Event)
             .collect();
@@ -813,7 +813,7 @@ impl OwnershipView {
 
 /// The objects of the ownership forest and what is known of them while it is grown.
 struct Forest<'a> {
-    objects: &'a [&'a Arc<Object>],
+    objects: &'a [&'a Rc<Object>],
     children: &'a [Vec<usize>],
     /// The StatefulSets' unowned claims ([`template_claims`]).
     template_claims: &'a [(usize, i32, usize)],
@@ -889,7 +889,7 @@ impl Forest<'_> {
 /// labelled `applyset.kubernetes.io/part-of: <id>` that no present owner owns, under the object
 /// labelled `applyset.kubernetes.io/id: <id>` in the same namespace or cluster-wide, as
 /// (parent, member) in store order.
-fn applyset_members(objects: &[&Arc<Object>], parent: &[Option<usize>]) -> Vec<(usize, usize)> {
+fn applyset_members(objects: &[&Rc<Object>], parent: &[Option<usize>]) -> Vec<(usize, usize)> {
     const ID: &str = "applyset.kubernetes.io/id";
     const PART_OF: &str = "applyset.kubernetes.io/part-of";
     let parents: BTreeMap<&str, usize> = objects
@@ -919,7 +919,7 @@ fn applyset_members(objects: &[&Arc<Object>], parent: &[Option<usize>]) -> Vec<(
 /// the retention policy gave an owner that is present is not here, so it is never drawn twice:
 /// the set's own claims are its children as usual (and a claim a condemned pod owns goes with
 /// that pod's chip, which draws nothing under it).
-fn template_claims(objects: &[&Arc<Object>], parent: &[Option<usize>]) -> Vec<(usize, i32, usize)> {
+fn template_claims(objects: &[&Rc<Object>], parent: &[Option<usize>]) -> Vec<(usize, i32, usize)> {
     let mut found = Vec::new();
     let Some(kinds) = sts::kinds() else {
         return found;
@@ -1035,7 +1035,7 @@ mod tests {
 
     #[test]
     fn deployment_gaps_say_how_far_status_is_from_spec() {
-        let objs = vec![Arc::new(deployment())];
+        let objs = vec![Rc::new(deployment())];
         let gaps = DeploymentGap::all(&objs);
         assert_eq!(gaps.len(), 1);
         assert!(gaps[0].stale);
@@ -1126,11 +1126,11 @@ mod tests {
             metadata: meta("web-abc-2", "p2", Some(("ReplicaSet", "web-abc", "old"))),
             ..Default::default()
         });
-        let objs: Vec<Arc<Object>> = vec![
-            Arc::new(deployment()),
-            Arc::new(rs),
-            Arc::new(owned),
-            Arc::new(stale),
+        let objs: Vec<Rc<Object>> = vec![
+            Rc::new(deployment()),
+            Rc::new(rs),
+            Rc::new(owned),
+            Rc::new(stale),
         ];
         let view = OwnershipView::build(&objs, None, 0);
         assert_eq!(view.roots.len(), 1);
@@ -1179,9 +1179,9 @@ mod tests {
             metadata: meta("b", "rb", Some(("CronTab", "a", "ra"))),
             content: Default::default(),
         });
-        let objs: Vec<Arc<Object>> = [dep, rs, stray, tab, ring_a, ring_b]
+        let objs: Vec<Rc<Object>> = [dep, rs, stray, tab, ring_a, ring_b]
             .into_iter()
-            .map(Arc::new)
+            .map(Rc::new)
             .collect();
         let view = OwnershipView::build(&objs, None, 0);
         let names: Vec<(String, String)> = view

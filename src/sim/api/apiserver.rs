@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -104,14 +104,14 @@ pub struct ApiServer {
     /// The last pod spec found to survive a JSON round trip: the pods a controller creates from
     /// one template have equal specs, so a comparison, not a round trip each, tells that theirs
     /// do too (see [`ApiServer::created_spec_is_canonical`]).
-    canonical_pod_spec: Option<Arc<PodSpec>>,
+    canonical_pod_spec: Option<Rc<PodSpec>>,
     /// The last pod spec a create found valid: the pods of one template have equal specs, and
     /// comparing two is a few hundred instructions where validating one was thirteen thousand.
-    valid_pod_spec: Option<Arc<PodSpec>>,
+    valid_pod_spec: Option<Rc<PodSpec>>,
     /// The spec of the last pod created, as it was sent and as defaulting left it: the pods of
     /// one template are sent with equal specs, and they share the one defaulted spec (which
     /// later comparisons, by the validation above and the scheduler's memo, settle by pointer).
-    pod_defaults: Option<(Arc<PodSpec>, Arc<PodSpec>)>,
+    pod_defaults: Option<(Rc<PodSpec>, Rc<PodSpec>)>,
     /// How many Events were ever removed (see [`EventStore::event_removals`]).
     event_removals: u64,
     /// Every stored Event by [`event_age`], then key: the oldest are the first, so trimming to
@@ -237,18 +237,18 @@ impl ApiServer {
     }
 
     /// GET.
-    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&Rc<Object>> {
         self.objects.get(key)
     }
 
     /// LIST of one kind, in name order.
-    pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Rc<Object>> {
         self.list_keyed(kind).map(|(_, o)| o)
     }
 
     /// LIST of the pods whose `spec.nodeName` is `node` ("" for the unscheduled), in name order,
     /// read from the store's index of pods by node (see `pods_by_node`).
-    pub fn list_pods_on_node(&self, node: &str) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn list_pods_on_node(&self, node: &str) -> impl Iterator<Item = &Rc<Object>> {
         let index = self.pods_by_node.get_or_init(|| {
             let mut index = BTreeMap::new();
             for (key, o) in self.list_keyed(Kind::Pod) {
@@ -269,7 +269,7 @@ impl ApiServer {
     /// a view that orders what it shows itself: a kind's name order, once listed, is kept on
     /// every create and delete, and the page's Events (tens of thousands created and expired a
     /// run) need none.
-    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Rc<Object>> {
         self.objects.scan(kind)
     }
 
@@ -280,13 +280,13 @@ impl ApiServer {
     }
 
     /// [`ApiServer::list`] with each object's shared key, for informer caches to share.
-    pub fn list_keyed(&self, kind: Kind) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
+    pub fn list_keyed(&self, kind: Kind) -> impl Iterator<Item = (&SharedKey, &Rc<Object>)> {
         let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
         self.objects.kind_from(&lo)
     }
 
     /// Every object of a custom kind, in key order (custom kinds sort after the built-in ones).
-    pub fn list_custom_keyed(&self) -> impl Iterator<Item = (&SharedKey, &Arc<Object>)> {
+    pub fn list_custom_keyed(&self) -> impl Iterator<Item = (&SharedKey, &Rc<Object>)> {
         self.objects
             .kinds()
             .filter(|k| k.custom().is_some())
@@ -297,14 +297,14 @@ impl ApiServer {
     }
 
     /// Every object, in key order.
-    pub fn all(&self) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn all(&self) -> impl Iterator<Item = &Rc<Object>> {
         self.objects.values()
     }
 
     /// Every object but the Events, in key order: for the views that leave Events out, without
     /// the Events' name order built for them (see [`ApiServer::scan`]). One collected list
     /// rather than an iterator, so the page carries one copy of the walk, not one per caller.
-    pub fn all_but_events(&self) -> Vec<&Arc<Object>> {
+    pub fn all_but_events(&self) -> Vec<&Rc<Object>> {
         let mut out = Vec::with_capacity(self.len() - self.count(Kind::Event));
         for kind in self.objects.kinds().filter(|&k| k != Kind::Event) {
             out.extend(self.list(kind));
@@ -416,7 +416,7 @@ impl ApiServer {
         &mut self,
         now: Millis,
         type_: WatchEventType,
-        obj: Arc<Object>,
+        obj: Rc<Object>,
         (key, slot): (SharedKey, u32),
         rv: u64,
         cause: u64,
@@ -455,7 +455,7 @@ impl ApiServer {
             self.trace_names.resize(i + 1, None);
         }
         match &self.trace_names[i] {
-            Some((made_for, name)) if Arc::ptr_eq(made_for, key) => name.clone(),
+            Some((made_for, name)) if Rc::ptr_eq(made_for, key) => name.clone(),
             _ => {
                 let name = Str::from(key.trace_name());
                 self.trace_names[i] = Some((key.clone(), name.clone()));
@@ -483,11 +483,11 @@ impl ApiServer {
         mut obj: Object,
         type_: WatchEventType,
         cause: u64,
-    ) -> (Arc<Object>, WatchEvent) {
+    ) -> (Rc<Object>, WatchEvent) {
         let rv = self.next_rv();
         obj.meta_mut().resource_version = Str::decimal(rv);
-        let obj = Arc::new(obj);
-        let given = Arc::new(obj.key());
+        let obj = Rc::new(obj);
+        let given = Rc::new(obj.key());
         let Replaced { key, old, slot } = self.objects.replace(&given, obj.clone(), NO_SLOT);
         let shared = key.unwrap_or(given);
         if old.is_none() {
@@ -523,7 +523,7 @@ impl ApiServer {
         now: Millis,
         key: &ObjectKey,
         cause: u64,
-    ) -> Option<(Arc<Object>, WatchEvent)> {
+    ) -> Option<(Rc<Object>, WatchEvent)> {
         let (shared, old, slot) = self.objects.remove_entry(key)?;
         self.count_change(key.kind, false);
         self.spec_canonical.remove(key);
@@ -536,7 +536,7 @@ impl ApiServer {
         let rv = self.next_rv();
         let mut last = (*old).clone();
         last.meta_mut().resource_version = Str::decimal(rv);
-        let last = Arc::new(last);
+        let last = Rc::new(last);
         let ev = self.commit(
             now,
             WatchEventType::Deleted,
@@ -592,7 +592,7 @@ impl ApiServer {
         if let (Some(sent), Some((was, became)), Object::Pod(p)) =
             (&sent, &self.pod_defaults, &mut *obj)
         {
-            if Arc::ptr_eq(sent, was) || **sent == **was {
+            if Rc::ptr_eq(sent, was) || **sent == **was {
                 p.spec = became.clone();
                 admission::default_namespace(obj);
                 debug_assert!(
@@ -912,11 +912,11 @@ impl ApiServer {
     /// that did, and otherwise by a round trip here instead of at that status write: a
     /// ReplicaSet's 10,000 pods cost one round trip, not 10,000 (5% of the instructions
     /// converging 1,000 replicas).
-    fn created_spec_is_canonical(&mut self, spec: &Arc<PodSpec>) -> bool {
+    fn created_spec_is_canonical(&mut self, spec: &Rc<PodSpec>) -> bool {
         if self
             .canonical_pod_spec
             .as_ref()
-            .is_some_and(|known| Arc::ptr_eq(known, spec) || **known == **spec)
+            .is_some_and(|known| Rc::ptr_eq(known, spec) || **known == **spec)
         {
             return true;
         }
@@ -988,7 +988,7 @@ impl ApiServer {
 
     /// The stored object a write of `new` replaces, its resourceVersion precondition checked:
     /// 404 when it is gone, 409 when the writer's view is stale.
-    fn current_for_write(&self, new: &Object) -> Result<Arc<Object>, ApiError> {
+    fn current_for_write(&self, new: &Object) -> Result<Rc<Object>, ApiError> {
         let key = new.key();
         let old = self
             .objects
@@ -1040,7 +1040,7 @@ impl ApiServer {
         obj: Object,
         cause: u64,
         events: &mut Vec<WatchEvent>,
-    ) -> (Arc<Object>, bool) {
+    ) -> (Rc<Object>, bool) {
         if obj.meta().deletion_timestamp.is_some()
             && obj.meta().finalizers.is_empty()
             && !is_graceful_pod(&obj)
@@ -1325,7 +1325,7 @@ impl ApiServer {
         Ok(self
             .get(&key)
             .cloned()
-            .unwrap_or_else(|| Arc::new(Object::from(crd.clone()))))
+            .unwrap_or_else(|| Rc::new(Object::from(crd.clone()))))
     }
 
     /// Removes a terminating CRD once no object of its kind is left.
@@ -1414,7 +1414,7 @@ impl ApiServer {
         cause: u64,
         spec_canonical: bool,
         events: &mut Vec<WatchEvent>,
-    ) -> Arc<Object> {
+    ) -> Rc<Object> {
         let (stored, ev) = self.store(now, obj, WatchEventType::Modified, cause);
         if spec_canonical {
             self.spec_canonical
@@ -1447,7 +1447,7 @@ impl ApiServer {
             );
         if !can_ignore_pdb {
             // In policy/v1 a nil selector matches nothing and an empty one matches every pod.
-            let pdbs: Vec<Arc<Object>> = self
+            let pdbs: Vec<Rc<Object>> = self
                 .list(Kind::PodDisruptionBudget)
                 .filter(|o| {
                     o.meta().namespace == key.namespace
@@ -1560,7 +1560,7 @@ impl ApiServer {
     }
 
     /// Writes an object directly, bypassing admission: for Events, which the recorder aggregates.
-    pub fn put_event(&mut self, now: Millis, mut obj: Object, cause: u64) -> Arc<Object> {
+    pub fn put_event(&mut self, now: Millis, mut obj: Object, cause: u64) -> Rc<Object> {
         if obj.meta().uid.is_empty() {
             obj.meta_mut().uid = self.new_uid();
             obj.meta_mut().creation_timestamp = Some(stamp(now));
@@ -1575,7 +1575,7 @@ impl ApiServer {
 
     /// Removes an Event directly (TTL expiry), without a watch event anyone needs, and returns
     /// it.
-    pub fn expire_event(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
+    pub fn expire_event(&mut self, key: &ObjectKey) -> Option<Rc<Object>> {
         if key.kind != Kind::Event {
             return None;
         }
@@ -1588,7 +1588,7 @@ impl ApiServer {
     /// Removes the `n` oldest Events (by [`event_age`], ties in key order, as
     /// [`ApiServer::events_aged_before`] lists them) as [`ApiServer::expire_event`] would, and
     /// returns them: the cap takes hundreds at once from the front of the age order.
-    pub fn expire_oldest_events(&mut self, n: usize) -> Vec<Arc<Object>> {
+    pub fn expire_oldest_events(&mut self, n: usize) -> Vec<Rc<Object>> {
         let objects = &self.objects;
         let oldest = self
             .events_by_age
@@ -2335,7 +2335,7 @@ mod tests {
             .as_ref()
             .expect("a spec was found to");
         assert!(
-            Arc::ptr_eq(known, &first.spec),
+            Rc::ptr_eq(known, &first.spec),
             "b's equal spec was compared, not round-tripped and kept instead"
         );
     }
@@ -2366,7 +2366,7 @@ mod tests {
         assert_eq!(b.metadata.namespace, "default");
         assert_eq!(a.spec.restart_policy.as_deref(), Some("Always"));
         assert!(
-            Arc::ptr_eq(&a.spec, &b.spec),
+            Rc::ptr_eq(&a.spec, &b.spec),
             "b's spec is a's defaulted one"
         );
         let c = create(pod("c", Some("Never")));

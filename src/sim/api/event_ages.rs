@@ -119,10 +119,10 @@ fn current(
 mod tests {
     use super::*;
     use crate::sim::api::types::{Kind, ObjectKey};
-    use std::sync::Arc;
+    use std::rc::Rc;
 
     fn key(name: &str) -> SharedKey {
-        Arc::new(ObjectKey::new(Kind::Event, "default", name))
+        Rc::new(ObjectKey::new(Kind::Event, "default", name))
     }
 
     fn names(keys: &[SharedKey]) -> Vec<&str> {

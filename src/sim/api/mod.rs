@@ -31,7 +31,7 @@ pub mod string_map;
 pub mod types;
 pub mod validation;
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -254,7 +254,7 @@ impl std::fmt::Display for ApiError {
 }
 
 /// What the API server answers: the stored object after the write, or a Kubernetes error.
-pub type ApiResult = Result<Arc<Object>, ApiError>;
+pub type ApiResult = Result<Rc<Object>, ApiError>;
 
 /// Watch event types as the API streams them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -291,7 +291,7 @@ impl WatchEventType {
 #[derive(Clone, Debug, PartialEq)]
 pub struct WatchEvent {
     pub type_: WatchEventType,
-    pub object: Arc<Object>,
+    pub object: Rc<Object>,
     /// The store's resourceVersion after this change (the object's own RV, or the delete's RV).
     pub resource_version: u64,
     /// The trace entry of the API write that produced the change, for cause → effect chains.
@@ -309,18 +309,18 @@ impl WatchEvent {
     /// A change of `object` with a key of its own (the API server passes the store's instead).
     pub fn new(
         type_: WatchEventType,
-        object: Arc<Object>,
+        object: Rc<Object>,
         resource_version: u64,
         cause: u64,
     ) -> Self {
-        let key = Arc::new(object.key());
+        let key = Rc::new(object.key());
         WatchEvent::keyed(type_, object, key, resource_version, cause)
     }
 
     /// A change of `object` under `key`, the store's allocation of its key.
     pub fn keyed(
         type_: WatchEventType,
-        object: Arc<Object>,
+        object: Rc<Object>,
         key: SharedKey,
         resource_version: u64,
         cause: u64,

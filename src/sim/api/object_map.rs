@@ -2,7 +2,7 @@
 //!
 //! The API server's store and each informer cache map [`SharedKey`]s to objects. Lists need name
 //! order (a B-tree); a write needs only to find its entry. At 10,000 pods a B-tree descent is a
-//! dozen key comparisons, each a chain of pointer hops through the `Arc` and two strings, and a
+//! dozen key comparisons, each a chain of pointer hops through the `Rc` and two strings, and a
 //! pod write descends the store and a dozen caches: replacing entries was a tenth of a
 //! converging cluster's time (issue #33's profile). Here the tree maps keys to slot numbers and
 //! a hash index finds the slot of a key, so an update (nearly every write: a pod is created once
@@ -28,7 +28,7 @@
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::types::{Kind, Object, ObjectKey, SharedKey, Str};
 use crate::vec_map::{LookupMap, VecMap};
@@ -73,7 +73,7 @@ pub fn file(index: &mut BTreeMap<Str, Slots>, group: &str, key: &SharedKey, slot
 /// any, and the slot that holds the new one.
 pub struct Replaced {
     pub key: Option<SharedKey>,
-    pub old: Option<Arc<Object>>,
+    pub old: Option<Rc<Object>>,
     pub slot: u32,
 }
 
@@ -89,7 +89,7 @@ impl Replaced {
 pub struct ObjectMap {
     index: LookupMap<SharedKey, u32>,
     /// Each object beside its key, so a hinted slot is checked without the index.
-    slots: Vec<Option<(SharedKey, Arc<Object>)>>,
+    slots: Vec<Option<(SharedKey, Rc<Object>)>>,
     free: Vec<u32>,
     /// Hint (another map's slot: the store's, for a cache) → the slot here that last held that
     /// slot's key, or [`NO_SLOT`]. Grown on demand; empty in the store itself.
@@ -136,7 +136,7 @@ impl ObjectMap {
     }
 
     /// The object in `slot`, a slot [`ObjectMap::slot_of`] gave for a key still in the map.
-    pub fn at(&self, slot: u32) -> &Arc<Object> {
+    pub fn at(&self, slot: u32) -> &Rc<Object> {
         &self.slots[slot as usize]
             .as_ref()
             .expect("an indexed slot holds an object")
@@ -156,7 +156,7 @@ impl ObjectMap {
     }
 
     /// The object under `key`.
-    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&Rc<Object>> {
         // One lookup function for every read (get, contains_key, replace): one copy in the page.
         self.index.get_key_value(key).map(|(_, &i)| self.at(i))
     }
@@ -171,7 +171,7 @@ impl ObjectMap {
     pub fn kind_from<'a>(
         &'a self,
         from: &ObjectKey,
-    ) -> impl DoubleEndedIterator<Item = (&'a SharedKey, &'a Arc<Object>)> + 'a {
+    ) -> impl DoubleEndedIterator<Item = (&'a SharedKey, &'a Rc<Object>)> + 'a {
         self.kinds
             .get(&from.kind)
             .map(|e| self.order(from.kind, e).range::<ObjectKey, _>(from..))
@@ -181,7 +181,7 @@ impl ObjectMap {
     }
 
     /// Every entry, in key order.
-    pub fn entries(&self) -> impl DoubleEndedIterator<Item = (&SharedKey, &Arc<Object>)> {
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = (&SharedKey, &Rc<Object>)> {
         self.kinds
             .iter()
             .flat_map(|(&kind, e)| self.order(kind, e).iter())
@@ -190,7 +190,7 @@ impl ObjectMap {
 
     /// Every object of `kind`, in no meaningful order (where the map happens to hold it): for a
     /// pass that orders what it keeps itself, without the kind's name order being built for it.
-    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Rc<Object>> {
         self.holds(kind)
             .then_some(&self.slots)
             .into_iter()
@@ -199,7 +199,7 @@ impl ObjectMap {
     }
 
     /// Every object, in key order.
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Arc<Object>> {
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Rc<Object>> {
         self.entries().map(|(_, o)| o)
     }
 
@@ -238,7 +238,7 @@ impl ObjectMap {
     fn hinted(&self, key: &SharedKey, hint: u32) -> Option<u32> {
         let i = *self.by_hint.get(hint as usize)?;
         match self.slots.get(i as usize) {
-            Some(Some((held, _))) if Arc::ptr_eq(held, key) => Some(i),
+            Some(Some((held, _))) if Rc::ptr_eq(held, key) => Some(i),
             _ => None,
         }
     }
@@ -262,7 +262,7 @@ impl ObjectMap {
     /// [`NO_SLOT`]. The map's allocation of the key is the one the watch event and the caches'
     /// indexes share (see [`SharedKey`]). The key is borrowed and cloned only for a new entry, so
     /// a watch delivery under its hint leaves the key's reference count alone.
-    pub fn replace(&mut self, key: &SharedKey, obj: Arc<Object>, hint: u32) -> Replaced {
+    pub fn replace(&mut self, key: &SharedKey, obj: Rc<Object>, hint: u32) -> Replaced {
         if let Some(i) = self.hinted(key, hint) {
             debug_assert_eq!(
                 self.index.get(&**key),
@@ -280,7 +280,7 @@ impl ObjectMap {
             };
         }
         if let Some((shared, &i)) = self.index.get_key_value(&**key) {
-            let shared = (!Arc::ptr_eq(shared, key)).then(|| shared.clone());
+            let shared = (!Rc::ptr_eq(shared, key)).then(|| shared.clone());
             let (_, held) = self.slots[i as usize]
                 .as_mut()
                 .expect("an indexed slot holds an object");
@@ -330,7 +330,7 @@ impl ObjectMap {
 
     /// Takes the entry under `key` out, with the map's allocation of the key and the slot it
     /// leaves (free for the next new key: a hint to it is checked, see [`ObjectMap::replace`]).
-    pub fn remove_entry(&mut self, key: &ObjectKey) -> Option<(SharedKey, Arc<Object>, u32)> {
+    pub fn remove_entry(&mut self, key: &ObjectKey) -> Option<(SharedKey, Rc<Object>, u32)> {
         let (shared, i) = self.index.remove_entry(key)?;
         if let Some(e) = self.kinds.get_mut(&key.kind) {
             e.count -= 1;
@@ -359,7 +359,7 @@ mod tests {
     use super::*;
     use crate::sim::api::types::{Kind, Pod};
 
-    fn pod(name: &str, image: &str) -> (SharedKey, Arc<Object>) {
+    fn pod(name: &str, image: &str) -> (SharedKey, Rc<Object>) {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.metadata.namespace = "default".into();
@@ -371,7 +371,7 @@ mod tests {
                 ..Default::default()
             });
         let obj = Object::from(p);
-        (Arc::new(obj.key()), Arc::new(obj))
+        (Rc::new(obj.key()), Rc::new(obj))
     }
 
     fn names(m: &ObjectMap) -> Vec<String> {
@@ -447,15 +447,15 @@ mod tests {
         let (second, obj) = pod("a", "2");
         let done = m.replace(&second, obj, NO_SLOT);
         assert!(done.old.is_some());
-        assert!(Arc::ptr_eq(done.key(&second), &first));
-        assert!(!Arc::ptr_eq(done.key(&second), &second));
+        assert!(Rc::ptr_eq(done.key(&second), &first));
+        assert!(!Rc::ptr_eq(done.key(&second), &second));
         let again = m.replace(&first, pod("a", "3").1, NO_SLOT);
         assert!(
             again.key.is_none(),
             "the map's own allocation is not cloned back"
         );
         let (removed, _, _) = m.remove_entry(&second).unwrap();
-        assert!(Arc::ptr_eq(&removed, &first));
+        assert!(Rc::ptr_eq(&removed, &first));
         assert!(m.is_empty());
     }
 
@@ -551,7 +551,7 @@ mod tests {
             s.metadata.name = name.into();
             s.metadata.namespace = "default".into();
             let o = Object::from(s);
-            (Arc::new(o.key()), Arc::new(o))
+            (Rc::new(o.key()), Rc::new(o))
         };
         for (k, o) in [svc("s2"), pod("p2", "1"), svc("s1"), pod("p1", "1")] {
             m.replace(&k, o, NO_SLOT);

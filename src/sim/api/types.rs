@@ -5,7 +5,7 @@
 //! real manifests load, round-trip through `-o yaml`, and can be reported as "not simulated".
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -868,7 +868,7 @@ pub struct Pod {
     #[serde(default)]
     pub metadata: ObjectMeta,
     #[serde(default)]
-    pub spec: Arc<PodSpec>,
+    pub spec: Rc<PodSpec>,
     #[serde(default)]
     pub status: PodStatus,
 }
@@ -877,7 +877,7 @@ impl Pod {
     /// The spec, to change: a pod's versions share one spec (a status write copies a pointer,
     /// not the containers), so the first change copies it.
     pub fn spec_mut(&mut self) -> &mut PodSpec {
-        Arc::make_mut(&mut self.spec)
+        Rc::make_mut(&mut self.spec)
     }
 
     /// Ready condition True: the pod receives traffic and counts as ready for its owners.
@@ -1813,7 +1813,7 @@ accessors! {
 /// One object's key, allocated once by the API server's store and shared by every informer
 /// cache's object map and indexes (an `ObjectKey` is two strings: a 10,000-pod cluster's caches
 /// held some 95,000 copies before).
-pub type SharedKey = std::sync::Arc<ObjectKey>;
+pub type SharedKey = std::rc::Rc<ObjectKey>;
 
 /// Kind, namespace and name: how the store, caches and work queues address an object.
 ///
@@ -2039,7 +2039,7 @@ mod tests {
             assert_eq!(hasher.hash_one(k), hasher.hash_one(&built));
         }
         let mut map = crate::vec_map::LookupMap::default();
-        map.insert(Arc::new(built), 1);
+        map.insert(Rc::new(built), 1);
         assert_eq!(map.get(&read), Some(&1));
     }
 

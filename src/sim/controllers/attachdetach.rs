@@ -12,7 +12,7 @@
 //! reads what is attached from the VolumeAttachments themselves (a lost attachment is seen at once).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::json;
 
@@ -68,7 +68,7 @@ fn pair(volume: &str, node: &str) -> String {
 
 /// One VolumeAttachment of the volume being reconciled.
 struct Attachment<'a> {
-    object: &'a Arc<Object>,
+    object: &'a Rc<Object>,
     node: String,
     attached: bool,
     deleting: bool,
@@ -262,7 +262,7 @@ impl Controller for AttachDetachController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let Some(pv) = volume_kind() else {

@@ -27,7 +27,7 @@
 //! exist in the simulation and count as "not found".
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::types::{
     find_condition, set_condition, Condition, IntOrString, Kind, LabelSelector, Millis, Object,
@@ -299,7 +299,7 @@ impl DisruptionController {
             .map(|o| o.key())
     }
 
-    fn sync_pdb(&mut self, obj: &Arc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
+    fn sync_pdb(&mut self, obj: &Rc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
         let now = ctx.now;
         let mut out = Outcome::default();
         let pdb = obj.as_pdb().expect("called with a PDB");
@@ -438,7 +438,7 @@ impl DisruptionController {
     }
 
     /// `syncStalePodDisruption`: a `DisruptionTarget` nobody acted on is set to False.
-    fn sync_pod(&mut self, obj: &Arc<Object>, now: Millis) -> Outcome {
+    fn sync_pod(&mut self, obj: &Rc<Object>, now: Millis) -> Outcome {
         let mut out = Outcome::default();
         let Some(pod) = obj.as_pod() else { return out };
         let Some(left) = stale_disruption_condition(pod, now) else {
@@ -493,7 +493,7 @@ impl Controller for DisruptionController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {
@@ -657,9 +657,9 @@ mod tests {
 
     fn sync(pdb: &PodDisruptionBudget, objs: Vec<Object>, now: Millis) -> Outcome {
         let mut cache = Cache::new();
-        cache.upsert(Arc::new(Object::from(pdb.clone())));
+        cache.upsert(Rc::new(Object::from(pdb.clone())));
         for o in objs {
-            cache.upsert(Arc::new(o));
+            cache.upsert(Rc::new(o));
         }
         let mut rng = Rng::new(1);
         let mut ctx = Ctx {

@@ -28,7 +28,7 @@
 //! the simulated GC does not watch Services or EndpointSlices.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -68,7 +68,7 @@ pub struct ServiceEndpoint {
 /// `sim.api().list(Kind::EndpointSlice)` or a cache's list. Unset conditions read as Kubernetes
 /// tells consumers to read them: ready and serving true, terminating false.
 pub fn service_endpoints<'a>(
-    slices: impl IntoIterator<Item = &'a Arc<Object>>,
+    slices: impl IntoIterator<Item = &'a Rc<Object>>,
     namespace: &str,
     service: &str,
 ) -> Vec<ServiceEndpoint> {
@@ -107,7 +107,7 @@ pub fn service_endpoints<'a>(
 
 /// The addresses a Service routes to right now: its ready endpoints, sorted and de-duplicated.
 pub fn ready_endpoints<'a>(
-    slices: impl IntoIterator<Item = &'a Arc<Object>>,
+    slices: impl IntoIterator<Item = &'a Rc<Object>>,
     namespace: &str,
     service: &str,
 ) -> Vec<String> {
@@ -688,7 +688,7 @@ impl Controller for EndpointSliceController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {
@@ -973,7 +973,7 @@ mod tests {
             ]),
         );
         let slice = stored(slices(&first, true).remove(0), "web-abcde");
-        c.on_response(&first.batches[0][0], &Ok(Arc::new(slice.clone())), 1_005);
+        c.on_response(&first.batches[0][0], &Ok(Rc::new(slice.clone())), 1_005);
         let mut terminating = pod("web-1", Some("10.244.1.5"), true);
         terminating.metadata.deletion_timestamp = Some(Time(31_000));
         let out = run(
@@ -1007,7 +1007,7 @@ mod tests {
         let placeholder = stored(created[0].clone(), "web-p1ace");
         c.on_response(
             &first.batches[0][0],
-            &Ok(Arc::new(placeholder.clone())),
+            &Ok(Rc::new(placeholder.clone())),
             1_005,
         );
         let again = run(
@@ -1094,16 +1094,16 @@ mod tests {
             "a write in flight holds the key"
         );
         let slice = stored(slices(&first, true).remove(0), "web-abcde");
-        c.on_response(&first.batches[0][0], &Ok(Arc::new(slice.clone())), 1_005);
+        c.on_response(&first.batches[0][0], &Ok(Rc::new(slice.clone())), 1_005);
         let stale = run(&mut c, &cache);
         assert_eq!(
             stale.error.as_deref(),
             Some("EndpointSlice informer cache is out of date")
         );
         assert_eq!(stale.requests().count(), 0, "no duplicate slice");
-        let ev = WatchEvent::new(WatchEventType::Added, Arc::new(slice.clone()), 20, 0);
+        let ev = WatchEvent::new(WatchEventType::Added, Rc::new(slice.clone()), 20, 0);
         let mut caught_up = cache.clone();
-        caught_up.upsert(Arc::new(slice));
+        caught_up.upsert(Rc::new(slice));
         assert_eq!(
             c.keys_for_event(&ev, None, &caught_up),
             vec![ObjectKey::new(Kind::Service, "default", "web")]
@@ -1121,7 +1121,7 @@ mod tests {
             pod_to_endpoint(&pod("web-1", None, true), &svc, "10.0.0.2"),
             pod_to_endpoint(&pod("web-2", None, false), &svc, "10.0.0.1"),
         ];
-        let objs = [Arc::new(Object::from(s))];
+        let objs = [Rc::new(Object::from(s))];
         assert_eq!(
             ready_endpoints(objs.iter(), "default", "web"),
             vec!["10.0.0.2"]

@@ -10,7 +10,7 @@
 //! wait, never delete, and every delete carries uid and resourceVersion preconditions.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -166,7 +166,7 @@ fn cached_owner<'a>(
     namespace: &Str,
     r: &OwnerReference,
     cache: &'a Cache,
-) -> Option<&'a Arc<Object>> {
+) -> Option<&'a Rc<Object>> {
     cache
         .get(&owner_key(namespace, r)?)
         .filter(|o| o.meta().uid == r.uid)
@@ -406,7 +406,7 @@ impl GarbageCollector {
     }
 
     /// Cached dependents of `owner`: objects in the graph whose cached ownerReferences name it.
-    fn cached_dependents<'a>(&self, owner_uid: &str, cache: &'a Cache) -> Vec<&'a Arc<Object>> {
+    fn cached_dependents<'a>(&self, owner_uid: &str, cache: &'a Cache) -> Vec<&'a Rc<Object>> {
         self.dependents
             .get(owner_uid)
             .into_iter()
@@ -604,7 +604,7 @@ impl Controller for GarbageCollector {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         if self.needs_full_sync {
@@ -843,7 +843,7 @@ mod tests {
         type_: WatchEventType,
         obj: Object,
     ) -> Vec<ObjectKey> {
-        let obj = Arc::new(obj);
+        let obj = Rc::new(obj);
         cache.last_rv += 1;
         let old = match type_ {
             WatchEventType::Deleted => cache.remove(&obj.key()),
@@ -1311,7 +1311,7 @@ mod tests {
 
         /// A Deployment object and a ReplicaSet it owns, made by hand: the Deployment controller
         /// is stopped so these tests exercise only the ReplicaSet controller and the GC.
-        fn cluster() -> (Sim, Arc<Object>) {
+        fn cluster() -> (Sim, Rc<Object>) {
             let mut sim = Sim::new(SimConfig::default());
             sim.inject(Fault::StopComponent {
                 component: "deployment-controller".into(),

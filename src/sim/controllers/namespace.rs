@@ -15,7 +15,7 @@
 //! Discovery is the built-in namespaced kinds plus the custom kinds of the CustomResourceDefinitions
 //! it watches.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::apiextensions::CustomKind;
 use crate::sim::api::openapi;
@@ -194,7 +194,7 @@ impl Controller for NamespaceController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         let Some(ns) = ev.object.as_namespace() else {
@@ -311,7 +311,7 @@ impl Controller for NamespaceController {
         out
     }
 
-    fn on_list(&mut self, req: &ApiRequest, items: &[Arc<Object>], now: Millis) {
+    fn on_list(&mut self, req: &ApiRequest, items: &[Rc<Object>], now: Millis) {
         let ApiRequest::DeleteCollection { kind, namespace } = req else {
             return;
         };

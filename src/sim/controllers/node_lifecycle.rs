@@ -29,7 +29,7 @@
 //! renewing `timeAdded`); the `kubernetes.io/os`/`arch` beta-label reconciliation is not simulated.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::types::{
     find_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Str, Taint, Time,
@@ -410,7 +410,7 @@ impl NodeLifecycleController {
 
     /// `MarkPodsNotReady`: Ready=False on every pod of the node whose Ready is not False yet.
     fn mark_pods_not_ready<'a>(
-        pods: impl Iterator<Item = &'a Arc<Object>>,
+        pods: impl Iterator<Item = &'a Rc<Object>>,
         node: &str,
         now: Millis,
         out: &mut Outcome,
@@ -855,7 +855,7 @@ impl Controller for NodeLifecycleController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {

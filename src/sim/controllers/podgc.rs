@@ -8,7 +8,7 @@
 //! that were never scheduled. Each is first marked `Failed` (a pod on a gone node has no kubelet
 //! to say so), then deleted with a grace period of 0.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::json;
 
@@ -118,7 +118,7 @@ impl Controller for PodGcController {
     fn keys_for_event(
         &mut self,
         _ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         Vec::new()
@@ -336,7 +336,7 @@ mod tests {
             pod("a", "node-9", false),
         ]);
         cache.remove(&ObjectKey::new(Kind::Pod, "default", "x"));
-        cache.upsert(Arc::new(pod("aa", "", true)));
+        cache.upsert(Rc::new(pod("aa", "", true)));
         let mut gc = PodGcController::new();
         let out = reconcile_once(&mut gc, &cache, &pass_key(), 0);
         assert_eq!(

@@ -3,7 +3,7 @@
 //! `kubernetes.io/pvc-protection` finalizer, and so stays `Terminating`, while a pod uses it.
 //! The finalizer goes once no scheduled, unfinished pod names the claim.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use super::garbage_collector::{cached_keys, held_by, remove_finalizer};
 use crate::sim::api::storage::{claim_kind, pod_claims, pod_uses_claim, PVC_PROTECTION};
@@ -43,7 +43,7 @@ impl Controller for PvcProtectionController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {

@@ -2,7 +2,7 @@
 //! `pkg/controller/volume/pvprotection` does it: a volume being deleted keeps its
 //! `kubernetes.io/pv-protection` finalizer while it is Bound to a claim.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use super::garbage_collector::{cached_keys, held_by, remove_finalizer};
 use crate::sim::api::storage::{str_at, volume_kind, PV_PROTECTION};
@@ -38,7 +38,7 @@ impl Controller for PvProtectionController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         if held_by(&ev.object, PV_PROTECTION) {

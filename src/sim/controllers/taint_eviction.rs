@@ -18,7 +18,7 @@
 //! carries the pod's uid when known (Kubernetes' reference has none, which hides these events from
 //! `kubectl describe pod` in some versions).
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::types::{
     set_condition, Condition, Kind, Millis, Node, Object, ObjectKey, Pod, Str, Taint, Time,
@@ -191,7 +191,7 @@ impl Controller for TaintEvictionController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {
@@ -555,7 +555,7 @@ mod tests {
         assert_eq!(deletes(&due), vec!["web"]);
         c.on_response(
             &due.batches[1][0],
-            &Ok(Arc::new(Object::from(pod("web", vec![])))),
+            &Ok(Rc::new(Object::from(pod("web", vec![])))),
             301_005,
         );
         let after = run(&mut c, "web", 302_000, &cache);

@@ -1,7 +1,7 @@
 //! What the controllers' unit tests share: a cache built from objects, and one reconcile of one
 //! key, with a fixed seed and no container runtime unless the test gives one.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::types::{Millis, Object, ObjectKey};
 use crate::sim::machinery::cache::Cache;
@@ -13,7 +13,7 @@ use crate::sim::rng::Rng;
 pub fn cache_of(objects: impl IntoIterator<Item = Object>) -> Cache {
     let mut cache = Cache::new();
     for o in objects {
-        cache.upsert(Arc::new(o));
+        cache.upsert(Rc::new(o));
     }
     cache
 }

@@ -2,7 +2,7 @@
 //! once `ttlSecondsAfterFinished` has passed since it finished, with its pods (foreground), as
 //! `pkg/controller/ttlafterfinished` does.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::job as api;
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Time};
@@ -56,7 +56,7 @@ impl Controller for TtlAfterFinishedController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         if needs_cleanup(&ev.object) {

@@ -3,7 +3,7 @@
 //! or kubectl's three-way merge against the last-applied annotation), dry-run them all against a
 //! copy of the store, then send them.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -206,7 +206,7 @@ pub fn apply_decoded(sim: &mut Sim, file: &str, decoded: decode::Decoded) -> App
 /// The request `kubectl apply` would send: a create, or a 3-way-merged update, or nothing.
 fn apply_request(
     d: &decode::DecodedObject,
-    live: impl Fn(&ObjectKey) -> Option<Arc<Object>>,
+    live: impl Fn(&ObjectKey) -> Option<Rc<Object>>,
 ) -> Result<Option<ApiRequest>, ApiError> {
     let obj = &d.object;
     let namespace = obj

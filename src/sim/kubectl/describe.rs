@@ -5,7 +5,7 @@
 //! kubectl 1.34 is the model: the event message is printed without the field path that kubectl
 //! 1.35 prepends.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -60,7 +60,7 @@ pub fn describe(sim: &mut Sim, args: &Args) -> CommandOutput {
         Ok(f) => f,
         Err(e) => return error(e),
     };
-    let mut objs: Vec<Arc<Object>> = Vec::new();
+    let mut objs: Vec<Rc<Object>> = Vec::new();
     let mut errors = Vec::new();
     match &request {
         Request::Types(kinds) => {
@@ -85,7 +85,7 @@ pub fn describe(sim: &mut Sim, args: &Args) -> CommandOutput {
                     Some(o) => objs.push(o.clone()),
                     None => {
                         // `DescribeMatchingResources`: fall back to every object whose name starts with it.
-                        let prefixed: Vec<Arc<Object>> =
+                        let prefixed: Vec<Rc<Object>> =
                             resources::list(sim, *kind, &ns, false, &Filter::default())
                                 .into_iter()
                                 .filter(|o| o.meta().name.starts_with(name.as_str()))
@@ -893,7 +893,7 @@ fn pod(w: &mut String, now: Millis, p: &Pod, events: Option<&[Event]>) {
 
 // ------------------------------------------------------------------ workloads
 
-fn owned_replica_sets<'a>(sim: &'a Sim, d: &Object) -> Vec<&'a Arc<Object>> {
+fn owned_replica_sets<'a>(sim: &'a Sim, d: &Object) -> Vec<&'a Rc<Object>> {
     let dep = d.as_deployment().expect("a Deployment");
     sim.api()
         .list(Kind::ReplicaSet)
@@ -907,7 +907,7 @@ fn owned_replica_sets<'a>(sim: &'a Sim, d: &Object) -> Vec<&'a Arc<Object>> {
         .collect()
 }
 
-fn rs_list(rss: &[&Arc<Object>]) -> String {
+fn rs_list(rss: &[&Rc<Object>]) -> String {
     if rss.is_empty() {
         return "<none>".into();
     }
@@ -977,7 +977,7 @@ fn deployment(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
     }
     let rss = owned_replica_sets(sim, o);
     // `FindNewReplicaSet`: the oldest RS whose template matches; every other one is old.
-    let mut by_age: Vec<&&Arc<Object>> = rss.iter().collect();
+    let mut by_age: Vec<&&Rc<Object>> = rss.iter().collect();
     by_age.stable_sort_by_key(|o| (o.meta().creation_timestamp, o.meta().name.clone()));
     let new_rs = by_age
         .iter()
@@ -986,14 +986,14 @@ fn deployment(w: &mut String, sim: &Sim, o: &Object, events: Option<&[Event]>) {
                 .is_some_and(|rs| equal_ignore_hash(&rs.spec.template, &d.spec.template))
         })
         .map(|o| (**o).clone());
-    let old: Vec<&Arc<Object>> = rss
+    let old: Vec<&Rc<Object>> = rss
         .iter()
         .filter(|o| new_rs.as_ref().is_none_or(|n| n.meta().uid != o.meta().uid))
         .copied()
         .collect();
     if !old.is_empty() || new_rs.is_some() {
         w.push_str(&format!("OldReplicaSets:\t{}\n", rs_list(&old)));
-        let new: Vec<&Arc<Object>> = new_rs.iter().collect();
+        let new: Vec<&Rc<Object>> = new_rs.iter().collect();
         w.push_str(&format!("NewReplicaSet:\t{}\n", rs_list(&new)));
     }
     events_table(w, now, events);

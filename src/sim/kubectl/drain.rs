@@ -14,7 +14,7 @@
 //! than by polling GET every second.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::json;
 
@@ -333,7 +333,7 @@ fn classify(p: &Pod, opts: &DrainOptions, now: Millis) -> Verdict {
 
 /// `GetPodsForDeletion`: every pod on the node, with its verdict.
 fn pods_for_deletion<'a>(
-    pods: impl Iterator<Item = &'a Arc<Object>>,
+    pods: impl Iterator<Item = &'a Rc<Object>>,
     node: &str,
     opts: &DrainOptions,
     now: Millis,
@@ -656,7 +656,7 @@ impl Controller for DrainController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         let key = ev.object.key();

@@ -6,7 +6,7 @@
 //! checks use the same `kubectl wait` expressions, parsed by `scenario::parse_wait` and decided
 //! by `sim::evaluate_wait`, which this command reuses.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -466,7 +466,7 @@ pub fn evaluate_wait(sim: &Sim, wait: &Wait) -> Result<(), String> {
     } else {
         ""
     };
-    let objects: Vec<&Arc<Object>> = match name {
+    let objects: Vec<&Rc<Object>> = match name {
         Some(n) => sim
             .api()
             .get(&ObjectKey::new(kind, namespace, n))

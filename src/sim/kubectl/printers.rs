@@ -6,7 +6,7 @@
 //! Rows follow `pkg/printers/internalversion/printers.go` cell by cell; tables go through the Go
 //! tabwriter port with `kubectl get`'s settings.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -966,7 +966,7 @@ pub struct TableOptions {
 }
 
 /// A `kubectl get` table for objects of one kind.
-pub fn table(now: Millis, kind: Kind, objs: &[Arc<Object>], opts: &TableOptions) -> String {
+pub fn table(now: Millis, kind: Kind, objs: &[Rc<Object>], opts: &TableOptions) -> String {
     let ns_col = opts.namespace_column && kind.namespaced();
     let mut header: Vec<String> = Vec::new();
     if ns_col {
@@ -1029,11 +1029,11 @@ pub fn table(now: Millis, kind: Kind, objs: &[Arc<Object>], opts: &TableOptions)
 pub fn print_table(
     now: Millis,
     kind: Kind,
-    objs: &[Arc<Object>],
+    objs: &[Rc<Object>],
     wide: bool,
     prefix: bool,
 ) -> String {
-    let mut objs: Vec<Arc<Object>> = objs.to_vec();
+    let mut objs: Vec<Rc<Object>> = objs.to_vec();
     if prefix && kind != Kind::Event {
         objs = objs
             .into_iter()
@@ -1041,7 +1041,7 @@ pub fn print_table(
                 let mut c = (*o).clone();
                 let name = format!("{}/{}", kind.as_str().to_ascii_lowercase(), c.meta().name);
                 c.meta_mut().name = name.into();
-                Arc::new(c)
+                Rc::new(c)
             })
             .collect();
     }
@@ -1173,7 +1173,7 @@ pub fn get(sim: &mut Sim, args: &Args) -> CommandOutput {
     let sim = &*sim;
     let now = sim.now();
     // Objects grouped by kind in the order kubectl visits them, plus NotFound errors.
-    let mut groups: Vec<(Kind, Vec<Arc<Object>>)> = Vec::new();
+    let mut groups: Vec<(Kind, Vec<Rc<Object>>)> = Vec::new();
     let mut errors = String::new();
     let ignore_missing = args.bool("ignore-not-found");
     let single_item;
@@ -1216,7 +1216,7 @@ pub fn get(sim: &mut Sim, args: &Args) -> CommandOutput {
         };
         let mut found_once = false;
         for (_, objs) in &mut groups {
-            let mut keyed: Vec<(Option<Json>, Arc<Object>)> = objs
+            let mut keyed: Vec<(Option<Json>, Rc<Object>)> = objs
                 .drain(..)
                 .map(|o| {
                     let doc = o.to_json();

@@ -1,7 +1,7 @@
 //! Resolving `TYPE`, `TYPE NAME…`, `TYPE/NAME…` and `TYPE1,TYPE2` arguments the way kubectl's
 //! resource builder does, and listing objects with label and field selectors.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use super::args::Args;
 use super::errors::CmdError;
@@ -311,10 +311,10 @@ fn typed_field(o: &Object, field: TypedField) -> Option<&str> {
 }
 
 /// Objects of `kind` in `ns` (or every namespace), in the API server's list order.
-pub fn list(sim: &Sim, kind: Kind, ns: &str, all_ns: bool, filter: &Filter) -> Vec<Arc<Object>> {
+pub fn list(sim: &Sim, kind: Kind, ns: &str, all_ns: bool, filter: &Filter) -> Vec<Rc<Object>> {
     let api = sim.api();
     let mut listed = Vec::new();
-    let mut keep = |o: &Arc<Object>| {
+    let mut keep = |o: &Rc<Object>| {
         if (all_ns || !kind.namespaced() || o.meta().namespace == ns) && filter.matches(o) {
             listed.push(o.clone());
         }

@@ -1041,7 +1041,7 @@ fn pods_listed_by_node_from_the_index_are_the_pods_a_scan_finds() {
         }
         for node in nodes {
             let names = |pods: &mut dyn Iterator<
-                Item = &std::sync::Arc<crate::sim::api::types::Object>,
+                Item = &std::rc::Rc<crate::sim::api::types::Object>,
             >| { pods.map(|o| o.key().trace_name()).collect::<Vec<_>>() };
             let indexed = names(&mut api.list_pods_on_node(&node));
             let scanned = names(

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::object_map::{file, ObjectMap, Slots, NO_SLOT};
 use crate::sim::api::types::{Kind, Millis, Object, ObjectKey, Pod, SharedKey, Str, StringMap};
@@ -215,12 +215,12 @@ impl Cache {
     }
 
     /// The cached object under `key`.
-    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&Rc<Object>> {
         self.objects.get(key)
     }
 
     /// Every cached object of `kind`, in namespace/name order.
-    pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn list(&self, kind: Kind) -> impl Iterator<Item = &Rc<Object>> {
         let lo = ObjectKey::from_parts(kind, Str::EMPTY, Str::EMPTY);
         self.objects.kind_from(&lo).map(|(_, o)| o)
     }
@@ -229,7 +229,7 @@ impl Cache {
     /// sorts what it acts on, as the pod garbage collector does every 20 s. A cache that is never
     /// listed never builds the kind's name order ([`ObjectMap`]), and building it for 20,000
     /// pods in one pass was a 25 ms step.
-    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn scan(&self, kind: Kind) -> impl Iterator<Item = &Rc<Object>> {
         self.objects.scan(kind)
     }
 
@@ -238,7 +238,7 @@ impl Cache {
         &'a self,
         kind: Kind,
         namespace: &'a str,
-    ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+    ) -> impl Iterator<Item = &'a Rc<Object>> + 'a {
         self.objects
             .holds(kind)
             .then(|| {
@@ -252,7 +252,7 @@ impl Cache {
     }
 
     /// Objects whose controller ownerReference points at `owner_uid` (any kind).
-    pub fn controlled_by(&self, owner_uid: &str) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn controlled_by(&self, owner_uid: &str) -> impl Iterator<Item = &Rc<Object>> {
         kept(self.indexers.controller_uid, "controllerUID");
         self.by_controller
             .get(owner_uid)
@@ -270,7 +270,7 @@ impl Cache {
         kind: Kind,
         namespace: &str,
         owner_uid: &str,
-    ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+    ) -> impl Iterator<Item = &'a Rc<Object>> + 'a {
         kept(self.indexers.controller_uid, "controllerUID");
         // Merged as they come, not collected: a pass over 10,000 pods would take two fresh
         // vectors of 10,000 keys from the allocator for it.
@@ -306,7 +306,7 @@ impl Cache {
         &'a self,
         kind: Kind,
         namespace: &'a str,
-    ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+    ) -> impl Iterator<Item = &'a Rc<Object>> + 'a {
         kept(self.indexers.controller_uid, "controllerUID");
         in_scope(&self.uncontrolled, kind, namespace).map(|(_, &slot)| self.objects.at(slot))
     }
@@ -339,7 +339,7 @@ impl Cache {
     }
 
     /// Pods bound to `node`.
-    pub fn pods_on_node(&self, node: &str) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn pods_on_node(&self, node: &str) -> impl Iterator<Item = &Rc<Object>> {
         kept(self.indexers.node_name, "spec.nodeName");
         self.pods_by_node
             .get(node)
@@ -359,7 +359,7 @@ impl Cache {
     }
 
     /// Every cached object.
-    pub fn all(&self) -> impl Iterator<Item = &Arc<Object>> {
+    pub fn all(&self) -> impl Iterator<Item = &Rc<Object>> {
         self.objects.values()
     }
 
@@ -508,8 +508,8 @@ impl Cache {
     }
 
     /// Stores an object, returning the previous cached version.
-    pub fn upsert(&mut self, obj: Arc<Object>) -> Option<Arc<Object>> {
-        let key = Arc::new(obj.key());
+    pub fn upsert(&mut self, obj: Rc<Object>) -> Option<Rc<Object>> {
+        let key = Rc::new(obj.key());
         self.upsert_shared(obj, &key, NO_SLOT)
     }
 
@@ -518,10 +518,10 @@ impl Cache {
     /// `slot` is where the store holds it (a watch event's hint), or `object_map::NO_SLOT`.
     pub fn upsert_shared(
         &mut self,
-        obj: Arc<Object>,
+        obj: Rc<Object>,
         key: &SharedKey,
         slot: u32,
-    ) -> Option<Arc<Object>> {
+    ) -> Option<Rc<Object>> {
         let done = self.objects.replace(key, obj.clone(), slot);
         match &done.old {
             Some(old) => {
@@ -536,7 +536,7 @@ impl Cache {
     }
 
     /// Drops an object, returning what was cached.
-    pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Object>> {
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<Rc<Object>> {
         let (shared, old, _) = self.objects.remove_entry(key)?;
         self.unindex(&old, &shared);
         Some(old)
@@ -559,7 +559,7 @@ mod tests {
         app: &str,
         node: &str,
         ready_at: Option<Millis>,
-    ) -> Arc<Object> {
+    ) -> Rc<Object> {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.metadata.namespace = "default".into();
@@ -585,7 +585,7 @@ mod tests {
                 ..Default::default()
             });
         }
-        Arc::new(Object::from(p))
+        Rc::new(Object::from(p))
     }
 
     /// The same objects indexed from scratch.
@@ -738,7 +738,7 @@ mod tests {
     fn a_claim_reads_the_latest_objects_of_its_namespace_alone_as_slots_are_reused() {
         let in_ns = |name: &str, ns: &str, owner: Option<&str>, node: &str| {
             let mut o = pod(name, owner, "web", node, None);
-            if let Some(Object::Pod(p)) = Arc::get_mut(&mut o) {
+            if let Some(Object::Pod(p)) = Rc::get_mut(&mut o) {
                 p.metadata.namespace = ns.into();
             }
             o
@@ -809,7 +809,7 @@ mod tests {
         );
         c.upsert(pod("a", Some("rs1"), "web", "n1", None));
         let mut done = pod("b", Some("rs1"), "web", "n1", None);
-        if let Some(Object::Pod(p)) = Arc::get_mut(&mut done) {
+        if let Some(Object::Pod(p)) = Rc::get_mut(&mut done) {
             p.status.phase = "Succeeded".into();
         }
         c.upsert(done);

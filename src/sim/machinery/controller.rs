@@ -4,7 +4,7 @@
 //! asks it to reconcile one key at a time, and executes the API requests it returns as data.
 //! Like controller-runtime, `reconcile` receives only a key — never the event that woke it.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde::Serialize;
 
@@ -326,7 +326,7 @@ pub trait Controller {
     /// The LIST that follows a [`ApiRequest::DeleteCollection`] it sent: what is left of the
     /// collection (objects terminating gracefully or held by finalizers). A live read, as the
     /// namespace controller's is upstream; only a sender of DeleteCollection hears it.
-    fn on_list(&mut self, _req: &ApiRequest, _items: &[Arc<Object>], _now: Millis) {}
+    fn on_list(&mut self, _req: &ApiRequest, _items: &[Rc<Object>], _now: Millis) {}
 
     /// Whether its informers also cache every custom kind the API serves, as the garbage
     /// collector's monitors do (discovery adds one for each new resource).
@@ -373,7 +373,7 @@ pub trait Controller {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey>;
 

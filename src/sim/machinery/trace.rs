@@ -11,7 +11,7 @@
 //! an entry set off, so views can draw fault → observed gap → action → outcome.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::{json, Value as Json};
@@ -256,7 +256,7 @@ const CHUNK: usize = 1024;
 /// a clone costs a pointer per chunk, not a copy of a hundred thousand entries.
 #[derive(Clone, Debug)]
 pub struct Trace {
-    chunks: VecDeque<Arc<Vec<TraceEntry>>>,
+    chunks: VecDeque<Rc<Vec<TraceEntry>>>,
     /// Entries of the first chunk already trimmed (a chunk goes once all of it is).
     front: usize,
     len: usize,
@@ -301,11 +301,11 @@ impl Trace {
             kind,
         };
         match self.chunks.back_mut() {
-            Some(last) if last.len() < CHUNK => Arc::make_mut(last).push(entry),
+            Some(last) if last.len() < CHUNK => Rc::make_mut(last).push(entry),
             _ => {
                 let mut chunk = Vec::with_capacity(CHUNK);
                 chunk.push(entry);
-                self.chunks.push_back(Arc::new(chunk));
+                self.chunks.push_back(Rc::new(chunk));
             }
         }
         self.len += 1;
@@ -374,7 +374,7 @@ impl Trace {
     /// pushed before its effects, so that it can be their cause, and gets its outcome after).
     pub(crate) fn get_mut(&mut self, seq: u64) -> Option<&mut TraceEntry> {
         let (chunk, at) = self.locate(seq)?;
-        Arc::make_mut(self.chunks.get_mut(chunk)?).get_mut(at)
+        Rc::make_mut(self.chunks.get_mut(chunk)?).get_mut(at)
     }
 
     /// The sequence number of the newest fault line, 0 before the first: a view that acts only

@@ -611,7 +611,7 @@ impl Sim {
                 for ev in events {
                     let kind = ev.object.kind();
                     if self.components[id].ctrl.watches(kind) {
-                        self.schedule_delivery(at, line, gen, Arc::new(ev));
+                        self.schedule_delivery(at, line, gen, Rc::new(ev));
                     }
                 }
             }

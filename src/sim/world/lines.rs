@@ -8,7 +8,7 @@
 //! took 104 natively.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::types::Millis;
 use crate::sim::api::WatchEvent;
@@ -21,7 +21,7 @@ pub(super) struct Pending {
     pub(super) at: Millis,
     pub(super) seq: u64,
     pub(super) gen: u32,
-    pub(super) event: Arc<WatchEvent>,
+    pub(super) event: Rc<WatchEvent>,
 }
 
 /// The deliveries on their way to one watcher.
@@ -118,12 +118,12 @@ mod tests {
     use crate::sim::api::WatchEventType;
 
     fn pending(at: Millis, seq: u64) -> Pending {
-        let obj = Arc::new(Object::Pod(Default::default()));
+        let obj = Rc::new(Object::Pod(Default::default()));
         Pending {
             at,
             seq,
             gen: 0,
-            event: Arc::new(WatchEvent::new(WatchEventType::Added, obj, seq, 0)),
+            event: Rc::new(WatchEvent::new(WatchEventType::Added, obj, seq, 0)),
         }
     }
 

@@ -3,7 +3,7 @@
 //! [`Sim::advance_to`], in (time, sequence) order, so a seed and a list of actions replay exactly.
 
 use std::collections::{BTreeSet, BinaryHeap};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::apiserver::ApiServer;
 use crate::sim::api::types::{Kind, LabelSelector, Millis, Object, ObjectKey, Str};
@@ -664,7 +664,7 @@ impl Sim {
 
     /// Queues a watch delivery of `event` in `line`, to the process `gen` of its component, due
     /// at `at`: the line takes a slot of the queue only when it was empty.
-    fn schedule_delivery(&mut self, at: Millis, line: u32, gen: u32, event: Arc<WatchEvent>) {
+    fn schedule_delivery(&mut self, at: Millis, line: u32, gen: u32, event: Rc<WatchEvent>) {
         self.seq += 1;
         let (at, seq) = (at.max(self.now), self.seq);
         if self.lines.push(
@@ -931,7 +931,7 @@ impl Sim {
     }
 
     /// Convenience for tests and the CLI: the live object under `key`.
-    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Object>> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&Rc<Object>> {
         self.api.get(key)
     }
 }
@@ -1079,8 +1079,7 @@ mod tests {
         let (now, before) = (s.sim.now, s.sim.queued_events());
         for (after, bump) in [(5, 1), (5, 2), (9, 3)] {
             let ev = WatchEvent::new(WatchEventType::Modified, pod.clone(), rv + bump, 0);
-            s.sim
-                .schedule_delivery(now + after, line, gen, Arc::new(ev));
+            s.sim.schedule_delivery(now + after, line, gen, Rc::new(ev));
         }
         assert_eq!(s.sim.queued_events(), before + 3, "each delivery counts");
         assert_eq!(s.sim.queue.len(), before + 1, "one slot for the line");

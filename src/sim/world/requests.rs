@@ -78,7 +78,7 @@ impl Sim {
                 }
                 let mut answer_events = Vec::new();
                 // The LIST that follows a DeleteCollection: what is left of the collection.
-                let listed: Option<Vec<Arc<Object>>> = match (req, &result) {
+                let listed: Option<Vec<Rc<Object>>> = match (req, &result) {
                     (ApiRequest::DeleteCollection { kind, namespace }, Ok(_)) => Some(
                         self.api
                             .list(*kind)
@@ -184,7 +184,7 @@ impl Sim {
                 Some(o.meta().rv()),
                 // Named by the store, which keeps the name for the object's later writes and
                 // their deliveries.
-                match handled.events.iter().find(|e| Arc::ptr_eq(&e.object, o)) {
+                match handled.events.iter().find(|e| Rc::ptr_eq(&e.object, o)) {
                     Some(e) => self.api.trace_name(&e.key, e.slot),
                     None => o.key().trace_name().into(),
                 },
@@ -322,7 +322,7 @@ impl Sim {
 
     /// Removes `expired` Events from the store, and their identities from the recorder.
     pub(super) fn expire_events(&mut self, expired: &[ObjectKey]) {
-        let removed: Vec<Arc<Object>> = expired
+        let removed: Vec<Rc<Object>> = expired
             .iter()
             .filter_map(|k| self.api.expire_event(k))
             .collect();

@@ -193,7 +193,7 @@ impl Sim {
             #[cfg(debug_assertions)]
             self.check_unheard(ev, key, &heard);
             let base = self.latency_rng.clone();
-            let mut shared: Option<Arc<WatchEvent>> = None;
+            let mut shared: Option<Rc<WatchEvent>> = None;
             for (rank, id, routed) in heard {
                 let latency = {
                     let mut r = base.clone();
@@ -268,7 +268,7 @@ impl Sim {
                 let at = (now + latency + extra).max(c.last_delivery);
                 c.last_delivery = at;
                 let (gen, line) = (c.generation, c.line);
-                let event = shared.get_or_insert_with(|| Arc::new(ev.clone())).clone();
+                let event = shared.get_or_insert_with(|| Rc::new(ev.clone())).clone();
                 self.schedule_delivery(at, line, gen, event);
             }
             self.latency_rng.skip(total as u64 * draws_each);

@@ -28,7 +28,7 @@ mod sync;
 pub mod util;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -113,7 +113,7 @@ impl Controller for DeploymentController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let keys: BTreeSet<ObjectKey> = match &*ev.object {
@@ -364,7 +364,7 @@ impl WorkRs {
 struct DeploymentSync<'a> {
     now: Millis,
     cache: &'a Cache,
-    obj: &'a Arc<Object>,
+    obj: &'a Rc<Object>,
     orig: &'a Deployment,
     /// Working copy: status, annotations (revision) and, for a legacy rollback, the template.
     d: Deployment,
@@ -389,7 +389,7 @@ impl<'a> DeploymentSync<'a> {
     fn new(
         now: Millis,
         cache: &'a Cache,
-        obj: &'a Arc<Object>,
+        obj: &'a Rc<Object>,
         d: &'a Deployment,
         failed_create: Option<FailedCreate>,
     ) -> Self {

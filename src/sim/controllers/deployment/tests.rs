@@ -177,12 +177,12 @@ fn pod_of(r: &ReplicaSet, name: &str, phase: &str, terminating: bool) -> Pod {
 
 fn cache_with(d: &Deployment, rss: &[ReplicaSet], pods: &[Pod]) -> Cache {
     let mut c = Cache::new();
-    c.upsert(Arc::new(Object::from(d.clone())));
+    c.upsert(Rc::new(Object::from(d.clone())));
     for r in rss {
-        c.upsert(Arc::new(Object::from(r.clone())));
+        c.upsert(Rc::new(Object::from(r.clone())));
     }
     for p in pods {
-        c.upsert(Arc::new(Object::from(p.clone())));
+        c.upsert(Rc::new(Object::from(p.clone())));
     }
     c
 }
@@ -198,7 +198,7 @@ fn run_at(ctrl: &mut DeploymentController, cache: &Cache, now: Millis) -> Outcom
     let answered: Vec<EventRecord> = out
         .requests()
         .flat_map(|r| {
-            ctrl.events_for_response(r, &Ok(Arc::new(Object::from(Deployment::default()))))
+            ctrl.events_for_response(r, &Ok(Rc::new(Object::from(Deployment::default()))))
         })
         .collect();
     out.events.extend(answered);
@@ -430,7 +430,7 @@ fn mid_rollout() -> Cache {
 
 /// Answers `scale` with success: the controller records its one pending event, then holds none.
 fn succeed_and_expect_the_scale_down_event(ctrl: &mut DeploymentController, scale: &ApiRequest) {
-    let ok = Ok(Arc::new(Object::from(Deployment::default())));
+    let ok = Ok(Rc::new(Object::from(Deployment::default())));
     let recorded: Vec<String> = ctrl
         .events_for_response(scale, &ok)
         .iter()
@@ -659,7 +659,7 @@ fn deleting_the_last_pod_of_a_recreate_deployment_wakes_it() {
     let old = rs(&d, "web-v1", "v1", 0, 1, 1);
     let gone = pod_of(&old, "web-v1-a", "Running", true);
     let other = pod_of(&old, "web-v1-b", "Running", true);
-    let ev = WatchEvent::new(WatchEventType::Deleted, Arc::new(Object::from(gone)), 9, 0);
+    let ev = WatchEvent::new(WatchEventType::Deleted, Rc::new(Object::from(gone)), 9, 0);
     let mut ctrl = DeploymentController::new();
     let cache = cache_with(&d, std::slice::from_ref(&old), std::slice::from_ref(&other));
     assert!(
@@ -1212,10 +1212,10 @@ fn replica_set_events_wake_the_owner_or_the_deployments_selecting_an_orphan() {
     orphan.metadata.owner_references.clear();
     let cache = cache_with(&d, std::slice::from_ref(&owned), &[]);
     let mut ctrl = DeploymentController::new();
-    let ev = |o: &ReplicaSet, t| WatchEvent::new(t, Arc::new(Object::from(o.clone())), 60, 0);
+    let ev = |o: &ReplicaSet, t| WatchEvent::new(t, Rc::new(Object::from(o.clone())), 60, 0);
     let mut bumped = owned.clone();
     bumped.metadata.resource_version = "61".into();
-    let old = Arc::new(Object::from(owned.clone()));
+    let old = Rc::new(Object::from(owned.clone()));
     assert_eq!(
         ctrl.keys_for_event(&ev(&bumped, WatchEventType::Modified), Some(&old), &cache),
         [web()]

@@ -22,7 +22,7 @@ pub mod indexed;
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Map, Value as Json};
 
@@ -871,7 +871,7 @@ impl Controller for JobController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let Some(kind) = api::job_kind() else {

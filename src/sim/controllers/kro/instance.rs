@@ -11,7 +11,7 @@
 
 use crate::sort::StableSort;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Map, Value as Json};
 
@@ -90,13 +90,13 @@ impl std::ops::Index<&String> for States {
 pub struct InstanceController {
     rgd: String,
     rgd_uid: String,
-    graph: Arc<Graph>,
+    graph: Rc<Graph>,
     kind: Kind,
 }
 
 impl InstanceController {
     /// The controller kro starts for `rgd` once its CRD serves `kind`.
-    pub fn new(rgd: &str, rgd_uid: &str, graph: Arc<Graph>, kind: Kind) -> InstanceController {
+    pub fn new(rgd: &str, rgd_uid: &str, graph: Rc<Graph>, kind: Kind) -> InstanceController {
         InstanceController {
             rgd: rgd.to_string(),
             rgd_uid: rgd_uid.to_string(),
@@ -127,7 +127,7 @@ impl InstanceController {
     }
 
     /// The objects labelled as this instance's children.
-    fn children(&self, cache: &Cache, uid: &str) -> Vec<Arc<Object>> {
+    fn children(&self, cache: &Cache, uid: &str) -> Vec<Rc<Object>> {
         let mut out = Vec::new();
         for k in self.node_kinds() {
             for o in cache.list(k) {
@@ -383,7 +383,7 @@ impl Controller for InstanceController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let o = &ev.object;
@@ -439,7 +439,7 @@ impl Controller for InstanceController {
 }
 
 impl InstanceController {
-    fn sync(&self, inst: &Arc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
+    fn sync(&self, inst: &Rc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
         let mut out = Outcome::done();
         let meta = inst.meta();
         let inst_json = inst.to_json();
@@ -578,7 +578,7 @@ impl InstanceController {
     fn sync_node(
         &self,
         node: &Node,
-        inst: &Arc<Object>,
+        inst: &Rc<Object>,
         activation: &mut Activation,
         states: &States,
         desired: &mut BTreeSet<ObjectKey>,
@@ -849,7 +849,7 @@ impl InstanceController {
 
     /// Deletion: the highest apply-order wave first, the next once it is gone, then the
     /// finalizer.
-    fn delete(&self, inst: &Arc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
+    fn delete(&self, inst: &Rc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
         let mut out = Outcome::done();
         let meta = inst.meta();
         if !meta.finalizers.iter().any(|f| f == super::FINALIZER) {

@@ -5,7 +5,7 @@
 //! Simplified (ARCHITECTURE.md): no GraphRevisions (a changed graph replaces its instance
 //! controller at once) and no breaking-change check on a regenerated CRD.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -61,7 +61,7 @@ impl Controller for ResourceGraphDefinitionController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         let o = &ev.object;
@@ -133,7 +133,7 @@ impl Controller for ResourceGraphDefinitionController {
         let json = rgd.to_json();
         let spec = json.get("spec").cloned().unwrap_or(Json::Null);
         let graph = match graph::build(&spec) {
-            Ok(g) => Arc::new(g),
+            Ok(g) => Rc::new(g),
             Err(e) => {
                 self.stop(&key.name, &mut out);
                 let accepted =

@@ -27,7 +27,7 @@ impl Kubelet {
                 continue;
             }
             let requests = match self.admitted.get(&p.metadata.uid) {
-                Some(a) if Arc::ptr_eq(&a.spec, &p.spec) => {
+                Some(a) if Rc::ptr_eq(&a.spec, &p.spec) => {
                     debug_assert_eq!(a.requests, pod_requests(p));
                     a.requests
                 }

@@ -7,7 +7,7 @@ impl Kubelet {
     /// A pod in a terminal phase: nothing runs; a deleted one is confirmed gone.
     pub(super) fn sync_terminated(
         &mut self,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         now: Millis,
         rt: &mut NodeRuntime,
@@ -60,7 +60,7 @@ impl Kubelet {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn sync_terminating(
         &mut self,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         node: Option<&Node>,
         now: Millis,
@@ -154,7 +154,7 @@ impl Kubelet {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn sync_running(
         &mut self,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         node: Option<&Node>,
         cache: &Cache,

@@ -48,7 +48,7 @@ use probes::*;
 use volumes::*;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -161,7 +161,7 @@ fn role_of(pod: &Pod, name: &str) -> Role {
 
 /// What one pod sync accumulates while it acts: events, the next wake-up, what it did.
 struct Pass<'a> {
-    obj: &'a Arc<Object>,
+    obj: &'a Rc<Object>,
     /// The kubelet's cache: the ConfigMaps and Secrets a container's environment reads.
     cache: &'a Cache,
     pod: &'a Pod,
@@ -196,7 +196,7 @@ pub struct Kubelet {
     /// The pod as this kubelet's last status write stored it, per pod uid, to ignore the echo of
     /// its own writes. The API server's answer, shared with its store: a copy of each status
     /// would be a few kB a pod.
-    written: VecMap<Str, Arc<Object>>,
+    written: VecMap<Str, Rc<Object>>,
     /// Per pod uid: (the cached resourceVersion a write was based on, the one it produced).
     status_rv: VecMap<Str, (Str, Str)>,
     /// The cached resourceVersion of the status write in flight, per pod uid.
@@ -451,7 +451,7 @@ impl Kubelet {
             // Every sync of an admitted pod passes here: its requests are read again only when
             // its spec is not the one they were read from.
             match self.admitted.get(&pod.metadata.uid) {
-                Some(a) if Arc::ptr_eq(&a.spec, &pod.spec) => {}
+                Some(a) if Rc::ptr_eq(&a.spec, &pod.spec) => {}
                 _ => {
                     self.admitted
                         .insert(pod.metadata.uid.clone(), Admitted::of(pod));
@@ -528,7 +528,7 @@ impl Controller for Kubelet {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {
@@ -814,7 +814,7 @@ fn parse_quantity_milli(s: &str) -> Option<f64> {
 /// changed is read again).
 #[derive(Clone, Debug)]
 struct Admitted {
-    spec: Arc<PodSpec>,
+    spec: Rc<PodSpec>,
     requests: [i64; 2],
     /// Written into every status the pod gets: reading it parsed every container's requests
     /// and limits again, for each of a pod's half-dozen status writes.

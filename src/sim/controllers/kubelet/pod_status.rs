@@ -110,7 +110,7 @@ impl Kubelet {
     /// `pod`'s QoS class, as its admission read it while its spec is the one admitted.
     pub(super) fn qos_of(&self, pod: &Pod) -> &'static str {
         match self.admitted.get(&pod.metadata.uid) {
-            Some(a) if Arc::ptr_eq(&a.spec, &pod.spec) => {
+            Some(a) if Rc::ptr_eq(&a.spec, &pod.spec) => {
                 debug_assert_eq!(a.qos, qos_class(pod));
                 a.qos
             }

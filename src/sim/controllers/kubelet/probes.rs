@@ -9,7 +9,7 @@ impl Kubelet {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run_probes(
         &mut self,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         rt: &NodeRuntime,
         now: Millis,

@@ -356,8 +356,8 @@ fn guaranteed_and_burstable_pods_are_classified_from_requests_and_limits() {
 #[test]
 fn an_invalid_image_name_leaves_the_container_waiting_with_invalid_image_name() {
     let mut cache = Cache::new();
-    cache.upsert(Arc::new(Object::from(node("node-1"))));
-    cache.upsert(Arc::new(Object::from(
+    cache.upsert(Rc::new(Object::from(node("node-1"))));
+    cache.upsert(Rc::new(Object::from(
         pod("web", "NGINX:1.27").with_uid("u1"),
     )));
     let mut rt = NodeRuntime::default();
@@ -775,8 +775,8 @@ fn a_terminating_pod_without_running_containers_reports_a_terminal_phase_then_de
     p.metadata.deletion_grace_period_seconds = Some(30);
     p.status.phase = "Running".into();
     let mut cache = Cache::new();
-    cache.upsert(Arc::new(Object::from(node("node-1"))));
-    cache.upsert(Arc::new(Object::from(p)));
+    cache.upsert(Rc::new(Object::from(node("node-1"))));
+    cache.upsert(Rc::new(Object::from(p)));
     let mut rt = NodeRuntime::default();
     rt.ensure_sandbox(
         &"u1".into(),
@@ -1292,7 +1292,7 @@ fn admission_reads_again_the_requests_of_a_pod_whose_spec_changed_since_it_was_a
     let admit = |kubelet: &Kubelet, big: &Pod| {
         let mut cache = Cache::with_indexers(kubelet.indexers());
         for o in [Object::from(n.clone()), Object::from(big.clone())] {
-            cache.upsert(Arc::new(o));
+            cache.upsert(Rc::new(o));
         }
         kubelet.admit(&fits, Some(&n), &cache, &NodeRuntime::default())
     };

@@ -200,7 +200,7 @@ impl Kubelet {
     /// back-off allows the next attempt.
     pub(super) fn wait_for_mounts(
         &mut self,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         cache: &Cache,
         node: Option<&Node>,
@@ -315,7 +315,7 @@ impl Kubelet {
     /// resize conditions go, and `FileSystemResizeSuccessful` is recorded on the claim and the pod.
     pub(super) fn expand_filesystems(
         &mut self,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         cache: &Cache,
         now: Millis,

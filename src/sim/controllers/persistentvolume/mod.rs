@@ -15,7 +15,8 @@ pub mod attacher;
 pub mod provisioner;
 pub mod resizer;
 
-use std::sync::{Arc, OnceLock};
+use std::rc::Rc;
+use std::sync::OnceLock;
 
 use serde_json::{json, Value as Json};
 
@@ -400,7 +401,7 @@ impl Controller for PersistentVolumeController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let Some(k) = kinds() else {

@@ -13,7 +13,7 @@
 //! fails as the real local-path one does. Expansion is in [`super::resizer`], attaching disks to
 //! nodes in [`super::attacher`].
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Map};
 
@@ -350,7 +350,7 @@ impl Controller for ExternalProvisioner {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         let Some(k) = kinds() else {

@@ -13,7 +13,7 @@
 //! The fix: be level-triggered (`mod.rs`): an event only names a cluster, and every pass
 //! compares the whole cached state with the spec.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -70,7 +70,7 @@ impl PostgresOperator {
     pub(super) fn edge_keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let o = &ev.object;

@@ -19,7 +19,7 @@ pub mod status;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -171,7 +171,7 @@ fn version_jobs<'c>(
     kind: Kind,
     owner: &'c Owner<'c>,
     version: &'c str,
-) -> impl Iterator<Item = &'c Arc<Object>> + 'c {
+) -> impl Iterator<Item = &'c Rc<Object>> + 'c {
     cache.list(kind).filter(move |j| {
         j.meta().namespace == owner.namespace
             && owned_by(j, owner.uid)
@@ -231,7 +231,7 @@ impl Writes {
 
 impl PostgresOperator {
     /// The level-triggered pass over one cluster.
-    fn sync(&mut self, cluster: &Arc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
+    fn sync(&mut self, cluster: &Rc<Object>, ctx: &mut Ctx<'_>) -> Outcome {
         let mut out = Outcome::done();
         let meta = cluster.meta();
         if !meta.finalizers.iter().any(|f| f == FINALIZER) {
@@ -508,7 +508,7 @@ impl PostgresOperator {
             return Some(Migration::Done);
         }
         let kind = job::job_kind()?;
-        let jobs: Vec<&Arc<Object>> = if self.has(OperatorBug::GenerateName) {
+        let jobs: Vec<&Rc<Object>> = if self.has(OperatorBug::GenerateName) {
             version_jobs(cache, kind, owner, &spec.version).collect()
         } else {
             let name = objects::migration_job_name(owner.name, &spec.version);
@@ -608,7 +608,7 @@ impl PostgresOperator {
 
     /// A deleted cluster: the cleanup its finalizer waits for (the backup goes), then the
     /// finalizer. The garbage collector then takes what the cluster owned.
-    fn finalize(&self, cluster: &Arc<Object>, cache: &Cache) -> Outcome {
+    fn finalize(&self, cluster: &Rc<Object>, cache: &Cache) -> Outcome {
         let mut out = Outcome::done();
         let meta = cluster.meta();
         if !meta.finalizers.iter().any(|f| f == FINALIZER) {
@@ -696,7 +696,7 @@ impl Controller for PostgresOperator {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         if self.has(OperatorBug::EdgeTriggered) {

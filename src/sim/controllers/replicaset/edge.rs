@@ -15,7 +15,7 @@
 //! Requests that fail are remembered as deltas and retried, so the only thing it loses is what it
 //! never saw.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use super::rs_event;
 use crate::sim::api::types::{
@@ -165,7 +165,7 @@ impl Controller for EdgeReplicaSetController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {
@@ -452,7 +452,7 @@ mod tests {
     }
 
     fn ev(type_: WatchEventType, obj: Object) -> WatchEvent {
-        WatchEvent::new(type_, Arc::new(obj), 10, 0)
+        WatchEvent::new(type_, Rc::new(obj), 10, 0)
     }
 
     fn run(ctrl: &mut EdgeReplicaSetController, cache: &Cache, key: &ObjectKey) -> Outcome {
@@ -470,7 +470,7 @@ mod tests {
         let mut ctrl = EdgeReplicaSetController::new();
         let mut cache = Cache::new();
         let r = Object::from(rs(3));
-        cache.upsert(Arc::new(r.clone()));
+        cache.upsert(Rc::new(r.clone()));
         let keys = ctrl.keys_for_event(&ev(WatchEventType::Added, r.clone()), None, &cache);
         assert_eq!(keys, vec![r.key()]);
         assert_eq!(creates(&run(&mut ctrl, &cache, &r.key())), 3);
@@ -485,7 +485,7 @@ mod tests {
         let mut ctrl = EdgeReplicaSetController::new();
         let mut cache = Cache::new();
         let r = rs(2);
-        cache.upsert(Arc::new(Object::from(r.clone())));
+        cache.upsert(Rc::new(Object::from(r.clone())));
         let gone = Object::from(pod_of(&r, "web-a"));
         ctrl.keys_for_event(&ev(WatchEventType::Deleted, gone), None, &cache);
         let key = Object::from(r.clone()).key();
@@ -505,13 +505,13 @@ mod tests {
         let mut cache = Cache::new();
         let old = rs(3);
         let new = rs(1);
-        cache.upsert(Arc::new(Object::from(new.clone())));
+        cache.upsert(Rc::new(Object::from(new.clone())));
         for (i, name) in ["web-a", "web-b", "web-c"].iter().enumerate() {
             let mut p = pod_of(&new, name);
             p.metadata.creation_timestamp = Some(crate::sim::api::types::Time(i as u64 * 1000));
-            cache.upsert(Arc::new(Object::from(p)));
+            cache.upsert(Rc::new(Object::from(p)));
         }
-        let old_obj = Arc::new(Object::from(old));
+        let old_obj = Rc::new(Object::from(old));
         ctrl.keys_for_event(
             &ev(WatchEventType::Modified, Object::from(new.clone())),
             Some(&old_obj),

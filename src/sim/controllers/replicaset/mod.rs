@@ -15,7 +15,7 @@ use crate::scratch::Recycled;
 use crate::sort::CollectTree;
 use crate::vec_map::{LookupMap, SlotMap};
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde_json::{json, Value as Json};
 
@@ -291,7 +291,7 @@ impl Controller for ReplicaSetController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         match &*ev.object {

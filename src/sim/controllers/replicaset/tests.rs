@@ -615,7 +615,7 @@ fn expectations_block_a_second_create_until_the_pods_are_observed() {
     assert_eq!(out.requeue_after, Some(EXPECTATIONS_TIMEOUT + 1 - 10));
     // The informer delivers both ADDs: expectations are satisfied and nothing is missing.
     for name in ["web-a", "web-b"] {
-        let p = Arc::new(Object::from(pod(name).of(&web).build()));
+        let p = Rc::new(Object::from(pod(name).of(&web).build()));
         cache.upsert(p.clone());
         let ev = WatchEvent::new(WatchEventType::Added, p, 20, 0);
         assert_eq!(ctrl.keys_for_event(&ev, None, &cache), vec![rs_key("web")]);
@@ -711,7 +711,7 @@ fn successful_create_event_names_the_generated_pod() {
     let mut ctrl = ReplicaSetController::new();
     let out = run(&mut ctrl, &cache, &rs_key("web"), 0);
     let req = out.requests().next().cloned().expect("a create");
-    let created: ApiResult = Ok(Arc::new(Object::from(pod("web-x2k4f").of(&web).build())));
+    let created: ApiResult = Ok(Rc::new(Object::from(pod("web-x2k4f").of(&web).build())));
     ctrl.on_response(&req, &created, 5);
     let evs = ctrl.events_for_response(&req, &created);
     assert_eq!(evs.len(), 1);
@@ -744,7 +744,7 @@ fn deletes_record_events_and_observe_expectations_once() {
             options: DeleteOptions::default()
         }
     );
-    let ok: ApiResult = Ok(Arc::new(Object::from(victim.clone())));
+    let ok: ApiResult = Ok(Rc::new(Object::from(victim.clone())));
     ctrl.on_response(&req, &ok, 5);
     let evs = ctrl.events_for_response(&req, &ok);
     assert_eq!(evs[0].message, "Deleted pod: a");
@@ -753,7 +753,7 @@ fn deletes_record_events_and_observe_expectations_once() {
     let mut terminating = victim.clone();
     terminating.metadata.deletion_timestamp = Some(Time(30_000));
     terminating.metadata.resource_version = "6".into();
-    let t = Arc::new(Object::from(terminating));
+    let t = Rc::new(Object::from(terminating));
     let old = cache.upsert(t.clone());
     let ev = WatchEvent::new(WatchEventType::Modified, t.clone(), 6, 0);
     ctrl.keys_for_event(&ev, old.as_ref(), &cache);
@@ -901,8 +901,8 @@ fn orphan_pod_events_wake_every_matching_replica_set() {
     let mut cache = cache_with(vec![Object::from(rs("a", 1)), Object::from(rs("b", 1))]);
     let mut other = rs("c", 1);
     other.spec.selector.match_labels = labels(&[("app", "db")]);
-    cache.upsert(Arc::new(Object::from(other)));
-    let p = Arc::new(Object::from(pod("orphan").build()));
+    cache.upsert(Rc::new(Object::from(other)));
+    let p = Rc::new(Object::from(pod("orphan").build()));
     cache.upsert(p.clone());
     let ev = WatchEvent::new(WatchEventType::Added, p, 3, 0);
     assert_eq!(
@@ -916,15 +916,10 @@ fn a_controller_ref_change_wakes_the_old_and_the_new_owner() {
     let mut ctrl = ReplicaSetController::new();
     let (a, b) = (rs("a", 1), rs("b", 1));
     let cache = cache_with(vec![Object::from(a.clone()), Object::from(b.clone())]);
-    let old = Arc::new(Object::from(pod("p").of(&a).build()));
+    let old = Rc::new(Object::from(pod("p").of(&a).build()));
     let mut moved = pod("p").of(&b).build();
     moved.metadata.resource_version = "9".into();
-    let ev = WatchEvent::new(
-        WatchEventType::Modified,
-        Arc::new(Object::from(moved)),
-        9,
-        0,
-    );
+    let ev = WatchEvent::new(WatchEventType::Modified, Rc::new(Object::from(moved)), 9, 0);
     assert_eq!(
         ctrl.keys_for_event(&ev, Some(&old), &cache),
         vec![rs_key("a"), rs_key("b")]
@@ -937,7 +932,7 @@ fn a_deleted_replica_set_drops_its_expectations() {
     let cache = cache_with(vec![Object::from(web.clone())]);
     let mut ctrl = ReplicaSetController::new();
     run(&mut ctrl, &cache, &rs_key("web"), 0);
-    let ev = WatchEvent::new(WatchEventType::Deleted, Arc::new(Object::from(web)), 3, 0);
+    let ev = WatchEvent::new(WatchEventType::Deleted, Rc::new(Object::from(web)), 3, 0);
     ctrl.keys_for_event(&ev, None, &Cache::new());
     assert!(ctrl.expectations().get(&rs_key("web")).is_none());
 }

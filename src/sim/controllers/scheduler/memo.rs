@@ -14,7 +14,7 @@
 //! Upstream evaluates every node afresh, in parallel (16 goroutines); this is the sequential
 //! simulation's stand-in for that parallelism, not a model change.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::sim::api::shared_str::Str;
 use crate::sim::api::types::{NodeSelectorTerm, PodSpec};
@@ -60,7 +60,7 @@ struct Memo {
 pub(super) struct CycleMemo {
     /// Counts the shapes seen; the current one's number.
     shape: u64,
-    spec: Option<Arc<PodSpec>>,
+    spec: Option<Rc<PodSpec>>,
     spread_owner: Option<Str>,
     volume_terms: Vec<Vec<NodeSelectorTerm>>,
     volume_zones: Vec<(String, Vec<String>)>,
@@ -82,7 +82,7 @@ impl CycleMemo {
             // The pending pods of one template share the spec the API server defaulted for
             // the first of them; others (a spec written again, a restored snapshot) are
             // compared by value, once per cycle, against hundreds of node evaluations saved.
-            (Arc::ptr_eq(s, &p.pod.spec) || **s == *p.pod.spec)
+            (Rc::ptr_eq(s, &p.pod.spec) || **s == *p.pod.spec)
                 && self.spread_owner == p.spread_owner
                 && self.volume_terms == p.volume_terms
                 && self.volume_zones == p.volume_zones

@@ -34,7 +34,7 @@ mod queue;
 mod tests;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde::Serialize;
 
@@ -197,7 +197,7 @@ fn changed(changes: &mut u64, summaries: &mut Vec<NodeSummary>, (slot, ni): (u32
 }
 
 impl ClusterState {
-    fn set_node(&mut self, obj: Arc<Object>) {
+    fn set_node(&mut self, obj: Rc<Object>) {
         let Some(name) = obj.as_node().map(|n| n.metadata.name.clone()) else {
             return;
         };
@@ -885,7 +885,7 @@ fn run_cycle(
 pub fn explain(pod: &Pod, nodes: &[&Node], pods: &[&Pod]) -> SchedulingDecision {
     let mut state = ClusterState::default();
     for n in nodes {
-        state.set_node(Arc::new(Object::from((*n).clone())));
+        state.set_node(Rc::new(Object::from((*n).clone())));
     }
     let me = pod_key(pod);
     for q in pods {
@@ -946,7 +946,7 @@ impl ClusterEvent<'_> {
 
 fn fits_empty_node(pod: &Pod, node: &Node) -> bool {
     let mut ni = NodeInfo::default();
-    ni.set_node(Arc::new(Object::from(node.clone())));
+    ni.set_node(Rc::new(Object::from(node.clone())));
     plugins::fits_request(&plugins::pod_resources(pod).requests, &ni).is_empty()
 }
 
@@ -1133,7 +1133,7 @@ impl Scheduler {
                 .filter(|e| !e.assumed && e.node == pod.spec.node_name);
             // A status write shares its spec with the version before (`Pod::spec_mut`), so the
             // pointer settles most comparisons without reading either spec.
-            let same_spec = old.filter(|o| Arc::ptr_eq(&o.spec, &pod.spec) || o.spec == pod.spec);
+            let same_spec = old.filter(|o| Rc::ptr_eq(&o.spec, &pod.spec) || o.spec == pod.spec);
             let unchanged =
                 placed.is_some() && same_spec.is_some_and(|o| PodEntry::charges_alike(o, pod));
             if !unchanged {
@@ -1272,7 +1272,7 @@ impl Scheduler {
     fn schedule_one(
         &mut self,
         qp: queue::QueuedPod,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         ctx: &mut Ctx<'_>,
     ) -> Outcome {
@@ -1376,7 +1376,7 @@ impl Scheduler {
     fn fail(
         &mut self,
         out: &mut Outcome,
-        obj: &Arc<Object>,
+        obj: &Rc<Object>,
         pod: &Pod,
         message: &str,
         nominate: Option<&str>,
@@ -1665,7 +1665,7 @@ impl Controller for Scheduler {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         if self.needs_rebuild {

@@ -6,7 +6,7 @@
 //! the scheduler has assumed but not yet seen bound).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use serde::Serialize;
 
@@ -371,7 +371,7 @@ fn terminating_by_preemption(pod: &Pod) -> bool {
 #[derive(Clone, Debug, Default)]
 pub struct NodeInfo {
     /// The Node object; None while pods name a node the cache does not (yet) have.
-    pub node: Option<Arc<Object>>,
+    pub node: Option<Rc<Object>>,
     pub allocatable: Resources,
     pub allowed_pods: i64,
     pub requested: Resources,
@@ -401,7 +401,7 @@ impl NodeInfo {
     }
 
     /// Replaces the Node object and re-reads `status.allocatable` (`SetNode`).
-    pub fn set_node(&mut self, obj: Arc<Object>) {
+    pub fn set_node(&mut self, obj: Rc<Object>) {
         if let Some(n) = obj.as_node() {
             let (alloc, pods) = Resources::from_list(&n.status.allocatable);
             self.allocatable = alloc;

@@ -1,7 +1,7 @@
 //! Scheduler tests: each filter and score, FailedScheduling texts, the queue, the assume cache,
 //! preemption, and one cluster run through the world.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use super::plugins::{self, NodeInfo, PodCtx, PodEntry};
 use super::*;
@@ -206,7 +206,7 @@ fn pkey(name: &str) -> ObjectKey {
 
 fn node_info(n: &Node, pods: &[Pod]) -> NodeInfo {
     let mut ni = NodeInfo::default();
-    ni.set_node(Arc::new(Object::from(n.clone())));
+    ni.set_node(Rc::new(Object::from(n.clone())));
     for p in pods {
         ni.add_pod(
             &pkey(&p.metadata.name),
@@ -264,7 +264,7 @@ fn failure_message(nodes: &[Node], pods: &[Pod], p: Pod) -> String {
 }
 
 fn watch(type_: WatchEventType, obj: Object) -> WatchEvent {
-    WatchEvent::new(type_, Arc::new(obj), 0, 0)
+    WatchEvent::new(type_, Rc::new(obj), 0, 0)
 }
 
 // ------------------------------------------------------------------ filters
@@ -866,7 +866,7 @@ fn a_pending_pod_is_bound_with_a_scheduled_event_and_a_record() {
         "Scheduled waits for the binding to succeed"
     );
     let bind = out.requests().next().expect("a bind").clone();
-    let stored = Arc::new(Object::from(pod("web").on("node-1")));
+    let stored = Rc::new(Object::from(pod("web").on("node-1")));
     s.on_response(&bind, &Ok(stored.clone()), 1_004);
     let events = s.events_for_response(&bind, &Ok(stored));
     let ev = &events[0];
@@ -1013,7 +1013,7 @@ fn the_bound_pod_replaces_its_assumed_charge() {
     let mut s = Scheduler::new();
     reconcile(&mut s, &cache, &pkey("a"), 1);
     let bound = pod("a").req("600m", "").on("node-1");
-    let old = cache.upsert(Arc::new(Object::from(bound.clone())));
+    let old = cache.upsert(Rc::new(Object::from(bound.clone())));
     s.keys_for_event(
         &watch(WatchEventType::Modified, Object::from(bound)),
         old.as_ref(),
@@ -1031,7 +1031,7 @@ fn a_status_write_on_the_way_to_ready_leaves_the_node_as_the_cycle_memo_knows_it
     let mut cache = cache_of(&[node("node-1")], &[]);
     let mut s = Scheduler::new();
     let mut observe = |p: &Pod| {
-        let old = cache.upsert(Arc::new(Object::from(p.clone())));
+        let old = cache.upsert(Rc::new(Object::from(p.clone())));
         let type_ = match old {
             Some(_) => WatchEventType::Modified,
             None => WatchEventType::Added,
@@ -1094,7 +1094,7 @@ fn an_unschedulable_pod_is_retried_when_a_fitting_node_is_added() {
 
     // A node too small for it is no reason to retry (NodeResourcesFit's queueing hint).
     let tiny = node("tiny").alloc("1", "1Gi", "110");
-    cache.upsert(Arc::new(Object::from(tiny.clone())));
+    cache.upsert(Rc::new(Object::from(tiny.clone())));
     assert!(s
         .keys_for_event(
             &watch(WatchEventType::Added, Object::from(tiny)),
@@ -1104,7 +1104,7 @@ fn an_unschedulable_pod_is_retried_when_a_fitting_node_is_added() {
         .is_empty());
 
     let big = node("big").alloc("4", "8Gi", "110");
-    cache.upsert(Arc::new(Object::from(big.clone())));
+    cache.upsert(Rc::new(Object::from(big.clone())));
     s.tick(5_000);
     let keys = s.keys_for_event(
         &watch(WatchEventType::Added, Object::from(big)),
@@ -1132,7 +1132,7 @@ fn uncordoning_a_node_retries_the_pods_it_rejected() {
     let mut open = cordoned.clone();
     open.spec.unschedulable = false;
     open.spec.taints.clear();
-    let old = cache.upsert(Arc::new(Object::from(open.clone())));
+    let old = cache.upsert(Rc::new(Object::from(open.clone())));
     assert_eq!(
         s.keys_for_event(
             &watch(WatchEventType::Modified, Object::from(open)),
@@ -1417,7 +1417,7 @@ fn ten_thousand_pods_schedule_onto_a_thousand_nodes_quickly() {
         for (name, n) in binds(&out) {
             bound += 1;
             let b = pod(&name).req("100m", "128Mi").on(&n);
-            let old = cache.upsert(Arc::new(Object::from(b.clone())));
+            let old = cache.upsert(Rc::new(Object::from(b.clone())));
             s.keys_for_event(
                 &watch(WatchEventType::Modified, Object::from(b)),
                 old.as_ref(),
@@ -1618,7 +1618,7 @@ fn memo_cycle(state: &ClusterState, p: &Pod, memo: &mut CycleMemo) -> Cycle {
 fn state_of(nodes: &[Node]) -> ClusterState {
     let mut state = ClusterState::default();
     for n in nodes {
-        state.set_node(Arc::new(Object::from(n.clone())));
+        state.set_node(Rc::new(Object::from(n.clone())));
     }
     state.list_nodes();
     state
@@ -1746,7 +1746,7 @@ fn a_node_summary_follows_its_node_through_changes_and_a_reused_slot() {
     state.remove_node("n1");
     let mut plain = node("n3");
     plain.metadata.labels = Default::default();
-    state.set_node(Arc::new(Object::from(plain)));
+    state.set_node(Rc::new(Object::from(plain)));
     state.list_nodes();
     let (reused, seen, fresh) = summary_of(&state, "n3");
     assert_eq!(reused, slot, "the freed slot is taken again");

@@ -17,7 +17,6 @@ pub mod host;
 mod tests;
 
 use std::rc::Rc;
-use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -155,7 +154,7 @@ impl Controller for ScriptController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Object>>,
+        _old: Option<&Rc<Object>>,
         _cache: &Cache,
     ) -> Vec<ObjectKey> {
         let obj = &ev.object;

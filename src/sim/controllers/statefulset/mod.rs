@@ -19,7 +19,8 @@ pub mod utils;
 #[cfg(test)]
 mod tests;
 
-use std::sync::{Arc, OnceLock};
+use std::rc::Rc;
+use std::sync::OnceLock;
 
 use serde_json::{json, Value as Json};
 
@@ -166,7 +167,7 @@ impl Pass<'_> {
         ));
     }
 
-    fn claim_in_cache(&self, name: &str) -> Option<&Arc<Object>> {
+    fn claim_in_cache(&self, name: &str) -> Option<&Rc<Object>> {
         self.cache.get(&ObjectKey::new(
             self.kinds.claim,
             &self.set.metadata.namespace,
@@ -482,7 +483,7 @@ impl Controller for StatefulSetController {
     fn keys_for_event(
         &mut self,
         ev: &WatchEvent,
-        old: Option<&Arc<Object>>,
+        old: Option<&Rc<Object>>,
         cache: &Cache,
     ) -> Vec<ObjectKey> {
         let Some(kinds) = kinds() else {

@@ -385,7 +385,7 @@ impl Revision {
 /// (`SortControllerRevisions`: by revision number, then creation time, then name).
 pub fn revisions_of<'a>(
     set: &StatefulSet,
-    objects: impl Iterator<Item = &'a std::sync::Arc<crate::sim::api::types::Object>>,
+    objects: impl Iterator<Item = &'a std::rc::Rc<crate::sim::api::types::Object>>,
 ) -> Vec<Revision> {
     let mut revisions: Vec<Revision> = objects
         .filter(|o| {
