@@ -1026,10 +1026,16 @@ spec:
 /// The store's index of pods by node answers what a scan of every pod does: the same pods in
 /// the same order, for every node and for the unscheduled (""), from the first list (before
 /// anything exists) through creates, binds, a drain's evictions, deletes and a scale-down,
-/// and in a copy of the store (time travel's snapshots copy it).
+/// and in a copy of the store (time travel's snapshots copy it). So does its count of bound
+/// pods, which no list builds.
 #[test]
-fn pods_listed_by_node_from_the_index_are_the_pods_a_scan_finds() {
+fn pods_listed_by_node_from_the_index_and_the_bound_count_are_what_a_scan_finds() {
     fn same_as_a_scan(api: &crate::sim::api::apiserver::ApiServer, when: &str) {
+        let bound = api
+            .list(Kind::Pod)
+            .filter(|o| o.as_pod().is_some_and(|p| !p.spec.node_name.is_empty()))
+            .count();
+        assert_eq!(api.bound_pods(), bound, "{when}: bound pods");
         let mut nodes: Vec<String> = ["", "node-1", "node-2", "node-3", "nowhere"]
             .map(String::from)
             .to_vec();
