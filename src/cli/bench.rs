@@ -275,7 +275,7 @@ fn nodes_only(nodes: usize) -> String {
 }
 
 /// Pods bound to a node, as the store counts them: a pass over every pod after every 100
-/// simulated ms was 2.7% of the scheduling case (session 55), time the engine did not spend.
+/// simulated ms was 2.7% of the scheduling case's samples, the harness's time, not the engine's.
 fn bound_pods(s: &Session) -> usize {
     s.sim.api().bound_pods()
 }
