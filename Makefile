@@ -93,6 +93,9 @@ clippy:
 	cargo clippy --all-targets -- -D warnings
 	@# The counting allocator of `make bench` and `make wasm-heap`, so a measurement build never rots.
 	cargo clippy --all-targets --features alloc-stats -- -D warnings
+	@# The libFuzzer targets (fuzz/, a workspace of their own that nothing else builds), so an API
+	@# change that breaks them fails here rather than at the next `make fuzz-libfuzzer`.
+	cargo check --manifest-path fuzz/Cargo.toml --bins --quiet
 
 # --lib --bins: the test targets are native-only apart from tests/wasm*.rs, and the ui module
 # only exists on wasm32, so this is the only place it gets linted.

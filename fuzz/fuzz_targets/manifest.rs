@@ -1,8 +1,8 @@
 //! The manifest parser and validator: any bytes become objects or positioned diagnostics.
 #![no_main]
 
-use kubeloop::sim::decode::decode_manifest_bytes;
-use kubeloop::sim::validation::validate;
+use kubeloop::sim::api::validation::validate;
+use kubeloop::sim::input::decode::decode_manifest_bytes;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
