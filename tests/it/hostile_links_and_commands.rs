@@ -1,6 +1,7 @@
 //! The rest of the hostile-input corpus in `tests/fixtures/hostile/`: share links (decompression
 //! bombs, links cut off or corrupted in transit, links from a newer version, links that carry a
-//! YAML bomb), kubectl command lines (far too long, or holding control characters), and HTML in
+//! YAML bomb), kubectl command lines (far too long, or holding control characters), image names
+//! the kubelet's reference parser refuses, and HTML in
 //! every place a name or free text can go. Each is refused with the right message — never a
 //! panic, never a frozen tab — or, for free text, kept verbatim as text. No wall-clock asserts:
 //! the caps in `sim::limits`, `sim::share` and `sim::yaml` bound the work.
@@ -117,6 +118,23 @@ fn a_huge_kubectl_line_is_refused_before_it_is_parsed() {
         json.len() < 70 * 1024,
         "{} bytes in one trace entry",
         json.len()
+    );
+}
+
+#[test]
+fn an_image_typed_with_a_byte_no_reference_allows_fails_its_pod_instead_of_freezing_the_tab() {
+    // `;` for `:` is a typo a learner makes; the kubelet's reference parser once looked at that
+    // byte forever, and the page with it.
+    let mut s = Session::new(1);
+    let out = s.kubectl("run web --image=nginx;1.27");
+    assert!(out.ok, "{}", out.stderr);
+    let t = s.sim.now() + 10_000;
+    s.advance_to(t, usize::MAX);
+    let out = s.kubectl("get pod web -o jsonpath={.status.containerStatuses[0].state.waiting}");
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        r#"{"message":"Failed to apply default image tag \"nginx;1.27\": couldn't parse image name \"nginx;1.27\": invalid reference format","reason":"InvalidImageName"}"#
     );
 }
 

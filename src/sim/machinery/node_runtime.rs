@@ -248,7 +248,12 @@ fn is_path_component(s: &str) -> bool {
             i += 1;
         }
         let sep = &s[start..i];
-        let ok = sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|c| c == b'-');
+        // An empty separator is a byte that is neither a letter, a digit nor a separator (`;` in
+        // `nginx;1.27`): refused, where accepting it would look at the same byte forever.
+        let ok = sep == "."
+            || sep == "_"
+            || sep == "__"
+            || (!sep.is_empty() && sep.bytes().all(|c| c == b'-'));
         if !ok {
             return false;
         }
@@ -954,6 +959,15 @@ mod tests {
             parse_image("nginx:"),
             Err("invalid reference format".into())
         );
+        // A path byte that is no letter, digit or separator (a `;` typed for a `:`, a `+`, a
+        // non-ASCII letter) ends the parse with the same words; it once looped forever on it.
+        for odd in ["ngnix;1.27", "my+app", "team/ca\u{e9}fe", "a~b:1", "ngi!nx"] {
+            assert_eq!(
+                parse_image(odd),
+                Err("invalid reference format".into()),
+                "{odd:?}"
+            );
+        }
         for spaced in ["ngi nx", "nginx\x0b", "nginx\u{a0}:1", "nginx:1\u{2003}"] {
             assert_eq!(
                 parse_image(spaced),
